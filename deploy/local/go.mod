@@ -1,0 +1,3 @@
+module github.com/liveproctor/workspaces/deploy/local
+
+go 1.26.0

@@ -1,0 +1,11 @@
+package domain
+
+// Caller is who a request comes from: the workspace owning the key pair it
+// authenticated with.
+type Caller struct {
+	WorkspaceID string
+	AppKey      string
+	Tags        []Tag
+	// RESTAccess is true when the key pair carries RESTAccessTag.
+	RESTAccess bool
+}

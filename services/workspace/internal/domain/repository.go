@@ -1,0 +1,67 @@
+package domain
+
+import (
+	"context"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+)
+
+// Errors a Repository answers with. Implementations return these (wrapped or
+// not) and nothing driver-specific; a store that cannot be reached is a
+// fault.Unavailable error.
+var (
+	ErrNotFound = fault.New(fault.NotFound, "workspace not found")
+	// ErrIDTaken: a workspace with this id exists (active or deleted).
+	ErrIDTaken = fault.New(fault.Conflict, "a workspace with this id already exists")
+	// ErrAppKeyTaken / ErrCodeTaken: a generated app key or registration code
+	// is already in use; the caller generates another and retries.
+	ErrAppKeyTaken = fault.New(fault.Conflict, "app key already in use")
+	ErrCodeTaken   = fault.New(fault.Conflict, "registration code already in use")
+	// ErrRevisionChanged: the stored revision is no longer the one read.
+	ErrRevisionChanged = fault.New(fault.PreconditionFailed, "the workspace was changed by another request")
+)
+
+// Repository stores workspaces.
+//
+// Create must leave either the whole workspace (document, key pairs,
+// registration codes) or nothing a caller can use: app keys and codes are
+// unique store-wide, and a failure part-way leaves at most reservations that
+// no workspace refers to.
+type Repository interface {
+	// Create stores a new workspace at Revision 1.
+	Create(ctx context.Context, w *Workspace) error
+	// Get returns the workspace with the id, soft-deleted or not.
+	Get(ctx context.Context, id string) (*Workspace, error)
+	// GetByAppKey returns the workspace owning the app key, soft-deleted or not.
+	GetByAppKey(ctx context.Context, appKey string) (*Workspace, error)
+	// List returns active workspaces matching q, in list order.
+	List(ctx context.Context, q ListQuery) ([]*Workspace, error)
+	// Update stores w's mutable fields (name, type, parent, address,
+	// products, objective documents, updated and deleted times) if the
+	// stored revision still equals w.Revision, and then sets w.Revision to
+	// the new revision. Otherwise it returns ErrRevisionChanged.
+	Update(ctx context.Context, w *Workspace) error
+	// AddKey adds a key pair to an existing workspace.
+	AddKey(ctx context.Context, workspaceID string, k KeyPair) error
+}
+
+// ListQuery selects active workspaces, ordered by NameKey(name) then id.
+type ListQuery struct {
+	// VisibleTo is the caller: its own workspace and those it manages.
+	VisibleTo string
+	// NameContains is matched, as a plain substring, against NameKey(name);
+	// callers pass it already lower-cased. Empty matches every name.
+	NameContains string
+	// States, when not empty, keeps workspaces whose address.state is one of them.
+	States []string
+	// After, when set, starts the list after this position.
+	After *ListPosition
+	// Limit is the most workspaces to return; at least 1.
+	Limit int
+}
+
+// ListPosition is a place in list order.
+type ListPosition struct {
+	NameKey string
+	ID      string
+}
