@@ -1,0 +1,90 @@
+// Package ttlcache is a small bounded cache whose entries expire.
+//
+// It keeps hot, short-lived answers (a credential check, a visibility check)
+// off the database. When full it first drops expired entries, then an
+// arbitrary one: with short lifetimes that is as good as LRU and needs no
+// bookkeeping on reads.
+package ttlcache
+
+import (
+	"sync"
+	"time"
+)
+
+// Cache maps keys to values for at most TTL each, holding at most Size entries.
+type Cache[K comparable, V any] struct {
+	mu    sync.Mutex
+	items map[K]entry[V]
+	size  int
+	ttl   time.Duration
+	now   func() time.Time
+}
+
+type entry[V any] struct {
+	value   V
+	expires time.Time
+}
+
+// New returns a cache of at most size entries (at least 1) living ttl each.
+// now is the clock (time.Now when nil).
+func New[K comparable, V any](size int, ttl time.Duration, now func() time.Time) *Cache[K, V] {
+	if size < 1 {
+		size = 1
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Cache[K, V]{items: make(map[K]entry[V], min(size, 1024)), size: size, ttl: ttl, now: now}
+}
+
+// Get returns the live value stored under key.
+func (c *Cache[K, V]) Get(key K) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[key]
+	if !ok || !c.now().Before(e.expires) {
+		var zero V
+		return zero, false
+	}
+	return e.value, true
+}
+
+// Set stores value under key for the cache's TTL.
+func (c *Cache[K, V]) Set(key K, value V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if _, ok := c.items[key]; !ok && len(c.items) >= c.size {
+		c.evict(now)
+	}
+	c.items[key] = entry[V]{value: value, expires: now.Add(c.ttl)}
+}
+
+// Delete drops key.
+func (c *Cache[K, V]) Delete(key K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.items, key)
+}
+
+// Len returns the number of entries held, live or expired.
+func (c *Cache[K, V]) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.items)
+}
+
+// evict makes room for one entry. Called with mu held.
+func (c *Cache[K, V]) evict(now time.Time) {
+	for k, e := range c.items {
+		if !now.Before(e.expires) {
+			delete(c.items, k)
+		}
+	}
+	for k := range c.items {
+		if len(c.items) < c.size {
+			return
+		}
+		delete(c.items, k)
+	}
+}

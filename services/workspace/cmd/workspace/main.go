@@ -1,0 +1,42 @@
+// Command workspace serves the workspace service over gRPC.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/services/workspace/internal/service"
+)
+
+func main() {
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	if err := run(logger); err != nil {
+		logger.Error("workspace service stopped", "error", err.Error())
+		os.Exit(1)
+	}
+}
+
+func run(logger *slog.Logger) error {
+	cfg, err := service.ConfigFromEnv(envconfig.New())
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	svc, err := service.Start(ctx, cfg, logger, os.Stdout)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case err := <-svc.Done():
+		logger.Error("gRPC server stopped", "error", fmt.Sprint(err))
+	}
+	return svc.Close()
+}

@@ -1,0 +1,125 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// notFound is the answer for a workspace that does not exist, is deleted, or
+// is not the caller's to see: the same in each case, so ids don't leak.
+func notFound(id string) error {
+	return fault.New(fault.NotFound, "workspace %q not found", truncate(id, 128))
+}
+
+// errSelfChange: a workspace is changed by those that manage it, not by itself.
+var errSelfChange = fault.New(fault.PermissionDenied,
+	"a workspace cannot update, delete or undelete itself; call with a key pair of a workspace that manages it")
+
+// visible returns the active workspace id if the caller may see it.
+func (a *App) visible(ctx context.Context, caller domain.Caller, id string) (*domain.Workspace, error) {
+	w, err := a.repo.Get(ctx, id)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get workspace: %w", err)
+	}
+	if w.Deleted() || !w.VisibleTo(caller.WorkspaceID) {
+		return nil, notFound(id)
+	}
+	return w, nil
+}
+
+// managed returns workspace id, deleted or not, if the caller manages it.
+// The caller's own workspace is 403, anything else it may not see is 404.
+func (a *App) managed(ctx context.Context, caller domain.Caller, id string) (*domain.Workspace, error) {
+	if id == caller.WorkspaceID {
+		return nil, errSelfChange
+	}
+	w, err := a.repo.Get(ctx, id)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get workspace: %w", err)
+	}
+	if !w.ManagedBy(caller.WorkspaceID) {
+		return nil, notFound(id)
+	}
+	return w, nil
+}
+
+// checkProducts refuses to share a product the caller's own workspace does
+// not hold. Products already on the target (unchanged by this request) are
+// not re-checked.
+func (a *App) checkProducts(ctx context.Context, caller domain.Caller, products []string, target *domain.Workspace) error {
+	var own *domain.Workspace
+	for i, bank := range products {
+		if target != nil && target.HoldsProduct(bank) {
+			continue
+		}
+		if own == nil {
+			w, err := a.repo.Get(ctx, caller.WorkspaceID)
+			if err != nil {
+				return fmt.Errorf("get caller workspace: %w", err)
+			}
+			own = w
+		}
+		if !own.HoldsProduct(bank) {
+			return &fault.Error{
+				Kind:    fault.PermissionDenied,
+				Message: fmt.Sprintf("products[%d].bank.id: your workspace does not hold product %q, so it cannot share it", i, bank),
+				Fields:  []fault.FieldViolation{{Field: fmt.Sprintf("products[%d].bank.id", i), Description: "not held by the caller's workspace"}},
+			}
+		}
+	}
+	return nil
+}
+
+// maxParentDepth bounds the walk up a parent chain.
+const maxParentDepth = 100
+
+// checkParent makes sure parentID is a workspace the caller may see and that
+// making it child's parent forms no cycle. child is empty on create.
+func (a *App) checkParent(ctx context.Context, caller domain.Caller, child, parentID string) error {
+	if parentID == child {
+		return fault.InvalidField("parentWorkspaceId", "a workspace cannot be its own parent")
+	}
+	parent, err := a.visible(ctx, caller, parentID)
+	if fault.KindOf(err) == fault.NotFound {
+		return fault.New(fault.NotFound, "parentWorkspaceId: workspace %q not found", truncate(parentID, 128))
+	}
+	if err != nil || child == "" {
+		return err
+	}
+	for depth := 0; parent.ParentID != ""; depth++ {
+		if parent.ParentID == child {
+			return fault.InvalidField("parentWorkspaceId", "would make a cycle: the workspace is an ancestor of that parent")
+		}
+		if depth == maxParentDepth {
+			return fault.InvalidField("parentWorkspaceId", fmt.Sprintf("the parent chain is deeper than %d", maxParentDepth))
+		}
+		next, err := a.repo.Get(ctx, parent.ParentID)
+		if errors.Is(err, domain.ErrNotFound) {
+			return nil // a dangling ancestor ends the chain
+		}
+		if err != nil {
+			return fmt.Errorf("get ancestor: %w", err)
+		}
+		parent = next
+	}
+	return nil
+}
+
+// truncate keeps caller input quoted in messages short.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

@@ -1,0 +1,74 @@
+// Package app holds the workspace use cases, one per file. It depends on the
+// domain and on the small interfaces below, which adapters implement.
+package app
+
+import (
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/ttlcache"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// SecretBox protects key-pair secrets at rest. Seal and Open encrypt and
+// decrypt (the keys route returns secrets); Digest is a keyed hash used to
+// verify a secret without decrypting it. Each binds the secret to its app
+// key, so stored values cannot be moved between key pairs.
+type SecretBox interface {
+	Seal(appKey, secret string) ([]byte, error)
+	Open(appKey string, sealed []byte) (string, error)
+	Digest(appKey, secret string) []byte
+}
+
+// TokenRevoker revokes every SDK token of a workspace. Deleting a workspace
+// calls it; nil until the auth service is wired in.
+type TokenRevoker interface {
+	RevokeWorkspaceTokens(workspaceID string) error
+}
+
+// Settings are the application's tunables.
+type Settings struct {
+	// LTIBaseURL prefixes the LTI configuration and launch URLs returned on
+	// create, for example https://lti.example.com.
+	LTIBaseURL string
+	// CredentialCacheTTL bounds how long a credential check is reused, and so
+	// how long a deleted workspace's key may keep working on other replicas.
+	CredentialCacheTTL time.Duration
+	// CredentialCacheSize bounds the number of app keys remembered.
+	CredentialCacheSize int
+}
+
+// App is the workspace application.
+type App struct {
+	repo     domain.Repository
+	secrets  SecretBox
+	settings Settings
+	now      func() time.Time
+	creds    *ttlcache.Cache[string, credential]
+}
+
+// Option changes how New builds an App.
+type Option func(*App)
+
+// WithClock replaces time.Now, for tests.
+func WithClock(now func() time.Time) Option { return func(a *App) { a.now = now } }
+
+// New returns the application over a repository and a secret box.
+func New(repo domain.Repository, secrets SecretBox, settings Settings, opts ...Option) *App {
+	if settings.CredentialCacheTTL <= 0 {
+		settings.CredentialCacheTTL = 10 * time.Second
+	}
+	if settings.CredentialCacheSize <= 0 {
+		settings.CredentialCacheSize = 10000
+	}
+	a := &App{repo: repo, secrets: secrets, settings: settings, now: time.Now}
+	for _, opt := range opts {
+		opt(a)
+	}
+	a.creds = ttlcache.New[string, credential](settings.CredentialCacheSize, settings.CredentialCacheTTL, a.now)
+	return a
+}
+
+// timestamp is the current time as stored and shown: UTC, milliseconds.
+func (a *App) timestamp() time.Time {
+	return a.now().UTC().Truncate(time.Millisecond)
+}

@@ -1,0 +1,73 @@
+package app
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"slices"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// ErrBadCredentials answers every failed credential check alike, so a caller
+// cannot tell an unknown key from a wrong secret or a deleted workspace.
+var ErrBadCredentials = fault.New(fault.Unauthenticated, "invalid credentials: send Authorization: Basic base64(appKey:appSecret) with a key pair of an active workspace")
+
+// credential is what a credential check needs of a key pair, cached so the
+// hot path does not read the database on every request. It holds the
+// secret's digest, never the secret.
+type credential struct {
+	known       bool // false: no active workspace has this app key
+	workspaceID string
+	digest      []byte
+	tags        []domain.Tag
+}
+
+// Authenticate returns the caller that owns the key pair.
+func (a *App) Authenticate(ctx context.Context, appKey, appSecret string) (domain.Caller, error) {
+	cred, err := a.credential(ctx, appKey)
+	if err != nil {
+		return domain.Caller{}, err
+	}
+	// Hash even for unknown keys so both paths cost the same.
+	digest := a.secrets.Digest(appKey, appSecret)
+	if !cred.known || subtle.ConstantTimeCompare(digest, cred.digest) != 1 {
+		return domain.Caller{}, ErrBadCredentials
+	}
+	return domain.Caller{
+		WorkspaceID: cred.workspaceID,
+		AppKey:      appKey,
+		Tags:        slices.Clone(cred.tags),
+		RESTAccess:  slices.Contains(cred.tags, domain.RESTAccessTag),
+	}, nil
+}
+
+func (a *App) credential(ctx context.Context, appKey string) (credential, error) {
+	if cred, ok := a.creds.Get(appKey); ok {
+		return cred, nil
+	}
+	w, err := a.repo.GetByAppKey(ctx, appKey)
+	switch {
+	case errors.Is(err, domain.ErrNotFound):
+		w = nil
+	case err != nil:
+		return credential{}, err
+	}
+	var cred credential
+	if w != nil && !w.Deleted() {
+		if k, ok := w.KeyByAppKey(appKey); ok {
+			cred = credential{known: true, workspaceID: w.ID, digest: k.SecretDigest, tags: k.Tags}
+		}
+	}
+	a.creds.Set(appKey, cred)
+	return cred, nil
+}
+
+// forgetKeys drops a workspace's key pairs from the credential cache, so a
+// delete takes effect at once on this replica (others within the cache TTL).
+func (a *App) forgetKeys(w *domain.Workspace) {
+	for _, k := range w.Keys {
+		a.creds.Delete(k.AppKey)
+	}
+}

@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// BootstrapConfig describes the root workspace, from configuration.
+type BootstrapConfig struct {
+	WorkspaceID string
+	Name        string
+	Products    []string
+	// AppKey and AppSecret, when both set, are a key pair that must exist on
+	// the root workspace after every start (a rotated secret store takes
+	// effect on restart). When unset, a pair is generated on the very first
+	// start only.
+	AppKey    string
+	AppSecret string
+}
+
+// BootstrapResult reports what a start did to the root workspace.
+type BootstrapResult struct {
+	Created bool
+	// GeneratedKey and GeneratedSecret are set only when this start
+	// generated the root's key pair: the one time they can be shown.
+	GeneratedKey    string
+	GeneratedSecret string
+}
+
+// Bootstrap makes sure the root workspace exists as configured. It is safe to
+// run on every start and from several replicas at once: a restart never
+// creates a second root.
+func (a *App) Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error) {
+	var v domain.Violations
+	domain.CheckID(&v, "BOOTSTRAP_WORKSPACE_ID", cfg.WorkspaceID)
+	cfg.Name = domain.CheckName(&v, "BOOTSTRAP_WORKSPACE_NAME", cfg.Name)
+	domain.CheckProducts(&v, "BOOTSTRAP_PRODUCTS", cfg.Products)
+	if (cfg.AppKey == "") != (cfg.AppSecret == "") {
+		v.Add("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_KEY and BOOTSTRAP_APP_SECRET must be set together")
+	}
+	if err := v.Err(); err != nil {
+		return BootstrapResult{}, err
+	}
+	for {
+		root, err := a.repo.Get(ctx, cfg.WorkspaceID)
+		if errors.Is(err, domain.ErrNotFound) {
+			res, err := a.createRoot(ctx, cfg)
+			if errors.Is(err, domain.ErrIDTaken) {
+				continue // another replica created it first
+			}
+			return res, err
+		}
+		if err != nil {
+			return BootstrapResult{}, fmt.Errorf("get root workspace: %w", err)
+		}
+		return BootstrapResult{}, a.reconcileRoot(ctx, root, cfg)
+	}
+}
+
+func (a *App) createRoot(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error) {
+	var res BootstrapResult
+	appKey, secret := cfg.AppKey, cfg.AppSecret
+	if appKey == "" {
+		appKey, secret = newUUID(), newUUID()
+		res.GeneratedKey, res.GeneratedSecret = appKey, secret
+	}
+	now := a.timestamp()
+	k, err := a.newKeyPair(domain.RoleBootstrap, appKey, secret, now)
+	if err != nil {
+		return BootstrapResult{}, err
+	}
+	root := &domain.Workspace{
+		ID:        cfg.WorkspaceID,
+		Name:      cfg.Name,
+		Type:      domain.TypeDistrict,
+		Products:  slices.Clone(cfg.Products),
+		Keys:      []domain.KeyPair{k},
+		CreatedAt: now,
+		UpdatedAt: now,
+	}
+	if err := a.repo.Create(ctx, root); err != nil {
+		return BootstrapResult{}, fmt.Errorf("create root workspace: %w", err)
+	}
+	res.Created = true
+	return res, nil
+}
+
+// reconcileRoot brings an existing root in line with configuration: its
+// name and products, and the configured key pair.
+func (a *App) reconcileRoot(ctx context.Context, root *domain.Workspace, cfg BootstrapConfig) error {
+	if root.Deleted() || root.Name != cfg.Name || !slices.Equal(root.Products, cfg.Products) {
+		root.Name = cfg.Name
+		root.Products = slices.Clone(cfg.Products)
+		root.DeletedAt = time.Time{}
+		root.UpdatedAt = a.timestamp()
+		if err := a.repo.Update(ctx, root); err != nil {
+			return fmt.Errorf("update root workspace: %w", err)
+		}
+	}
+	if cfg.AppKey == "" {
+		return nil
+	}
+	if k, ok := root.KeyByAppKey(cfg.AppKey); ok {
+		if subtle.ConstantTimeCompare(k.SecretDigest, a.secrets.Digest(cfg.AppKey, cfg.AppSecret)) != 1 {
+			return errors.New("BOOTSTRAP_APP_KEY already exists on the root workspace with a different secret: " +
+				"rotate by configuring a new app key together with its new secret")
+		}
+		return nil
+	}
+	k, err := a.newKeyPair(domain.RoleBootstrap, cfg.AppKey, cfg.AppSecret, a.timestamp())
+	if err != nil {
+		return err
+	}
+	if err := a.repo.AddKey(ctx, root.ID, k); err != nil {
+		return fmt.Errorf("add the configured key pair to the root workspace: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// CreateInput is a create request as the caller sent it.
+type CreateInput struct {
+	ID       string
+	Name     string
+	Type     string
+	ParentID string // empty: no parent
+	Address  domain.Address
+	Products []string
+}
+
+// CreateResult is what a create returns, and returns again to a retry.
+type CreateResult struct {
+	WorkspaceID       string
+	Type              domain.Type
+	Name              string
+	RegistrationCodes []string
+	LTI               LTIKeys
+	Server            ServerKeys
+}
+
+// LTIKeys is the LTI consumer key pair and where an LMS finds the tool.
+type LTIKeys struct {
+	ConsumerKey      string
+	SharedSecret     string
+	ConfigurationURL string
+	LaunchURL        string
+}
+
+// ServerKeys is the key pair a back end calls the API with.
+type ServerKeys struct {
+	ConsumerKey  string
+	SharedSecret string
+}
+
+// createAttempts bounds retries after a generated app key or registration
+// code turned out to be taken (practically never: both are random).
+const createAttempts = 5
+
+// ErrIDTakenByOther: the id exists and this is not a retry of its create.
+var errIDTakenByOther = fault.New(fault.Conflict,
+	"a workspace with this id already exists; a retry must repeat the original create exactly")
+
+// CreateWorkspace creates a workspace managed by the caller. A retry with the
+// same id, caller and body returns the original result; any other create of
+// an existing id is a conflict.
+func (a *App) CreateWorkspace(ctx context.Context, caller domain.Caller, in CreateInput) (CreateResult, error) {
+	var v domain.Violations
+	domain.CheckID(&v, "id", in.ID)
+	in.Name = domain.CheckName(&v, "name", in.Name)
+	typ := domain.CheckType(&v, "type", in.Type)
+	if in.ParentID != "" {
+		domain.CheckID(&v, "parentWorkspaceId", in.ParentID)
+	}
+	domain.CheckAddress(&v, "address", in.Address)
+	domain.CheckProducts(&v, "products", in.Products)
+	if err := v.Err(); err != nil {
+		return CreateResult{}, err
+	}
+	fingerprint := createFingerprint(caller.WorkspaceID, in)
+
+	if res, err := a.retriedCreate(ctx, caller, in.ID, fingerprint); !errors.Is(err, domain.ErrNotFound) {
+		return res, err
+	}
+	if in.ParentID != "" {
+		if err := a.checkParent(ctx, caller, "", in.ParentID); err != nil {
+			return CreateResult{}, err
+		}
+	}
+	if err := a.checkProducts(ctx, caller, in.Products, nil); err != nil {
+		return CreateResult{}, err
+	}
+	creator, err := a.repo.Get(ctx, caller.WorkspaceID)
+	if err != nil {
+		return CreateResult{}, fmt.Errorf("get caller workspace: %w", err)
+	}
+
+	now := a.timestamp()
+	for attempt := 1; ; attempt++ {
+		w := &domain.Workspace{
+			ID:                in.ID,
+			Name:              in.Name,
+			Type:              typ,
+			ParentID:          in.ParentID,
+			Address:           in.Address,
+			Products:          in.Products,
+			CreatedBy:         creator.ID,
+			Managers:          domain.ManagersOfChildOf(creator),
+			RegistrationCodes: []string{newRegistrationCode()},
+			CreateFingerprint: fingerprint,
+			CreatedAt:         now,
+			UpdatedAt:         now,
+		}
+		for _, role := range []domain.KeyRole{domain.RoleServer, domain.RoleLTI} {
+			k, err := a.newKeyPair(role, newUUID(), newUUID(), now)
+			if err != nil {
+				return CreateResult{}, err
+			}
+			w.Keys = append(w.Keys, k)
+		}
+		err := a.repo.Create(ctx, w)
+		switch {
+		case err == nil:
+			return a.createResult(w)
+		case errors.Is(err, domain.ErrIDTaken):
+			// A concurrent create of the same id won; it may be this very
+			// request, retried by the caller before the first answer came.
+			return a.retriedCreate(ctx, caller, in.ID, fingerprint)
+		case (errors.Is(err, domain.ErrAppKeyTaken) || errors.Is(err, domain.ErrCodeTaken)) && attempt < createAttempts:
+			continue
+		default:
+			return CreateResult{}, fmt.Errorf("create workspace: %w", err)
+		}
+	}
+}
+
+// retriedCreate answers a create of an id that may exist already: the
+// original result when the caller and body are the same, a conflict when
+// not, domain.ErrNotFound when the id is free.
+func (a *App) retriedCreate(ctx context.Context, caller domain.Caller, id, fingerprint string) (CreateResult, error) {
+	w, err := a.repo.Get(ctx, id)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	if w.CreatedBy != caller.WorkspaceID || w.CreateFingerprint != fingerprint {
+		return CreateResult{}, errIDTakenByOther
+	}
+	return a.createResult(w)
+}
+
+func (a *App) createResult(w *domain.Workspace) (CreateResult, error) {
+	res := CreateResult{
+		WorkspaceID:       w.ID,
+		Type:              w.Type,
+		Name:              w.Name,
+		RegistrationCodes: w.RegistrationCodes,
+	}
+	for _, k := range w.Keys {
+		if k.Role != domain.RoleServer && k.Role != domain.RoleLTI {
+			continue
+		}
+		secret, err := a.secrets.Open(k.AppKey, k.SealedSecret)
+		if err != nil {
+			return CreateResult{}, fmt.Errorf("open secret of a key pair of %s: %w", w.ID, err)
+		}
+		if k.Role == domain.RoleServer {
+			res.Server = ServerKeys{ConsumerKey: k.AppKey, SharedSecret: secret}
+		} else {
+			res.LTI = LTIKeys{
+				ConsumerKey:      k.AppKey,
+				SharedSecret:     secret,
+				ConfigurationURL: a.settings.LTIBaseURL + "/lti/v1/workspaces/" + url.PathEscape(w.ID) + "/config.xml",
+				LaunchURL:        a.settings.LTIBaseURL + "/lti/v1/launch",
+			}
+		}
+	}
+	return res, nil
+}
+
+// newKeyPair seals a new secret for appKey. Server pairs carry the API
+// access tag; LTI pairs do not.
+func (a *App) newKeyPair(role domain.KeyRole, appKey, secret string, now time.Time) (domain.KeyPair, error) {
+	sealed, err := a.secrets.Seal(appKey, secret)
+	if err != nil {
+		return domain.KeyPair{}, fmt.Errorf("seal secret: %w", err)
+	}
+	k := domain.KeyPair{
+		AppKey:       appKey,
+		SealedSecret: sealed,
+		SecretDigest: a.secrets.Digest(appKey, secret),
+		Role:         role,
+		Tags:         []domain.Tag{},
+		CreatedAt:    now,
+		UpdatedAt:    now,
+	}
+	if role != domain.RoleLTI {
+		k.Tags = []domain.Tag{domain.RESTAccessTag}
+	}
+	return k, nil
+}
+
+// createFingerprint identifies a create request (after trimming) by its
+// caller and every field, so an identical retry can be recognised.
+func createFingerprint(caller string, in CreateInput) string {
+	b, _ := json.Marshal(struct {
+		Caller string
+		In     CreateInput
+	}{caller, in})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,157 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// UpdateInput changes the fields it sets and keeps the others. A nil
+// pointer or a false Set* flag means "absent from the request".
+type UpdateInput struct {
+	ID     string  // the workspace to update
+	BodyID *string // an id in the body must equal ID
+
+	Name     *string
+	Type     *string
+	ParentID *string // "" clears the parent
+	Address  *domain.Address
+
+	SetProducts           bool
+	Products              []string
+	SetObjectiveDocuments bool
+	ObjectiveDocuments    []string
+
+	// IfMatch, when set, must match the workspace's current etag.
+	IfMatch string
+}
+
+// updateAttempts bounds re-reads when a concurrent writer changed the
+// workspace between read and write (only without If-Match).
+const updateAttempts = 3
+
+// UpdateWorkspace applies in to a workspace the caller manages.
+func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in UpdateInput) (*domain.Workspace, error) {
+	var v domain.Violations
+	if in.BodyID != nil && *in.BodyID != in.ID {
+		v.Add("id", "the identifier cannot be modified")
+	}
+	var name string
+	if in.Name != nil {
+		name = domain.CheckName(&v, "name", *in.Name)
+	}
+	var typ domain.Type
+	if in.Type != nil {
+		typ = domain.CheckType(&v, "type", *in.Type)
+	}
+	if in.ParentID != nil && *in.ParentID != "" {
+		domain.CheckID(&v, "parentWorkspaceId", *in.ParentID)
+	}
+	if in.Address != nil {
+		domain.CheckAddress(&v, "address", *in.Address)
+	}
+	if in.SetProducts {
+		domain.CheckProducts(&v, "products", in.Products)
+	}
+	if in.SetObjectiveDocuments {
+		domain.CheckObjectiveDocuments(&v, "objectiveDocuments", in.ObjectiveDocuments)
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+
+	for attempt := 1; ; attempt++ {
+		w, err := a.managed(ctx, caller, in.ID)
+		if err != nil {
+			return nil, err
+		}
+		if w.Deleted() {
+			return nil, notFound(in.ID)
+		}
+		if err := checkETag(in.IfMatch, w); err != nil {
+			return nil, err
+		}
+		if in.ParentID != nil && *in.ParentID != "" && *in.ParentID != w.ParentID {
+			if err := a.checkParent(ctx, caller, w.ID, *in.ParentID); err != nil {
+				return nil, err
+			}
+		}
+		if in.SetProducts {
+			if err := a.checkProducts(ctx, caller, in.Products, w); err != nil {
+				return nil, err
+			}
+		}
+		if in.Name != nil {
+			w.Name = name
+		}
+		if in.Type != nil {
+			w.Type = typ
+		}
+		if in.ParentID != nil {
+			w.ParentID = *in.ParentID
+		}
+		if in.Address != nil {
+			w.Address = *in.Address
+		}
+		if in.SetProducts {
+			w.Products = slices.Clone(in.Products)
+		}
+		if in.SetObjectiveDocuments {
+			w.ObjectiveDocuments = slices.Clone(in.ObjectiveDocuments)
+		}
+		w.UpdatedAt = a.timestamp()
+		err = a.repo.Update(ctx, w)
+		switch {
+		case err == nil:
+			return w, nil
+		case errors.Is(err, domain.ErrRevisionChanged) && in.IfMatch == "" && attempt < updateAttempts:
+			continue
+		case errors.Is(err, domain.ErrRevisionChanged) && in.IfMatch != "":
+			return nil, errStaleETag
+		default:
+			return nil, fmt.Errorf("update workspace: %w", err)
+		}
+	}
+}
+
+// setDeleted soft-deletes or restores a workspace the caller manages.
+func (a *App) setDeleted(ctx context.Context, caller domain.Caller, id, ifMatch string, deleted bool) (*domain.Workspace, error) {
+	for attempt := 1; ; attempt++ {
+		w, err := a.managed(ctx, caller, id)
+		if err != nil {
+			return nil, err
+		}
+		if deleted && w.Deleted() {
+			return nil, notFound(id) // already gone from gets and lists
+		}
+		if !deleted && !w.Deleted() {
+			return w, nil // undelete of an active workspace changes nothing
+		}
+		if err := checkETag(ifMatch, w); err != nil {
+			return nil, err
+		}
+		now := a.timestamp()
+		w.UpdatedAt = now
+		w.DeletedAt = now
+		if !deleted {
+			w.DeletedAt = time.Time{}
+		}
+		err = a.repo.Update(ctx, w)
+		switch {
+		case err == nil:
+			a.forgetKeys(w)
+			return w, nil
+		case errors.Is(err, domain.ErrRevisionChanged) && ifMatch == "" && attempt < updateAttempts:
+			continue
+		case errors.Is(err, domain.ErrRevisionChanged):
+			return nil, errStaleETag
+		default:
+			return nil, fmt.Errorf("save workspace: %w", err)
+		}
+	}
+}
+

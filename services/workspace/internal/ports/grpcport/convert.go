@@ -1,0 +1,104 @@
+package grpcport
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// timeLayout is how every time is shown: UTC with milliseconds.
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func workspaceToProto(w *domain.Workspace) *workspacev1.Workspace {
+	pb := &workspacev1.Workspace{
+		Typename:           "Workspace",
+		Id:                 w.ID,
+		WorkspaceId:        w.ID,
+		Name:               w.Name,
+		Type:               string(w.Type),
+		Address:            &workspacev1.Address{City: w.Address.City, State: w.Address.State, Country: w.Address.Country},
+		Products:           productsToProto(w.Products),
+		ObjectiveDocuments: w.ObjectiveDocuments,
+		Tags:               tagsToProto(w.Tags),
+		Sk:                 "workspace",
+		SchemaVersion:      domain.SchemaVersion,
+		SupportToolId:      w.SupportToolID,
+		CreateTime:         formatTime(w.CreatedAt),
+		UpdateTime:         formatTime(w.UpdatedAt),
+		Etag:               app.ETag(w),
+	}
+	if w.ParentID != "" {
+		pb.ParentWorkspaceId = wrapperspb.String(w.ParentID)
+	}
+	if w.Deleted() {
+		deleted := formatTime(w.DeletedAt)
+		pb.DeleteTime = &deleted
+	}
+	return pb
+}
+
+func productsToProto(banks []string) []*workspacev1.Product {
+	out := make([]*workspacev1.Product, len(banks))
+	for i, id := range banks {
+		out[i] = &workspacev1.Product{Bank: &workspacev1.Bank{Id: id}}
+	}
+	return out
+}
+
+func productsFromProto(products []*workspacev1.Product) []string {
+	out := make([]string, len(products))
+	for i, p := range products {
+		out[i] = p.GetBank().GetId()
+	}
+	return out
+}
+
+func tagsToProto(tags []domain.Tag) []*workspacev1.Tag {
+	out := make([]*workspacev1.Tag, len(tags))
+	for i, t := range tags {
+		out[i] = &workspacev1.Tag{Key: t.Key, Type: t.Type, Value: t.Value}
+	}
+	return out
+}
+
+func addressFromProto(a *workspacev1.Address) domain.Address {
+	return domain.Address{City: a.GetCity(), State: a.GetState(), Country: a.GetCountry()}
+}
+
+func keyPairToProto(k app.KeyPairView) *workspacev1.KeyPair {
+	return &workspacev1.KeyPair{
+		AppKey:     k.AppKey,
+		AppSecret:  k.AppSecret,
+		CreateTime: formatTime(k.CreatedAt),
+		UpdateTime: formatTime(k.UpdatedAt),
+		Tags:       tagsToProto(k.Tags),
+	}
+}
+
+func createResultToProto(r app.CreateResult) *workspacev1.CreateWorkspaceResponse {
+	codes := make([]*workspacev1.RegistrationCode, len(r.RegistrationCodes))
+	for i, c := range r.RegistrationCodes {
+		codes[i] = &workspacev1.RegistrationCode{Code: c}
+	}
+	return &workspacev1.CreateWorkspaceResponse{
+		WorkspaceId:       r.WorkspaceID,
+		Type:              string(r.Type),
+		Name:              r.Name,
+		RegistrationCodes: codes,
+		AppKeys: &workspacev1.AppKeys{
+			Lti: &workspacev1.LtiKeys{
+				ConsumerKey:      r.LTI.ConsumerKey,
+				SharedSecret:     r.LTI.SharedSecret,
+				ConfigurationUrl: r.LTI.ConfigurationURL,
+				LaunchUrl:        r.LTI.LaunchURL,
+			},
+			Server: &workspacev1.ServerKeys{ConsumerKey: r.Server.ConsumerKey, SharedSecret: r.Server.SharedSecret},
+		},
+	}
+}

@@ -1,0 +1,111 @@
+// Package grpcport is the workspace service's gRPC face: it converts between
+// protos and the application, and nothing else.
+package grpcport
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+const authenticateMethod = "/workspace.v1.WorkspaceService/Authenticate"
+
+// Server implements workspacev1.WorkspaceServiceServer over the application.
+type Server struct {
+	workspacev1.UnimplementedWorkspaceServiceServer
+	app *app.App
+}
+
+var _ workspacev1.WorkspaceServiceServer = (*Server)(nil)
+
+// NewServer returns the gRPC server of the application.
+func NewServer(a *app.App) *Server { return &Server{app: a} }
+
+func (s *Server) ListWorkspaces(ctx context.Context, req *workspacev1.ListWorkspacesRequest) (*workspacev1.ListWorkspacesResponse, error) {
+	res, err := s.app.ListWorkspaces(ctx, callerFrom(ctx), app.ListInput{
+		Search:    req.GetFilter().GetSearch(),
+		States:    req.GetFilter().GetAddressState().GetInclude(),
+		PageSize:  req.GetPageSize(),
+		PageToken: req.GetPageToken(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &workspacev1.ListWorkspacesResponse{
+		Workspaces:    make([]*workspacev1.Workspace, len(res.Workspaces)),
+		NextPageToken: res.NextPageToken,
+	}
+	for i, w := range res.Workspaces {
+		out.Workspaces[i] = workspaceToProto(w)
+	}
+	return out, nil
+}
+
+func (s *Server) GetWorkspace(ctx context.Context, req *workspacev1.GetWorkspaceRequest) (*workspacev1.Workspace, error) {
+	return withETag(ctx)(s.app.GetWorkspace(ctx, callerFrom(ctx), req.GetId()))
+}
+
+func (s *Server) ListWorkspaceKeys(ctx context.Context, req *workspacev1.ListWorkspaceKeysRequest) (*workspacev1.ListWorkspaceKeysResponse, error) {
+	keys, err := s.app.ListWorkspaceKeys(ctx, callerFrom(ctx), req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	out := &workspacev1.ListWorkspaceKeysResponse{Keys: make([]*workspacev1.KeyPair, len(keys))}
+	for i, k := range keys {
+		out.Keys[i] = keyPairToProto(k)
+	}
+	return out, nil
+}
+
+func (s *Server) CreateWorkspace(ctx context.Context, req *workspacev1.CreateWorkspaceRequest) (*workspacev1.CreateWorkspaceResponse, error) {
+	res, err := s.app.CreateWorkspace(ctx, callerFrom(ctx), app.CreateInput{
+		ID:       req.GetId(),
+		Name:     req.GetName(),
+		Type:     req.GetType(),
+		ParentID: req.GetParentWorkspaceId().GetValue(),
+		Address:  addressFromProto(req.GetAddress()),
+		Products: productsFromProto(req.GetProducts()),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return createResultToProto(res), nil
+}
+
+func (s *Server) UpdateWorkspace(ctx context.Context, req *workspacev1.UpdateWorkspaceRequest) (*workspacev1.Workspace, error) {
+	in, err := updateInput(req, ifMatch(ctx, req.GetEtag()))
+	if err != nil {
+		return nil, err
+	}
+	return withETag(ctx)(s.app.UpdateWorkspace(ctx, callerFrom(ctx), in))
+}
+
+func (s *Server) DeleteWorkspace(ctx context.Context, req *workspacev1.DeleteWorkspaceRequest) (*workspacev1.Workspace, error) {
+	return withETag(ctx)(s.app.DeleteWorkspace(ctx, callerFrom(ctx), req.GetId(), ifMatch(ctx, req.GetEtag())))
+}
+
+func (s *Server) UndeleteWorkspace(ctx context.Context, req *workspacev1.UndeleteWorkspaceRequest) (*workspacev1.Workspace, error) {
+	return withETag(ctx)(s.app.UndeleteWorkspace(ctx, callerFrom(ctx), req.GetId()))
+}
+
+func (s *Server) Authenticate(ctx context.Context, _ *workspacev1.AuthenticateRequest) (*workspacev1.AuthenticateResponse, error) {
+	c := callerFrom(ctx)
+	return &workspacev1.AuthenticateResponse{WorkspaceId: c.WorkspaceID, AppKey: c.AppKey, Tags: tagsToProto(c.Tags)}, nil
+}
+
+// withETag converts a workspace result and sends its etag as the "etag"
+// response header, which the gateway turns into the HTTP ETag header.
+func withETag(ctx context.Context) func(*domain.Workspace, error) (*workspacev1.Workspace, error) {
+	return func(w *domain.Workspace, err error) (*workspacev1.Workspace, error) {
+		if err != nil {
+			return nil, err
+		}
+		_ = grpc.SetHeader(ctx, metadata.Pairs("etag", app.ETag(w)))
+		return workspaceToProto(w), nil
+	}
+}

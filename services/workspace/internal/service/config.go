@@ -1,0 +1,63 @@
+// Package service builds the workspace service from its configuration. It is
+// the only package that imports the adapters.
+package service
+
+import (
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+)
+
+// Config is every setting of the workspace service; see the README's table.
+type Config struct {
+	GRPCAddr      string // WORKSPACE_GRPC_ADDR
+	MongoURI      string // MONGODB_URI
+	MongoDatabase string // MONGODB_DATABASE
+
+	EncryptionKey []byte // KEY_ENCRYPTION_KEY: 32 bytes, Base64
+	HMACKey       []byte // KEY_HMAC_KEY: 32 bytes, Base64
+
+	Bootstrap  app.BootstrapConfig // BOOTSTRAP_*
+	LTIBaseURL string              // PUBLIC_BASE_URL
+
+	CallTimeout         time.Duration // WORKSPACE_CALL_TIMEOUT: bound of one gRPC call
+	StoreTimeout        time.Duration // MONGODB_TIMEOUT: server selection and connect
+	StartTimeout        time.Duration // START_TIMEOUT: how long start-up waits for the store
+	ShutdownTimeout     time.Duration // SHUTDOWN_TIMEOUT
+	CredentialCacheTTL  time.Duration // CREDENTIAL_CACHE_TTL
+	CredentialCacheSize int           // CREDENTIAL_CACHE_SIZE
+}
+
+// ConfigFromEnv reads the configuration, reporting every bad variable by name.
+func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
+	cfg := Config{
+		GRPCAddr:      r.Addr("WORKSPACE_GRPC_ADDR", ":9090"),
+		MongoURI:      r.Required("MONGODB_URI"),
+		MongoDatabase: r.String("MONGODB_DATABASE", "workspaces"),
+		EncryptionKey: r.Key("KEY_ENCRYPTION_KEY", secretbox.KeySize),
+		HMACKey:       r.Key("KEY_HMAC_KEY", secretbox.KeySize),
+		Bootstrap: app.BootstrapConfig{
+			WorkspaceID: r.String("BOOTSTRAP_WORKSPACE_ID", "root"),
+			Name:        r.String("BOOTSTRAP_WORKSPACE_NAME", "Root workspace"),
+			Products:    r.List("BOOTSTRAP_PRODUCTS"),
+			AppKey:      r.String("BOOTSTRAP_APP_KEY", ""),
+			AppSecret:   r.String("BOOTSTRAP_APP_SECRET", ""),
+		},
+		LTIBaseURL:          r.String("PUBLIC_BASE_URL", "http://127.0.0.1:8080"),
+		CallTimeout:         r.Duration("WORKSPACE_CALL_TIMEOUT", 5*time.Second),
+		StoreTimeout:        r.Duration("MONGODB_TIMEOUT", 3*time.Second),
+		StartTimeout:        r.Duration("START_TIMEOUT", 60*time.Second),
+		ShutdownTimeout:     r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second),
+		CredentialCacheTTL:  r.Duration("CREDENTIAL_CACHE_TTL", 10*time.Second),
+		CredentialCacheSize: r.Int("CREDENTIAL_CACHE_SIZE", 10000, 1, 10_000_000),
+	}
+	if cfg.EncryptionKey == nil {
+		r.Required("KEY_ENCRYPTION_KEY")
+	}
+	if cfg.HMACKey == nil {
+		r.Required("KEY_HMAC_KEY")
+	}
+	return cfg, r.Err()
+}
