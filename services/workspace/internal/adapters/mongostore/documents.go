@@ -1,0 +1,180 @@
+package mongostore
+
+import (
+	"time"
+
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// workspaceDoc is a workspace as stored in the workspaces collection. Key
+// pairs and registration codes live inside it, so a workspace is one
+// document write; their uniqueness rests on the reservation collections.
+type workspaceDoc struct {
+	ID                 string     `bson:"_id"`
+	Name               string     `bson:"name"`
+	NameKey            string     `bson:"nameKey"` // lower-cased name: the stand-in has no collation
+	Type               string     `bson:"type"`
+	ParentID           *string    `bson:"parentId"`
+	Address            addressDoc `bson:"address"`
+	Products           []string   `bson:"products"`
+	ObjectiveDocuments []string   `bson:"objectiveDocuments"`
+	Tags               []tagDoc   `bson:"tags"`
+	SupportToolID      string     `bson:"supportToolId"`
+	CreatedBy          string     `bson:"createdBy"`
+	Managers           []string   `bson:"managers"`
+	Keys               []keyDoc   `bson:"keys"`
+	RegistrationCodes  []string   `bson:"registrationCodes"`
+	CreateFingerprint  string     `bson:"createFingerprint"`
+	SchemaVersion      string     `bson:"schemaVersion"`
+	CreatedAt          time.Time  `bson:"createdAt"`
+	UpdatedAt          time.Time  `bson:"updatedAt"`
+	DeletedAt          *time.Time `bson:"deletedAt"` // null while active; lists filter on it
+	Revision           int64      `bson:"revision"`
+}
+
+type addressDoc struct {
+	City    string `bson:"city"`
+	State   string `bson:"state"`
+	Country string `bson:"country"`
+}
+
+type tagDoc struct {
+	Key   string `bson:"key"`
+	Type  string `bson:"type"`
+	Value string `bson:"value"`
+}
+
+// keyDoc is a key pair: the secret sealed (AES-GCM) and as a keyed digest,
+// never in the clear.
+type keyDoc struct {
+	AppKey       string    `bson:"appKey"`
+	SealedSecret []byte    `bson:"sealedSecret"`
+	SecretDigest []byte    `bson:"secretDigest"`
+	Role         string    `bson:"role"`
+	Tags         []tagDoc  `bson:"tags"`
+	CreatedAt    time.Time `bson:"createdAt"`
+	UpdatedAt    time.Time `bson:"updatedAt"`
+}
+
+// reservationDoc claims an app key or a registration code for a workspace.
+// Its _id is the key or code, which makes the claim unique store-wide.
+type reservationDoc struct {
+	ID          string    `bson:"_id"`
+	WorkspaceID string    `bson:"workspaceId"`
+	CreatedAt   time.Time `bson:"createdAt"`
+}
+
+func fromWorkspace(w *domain.Workspace) workspaceDoc {
+	d := workspaceDoc{
+		ID:                 w.ID,
+		Name:               w.Name,
+		NameKey:            domain.NameKey(w.Name),
+		Type:               string(w.Type),
+		Address:            addressDoc(w.Address),
+		Products:           nonNil(w.Products),
+		ObjectiveDocuments: nonNil(w.ObjectiveDocuments),
+		Tags:               fromTags(w.Tags),
+		SupportToolID:      w.SupportToolID,
+		CreatedBy:          w.CreatedBy,
+		Managers:           nonNil(w.Managers),
+		Keys:               make([]keyDoc, len(w.Keys)),
+		RegistrationCodes:  nonNil(w.RegistrationCodes),
+		CreateFingerprint:  w.CreateFingerprint,
+		SchemaVersion:      domain.SchemaVersion,
+		CreatedAt:          w.CreatedAt.UTC(),
+		UpdatedAt:          w.UpdatedAt.UTC(),
+		DeletedAt:          timeOrNil(w.DeletedAt),
+		Revision:           w.Revision,
+	}
+	if w.ParentID != "" {
+		d.ParentID = &w.ParentID
+	}
+	for i, k := range w.Keys {
+		d.Keys[i] = fromKey(k)
+	}
+	return d
+}
+
+func fromKey(k domain.KeyPair) keyDoc {
+	return keyDoc{
+		AppKey:       k.AppKey,
+		SealedSecret: k.SealedSecret,
+		SecretDigest: k.SecretDigest,
+		Role:         string(k.Role),
+		Tags:         fromTags(k.Tags),
+		CreatedAt:    k.CreatedAt.UTC(),
+		UpdatedAt:    k.UpdatedAt.UTC(),
+	}
+}
+
+func (d *workspaceDoc) toWorkspace() *domain.Workspace {
+	w := &domain.Workspace{
+		ID:                 d.ID,
+		Name:               d.Name,
+		Type:               domain.Type(d.Type),
+		Address:            domain.Address(d.Address),
+		Products:           d.Products,
+		ObjectiveDocuments: d.ObjectiveDocuments,
+		Tags:               toTags(d.Tags),
+		SupportToolID:      d.SupportToolID,
+		CreatedBy:          d.CreatedBy,
+		Managers:           d.Managers,
+		Keys:               make([]domain.KeyPair, len(d.Keys)),
+		RegistrationCodes:  d.RegistrationCodes,
+		CreateFingerprint:  d.CreateFingerprint,
+		CreatedAt:          d.CreatedAt.UTC(),
+		UpdatedAt:          d.UpdatedAt.UTC(),
+		Revision:           d.Revision,
+	}
+	if d.ParentID != nil {
+		w.ParentID = *d.ParentID
+	}
+	if d.DeletedAt != nil {
+		w.DeletedAt = d.DeletedAt.UTC()
+	}
+	for i, k := range d.Keys {
+		w.Keys[i] = domain.KeyPair{
+			AppKey:       k.AppKey,
+			SealedSecret: k.SealedSecret,
+			SecretDigest: k.SecretDigest,
+			Role:         domain.KeyRole(k.Role),
+			Tags:         toTags(k.Tags),
+			CreatedAt:    k.CreatedAt.UTC(),
+			UpdatedAt:    k.UpdatedAt.UTC(),
+		}
+	}
+	return w
+}
+
+func fromTags(tags []domain.Tag) []tagDoc {
+	out := make([]tagDoc, len(tags))
+	for i, t := range tags {
+		out[i] = tagDoc(t)
+	}
+	return out
+}
+
+func toTags(tags []tagDoc) []domain.Tag {
+	out := make([]domain.Tag, len(tags))
+	for i, t := range tags {
+		out[i] = domain.Tag(t)
+	}
+	return out
+}
+
+// nonNil stores an empty array rather than null, so array queries behave
+// the same on every document.
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

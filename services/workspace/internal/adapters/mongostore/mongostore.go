@@ -1,0 +1,293 @@
+// Package mongostore stores workspaces in MongoDB (or a MongoDB-protocol
+// server such as FerretDB) through the official v2 driver.
+//
+// Three collections:
+//
+//   - workspaces: one document per workspace, with its key pairs and
+//     registration codes embedded (_id is the workspace id);
+//   - app_keys and registration_codes: one reservation per app key or code
+//     (_id is the key or code), which is what makes them unique store-wide.
+//
+// There are no multi-document transactions, so a create writes the
+// reservations first and the workspace document last. The workspace insert
+// is the commit point: a reservation whose workspace does not list it is a
+// leftover that never authenticates (GetByAppKey checks the workspace) and
+// that the create removes when it fails.
+package mongostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// Collection names.
+const (
+	WorkspacesCollection        = "workspaces"
+	AppKeysCollection           = "app_keys"
+	RegistrationCodesCollection = "registration_codes"
+)
+
+// cleanupTimeout bounds the removal of a failed create's reservations, which
+// runs even when the request's context has ended.
+const cleanupTimeout = 5 * time.Second
+
+// Repository is a domain.Repository on a MongoDB database.
+type Repository struct {
+	workspaces *mongo.Collection
+	appKeys    *mongo.Collection
+	codes      *mongo.Collection
+	now        func() time.Time
+}
+
+var _ domain.Repository = (*Repository)(nil)
+
+// New returns a repository on db. Call EnsureIndexes once before serving.
+func New(db *mongo.Database) *Repository {
+	return &Repository{
+		workspaces: db.Collection(WorkspacesCollection),
+		appKeys:    db.Collection(AppKeysCollection),
+		codes:      db.Collection(RegistrationCodesCollection),
+		now:        time.Now,
+	}
+}
+
+// EnsureIndexes creates the indexes lists and tenancy checks use, leaving
+// those that exist alone, so every start calls it. Uniqueness of ids, app
+// keys and codes rests on _id, which needs none.
+func (r *Repository) EnsureIndexes(ctx context.Context) error {
+	wanted := []struct {
+		c    *mongo.Collection
+		name string
+		keys bson.D
+	}{
+		{r.workspaces, "managers_order", bson.D{{Key: "managers", Value: 1}, {Key: "nameKey", Value: 1}, {Key: "_id", Value: 1}}},
+		{r.workspaces, "list_order", bson.D{{Key: "nameKey", Value: 1}, {Key: "_id", Value: 1}}},
+		{r.workspaces, "address_state", bson.D{{Key: "address.state", Value: 1}}},
+		{r.appKeys, "workspace", bson.D{{Key: "workspaceId", Value: 1}}},
+		{r.codes, "workspace", bson.D{{Key: "workspaceId", Value: 1}}},
+	}
+	for _, w := range wanted {
+		// Asking for an index that exists is a no-op on MongoDB but drops
+		// the connection on FerretDB v1.24, so look first.
+		names, err := w.c.Indexes().ListSpecifications(ctx)
+		if err != nil {
+			return storeError("list "+w.c.Name()+" indexes", err)
+		}
+		if slices.ContainsFunc(names, func(s mongo.IndexSpecification) bool { return s.Name == w.name }) {
+			continue
+		}
+		_, err = w.c.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: w.keys, Options: options.Index().SetName(w.name)})
+		if err != nil {
+			return storeError("create index "+w.c.Name()+"."+w.name, err)
+		}
+	}
+	return nil
+}
+
+// Create reserves the workspace's app keys and codes, then inserts it.
+func (r *Repository) Create(ctx context.Context, w *domain.Workspace) error {
+	now := r.now().UTC()
+	var reserved []func(context.Context)
+	undo := func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		for _, release := range reserved {
+			release(ctx)
+		}
+	}
+	for _, k := range w.Keys {
+		release, err := r.reserve(ctx, r.appKeys, k.AppKey, w.ID, now, domain.ErrAppKeyTaken)
+		if err != nil {
+			undo()
+			return err
+		}
+		reserved = append(reserved, release)
+	}
+	for _, code := range w.RegistrationCodes {
+		release, err := r.reserve(ctx, r.codes, code, w.ID, now, domain.ErrCodeTaken)
+		if err != nil {
+			undo()
+			return err
+		}
+		reserved = append(reserved, release)
+	}
+	doc := fromWorkspace(w)
+	doc.Revision = 1
+	if _, err := r.workspaces.InsertOne(ctx, doc); err != nil {
+		undo()
+		if mongo.IsDuplicateKeyError(err) {
+			return domain.ErrIDTaken
+		}
+		return storeError("insert workspace", err)
+	}
+	w.Revision = 1
+	return nil
+}
+
+// reserve claims id in c for workspaceID. It returns a function that removes
+// the claim again, or taken when someone else holds it.
+func (r *Repository) reserve(ctx context.Context, c *mongo.Collection, id, workspaceID string, now time.Time, taken error) (func(context.Context), error) {
+	_, err := c.InsertOne(ctx, reservationDoc{ID: id, WorkspaceID: workspaceID, CreatedAt: now})
+	if mongo.IsDuplicateKeyError(err) {
+		return nil, taken
+	}
+	if err != nil {
+		return nil, storeError("reserve in "+c.Name(), err)
+	}
+	return func(ctx context.Context) {
+		// Best effort: a reservation left behind is unreachable (see the
+		// package comment) and only costs a document.
+		_, _ = c.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "workspaceId", Value: workspaceID}})
+	}, nil
+}
+
+// Get returns the workspace with the id, deleted or not.
+func (r *Repository) Get(ctx context.Context, id string) (*domain.Workspace, error) {
+	var doc workspaceDoc
+	err := r.workspaces.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, domain.ErrNotFound
+	}
+	if err != nil {
+		return nil, storeError("find workspace", err)
+	}
+	return doc.toWorkspace(), nil
+}
+
+// GetByAppKey follows the key's reservation to its workspace, and answers
+// only when that workspace lists the key (so leftovers of a failed create
+// never match).
+func (r *Repository) GetByAppKey(ctx context.Context, appKey string) (*domain.Workspace, error) {
+	var res reservationDoc
+	err := r.appKeys.FindOne(ctx, bson.D{{Key: "_id", Value: appKey}}).Decode(&res)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, domain.ErrNotFound
+	}
+	if err != nil {
+		return nil, storeError("find app key", err)
+	}
+	w, err := r.Get(ctx, res.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := w.KeyByAppKey(appKey); !ok {
+		return nil, domain.ErrNotFound
+	}
+	return w, nil
+}
+
+// List returns active workspaces matching q in (nameKey, _id) order.
+func (r *Repository) List(ctx context.Context, q domain.ListQuery) ([]*domain.Workspace, error) {
+	filter := bson.A{
+		bson.D{{Key: "deletedAt", Value: nil}},
+		bson.D{{Key: "$or", Value: bson.A{
+			bson.D{{Key: "_id", Value: q.VisibleTo}},
+			bson.D{{Key: "managers", Value: q.VisibleTo}},
+		}}},
+	}
+	if q.NameContains != "" {
+		filter = append(filter, bson.D{{Key: "nameKey", Value: bson.D{{Key: "$regex", Value: regexp.QuoteMeta(q.NameContains)}}}})
+	}
+	if len(q.States) > 0 {
+		filter = append(filter, bson.D{{Key: "address.state", Value: bson.D{{Key: "$in", Value: q.States}}}})
+	}
+	if q.After != nil {
+		filter = append(filter, bson.D{{Key: "$or", Value: bson.A{
+			bson.D{{Key: "nameKey", Value: bson.D{{Key: "$gt", Value: q.After.NameKey}}}},
+			bson.D{{Key: "nameKey", Value: q.After.NameKey}, {Key: "_id", Value: bson.D{{Key: "$gt", Value: q.After.ID}}}},
+		}}})
+	}
+	opts := options.Find().
+		SetSort(bson.D{{Key: "nameKey", Value: 1}, {Key: "_id", Value: 1}}).
+		SetLimit(int64(max(q.Limit, 1)))
+	cur, err := r.workspaces.Find(ctx, bson.D{{Key: "$and", Value: filter}}, opts)
+	if err != nil {
+		return nil, storeError("list workspaces", err)
+	}
+	var docs []workspaceDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, storeError("read workspace list", err)
+	}
+	out := make([]*domain.Workspace, len(docs))
+	for i := range docs {
+		out[i] = docs[i].toWorkspace()
+	}
+	return out, nil
+}
+
+// Update writes w's mutable fields when the stored revision is w.Revision.
+func (r *Repository) Update(ctx context.Context, w *domain.Workspace) error {
+	d := fromWorkspace(w)
+	set := bson.D{
+		{Key: "name", Value: d.Name},
+		{Key: "nameKey", Value: d.NameKey},
+		{Key: "type", Value: d.Type},
+		{Key: "parentId", Value: d.ParentID},
+		{Key: "address", Value: d.Address},
+		{Key: "products", Value: d.Products},
+		{Key: "objectiveDocuments", Value: d.ObjectiveDocuments},
+		{Key: "updatedAt", Value: d.UpdatedAt},
+		{Key: "deletedAt", Value: d.DeletedAt},
+	}
+	res, err := r.workspaces.UpdateOne(ctx,
+		bson.D{{Key: "_id", Value: w.ID}, {Key: "revision", Value: w.Revision}},
+		bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "revision", Value: int64(1)}}}})
+	if err != nil {
+		return storeError("update workspace", err)
+	}
+	if res.MatchedCount == 0 {
+		if _, err := r.Get(ctx, w.ID); err != nil {
+			return err
+		}
+		return domain.ErrRevisionChanged
+	}
+	w.Revision++
+	return nil
+}
+
+// AddKey reserves the key, then appends it to the workspace.
+func (r *Repository) AddKey(ctx context.Context, workspaceID string, k domain.KeyPair) error {
+	release, err := r.reserve(ctx, r.appKeys, k.AppKey, workspaceID, r.now().UTC(), domain.ErrAppKeyTaken)
+	if err != nil {
+		return err
+	}
+	res, err := r.workspaces.UpdateOne(ctx,
+		bson.D{{Key: "_id", Value: workspaceID}},
+		bson.D{{Key: "$push", Value: bson.D{{Key: "keys", Value: fromKey(k)}}}})
+	if err == nil && res.MatchedCount == 0 {
+		err = domain.ErrNotFound
+	}
+	if err != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		release(ctx)
+		if errors.Is(err, domain.ErrNotFound) {
+			return err
+		}
+		return storeError("add key", err)
+	}
+	return nil
+}
+
+// storeError turns a driver error into a fault: unreachable or slow
+// stores are Unavailable (the caller may retry), anything else Internal.
+func storeError(op string, err error) error {
+	var selection topology.ServerSelectionError
+	if mongo.IsTimeout(err) || mongo.IsNetworkError(err) || errors.As(err, &selection) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, mongo.ErrClientDisconnected) {
+		return fault.Wrap(fault.Unavailable, fmt.Errorf("%s: %w", op, err), "the workspace store is unavailable; retry shortly")
+	}
+	return fault.Wrap(fault.Internal, fmt.Errorf("%s: %w", op, err), "internal error")
+}

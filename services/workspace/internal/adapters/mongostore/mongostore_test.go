@@ -1,0 +1,152 @@
+package mongostore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/liveproctor/workspaces/deploy/local/ferret"
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain/repotest"
+)
+
+// One embedded FerretDB serves every test of the package; each test gets its
+// own database.
+var (
+	store   *ferret.Server
+	client  *mongo.Client
+	dbCount atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "mongostore-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	store, err = ferret.Start(ctx, ferret.Options{Dir: dir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start FerretDB:", err)
+		return 1
+	}
+	defer store.Stop()
+	client, err = connect(store.URI())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer client.Disconnect(context.Background())
+	return m.Run()
+}
+
+func connect(uri string) (*mongo.Client, error) {
+	return mongo.Connect(options.Client().ApplyURI(uri).
+		SetServerSelectionTimeout(2 * time.Second).
+		SetConnectTimeout(2 * time.Second))
+}
+
+func newRepository(t *testing.T) *mongostore.Repository {
+	t.Helper()
+	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	repo := mongostore.New(db)
+	if err := repo.EnsureIndexes(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return repo
+}
+
+func TestRepositoryContract(t *testing.T) {
+	repotest.Run(t, func(t *testing.T) domain.Repository { return newRepository(t) })
+}
+
+func TestEnsureIndexesIsRepeatable(t *testing.T) {
+	repo := newRepository(t)
+	if err := repo.EnsureIndexes(context.Background()); err != nil {
+		t.Fatalf("second EnsureIndexes: %v", err)
+	}
+}
+
+// A crash between reserving a key and inserting the workspace leaves a
+// reservation no workspace lists: it must not authenticate as anything.
+func TestLeftoverReservationDoesNotResolve(t *testing.T) {
+	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	repo := mongostore.New(db)
+	ctx := context.Background()
+	_, err := db.Collection(mongostore.AppKeysCollection).InsertOne(ctx,
+		bson.D{{Key: "_id", Value: "orphan-key"}, {Key: "workspaceId", Value: "w1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.GetByAppKey(ctx, "orphan-key"); fault.KindOf(err) != fault.NotFound {
+		t.Fatalf("leftover reservation, no workspace: error = %v, want not found", err)
+	}
+	w := &domain.Workspace{ID: "w1", Name: "W1", Type: domain.TypeCampus,
+		Keys: []domain.KeyPair{{AppKey: "real-key", Role: domain.RoleServer}}, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	if err := repo.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.GetByAppKey(ctx, "orphan-key"); fault.KindOf(err) != fault.NotFound {
+		t.Fatalf("leftover reservation, workspace without the key: error = %v, want not found", err)
+	}
+}
+
+// The store going away answers Unavailable within the caller's deadline, and
+// the same repository works again once it is back.
+func TestStoreDownIsUnavailable(t *testing.T) {
+	repo := newRepository(t)
+	ctx := context.Background()
+	w := &domain.Workspace{ID: "w1", Name: "W1", Type: domain.TypeCampus, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	if err := repo.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			_ = store.Restart(context.Background())
+		}
+	})
+
+	callCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	_, err := repo.Get(callCtx, "w1")
+	if kind := fault.KindOf(err); kind != fault.Unavailable {
+		t.Fatalf("Get with the store down: error = %v (kind %v), want Unavailable", err, kind)
+	}
+	if err := store.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	var got *domain.Workspace
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err = repo.Get(ctx, "w1")
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil || got.Name != "W1" {
+		t.Fatalf("Get after restart = %v, %v; want W1", got, err)
+	}
+}
