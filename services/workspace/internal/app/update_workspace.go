@@ -154,4 +154,3 @@ func (a *App) setDeleted(ctx context.Context, caller domain.Caller, id, ifMatch 
 		}
 	}
 }
-

@@ -13,8 +13,8 @@ import (
 var updatable = map[string]string{
 	"name": "name", "type": "type",
 	"parent_workspace_id": "parent_workspace_id", "parentWorkspaceId": "parent_workspace_id",
-	"address":  "address",
-	"products": "products",
+	"address":             "address",
+	"products":            "products",
 	"objective_documents": "objective_documents", "objectiveDocuments": "objective_documents",
 }
 

@@ -1,0 +1,188 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/liveproctor/workspaces/deploy/local/ferret"
+	"github.com/liveproctor/workspaces/pkg/basicauth"
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/service"
+)
+
+const (
+	rootKey    = "6f1b7a52-3c1e-4a8e-9d2b-0c5f4e7a9b10"
+	rootSecret = "0e9d8c7b-6a59-4837-a625-1403f2e1d0c9"
+)
+
+func config(t *testing.T, uri string) service.Config {
+	t.Helper()
+	return service.Config{
+		GRPCAddr:      "127.0.0.1:0",
+		MongoURI:      uri,
+		MongoDatabase: "svc" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "_"),
+		EncryptionKey: bytes.Repeat([]byte{7}, 32),
+		HMACKey:       bytes.Repeat([]byte{9}, 32),
+		Bootstrap: app.BootstrapConfig{
+			WorkspaceID: "root", Name: "Root", Products: []string{"pub/math"},
+			AppKey: rootKey, AppSecret: rootSecret,
+		},
+		LTIBaseURL:          "https://lti.example.test",
+		CallTimeout:         5 * time.Second,
+		StoreTimeout:        2 * time.Second,
+		StartTimeout:        30 * time.Second,
+		ShutdownTimeout:     5 * time.Second,
+		CredentialCacheTTL:  time.Second,
+		CredentialCacheSize: 100,
+	}
+}
+
+func startStore(t *testing.T) *ferret.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f, err := ferret.Start(ctx, ferret.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Stop() })
+	return f
+}
+
+func startService(t *testing.T, cfg service.Config, out io.Writer) (*service.Service, workspacev1.WorkspaceServiceClient, *grpc.ClientConn) {
+	t.Helper()
+	svc, err := service.Start(context.Background(), cfg, slog.New(slog.DiscardHandler), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	conn, err := grpc.NewClient(svc.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return svc, workspacev1.NewWorkspaceServiceClient(conn), conn
+}
+
+func as(appKey, appSecret string) context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), "authorization", basicauth.Header(appKey, appSecret))
+}
+
+func wantCode(t *testing.T, err error, want codes.Code) {
+	t.Helper()
+	if got := status.Code(err); got != want {
+		t.Fatalf("error = %v, want code %v", err, want)
+	}
+}
+
+// Internal callers use the gRPC service directly, with the same key pairs
+// and the same rules as REST callers.
+func TestGRPCCallersUseKeyPairs(t *testing.T) {
+	f := startStore(t)
+	_, client, conn := startService(t, config(t, f.URI()), io.Discard)
+	root := as(rootKey, rootSecret)
+
+	_, err := client.ListWorkspaces(context.Background(), &workspacev1.ListWorkspacesRequest{})
+	wantCode(t, err, codes.Unauthenticated)
+	_, err = client.ListWorkspaces(as(rootKey, "wrong"), &workspacev1.ListWorkspacesRequest{})
+	wantCode(t, err, codes.Unauthenticated)
+
+	created, err := client.CreateWorkspace(root, &workspacev1.CreateWorkspaceRequest{
+		Id: "district-1", Name: "District One", Type: "DISTRICT",
+		Products: []*workspacev1.Product{{Bank: &workspacev1.Bank{Id: "pub/math"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(created.GetRegistrationCodes()) == 0 || created.GetAppKeys().GetServer().GetConsumerKey() == "" {
+		t.Fatalf("create result lacks codes or keys: %v", created)
+	}
+
+	var header metadata.MD
+	got, err := client.GetWorkspace(root, &workspacev1.GetWorkspaceRequest{Id: "district-1"}, grpc.Header(&header))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetName() != "District One" || got.GetTypename() != "Workspace" || got.GetParentWorkspaceId() != nil {
+		t.Fatalf("GetWorkspace = %v", got)
+	}
+	if etag := header.Get("etag"); len(etag) != 1 || etag[0] != got.GetEtag() {
+		t.Fatalf("etag header %v, body etag %q", etag, got.GetEtag())
+	}
+
+	server := as(created.GetAppKeys().GetServer().GetConsumerKey(), created.GetAppKeys().GetServer().GetSharedSecret())
+	_, err = client.DeleteWorkspace(server, &workspacev1.DeleteWorkspaceRequest{Id: "district-1"})
+	wantCode(t, err, codes.PermissionDenied)
+	_, err = client.GetWorkspace(server, &workspacev1.GetWorkspaceRequest{Id: "root"})
+	wantCode(t, err, codes.NotFound)
+
+	lti := created.GetAppKeys().GetLti()
+	ltiCtx := as(lti.GetConsumerKey(), lti.GetSharedSecret())
+	_, err = client.GetWorkspace(ltiCtx, &workspacev1.GetWorkspaceRequest{Id: "district-1"})
+	wantCode(t, err, codes.PermissionDenied)
+	who, err := client.Authenticate(ltiCtx, &workspacev1.AuthenticateRequest{})
+	if err != nil || who.GetWorkspaceId() != "district-1" {
+		t.Fatalf("Authenticate with the LTI pair = %v, %v", who, err)
+	}
+
+	health, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil || health.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health = %v, %v", health, err)
+	}
+}
+
+// A generated root key pair is printed on the first start only, and a
+// restart never makes a second root workspace.
+func TestBootstrapGeneratesOnceAndRestartsIdempotently(t *testing.T) {
+	f := startStore(t)
+	cfg := config(t, f.URI())
+	cfg.Bootstrap.AppKey, cfg.Bootstrap.AppSecret = "", ""
+
+	var first bytes.Buffer
+	svc, _, _ := startService(t, cfg, &first)
+	appKey, appSecret := fieldAfter(first.String(), "appKey:"), fieldAfter(first.String(), "appSecret:")
+	if appKey == "" || appSecret == "" {
+		t.Fatalf("first start printed no key pair:\n%s", first.String())
+	}
+	if err := svc.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var second bytes.Buffer
+	_, client, _ := startService(t, cfg, &second)
+	if strings.Contains(second.String(), "appSecret") {
+		t.Fatalf("second start printed a key pair again:\n%s", second.String())
+	}
+	list, err := client.ListWorkspaces(as(appKey, appSecret), &workspacev1.ListWorkspacesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(list.GetWorkspaces()); n != 1 || list.GetWorkspaces()[0].GetId() != "root" {
+		t.Fatalf("after restart the root sees %d workspaces: %v", n, list.GetWorkspaces())
+	}
+}
+
+func fieldAfter(text, label string) string {
+	_, rest, ok := strings.Cut(text, label)
+	if !ok {
+		return ""
+	}
+	fields := strings.Fields(rest)
+	if len(fields) == 0 {
+		return ""
+	}
+	return fields[0]
+}
