@@ -1,0 +1,69 @@
+// Command gateway serves the JSON/REST face of the workspace and auth
+// services, translating each call to gRPC.
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/liveproctor/workspaces/gateway/internal/config"
+	"github.com/liveproctor/workspaces/gateway/internal/server"
+)
+
+func main() {
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	if err := run(logger); err != nil {
+		logger.Error("gateway stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+// run serves until SIGINT or SIGTERM, then drains in-flight requests for at
+// most the configured shutdown timeout.
+func run(logger *slog.Logger) error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(cfg, logger)
+	if err != nil {
+		return err
+	}
+	lis, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return errors.Join(err, srv.Shutdown(context.Background()))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+	logger.Info("gateway listening", "addr", lis.Addr().String(),
+		"workspace_service", cfg.WorkspaceServiceAddr, "auth_service", cfg.AuthServiceAddr)
+
+	select {
+	case err := <-served:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return errors.Join(err, srv.Shutdown(context.Background()))
+	case <-ctx.Done():
+	}
+	stop()
+	logger.Info("gateway shutting down", "timeout", cfg.ShutdownTimeout.String())
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,41 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/liveproctor/workspaces/gateway/internal/config"
+	"github.com/liveproctor/workspaces/pkg/envconfig"
+)
+
+func TestDefaults(t *testing.T) {
+	cfg, err := config.Read(envconfig.FromMap(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config.Config{
+		Addr: ":8080", WorkspaceServiceAddr: "127.0.0.1:9090", AuthServiceAddr: "127.0.0.1:9091",
+		RequestTimeout: 10 * time.Second, MaxBodyBytes: 1 << 20, ShutdownTimeout: 15 * time.Second,
+	}
+	if cfg != want {
+		t.Errorf("got %+v, want %+v", cfg, want)
+	}
+}
+
+func TestValuesAndErrors(t *testing.T) {
+	cfg, err := config.Read(envconfig.FromMap(map[string]string{
+		"GATEWAY_ADDR": "127.0.0.1:1", "REQUEST_TIMEOUT": "2s", "MAX_BODY_BYTES": "10",
+	}))
+	if err != nil || cfg.Addr != "127.0.0.1:1" || cfg.RequestTimeout != 2*time.Second || cfg.MaxBodyBytes != 10 {
+		t.Fatalf("got %+v, %v", cfg, err)
+	}
+	_, err = config.Read(envconfig.FromMap(map[string]string{
+		"GATEWAY_ADDR": "nope", "SHUTDOWN_TIMEOUT": "-1s", "MAX_BODY_BYTES": "0",
+	}))
+	for _, name := range []string{"GATEWAY_ADDR", "SHUTDOWN_TIMEOUT", "MAX_BODY_BYTES"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("error %v does not name %s", err, name)
+		}
+	}
+}

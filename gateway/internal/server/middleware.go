@@ -1,0 +1,116 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"google.golang.org/grpc/codes"
+)
+
+// statusWriter remembers the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+// trackStatus wraps w, or returns it when it already is a statusWriter.
+func trackStatus(w http.ResponseWriter) *statusWriter {
+	if sw, ok := w.(*statusWriter); ok {
+		return sw
+	}
+	return &statusWriter{ResponseWriter: w}
+}
+
+// WriteHeader records the status.
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Write records an implicit 200 and the bytes written.
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Flush flushes the underlying writer when it can.
+func (w *statusWriter) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// started reports whether the status line has been sent.
+func (w *statusWriter) started() bool { return w.status != 0 }
+
+// accessLog writes one line per request: method, path, status, size,
+// duration and request id. Headers (Authorization among them) and query
+// strings are never logged.
+func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := trackStatus(w)
+		next.ServeHTTP(sw, r)
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.Int("status", status),
+			slog.Int64("bytes", sw.bytes),
+			slog.Duration("duration", time.Since(start)),
+			slog.String("request_id", requestIDFrom(r.Context())),
+		)
+	})
+}
+
+// recoverPanics turns a panic into a logged 500 INTERNAL in the error shape,
+// when nothing has been sent yet. http.ErrAbortHandler keeps its meaning.
+func recoverPanics(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := trackStatus(w)
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			logger.Error("panic serving request", "request_id", requestIDFrom(r.Context()),
+				"method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			if !sw.started() {
+				newAPIError(codes.Internal, msgInternal).write(sw, r)
+			}
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// withTimeout bounds each request, and so its backend calls, by timeout.
+// grpc-gateway turns the expired deadline into DEADLINE_EXCEEDED (504).
+func withTimeout(timeout time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}

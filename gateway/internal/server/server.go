@@ -1,0 +1,170 @@
+// Package server is the gateway's HTTP server: grpc-gateway routes that
+// translate the documented JSON/REST API into calls on the workspace and
+// auth services, wrapped in request ids, body limits, timeouts, panic
+// recovery, access logs and one error shape for every failure.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/liveproctor/workspaces/gateway/internal/config"
+	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+)
+
+// maxResponseBytes bounds a backend answer; a full page of workspaces with
+// long product lists stays well below it.
+const maxResponseBytes = 32 << 20
+
+// Server is the gateway: an HTTP server over gRPC connections to both
+// backends.
+type Server struct {
+	logger   *slog.Logger
+	handler  http.Handler
+	http     *http.Server
+	backends []backend
+}
+
+// New builds the gateway. It dials nothing yet: connections to the backends
+// open on first use and reconnect on their own.
+func New(cfg config.Config, logger *slog.Logger) (*Server, error) {
+	workspaceConn, err := dial(cfg.WorkspaceServiceAddr)
+	if err != nil {
+		return nil, err
+	}
+	authConn, err := dial(cfg.AuthServiceAddr)
+	if err != nil {
+		return nil, errors.Join(err, workspaceConn.Close())
+	}
+	s := &Server{
+		logger:   logger,
+		backends: []backend{newBackend("workspace service", workspaceConn), newBackend("auth service", authConn)},
+	}
+	mux, err := s.newMux(cfg, workspaceConn, authConn)
+	if err != nil {
+		return nil, errors.Join(err, s.closeBackends())
+	}
+
+	var h http.Handler = mux
+	h = withTimeout(cfg.RequestTimeout, h)
+	h = limitBody(cfg.MaxBodyBytes, h)
+	h = recoverPanics(logger, h)
+	h = accessLog(logger, h)
+	h = withRequestID(h)
+	s.handler = h
+
+	s.http = &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       cfg.RequestTimeout + 5*time.Second,
+		WriteTimeout:      cfg.RequestTimeout + 5*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	return s, nil
+}
+
+// dial returns a lazy client connection to a backend on the loopback or
+// cluster network, where the gateway speaks plaintext gRPC.
+func dial(addr string) (*grpc.ClientConn, error) {
+	return grpc.NewClient(addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUserAgent("workspaces-gateway"),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxResponseBytes)),
+	)
+}
+
+// newMux builds the grpc-gateway mux with both services' routes, /healthz
+// and /readyz.
+func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientConn) (*runtime.ServeMux, error) {
+	errs := &errorHandler{logger: s.logger, maxBodyBytes: cfg.MaxBodyBytes}
+	mux := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()),
+		runtime.WithIncomingHeaderMatcher(incomingHeader),
+		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
+		runtime.WithOutgoingTrailerMatcher(dropHeader),
+		runtime.WithMetadata(requestMetadata),
+		runtime.WithErrorHandler(errs.handle),
+		runtime.WithRoutingErrorHandler(routingError),
+		runtime.WithDisablePathLengthFallback(),
+	)
+	ctx := context.Background()
+	if err := workspacev1.RegisterWorkspaceServiceHandlerClient(ctx, mux, workspacev1.NewWorkspaceServiceClient(workspaceConn)); err != nil {
+		return nil, err
+	}
+	if err := authv1.RegisterAuthServiceHandlerClient(ctx, mux, authv1.NewAuthServiceClient(authConn)); err != nil {
+		return nil, err
+	}
+	if err := mux.HandlePath(http.MethodGet, "/healthz", healthz); err != nil {
+		return nil, err
+	}
+	if err := mux.HandlePath(http.MethodGet, "/readyz", readyz(s.backends)); err != nil {
+		return nil, err
+	}
+	return mux, nil
+}
+
+// incomingHeader forwards If-Match as if-match metadata and nothing else:
+// grpc-gateway adds Authorization as authorization itself, and the request
+// id travels through requestMetadata. Clients cannot set other metadata.
+func incomingHeader(key string) (string, bool) {
+	if strings.EqualFold(key, "If-Match") {
+		return "if-match", true
+	}
+	return "", false
+}
+
+// outgoingHeader turns the backends' etag and RateLimit-* header metadata
+// into HTTP headers and drops all other metadata.
+func outgoingHeader(key string) (string, bool) {
+	switch strings.ToLower(key) {
+	case "etag":
+		return "ETag", true
+	case "ratelimit", "ratelimit-policy", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset":
+		return http.CanonicalHeaderKey(key), true
+	}
+	return "", false
+}
+
+// dropHeader forwards no trailer metadata.
+func dropHeader(string) (string, bool) { return "", false }
+
+// requestMetadata forwards the request id to the backend.
+func requestMetadata(ctx context.Context, _ *http.Request) metadata.MD {
+	if id := requestIDFrom(ctx); id != "" {
+		return metadata.Pairs(requestIDMetadata, id)
+	}
+	return nil
+}
+
+// Handler returns the gateway's HTTP handler with all middleware.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve serves HTTP on lis until Shutdown; it then returns
+// http.ErrServerClosed.
+func (s *Server) Serve(lis net.Listener) error { return s.http.Serve(lis) }
+
+// Shutdown stops accepting requests, waits for in-flight ones until ctx
+// ends, and closes the backend connections.
+func (s *Server) Shutdown(ctx context.Context) error {
+	return errors.Join(s.http.Shutdown(ctx), s.closeBackends())
+}
+
+func (s *Server) closeBackends() error {
+	var errs []error
+	for _, b := range s.backends {
+		errs = append(errs, b.conn.Close())
+	}
+	return errors.Join(errs...)
+}
