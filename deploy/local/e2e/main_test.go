@@ -88,14 +88,14 @@ type client struct {
 	key, secret string
 }
 
-func asRoot(t *testing.T) client                     { return client{t: t, key: rootKey, secret: rootSecret} }
-func as(t *testing.T, key, secret string) client     { return client{t: t, key: key, secret: secret} }
-func anonymous(t *testing.T) client                  { return client{t: t} }
-func (c client) withT(t *testing.T) client           { c.t = t; return c }
-func (c client) get(path string) *response           { return c.do(http.MethodGet, path, nil) }
+func asRoot(t *testing.T) client                      { return client{t: t, key: rootKey, secret: rootSecret} }
+func as(t *testing.T, key, secret string) client      { return client{t: t, key: key, secret: secret} }
+func anonymous(t *testing.T) client                   { return client{t: t} }
+func (c client) withT(t *testing.T) client            { c.t = t; return c }
+func (c client) get(path string) *response            { return c.do(http.MethodGet, path, nil) }
 func (c client) post(path string, body any) *response { return c.do(http.MethodPost, path, body) }
 func (c client) put(path string, body any) *response  { return c.do(http.MethodPut, path, body) }
-func (c client) delete(path string) *response        { return c.do(http.MethodDelete, path, nil) }
+func (c client) delete(path string) *response         { return c.do(http.MethodDelete, path, nil) }
 
 // do sends body as JSON (a string or []byte is sent as is) with extra
 // headers given as name, value pairs.

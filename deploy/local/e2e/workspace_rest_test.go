@@ -165,7 +165,7 @@ func TestCredentials(t *testing.T) {
 	as(t, "unknown-key", rootSecret).get("/api/workspaces").wantError(http.StatusUnauthorized, "UNAUTHENTICATED", "")
 
 	lti := as(t, res.AppKeys.LTI.ConsumerKey, res.AppKeys.LTI.SharedSecret)
-	lti.get("/api/workspace/" + res.WorkspaceID).wantError(http.StatusForbidden, "PERMISSION_DENIED", "")
+	lti.get("/api/workspace/"+res.WorkspaceID).wantError(http.StatusForbidden, "PERMISSION_DENIED", "")
 	lti.get("/api/workspaces").wantError(http.StatusForbidden, "PERMISSION_DENIED", "")
 }
 
