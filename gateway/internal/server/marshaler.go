@@ -82,9 +82,9 @@ func newDecodeError(err error) *decodeError {
 		e.field, e.description = quotedAfter(text, "duplicate field "), "duplicate field"
 	default:
 		if _, rest, ok := strings.Cut(text, "invalid value for "); ok {
-			if _, after, ok := strings.Cut(rest, " field "); ok {
+			if kind, after, ok := strings.Cut(rest, " field "); ok {
 				if name, value, ok := strings.Cut(after, ": "); ok {
-					e.field, e.description = name, fmt.Sprintf("invalid value %s", value)
+					e.field, e.description = name, fmt.Sprintf("expected %s, got %s", kind, value)
 				}
 			}
 		}
