@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/deploy/local/stack"
+	"github.com/liveproctor/workspaces/pkg/restapi"
 )
 
 const (
@@ -182,26 +183,12 @@ func (r *response) object() map[string]any {
 	return m
 }
 
-// apiError is the error body of contract section 5.
-type apiError struct {
-	Error struct {
-		Code      int    `json:"code"`
-		Status    string `json:"status"`
-		Message   string `json:"message"`
-		RequestID string `json:"requestId"`
-		Details   []struct {
-			Field       string `json:"field"`
-			Description string `json:"description"`
-		} `json:"details"`
-	} `json:"error"`
-}
-
 // wantError checks status, the error shape and, when field is not empty,
 // that a detail names that field (or a field below it).
-func (r *response) wantError(status int, grpcStatus, field string) apiError {
+func (r *response) wantError(status int, grpcStatus, field string) restapi.ErrorBody {
 	r.t.Helper()
 	r.wantStatus(status)
-	var e apiError
+	var e restapi.ErrorBody
 	r.decode(&e)
 	if e.Error.Code != status || e.Error.Status != grpcStatus || e.Error.Message == "" {
 		r.t.Fatalf("%s: error body %s, want code %d status %s and a message", r.what, r.body, status, grpcStatus)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/basicauth"
 	"github.com/liveproctor/workspaces/pkg/grpcfault"
+	"github.com/liveproctor/workspaces/pkg/restapi"
 )
 
 // Messages that replace texts which could reveal internals.
@@ -40,27 +41,8 @@ type apiError struct {
 	httpStatus int
 	code       codes.Code
 	message    string
-	details    []fieldDetail
+	details    []restapi.FieldDetail
 	header     http.Header
-}
-
-// errorBody is the JSON shape of every error answer.
-type errorBody struct {
-	Error errorPayload `json:"error"`
-}
-
-type errorPayload struct {
-	Code      int           `json:"code"`
-	Status    string        `json:"status"`
-	Message   string        `json:"message"`
-	RequestID string        `json:"requestId"`
-	Details   []fieldDetail `json:"details"`
-}
-
-// fieldDetail names a field of the request and what is wrong with it.
-type fieldDetail struct {
-	Field       string `json:"field"`
-	Description string `json:"description"`
 }
 
 // newAPIError returns an error answer with the standard HTTP status for c.
@@ -84,10 +66,10 @@ func (e apiError) write(w http.ResponseWriter, r *http.Request) {
 	h.Del("Content-Length")
 	details := e.details
 	if details == nil {
-		details = []fieldDetail{}
+		details = []restapi.FieldDetail{}
 	}
 	w.WriteHeader(e.httpStatus)
-	_ = json.NewEncoder(w).Encode(errorBody{Error: errorPayload{
+	_ = json.NewEncoder(w).Encode(restapi.ErrorBody{Error: restapi.Error{
 		Code:      e.httpStatus,
 		Status:    code.Code(e.code).String(),
 		Message:   e.message,
@@ -146,7 +128,7 @@ func (h *errorHandler) fromError(r *http.Request, err error) apiError {
 		switch d := d.(type) {
 		case *errdetails.BadRequest:
 			for _, v := range d.GetFieldViolations() {
-				e.details = append(e.details, fieldDetail{Field: v.GetField(), Description: v.GetDescription()})
+				e.details = append(e.details, restapi.FieldDetail{Field: v.GetField(), Description: v.GetDescription()})
 			}
 		case *errdetails.PreconditionFailure:
 			for _, v := range d.GetViolations() {
@@ -164,7 +146,7 @@ func (h *errorHandler) fromError(r *http.Request, err error) apiError {
 		if de := stateFrom(r.Context()).decodeErr; de != nil {
 			e.message = de.message
 			if de.field != "" {
-				e.details = append(e.details, fieldDetail{Field: de.field, Description: de.description})
+				e.details = append(e.details, restapi.FieldDetail{Field: de.field, Description: de.description})
 			}
 		}
 	case codes.Unauthenticated:

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/liveproctor/workspaces/pkg/restapi"
 )
 
 func TestPanicBecomesInternalError(t *testing.T) {
@@ -24,7 +26,7 @@ func TestPanicBecomesInternalError(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	var got errorBody
+	var got restapi.ErrorBody
 	if err := json.Unmarshal(body, &got); err != nil {
 		t.Fatal(err)
 	}

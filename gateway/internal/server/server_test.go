@@ -22,23 +22,12 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcfault"
+	"github.com/liveproctor/workspaces/pkg/restapi"
 )
-
-// errorPayload mirrors the error shape.
-type errorPayload struct {
-	Code      int    `json:"code"`
-	Status    string `json:"status"`
-	Message   string `json:"message"`
-	RequestID string `json:"requestId"`
-	Details   []struct {
-		Field       string `json:"field"`
-		Description string `json:"description"`
-	} `json:"details"`
-}
 
 // checkError asserts an answer is an error in the shape with the given
 // HTTP status and gRPC status name, and returns it.
-func checkError(t *testing.T, resp *http.Response, body []byte, wantHTTP int, wantStatus string) errorPayload {
+func checkError(t *testing.T, resp *http.Response, body []byte, wantHTTP int, wantStatus string) restapi.Error {
 	t.Helper()
 	if resp.StatusCode != wantHTTP {
 		t.Errorf("HTTP status = %d, want %d; body %s", resp.StatusCode, wantHTTP, body)
@@ -55,7 +44,7 @@ func checkError(t *testing.T, resp *http.Response, body []byte, wantHTTP int, wa
 	if !bytes.Contains(raw.Error, []byte(`"details":[`)) {
 		t.Errorf("details is not an array: %s", body)
 	}
-	var p errorPayload
+	var p restapi.Error
 	if err := json.Unmarshal(raw.Error, &p); err != nil {
 		t.Fatal(err)
 	}
