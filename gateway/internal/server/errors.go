@@ -30,8 +30,8 @@ const (
 	msgCanceled    = "the request was canceled"
 )
 
-// defaultRetryAfter is suggested when an unavailable or throttled answer
-// carries no RetryInfo.
+// defaultRetryAfter is suggested when an Unavailable answer carries no
+// RetryInfo.
 const defaultRetryAfter = time.Second
 
 // apiError is an error answer before it is written: the HTTP status, the
@@ -151,15 +151,21 @@ func (h *errorHandler) fromError(r *http.Request, err error) apiError {
 		}
 	case codes.Unauthenticated:
 		e.header.Set("WWW-Authenticate", basicauth.Challenge)
-	case codes.Unavailable, codes.ResourceExhausted:
+	case codes.ResourceExhausted:
+		// The services send RetryInfo with a rate limit (429) and none
+		// with a size limit, which is 413 like the gateway's own.
 		if retryAfter <= 0 {
+			e.httpStatus = http.StatusRequestEntityTooLarge
+			break
+		}
+		e.header.Set("Retry-After", strconv.Itoa(int(math.Ceil(retryAfter.Seconds()))))
+	case codes.Unavailable:
+		if retryAfter <= 0 {
+			// No RetryInfo: the failure is the connection to the
+			// backend, whose text names addresses.
 			retryAfter = defaultRetryAfter
-			if st.Code() == codes.Unavailable {
-				// No RetryInfo: the failure is the connection to the
-				// backend, whose text names addresses.
-				h.logger.Warn("backend unavailable", "request_id", requestIDFrom(r.Context()), "error", st.Message())
-				e.message = msgUnavailable
-			}
+			h.logger.Warn("backend unavailable", "request_id", requestIDFrom(r.Context()), "error", st.Message())
+			e.message = msgUnavailable
 		}
 		e.header.Set("Retry-After", strconv.Itoa(int(math.Ceil(retryAfter.Seconds()))))
 	case codes.DeadlineExceeded:

@@ -269,6 +269,7 @@ func TestStatusMapping(t *testing.T) {
 		{"unavailable with retry info", retry.Err(), 503, "UNAVAILABLE", map[string]string{"Retry-After": "3"}, "store down"},
 		{"throttled", grpcfault.Status(fault.New(fault.Throttled, "slow down")), 429, "RESOURCE_EXHAUSTED",
 			map[string]string{"Retry-After": "1"}, "slow down"},
+		{"too large", grpcfault.Status(fault.New(fault.TooLarge, "too many rows")), 413, "RESOURCE_EXHAUSTED", nil, "too many rows"},
 		{"not found", status.Error(codes.NotFound, "workspace not found"), 404, "NOT_FOUND", nil, "workspace not found"},
 		{"forbidden", status.Error(codes.PermissionDenied, "no"), 403, "PERMISSION_DENIED", nil, "no"},
 		{"internal", status.Error(codes.Internal, "mongo at 10.0.0.7 said no"), 500, "INTERNAL", nil, "internal error"},
