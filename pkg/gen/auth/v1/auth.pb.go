@@ -22,9 +22,10 @@ const (
 )
 
 type CreateSdkTokenRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Email         string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
-	WorkspaceId   string                 `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A plain address (no display name), at most 254 characters.
+	Email         string `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	WorkspaceId   string `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -75,9 +76,9 @@ func (x *CreateSdkTokenRequest) GetWorkspaceId() string {
 
 type CreateSdkTokenResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// 32 random bytes, standard Base64.
+	// 32 random bytes, standard Base64. Shown once; only its digest is kept.
 	Auth string `protobuf:"bytes,1,opt,name=auth,proto3" json:"auth,omitempty"`
-	// RFC 3339, UTC.
+	// RFC 3339, UTC: 8 hours after issue.
 	ExpiresAt     string `protobuf:"bytes,2,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -127,6 +128,536 @@ func (x *CreateSdkTokenResponse) GetExpiresAt() string {
 	return ""
 }
 
+type GetSdkSessionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSdkSessionRequest) Reset() {
+	*x = GetSdkSessionRequest{}
+	mi := &file_auth_v1_auth_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSdkSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSdkSessionRequest) ProtoMessage() {}
+
+func (x *GetSdkSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSdkSessionRequest.ProtoReflect.Descriptor instead.
+func (*GetSdkSessionRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{2}
+}
+
+type SdkSession struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Email       string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	WorkspaceId string                 `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	// RFC 3339, UTC.
+	ExpiresAt     string `protobuf:"bytes,3,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SdkSession) Reset() {
+	*x = SdkSession{}
+	mi := &file_auth_v1_auth_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SdkSession) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SdkSession) ProtoMessage() {}
+
+func (x *SdkSession) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SdkSession.ProtoReflect.Descriptor instead.
+func (*SdkSession) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SdkSession) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *SdkSession) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *SdkSession) GetExpiresAt() string {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return ""
+}
+
+type DeleteSdkSessionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSdkSessionRequest) Reset() {
+	*x = DeleteSdkSessionRequest{}
+	mi := &file_auth_v1_auth_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSdkSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSdkSessionRequest) ProtoMessage() {}
+
+func (x *DeleteSdkSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSdkSessionRequest.ProtoReflect.Descriptor instead.
+func (*DeleteSdkSessionRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{4}
+}
+
+type DeleteSdkSessionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSdkSessionResponse) Reset() {
+	*x = DeleteSdkSessionResponse{}
+	mi := &file_auth_v1_auth_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSdkSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSdkSessionResponse) ProtoMessage() {}
+
+func (x *DeleteSdkSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSdkSessionResponse.ProtoReflect.Descriptor instead.
+func (*DeleteSdkSessionResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{5}
+}
+
+type RevokeUserSdkTokensRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Email         string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	WorkspaceId   string                 `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeUserSdkTokensRequest) Reset() {
+	*x = RevokeUserSdkTokensRequest{}
+	mi := &file_auth_v1_auth_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeUserSdkTokensRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeUserSdkTokensRequest) ProtoMessage() {}
+
+func (x *RevokeUserSdkTokensRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeUserSdkTokensRequest.ProtoReflect.Descriptor instead.
+func (*RevokeUserSdkTokensRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RevokeUserSdkTokensRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *RevokeUserSdkTokensRequest) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+type RevokeUserSdkTokensResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeUserSdkTokensResponse) Reset() {
+	*x = RevokeUserSdkTokensResponse{}
+	mi := &file_auth_v1_auth_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeUserSdkTokensResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeUserSdkTokensResponse) ProtoMessage() {}
+
+func (x *RevokeUserSdkTokensResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeUserSdkTokensResponse.ProtoReflect.Descriptor instead.
+func (*RevokeUserSdkTokensResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{7}
+}
+
+type IntrospectSdkTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IntrospectSdkTokenRequest) Reset() {
+	*x = IntrospectSdkTokenRequest{}
+	mi := &file_auth_v1_auth_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IntrospectSdkTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IntrospectSdkTokenRequest) ProtoMessage() {}
+
+func (x *IntrospectSdkTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IntrospectSdkTokenRequest.ProtoReflect.Descriptor instead.
+func (*IntrospectSdkTokenRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *IntrospectSdkTokenRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+type IntrospectSdkTokenResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Active bool                   `protobuf:"varint,1,opt,name=active,proto3" json:"active,omitempty"`
+	// Set when active.
+	Email         string `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
+	WorkspaceId   string `protobuf:"bytes,3,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	ExpiresAt     string `protobuf:"bytes,4,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IntrospectSdkTokenResponse) Reset() {
+	*x = IntrospectSdkTokenResponse{}
+	mi := &file_auth_v1_auth_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IntrospectSdkTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IntrospectSdkTokenResponse) ProtoMessage() {}
+
+func (x *IntrospectSdkTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IntrospectSdkTokenResponse.ProtoReflect.Descriptor instead.
+func (*IntrospectSdkTokenResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *IntrospectSdkTokenResponse) GetActive() bool {
+	if x != nil {
+		return x.Active
+	}
+	return false
+}
+
+func (x *IntrospectSdkTokenResponse) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *IntrospectSdkTokenResponse) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *IntrospectSdkTokenResponse) GetExpiresAt() string {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return ""
+}
+
+type RevokeSdkTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeSdkTokenRequest) Reset() {
+	*x = RevokeSdkTokenRequest{}
+	mi := &file_auth_v1_auth_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeSdkTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeSdkTokenRequest) ProtoMessage() {}
+
+func (x *RevokeSdkTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeSdkTokenRequest.ProtoReflect.Descriptor instead.
+func (*RevokeSdkTokenRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RevokeSdkTokenRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+type RevokeSdkTokenResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeSdkTokenResponse) Reset() {
+	*x = RevokeSdkTokenResponse{}
+	mi := &file_auth_v1_auth_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeSdkTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeSdkTokenResponse) ProtoMessage() {}
+
+func (x *RevokeSdkTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeSdkTokenResponse.ProtoReflect.Descriptor instead.
+func (*RevokeSdkTokenResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{11}
+}
+
+type RevokeWorkspaceSdkTokensRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WorkspaceId   string                 `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeWorkspaceSdkTokensRequest) Reset() {
+	*x = RevokeWorkspaceSdkTokensRequest{}
+	mi := &file_auth_v1_auth_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeWorkspaceSdkTokensRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeWorkspaceSdkTokensRequest) ProtoMessage() {}
+
+func (x *RevokeWorkspaceSdkTokensRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeWorkspaceSdkTokensRequest.ProtoReflect.Descriptor instead.
+func (*RevokeWorkspaceSdkTokensRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RevokeWorkspaceSdkTokensRequest) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+type RevokeWorkspaceSdkTokensResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeWorkspaceSdkTokensResponse) Reset() {
+	*x = RevokeWorkspaceSdkTokensResponse{}
+	mi := &file_auth_v1_auth_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeWorkspaceSdkTokensResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeWorkspaceSdkTokensResponse) ProtoMessage() {}
+
+func (x *RevokeWorkspaceSdkTokensResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeWorkspaceSdkTokensResponse.ProtoReflect.Descriptor instead.
+func (*RevokeWorkspaceSdkTokensResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{13}
+}
+
 var File_auth_v1_auth_proto protoreflect.FileDescriptor
 
 const file_auth_v1_auth_proto_rawDesc = "" +
@@ -138,9 +669,42 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x16CreateSdkTokenResponse\x12\x12\n" +
 	"\x04auth\x18\x01 \x01(\tR\x04auth\x12\x1d\n" +
 	"\n" +
-	"expires_at\x18\x02 \x01(\tR\texpiresAt2`\n" +
+	"expires_at\x18\x02 \x01(\tR\texpiresAt\"\x16\n" +
+	"\x14GetSdkSessionRequest\"d\n" +
+	"\n" +
+	"SdkSession\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\x12!\n" +
+	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x1d\n" +
+	"\n" +
+	"expires_at\x18\x03 \x01(\tR\texpiresAt\"\x19\n" +
+	"\x17DeleteSdkSessionRequest\"\x1a\n" +
+	"\x18DeleteSdkSessionResponse\"U\n" +
+	"\x1aRevokeUserSdkTokensRequest\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\x12!\n" +
+	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\"\x1d\n" +
+	"\x1bRevokeUserSdkTokensResponse\"1\n" +
+	"\x19IntrospectSdkTokenRequest\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\"\x8c\x01\n" +
+	"\x1aIntrospectSdkTokenResponse\x12\x16\n" +
+	"\x06active\x18\x01 \x01(\bR\x06active\x12\x14\n" +
+	"\x05email\x18\x02 \x01(\tR\x05email\x12!\n" +
+	"\fworkspace_id\x18\x03 \x01(\tR\vworkspaceId\x12\x1d\n" +
+	"\n" +
+	"expires_at\x18\x04 \x01(\tR\texpiresAt\"-\n" +
+	"\x15RevokeSdkTokenRequest\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\"\x18\n" +
+	"\x16RevokeSdkTokenResponse\"D\n" +
+	"\x1fRevokeWorkspaceSdkTokensRequest\x12!\n" +
+	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\"\"\n" +
+	" RevokeWorkspaceSdkTokensResponse2\x83\x05\n" +
 	"\vAuthService\x12Q\n" +
-	"\x0eCreateSdkToken\x12\x1e.auth.v1.CreateSdkTokenRequest\x1a\x1f.auth.v1.CreateSdkTokenResponseB:Z8github.com/liveproctor/workspaces/pkg/gen/auth/v1;authv1b\x06proto3"
+	"\x0eCreateSdkToken\x12\x1e.auth.v1.CreateSdkTokenRequest\x1a\x1f.auth.v1.CreateSdkTokenResponse\x12C\n" +
+	"\rGetSdkSession\x12\x1d.auth.v1.GetSdkSessionRequest\x1a\x13.auth.v1.SdkSession\x12W\n" +
+	"\x10DeleteSdkSession\x12 .auth.v1.DeleteSdkSessionRequest\x1a!.auth.v1.DeleteSdkSessionResponse\x12`\n" +
+	"\x13RevokeUserSdkTokens\x12#.auth.v1.RevokeUserSdkTokensRequest\x1a$.auth.v1.RevokeUserSdkTokensResponse\x12]\n" +
+	"\x12IntrospectSdkToken\x12\".auth.v1.IntrospectSdkTokenRequest\x1a#.auth.v1.IntrospectSdkTokenResponse\x12Q\n" +
+	"\x0eRevokeSdkToken\x12\x1e.auth.v1.RevokeSdkTokenRequest\x1a\x1f.auth.v1.RevokeSdkTokenResponse\x12o\n" +
+	"\x18RevokeWorkspaceSdkTokens\x12(.auth.v1.RevokeWorkspaceSdkTokensRequest\x1a).auth.v1.RevokeWorkspaceSdkTokensResponseB:Z8github.com/liveproctor/workspaces/pkg/gen/auth/v1;authv1b\x06proto3"
 
 var (
 	file_auth_v1_auth_proto_rawDescOnce sync.Once
@@ -154,19 +718,43 @@ func file_auth_v1_auth_proto_rawDescGZIP() []byte {
 	return file_auth_v1_auth_proto_rawDescData
 }
 
-var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_auth_v1_auth_proto_goTypes = []any{
-	(*CreateSdkTokenRequest)(nil),  // 0: auth.v1.CreateSdkTokenRequest
-	(*CreateSdkTokenResponse)(nil), // 1: auth.v1.CreateSdkTokenResponse
+	(*CreateSdkTokenRequest)(nil),            // 0: auth.v1.CreateSdkTokenRequest
+	(*CreateSdkTokenResponse)(nil),           // 1: auth.v1.CreateSdkTokenResponse
+	(*GetSdkSessionRequest)(nil),             // 2: auth.v1.GetSdkSessionRequest
+	(*SdkSession)(nil),                       // 3: auth.v1.SdkSession
+	(*DeleteSdkSessionRequest)(nil),          // 4: auth.v1.DeleteSdkSessionRequest
+	(*DeleteSdkSessionResponse)(nil),         // 5: auth.v1.DeleteSdkSessionResponse
+	(*RevokeUserSdkTokensRequest)(nil),       // 6: auth.v1.RevokeUserSdkTokensRequest
+	(*RevokeUserSdkTokensResponse)(nil),      // 7: auth.v1.RevokeUserSdkTokensResponse
+	(*IntrospectSdkTokenRequest)(nil),        // 8: auth.v1.IntrospectSdkTokenRequest
+	(*IntrospectSdkTokenResponse)(nil),       // 9: auth.v1.IntrospectSdkTokenResponse
+	(*RevokeSdkTokenRequest)(nil),            // 10: auth.v1.RevokeSdkTokenRequest
+	(*RevokeSdkTokenResponse)(nil),           // 11: auth.v1.RevokeSdkTokenResponse
+	(*RevokeWorkspaceSdkTokensRequest)(nil),  // 12: auth.v1.RevokeWorkspaceSdkTokensRequest
+	(*RevokeWorkspaceSdkTokensResponse)(nil), // 13: auth.v1.RevokeWorkspaceSdkTokensResponse
 }
 var file_auth_v1_auth_proto_depIdxs = []int32{
-	0, // 0: auth.v1.AuthService.CreateSdkToken:input_type -> auth.v1.CreateSdkTokenRequest
-	1, // 1: auth.v1.AuthService.CreateSdkToken:output_type -> auth.v1.CreateSdkTokenResponse
-	1, // [1:2] is the sub-list for method output_type
-	0, // [0:1] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	0,  // 0: auth.v1.AuthService.CreateSdkToken:input_type -> auth.v1.CreateSdkTokenRequest
+	2,  // 1: auth.v1.AuthService.GetSdkSession:input_type -> auth.v1.GetSdkSessionRequest
+	4,  // 2: auth.v1.AuthService.DeleteSdkSession:input_type -> auth.v1.DeleteSdkSessionRequest
+	6,  // 3: auth.v1.AuthService.RevokeUserSdkTokens:input_type -> auth.v1.RevokeUserSdkTokensRequest
+	8,  // 4: auth.v1.AuthService.IntrospectSdkToken:input_type -> auth.v1.IntrospectSdkTokenRequest
+	10, // 5: auth.v1.AuthService.RevokeSdkToken:input_type -> auth.v1.RevokeSdkTokenRequest
+	12, // 6: auth.v1.AuthService.RevokeWorkspaceSdkTokens:input_type -> auth.v1.RevokeWorkspaceSdkTokensRequest
+	1,  // 7: auth.v1.AuthService.CreateSdkToken:output_type -> auth.v1.CreateSdkTokenResponse
+	3,  // 8: auth.v1.AuthService.GetSdkSession:output_type -> auth.v1.SdkSession
+	5,  // 9: auth.v1.AuthService.DeleteSdkSession:output_type -> auth.v1.DeleteSdkSessionResponse
+	7,  // 10: auth.v1.AuthService.RevokeUserSdkTokens:output_type -> auth.v1.RevokeUserSdkTokensResponse
+	9,  // 11: auth.v1.AuthService.IntrospectSdkToken:output_type -> auth.v1.IntrospectSdkTokenResponse
+	11, // 12: auth.v1.AuthService.RevokeSdkToken:output_type -> auth.v1.RevokeSdkTokenResponse
+	13, // 13: auth.v1.AuthService.RevokeWorkspaceSdkTokens:output_type -> auth.v1.RevokeWorkspaceSdkTokensResponse
+	7,  // [7:14] is the sub-list for method output_type
+	0,  // [0:7] is the sub-list for method input_type
+	0,  // [0:0] is the sub-list for extension type_name
+	0,  // [0:0] is the sub-list for extension extendee
+	0,  // [0:0] is the sub-list for field type_name
 }
 
 func init() { file_auth_v1_auth_proto_init() }
@@ -180,7 +768,7 @@ func file_auth_v1_auth_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_auth_proto_rawDesc), len(file_auth_v1_auth_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

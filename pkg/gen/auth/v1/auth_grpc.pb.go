@@ -19,7 +19,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AuthService_CreateSdkToken_FullMethodName = "/auth.v1.AuthService/CreateSdkToken"
+	AuthService_CreateSdkToken_FullMethodName           = "/auth.v1.AuthService/CreateSdkToken"
+	AuthService_GetSdkSession_FullMethodName            = "/auth.v1.AuthService/GetSdkSession"
+	AuthService_DeleteSdkSession_FullMethodName         = "/auth.v1.AuthService/DeleteSdkSession"
+	AuthService_RevokeUserSdkTokens_FullMethodName      = "/auth.v1.AuthService/RevokeUserSdkTokens"
+	AuthService_IntrospectSdkToken_FullMethodName       = "/auth.v1.AuthService/IntrospectSdkToken"
+	AuthService_RevokeSdkToken_FullMethodName           = "/auth.v1.AuthService/RevokeSdkToken"
+	AuthService_RevokeWorkspaceSdkTokens_FullMethodName = "/auth.v1.AuthService/RevokeWorkspaceSdkTokens"
 )
 
 // AuthServiceClient is the client API for AuthService service.
@@ -27,11 +33,35 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // AuthService issues and checks the 8-hour tokens that the browser SDK uses.
-// Its token routes arrive with the auth service issue; until then it serves
-// gRPC health only, and this file holds the package so the layout is fixed.
+//
+// Calls that manage tokens carry Basic credentials (an app key and app
+// secret) in the `authorization` metadata, like the workspace service: the
+// caller's workspace must be the token's workspace or manage it. The session
+// calls carry the token itself instead: `authorization: Bearer <token>`.
+//
+// HTTP bindings live in ../../http_rules.yaml.
 type AuthServiceClient interface {
-	// CreateSdkToken issues a token for a user in a workspace the caller may see.
+	// CreateSdkToken issues a token for a user in a workspace the caller may
+	// see. REST: POST /api/login/sdk.
 	CreateSdkToken(ctx context.Context, in *CreateSdkTokenRequest, opts ...grpc.CallOption) (*CreateSdkTokenResponse, error)
+	// GetSdkSession describes the session of the Bearer token in the call.
+	// REST: GET /api/sdk/session.
+	GetSdkSession(ctx context.Context, in *GetSdkSessionRequest, opts ...grpc.CallOption) (*SdkSession, error)
+	// DeleteSdkSession revokes the Bearer token in the call.
+	// REST: DELETE /api/sdk/session.
+	DeleteSdkSession(ctx context.Context, in *DeleteSdkSessionRequest, opts ...grpc.CallOption) (*DeleteSdkSessionResponse, error)
+	// RevokeUserSdkTokens revokes every token of one user in one workspace.
+	// REST: POST /api/logout/sdk.
+	RevokeUserSdkTokens(ctx context.Context, in *RevokeUserSdkTokensRequest, opts ...grpc.CallOption) (*RevokeUserSdkTokensResponse, error)
+	// IntrospectSdkToken tells an internal caller whether a token is live and
+	// whose it is. A token of a workspace the caller may not see is reported
+	// as not active.
+	IntrospectSdkToken(ctx context.Context, in *IntrospectSdkTokenRequest, opts ...grpc.CallOption) (*IntrospectSdkTokenResponse, error)
+	// RevokeSdkToken revokes one token, given by value.
+	RevokeSdkToken(ctx context.Context, in *RevokeSdkTokenRequest, opts ...grpc.CallOption) (*RevokeSdkTokenResponse, error)
+	// RevokeWorkspaceSdkTokens revokes every token of a workspace. The
+	// workspace service calls it when a workspace is deleted.
+	RevokeWorkspaceSdkTokens(ctx context.Context, in *RevokeWorkspaceSdkTokensRequest, opts ...grpc.CallOption) (*RevokeWorkspaceSdkTokensResponse, error)
 }
 
 type authServiceClient struct {
@@ -52,16 +82,100 @@ func (c *authServiceClient) CreateSdkToken(ctx context.Context, in *CreateSdkTok
 	return out, nil
 }
 
+func (c *authServiceClient) GetSdkSession(ctx context.Context, in *GetSdkSessionRequest, opts ...grpc.CallOption) (*SdkSession, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SdkSession)
+	err := c.cc.Invoke(ctx, AuthService_GetSdkSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) DeleteSdkSession(ctx context.Context, in *DeleteSdkSessionRequest, opts ...grpc.CallOption) (*DeleteSdkSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteSdkSessionResponse)
+	err := c.cc.Invoke(ctx, AuthService_DeleteSdkSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) RevokeUserSdkTokens(ctx context.Context, in *RevokeUserSdkTokensRequest, opts ...grpc.CallOption) (*RevokeUserSdkTokensResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeUserSdkTokensResponse)
+	err := c.cc.Invoke(ctx, AuthService_RevokeUserSdkTokens_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) IntrospectSdkToken(ctx context.Context, in *IntrospectSdkTokenRequest, opts ...grpc.CallOption) (*IntrospectSdkTokenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(IntrospectSdkTokenResponse)
+	err := c.cc.Invoke(ctx, AuthService_IntrospectSdkToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) RevokeSdkToken(ctx context.Context, in *RevokeSdkTokenRequest, opts ...grpc.CallOption) (*RevokeSdkTokenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeSdkTokenResponse)
+	err := c.cc.Invoke(ctx, AuthService_RevokeSdkToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *authServiceClient) RevokeWorkspaceSdkTokens(ctx context.Context, in *RevokeWorkspaceSdkTokensRequest, opts ...grpc.CallOption) (*RevokeWorkspaceSdkTokensResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeWorkspaceSdkTokensResponse)
+	err := c.cc.Invoke(ctx, AuthService_RevokeWorkspaceSdkTokens_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AuthServiceServer is the server API for AuthService service.
 // All implementations must embed UnimplementedAuthServiceServer
 // for forward compatibility.
 //
 // AuthService issues and checks the 8-hour tokens that the browser SDK uses.
-// Its token routes arrive with the auth service issue; until then it serves
-// gRPC health only, and this file holds the package so the layout is fixed.
+//
+// Calls that manage tokens carry Basic credentials (an app key and app
+// secret) in the `authorization` metadata, like the workspace service: the
+// caller's workspace must be the token's workspace or manage it. The session
+// calls carry the token itself instead: `authorization: Bearer <token>`.
+//
+// HTTP bindings live in ../../http_rules.yaml.
 type AuthServiceServer interface {
-	// CreateSdkToken issues a token for a user in a workspace the caller may see.
+	// CreateSdkToken issues a token for a user in a workspace the caller may
+	// see. REST: POST /api/login/sdk.
 	CreateSdkToken(context.Context, *CreateSdkTokenRequest) (*CreateSdkTokenResponse, error)
+	// GetSdkSession describes the session of the Bearer token in the call.
+	// REST: GET /api/sdk/session.
+	GetSdkSession(context.Context, *GetSdkSessionRequest) (*SdkSession, error)
+	// DeleteSdkSession revokes the Bearer token in the call.
+	// REST: DELETE /api/sdk/session.
+	DeleteSdkSession(context.Context, *DeleteSdkSessionRequest) (*DeleteSdkSessionResponse, error)
+	// RevokeUserSdkTokens revokes every token of one user in one workspace.
+	// REST: POST /api/logout/sdk.
+	RevokeUserSdkTokens(context.Context, *RevokeUserSdkTokensRequest) (*RevokeUserSdkTokensResponse, error)
+	// IntrospectSdkToken tells an internal caller whether a token is live and
+	// whose it is. A token of a workspace the caller may not see is reported
+	// as not active.
+	IntrospectSdkToken(context.Context, *IntrospectSdkTokenRequest) (*IntrospectSdkTokenResponse, error)
+	// RevokeSdkToken revokes one token, given by value.
+	RevokeSdkToken(context.Context, *RevokeSdkTokenRequest) (*RevokeSdkTokenResponse, error)
+	// RevokeWorkspaceSdkTokens revokes every token of a workspace. The
+	// workspace service calls it when a workspace is deleted.
+	RevokeWorkspaceSdkTokens(context.Context, *RevokeWorkspaceSdkTokensRequest) (*RevokeWorkspaceSdkTokensResponse, error)
 	mustEmbedUnimplementedAuthServiceServer()
 }
 
@@ -74,6 +188,24 @@ type UnimplementedAuthServiceServer struct{}
 
 func (UnimplementedAuthServiceServer) CreateSdkToken(context.Context, *CreateSdkTokenRequest) (*CreateSdkTokenResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateSdkToken not implemented")
+}
+func (UnimplementedAuthServiceServer) GetSdkSession(context.Context, *GetSdkSessionRequest) (*SdkSession, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSdkSession not implemented")
+}
+func (UnimplementedAuthServiceServer) DeleteSdkSession(context.Context, *DeleteSdkSessionRequest) (*DeleteSdkSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteSdkSession not implemented")
+}
+func (UnimplementedAuthServiceServer) RevokeUserSdkTokens(context.Context, *RevokeUserSdkTokensRequest) (*RevokeUserSdkTokensResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeUserSdkTokens not implemented")
+}
+func (UnimplementedAuthServiceServer) IntrospectSdkToken(context.Context, *IntrospectSdkTokenRequest) (*IntrospectSdkTokenResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method IntrospectSdkToken not implemented")
+}
+func (UnimplementedAuthServiceServer) RevokeSdkToken(context.Context, *RevokeSdkTokenRequest) (*RevokeSdkTokenResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeSdkToken not implemented")
+}
+func (UnimplementedAuthServiceServer) RevokeWorkspaceSdkTokens(context.Context, *RevokeWorkspaceSdkTokensRequest) (*RevokeWorkspaceSdkTokensResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeWorkspaceSdkTokens not implemented")
 }
 func (UnimplementedAuthServiceServer) mustEmbedUnimplementedAuthServiceServer() {}
 func (UnimplementedAuthServiceServer) testEmbeddedByValue()                     {}
@@ -114,6 +246,114 @@ func _AuthService_CreateSdkToken_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthService_GetSdkSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSdkSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).GetSdkSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_GetSdkSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).GetSdkSession(ctx, req.(*GetSdkSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_DeleteSdkSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteSdkSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).DeleteSdkSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_DeleteSdkSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).DeleteSdkSession(ctx, req.(*DeleteSdkSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_RevokeUserSdkTokens_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeUserSdkTokensRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).RevokeUserSdkTokens(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_RevokeUserSdkTokens_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).RevokeUserSdkTokens(ctx, req.(*RevokeUserSdkTokensRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_IntrospectSdkToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(IntrospectSdkTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).IntrospectSdkToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_IntrospectSdkToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).IntrospectSdkToken(ctx, req.(*IntrospectSdkTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_RevokeSdkToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeSdkTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).RevokeSdkToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_RevokeSdkToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).RevokeSdkToken(ctx, req.(*RevokeSdkTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuthService_RevokeWorkspaceSdkTokens_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeWorkspaceSdkTokensRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).RevokeWorkspaceSdkTokens(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_RevokeWorkspaceSdkTokens_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).RevokeWorkspaceSdkTokens(ctx, req.(*RevokeWorkspaceSdkTokensRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AuthService_ServiceDesc is the grpc.ServiceDesc for AuthService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -124,6 +364,30 @@ var AuthService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateSdkToken",
 			Handler:    _AuthService_CreateSdkToken_Handler,
+		},
+		{
+			MethodName: "GetSdkSession",
+			Handler:    _AuthService_GetSdkSession_Handler,
+		},
+		{
+			MethodName: "DeleteSdkSession",
+			Handler:    _AuthService_DeleteSdkSession_Handler,
+		},
+		{
+			MethodName: "RevokeUserSdkTokens",
+			Handler:    _AuthService_RevokeUserSdkTokens_Handler,
+		},
+		{
+			MethodName: "IntrospectSdkToken",
+			Handler:    _AuthService_IntrospectSdkToken_Handler,
+		},
+		{
+			MethodName: "RevokeSdkToken",
+			Handler:    _AuthService_RevokeSdkToken_Handler,
+		},
+		{
+			MethodName: "RevokeWorkspaceSdkTokens",
+			Handler:    _AuthService_RevokeWorkspaceSdkTokens_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

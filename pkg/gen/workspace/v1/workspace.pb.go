@@ -1433,6 +1433,113 @@ func (x *UndeleteWorkspaceRequest) GetId() string {
 	return ""
 }
 
+type GetWorkspaceStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetWorkspaceStatusRequest) Reset() {
+	*x = GetWorkspaceStatusRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetWorkspaceStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetWorkspaceStatusRequest) ProtoMessage() {}
+
+func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetWorkspaceStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetWorkspaceStatusRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *GetWorkspaceStatusRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type WorkspaceStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// False once soft-deleted (until undeleted).
+	Active bool `protobuf:"varint,2,opt,name=active,proto3" json:"active,omitempty"`
+	// RFC 3339, UTC, milliseconds: the last time the workspace was deleted,
+	// kept after an undelete. Empty if it never was.
+	LastDeleteTime string `protobuf:"bytes,3,opt,name=last_delete_time,json=lastDeleteTime,proto3" json:"last_delete_time,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *WorkspaceStatus) Reset() {
+	*x = WorkspaceStatus{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkspaceStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkspaceStatus) ProtoMessage() {}
+
+func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkspaceStatus.ProtoReflect.Descriptor instead.
+func (*WorkspaceStatus) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *WorkspaceStatus) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *WorkspaceStatus) GetActive() bool {
+	if x != nil {
+		return x.Active
+	}
+	return false
+}
+
+func (x *WorkspaceStatus) GetLastDeleteTime() string {
+	if x != nil {
+		return x.LastDeleteTime
+	}
+	return ""
+}
+
 type AuthenticateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1441,7 +1548,7 @@ type AuthenticateRequest struct {
 
 func (x *AuthenticateRequest) Reset() {
 	*x = AuthenticateRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[22]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1453,7 +1560,7 @@ func (x *AuthenticateRequest) String() string {
 func (*AuthenticateRequest) ProtoMessage() {}
 
 func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[22]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1466,7 +1573,7 @@ func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{22}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{24}
 }
 
 type AuthenticateResponse struct {
@@ -1481,7 +1588,7 @@ type AuthenticateResponse struct {
 
 func (x *AuthenticateResponse) Reset() {
 	*x = AuthenticateResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1493,7 +1600,7 @@ func (x *AuthenticateResponse) String() string {
 func (*AuthenticateResponse) ProtoMessage() {}
 
 func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1506,7 +1613,7 @@ func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{23}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AuthenticateResponse) GetWorkspaceId() string {
@@ -1644,12 +1751,18 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04etag\x18\x02 \x01(\tR\x04etag\"*\n" +
 	"\x18UndeleteWorkspaceRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x15\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"+\n" +
+	"\x19GetWorkspaceStatusRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"c\n" +
+	"\x0fWorkspaceStatus\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06active\x18\x02 \x01(\bR\x06active\x12(\n" +
+	"\x10last_delete_time\x18\x03 \x01(\tR\x0elastDeleteTime\"\x15\n" +
 	"\x13AuthenticateRequest\"y\n" +
 	"\x14AuthenticateResponse\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x17\n" +
 	"\aapp_key\x18\x02 \x01(\tR\x06appKey\x12%\n" +
-	"\x04tags\x18\x03 \x03(\v2\x11.workspace.v1.TagR\x04tags2\xd2\x05\n" +
+	"\x04tags\x18\x03 \x03(\v2\x11.workspace.v1.TagR\x04tags2\xb0\x06\n" +
 	"\x10WorkspaceService\x12[\n" +
 	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\x12J\n" +
 	"\fGetWorkspace\x12!.workspace.v1.GetWorkspaceRequest\x1a\x17.workspace.v1.Workspace\x12d\n" +
@@ -1658,7 +1771,8 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x0fUpdateWorkspace\x12$.workspace.v1.UpdateWorkspaceRequest\x1a\x17.workspace.v1.Workspace\x12P\n" +
 	"\x0fDeleteWorkspace\x12$.workspace.v1.DeleteWorkspaceRequest\x1a\x17.workspace.v1.Workspace\x12T\n" +
 	"\x11UndeleteWorkspace\x12&.workspace.v1.UndeleteWorkspaceRequest\x1a\x17.workspace.v1.Workspace\x12U\n" +
-	"\fAuthenticate\x12!.workspace.v1.AuthenticateRequest\x1a\".workspace.v1.AuthenticateResponseBDZBgithub.com/liveproctor/workspaces/pkg/gen/workspace/v1;workspacev1b\x06proto3"
+	"\fAuthenticate\x12!.workspace.v1.AuthenticateRequest\x1a\".workspace.v1.AuthenticateResponse\x12\\\n" +
+	"\x12GetWorkspaceStatus\x12'.workspace.v1.GetWorkspaceStatusRequest\x1a\x1d.workspace.v1.WorkspaceStatusBDZBgithub.com/liveproctor/workspaces/pkg/gen/workspace/v1;workspacev1b\x06proto3"
 
 var (
 	file_workspace_v1_workspace_proto_rawDescOnce sync.Once
@@ -1672,7 +1786,7 @@ func file_workspace_v1_workspace_proto_rawDescGZIP() []byte {
 	return file_workspace_v1_workspace_proto_rawDescData
 }
 
-var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*Workspace)(nil),                 // 0: workspace.v1.Workspace
 	(*Address)(nil),                   // 1: workspace.v1.Address
@@ -1696,13 +1810,15 @@ var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*UpdateWorkspaceRequest)(nil),    // 19: workspace.v1.UpdateWorkspaceRequest
 	(*DeleteWorkspaceRequest)(nil),    // 20: workspace.v1.DeleteWorkspaceRequest
 	(*UndeleteWorkspaceRequest)(nil),  // 21: workspace.v1.UndeleteWorkspaceRequest
-	(*AuthenticateRequest)(nil),       // 22: workspace.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),      // 23: workspace.v1.AuthenticateResponse
-	(*wrapperspb.StringValue)(nil),    // 24: google.protobuf.StringValue
-	(*fieldmaskpb.FieldMask)(nil),     // 25: google.protobuf.FieldMask
+	(*GetWorkspaceStatusRequest)(nil), // 22: workspace.v1.GetWorkspaceStatusRequest
+	(*WorkspaceStatus)(nil),           // 23: workspace.v1.WorkspaceStatus
+	(*AuthenticateRequest)(nil),       // 24: workspace.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),      // 25: workspace.v1.AuthenticateResponse
+	(*wrapperspb.StringValue)(nil),    // 26: google.protobuf.StringValue
+	(*fieldmaskpb.FieldMask)(nil),     // 27: google.protobuf.FieldMask
 }
 var file_workspace_v1_workspace_proto_depIdxs = []int32{
-	24, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
+	26, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
 	1,  // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
 	2,  // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
 	4,  // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
@@ -1712,17 +1828,17 @@ var file_workspace_v1_workspace_proto_depIdxs = []int32{
 	8,  // 7: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
 	0,  // 8: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
 	5,  // 9: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
-	24, // 10: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	26, // 10: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
 	1,  // 11: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
 	2,  // 12: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
 	15, // 13: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
 	16, // 14: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
 	17, // 15: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
 	18, // 16: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
-	24, // 17: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	26, // 17: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
 	1,  // 18: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
 	2,  // 19: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	25, // 20: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	27, // 20: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
 	4,  // 21: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
 	6,  // 22: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
 	10, // 23: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
@@ -1731,17 +1847,19 @@ var file_workspace_v1_workspace_proto_depIdxs = []int32{
 	19, // 26: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
 	20, // 27: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
 	21, // 28: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
-	22, // 29: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
-	9,  // 30: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
-	0,  // 31: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
-	12, // 32: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
-	14, // 33: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
-	0,  // 34: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 35: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 36: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
-	23, // 37: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
-	30, // [30:38] is the sub-list for method output_type
-	22, // [22:30] is the sub-list for method input_type
+	24, // 29: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
+	22, // 30: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
+	9,  // 31: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
+	0,  // 32: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
+	12, // 33: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
+	14, // 34: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
+	0,  // 35: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 36: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 37: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
+	25, // 38: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
+	23, // 39: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
+	31, // [31:40] is the sub-list for method output_type
+	22, // [22:31] is the sub-list for method input_type
 	22, // [22:22] is the sub-list for extension type_name
 	22, // [22:22] is the sub-list for extension extendee
 	0,  // [0:22] is the sub-list for field type_name
@@ -1760,7 +1878,7 @@ func file_workspace_v1_workspace_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_workspace_v1_workspace_proto_rawDesc), len(file_workspace_v1_workspace_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

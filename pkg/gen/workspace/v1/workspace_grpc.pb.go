@@ -19,14 +19,15 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WorkspaceService_ListWorkspaces_FullMethodName    = "/workspace.v1.WorkspaceService/ListWorkspaces"
-	WorkspaceService_GetWorkspace_FullMethodName      = "/workspace.v1.WorkspaceService/GetWorkspace"
-	WorkspaceService_ListWorkspaceKeys_FullMethodName = "/workspace.v1.WorkspaceService/ListWorkspaceKeys"
-	WorkspaceService_CreateWorkspace_FullMethodName   = "/workspace.v1.WorkspaceService/CreateWorkspace"
-	WorkspaceService_UpdateWorkspace_FullMethodName   = "/workspace.v1.WorkspaceService/UpdateWorkspace"
-	WorkspaceService_DeleteWorkspace_FullMethodName   = "/workspace.v1.WorkspaceService/DeleteWorkspace"
-	WorkspaceService_UndeleteWorkspace_FullMethodName = "/workspace.v1.WorkspaceService/UndeleteWorkspace"
-	WorkspaceService_Authenticate_FullMethodName      = "/workspace.v1.WorkspaceService/Authenticate"
+	WorkspaceService_ListWorkspaces_FullMethodName     = "/workspace.v1.WorkspaceService/ListWorkspaces"
+	WorkspaceService_GetWorkspace_FullMethodName       = "/workspace.v1.WorkspaceService/GetWorkspace"
+	WorkspaceService_ListWorkspaceKeys_FullMethodName  = "/workspace.v1.WorkspaceService/ListWorkspaceKeys"
+	WorkspaceService_CreateWorkspace_FullMethodName    = "/workspace.v1.WorkspaceService/CreateWorkspace"
+	WorkspaceService_UpdateWorkspace_FullMethodName    = "/workspace.v1.WorkspaceService/UpdateWorkspace"
+	WorkspaceService_DeleteWorkspace_FullMethodName    = "/workspace.v1.WorkspaceService/DeleteWorkspace"
+	WorkspaceService_UndeleteWorkspace_FullMethodName  = "/workspace.v1.WorkspaceService/UndeleteWorkspace"
+	WorkspaceService_Authenticate_FullMethodName       = "/workspace.v1.WorkspaceService/Authenticate"
+	WorkspaceService_GetWorkspaceStatus_FullMethodName = "/workspace.v1.WorkspaceService/GetWorkspaceStatus"
 )
 
 // WorkspaceServiceClient is the client API for WorkspaceService service.
@@ -59,6 +60,11 @@ type WorkspaceServiceClient interface {
 	// Authenticate answers who the credentials in the call's metadata belong
 	// to. Other services (the auth service) use it to check their callers.
 	Authenticate(ctx context.Context, in *AuthenticateRequest, opts ...grpc.CallOption) (*AuthenticateResponse, error)
+	// GetWorkspaceStatus tells whether a workspace the caller may see is
+	// active, and when it was last deleted; unlike GetWorkspace it answers for
+	// deleted workspaces too. The auth service uses it to check that a token's
+	// workspace is live and was not deleted after the token was issued.
+	GetWorkspaceStatus(ctx context.Context, in *GetWorkspaceStatusRequest, opts ...grpc.CallOption) (*WorkspaceStatus, error)
 }
 
 type workspaceServiceClient struct {
@@ -149,6 +155,16 @@ func (c *workspaceServiceClient) Authenticate(ctx context.Context, in *Authentic
 	return out, nil
 }
 
+func (c *workspaceServiceClient) GetWorkspaceStatus(ctx context.Context, in *GetWorkspaceStatusRequest, opts ...grpc.CallOption) (*WorkspaceStatus, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WorkspaceStatus)
+	err := c.cc.Invoke(ctx, WorkspaceService_GetWorkspaceStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkspaceServiceServer is the server API for WorkspaceService service.
 // All implementations must embed UnimplementedWorkspaceServiceServer
 // for forward compatibility.
@@ -179,6 +195,11 @@ type WorkspaceServiceServer interface {
 	// Authenticate answers who the credentials in the call's metadata belong
 	// to. Other services (the auth service) use it to check their callers.
 	Authenticate(context.Context, *AuthenticateRequest) (*AuthenticateResponse, error)
+	// GetWorkspaceStatus tells whether a workspace the caller may see is
+	// active, and when it was last deleted; unlike GetWorkspace it answers for
+	// deleted workspaces too. The auth service uses it to check that a token's
+	// workspace is live and was not deleted after the token was issued.
+	GetWorkspaceStatus(context.Context, *GetWorkspaceStatusRequest) (*WorkspaceStatus, error)
 	mustEmbedUnimplementedWorkspaceServiceServer()
 }
 
@@ -212,6 +233,9 @@ func (UnimplementedWorkspaceServiceServer) UndeleteWorkspace(context.Context, *U
 }
 func (UnimplementedWorkspaceServiceServer) Authenticate(context.Context, *AuthenticateRequest) (*AuthenticateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Authenticate not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) GetWorkspaceStatus(context.Context, *GetWorkspaceStatusRequest) (*WorkspaceStatus, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetWorkspaceStatus not implemented")
 }
 func (UnimplementedWorkspaceServiceServer) mustEmbedUnimplementedWorkspaceServiceServer() {}
 func (UnimplementedWorkspaceServiceServer) testEmbeddedByValue()                          {}
@@ -378,6 +402,24 @@ func _WorkspaceService_Authenticate_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkspaceService_GetWorkspaceStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetWorkspaceStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).GetWorkspaceStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_GetWorkspaceStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).GetWorkspaceStatus(ctx, req.(*GetWorkspaceStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WorkspaceService_ServiceDesc is the grpc.ServiceDesc for WorkspaceService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -416,6 +458,10 @@ var WorkspaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Authenticate",
 			Handler:    _WorkspaceService_Authenticate_Handler,
+		},
+		{
+			MethodName: "GetWorkspaceStatus",
+			Handler:    _WorkspaceService_GetWorkspaceStatus_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
