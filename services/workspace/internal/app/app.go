@@ -19,10 +19,13 @@ type SecretBox interface {
 	Digest(appKey, secret string) []byte
 }
 
-// TokenRevoker revokes every SDK token of a workspace. Deleting a workspace
-// calls it; nil until the auth service is wired in.
+// TokenRevoker revokes every SDK token of a workspace in the auth service.
+// Deleting a workspace calls it after the delete is stored; it returns at
+// once and keeps trying in the background. Tokens of a deleted workspace
+// are dead whether or not it has succeeded yet: the auth service checks
+// each token's workspace status (see GetWorkspaceStatus).
 type TokenRevoker interface {
-	RevokeWorkspaceTokens(workspaceID string) error
+	RevokeWorkspaceTokens(workspaceID string)
 }
 
 // Settings are the application's tunables.
@@ -44,10 +47,14 @@ type App struct {
 	settings Settings
 	now      func() time.Time
 	creds    *ttlcache.Cache[string, credential]
+	revoker  TokenRevoker // nil: no auth service to tell
 }
 
 // Option changes how New builds an App.
 type Option func(*App)
+
+// WithTokenRevoker tells the auth service about deleted workspaces.
+func WithTokenRevoker(r TokenRevoker) Option { return func(a *App) { a.revoker = r } }
 
 // WithClock replaces time.Now, for tests.
 func WithClock(now func() time.Time) Option { return func(a *App) { a.now = now } }

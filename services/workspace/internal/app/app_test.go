@@ -26,13 +26,13 @@ type fixture struct {
 	root domain.Caller
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, opts ...app.Option) *fixture {
 	t.Helper()
 	box, err := secretbox.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := app.New(memstore.New(), box, app.Settings{LTIBaseURL: "https://lti.test"})
+	a := app.New(memstore.New(), box, app.Settings{LTIBaseURL: "https://lti.test"}, opts...)
 	ctx := context.Background()
 	if _, err := a.Bootstrap(ctx, app.BootstrapConfig{
 		WorkspaceID: "root", Name: "Root", Products: []string{"pub/math", "pub/ela"},
@@ -314,4 +314,47 @@ func TestAuthenticateRefusesWrongSecret(t *testing.T) {
 	if !errors.Is(err, app.ErrBadCredentials) {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// revocations records what the application asked the auth service to revoke.
+type revocations struct{ ids []string }
+
+func (r *revocations) RevokeWorkspaceTokens(id string) { r.ids = append(r.ids, id) }
+
+func TestDeleteRevokesTokensAndStatusRemembersIt(t *testing.T) {
+	revoked := &revocations{}
+	f := newFixture(t, app.WithTokenRevoker(revoked))
+	ctx := context.Background()
+	f.create(f.root, app.CreateInput{ID: "d1"})
+
+	st, err := f.app.GetWorkspaceStatus(ctx, f.root, "d1")
+	if err != nil || st.Deleted() || !st.LastDeletedAt.IsZero() {
+		t.Fatalf("status before delete: %+v, %v", st, err)
+	}
+	if _, err := f.app.DeleteWorkspace(ctx, f.root, "d1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(revoked.ids) != "[d1]" {
+		t.Fatalf("revoked %v, want [d1]", revoked.ids)
+	}
+	st, err = f.app.GetWorkspaceStatus(ctx, f.root, "d1")
+	if err != nil || !st.Deleted() || st.LastDeletedAt.IsZero() {
+		t.Fatalf("status after delete: %+v, %v", st, err)
+	}
+	deletedAt := st.LastDeletedAt
+	if _, err := f.app.UndeleteWorkspace(ctx, f.root, "d1"); err != nil {
+		t.Fatal(err)
+	}
+	st, err = f.app.GetWorkspaceStatus(ctx, f.root, "d1")
+	if err != nil || st.Deleted() || !st.LastDeletedAt.Equal(deletedAt) {
+		t.Fatalf("status after undelete: %+v, %v; want active, last deleted %v", st, err, deletedAt)
+	}
+	if fmt.Sprint(revoked.ids) != "[d1]" {
+		t.Fatalf("undelete revoked again: %v", revoked.ids)
+	}
+
+	// Status follows visibility like a get.
+	_, other := f.create(f.root, app.CreateInput{ID: "other"})
+	_, err = f.app.GetWorkspaceStatus(ctx, other, "d1")
+	wantKind(t, err, fault.NotFound)
 }

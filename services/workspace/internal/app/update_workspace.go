@@ -136,14 +136,18 @@ func (a *App) setDeleted(ctx context.Context, caller domain.Caller, id, ifMatch 
 		}
 		now := a.timestamp()
 		w.UpdatedAt = now
-		w.DeletedAt = now
-		if !deleted {
+		if deleted {
+			w.DeletedAt, w.LastDeletedAt = now, now
+		} else {
 			w.DeletedAt = time.Time{}
 		}
 		err = a.repo.Update(ctx, w)
 		switch {
 		case err == nil:
 			a.forgetKeys(w)
+			if deleted && a.revoker != nil {
+				a.revoker.RevokeWorkspaceTokens(w.ID)
+			}
 			return w, nil
 		case errors.Is(err, domain.ErrRevisionChanged) && ifMatch == "" && attempt < updateAttempts:
 			continue

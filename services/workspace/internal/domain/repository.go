@@ -37,7 +37,8 @@ type Repository interface {
 	// List returns active workspaces matching q, in list order.
 	List(ctx context.Context, q ListQuery) ([]*Workspace, error)
 	// Update stores w's mutable fields (name, type, parent, address,
-	// products, objective documents, updated and deleted times) if the
+	// products, objective documents, updated, deleted and last deleted
+	// times) if the
 	// stored revision still equals w.Revision, and then sets w.Revision to
 	// the new revision. Otherwise it returns ErrRevisionChanged.
 	Update(ctx context.Context, w *Workspace) error

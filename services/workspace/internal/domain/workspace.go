@@ -69,6 +69,9 @@ type Workspace struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	DeletedAt time.Time // zero while active
+	// LastDeletedAt is the last time the workspace was deleted, kept after
+	// an undelete: SDK tokens issued before it stay dead.
+	LastDeletedAt time.Time
 
 	// Revision counts stored changes; it is the workspace's etag and the
 	// guard of optimistic concurrency.

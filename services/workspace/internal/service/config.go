@@ -22,6 +22,16 @@ type Config struct {
 	Bootstrap  app.BootstrapConfig // BOOTSTRAP_*
 	LTIBaseURL string              // PUBLIC_BASE_URL
 
+	// AuthServiceAddr is told about deleted workspaces (AUTH_SERVICE_ADDR);
+	// empty: nobody is told, and the auth service's own status check is
+	// what keeps a deleted workspace's tokens out.
+	AuthServiceAddr string
+	// ServiceAppKey/Secret is the key pair this service calls the auth
+	// service with (SERVICE_APP_KEY, SERVICE_APP_SECRET; default: the
+	// bootstrap pair). It must belong to the root workspace.
+	ServiceAppKey    string
+	ServiceAppSecret string
+
 	CallTimeout         time.Duration // WORKSPACE_CALL_TIMEOUT: bound of one gRPC call
 	StoreTimeout        time.Duration // MONGODB_TIMEOUT: server selection and connect
 	StartTimeout        time.Duration // START_TIMEOUT: how long start-up waits for the store
@@ -46,6 +56,7 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 			AppSecret:   r.String("BOOTSTRAP_APP_SECRET", ""),
 		},
 		LTIBaseURL:          r.String("PUBLIC_BASE_URL", "http://127.0.0.1:8080"),
+		AuthServiceAddr:     r.String("AUTH_SERVICE_ADDR", ""),
 		CallTimeout:         r.Duration("WORKSPACE_CALL_TIMEOUT", 5*time.Second),
 		StoreTimeout:        r.Duration("MONGODB_TIMEOUT", 3*time.Second),
 		StartTimeout:        r.Duration("START_TIMEOUT", 60*time.Second),
@@ -53,6 +64,8 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 		CredentialCacheTTL:  r.Duration("CREDENTIAL_CACHE_TTL", 10*time.Second),
 		CredentialCacheSize: r.Int("CREDENTIAL_CACHE_SIZE", 10000, 1, 10_000_000),
 	}
+	cfg.ServiceAppKey = r.String("SERVICE_APP_KEY", cfg.Bootstrap.AppKey)
+	cfg.ServiceAppSecret = r.String("SERVICE_APP_SECRET", cfg.Bootstrap.AppSecret)
 	if cfg.EncryptionKey == nil {
 		r.Required("KEY_ENCRYPTION_KEY")
 	}

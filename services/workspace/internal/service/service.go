@@ -12,11 +12,14 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/grpcmw"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/authclient"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
@@ -34,6 +37,9 @@ type Service struct {
 	served chan error
 	stop   context.CancelFunc
 	probed chan struct{}
+
+	authConn *grpc.ClientConn    // nil without AUTH_SERVICE_ADDR
+	revoker  *authclient.Revoker // nil without AUTH_SERVICE_ADDR
 }
 
 // Start connects to the store, makes sure indexes and the root workspace
@@ -61,11 +67,27 @@ func (s *Service) start(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	repo := mongostore.New(s.mongo.Database(s.cfg.MongoDatabase))
+	var opts []app.Option
+	switch {
+	case s.cfg.AuthServiceAddr == "":
+		s.logger.Warn("AUTH_SERVICE_ADDR is not set: deleted workspaces' tokens are refused by the auth service's status check but not removed")
+	case s.cfg.ServiceAppKey == "" || s.cfg.ServiceAppSecret == "":
+		return errors.New("AUTH_SERVICE_ADDR is set: set SERVICE_APP_KEY and SERVICE_APP_SECRET (a key pair of the root workspace) too")
+	default:
+		s.authConn, err = grpc.NewClient(s.cfg.AuthServiceAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return fmt.Errorf("AUTH_SERVICE_ADDR: %w", err)
+		}
+		s.revoker = authclient.New(s.authConn, s.cfg.ServiceAppKey, s.cfg.ServiceAppSecret, authclient.Settings{
+			CallTimeout: s.cfg.CallTimeout, GiveUpAfter: 10 * time.Minute, FirstRetry: 500 * time.Millisecond, MaxRetryWait: 30 * time.Second,
+		}, s.logger)
+		opts = append(opts, app.WithTokenRevoker(s.revoker))
+	}
 	application := app.New(repo, box, app.Settings{
 		LTIBaseURL:          s.cfg.LTIBaseURL,
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,
 		CredentialCacheSize: s.cfg.CredentialCacheSize,
-	})
+	}, opts...)
 
 	var boot app.BootstrapResult
 	err = retryUntil(ctx, s.cfg.StartTimeout, s.logger, "prepare the workspace store", func(ctx context.Context) error {
@@ -89,7 +111,7 @@ func (s *Service) start(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("WORKSPACE_GRPC_ADDR: %w", err)
 	}
 	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(
-		grpcport.ErrorInterceptor(s.logger, s.cfg.CallTimeout),
+		grpcmw.ErrorInterceptor(s.logger, s.cfg.CallTimeout),
 		grpcport.AuthInterceptor(application),
 	))
 	workspacev1.RegisterWorkspaceServiceServer(s.grpc, grpcport.NewServer(application))
@@ -123,6 +145,10 @@ func (s *Service) Close() error {
 	case <-stopped:
 	case <-time.After(s.cfg.ShutdownTimeout):
 		s.grpc.Stop()
+	}
+	if s.revoker != nil {
+		s.revoker.Close()
+		_ = s.authConn.Close()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -29,6 +29,7 @@ type workspaceDoc struct {
 	CreatedAt          time.Time  `bson:"createdAt"`
 	UpdatedAt          time.Time  `bson:"updatedAt"`
 	DeletedAt          *time.Time `bson:"deletedAt"` // null while active; lists filter on it
+	LastDeletedAt      *time.Time `bson:"lastDeletedAt"`
 	Revision           int64      `bson:"revision"`
 }
 
@@ -84,6 +85,7 @@ func fromWorkspace(w *domain.Workspace) workspaceDoc {
 		CreatedAt:          w.CreatedAt.UTC(),
 		UpdatedAt:          w.UpdatedAt.UTC(),
 		DeletedAt:          timeOrNil(w.DeletedAt),
+		LastDeletedAt:      timeOrNil(w.LastDeletedAt),
 		Revision:           w.Revision,
 	}
 	if w.ParentID != "" {
@@ -131,6 +133,9 @@ func (d *workspaceDoc) toWorkspace() *domain.Workspace {
 	}
 	if d.DeletedAt != nil {
 		w.DeletedAt = d.DeletedAt.UTC()
+	}
+	if d.LastDeletedAt != nil {
+		w.LastDeletedAt = d.LastDeletedAt.UTC()
 	}
 	for i, k := range d.Keys {
 		w.Keys[i] = domain.KeyPair{

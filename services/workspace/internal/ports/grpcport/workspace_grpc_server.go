@@ -109,3 +109,15 @@ func withETag(ctx context.Context) func(*domain.Workspace, error) (*workspacev1.
 		return workspaceToProto(w), nil
 	}
 }
+
+func (s *Server) GetWorkspaceStatus(ctx context.Context, req *workspacev1.GetWorkspaceStatusRequest) (*workspacev1.WorkspaceStatus, error) {
+	w, err := s.app.GetWorkspaceStatus(ctx, callerFrom(ctx), req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	out := &workspacev1.WorkspaceStatus{Id: w.ID, Active: !w.Deleted()}
+	if !w.LastDeletedAt.IsZero() {
+		out.LastDeleteTime = formatTime(w.LastDeletedAt)
+	}
+	return out, nil
+}

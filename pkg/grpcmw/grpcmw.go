@@ -1,0 +1,81 @@
+// Package grpcmw holds the gRPC server middleware both services share.
+package grpcmw
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/grpcfault"
+)
+
+// Quiet reports whether a method is infrastructure (health checks,
+// reflection): callable without credentials and not logged when it succeeds.
+func Quiet(method string) bool {
+	return strings.HasPrefix(method, "/grpc.health.v1.Health/") ||
+		strings.HasPrefix(method, "/grpc.reflection.")
+}
+
+// ErrorInterceptor bounds every call by timeout, turns errors into gRPC
+// statuses through the one table in grpcfault, and logs each call with its
+// request id. Internal errors are logged in full; callers see a fixed text.
+// It goes first in the chain, so it also sees the errors of the
+// interceptors after it.
+func ErrorInterceptor(logger *slog.Logger, timeout time.Duration) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		resp, err := handler(ctx, req)
+		st := grpcfault.Status(err)
+		level := slog.LevelInfo
+		attrs := []slog.Attr{
+			slog.String("method", info.FullMethod),
+			slog.String("code", status.Code(st).String()),
+			slog.Duration("duration", time.Since(start)),
+			slog.String("request_id", RequestID(ctx)),
+		}
+		switch fault.KindOf(err) {
+		case fault.Internal:
+			if err != nil {
+				level = slog.LevelError
+				attrs = append(attrs, slog.String("error", err.Error()))
+			}
+		case fault.Unavailable:
+			level = slog.LevelWarn
+			attrs = append(attrs, slog.String("error", err.Error()))
+		}
+		if !Quiet(info.FullMethod) || err != nil {
+			logger.LogAttrs(ctx, level, "grpc call", attrs...)
+		}
+		if err != nil {
+			return nil, st
+		}
+		return resp, nil
+	}
+}
+
+// RequestID is the gateway's X-Request-Id, forwarded as x-request-id
+// metadata; empty when absent or implausibly long.
+func RequestID(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get("x-request-id"); len(v) == 1 && len(v[0]) <= 128 {
+		return v[0]
+	}
+	return ""
+}
+
+// OutgoingRequestID copies the incoming request id onto an outgoing call,
+// so one id follows a request through every service.
+func OutgoingRequestID(ctx context.Context) context.Context {
+	if id := RequestID(ctx); id != "" {
+		return metadata.AppendToOutgoingContext(ctx, "x-request-id", id)
+	}
+	return ctx
+}
