@@ -1482,11 +1482,13 @@ type WorkspaceStatus struct {
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// False once soft-deleted (until undeleted).
 	Active bool `protobuf:"varint,2,opt,name=active,proto3" json:"active,omitempty"`
-	// RFC 3339, UTC, milliseconds: the last time the workspace was deleted,
-	// kept after an undelete. Empty if it never was.
-	LastDeleteTime string `protobuf:"bytes,3,opt,name=last_delete_time,json=lastDeleteTime,proto3" json:"last_delete_time,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// RFC 3339, UTC, milliseconds: SDK tokens issued at or before this time
+	// are dead. Set when the workspace is deleted and again when it is
+	// undeleted, so no token issued before or during a deletion comes back.
+	// Empty if the workspace was never deleted.
+	TokenCutoffTime string `protobuf:"bytes,3,opt,name=token_cutoff_time,json=tokenCutoffTime,proto3" json:"token_cutoff_time,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *WorkspaceStatus) Reset() {
@@ -1533,9 +1535,9 @@ func (x *WorkspaceStatus) GetActive() bool {
 	return false
 }
 
-func (x *WorkspaceStatus) GetLastDeleteTime() string {
+func (x *WorkspaceStatus) GetTokenCutoffTime() string {
 	if x != nil {
-		return x.LastDeleteTime
+		return x.TokenCutoffTime
 	}
 	return ""
 }
@@ -1753,11 +1755,11 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x18UndeleteWorkspaceRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"+\n" +
 	"\x19GetWorkspaceStatusRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"c\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"e\n" +
 	"\x0fWorkspaceStatus\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
-	"\x06active\x18\x02 \x01(\bR\x06active\x12(\n" +
-	"\x10last_delete_time\x18\x03 \x01(\tR\x0elastDeleteTime\"\x15\n" +
+	"\x06active\x18\x02 \x01(\bR\x06active\x12*\n" +
+	"\x11token_cutoff_time\x18\x03 \x01(\tR\x0ftokenCutoffTime\"\x15\n" +
 	"\x13AuthenticateRequest\"y\n" +
 	"\x14AuthenticateResponse\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x17\n" +

@@ -61,9 +61,9 @@ type WorkspaceServiceClient interface {
 	// to. Other services (the auth service) use it to check their callers.
 	Authenticate(ctx context.Context, in *AuthenticateRequest, opts ...grpc.CallOption) (*AuthenticateResponse, error)
 	// GetWorkspaceStatus tells whether a workspace the caller may see is
-	// active, and when it was last deleted; unlike GetWorkspace it answers for
-	// deleted workspaces too. The auth service uses it to check that a token's
-	// workspace is live and was not deleted after the token was issued.
+	// active, and before when its SDK tokens are dead; unlike GetWorkspace it
+	// answers for deleted workspaces too. The auth service checks every
+	// session against it.
 	GetWorkspaceStatus(ctx context.Context, in *GetWorkspaceStatusRequest, opts ...grpc.CallOption) (*WorkspaceStatus, error)
 }
 
@@ -196,9 +196,9 @@ type WorkspaceServiceServer interface {
 	// to. Other services (the auth service) use it to check their callers.
 	Authenticate(context.Context, *AuthenticateRequest) (*AuthenticateResponse, error)
 	// GetWorkspaceStatus tells whether a workspace the caller may see is
-	// active, and when it was last deleted; unlike GetWorkspace it answers for
-	// deleted workspaces too. The auth service uses it to check that a token's
-	// workspace is live and was not deleted after the token was issued.
+	// active, and before when its SDK tokens are dead; unlike GetWorkspace it
+	// answers for deleted workspaces too. The auth service checks every
+	// session against it.
 	GetWorkspaceStatus(context.Context, *GetWorkspaceStatusRequest) (*WorkspaceStatus, error)
 	mustEmbedUnimplementedWorkspaceServiceServer()
 }

@@ -1,26 +1,17 @@
-// Command auth serves the auth service over gRPC.
-//
-// It issues the 8-hour SDK tokens; until that arrives it serves gRPC health
-// (and reflection) so the gateway and the orchestrator can already depend on
-// it being there.
+// Command auth serves the auth service over gRPC: the 8-hour SDK tokens,
+// kept in Redis.
 package main
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/health"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/reflection"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/services/auth/internal/service"
 )
 
 func main() {
@@ -32,39 +23,21 @@ func main() {
 }
 
 func run(logger *slog.Logger) error {
-	env := envconfig.New()
-	addr := env.Addr("AUTH_GRPC_ADDR", ":9091")
-	shutdown := env.Duration("SHUTDOWN_TIMEOUT", 15*time.Second)
-	if err := env.Err(); err != nil {
+	cfg, err := service.ConfigFromEnv(envconfig.New())
+	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	lis, err := net.Listen("tcp", addr)
+	svc, err := service.Start(cfg, logger)
 	if err != nil {
-		return fmt.Errorf("AUTH_GRPC_ADDR: %w", err)
-	}
-	srv := grpc.NewServer()
-	hs := health.NewServer()
-	healthpb.RegisterHealthServer(srv, hs)
-	reflection.Register(srv)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(lis) }()
-	logger.Info("auth service serving", "addr", lis.Addr().String())
-
-	select {
-	case <-ctx.Done():
-	case err := <-served:
 		return err
 	}
-	hs.Shutdown()
-	done := make(chan struct{})
-	go func() { srv.GracefulStop(); close(done) }()
 	select {
-	case <-done:
-	case <-time.After(shutdown):
-		srv.Stop()
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case err := <-svc.Done():
+		logger.Error("gRPC server stopped", "error", fmt.Sprint(err))
 	}
-	return nil
+	return svc.Close()
 }

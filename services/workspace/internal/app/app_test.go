@@ -328,7 +328,7 @@ func TestDeleteRevokesTokensAndStatusRemembersIt(t *testing.T) {
 	f.create(f.root, app.CreateInput{ID: "d1"})
 
 	st, err := f.app.GetWorkspaceStatus(ctx, f.root, "d1")
-	if err != nil || st.Deleted() || !st.LastDeletedAt.IsZero() {
+	if err != nil || st.Deleted() || !st.TokenCutoff.IsZero() {
 		t.Fatalf("status before delete: %+v, %v", st, err)
 	}
 	if _, err := f.app.DeleteWorkspace(ctx, f.root, "d1", ""); err != nil {
@@ -338,16 +338,16 @@ func TestDeleteRevokesTokensAndStatusRemembersIt(t *testing.T) {
 		t.Fatalf("revoked %v, want [d1]", revoked.ids)
 	}
 	st, err = f.app.GetWorkspaceStatus(ctx, f.root, "d1")
-	if err != nil || !st.Deleted() || st.LastDeletedAt.IsZero() {
+	if err != nil || !st.Deleted() || st.TokenCutoff.IsZero() {
 		t.Fatalf("status after delete: %+v, %v", st, err)
 	}
-	deletedAt := st.LastDeletedAt
+	deletedAt := st.TokenCutoff
 	if _, err := f.app.UndeleteWorkspace(ctx, f.root, "d1"); err != nil {
 		t.Fatal(err)
 	}
 	st, err = f.app.GetWorkspaceStatus(ctx, f.root, "d1")
-	if err != nil || st.Deleted() || !st.LastDeletedAt.Equal(deletedAt) {
-		t.Fatalf("status after undelete: %+v, %v; want active, last deleted %v", st, err, deletedAt)
+	if err != nil || st.Deleted() || st.TokenCutoff.Before(deletedAt) {
+		t.Fatalf("status after undelete: %+v, %v; want active, token cutoff not before %v", st, err, deletedAt)
 	}
 	if fmt.Sprint(revoked.ids) != "[d1]" {
 		t.Fatalf("undelete revoked again: %v", revoked.ids)

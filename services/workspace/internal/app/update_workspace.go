@@ -136,8 +136,9 @@ func (a *App) setDeleted(ctx context.Context, caller domain.Caller, id, ifMatch 
 		}
 		now := a.timestamp()
 		w.UpdatedAt = now
+		w.TokenCutoff = now
 		if deleted {
-			w.DeletedAt, w.LastDeletedAt = now, now
+			w.DeletedAt = now
 		} else {
 			w.DeletedAt = time.Time{}
 		}

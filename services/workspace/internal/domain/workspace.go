@@ -69,9 +69,10 @@ type Workspace struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	DeletedAt time.Time // zero while active
-	// LastDeletedAt is the last time the workspace was deleted, kept after
-	// an undelete: SDK tokens issued before it stay dead.
-	LastDeletedAt time.Time
+	// TokenCutoff: SDK tokens issued at or before it are dead. A delete
+	// sets it, and so does an undelete, so no token issued before or
+	// during a deletion comes back.
+	TokenCutoff time.Time
 
 	// Revision counts stored changes; it is the workspace's etag and the
 	// guard of optimistic concurrency.

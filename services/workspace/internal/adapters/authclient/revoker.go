@@ -59,20 +59,29 @@ func New(conn grpc.ClientConnInterface, appKey, appSecret string, settings Setti
 	}
 }
 
-// RevokeWorkspaceTokens starts revoking in the background and returns.
+// RevokeWorkspaceTokens tries once, so that in the usual case the tokens
+// are gone when the delete answers, and if that fails keeps trying in the
+// background.
 func (r *Revoker) RevokeWorkspaceTokens(workspaceID string) {
+	err := r.attempt(workspaceID)
+	if err == nil {
+		return
+	}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		r.revoke(workspaceID)
+		r.retry(workspaceID, err)
 	}()
 }
 
-func (r *Revoker) revoke(workspaceID string) {
+// retry goes on after a first failed attempt.
+func (r *Revoker) retry(workspaceID string, err error) {
 	deadline := time.Now().Add(r.settings.GiveUpAfter)
 	wait := r.settings.FirstRetry
 	for attempt := 1; ; attempt++ {
-		err := r.attempt(workspaceID)
+		if attempt > 1 {
+			err = r.attempt(workspaceID)
+		}
 		if err == nil {
 			if attempt > 1 {
 				r.logger.Info("revoked the tokens of a deleted workspace", "workspace_id", workspaceID, "attempts", attempt)

@@ -118,7 +118,7 @@ func (r *Repository) Update(_ context.Context, w *domain.Workspace) error {
 	next.Name, next.Type, next.ParentID, next.Address = w.Name, w.Type, w.ParentID, w.Address
 	next.Products = slices.Clone(w.Products)
 	next.ObjectiveDocuments = slices.Clone(w.ObjectiveDocuments)
-	next.UpdatedAt, next.DeletedAt, next.LastDeletedAt = w.UpdatedAt, w.DeletedAt, w.LastDeletedAt
+	next.UpdatedAt, next.DeletedAt, next.TokenCutoff = w.UpdatedAt, w.DeletedAt, w.TokenCutoff
 	next.Revision++
 	r.workspaces[w.ID] = next
 	w.Revision = next.Revision

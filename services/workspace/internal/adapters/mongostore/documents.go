@@ -29,7 +29,7 @@ type workspaceDoc struct {
 	CreatedAt          time.Time  `bson:"createdAt"`
 	UpdatedAt          time.Time  `bson:"updatedAt"`
 	DeletedAt          *time.Time `bson:"deletedAt"` // null while active; lists filter on it
-	LastDeletedAt      *time.Time `bson:"lastDeletedAt"`
+	TokenCutoff        *time.Time `bson:"tokenCutoff"`
 	Revision           int64      `bson:"revision"`
 }
 
@@ -85,7 +85,7 @@ func fromWorkspace(w *domain.Workspace) workspaceDoc {
 		CreatedAt:          w.CreatedAt.UTC(),
 		UpdatedAt:          w.UpdatedAt.UTC(),
 		DeletedAt:          timeOrNil(w.DeletedAt),
-		LastDeletedAt:      timeOrNil(w.LastDeletedAt),
+		TokenCutoff:        timeOrNil(w.TokenCutoff),
 		Revision:           w.Revision,
 	}
 	if w.ParentID != "" {
@@ -134,8 +134,8 @@ func (d *workspaceDoc) toWorkspace() *domain.Workspace {
 	if d.DeletedAt != nil {
 		w.DeletedAt = d.DeletedAt.UTC()
 	}
-	if d.LastDeletedAt != nil {
-		w.LastDeletedAt = d.LastDeletedAt.UTC()
+	if d.TokenCutoff != nil {
+		w.TokenCutoff = d.TokenCutoff.UTC()
 	}
 	for i, k := range d.Keys {
 		w.Keys[i] = domain.KeyPair{

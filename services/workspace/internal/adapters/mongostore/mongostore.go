@@ -240,7 +240,7 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) error {
 		{Key: "objectiveDocuments", Value: d.ObjectiveDocuments},
 		{Key: "updatedAt", Value: d.UpdatedAt},
 		{Key: "deletedAt", Value: d.DeletedAt},
-		{Key: "lastDeletedAt", Value: d.LastDeletedAt},
+		{Key: "tokenCutoff", Value: d.TokenCutoff},
 	}
 	res, err := r.workspaces.UpdateOne(ctx,
 		bson.D{{Key: "_id", Value: w.ID}, {Key: "revision", Value: w.Revision}},

@@ -230,7 +230,7 @@ func updateKeepsImmutableFields(t *testing.T, r domain.Repository) {
 	w.ObjectiveDocuments = []string{"CCSS#2010#ELA:2020"}
 	w.UpdatedAt = t1
 	w.DeletedAt = t1
-	w.LastDeletedAt = t1
+	w.TokenCutoff = t1
 	// Not the update's to change:
 	w.Managers = []string{"someone-else"}
 	w.CreatedAt = t1
@@ -248,7 +248,7 @@ func updateKeepsImmutableFields(t *testing.T, r domain.Repository) {
 	want.ObjectiveDocuments = []string{"CCSS#2010#ELA:2020"}
 	want.UpdatedAt = t1
 	want.DeletedAt = t1
-	want.LastDeletedAt = t1
+	want.TokenCutoff = t1
 	want.Revision = 2
 	if diff := compare(mustGet(t, r, "a"), want); diff != "" {
 		t.Fatalf("after update: %s", diff)
@@ -420,7 +420,7 @@ func compare(got, want *domain.Workspace) string {
 		{"Keys", g.Keys, w.Keys}, {"RegistrationCodes", g.RegistrationCodes, w.RegistrationCodes},
 		{"CreateFingerprint", g.CreateFingerprint, w.CreateFingerprint},
 		{"CreatedAt", g.CreatedAt, w.CreatedAt}, {"UpdatedAt", g.UpdatedAt, w.UpdatedAt},
-		{"DeletedAt", g.DeletedAt, w.DeletedAt}, {"LastDeletedAt", g.LastDeletedAt, w.LastDeletedAt},
+		{"DeletedAt", g.DeletedAt, w.DeletedAt}, {"TokenCutoff", g.TokenCutoff, w.TokenCutoff},
 		{"Revision", g.Revision, w.Revision},
 	}
 	for _, c := range checks {
@@ -454,7 +454,7 @@ func normalize(w *domain.Workspace) domain.Workspace {
 		}
 		return t.UTC().Truncate(time.Millisecond)
 	}
-	c.CreatedAt, c.UpdatedAt, c.DeletedAt, c.LastDeletedAt = ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.DeletedAt), ms(c.LastDeletedAt)
+	c.CreatedAt, c.UpdatedAt, c.DeletedAt, c.TokenCutoff = ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.DeletedAt), ms(c.TokenCutoff)
 	keys := make([]domain.KeyPair, len(c.Keys))
 	for i, k := range c.Keys {
 		k.CreatedAt, k.UpdatedAt = ms(k.CreatedAt), ms(k.UpdatedAt)

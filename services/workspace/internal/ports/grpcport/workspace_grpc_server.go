@@ -116,8 +116,8 @@ func (s *Server) GetWorkspaceStatus(ctx context.Context, req *workspacev1.GetWor
 		return nil, err
 	}
 	out := &workspacev1.WorkspaceStatus{Id: w.ID, Active: !w.Deleted()}
-	if !w.LastDeletedAt.IsZero() {
-		out.LastDeleteTime = formatTime(w.LastDeletedAt)
+	if !w.TokenCutoff.IsZero() {
+		out.TokenCutoffTime = formatTime(w.TokenCutoff)
 	}
 	return out, nil
 }

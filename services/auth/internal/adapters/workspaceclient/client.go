@@ -1,0 +1,66 @@
+// Package workspaceclient asks the workspace service about workspaces, for
+// the auth service's access checks.
+package workspaceclient
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/grpcfault"
+	"github.com/liveproctor/workspaces/pkg/grpcmw"
+	"github.com/liveproctor/workspaces/services/auth/internal/app"
+)
+
+// timeLayout is how the workspace service writes times.
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+// Client implements app.Workspaces over gRPC.
+type Client struct {
+	client  workspacev1.WorkspaceServiceClient
+	timeout time.Duration
+}
+
+var _ app.Workspaces = (*Client)(nil)
+
+// New returns a client on conn; each call is bounded by timeout.
+func New(conn grpc.ClientConnInterface, timeout time.Duration) *Client {
+	return &Client{client: workspacev1.NewWorkspaceServiceClient(conn), timeout: timeout}
+}
+
+// Status calls GetWorkspaceStatus presenting authorization.
+func (c *Client) Status(ctx context.Context, authorization, workspaceID string) (app.WorkspaceStatus, error) {
+	ctx, cancel := context.WithTimeout(grpcmw.OutgoingRequestID(ctx), c.timeout)
+	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", authorization)
+	st, err := c.client.GetWorkspaceStatus(ctx, &workspacev1.GetWorkspaceStatusRequest{Id: workspaceID})
+	if err != nil {
+		return app.WorkspaceStatus{}, remoteError(err)
+	}
+	out := app.WorkspaceStatus{ID: st.GetId(), Active: st.GetActive()}
+	if s := st.GetTokenCutoffTime(); s != "" {
+		if out.TokenCutoff, err = time.Parse(timeLayout, s); err != nil {
+			return app.WorkspaceStatus{}, fault.Wrap(fault.Internal, fmt.Errorf("workspace status: token_cutoff_time %q: %w", s, err), "internal error")
+		}
+	}
+	return out, nil
+}
+
+// remoteError keeps the workspace service's answers to the caller
+// (credentials, visibility) and hides transport details behind a plain
+// "unavailable".
+func remoteError(err error) error {
+	f := grpcfault.Fault(err)
+	switch fault.KindOf(f) {
+	case fault.Unavailable:
+		return fault.Wrap(fault.Unavailable, err, "the workspace service is unavailable; retry shortly")
+	case fault.Internal:
+		return fault.Wrap(fault.Internal, err, "internal error")
+	}
+	return f
+}

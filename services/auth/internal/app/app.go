@@ -1,0 +1,76 @@
+// Package app holds the auth service's use cases, one per file: issuing SDK
+// tokens, checking and ending sessions, and revoking tokens. It depends on
+// the domain and on the Workspaces port below.
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/ttlcache"
+	"github.com/liveproctor/workspaces/services/auth/internal/domain"
+)
+
+// WorkspaceStatus is what the workspace service says of a workspace.
+type WorkspaceStatus struct {
+	ID          string
+	Active      bool
+	TokenCutoff time.Time // tokens issued at or before it are dead; zero: none
+}
+
+// Workspaces asks the workspace service about a workspace, presenting the
+// given Authorization header (the caller's Basic credentials, or the
+// service's own). Errors are faults: Unauthenticated for bad credentials,
+// PermissionDenied for a key pair without API access, NotFound for a
+// workspace the credentials may not see, Unavailable when it cannot answer.
+type Workspaces interface {
+	Status(ctx context.Context, authorization, workspaceID string) (WorkspaceStatus, error)
+}
+
+// Settings are the application's tunables.
+type Settings struct {
+	// ServiceAuthorization is the Authorization header (Basic, a key pair
+	// of the root workspace) the service presents when it checks a token's
+	// workspace on its own behalf.
+	ServiceAuthorization string
+	// AccessCacheTTL bounds how long "these credentials may act for that
+	// workspace" is reused for logins and logouts; AccessCacheSize bounds
+	// how many such answers are kept.
+	AccessCacheTTL  time.Duration
+	AccessCacheSize int
+}
+
+// App is the auth application.
+type App struct {
+	store      domain.TokenStore
+	workspaces Workspaces
+	settings   Settings
+	now        func() time.Time
+	access     *ttlcache.Cache[accessKey, cachedAccess]
+	// revoked remembers when each workspace's tokens were last revoked
+	// here, so a cached "yes" from before a delete is not reused after it.
+	revoked *ttlcache.Cache[string, time.Time]
+}
+
+// Option changes how New builds an App.
+type Option func(*App)
+
+// WithClock replaces time.Now, for tests.
+func WithClock(now func() time.Time) Option { return func(a *App) { a.now = now } }
+
+// New returns the application.
+func New(store domain.TokenStore, workspaces Workspaces, settings Settings, opts ...Option) *App {
+	if settings.AccessCacheTTL <= 0 {
+		settings.AccessCacheTTL = 5 * time.Second
+	}
+	if settings.AccessCacheSize <= 0 {
+		settings.AccessCacheSize = 10000
+	}
+	a := &App{store: store, workspaces: workspaces, settings: settings, now: time.Now}
+	for _, opt := range opts {
+		opt(a)
+	}
+	a.access = ttlcache.New[accessKey, cachedAccess](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
+	a.revoked = ttlcache.New[string, time.Time](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
+	return a
+}

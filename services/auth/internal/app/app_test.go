@@ -1,0 +1,271 @@
+package app_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/auth/internal/app"
+	"github.com/liveproctor/workspaces/services/auth/internal/domain"
+)
+
+const (
+	service = "Basic service"
+	alice   = "Basic alice" // may act for workspace "w1"
+	mallory = "Basic mallory"
+)
+
+// workspaces answers like the workspace service: alice sees w1, the service
+// sees everything, anything else is unauthenticated.
+type workspaces struct {
+	mu     sync.Mutex
+	status map[string]app.WorkspaceStatus
+	calls  int
+	down   bool
+}
+
+func (f *workspaces) Status(_ context.Context, authz, id string) (app.WorkspaceStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.down {
+		return app.WorkspaceStatus{}, fault.New(fault.Unavailable, "down")
+	}
+	st, ok := f.status[id]
+	switch {
+	case authz != service && authz != alice && authz != mallory:
+		return app.WorkspaceStatus{}, fault.New(fault.Unauthenticated, "bad credentials")
+	case !ok, authz == mallory, authz == alice && id != "w1":
+		return app.WorkspaceStatus{}, fault.New(fault.NotFound, "not found")
+	}
+	return st, nil
+}
+
+func (f *workspaces) set(id string, st app.WorkspaceStatus) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.status[id] = st
+}
+
+// store is an in-memory domain.TokenStore with the same revocation
+// semantics as Redis: generations per workspace and per user.
+type store struct {
+	mu       sync.Mutex
+	sessions map[domain.Digest]entry
+	gens     map[string]int
+}
+
+type entry struct {
+	s         domain.Session
+	gen, ugen int
+}
+
+func newStore() *store {
+	return &store{sessions: map[domain.Digest]entry{}, gens: map[string]int{}}
+}
+
+func userGen(ws, email string) string { return ws + "\x00" + domain.UserKey(email) }
+
+func (m *store) Save(_ context.Context, d domain.Digest, s domain.Session) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sessions[d] = entry{s: s, gen: m.gens[s.WorkspaceID], ugen: m.gens[userGen(s.WorkspaceID, s.Email)]}
+	return nil
+}
+
+func (m *store) Lookup(_ context.Context, d domain.Digest) (domain.Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.sessions[d]
+	if !ok || e.gen != m.gens[e.s.WorkspaceID] || e.ugen != m.gens[userGen(e.s.WorkspaceID, e.s.Email)] {
+		return domain.Session{}, domain.ErrTokenNotFound
+	}
+	return e.s, nil
+}
+
+func (m *store) Revoke(_ context.Context, d domain.Digest) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.sessions, d)
+	return nil
+}
+
+func (m *store) RevokeUser(_ context.Context, ws, email string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gens[userGen(ws, email)]++
+	return nil
+}
+
+func (m *store) RevokeWorkspace(_ context.Context, ws string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gens[ws]++
+	return nil
+}
+
+type fixture struct {
+	app   *app.App
+	ws    *workspaces
+	store *store
+	now   time.Time
+}
+
+func newFixture(t *testing.T) *fixture {
+	f := &fixture{
+		ws:    &workspaces{status: map[string]app.WorkspaceStatus{"w1": {ID: "w1", Active: true}, "w2": {ID: "w2", Active: true}}},
+		store: newStore(),
+		now:   time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
+	}
+	f.app = app.New(f.store, f.ws, app.Settings{ServiceAuthorization: service, AccessCacheTTL: time.Second},
+		app.WithClock(func() time.Time { return f.now }))
+	return f
+}
+
+func (f *fixture) login(t *testing.T, email string) domain.Token {
+	t.Helper()
+	token, s, err := f.app.CreateToken(context.Background(), alice, email, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.ExpiresAt.Equal(f.now.Add(8*time.Hour)) || s.Email != email || s.WorkspaceID != "w1" {
+		t.Fatalf("session %+v", s)
+	}
+	return token
+}
+
+func wantKind(t *testing.T, err error, kind fault.Kind) {
+	t.Helper()
+	if err == nil || fault.KindOf(err) != kind {
+		t.Fatalf("error %v, want kind %v", err, kind)
+	}
+}
+
+func TestLoginChecksInputAndAccess(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	_, _, err := f.app.CreateToken(ctx, alice, "not an email", "w1")
+	wantKind(t, err, fault.Invalid)
+	_, _, err = f.app.CreateToken(ctx, alice, "ada@example.com", "")
+	wantKind(t, err, fault.Invalid)
+	_, _, err = f.app.CreateToken(ctx, "", "ada@example.com", "w1")
+	wantKind(t, err, fault.Unauthenticated)
+	_, _, err = f.app.CreateToken(ctx, "Basic nobody", "ada@example.com", "w1")
+	wantKind(t, err, fault.Unauthenticated)
+	_, _, err = f.app.CreateToken(ctx, alice, "ada@example.com", "w2")
+	wantKind(t, err, fault.NotFound)
+
+	a, b := f.login(t, "ada@example.com"), f.login(t, "ada@example.com")
+	if a == b {
+		t.Fatal("two logins gave the same token")
+	}
+	// The access answer was cached: one workspace call for both logins.
+	if f.ws.calls != 3 {
+		t.Fatalf("workspace calls = %d, want 3 (two refusals, then one yes reused)", f.ws.calls)
+	}
+}
+
+func TestSessionEndsWithExpiryRevocationAndDelete(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	token := f.login(t, "ada@example.com")
+	other := f.login(t, "bob@example.com")
+
+	if s, err := f.app.Session(ctx, token); err != nil || s.Email != "ada@example.com" {
+		t.Fatalf("Session = %+v, %v", s, err)
+	}
+	_, err := f.app.Session(ctx, "forged")
+	wantKind(t, err, fault.Unauthenticated)
+	_, err = f.app.Session(ctx, domain.NewToken())
+	wantKind(t, err, fault.Unauthenticated)
+
+	// Logout of ada (case-insensitively) leaves bob.
+	if err := f.app.RevokeUser(ctx, alice, "ADA@example.com", "w1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.app.Session(ctx, token)
+	wantKind(t, err, fault.Unauthenticated)
+	if _, err := f.app.Session(ctx, other); err != nil {
+		t.Fatalf("bob's session ended with ada's logout: %v", err)
+	}
+
+	// Deleting the workspace ends every session at once, revoked or not.
+	f.ws.set("w1", app.WorkspaceStatus{ID: "w1", Active: false, TokenCutoff: f.now})
+	_, err = f.app.Session(ctx, other)
+	wantKind(t, err, fault.Unauthenticated)
+	// ... and an undelete does not bring back tokens issued before it.
+	f.ws.set("w1", app.WorkspaceStatus{ID: "w1", Active: true, TokenCutoff: f.now})
+	_, err = f.app.Session(ctx, other)
+	wantKind(t, err, fault.Unauthenticated)
+	f.now = f.now.Add(time.Minute)
+	fresh := f.login(t, "bob@example.com")
+	if _, err := f.app.Session(ctx, fresh); err != nil {
+		t.Fatalf("a token issued after the undelete: %v", err)
+	}
+
+	// Expiry.
+	f.now = f.now.Add(8 * time.Hour)
+	_, err = f.app.Session(ctx, fresh)
+	wantKind(t, err, fault.Unauthenticated)
+}
+
+func TestSessionFailsClosed(t *testing.T) {
+	f := newFixture(t)
+	token := f.login(t, "ada@example.com")
+	f.ws.down = true
+	_, err := f.app.Session(context.Background(), token)
+	wantKind(t, err, fault.Unavailable)
+}
+
+func TestEndSessionAndTenantScopedRevocation(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	token := f.login(t, "ada@example.com")
+	second := f.login(t, "ada@example.com")
+
+	// Another tenant learns nothing and revokes nothing.
+	if _, active, err := f.app.Introspect(ctx, mallory, token); err != nil || active {
+		t.Fatalf("mallory's introspection: active %v, %v", active, err)
+	}
+	if err := f.app.RevokeToken(ctx, mallory, token); err != nil {
+		t.Fatal(err)
+	}
+	if s, active, err := f.app.Introspect(ctx, alice, token); err != nil || !active || s.Email != "ada@example.com" {
+		t.Fatalf("alice's introspection: %+v active %v, %v", s, active, err)
+	}
+
+	if err := f.app.EndSession(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.app.Session(ctx, token)
+	wantKind(t, err, fault.Unauthenticated)
+	wantKind(t, f.app.EndSession(ctx, token), fault.Unauthenticated)
+	if _, err := f.app.Session(ctx, second); err != nil {
+		t.Fatalf("ending one session ended another: %v", err)
+	}
+
+	if err := f.app.RevokeWorkspace(ctx, service, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.app.Session(ctx, second)
+	wantKind(t, err, fault.Unauthenticated)
+	wantKind(t, f.app.RevokeWorkspace(ctx, mallory, "w1"), fault.NotFound)
+}
+
+// A cached "yes" from before a delete is not reused once the workspace
+// service has revoked the workspace's tokens here.
+func TestRevocationDropsCachedAccess(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.login(t, "ada@example.com")
+	f.ws.set("w1", app.WorkspaceStatus{ID: "w1", Active: false, TokenCutoff: f.now})
+	f.now = f.now.Add(time.Millisecond)
+	if err := f.app.RevokeWorkspace(ctx, service, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	f.now = f.now.Add(time.Millisecond)
+	_, _, err := f.app.CreateToken(ctx, alice, "ada@example.com", "w1")
+	wantKind(t, err, fault.NotFound)
+}

@@ -1,0 +1,80 @@
+package app
+
+import (
+	"context"
+
+	"github.com/liveproctor/workspaces/services/auth/internal/domain"
+)
+
+// RevokeUser revokes every token of a user in a workspace the credentials
+// may act for (deleted or not): the logout of every device.
+func (a *App) RevokeUser(ctx context.Context, authorization, email, workspaceID string) error {
+	if err := domain.CheckLogin(email, workspaceID); err != nil {
+		return err
+	}
+	if _, err := a.authorize(ctx, authorization, workspaceID, false); err != nil {
+		return err
+	}
+	return a.store.RevokeUser(ctx, workspaceID, email)
+}
+
+// RevokeWorkspace revokes every token of a workspace the credentials may
+// act for. The workspace service calls it when it deletes one.
+func (a *App) RevokeWorkspace(ctx context.Context, authorization, workspaceID string) error {
+	if err := domain.CheckWorkspaceID(workspaceID); err != nil {
+		return err
+	}
+	if _, err := a.authorize(ctx, authorization, workspaceID, false); err != nil {
+		return err
+	}
+	a.revoked.Set(workspaceID, a.now())
+	return a.store.RevokeWorkspace(ctx, workspaceID)
+}
+
+// Introspect tells an internal caller whether a token is live. A token of a
+// workspace the credentials may not act for is reported as not live, so
+// the answer reveals nothing about other tenants.
+func (a *App) Introspect(ctx context.Context, authorization string, token domain.Token) (domain.Session, bool, error) {
+	if authorization == "" {
+		return domain.Session{}, false, errNoCredentials
+	}
+	s, err := a.Session(ctx, token)
+	if isNotFound(err) {
+		return domain.Session{}, false, nil
+	}
+	if err != nil {
+		return domain.Session{}, false, err
+	}
+	if _, err := a.authorize(ctx, authorization, s.WorkspaceID, true); err != nil {
+		if isHidden(err) {
+			return domain.Session{}, false, nil
+		}
+		return domain.Session{}, false, err
+	}
+	return s, true, nil
+}
+
+// RevokeToken revokes one token of a workspace the credentials may act
+// for. An unknown token, or one of another tenant, is not an error.
+func (a *App) RevokeToken(ctx context.Context, authorization string, token domain.Token) error {
+	if authorization == "" {
+		return errNoCredentials
+	}
+	if !token.Valid() {
+		return nil
+	}
+	s, err := a.store.Lookup(ctx, token.Digest())
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := a.authorize(ctx, authorization, s.WorkspaceID, false); err != nil {
+		if isHidden(err) {
+			return nil
+		}
+		return err
+	}
+	return a.store.Revoke(ctx, token.Digest())
+}

@@ -1,0 +1,64 @@
+package domain
+
+import (
+	"net/mail"
+	"strings"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+)
+
+const (
+	maxEmailLength       = 254
+	maxWorkspaceIDLength = 128
+)
+
+// CheckLogin checks the user and workspace of a login or logout, naming
+// every bad field.
+func CheckLogin(email, workspaceID string) error {
+	var v []fault.FieldViolation
+	if msg := checkEmail(email); msg != "" {
+		v = append(v, fault.FieldViolation{Field: "email", Description: msg})
+	}
+	if msg := checkWorkspaceID(workspaceID); msg != "" {
+		v = append(v, fault.FieldViolation{Field: "workspaceId", Description: msg})
+	}
+	return fault.InvalidFields(v)
+}
+
+// checkEmail accepts a single address without a display name, such as
+// ada@example.com, of at most 254 characters.
+func checkEmail(email string) string {
+	switch {
+	case email == "":
+		return "is required"
+	case len(email) > maxEmailLength:
+		return "must be at most 254 characters"
+	}
+	addr, err := mail.ParseAddress(email)
+	if err != nil || addr.Name != "" || addr.Address != email || !strings.Contains(email, "@") {
+		return "must be a plain email address such as ada@example.com, without a display name"
+	}
+	return ""
+}
+
+// checkWorkspaceID applies the workspace service's id rule: 1 to 128
+// characters of A-Z, a-z, 0-9, '.', '_' or '-'.
+func checkWorkspaceID(id string) string {
+	if id == "" {
+		return "is required"
+	}
+	if len(id) > maxWorkspaceIDLength || strings.IndexFunc(id, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
+	}) >= 0 {
+		return "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-'"
+	}
+	return ""
+}
+
+// CheckWorkspaceID checks a workspace id on its own.
+func CheckWorkspaceID(id string) error {
+	if msg := checkWorkspaceID(id); msg != "" {
+		return fault.InvalidField("workspaceId", msg)
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+// Package grpcport is the auth service's gRPC face: it converts between
+// protos and the application, and nothing else.
+package grpcport
+
+import (
+	"context"
+	"time"
+
+	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
+	"github.com/liveproctor/workspaces/services/auth/internal/app"
+	"github.com/liveproctor/workspaces/services/auth/internal/domain"
+)
+
+// timeLayout is how times are shown: RFC 3339, UTC, milliseconds.
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// Server implements authv1.AuthServiceServer over the application.
+type Server struct {
+	authv1.UnimplementedAuthServiceServer
+	app *app.App
+}
+
+var _ authv1.AuthServiceServer = (*Server)(nil)
+
+// NewServer returns the gRPC server of the application.
+func NewServer(a *app.App) *Server { return &Server{app: a} }
+
+func (s *Server) CreateSdkToken(ctx context.Context, req *authv1.CreateSdkTokenRequest) (*authv1.CreateSdkTokenResponse, error) {
+	token, session, err := s.app.CreateToken(ctx, authorization(ctx), req.GetEmail(), req.GetWorkspaceId())
+	if err != nil {
+		return nil, err
+	}
+	return &authv1.CreateSdkTokenResponse{Auth: string(token), ExpiresAt: formatTime(session.ExpiresAt)}, nil
+}
+
+func (s *Server) GetSdkSession(ctx context.Context, _ *authv1.GetSdkSessionRequest) (*authv1.SdkSession, error) {
+	token, err := bearer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	session, err := s.app.Session(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	return sessionToProto(session), nil
+}
+
+func (s *Server) DeleteSdkSession(ctx context.Context, _ *authv1.DeleteSdkSessionRequest) (*authv1.DeleteSdkSessionResponse, error) {
+	token, err := bearer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.app.EndSession(ctx, token); err != nil {
+		return nil, err
+	}
+	return &authv1.DeleteSdkSessionResponse{}, nil
+}
+
+func (s *Server) RevokeUserSdkTokens(ctx context.Context, req *authv1.RevokeUserSdkTokensRequest) (*authv1.RevokeUserSdkTokensResponse, error) {
+	if err := s.app.RevokeUser(ctx, authorization(ctx), req.GetEmail(), req.GetWorkspaceId()); err != nil {
+		return nil, err
+	}
+	return &authv1.RevokeUserSdkTokensResponse{}, nil
+}
+
+func (s *Server) IntrospectSdkToken(ctx context.Context, req *authv1.IntrospectSdkTokenRequest) (*authv1.IntrospectSdkTokenResponse, error) {
+	session, active, err := s.app.Introspect(ctx, authorization(ctx), domain.Token(req.GetToken()))
+	if err != nil || !active {
+		return &authv1.IntrospectSdkTokenResponse{}, err
+	}
+	return &authv1.IntrospectSdkTokenResponse{
+		Active: true, Email: session.Email, WorkspaceId: session.WorkspaceID, ExpiresAt: formatTime(session.ExpiresAt),
+	}, nil
+}
+
+func (s *Server) RevokeSdkToken(ctx context.Context, req *authv1.RevokeSdkTokenRequest) (*authv1.RevokeSdkTokenResponse, error) {
+	if err := s.app.RevokeToken(ctx, authorization(ctx), domain.Token(req.GetToken())); err != nil {
+		return nil, err
+	}
+	return &authv1.RevokeSdkTokenResponse{}, nil
+}
+
+func (s *Server) RevokeWorkspaceSdkTokens(ctx context.Context, req *authv1.RevokeWorkspaceSdkTokensRequest) (*authv1.RevokeWorkspaceSdkTokensResponse, error) {
+	if err := s.app.RevokeWorkspace(ctx, authorization(ctx), req.GetWorkspaceId()); err != nil {
+		return nil, err
+	}
+	return &authv1.RevokeWorkspaceSdkTokensResponse{}, nil
+}
+
+func sessionToProto(s domain.Session) *authv1.SdkSession {
+	return &authv1.SdkSession{Email: s.Email, WorkspaceId: s.WorkspaceID, ExpiresAt: formatTime(s.ExpiresAt)}
+}

@@ -1,0 +1,68 @@
+// Package service builds the auth service from its configuration. It is the
+// only package that imports the adapters.
+package service
+
+import (
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/liveproctor/workspaces/pkg/envconfig"
+)
+
+// Config is every setting of the auth service; see the README's table.
+type Config struct {
+	GRPCAddr string // AUTH_GRPC_ADDR
+
+	// Redis: REDIS_ADDR (one address, or a comma-separated list of Cluster
+	// nodes or Sentinels), REDIS_MASTER_NAME (selects Sentinel),
+	// REDIS_USERNAME, REDIS_PASSWORD, REDIS_DB, REDIS_TIMEOUT.
+	Redis redis.UniversalOptions
+
+	WorkspaceServiceAddr string // WORKSPACE_SERVICE_ADDR
+	// ServiceAppKey/Secret (SERVICE_APP_KEY, SERVICE_APP_SECRET; default the
+	// bootstrap pair): a key pair of the root workspace, presented when the
+	// service checks a token's workspace on its own behalf.
+	ServiceAppKey    string
+	ServiceAppSecret string
+
+	CallTimeout     time.Duration // AUTH_CALL_TIMEOUT: bound of one gRPC call
+	AccessCacheTTL  time.Duration // ACCESS_CACHE_TTL: reuse of a login's access check
+	AccessCacheSize int           // ACCESS_CACHE_SIZE
+	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT
+}
+
+// ConfigFromEnv reads the configuration, reporting every bad variable by name.
+func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
+	redisTimeout := r.Duration("REDIS_TIMEOUT", time.Second)
+	cfg := Config{
+		GRPCAddr: r.Addr("AUTH_GRPC_ADDR", ":9091"),
+		Redis: redis.UniversalOptions{
+			Addrs:        r.List("REDIS_ADDR"),
+			MasterName:   r.String("REDIS_MASTER_NAME", ""),
+			Username:     r.String("REDIS_USERNAME", ""),
+			Password:     r.String("REDIS_PASSWORD", ""),
+			DB:           r.Int("REDIS_DB", 0, 0, 15),
+			DialTimeout:  redisTimeout,
+			ReadTimeout:  redisTimeout,
+			WriteTimeout: redisTimeout,
+			PoolTimeout:  redisTimeout,
+			MaxRetries:   1,
+		},
+		WorkspaceServiceAddr: r.String("WORKSPACE_SERVICE_ADDR", "127.0.0.1:9090"),
+		CallTimeout:          r.Duration("AUTH_CALL_TIMEOUT", 5*time.Second),
+		AccessCacheTTL:       r.Duration("ACCESS_CACHE_TTL", 5*time.Second),
+		AccessCacheSize:      r.Int("ACCESS_CACHE_SIZE", 10000, 1, 10_000_000),
+		ShutdownTimeout:      r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second),
+	}
+	cfg.ServiceAppKey = r.String("SERVICE_APP_KEY", r.String("BOOTSTRAP_APP_KEY", ""))
+	cfg.ServiceAppSecret = r.String("SERVICE_APP_SECRET", r.String("BOOTSTRAP_APP_SECRET", ""))
+	if len(cfg.Redis.Addrs) == 0 {
+		r.Required("REDIS_ADDR")
+	}
+	if cfg.ServiceAppKey == "" || cfg.ServiceAppSecret == "" {
+		r.Required("SERVICE_APP_KEY")
+		r.Required("SERVICE_APP_SECRET")
+	}
+	return cfg, r.Err()
+}

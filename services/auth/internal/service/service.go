@@ -1,0 +1,130 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+
+	"github.com/liveproctor/workspaces/pkg/basicauth"
+	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
+	"github.com/liveproctor/workspaces/pkg/grpcmw"
+	"github.com/liveproctor/workspaces/services/auth/internal/adapters/redisstore"
+	"github.com/liveproctor/workspaces/services/auth/internal/adapters/workspaceclient"
+	"github.com/liveproctor/workspaces/services/auth/internal/app"
+	"github.com/liveproctor/workspaces/services/auth/internal/ports/grpcport"
+)
+
+// probeInterval is how often Redis's reachability is checked for health.
+const probeInterval = 5 * time.Second
+
+// Service is a running auth service.
+type Service struct {
+	cfg       Config
+	logger    *slog.Logger
+	redis     redis.UniversalClient
+	store     *redisstore.Store
+	workspace *grpc.ClientConn
+	grpc      *grpc.Server
+	health    *health.Server
+	lis       net.Listener
+	served    chan error
+	stop      context.CancelFunc
+	probed    chan struct{}
+}
+
+// Start connects to Redis and the workspace service (neither needs to be up
+// yet: calls fail with Unavailable until they are) and serves gRPC.
+func Start(cfg Config, logger *slog.Logger) (*Service, error) {
+	s := &Service{cfg: cfg, logger: logger, served: make(chan error, 1), probed: make(chan struct{})}
+	var err error
+	s.workspace, err = grpc.NewClient(cfg.WorkspaceServiceAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("WORKSPACE_SERVICE_ADDR: %w", err)
+	}
+	s.lis, err = net.Listen("tcp", cfg.GRPCAddr)
+	if err != nil {
+		_ = s.workspace.Close()
+		return nil, fmt.Errorf("AUTH_GRPC_ADDR: %w", err)
+	}
+	opts := cfg.Redis
+	s.redis = redis.NewUniversalClient(&opts)
+	s.store = redisstore.New(s.redis)
+
+	application := app.New(s.store, workspaceclient.New(s.workspace, cfg.CallTimeout), app.Settings{
+		ServiceAuthorization: basicauth.Header(cfg.ServiceAppKey, cfg.ServiceAppSecret),
+		AccessCacheTTL:       cfg.AccessCacheTTL,
+		AccessCacheSize:      cfg.AccessCacheSize,
+	})
+	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(grpcmw.ErrorInterceptor(logger, cfg.CallTimeout)))
+	authv1.RegisterAuthServiceServer(s.grpc, grpcport.NewServer(application))
+	s.health = health.NewServer()
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+
+	probeCtx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	go s.probeRedis(probeCtx)
+	go func() { s.served <- s.grpc.Serve(s.lis) }()
+	logger.Info("auth service serving", "addr", s.lis.Addr().String(), "redis", cfg.Redis.Addrs)
+	return s, nil
+}
+
+// Addr is where the service listens.
+func (s *Service) Addr() string { return s.lis.Addr().String() }
+
+// Done receives the serve loop's error if it stops on its own.
+func (s *Service) Done() <-chan error { return s.served }
+
+// Close reports NOT_SERVING, lets in-flight calls finish within the
+// shutdown timeout, then stops and closes its connections.
+func (s *Service) Close() error {
+	s.stop()
+	<-s.probed
+	s.health.Shutdown()
+	stopped := make(chan struct{})
+	go func() { s.grpc.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(s.cfg.ShutdownTimeout):
+		s.grpc.Stop()
+	}
+	_ = s.workspace.Close()
+	return s.redis.Close()
+}
+
+// probeRedis keeps the health status in step with Redis: NOT_SERVING while
+// it cannot be reached.
+func (s *Service) probeRedis(ctx context.Context) {
+	defer close(s.probed)
+	ticker := time.NewTicker(probeInterval)
+	defer ticker.Stop()
+	for {
+		pingCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := s.store.Ping(pingCtx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		st := healthpb.HealthCheckResponse_SERVING
+		if err != nil {
+			st = healthpb.HealthCheckResponse_NOT_SERVING
+			s.logger.Warn("token store unreachable", "error", err.Error())
+		}
+		s.health.SetServingStatus("", st)
+		s.health.SetServingStatus(authv1.AuthService_ServiceDesc.ServiceName, st)
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
