@@ -16,6 +16,7 @@ require (
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-sql-driver/mysql v1.8.1 // indirect
@@ -71,6 +72,10 @@ require (
 	modernc.org/token v1.1.0 // indirect
 )
 
-require github.com/liveproctor/workspaces/pkg v0.0.0-00010101000000-000000000000
+require (
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
+	github.com/liveproctor/workspaces/pkg v0.0.0-00010101000000-000000000000
+)
 
 replace github.com/liveproctor/workspaces/pkg => ../../pkg

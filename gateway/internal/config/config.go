@@ -2,6 +2,10 @@
 package config
 
 import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
@@ -25,6 +29,10 @@ type Config struct {
 	// ShutdownTimeout bounds the wait for in-flight requests on shutdown
 	// (SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
+	// CORSAllowedOrigins lists the origins whose pages may call
+	// /api/sdk/session from a browser, as scheme://host[:port]; "*" allows
+	// any origin (CORS_ALLOWED_ORIGINS, comma-separated, default "*").
+	CORSAllowedOrigins []string
 }
 
 // Defaults for every setting.
@@ -35,7 +43,14 @@ const (
 	DefaultRequestTimeout       = 10 * time.Second
 	DefaultMaxBodyBytes         = 1 << 20
 	DefaultShutdownTimeout      = 15 * time.Second
+	// AnyOrigin in CORSAllowedOrigins allows every origin.
+	AnyOrigin = "*"
 )
+
+// DefaultCORSAllowedOrigins is the default of CORS_ALLOWED_ORIGINS: any
+// origin. The SDK session route takes a Bearer token, never cookies, so a
+// foreign page learns nothing it did not already hold.
+func DefaultCORSAllowedOrigins() []string { return []string{AnyOrigin} }
 
 // maxMaxBodyBytes caps MAX_BODY_BYTES: bodies are buffered in memory.
 const maxMaxBodyBytes = 64 << 20
@@ -53,5 +68,39 @@ func Read(r *envconfig.Reader) (Config, error) {
 		MaxBodyBytes:         int64(r.Int("MAX_BODY_BYTES", DefaultMaxBodyBytes, 1, maxMaxBodyBytes)),
 		ShutdownTimeout:      r.Duration("SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
 	}
-	return cfg, r.Err()
+	var corsErr error
+	cfg.CORSAllowedOrigins, corsErr = origins(r.List("CORS_ALLOWED_ORIGINS"))
+	if corsErr != nil {
+		corsErr = fmt.Errorf("CORS_ALLOWED_ORIGINS: %w", corsErr)
+	}
+	return cfg, errors.Join(r.Err(), corsErr)
+}
+
+// origins checks CORS_ALLOWED_ORIGINS's elements, each "*" or
+// scheme://host[:port] (http or https, no path, query or user), and returns
+// them lower-cased, as browsers send them.
+func origins(list []string) ([]string, error) {
+	if len(list) == 0 {
+		return DefaultCORSAllowedOrigins(), nil
+	}
+	out := make([]string, 0, len(list))
+	var bad []string
+	for _, o := range list {
+		if o == AnyOrigin {
+			out = append(out, o)
+			continue
+		}
+		o = strings.TrimSuffix(o, "/")
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || strings.HasSuffix(u.Host, ":") {
+			bad = append(bad, o)
+			continue
+		}
+		out = append(out, strings.ToLower(u.Scheme+"://"+u.Host))
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("must be * or origins such as https://app.example.com, got %q", strings.Join(bad, ","))
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +18,9 @@ func TestDefaults(t *testing.T) {
 	want := config.Config{
 		Addr: ":8080", WorkspaceServiceAddr: "127.0.0.1:9090", AuthServiceAddr: "127.0.0.1:9091",
 		RequestTimeout: 10 * time.Second, MaxBodyBytes: 1 << 20, ShutdownTimeout: 15 * time.Second,
+		CORSAllowedOrigins: []string{"*"},
 	}
-	if cfg != want {
+	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("got %+v, want %+v", cfg, want)
 	}
 }
@@ -36,6 +38,22 @@ func TestValuesAndErrors(t *testing.T) {
 	for _, name := range []string{"GATEWAY_ADDR", "SHUTDOWN_TIMEOUT", "MAX_BODY_BYTES"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("error %v does not name %s", err, name)
+		}
+	}
+}
+
+func TestCORSAllowedOrigins(t *testing.T) {
+	cfg, err := config.Read(envconfig.FromMap(map[string]string{
+		"CORS_ALLOWED_ORIGINS": " https://App.Example.com/ , http://localhost:3000,*",
+	}))
+	want := []string{"https://app.example.com", "http://localhost:3000", "*"}
+	if err != nil || !reflect.DeepEqual(cfg.CORSAllowedOrigins, want) {
+		t.Errorf("got %q, %v", cfg.CORSAllowedOrigins, err)
+	}
+	for _, bad := range []string{"example.com", "https://a.example.com/path", "ftp://a.example.com", "https://u@a.example.com", "https://a.example.com?x=1", "null"} {
+		_, err := config.Read(envconfig.FromMap(map[string]string{"CORS_ALLOWED_ORIGINS": "https://ok.example.com," + bad}))
+		if err == nil || !strings.Contains(err.Error(), "CORS_ALLOWED_ORIGINS") {
+			t.Errorf("%q: error %v", bad, err)
 		}
 	}
 }

@@ -9,13 +9,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/liveproctor/workspaces/gateway/internal/config"
 	"github.com/liveproctor/workspaces/gateway/internal/server"
@@ -94,6 +97,9 @@ type fakeAuth struct {
 	authv1.UnimplementedAuthServiceServer
 	mu  sync.Mutex
 	req *authv1.CreateSdkTokenRequest
+
+	// sessionCalls counts GetSdkSession and DeleteSdkSession calls.
+	sessionCalls atomic.Int64
 }
 
 func (f *fakeAuth) CreateSdkToken(_ context.Context, req *authv1.CreateSdkTokenRequest) (*authv1.CreateSdkTokenResponse, error) {
@@ -101,6 +107,22 @@ func (f *fakeAuth) CreateSdkToken(_ context.Context, req *authv1.CreateSdkTokenR
 	f.req = req
 	f.mu.Unlock()
 	return &authv1.CreateSdkTokenResponse{Auth: "dG9rZW4=", ExpiresAt: "2026-11-22T15:46:00Z"}, nil
+}
+
+// GetSdkSession answers for the Bearer token "good" and refuses others.
+func (f *fakeAuth) GetSdkSession(ctx context.Context, _ *authv1.GetSdkSessionRequest) (*authv1.SdkSession, error) {
+	f.sessionCalls.Add(1)
+	md, _ := metadata.FromIncomingContext(ctx)
+	if got := md.Get("authorization"); len(got) != 1 || got[0] != "Bearer good" {
+		return nil, status.Error(codes.Unauthenticated, "the SDK token is not valid")
+	}
+	return &authv1.SdkSession{Email: "a@b.c", WorkspaceId: "w1", ExpiresAt: "2026-11-22T15:46:00Z"}, nil
+}
+
+// DeleteSdkSession revokes nothing and counts the call.
+func (f *fakeAuth) DeleteSdkSession(context.Context, *authv1.DeleteSdkSessionRequest) (*authv1.DeleteSdkSessionResponse, error) {
+	f.sessionCalls.Add(1)
+	return &authv1.DeleteSdkSessionResponse{}, nil
 }
 
 // startGRPC serves the registered services and a health service reporting
@@ -166,6 +188,7 @@ type options struct {
 	workspaceDown bool
 	authDown      bool
 	maxBodyBytes  int64
+	corsOrigins   []string
 }
 
 func newEnv(t *testing.T, o options) *env {
@@ -182,6 +205,7 @@ func newEnv(t *testing.T, o options) *env {
 	if o.maxBodyBytes > 0 {
 		cfg.MaxBodyBytes = o.maxBodyBytes
 	}
+	cfg.CORSAllowedOrigins = o.corsOrigins
 	if o.workspaceDown {
 		cfg.WorkspaceServiceAddr = closedAddr(t)
 	} else {

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/liveproctor/workspaces/gateway/internal/config"
+	"github.com/liveproctor/workspaces/gateway/internal/sdk"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 )
@@ -57,6 +58,7 @@ func New(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	}
 
 	var h http.Handler = mux
+	h = withCORS(newCORSPolicy(cfg.CORSAllowedOrigins), h)
 	h = withTimeout(cfg.RequestTimeout, h)
 	h = limitBody(cfg.MaxBodyBytes, h)
 	h = recoverPanics(logger, h)
@@ -85,8 +87,8 @@ func dial(addr string) (*grpc.ClientConn, error) {
 	)
 }
 
-// newMux builds the grpc-gateway mux with both services' routes, /healthz
-// and /readyz.
+// newMux builds the grpc-gateway mux with both services' routes, /healthz,
+// /readyz and the browser SDK's files under /sdk/.
 func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientConn) (*runtime.ServeMux, error) {
 	errs := &errorHandler{logger: s.logger, maxBodyBytes: cfg.MaxBodyBytes}
 	mux := runtime.NewServeMux(
@@ -111,6 +113,17 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 	}
 	if err := mux.HandlePath(http.MethodGet, "/readyz", readyz(s.backends)); err != nil {
 		return nil, err
+	}
+	// The SDK's files are registered one by one, so that other paths and
+	// methods get the gateway's routing errors.
+	files := sdk.Handler()
+	serveFile := func(w http.ResponseWriter, r *http.Request, _ map[string]string) { files.ServeHTTP(w, r) }
+	for _, path := range sdk.Paths() {
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			if err := mux.HandlePath(method, path, serveFile); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return mux, nil
 }
