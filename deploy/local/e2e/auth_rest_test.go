@@ -74,7 +74,11 @@ func TestLoginIssuesEightHourTokens(t *testing.T) {
 	// A manager may log users in too.
 	wantLive(t, asRoot(t).login("bob@example.com", d.WorkspaceID).Auth, "bob@example.com", d.WorkspaceID)
 
-	wantDead(t, base64.StdEncoding.EncodeToString(make([]byte, 32)))
+	r := session(t, base64.StdEncoding.EncodeToString(make([]byte, 32)))
+	r.wantError(http.StatusUnauthorized, "UNAUTHENTICATED", "")
+	if got := r.header.Get("WWW-Authenticate"); got != `Bearer realm="workspaces"` {
+		t.Errorf("WWW-Authenticate on the session route = %q", got)
+	}
 	wantDead(t, "not-a-token")
 	anonymous(t).get("/api/sdk/session").wantError(http.StatusUnauthorized, "UNAUTHENTICATED", "")
 }

@@ -150,7 +150,7 @@ func (h *errorHandler) fromError(r *http.Request, err error) apiError {
 			}
 		}
 	case codes.Unauthenticated:
-		e.header.Set("WWW-Authenticate", basicauth.Challenge)
+		e.header.Set("WWW-Authenticate", challenge(r.URL.Path))
 	case codes.ResourceExhausted:
 		// The services send RetryInfo with a rate limit (429) and none
 		// with a size limit, which is 413 like the gateway's own.
@@ -198,4 +198,16 @@ func routingError(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w
 	}
 	e.httpStatus = httpStatus
 	e.write(w, r)
+}
+
+// bearerChallenge answers the session routes, which take the SDK token.
+const bearerChallenge = `Bearer realm="workspaces"`
+
+// challenge is the WWW-Authenticate value of a 401 on path: Bearer on the
+// session routes, Basic everywhere else.
+func challenge(path string) string {
+	if path == "/api/sdk/session" {
+		return bearerChallenge
+	}
+	return basicauth.Challenge
 }
