@@ -17,7 +17,7 @@ GRPC_GATEWAY_VERSION      := v2.33.0
 TOOLS_STAMP := $(BIN)/.tools-$(BUF_VERSION)-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPC_GATEWAY_VERSION)
 
 # Every Go module of the workspace (go.work).
-MODULES := pkg services/workspace services/auth gateway deploy/local
+MODULES := pkg services/workspace services/auth gateway deploy/local deploy/manifests-test
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 COMMANDS := workspace auth gateway devstack
 
@@ -81,8 +81,9 @@ check-generated: tools ## fail when pkg/gen is not what the protos generate
 	fi; \
 	echo "generated code is up to date"
 
-# The tests start a real redis-server (Debian package). Install it when it is
-# missing and we may; otherwise say what to install.
+# The tests start a real redis-server and drive a headless Chromium at
+# /usr/bin/chromium (Debian packages). Install them when they are missing and
+# we may; otherwise say what to install.
 .PHONY: test-deps
 test-deps:
 	@command -v redis-server >/dev/null || { \
@@ -91,6 +92,13 @@ test-deps:
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 		else \
 			echo "redis-server is missing: install it (Debian: apt-get install redis-server) and retry" >&2; exit 1; \
+		fi; }
+	@[ -x /usr/bin/chromium ] || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing chromium (Debian package)"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+		else \
+			echo "chromium is missing: install it (Debian: apt-get install chromium) and retry" >&2; exit 1; \
 		fi; }
 
 .PHONY: tidy

@@ -1,0 +1,259 @@
+// Package browser drives the machine's headless Chromium for tests: start a
+// browser, open pages, wait for elements, read their text and attributes and
+// evaluate JavaScript.
+//
+// It speaks the Chrome DevTools Protocol through chromedp, over a pipe to a
+// Chromium process it starts itself (/usr/bin/chromium, Debian's package),
+// with flags that keep the browser off the network apart from the pages a
+// test opens, and a throw-away profile.
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// ChromiumPath is where Debian's chromium package installs the browser.
+const ChromiumPath = "/usr/bin/chromium"
+
+// ErrNotInstalled is returned (wrapped) by EnsureInstalled and Start when
+// Chromium is missing.
+var ErrNotInstalled = errors.New(`chromium is not installed: run "make test-deps" (Debian: apt-get install chromium)`)
+
+// EnsureInstalled reports ErrNotInstalled when /usr/bin/chromium is missing
+// or not executable.
+func EnsureInstalled() error {
+	fi, err := os.Stat(ChromiumPath)
+	if err != nil || fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
+		return ErrNotInstalled
+	}
+	return nil
+}
+
+// Browser is one headless Chromium process with its own temporary profile.
+type Browser struct {
+	ctx         context.Context // the chromedp browser context
+	cancel      context.CancelFunc
+	allocCancel context.CancelFunc
+	dataDir     string
+	closeOnce   sync.Once
+	closeErr    error
+}
+
+// Start launches Chromium. ctx bounds the start only; the browser runs until
+// Close.
+func Start(ctx context.Context) (*Browser, error) {
+	if err := EnsureInstalled(); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "chromium-profile-")
+	if err != nil {
+		return nil, fmt.Errorf("browser: profile directory: %w", err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(ChromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox, // needed as root, harmless otherwise for local pages
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(dir),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("no-pings", true),
+		chromedp.Flag("mute-audio", true),
+	}
+	// The browser's life is bound to the context of its first action, so
+	// it must not be ctx, which may carry a deadline.
+	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancel := chromedp.NewContext(allocCtx)
+	b := &Browser{ctx: bctx, cancel: cancel, allocCancel: allocCancel, dataDir: dir}
+
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(bctx) }()
+	select {
+	case err = <-started:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		_ = b.Close()
+		return nil, fmt.Errorf("browser: starting %s: %w", ChromiumPath, err)
+	}
+	return b, nil
+}
+
+// Close stops the browser and removes its profile. It is safe to call more
+// than once.
+func (b *Browser) Close() error {
+	b.closeOnce.Do(func() {
+		b.cancel()      // closes the first tab and stops the browser
+		b.allocCancel() // waits for the process to exit
+		b.closeErr = os.RemoveAll(b.dataDir)
+	})
+	return b.closeErr
+}
+
+// Page is one tab.
+type Page struct {
+	ctx    context.Context // the chromedp tab context
+	cancel context.CancelFunc
+
+	mu  sync.Mutex
+	log []string
+}
+
+// Open opens url in a new tab and waits for its load event. The tab records
+// console messages and uncaught exceptions (see Log).
+func (b *Browser) Open(ctx context.Context, url string) (*Page, error) {
+	tctx, cancel := chromedp.NewContext(b.ctx)
+	p := &Page{ctx: tctx, cancel: cancel}
+	// Listen attaches the tab; that must happen on tctx itself, not on a
+	// context bounded by ctx, so ctx only limits the wait.
+	if err := chromedp.Listen(tctx, p.record); err != nil {
+		cancel()
+		return nil, fmt.Errorf("browser: opening a tab: %w", err)
+	}
+	if err := p.do(ctx, chromedp.Navigate(url)); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("browser: opening %s: %w", url, err)
+	}
+	return p, nil
+}
+
+// record keeps console output and exceptions; it runs in chromedp's event
+// loop, so it only appends.
+func (p *Page) record(ev any) {
+	var line string
+	switch ev := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		parts := make([]string, 0, len(ev.Args))
+		for _, a := range ev.Args {
+			switch {
+			case len(a.Value) > 0:
+				parts = append(parts, string(a.Value))
+			case a.Description != "":
+				parts = append(parts, a.Description)
+			default:
+				parts = append(parts, string(a.Type))
+			}
+		}
+		line = "console." + string(ev.Type) + ": " + strings.Join(parts, " ")
+	case *runtime.EventExceptionThrown:
+		d := ev.ExceptionDetails
+		line = "exception: " + d.Text
+		if d.Exception != nil && d.Exception.Description != "" {
+			line += " " + d.Exception.Description
+		}
+	default:
+		return
+	}
+	p.mu.Lock()
+	p.log = append(p.log, line)
+	p.mu.Unlock()
+}
+
+// Log returns the console messages and uncaught exceptions seen so far, one
+// per line, for test failure messages.
+func (p *Page) Log() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.log...)
+}
+
+// scoped returns a context of the tab that ends when ctx does, so a caller's
+// deadline limits one action without closing the tab.
+func (p *Page) scoped(ctx context.Context) (context.Context, func()) {
+	c, cancel := context.WithCancel(p.ctx)
+	stop := context.AfterFunc(ctx, cancel)
+	return c, func() { stop(); cancel() }
+}
+
+// wrap prefers the caller's context error, which says why an action stopped.
+func wrap(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+	}
+	return err
+}
+
+func (p *Page) do(ctx context.Context, actions ...chromedp.Action[chromedp.Void]) error {
+	c, done := p.scoped(ctx)
+	defer done()
+	return wrap(ctx, chromedp.Do(c, actions...))
+}
+
+func run[T any](ctx context.Context, p *Page, a chromedp.Action[T]) (T, error) {
+	c, done := p.scoped(ctx)
+	defer done()
+	v, err := chromedp.Run(c, a)
+	return v, wrap(ctx, err)
+}
+
+// WaitFor waits until an element matches the CSS selector, or ctx ends.
+func (p *Page) WaitFor(ctx context.Context, selector string) error {
+	return p.do(ctx, chromedp.WaitReady(chromedp.CSS(selector)))
+}
+
+// WaitGone waits until no element matches the CSS selector, or ctx ends.
+func (p *Page) WaitGone(ctx context.Context, selector string) error {
+	return p.do(ctx, chromedp.WaitNotPresent(chromedp.CSS(selector)))
+}
+
+// Text returns the textContent of the first element matching the CSS
+// selector, waiting for it to exist.
+func (p *Page) Text(ctx context.Context, selector string) (string, error) {
+	return run(ctx, p, chromedp.TextContent(chromedp.CSS(selector)))
+}
+
+// Attribute returns an attribute of the first element matching the CSS
+// selector, waiting for the element to exist; ok is false when the element
+// lacks the attribute.
+func (p *Page) Attribute(ctx context.Context, selector, name string) (value string, ok bool, err error) {
+	r, err := run(ctx, p, chromedp.AttributeValue(chromedp.CSS(selector), name))
+	return r.Value, r.Exists, err
+}
+
+// Count returns how many elements match the CSS selector now, without
+// waiting.
+func (p *Page) Count(ctx context.Context, selector string) (int, error) {
+	sel, err := json.Marshal(selector)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = p.Evaluate(ctx, "document.querySelectorAll("+string(sel)+").length", &n)
+	return n, err
+}
+
+// Evaluate runs a JavaScript expression in the page, waits for it when it is
+// a Promise, and decodes its JSON value into out (which may be nil). A thrown
+// exception or a rejected promise is an error.
+func (p *Page) Evaluate(ctx context.Context, expression string, out any) error {
+	raw, err := run(ctx, p, chromedp.Evaluate[[]byte](expression, chromedp.EvalAwaitPromise))
+	if err != nil {
+		return err
+	}
+	if out == nil || len(raw) == 0 {
+		return nil
+	}
+	return json.Unmarshal(raw, out)
+}
+
+// Close closes the tab.
+func (p *Page) Close() {
+	p.cancel()
+}

@@ -1,0 +1,97 @@
+// Package sdk serves the browser SDK: the LiveProctor component script
+// (/sdk/v1/sdk.js) and a demo page that launches it (/sdk/demo). The files
+// are embedded in the binary; the script is hand-written and needs no build
+// step.
+package sdk
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"net/http"
+	"time"
+)
+
+// The paths this package serves.
+const (
+	ScriptPath     = "/sdk/v1/sdk.js"
+	DemoPath       = "/sdk/demo"
+	DemoScriptPath = "/sdk/demo.js"
+)
+
+//go:embed static/sdk.js static/demo.html static/demo.js
+var static embed.FS
+
+// demoCSP lets the demo page run its own scripts only; it may call any
+// gateway, since its form takes a gateway URL.
+const demoCSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src *; " +
+	"img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// asset is one embedded file with the headers it is served with.
+type asset struct {
+	name   string
+	body   []byte
+	header http.Header
+}
+
+// Paths lists the paths Handler serves, for a router that registers routes
+// one by one. Each answers GET and HEAD.
+func Paths() []string { return []string{ScriptPath, DemoPath, DemoScriptPath} }
+
+// Handler serves the SDK files at their paths (see Paths) with GET and HEAD,
+// with an ETag, conditional requests and caching headers. Other paths get
+// 404 and other methods 405; a gateway normally routes only Paths here.
+func Handler() http.Handler {
+	assets := map[string]asset{
+		ScriptPath: load("static/sdk.js", http.Header{
+			"Content-Type":  {"application/javascript; charset=utf-8"},
+			"Cache-Control": {"public, max-age=300"},
+			// The script is public: pages on any origin may load it, with
+			// Subresource Integrity (crossorigin="anonymous") too.
+			"Access-Control-Allow-Origin":  {"*"},
+			"Cross-Origin-Resource-Policy": {"cross-origin"},
+		}),
+		DemoScriptPath: load("static/demo.js", http.Header{
+			"Content-Type":  {"application/javascript; charset=utf-8"},
+			"Cache-Control": {"public, max-age=300"},
+		}),
+		DemoPath: load("static/demo.html", http.Header{
+			"Content-Type":            {"text/html; charset=utf-8"},
+			"Cache-Control":           {"no-cache"},
+			"Content-Security-Policy": {demoCSP},
+			"X-Frame-Options":         {"DENY"},
+			"Referrer-Policy":         {"no-referrer"},
+		}),
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a, ok := assets[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		h := w.Header()
+		for k, vs := range a.header {
+			h[k] = vs
+		}
+		// ServeContent answers HEAD, If-None-Match (304) and ranges.
+		http.ServeContent(w, r, a.name, time.Time{}, bytes.NewReader(a.body))
+	})
+}
+
+// load reads an embedded file and adds the headers every asset has.
+func load(name string, header http.Header) asset {
+	body, err := static.ReadFile(name)
+	if err != nil {
+		panic("sdk: missing embedded file " + name) // a build mistake, caught by the tests
+	}
+	sum := sha256.Sum256(body)
+	header.Set("ETag", `"`+hex.EncodeToString(sum[:16])+`"`)
+	header.Set("X-Content-Type-Options", "nosniff")
+	return asset{name: name, body: body, header: header}
+}
