@@ -58,6 +58,9 @@ type Stack struct {
 	AuthAddr      string
 	MongoURI      string
 	RedisAddr     string
+	// Where the services serve /metrics (the gateway serves it itself).
+	WorkspaceMetricsAddr string
+	AuthMetricsAddr      string
 
 	// Ferret and Redis are the stand-ins the stack started, or nil when
 	// external servers were given. Tests stop and restart them.
@@ -101,7 +104,10 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	for _, a := range []struct {
 		dst *string
 		src string
-	}{{&s.GatewayAddr, opts.GatewayAddr}, {&s.WorkspaceAddr, opts.WorkspaceAddr}, {&s.AuthAddr, opts.AuthAddr}} {
+	}{
+		{&s.GatewayAddr, opts.GatewayAddr}, {&s.WorkspaceAddr, opts.WorkspaceAddr}, {&s.AuthAddr, opts.AuthAddr},
+		{&s.WorkspaceMetricsAddr, ""}, {&s.AuthMetricsAddr, ""},
+	} {
 		*a.dst = a.src
 		if *a.dst == "" {
 			if *a.dst, err = freeAddr(); err != nil {
@@ -120,8 +126,13 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 		"WORKSPACE_SERVICE_ADDR="+s.WorkspaceAddr,
 		"AUTH_SERVICE_ADDR="+s.AuthAddr,
 	)
+	own := map[string][]string{
+		"workspace": {"METRICS_ADDR=" + s.WorkspaceMetricsAddr},
+		"auth":      {"METRICS_ADDR=" + s.AuthMetricsAddr},
+	}
 	for _, c := range commands {
-		ch, err := startChild(c.name, filepath.Join(opts.BinDir, c.name), base, out)
+		env := append(append([]string(nil), base...), own[c.name]...)
+		ch, err := startChild(c.name, filepath.Join(opts.BinDir, c.name), env, out)
 		if err != nil {
 			return nil, err
 		}

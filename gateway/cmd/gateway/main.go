@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"log/slog"
 	"net"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/liveproctor/workspaces/gateway/internal/config"
 	"github.com/liveproctor/workspaces/gateway/internal/server"
+	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
 
 func main() {
@@ -41,6 +43,11 @@ func run(logger *slog.Logger) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopTracing, err := telemetry.StartTracing(ctx, "gateway")
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer stopTracing(context.Background())
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()

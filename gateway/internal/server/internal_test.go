@@ -15,7 +15,7 @@ import (
 func TestPanicBecomesInternalError(t *testing.T) {
 	var logs strings.Builder
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	h := withRequestID(accessLog(logger, recoverPanics(logger, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+	h := withRequestID(accessLog(logger, nil, recoverPanics(logger, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		panic("boom")
 	}))))
 	ts := httptest.NewServer(h)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+
+	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
 
 // statusWriter remembers the status and size of a response.
@@ -62,7 +64,7 @@ func (w *statusWriter) started() bool { return w.status != 0 }
 // accessLog writes one line per request: method, path, status, size,
 // duration and request id. Headers (Authorization among them) and query
 // strings are never logged.
-func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
+func accessLog(logger *slog.Logger, metrics *telemetry.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := trackStatus(w)
@@ -71,9 +73,17 @@ func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 		if status == 0 {
 			status = http.StatusOK
 		}
+		route := stateFrom(r.Context()).route
+		if route == "" {
+			route = "unmatched"
+		}
+		if metrics != nil {
+			metrics.ObserveHTTP(r.Method, route, status, time.Since(start))
+		}
 		logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
+			slog.String("route", route),
 			slog.Int("status", status),
 			slog.Int64("bytes", sw.bytes),
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),

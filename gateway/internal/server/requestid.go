@@ -30,6 +30,8 @@ type requestState struct {
 	bodyTooLarge bool
 	// decodeErr is the reason the body could not be decoded, if it could not.
 	decodeErr *decodeError
+	// route is the pattern the mux matched, for metrics; empty if none.
+	route string
 }
 
 // stateFrom returns the request's state, or an empty one outside the

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -22,6 +24,7 @@ import (
 	"github.com/liveproctor/workspaces/gateway/internal/sdk"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
 
 // maxResponseBytes bounds a backend answer; a full page of workspaces with
@@ -32,6 +35,7 @@ const maxResponseBytes = 32 << 20
 // backends.
 type Server struct {
 	logger   *slog.Logger
+	metrics  *telemetry.Metrics
 	handler  http.Handler
 	http     *http.Server
 	backends []backend
@@ -40,16 +44,18 @@ type Server struct {
 // New builds the gateway. It dials nothing yet: connections to the backends
 // open on first use and reconnect on their own.
 func New(cfg config.Config, logger *slog.Logger) (*Server, error) {
-	workspaceConn, err := dial(cfg.WorkspaceServiceAddr)
+	metrics := telemetry.NewMetrics()
+	workspaceConn, err := dial(cfg.WorkspaceServiceAddr, metrics)
 	if err != nil {
 		return nil, err
 	}
-	authConn, err := dial(cfg.AuthServiceAddr)
+	authConn, err := dial(cfg.AuthServiceAddr, metrics)
 	if err != nil {
 		return nil, errors.Join(err, workspaceConn.Close())
 	}
 	s := &Server{
 		logger:   logger,
+		metrics:  metrics,
 		backends: []backend{newBackend("workspace service", workspaceConn), newBackend("auth service", authConn)},
 	}
 	mux, err := s.newMux(cfg, workspaceConn, authConn)
@@ -62,8 +68,13 @@ func New(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	h = withTimeout(cfg.RequestTimeout, h)
 	h = limitBody(cfg.MaxBodyBytes, h)
 	h = recoverPanics(logger, h)
-	h = accessLog(logger, h)
+	h = accessLog(logger, metrics, h)
 	h = withRequestID(h)
+	// Outermost, so a span covers everything and carries the caller's
+	// trace context (traceparent) on to the services.
+	h = otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+		return r.Method + " " + r.URL.Path
+	}))
 	s.handler = h
 
 	s.http = &http.Server{
@@ -79,9 +90,11 @@ func New(cfg config.Config, logger *slog.Logger) (*Server, error) {
 
 // dial returns a lazy client connection to a backend on the loopback or
 // cluster network, where the gateway speaks plaintext gRPC.
-func dial(addr string) (*grpc.ClientConn, error) {
+func dial(addr string, metrics *telemetry.Metrics) (*grpc.ClientConn, error) {
 	return grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
+		grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()),
 		grpc.WithUserAgent("workspaces-gateway"),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxResponseBytes)),
 	)
@@ -100,6 +113,7 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 		runtime.WithErrorHandler(errs.handle),
 		runtime.WithRoutingErrorHandler(routingError),
 		runtime.WithDisablePathLengthFallback(),
+		runtime.WithMiddlewares(recordRoute),
 	)
 	ctx := context.Background()
 	if err := workspacev1.RegisterWorkspaceServiceHandlerClient(ctx, mux, workspacev1.NewWorkspaceServiceClient(workspaceConn)); err != nil {
@@ -114,6 +128,12 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 	if err := mux.HandlePath(http.MethodGet, "/readyz", readyz(s.backends)); err != nil {
 		return nil, err
 	}
+	metrics := s.metrics.Handler()
+	if err := mux.HandlePath(http.MethodGet, "/metrics", func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+		metrics.ServeHTTP(w, r)
+	}); err != nil {
+		return nil, err
+	}
 	// The SDK's files are registered one by one, so that other paths and
 	// methods get the gateway's routing errors.
 	files := sdk.Handler()
@@ -126,6 +146,17 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 		}
 	}
 	return mux, nil
+}
+
+// recordRoute notes the matched route pattern for the metrics, which must
+// not be labelled by raw paths (one series per workspace id).
+func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		if pattern, ok := runtime.HTTPPattern(r.Context()); ok {
+			stateFrom(r.Context()).route = pattern.String()
+		}
+		next(w, r, params)
+	}
 }
 
 // incomingHeader forwards If-Match as if-match metadata and nothing else:

@@ -434,3 +434,26 @@ func TestHealth(t *testing.T) {
 		t.Errorf("message %q", p.Message)
 	}
 }
+
+func TestMetricsCountRequestsByRoute(t *testing.T) {
+	e := newEnv(t, options{})
+	e.do(t, http.MethodGet, "/api/workspace/w1", nil, nil)
+	e.do(t, http.MethodGet, "/api/workspace/w2", nil, nil)
+	e.do(t, http.MethodGet, "/no/such/route", nil, nil)
+	resp, body := e.do(t, http.MethodGet, "/metrics", nil, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %d", resp.StatusCode)
+	}
+	for _, want := range []string{
+		`http_request_duration_seconds_count{code="200",method="GET",route="/api/workspace/{id=*}"} 2`,
+		`http_request_duration_seconds_count{code="404",method="GET",route="unmatched"} 1`,
+		`grpc_client_handling_seconds_count{grpc_code="OK",grpc_method="/workspace.v1.WorkspaceService/GetWorkspace"} 2`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(string(body), "/api/workspace/w1") {
+		t.Error("/metrics is labelled with raw paths")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/auth/internal/service"
 )
 
@@ -29,6 +30,11 @@ func run(logger *slog.Logger) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopTracing, err := telemetry.StartTracing(ctx, "auth")
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer stopTracing(context.Background())
 	svc, err := service.Start(cfg, logger)
 	if err != nil {
 		return err

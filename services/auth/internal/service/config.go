@@ -12,7 +12,8 @@ import (
 
 // Config is every setting of the auth service; see the README's table.
 type Config struct {
-	GRPCAddr string // AUTH_GRPC_ADDR
+	GRPCAddr    string // AUTH_GRPC_ADDR
+	MetricsAddr string // METRICS_ADDR: Prometheus /metrics; empty: off
 
 	// Redis: REDIS_ADDR (one address, or a comma-separated list of Cluster
 	// nodes or Sentinels), REDIS_MASTER_NAME (selects Sentinel),
@@ -36,7 +37,8 @@ type Config struct {
 func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	redisTimeout := r.Duration("REDIS_TIMEOUT", time.Second)
 	cfg := Config{
-		GRPCAddr: r.Addr("AUTH_GRPC_ADDR", ":9091"),
+		GRPCAddr:    r.Addr("AUTH_GRPC_ADDR", ":9091"),
+		MetricsAddr: r.String("METRICS_ADDR", ":9465"),
 		Redis: redis.UniversalOptions{
 			Addrs:        r.List("REDIS_ADDR"),
 			MasterName:   r.String("REDIS_MASTER_NAME", ""),

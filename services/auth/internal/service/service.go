@@ -7,7 +7,9 @@ import (
 	"net"
 	"time"
 
+	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
@@ -17,6 +19,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/basicauth"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
+	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/redisstore"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/workspaceclient"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
@@ -39,14 +42,19 @@ type Service struct {
 	served    chan error
 	stop      context.CancelFunc
 	probed    chan struct{}
+	metrics   *telemetry.MetricsServer
 }
 
 // Start connects to Redis and the workspace service (neither needs to be up
 // yet: calls fail with Unavailable until they are) and serves gRPC.
 func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 	s := &Service{cfg: cfg, logger: logger, served: make(chan error, 1), probed: make(chan struct{})}
+	metrics := telemetry.NewMetrics()
 	var err error
-	s.workspace, err = grpc.NewClient(cfg.WorkspaceServiceAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	s.workspace, err = grpc.NewClient(cfg.WorkspaceServiceAddr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
+		grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()))
 	if err != nil {
 		return nil, fmt.Errorf("WORKSPACE_SERVICE_ADDR: %w", err)
 	}
@@ -57,14 +65,31 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 	}
 	opts := cfg.Redis
 	s.redis = redis.NewUniversalClient(&opts)
+	if err := redisotel.InstrumentTracing(s.redis); err != nil {
+		return nil, fmt.Errorf("trace Redis: %w", err)
+	}
 	s.store = redisstore.New(s.redis)
+	stats := func(read func(*redis.PoolStats) uint32) func() float64 {
+		return func() float64 { return float64(read(s.redis.PoolStats())) }
+	}
+	metrics.GaugeFunc("redis_pool_total_connections", "Connections open to Redis.", stats(func(p *redis.PoolStats) uint32 { return p.TotalConns }))
+	metrics.GaugeFunc("redis_pool_idle_connections", "Idle connections to Redis.", stats(func(p *redis.PoolStats) uint32 { return p.IdleConns }))
+	metrics.GaugeFunc("redis_pool_timeouts", "Times a caller waited for a Redis connection in vain.", stats(func(p *redis.PoolStats) uint32 { return p.Timeouts }))
+	if s.metrics, err = telemetry.ServeMetrics(cfg.MetricsAddr, metrics, logger); err != nil {
+		_ = s.workspace.Close()
+		_ = s.lis.Close()
+		return nil, fmt.Errorf("METRICS_ADDR: %w", err)
+	}
 
 	application := app.New(s.store, workspaceclient.New(s.workspace, cfg.CallTimeout), app.Settings{
 		ServiceAuthorization: basicauth.Header(cfg.ServiceAppKey, cfg.ServiceAppSecret),
 		AccessCacheTTL:       cfg.AccessCacheTTL,
 		AccessCacheSize:      cfg.AccessCacheSize,
 	})
-	s.grpc = grpc.NewServer(grpc.ChainUnaryInterceptor(grpcmw.ErrorInterceptor(logger, cfg.CallTimeout)))
+	s.grpc = grpc.NewServer(grpc.StatsHandler(otelgrpc.NewServerHandler()), grpc.ChainUnaryInterceptor(
+		metrics.UnaryServerInterceptor(),
+		grpcmw.ErrorInterceptor(logger, cfg.CallTimeout),
+	))
 	authv1.RegisterAuthServiceServer(s.grpc, grpcport.NewServer(application))
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
@@ -80,6 +105,9 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 
 // Addr is where the service listens.
 func (s *Service) Addr() string { return s.lis.Addr().String() }
+
+// MetricsAddr is where /metrics is served, or "" when it is not.
+func (s *Service) MetricsAddr() string { return s.metrics.Addr() }
 
 // Done receives the serve loop's error if it stops on its own.
 func (s *Service) Done() <-chan error { return s.served }
@@ -98,6 +126,7 @@ func (s *Service) Close() error {
 		s.grpc.Stop()
 	}
 	_ = s.workspace.Close()
+	_ = s.metrics.Close(context.Background())
 	return s.redis.Close()
 }
 

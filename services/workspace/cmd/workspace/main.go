@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/workspace/internal/service"
 )
 
@@ -28,6 +29,11 @@ func run(logger *slog.Logger) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopTracing, err := telemetry.StartTracing(ctx, "workspace")
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer stopTracing(context.Background())
 	svc, err := service.Start(ctx, cfg, logger, os.Stdout)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 // Config is every setting of the workspace service; see the README's table.
 type Config struct {
 	GRPCAddr      string // WORKSPACE_GRPC_ADDR
+	MetricsAddr   string // METRICS_ADDR: Prometheus /metrics; empty: off
 	MongoURI      string // MONGODB_URI
 	MongoDatabase string // MONGODB_DATABASE
 
@@ -44,6 +45,7 @@ type Config struct {
 func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	cfg := Config{
 		GRPCAddr:      r.Addr("WORKSPACE_GRPC_ADDR", ":9090"),
+		MetricsAddr:   r.String("METRICS_ADDR", ":9464"),
 		MongoURI:      r.Required("MONGODB_URI"),
 		MongoDatabase: r.String("MONGODB_DATABASE", "workspaces"),
 		EncryptionKey: r.Key("KEY_ENCRYPTION_KEY", secretbox.KeySize),

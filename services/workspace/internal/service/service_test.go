@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -141,6 +142,31 @@ func TestGRPCCallersUseKeyPairs(t *testing.T) {
 	health, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
 	if err != nil || health.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("health = %v, %v", health, err)
+	}
+}
+
+func TestMetricsCountCallsAndPool(t *testing.T) {
+	f := startStore(t)
+	cfg := config(t, f.URI())
+	cfg.MetricsAddr = "127.0.0.1:0"
+	svc, client, _ := startService(t, cfg, io.Discard)
+	if _, err := client.GetWorkspace(as(rootKey, rootSecret), &workspacev1.GetWorkspaceRequest{Id: "root"}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + svc.MetricsAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{
+		`grpc_server_handling_seconds_count{grpc_code="OK",grpc_method="/workspace.v1.WorkspaceService/GetWorkspace"} 1`,
+		"mongodb_pool_open_connections",
+		"go_goroutines",
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
 

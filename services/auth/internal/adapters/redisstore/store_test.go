@@ -80,14 +80,28 @@ func startCluster(t *testing.T) redis.UniversalClient {
 	if _, ok := rdb.(*redis.ClusterClient); !ok {
 		t.Fatalf("three addresses gave a %T, want a cluster client", rdb)
 	}
+	// Every node must agree the cluster is up, and a write must reach
+	// every master, before the tests may rely on it.
 	deadline := time.Now().Add(30 * time.Second)
-	for {
-		info, err := redis.NewClient(&redis.Options{Addr: addrs[0]}).ClusterInfo(context.Background()).Result()
-		if err == nil && strings.Contains(info, "cluster_state:ok") {
-			break
+	ready := func() error {
+		for _, addr := range addrs {
+			node := redis.NewClient(&redis.Options{Addr: addr})
+			info, err := node.ClusterInfo(context.Background()).Result()
+			node.Close()
+			if err != nil || !strings.Contains(info, "cluster_state:ok") {
+				return fmt.Errorf("%s: %v %s", addr, err, info)
+			}
 		}
+		for i := range 64 {
+			if err := rdb.Set(context.Background(), fmt.Sprintf("probe:%d", i), "1", time.Second).Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for err := ready(); err != nil; err = ready() {
 		if time.Now().After(deadline) {
-			t.Fatalf("cluster not ok: %v %s", err, info)
+			t.Fatalf("the cluster never became ready: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
