@@ -25,8 +25,24 @@ const (
 	rootSecret = "c4e1a9b2-58d3-4f6a-8e07-91b2c3d4e5f6"
 )
 
-// The stack every test talks to.
-var env *stack.Stack
+// The stack every test talks to, the binaries it runs, and the settings
+// it runs them with (a test may start a stack of its own with them).
+var (
+	env      *stack.Stack
+	binDir   string
+	stackEnv = []string{
+		"KEY_ENCRYPTION_KEY=" + strings.Repeat("A", 43) + "=",
+		"KEY_HMAC_KEY=" + strings.Repeat("B", 43) + "=",
+		"BOOTSTRAP_WORKSPACE_ID=root",
+		"BOOTSTRAP_WORKSPACE_NAME=Root",
+		"BOOTSTRAP_PRODUCTS=pub/math,pub/ela",
+		"BOOTSTRAP_APP_KEY=" + rootKey,
+		"BOOTSTRAP_APP_SECRET=" + rootSecret,
+		"MONGODB_TIMEOUT=1s",
+		"WORKSPACE_CALL_TIMEOUT=4s",
+		"REQUEST_TIMEOUT=6s",
+	}
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -46,28 +62,17 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "bin")
-	if err := stack.Build(ctx, root, bin); err != nil {
+	binDir = filepath.Join(tmp, "bin")
+	if err := stack.Build(ctx, root, binDir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	var logs bytes.Buffer
 	env, err = stack.Start(ctx, stack.Options{
-		BinDir:  bin,
+		BinDir:  binDir,
 		DataDir: filepath.Join(tmp, "data"),
-		Env: []string{
-			"KEY_ENCRYPTION_KEY=" + strings.Repeat("A", 43) + "=",
-			"KEY_HMAC_KEY=" + strings.Repeat("B", 43) + "=",
-			"BOOTSTRAP_WORKSPACE_ID=root",
-			"BOOTSTRAP_WORKSPACE_NAME=Root",
-			"BOOTSTRAP_PRODUCTS=pub/math,pub/ela",
-			"BOOTSTRAP_APP_KEY=" + rootKey,
-			"BOOTSTRAP_APP_SECRET=" + rootSecret,
-			"MONGODB_TIMEOUT=1s",
-			"WORKSPACE_CALL_TIMEOUT=4s",
-			"REQUEST_TIMEOUT=6s",
-		},
-		Output: &logs,
+		Env:     stackEnv,
+		Output:  &logs,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "start the stack: %v\n%s", err, logs.String())

@@ -153,6 +153,42 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	return s, nil
 }
 
+// Signal sends sig to the named child: "workspace", "auth" or "gateway".
+func (s *Stack) Signal(name string, sig os.Signal) error {
+	c, err := s.child(name)
+	if err != nil {
+		return err
+	}
+	return c.cmd.Process.Signal(sig)
+}
+
+// Wait waits up to timeout for the named child to exit, and returns nil if
+// it exited with status 0.
+func (s *Stack) Wait(name string, timeout time.Duration) error {
+	c, err := s.child(name)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-c.done:
+		if c.err != nil {
+			return c.exitError()
+		}
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("%s did not exit within %s", name, timeout)
+	}
+}
+
+func (s *Stack) child(name string) (*child, error) {
+	for _, c := range s.children {
+		if c.name == name {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("no child named %q", name)
+}
+
 // Exited receives an error when a child process ends on its own.
 func (s *Stack) Exited() <-chan error { return s.exited }
 

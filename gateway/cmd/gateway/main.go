@@ -4,14 +4,15 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/liveproctor/workspaces/gateway/internal/config"
 	"github.com/liveproctor/workspaces/gateway/internal/server"
@@ -63,6 +64,11 @@ func run(logger *slog.Logger) error {
 	case <-ctx.Done():
 	}
 	stop()
+	srv.Drain()
+	if cfg.DrainDelay > 0 {
+		logger.Info("gateway draining: /readyz answers 503", "delay", cfg.DrainDelay.String())
+		time.Sleep(cfg.DrainDelay)
+	}
 	logger.Info("gateway shutting down", "timeout", cfg.ShutdownTimeout.String())
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()

@@ -29,6 +29,11 @@ type Config struct {
 	// ShutdownTimeout bounds the wait for in-flight requests on shutdown
 	// (SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
+	// DrainDelay is how long the gateway keeps serving, with /readyz
+	// answering 503, between SIGTERM and closing its listener, so that a
+	// load balancer stops sending it new requests first (DRAIN_DELAY;
+	// default 0; a few seconds on Kubernetes).
+	DrainDelay time.Duration
 	// CORSAllowedOrigins lists the origins whose pages may call
 	// /api/sdk/session from a browser, as scheme://host[:port]; "*" allows
 	// any origin (CORS_ALLOWED_ORIGINS, comma-separated, default "*").
@@ -67,6 +72,7 @@ func Read(r *envconfig.Reader) (Config, error) {
 		RequestTimeout:       r.Duration("REQUEST_TIMEOUT", DefaultRequestTimeout),
 		MaxBodyBytes:         int64(r.Int("MAX_BODY_BYTES", DefaultMaxBodyBytes, 1, maxMaxBodyBytes)),
 		ShutdownTimeout:      r.Duration("SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
+		DrainDelay:           r.Duration("DRAIN_DELAY", 0),
 	}
 	var corsErr error
 	cfg.CORSAllowedOrigins, corsErr = origins(r.List("CORS_ALLOWED_ORIGINS"))

@@ -177,6 +177,7 @@ func (b *syncBuffer) String() string {
 // over real gRPC.
 type env struct {
 	url        string
+	server     *server.Server
 	workspaces *fakeWorkspaces
 	auth       *fakeAuth
 	logs       *syncBuffer
@@ -231,6 +232,7 @@ func newEnv(t *testing.T, o options) *env {
 		}
 	})
 	e.url = ts.URL
+	e.server = srv
 	return e
 }
 

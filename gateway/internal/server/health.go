@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -43,8 +44,14 @@ func healthz(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
 
 // readyz answers 200 when every backend is serving, else 503 naming those
 // that are not. Backends are checked in parallel.
-func readyz(backends []backend) func(http.ResponseWriter, *http.Request, map[string]string) {
+func readyz(draining *atomic.Bool, backends []backend) func(http.ResponseWriter, *http.Request, map[string]string) {
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+		if draining.Load() {
+			e := newAPIError(codes.Unavailable, "not ready: shutting down")
+			e.header.Set("Retry-After", "1")
+			e.write(w, r)
+			return
+		}
 		down := make([]bool, len(backends))
 		var wg sync.WaitGroup
 		for i, b := range backends {

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -39,6 +40,7 @@ type Server struct {
 	handler  http.Handler
 	http     *http.Server
 	backends []backend
+	draining atomic.Bool
 }
 
 // New builds the gateway. It dials nothing yet: connections to the backends
@@ -125,7 +127,7 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 	if err := mux.HandlePath(http.MethodGet, "/healthz", healthz); err != nil {
 		return nil, err
 	}
-	if err := mux.HandlePath(http.MethodGet, "/readyz", readyz(s.backends)); err != nil {
+	if err := mux.HandlePath(http.MethodGet, "/readyz", readyz(&s.draining, s.backends)); err != nil {
 		return nil, err
 	}
 	metrics := s.metrics.Handler()
@@ -191,6 +193,11 @@ func requestMetadata(ctx context.Context, _ *http.Request) metadata.MD {
 	}
 	return nil
 }
+
+// Drain makes /readyz answer 503 from now on, so load balancers stop
+// sending new requests while in-flight ones finish. Call it on SIGTERM,
+// before Shutdown.
+func (s *Server) Drain() { s.draining.Store(true) }
 
 // Handler returns the gateway's HTTP handler with all middleware.
 func (s *Server) Handler() http.Handler { return s.handler }

@@ -457,3 +457,21 @@ func TestMetricsCountRequestsByRoute(t *testing.T) {
 		t.Error("/metrics is labelled with raw paths")
 	}
 }
+
+// After Drain, /readyz says 503 so the load balancer stops sending new
+// requests, while the routes keep answering until Shutdown.
+func TestDrainFailsReadinessButKeepsServing(t *testing.T) {
+	e := newEnv(t, options{})
+	if resp, body := e.do(t, http.MethodGet, "/readyz", nil, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("readyz before drain: %d %s", resp.StatusCode, body)
+	}
+	e.server.Drain()
+	resp, body := e.do(t, http.MethodGet, "/readyz", nil, nil)
+	checkError(t, resp, body, http.StatusServiceUnavailable, "UNAVAILABLE")
+	if resp, body := e.do(t, http.MethodGet, "/api/workspace/w1", nil, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a route while draining: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := e.do(t, http.MethodGet, "/healthz", nil, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("healthz while draining: %d", resp.StatusCode)
+	}
+}
