@@ -21,12 +21,12 @@ const (
 )
 
 type fixture struct {
-	t    *testing.T
+	t    testing.TB
 	app  *app.App
 	root domain.Caller
 }
 
-func newFixture(t *testing.T, opts ...app.Option) *fixture {
+func newFixture(t testing.TB, opts ...app.Option) *fixture {
 	t.Helper()
 	box, err := secretbox.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
 	if err != nil {
