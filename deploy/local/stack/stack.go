@@ -180,6 +180,15 @@ func (s *Stack) Wait(name string, timeout time.Duration) error {
 	}
 }
 
+// PID returns the process id of the named child, for measurements.
+func (s *Stack) PID(name string) (int, error) {
+	c, err := s.child(name)
+	if err != nil {
+		return 0, err
+	}
+	return c.cmd.Process.Pid, nil
+}
+
 func (s *Stack) child(name string) (*child, error) {
 	for _, c := range s.children {
 		if c.name == name {
