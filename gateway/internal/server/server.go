@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -74,9 +72,7 @@ func New(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	h = withRequestID(h)
 	// Outermost, so a span covers everything and carries the caller's
 	// trace context (traceparent) on to the services.
-	h = otelhttp.NewHandler(h, "gateway", otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
-		return r.Method + " " + r.URL.Path
-	}))
+	h = telemetry.HTTPHandler(h, "gateway")
 	s.handler = h
 
 	s.http = &http.Server{
@@ -93,13 +89,12 @@ func New(cfg config.Config, logger *slog.Logger) (*Server, error) {
 // dial returns a lazy client connection to a backend on the loopback or
 // cluster network, where the gateway speaks plaintext gRPC.
 func dial(addr string, metrics *telemetry.Metrics) (*grpc.ClientConn, error) {
-	return grpc.NewClient(addr,
+	return grpc.NewClient(addr, append(telemetry.GRPCDialOptions(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
 		grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()),
 		grpc.WithUserAgent("workspaces-gateway"),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxResponseBytes)),
-	)
+	)...)
 }
 
 // newMux builds the grpc-gateway mux with both services' routes, /healthz,

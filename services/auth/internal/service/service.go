@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
@@ -51,10 +50,9 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 	s := &Service{cfg: cfg, logger: logger, served: make(chan error, 1), probed: make(chan struct{})}
 	metrics := telemetry.NewMetrics()
 	var err error
-	s.workspace, err = grpc.NewClient(cfg.WorkspaceServiceAddr,
+	s.workspace, err = grpc.NewClient(cfg.WorkspaceServiceAddr, append(telemetry.GRPCDialOptions(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
-		grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()))
+		grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()))...)
 	if err != nil {
 		return nil, fmt.Errorf("WORKSPACE_SERVICE_ADDR: %w", err)
 	}
@@ -65,8 +63,10 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 	}
 	opts := cfg.Redis
 	s.redis = redis.NewUniversalClient(&opts)
-	if err := redisotel.InstrumentTracing(s.redis); err != nil {
-		return nil, fmt.Errorf("trace Redis: %w", err)
+	if telemetry.TracingEnabled() {
+		if err := redisotel.InstrumentTracing(s.redis); err != nil {
+			return nil, fmt.Errorf("trace Redis: %w", err)
+		}
 	}
 	s.store = redisstore.New(s.redis)
 	stats := func(read func(*redis.PoolStats) uint32) func() float64 {
@@ -86,10 +86,10 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 		AccessCacheTTL:       cfg.AccessCacheTTL,
 		AccessCacheSize:      cfg.AccessCacheSize,
 	})
-	s.grpc = grpc.NewServer(grpc.StatsHandler(otelgrpc.NewServerHandler()), grpc.ChainUnaryInterceptor(
+	s.grpc = grpc.NewServer(append(telemetry.GRPCServerOptions(), grpc.ChainUnaryInterceptor(
 		metrics.UnaryServerInterceptor(),
 		grpcmw.ErrorInterceptor(logger, cfg.CallTimeout),
-	))
+	))...)
 	authv1.RegisterAuthServiceServer(s.grpc, grpcport.NewServer(application))
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)

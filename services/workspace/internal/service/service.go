@@ -11,7 +11,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
@@ -53,12 +52,15 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) 
 	pool := &mongostore.PoolStats{}
 	metrics.GaugeFunc("mongodb_pool_open_connections", "Connections open to MongoDB.", pool.Open)
 	metrics.GaugeFunc("mongodb_pool_in_use_connections", "Connections to MongoDB checked out by operations.", pool.InUse)
-	client, err := mongo.Connect(options.Client().
+	mongoOpts := options.Client().
 		ApplyURI(cfg.MongoURI).
 		SetServerSelectionTimeout(cfg.StoreTimeout).
 		SetConnectTimeout(cfg.StoreTimeout).
-		SetMonitor(mongostore.CommandTracer()).
-		SetPoolMonitor(pool.Monitor()))
+		SetPoolMonitor(pool.Monitor())
+	if telemetry.TracingEnabled() {
+		mongoOpts.SetMonitor(mongostore.CommandTracer())
+	}
+	client, err := mongo.Connect(mongoOpts)
 	if err != nil {
 		return nil, fmt.Errorf("MONGODB_URI: %w", err)
 	}
@@ -83,10 +85,9 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	case s.cfg.ServiceAppKey == "" || s.cfg.ServiceAppSecret == "":
 		return errors.New("AUTH_SERVICE_ADDR is set: set SERVICE_APP_KEY and SERVICE_APP_SECRET (a key pair of the root workspace) too")
 	default:
-		s.authConn, err = grpc.NewClient(s.cfg.AuthServiceAddr,
+		s.authConn, err = grpc.NewClient(s.cfg.AuthServiceAddr, append(telemetry.GRPCDialOptions(),
 			grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
-			grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()))
+			grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()))...)
 		if err != nil {
 			return fmt.Errorf("AUTH_SERVICE_ADDR: %w", err)
 		}
@@ -126,11 +127,11 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	if err != nil {
 		return fmt.Errorf("METRICS_ADDR: %w", err)
 	}
-	s.grpc = grpc.NewServer(grpc.StatsHandler(otelgrpc.NewServerHandler()), grpc.ChainUnaryInterceptor(
+	s.grpc = grpc.NewServer(append(telemetry.GRPCServerOptions(), grpc.ChainUnaryInterceptor(
 		metrics.UnaryServerInterceptor(),
 		grpcmw.ErrorInterceptor(s.logger, s.cfg.CallTimeout),
 		grpcport.AuthInterceptor(application),
-	))
+	))...)
 	workspacev1.RegisterWorkspaceServiceServer(s.grpc, grpcport.NewServer(application))
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
