@@ -11,8 +11,10 @@
 // one INCR, atomic and immediate, with no transaction across Cluster slots;
 // deleting the revoked tokens' keys afterwards is clean-up.
 //
-// A token is registered in its indexes (one script, one slot) before its
-// own key is written, so a crash between the two leaves at most an index
+// On a single Redis server one script registers a token in its indexes and
+// writes it, atomically. On a Cluster the token's key lives in another slot
+// than its indexes, so the indexes are written first (one script, one slot)
+// and the token second: a crash between the two leaves at most an index
 // entry without a token, never a token outside its indexes.
 package redisstore
 
@@ -70,13 +72,24 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Save registers the token in its indexes, then writes it.
+// Save registers the token in its indexes, then writes it: in one script
+// on a single Redis server, in two steps (index first) on a Cluster.
 func (s *Store) Save(ctx context.Context, d domain.Digest, session domain.Session) error {
 	life := session.ExpiresAt.Sub(s.now())
 	if life <= 0 {
 		return nil // already expired: nothing to keep
 	}
 	k := keysOf(session.WorkspaceID, session.Email)
+	if _, cluster := s.rdb.(*redis.ClusterClient); !cluster {
+		err := saveScript.Run(ctx, s.rdb,
+			[]string{k.workspaceTokens, k.userTokens, k.workspaceGen, k.userGen, tokenKey(d)},
+			hex.EncodeToString(d[:]), (life + time.Minute).Milliseconds(),
+			session.Email, session.WorkspaceID, session.IssuedAt.UnixMilli(), session.ExpiresAt.UnixMilli()).Err()
+		if err != nil {
+			return storeError("save token", err)
+		}
+		return nil
+	}
 	gens, err := registerScript.Run(ctx, s.rdb,
 		[]string{k.workspaceTokens, k.userTokens, k.workspaceGen, k.userGen},
 		hex.EncodeToString(d[:]), (life + time.Minute).Milliseconds()).StringSlice()
