@@ -24,7 +24,9 @@ func Quiet(method string) bool {
 
 // ErrorInterceptor bounds every call by timeout, turns errors into gRPC
 // statuses through the one table in grpcfault, and logs each call with its
-// request id. Internal errors are logged in full; callers see a fixed text.
+// request id: failures at info level or above, successes at debug (the
+// gateway's access log already has a line for each request). Internal
+// errors are logged in full; callers see a fixed text.
 // It goes first in the chain, so it also sees the errors of the
 // interceptors after it.
 func ErrorInterceptor(logger *slog.Logger, timeout time.Duration) grpc.UnaryServerInterceptor {
@@ -34,7 +36,10 @@ func ErrorInterceptor(logger *slog.Logger, timeout time.Duration) grpc.UnaryServ
 		defer cancel()
 		resp, err := handler(ctx, req)
 		st := grpcfault.Status(err)
-		level := slog.LevelInfo
+		level := slog.LevelDebug
+		if err != nil {
+			level = slog.LevelInfo
+		}
 		attrs := []slog.Attr{
 			slog.String("method", info.FullMethod),
 			slog.String("code", status.Code(st).String()),
@@ -51,7 +56,7 @@ func ErrorInterceptor(logger *slog.Logger, timeout time.Duration) grpc.UnaryServ
 			level = slog.LevelWarn
 			attrs = append(attrs, slog.String("error", err.Error()))
 		}
-		if !Quiet(info.FullMethod) || err != nil {
+		if (!Quiet(info.FullMethod) || err != nil) && logger.Enabled(ctx, level) {
 			logger.LogAttrs(ctx, level, "grpc call", attrs...)
 		}
 		if err != nil {

@@ -16,7 +16,11 @@ import (
 )
 
 func main() {
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	logger, err := telemetry.NewLogger("auth")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	if err := run(logger); err != nil {
 		logger.Error("auth service stopped", "error", err.Error())
 		os.Exit(1)

@@ -15,7 +15,11 @@ import (
 )
 
 func main() {
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	logger, err := telemetry.NewLogger("workspace")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	if err := run(logger); err != nil {
 		logger.Error("workspace service stopped", "error", err.Error())
 		os.Exit(1)
