@@ -53,6 +53,9 @@ func run(logger *slog.Logger) error {
 		return fmt.Errorf("tracing: %w", err)
 	}
 	defer stopTracing(context.Background())
+	if err := telemetry.ServePprof(logger); err != nil {
+		return fmt.Errorf("PPROF_ADDR: %w", err)
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()

@@ -38,6 +38,9 @@ func run(logger *slog.Logger) error {
 		return fmt.Errorf("tracing: %w", err)
 	}
 	defer stopTracing(context.Background())
+	if err := telemetry.ServePprof(logger); err != nil {
+		return fmt.Errorf("PPROF_ADDR: %w", err)
+	}
 	svc, err := service.Start(ctx, cfg, logger, os.Stdout)
 	if err != nil {
 		return err
