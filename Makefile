@@ -17,7 +17,7 @@ GRPC_GATEWAY_VERSION      := v2.33.0
 TOOLS_STAMP := $(BIN)/.tools-$(BUF_VERSION)-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPC_GATEWAY_VERSION)
 
 # Every Go module of the workspace (go.work).
-MODULES := pkg services/workspace services/auth gateway deploy/local
+MODULES := pkg services/workspace services/auth gateway deploy/local deploy/manifests-test
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 COMMANDS := workspace auth gateway devstack
 
