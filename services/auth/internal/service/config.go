@@ -50,6 +50,9 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 			WriteTimeout: redisTimeout,
 			PoolTimeout:  redisTimeout,
 			MaxRetries:   1,
+			// Reads and writes end with the call's deadline too, so a Redis
+			// that hangs rather than refuses never holds a request past it.
+			ContextTimeoutEnabled: true,
 		},
 		WorkspaceServiceAddr: r.String("WORKSPACE_SERVICE_ADDR", "127.0.0.1:9090"),
 		CallTimeout:          r.Duration("AUTH_CALL_TIMEOUT", 5*time.Second),

@@ -2,67 +2,61 @@ package redisstore
 
 import "github.com/redis/go-redis/v9"
 
-// registerScript puts a token's digest in its workspace and user indexes,
-// makes sure both indexes and both generation counters live at least as
-// long as the token (never shortening a longer life), and returns the
-// generations the token is issued under. All four keys share one slot.
+// registerLua is the part of registering a token that touches only the
+// workspace's slot: it puts the digest in the workspace and user indexes,
+// creates the two generation counters at 0 if they are missing, and makes
+// all four keys live until at least the given instant.
+//
+// An expiry is only ever moved later. PEXPIREAT ... GT alone is not enough:
+// Redis treats a key without an expiry as living forever, so GT never gives
+// a new key (or a counter just created) an expiry. NX gives a key that has
+// none its first one; GT then lengthens one that is shorter. Both use an
+// absolute instant, the same one the token's own key gets, so the clock of
+// the service that calls does not matter.
 //
 // KEYS: workspace index, user index, workspace generation, user generation.
-// ARGV: digest, time to live in milliseconds.
-var registerScript = redis.NewScript(`
+// ARGV: digest (hex), keep-until instant (Unix milliseconds).
+const registerLua = `
 redis.call('SADD', KEYS[1], ARGV[1])
 redis.call('SADD', KEYS[2], ARGV[1])
-local ttl = tonumber(ARGV[2])
-for i = 3, 4 do
-  if redis.call('EXISTS', KEYS[i]) == 0 then
-    redis.call('SET', KEYS[i], '0')
-  end
-end
+redis.call('SET', KEYS[3], '0', 'NX')
+redis.call('SET', KEYS[4], '0', 'NX')
 for i = 1, 4 do
-  if redis.call('PTTL', KEYS[i]) < ttl then
-    redis.call('PEXPIRE', KEYS[i], ttl)
-  end
+  redis.call('PEXPIREAT', KEYS[i], ARGV[2], 'NX')
+  redis.call('PEXPIREAT', KEYS[i], ARGV[2], 'GT')
 end
-return {redis.call('GET', KEYS[3]), redis.call('GET', KEYS[4])}
+local gen, ugen = redis.call('GET', KEYS[3]), redis.call('GET', KEYS[4])
+`
+
+// registerScript registers a token and returns the two generations it is
+// issued under: {workspace generation, user generation}. All its keys share
+// the workspace's hash tag, so it runs on one Cluster slot.
+var registerScript = redis.NewScript(registerLua + `
+return {gen, ugen}
 `)
 
-// saveScript does what registerScript does and then writes the token, in
-// one round trip. It names keys of two slots, so it serves a single Redis
-// server (standalone or Sentinel) only; on a Cluster, Save runs the two
-// steps separately.
+// saveScript registers a token and writes it, in one round trip and
+// atomically. Its keys span two slots (the token's key has no hash tag), so
+// it serves a single Redis server only (standalone or Sentinel); on any
+// other client Save runs registerScript and then writes the token.
 //
-// KEYS: workspace index, user index, workspace generation, user generation,
-// token. ARGV: digest, index time to live in milliseconds, email,
-// workspace id, issued at and expires at (Unix milliseconds).
-var saveScript = redis.NewScript(`
-redis.call('SADD', KEYS[1], ARGV[1])
-redis.call('SADD', KEYS[2], ARGV[1])
-local ttl = tonumber(ARGV[2])
-for i = 3, 4 do
-  if redis.call('EXISTS', KEYS[i]) == 0 then
-    redis.call('SET', KEYS[i], '0')
-  end
-end
-for i = 1, 4 do
-  if redis.call('PTTL', KEYS[i]) < ttl then
-    redis.call('PEXPIRE', KEYS[i], ttl)
-  end
-end
-redis.call('HSET', KEYS[5], 'email', ARGV[3], 'workspaceId', ARGV[4], 'iat', ARGV[5], 'exp', ARGV[6],
-  'gen', redis.call('GET', KEYS[3]), 'ugen', redis.call('GET', KEYS[4]))
+// KEYS: as registerScript, then the token's key. ARGV: as registerScript,
+// then email, workspace id, issued at and expires at (Unix milliseconds).
+var saveScript = redis.NewScript(registerLua + `
+redis.call('HSET', KEYS[5], 'email', ARGV[3], 'workspaceId', ARGV[4],
+  'issuedAt', ARGV[5], 'expiresAt', ARGV[6], 'gen', gen, 'ugen', ugen)
 redis.call('PEXPIREAT', KEYS[5], ARGV[6])
-return 1
+return {gen, ugen}
 `)
 
-// bumpScript advances a revocation generation, which revokes every token
-// issued under the old one at once, and keeps the counter alive at least
-// as long as any token issued from now on could be.
+// bumpScript advances a revocation generation, which revokes at once every
+// token issued under the previous one. INCR keeps an existing expiry (the
+// counter already outlives the tokens it guards); a counter that INCR has
+// just created guards no token yet and gets the given life.
 //
-// KEYS: the generation. ARGV: time to live in milliseconds.
+// KEYS: the generation. ARGV: life in milliseconds for a new counter.
 var bumpScript = redis.NewScript(`
 local g = redis.call('INCR', KEYS[1])
-if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-end
+redis.call('PEXPIRE', KEYS[1], ARGV[1], 'NX')
 return g
 `)

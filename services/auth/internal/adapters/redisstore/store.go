@@ -1,27 +1,59 @@
-// Package redisstore keeps SDK tokens in Redis: standalone, Sentinel or
-// Cluster, through one redis.UniversalClient.
+// Package redisstore keeps SDK tokens in Redis (standalone, Sentinel or
+// Cluster) through one redis.UniversalClient.
 //
-// Only digests are stored: a token's key is its SHA-256 (see keys.go), so
-// a Redis dump yields no usable token. Each token expires with its session
-// (PEXPIREAT), and so do the indexes and counters that refer to it.
+// # Keys
 //
-// Revocation is by generation. Each workspace and each user in it has a
-// counter; a token records the two values current when it was issued and
-// is live only while both are unchanged. Revoking a user or a workspace is
-// one INCR, atomic and immediate, with no transaction across Cluster slots;
-// deleting the revoked tokens' keys afterwards is clean-up.
+// Only digests are stored. A token's key is tok:<hex SHA-256 of the
+// token>, so a Redis dump yields no usable token, and users appear in key
+// names only as the SHA-256 of domain.UserKey(email). Everything else about
+// a workspace carries the hash tag {ws:<workspaceId>}, so it lands in one
+// Cluster slot and one script can change it atomically; a token's key
+// cannot share that slot, because a lookup knows only the token. See
+// keys.go for the full list.
 //
-// On a single Redis server one script registers a token in its indexes and
-// writes it, atomically. On a Cluster the token's key lives in another slot
-// than its indexes, so the indexes are written first (one script, one slot)
-// and the token second: a crash between the two leaves at most an index
-// entry without a token, never a token outside its indexes.
+// # Revocation by generation
+//
+// Each workspace ({ws:W}:gen) and each user in it ({ws:W}:u:<user>:gen)
+// has a counter. A token records the two values current when it was
+// issued, and Lookup accepts it only while both counters still hold
+// exactly those values (read with one MGET: they share a slot). Revoking a
+// user or a workspace is therefore one INCR: atomic, immediate, and free
+// of transactions across slots. Deleting the revoked tokens' keys
+// afterwards, from the index sets {ws:W}:tokens and {ws:W}:u:<user>:tokens,
+// only frees memory; it is best effort.
+//
+// # Save order
+//
+// Save first registers the token on the workspace's slot (one script: add
+// the digest to both indexes, create missing counters at 0, make indexes
+// and counters live at least until the token expires, and read the two
+// generations), then writes the token's hash and its expiry in one MULTI
+// on the token's key. A crash between the two leaves at most an index
+// entry without a token, never a token outside its indexes. On a single
+// Redis server (a *redis.Client: standalone or Sentinel) both steps run as
+// one script, in one round trip.
+//
+// # Expiry
+//
+// A token's key expires exactly at its session's ExpiresAt (PEXPIREAT).
+// Indexes and counters expire expiryMargin later, and their expiry is only
+// ever moved later, so a counter outlives every token issued under it; if
+// it could expire first, it would come back at 0 and could revive a
+// revoked token that was issued under generation 0.
+//
+// # Errors
+//
+// A token that is unknown, expired, revoked or half written is
+// domain.ErrTokenNotFound. A Redis that cannot be reached is
+// fault.Unavailable; how soon that answer comes is bounded by the context
+// and by the client's own timeouts (DialTimeout, ReadTimeout, PoolTimeout,
+// MaxRetries), which the caller sets when it builds the client.
 package redisstore
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -30,9 +62,10 @@ import (
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
 
-// counterTTL is how long a revocation counter outlives a revocation: as
-// long as any token it could still have to refuse.
-const counterTTL = domain.TokenTTL + time.Minute
+// expiryMargin is how long indexes and counters outlive the last token
+// registered in them. The token's key and its counters may sit on two
+// Cluster masters whose clocks differ; the margin covers that difference.
+const expiryMargin = time.Second
 
 // Store implements domain.TokenStore on Redis.
 type Store struct {
@@ -48,7 +81,8 @@ type Option func(*Store)
 // WithClock replaces time.Now, for tests.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
-// New returns a Store on rdb.
+// New returns a Store on rdb, which the caller builds (standalone, Sentinel
+// or Cluster) with the timeouts it wants, and closes.
 func New(rdb redis.UniversalClient, opts ...Option) *Store {
 	s := &Store{rdb: rdb, now: time.Now}
 	for _, opt := range opts {
@@ -57,57 +91,56 @@ func New(rdb redis.UniversalClient, opts ...Option) *Store {
 	return s
 }
 
-// Ping reports whether Redis answers (every Cluster master, for a Cluster).
+// Ping reports whether Redis answers: every master, for a Cluster.
 func (s *Store) Ping(ctx context.Context) error {
+	var err error
 	if c, ok := s.rdb.(*redis.ClusterClient); ok {
-		err := c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return m.Ping(ctx).Err() })
-		if err != nil {
-			return storeError("ping", err)
-		}
-		return nil
+		err = c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return m.Ping(ctx).Err() })
+	} else {
+		err = s.rdb.Ping(ctx).Err()
 	}
-	if err := s.rdb.Ping(ctx).Err(); err != nil {
+	if err != nil {
 		return storeError("ping", err)
 	}
 	return nil
 }
 
-// Save registers the token in its indexes, then writes it: in one script
-// on a single Redis server, in two steps (index first) on a Cluster.
+// Save registers the token in its indexes, then writes it (see the package
+// documentation). A session that has already expired is not stored.
 func (s *Store) Save(ctx context.Context, d domain.Digest, session domain.Session) error {
-	life := session.ExpiresAt.Sub(s.now())
-	if life <= 0 {
-		return nil // already expired: nothing to keep
+	if !s.now().Before(session.ExpiresAt) {
+		return nil
 	}
 	k := keysOf(session.WorkspaceID, session.Email)
-	if _, cluster := s.rdb.(*redis.ClusterClient); !cluster {
-		err := saveScript.Run(ctx, s.rdb,
-			[]string{k.workspaceTokens, k.userTokens, k.workspaceGen, k.userGen, tokenKey(d)},
-			hex.EncodeToString(d[:]), (life + time.Minute).Milliseconds(),
-			session.Email, session.WorkspaceID, session.IssuedAt.UnixMilli(), session.ExpiresAt.UnixMilli()).Err()
+	member, exp := digestHex(d), session.ExpiresAt.UnixMilli()
+	keepUntil := session.ExpiresAt.Add(expiryMargin).UnixMilli()
+	indexKeys := []string{k.workspaceTokens, k.userTokens, k.workspaceGen, k.userGen}
+
+	if _, single := s.rdb.(*redis.Client); single {
+		err := saveScript.Run(ctx, s.rdb, append(indexKeys, tokenKey(member)),
+			member, keepUntil, session.Email, session.WorkspaceID, session.IssuedAt.UnixMilli(), exp).Err()
 		if err != nil {
 			return storeError("save token", err)
 		}
 		return nil
 	}
-	gens, err := registerScript.Run(ctx, s.rdb,
-		[]string{k.workspaceTokens, k.userTokens, k.workspaceGen, k.userGen},
-		hex.EncodeToString(d[:]), (life + time.Minute).Milliseconds()).StringSlice()
+
+	gens, err := registerScript.Run(ctx, s.rdb, indexKeys, member, keepUntil).StringSlice()
 	if err != nil {
 		return storeError("register token", err)
 	}
 	if len(gens) != 2 {
-		return storeError("register token", errors.New("unexpected script reply"))
+		return storeError("register token", fmt.Errorf("script answered %d values, want 2", len(gens)))
 	}
-	key := tokenKey(d)
+	key := tokenKey(member)
 	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, key,
-			"email", session.Email,
-			"workspaceId", session.WorkspaceID,
-			"iat", session.IssuedAt.UnixMilli(),
-			"exp", session.ExpiresAt.UnixMilli(),
-			"gen", gens[0],
-			"ugen", gens[1])
+			fieldEmail, session.Email,
+			fieldWorkspaceID, session.WorkspaceID,
+			fieldIssuedAt, session.IssuedAt.UnixMilli(),
+			fieldExpiresAt, exp,
+			fieldGen, gens[0],
+			fieldUserGen, gens[1])
 		p.PExpireAt(ctx, key, session.ExpiresAt)
 		return nil
 	})
@@ -117,28 +150,26 @@ func (s *Store) Save(ctx context.Context, d domain.Digest, session domain.Sessio
 	return nil
 }
 
-// stored is a token as read back.
+// stored is a token's hash as read back.
 type stored struct {
 	session   domain.Session
 	gen, ugen string
 }
 
-var tokenFields = []string{"email", "workspaceId", "iat", "exp", "gen", "ugen"}
-
 // read returns the token's hash, or ErrTokenNotFound when it is absent or
 // incomplete.
 func (s *Store) read(ctx context.Context, d domain.Digest) (stored, error) {
-	vals, err := s.rdb.HMGet(ctx, tokenKey(d), tokenFields...).Result()
+	vals, err := s.rdb.HMGet(ctx, tokenKey(digestHex(d)),
+		fieldEmail, fieldWorkspaceID, fieldIssuedAt, fieldExpiresAt, fieldGen, fieldUserGen).Result()
+	if errors.Is(err, redis.Nil) {
+		return stored{}, domain.ErrTokenNotFound
+	}
 	if err != nil {
 		return stored{}, storeError("read token", err)
 	}
-	str := make([]string, len(vals))
-	for i, v := range vals {
-		sv, ok := v.(string)
-		if !ok {
-			return stored{}, domain.ErrTokenNotFound
-		}
-		str[i] = sv
+	str, ok := allStrings(vals)
+	if !ok {
+		return stored{}, domain.ErrTokenNotFound
 	}
 	iat, err1 := strconv.ParseInt(str[2], 10, 64)
 	exp, err2 := strconv.ParseInt(str[3], 10, 64)
@@ -147,14 +178,31 @@ func (s *Store) read(ctx context.Context, d domain.Digest) (stored, error) {
 	}
 	return stored{
 		session: domain.Session{
-			Email: str[0], WorkspaceID: str[1],
-			IssuedAt: time.UnixMilli(iat).UTC(), ExpiresAt: time.UnixMilli(exp).UTC(),
+			Email:       str[0],
+			WorkspaceID: str[1],
+			IssuedAt:    time.UnixMilli(iat).UTC(),
+			ExpiresAt:   time.UnixMilli(exp).UTC(),
 		},
-		gen: str[4], ugen: str[5],
+		gen:  str[4],
+		ugen: str[5],
 	}, nil
 }
 
-// Lookup returns the session of a live token.
+// allStrings returns vals as strings, or false when one is missing (nil).
+func allStrings(vals []any) ([]string, bool) {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		s, ok := v.(string)
+		if !ok {
+			return nil, false
+		}
+		out[i] = s
+	}
+	return out, true
+}
+
+// Lookup returns the session of a live token whose workspace and user
+// generations are still those it was issued under.
 func (s *Store) Lookup(ctx context.Context, d domain.Digest) (domain.Session, error) {
 	t, err := s.read(ctx, d)
 	if err != nil {
@@ -164,40 +212,38 @@ func (s *Store) Lookup(ctx context.Context, d domain.Digest) (domain.Session, er
 		return domain.Session{}, domain.ErrTokenNotFound
 	}
 	k := keysOf(t.session.WorkspaceID, t.session.Email)
-	gens, err := s.rdb.MGet(ctx, k.workspaceGen, k.userGen).Result()
+	vals, err := s.rdb.MGet(ctx, k.workspaceGen, k.userGen).Result()
 	if err != nil {
-		return domain.Session{}, storeError("read revocations", err)
+		return domain.Session{}, storeError("read generations", err)
 	}
-	if generation(gens[0]) != t.gen || generation(gens[1]) != t.ugen {
+	// A missing counter fails the check too: counters outlive their
+	// tokens, so one that is gone cannot vouch for any token.
+	gens, ok := allStrings(vals)
+	if !ok || gens[0] != t.gen || gens[1] != t.ugen {
 		return domain.Session{}, domain.ErrTokenNotFound
 	}
 	return t.session, nil
 }
 
-// generation reads a counter; a missing one is 0, as the register script
-// would have created it.
-func generation(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return "0"
-}
-
-// Revoke deletes one token and its index entries.
+// Revoke deletes one token, then its index entries. A token that is
+// unknown or half written has no index entries this store can find; its
+// key, if any, is deleted all the same.
 func (s *Store) Revoke(ctx context.Context, d domain.Digest) error {
-	t, err := s.read(ctx, d)
-	if errors.Is(err, domain.ErrTokenNotFound) {
-		return s.del(ctx, tokenKey(d))
+	member := digestHex(d)
+	key := tokenKey(member)
+	vals, err := s.rdb.HMGet(ctx, key, fieldEmail, fieldWorkspaceID).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return storeError("read token", err)
 	}
-	if err != nil {
-		return err
+	if err := s.rdb.Del(ctx, key).Err(); err != nil {
+		return storeError("delete token", err)
 	}
-	if err := s.del(ctx, tokenKey(d)); err != nil {
-		return err
+	owner, ok := allStrings(vals)
+	if !ok {
+		return nil
 	}
-	k := keysOf(t.session.WorkspaceID, t.session.Email)
-	member := hex.EncodeToString(d[:])
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	k := keysOf(owner[1], owner[0])
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.SRem(ctx, k.workspaceTokens, member)
 		p.SRem(ctx, k.userTokens, member)
 		return nil
@@ -208,55 +254,23 @@ func (s *Store) Revoke(ctx context.Context, d domain.Digest) error {
 	return nil
 }
 
-// RevokeUser revokes the user's tokens, then removes them.
+// RevokeUser revokes every token of the user in the workspace (one INCR),
+// then deletes them.
 func (s *Store) RevokeUser(ctx context.Context, workspaceID, email string) error {
 	k := keysOf(workspaceID, email)
-	if err := bumpScript.Run(ctx, s.rdb, []string{k.userGen}, counterTTL.Milliseconds()).Err(); err != nil {
+	if err := bumpScript.Run(ctx, s.rdb, []string{k.userGen}, domain.TokenTTL.Milliseconds()).Err(); err != nil {
 		return storeError("revoke user", err)
 	}
 	return s.sweep(ctx, k.userTokens, k.workspaceTokens)
 }
 
-// RevokeWorkspace revokes the workspace's tokens, then removes them.
+// RevokeWorkspace revokes every token of the workspace (one INCR), then
+// deletes them. The users' index sets are left to expire: they can only
+// name tokens that are already revoked or deleted, or issued later.
 func (s *Store) RevokeWorkspace(ctx context.Context, workspaceID string) error {
 	k := keysOf(workspaceID, "")
-	if err := bumpScript.Run(ctx, s.rdb, []string{k.workspaceGen}, counterTTL.Milliseconds()).Err(); err != nil {
+	if err := bumpScript.Run(ctx, s.rdb, []string{k.workspaceGen}, domain.TokenTTL.Milliseconds()).Err(); err != nil {
 		return storeError("revoke workspace", err)
 	}
-	return s.sweep(ctx, k.workspaceTokens, "")
-}
-
-// sweep deletes the tokens listed in index and the index itself, and takes
-// them out of also (when given). Revocation has already happened; this
-// only frees memory, so a failure part-way is reported but harmless.
-func (s *Store) sweep(ctx context.Context, index, also string) error {
-	members, err := s.rdb.SMembers(ctx, index).Result()
-	if err != nil {
-		return storeError("list revoked tokens", err)
-	}
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, m := range members {
-			p.Del(ctx, "tok:"+m)
-		}
-		if also != "" && len(members) > 0 {
-			args := make([]any, len(members))
-			for i, m := range members {
-				args[i] = m
-			}
-			p.SRem(ctx, also, args...)
-		}
-		p.Del(ctx, index)
-		return nil
-	})
-	if err != nil {
-		return storeError("remove revoked tokens", err)
-	}
-	return nil
-}
-
-func (s *Store) del(ctx context.Context, key string) error {
-	if err := s.rdb.Del(ctx, key).Err(); err != nil {
-		return storeError("delete token", err)
-	}
-	return nil
+	return s.sweep(ctx, k.workspaceTokens)
 }
