@@ -69,6 +69,23 @@ func (r *Reader) Addr(name, def string) string {
 	return v
 }
 
+// OptionalAddr is Addr where an empty value means "off": it returns def
+// when unset, "" when set empty, and the address otherwise.
+func (r *Reader) OptionalAddr(name, def string) string {
+	v, ok := r.lookup(name)
+	v = strings.TrimSpace(v)
+	if !ok {
+		v = def
+	}
+	if v == "" {
+		return ""
+	}
+	if _, _, err := net.SplitHostPort(v); err != nil {
+		r.fail(name, "must be host:port or empty, got %q", v)
+	}
+	return v
+}
+
 // Duration returns a positive Go duration such as 5s or 250ms.
 func (r *Reader) Duration(name string, def time.Duration) time.Duration {
 	v, ok := r.get(name)

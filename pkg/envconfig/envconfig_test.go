@@ -58,3 +58,20 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 		t.Error("error echoes a secret value")
 	}
 }
+
+func TestOptionalAddr(t *testing.T) {
+	r := envconfig.FromMap(map[string]string{"OFF": "", "ON": "127.0.0.1:9464", "BAD": "nope"})
+	if got := r.OptionalAddr("OFF", ":1"); got != "" {
+		t.Errorf("empty: %q", got)
+	}
+	if got := r.OptionalAddr("UNSET", ":1"); got != ":1" {
+		t.Errorf("unset: %q", got)
+	}
+	if got := r.OptionalAddr("ON", ":1"); got != "127.0.0.1:9464" {
+		t.Errorf("set: %q", got)
+	}
+	r.OptionalAddr("BAD", ":1")
+	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "BAD") {
+		t.Errorf("bad value: %v", err)
+	}
+}

@@ -38,7 +38,7 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	redisTimeout := r.Duration("REDIS_TIMEOUT", time.Second)
 	cfg := Config{
 		GRPCAddr:    r.Addr("AUTH_GRPC_ADDR", ":9091"),
-		MetricsAddr: r.String("METRICS_ADDR", ":9465"),
+		MetricsAddr: r.OptionalAddr("METRICS_ADDR", ":9465"),
 		Redis: redis.UniversalOptions{
 			Addrs:        r.List("REDIS_ADDR"),
 			MasterName:   r.String("REDIS_MASTER_NAME", ""),

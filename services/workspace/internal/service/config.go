@@ -45,7 +45,7 @@ type Config struct {
 func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	cfg := Config{
 		GRPCAddr:      r.Addr("WORKSPACE_GRPC_ADDR", ":9090"),
-		MetricsAddr:   r.String("METRICS_ADDR", ":9464"),
+		MetricsAddr:   r.OptionalAddr("METRICS_ADDR", ":9464"),
 		MongoURI:      r.Required("MONGODB_URI"),
 		MongoDatabase: r.String("MONGODB_DATABASE", "workspaces"),
 		EncryptionKey: r.Key("KEY_ENCRYPTION_KEY", secretbox.KeySize),
