@@ -36,8 +36,9 @@ test: test-deps tools check-generated vet ## install what the tests need, then r
 	go test $(GO_TEST_FLAGS) $(PACKAGES)
 
 .PHONY: bench
-bench: build test-deps ## Go micro-benchmarks of the hot paths
+bench: build test-deps ## Go micro-benchmarks, then the load benchmark (bench/latest.md; BENCH_FLAGS=-large for 100k)
 	go test -run '^$$' -bench . -benchmem $(PACKAGES)
+	go run ./deploy/local/cmd/bench $(BENCH_FLAGS)
 
 .PHONY: build
 build: ## build every binary into bin/

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/liveproctor/workspaces/deploy/local/loadgen"
+	"github.com/liveproctor/workspaces/deploy/local/stack"
+	"github.com/liveproctor/workspaces/pkg/basicauth"
+	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+)
+
+// The fixed bootstrap key pair of the benchmark's stack; benchref accepts
+// the same pair. The data folder is temporary, so nothing outlives the run.
+const (
+	rootWorkspace = "root"
+	rootKey       = "6f1d2c3b-bench-4a5b-9c8d-0e1f2a3b4c5d"
+	rootSecret    = "b3e2d1c0-bench-4f5e-8d7c-6b5a49382716"
+)
+
+// stackEnv is what the services are started with, besides the addresses
+// the stack package sets: the settings of `make run`, with fixed keys.
+var stackEnv = []string{
+	"KEY_ENCRYPTION_KEY=" + strings.Repeat("A", 43) + "=",
+	"KEY_HMAC_KEY=" + strings.Repeat("B", 43) + "=",
+	"BOOTSTRAP_WORKSPACE_ID=" + rootWorkspace,
+	"BOOTSTRAP_WORKSPACE_NAME=Root",
+	"BOOTSTRAP_APP_KEY=" + rootKey,
+	"BOOTSTRAP_APP_SECRET=" + rootSecret,
+}
+
+// env is everything a measurement talks to.
+type env struct {
+	stack *stack.Stack
+	ref   *reference
+	log   *os.File // the servers' output
+
+	http      *http.Client
+	basic     http.Header // Authorization with the root pair, JSON content
+	grpcConns []*grpc.ClientConn
+	workspace workspacev1.WorkspaceServiceClient
+	auth      authv1.AuthServiceClient
+}
+
+// startEnv builds the binaries into tmp, then starts the stack and benchref.
+func startEnv(ctx context.Context, cfg config, root, tmp string) (e *env, err error) {
+	binDir := filepath.Join(tmp, "bin")
+	progress("building the stack and benchref")
+	if err := stack.Build(ctx, root, binDir); err != nil {
+		return nil, err
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(binDir, "benchref"), "./deploy/local/cmd/benchref")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build benchref: %w\n%s", err, out)
+	}
+
+	e = &env{}
+	defer func() {
+		if err != nil {
+			_ = e.Close()
+			e.printLogTail(os.Stderr, 40)
+		}
+	}()
+	if e.log, err = os.Create(filepath.Join(tmp, "servers.log")); err != nil {
+		return nil, fmt.Errorf("create the servers' log: %w", err)
+	}
+	var out io.Writer = e.log
+	if cfg.Verbose {
+		out = io.MultiWriter(e.log, os.Stderr)
+	}
+
+	progress("starting the stack (embedded FerretDB, redis-server, workspace, auth, gateway)")
+	e.stack, err = stack.Start(ctx, stack.Options{
+		BinDir:  binDir,
+		DataDir: filepath.Join(tmp, "data"),
+		Env:     stackEnv,
+		Output:  out,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start the stack: %w", err)
+	}
+	progress("starting benchref")
+	e.ref, err = startReference(ctx, filepath.Join(binDir, "benchref"), e.stack.RedisAddr, rootKey, rootSecret, out)
+	if err != nil {
+		return nil, err
+	}
+
+	e.http = loadgen.NewHTTPClient(cfg.Conns)
+	e.basic = http.Header{
+		"Authorization": {basicauth.Header(rootKey, rootSecret)},
+		"Content-Type":  {"application/json"},
+	}
+	wsConn, err := e.dial(e.stack.WorkspaceAddr)
+	if err != nil {
+		return nil, err
+	}
+	authConn, err := e.dial(e.stack.AuthAddr)
+	if err != nil {
+		return nil, err
+	}
+	e.workspace = workspacev1.NewWorkspaceServiceClient(wsConn)
+	e.auth = authv1.NewAuthServiceClient(authConn)
+	return e, nil
+}
+
+func (e *env) dial(addr string) (*grpc.ClientConn, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	e.grpcConns = append(e.grpcConns, conn)
+	return conn, nil
+}
+
+// processes returns the measured processes' ids by name.
+func (e *env) processes() ([]namedPID, error) {
+	var ps []namedPID
+	for _, name := range []string{"gateway", "workspace", "auth"} {
+		pid, err := e.stack.PID(name)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, namedPID{name, pid})
+	}
+	return append(ps, namedPID{"benchref", e.ref.PID()}), nil
+}
+
+type namedPID struct {
+	Name string
+	PID  int
+}
+
+// Close stops benchref and the stack and closes the clients.
+func (e *env) Close() error {
+	var errs []error
+	for _, c := range e.grpcConns {
+		errs = append(errs, c.Close())
+	}
+	if e.http != nil {
+		e.http.CloseIdleConnections()
+	}
+	if e.ref != nil {
+		errs = append(errs, e.ref.Close())
+	}
+	if e.stack != nil {
+		errs = append(errs, e.stack.Close())
+	}
+	if e.log != nil {
+		errs = append(errs, e.log.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// printLogTail writes the last n lines the servers printed, to explain a
+// failure.
+func (e *env) printLogTail(w io.Writer, n int) {
+	if e == nil || e.log == nil {
+		return
+	}
+	data, err := os.ReadFile(e.log.Name())
+	if err != nil || len(data) == 0 {
+		return
+	}
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	lines = lines[max(len(lines)-n, 0):]
+	fmt.Fprintf(w, "--- last %d lines of the servers' output ---\n%s\n", len(lines), bytes.Join(lines, []byte("\n")))
+}
+
+// progress tells the operator what is going on (on stderr, so stdout holds
+// only the results).
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"google.golang.org/grpc/metadata"
+
+	"github.com/liveproctor/workspaces/deploy/local/loadgen"
+	"github.com/liveproctor/workspaces/pkg/basicauth"
+	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+)
+
+// measureHop calls GetWorkspace on the root workspace through the gateway
+// (REST) and directly on the workspace service (gRPC), alternating, at one
+// caller and at cfg.Conns: the difference is what the gateway hop costs.
+func measureHop(ctx context.Context, cfg config, e *env, rep *report) error {
+	rest := loadgen.HTTPRequest{Client: e.http, Method: http.MethodGet,
+		URL: e.stack.GatewayURL + "/api/workspace/" + rootWorkspace, Header: e.basic}.Op()
+	md := metadata.Pairs("authorization", basicauth.Header(rootKey, rootSecret))
+	direct := grpcOp(func(ctx context.Context) error {
+		_, err := e.workspace.GetWorkspace(metadata.NewOutgoingContext(ctx, md),
+			&workspacev1.GetWorkspaceRequest{Id: rootWorkspace})
+		return err
+	})
+	for _, callers := range []int{1, cfg.Conns} {
+		grpcRounds, restRounds, err := alternate(ctx, cfg, callers,
+			side{"GetWorkspace, direct gRPC", direct}, side{"GetWorkspace, REST via gateway", rest}, nil)
+		if err != nil {
+			return err
+		}
+		rep.Hop = append(rep.Hop, hop{Callers: callers, GRPC: pool(grpcRounds), REST: pool(restRounds)})
+	}
+	return nil
+}
+
+// measureIntrospection logs one user in through the gateway, then
+// introspects that token over gRPC on the auth service at cfg.Conns.
+func measureIntrospection(ctx context.Context, cfg config, e *env, rep *report) error {
+	var login struct {
+		Auth string `json:"auth"`
+	}
+	if err := e.postJSON(ctx, "/api/login/sdk",
+		fmt.Sprintf(`{"email":"introspect@bench.example","workspaceId":%q}`, rootWorkspace), &login); err != nil {
+		return fmt.Errorf("log in for introspection: %w", err)
+	}
+	md := metadata.Pairs("authorization", basicauth.Header(rootKey, rootSecret))
+	req := &authv1.IntrospectSdkTokenRequest{Token: login.Auth}
+	op := grpcOp(func(ctx context.Context) error {
+		got, err := e.auth.IntrospectSdkToken(metadata.NewOutgoingContext(ctx, md), req)
+		if err != nil {
+			return err
+		}
+		if !got.GetActive() {
+			return errInactive
+		}
+		return nil
+	})
+	if err := warmUp(ctx, cfg, "IntrospectSdkToken", cfg.Conns, op); err != nil {
+		return err
+	}
+	m, err := measure(ctx, cfg, "IntrospectSdkToken, direct gRPC", cfg.Conns, op)
+	rep.Introspect = m
+	return err
+}
+
+// errInactive is an introspection answer that says the token is not valid.
+var errInactive = errors.New("introspection: token not active")

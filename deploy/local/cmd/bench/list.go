@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/liveproctor/workspaces/deploy/local/loadgen"
+)
+
+// listBody is the measured list request: a search that every seeded
+// workspace matches, one page of 100.
+const listBody = `{"filter":{"search":"bench"},"pageSize":100}`
+
+// listSizes are the numbers of workspaces the list is measured at.
+func listSizes(cfg config) []int {
+	if cfg.Large {
+		return []int{1_000, 100_000}
+	}
+	return []int{1_000}
+}
+
+// listCallers is the concurrency of the list measurement. One caller gives
+// the cost of one query; on the embedded store a query over 1,000
+// workspaces takes a good part of a second, so 64 callers would only queue
+// until the services' 5 s call timeout answers 503.
+const listCallers = 1
+
+// measureLists seeds workspaces through the REST create route up to each
+// size in turn, and measures the filtered list after each.
+func measureLists(ctx context.Context, cfg config, e *env, rep *report) error {
+	seeded := 0
+	for _, size := range listSizes(cfg) {
+		seed, retried, err := e.seed(ctx, cfg, seeded, size)
+		if err != nil {
+			return err
+		}
+		seeded = size
+
+		var page struct {
+			Workspaces []struct{} `json:"workspaces"`
+		}
+		if err := e.postJSON(ctx, "/api/workspaces", listBody, &page); err != nil {
+			return fmt.Errorf("list at %d workspaces: %w", size, err)
+		}
+		run := listRun{Workspaces: size, Seed: seed, SeedRetries: retried, Returned: len(page.Workspaces)}
+		op := loadgen.HTTPRequest{Client: e.http, Method: http.MethodPost, URL: e.stack.GatewayURL + "/api/workspaces",
+			Header: e.basic, Body: []byte(listBody)}.Op()
+		if err := warmUp(ctx, cfg, "list", listCallers, op); err != nil {
+			return err
+		}
+		if run.List, err = measure(ctx, cfg, fmt.Sprintf("list with a filter, %d workspaces", size), listCallers, op); err != nil {
+			return err
+		}
+		rep.Lists = append(rep.Lists, run)
+	}
+	return nil
+}
+
+// seedAttempts bounds the tries of one create. The embedded store
+// serialises writes, so under 32 writers a create now and then runs into
+// the services' 5 s call timeout and answers 503 ("retry shortly"); the
+// seeder then does what a client should: it retries the identical request,
+// which the service answers as the first (creates are idempotent).
+const seedAttempts = 5
+
+// seed creates workspaces bench-<from+1> … bench-<to> under the root
+// through POST /api/workspace with cfg.SeedWorkers concurrent creators. A
+// create's latency includes its retries; their number is returned.
+func (e *env) seed(ctx context.Context, cfg config, from, to int) (measurement, int, error) {
+	progress("  seeding workspaces %d to %d with %d workers", from+1, to, cfg.SeedWorkers)
+	create := loadgen.HTTPRequest{Client: e.http, Method: http.MethodPost, URL: e.stack.GatewayURL + "/api/workspace",
+		Header: e.basic}
+	var next, retries atomic.Int64
+	next.Store(int64(from))
+	op := func(ctx context.Context) error {
+		n := next.Add(1)
+		body := fmt.Appendf(nil, `{"id":"bench-%06d","name":"bench workspace %06d","type":"DISTRICT",`+
+			`"parentWorkspaceId":null,"address":{"city":"Springfield","state":"US-IL","country":"US"},"products":[]}`, n, n)
+		for attempt := 1; ; attempt++ {
+			err := create.Send(ctx, body)
+			var status *loadgen.StatusError
+			if attempt == seedAttempts || !errors.As(err, &status) || status.Status != http.StatusServiceUnavailable {
+				return err
+			}
+			retries.Add(1)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}
+	m, err := measureFor(ctx, loadgen.Options{Workers: cfg.SeedWorkers, Calls: to - from},
+		fmt.Sprintf("seed (REST create), to %d workspaces", to), op)
+	if err != nil {
+		return m, 0, err
+	}
+	if m.Errors > 0 {
+		return m, 0, fmt.Errorf("seeding: %d of %d creates failed, the first with: %w", m.Errors, m.Requests, m.FirstError)
+	}
+	return m, int(retries.Load()), nil
+}

@@ -1,0 +1,125 @@
+// Command bench measures the running service against a bare reference on
+// this machine and writes the figures to bench/results-<date>.md (and
+// bench/latest.md). `make bench` runs it after the Go micro-benchmarks.
+//
+// It builds and starts the stack as `make run` does (embedded FerretDB,
+// a redis-server child, the workspace and auth services and the gateway, on
+// loopback, with a temporary data folder and a fixed bootstrap key pair),
+// and benchref, a bare net/http + go-redis login server doing only the
+// login's essential work against the same redis-server. One closed-loop
+// load generator (package loadgen) drives:
+//
+//   - SDK login, reference and stack alternating A B A B, with each
+//     process's peak RSS during that load;
+//   - GetWorkspace over REST (through the gateway) and over direct gRPC, at
+//     1 and at -conns callers: the gateway hop;
+//   - token introspection over gRPC on the auth service;
+//   - a filtered list over 1,000 seeded workspaces (and 100,000 with
+//     -large), with the seeding rate.
+//
+// Usage:
+//
+//	go run ./deploy/local/cmd/bench [-round 10s] [-rounds 2] [-conns 64] [-large]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/liveproctor/workspaces/deploy/local/stack"
+)
+
+// config is what the flags set.
+type config struct {
+	Round       time.Duration // length of one measured run
+	Rounds      int           // A B rounds of the login comparison
+	Warmup      time.Duration // unmeasured load before each comparison
+	Conns       int           // concurrent callers of the loaded runs
+	SeedWorkers int           // concurrent creators while seeding
+	Large       bool          // also seed and list 100,000 workspaces
+	OutDir      string        // where results go; empty: <repo>/bench
+	Verbose     bool          // copy the servers' output to stderr
+}
+
+func parseFlags() config {
+	var c config
+	flag.DurationVar(&c.Round, "round", 10*time.Second, "length of one measured run")
+	flag.IntVar(&c.Rounds, "rounds", 2, "rounds of the login comparison (each: reference, then stack)")
+	flag.DurationVar(&c.Warmup, "warmup", 2*time.Second, "unmeasured load before each measurement")
+	flag.IntVar(&c.Conns, "conns", 64, "concurrent callers of the loaded runs")
+	flag.IntVar(&c.SeedWorkers, "seed-workers", 32, "concurrent creators while seeding workspaces")
+	flag.BoolVar(&c.Large, "large", false, "also seed and list 100,000 workspaces (slow on the embedded store)")
+	flag.StringVar(&c.OutDir, "out", "", "folder for the results (default: bench/ at the repository root)")
+	flag.BoolVar(&c.Verbose, "v", false, "copy the servers' output to stderr")
+	flag.Parse()
+	return c
+}
+
+func main() {
+	cfg := parseFlags()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg config) error {
+	started := time.Now()
+	root, err := stack.RepoRoot()
+	if err != nil {
+		return err
+	}
+	if cfg.OutDir == "" {
+		cfg.OutDir = filepath.Join(root, "bench")
+	}
+	tmp, err := os.MkdirTemp("", "bench-")
+	if err != nil {
+		return fmt.Errorf("make a temporary folder: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	env, err := startEnv(ctx, cfg, root, tmp)
+	if err != nil {
+		return err
+	}
+	rep, runErr := measureAll(ctx, cfg, env)
+	if closeErr := env.Close(); closeErr != nil {
+		fmt.Fprintln(os.Stderr, "bench: stopping the servers:", closeErr)
+	}
+	if runErr != nil {
+		env.printLogTail(os.Stderr, 40)
+		return runErr
+	}
+	rep.Took = time.Since(started)
+
+	md := rep.Markdown()
+	fmt.Print(md)
+	path, err := writeResults(cfg.OutDir, rep.Date, md)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "\nwrote %s and %s\n", path, filepath.Join(cfg.OutDir, "latest.md"))
+	return nil
+}
+
+// writeResults writes results-<date>.md and latest.md into dir.
+func writeResults(dir string, date time.Time, md string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("make %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "results-"+date.Format("2006-01-02")+".md")
+	for _, p := range []string{path, filepath.Join(dir, "latest.md")} {
+		if err := os.WriteFile(p, []byte(md), 0o644); err != nil {
+			return "", fmt.Errorf("write results: %w", err)
+		}
+	}
+	return path, nil
+}

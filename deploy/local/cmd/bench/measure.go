@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/liveproctor/workspaces/deploy/local/loadgen"
+)
+
+// measurement is one measured run of one operation.
+type measurement struct {
+	Scenario string // what was called, e.g. "login, stack"
+	Callers  int
+	*loadgen.Result
+}
+
+// warmUp drives op, unmeasured, for cfg.Warmup, and fails when not one
+// call succeeded: a broken scenario should stop the run, not fill a table
+// with errors.
+func warmUp(ctx context.Context, cfg config, name string, callers int, op loadgen.Op) error {
+	if cfg.Warmup <= 0 {
+		return nil
+	}
+	res, err := loadgen.Run(ctx, loadgen.Options{Workers: callers, Duration: cfg.Warmup}, op)
+	if err != nil {
+		return fmt.Errorf("warm up %s: %w", name, err)
+	}
+	if res.Requests > 0 && res.Errors == res.Requests {
+		return fmt.Errorf("warm up %s: all %d calls failed, the first with: %w", name, res.Requests, res.FirstError)
+	}
+	return nil
+}
+
+// measure drives op with callers for one round and logs the outcome.
+func measure(ctx context.Context, cfg config, name string, callers int, op loadgen.Op) (measurement, error) {
+	return measureFor(ctx, loadgen.Options{Workers: callers, Duration: cfg.Round}, name, op)
+}
+
+// measureFor runs op with opts and logs the outcome.
+func measureFor(ctx context.Context, opts loadgen.Options, name string, op loadgen.Op) (measurement, error) {
+	res, err := loadgen.Run(ctx, opts, op)
+	if err != nil {
+		return measurement{}, fmt.Errorf("%s: %w", name, err)
+	}
+	progress("  %-40s %3d callers: %s", name, opts.Workers, res)
+	return measurement{Scenario: name, Callers: opts.Workers, Result: res}, nil
+}
+
+// grpcOp adapts a gRPC call to the load generator: each call carries a
+// 30 s deadline, like the HTTP client's timeout.
+func grpcOp(call func(ctx context.Context) error) loadgen.Op {
+	return func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		return call(ctx)
+	}
+}
+
+// alternate measures a and b in cfg.Rounds rounds of a then b, so that
+// drift over the run (heat, a store growing) touches both alike, and
+// returns each side's rounds. before, when not nil, runs after the
+// warm-up, just before the first measured round.
+func alternate(ctx context.Context, cfg config, callers int, a, b side, before func() error) (as, bs []measurement, err error) {
+	for _, s := range []side{a, b} {
+		if err := warmUp(ctx, cfg, s.Name, callers, s.Op); err != nil {
+			return nil, nil, err
+		}
+	}
+	if before != nil {
+		if err := before(); err != nil {
+			return nil, nil, err
+		}
+	}
+	sides := [2]side{a, b}
+	var got [2][]measurement
+	for i := range cfg.Rounds {
+		for j, s := range sides {
+			m, err := measure(ctx, cfg, fmt.Sprintf("%s (round %d)", s.Name, i+1), callers, s.Op)
+			if err != nil {
+				return nil, nil, err
+			}
+			got[j] = append(got[j], m)
+		}
+	}
+	return got[0], got[1], nil
+}
+
+// side is one of the two operations an alternation compares.
+type side struct {
+	Name string
+	Op   loadgen.Op
+}
+
+// pool combines the rounds of one operation at one concurrency.
+func pool(rounds []measurement) measurement {
+	if len(rounds) == 0 {
+		return measurement{Result: &loadgen.Result{}}
+	}
+	rs := make([]*loadgen.Result, len(rounds))
+	for i, m := range rounds {
+		rs[i] = m.Result
+	}
+	return measurement{Scenario: rounds[0].Scenario, Callers: rounds[0].Callers, Result: loadgen.Combine(rs...)}
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// report is everything one run measured.
+type report struct {
+	Date    time.Time
+	Machine machine
+	Config  config
+	Took    time.Duration
+
+	LoginRef, LoginStack []measurement // one per round, in order
+	MemoryLogin          []processMemory
+	MemoryEnd            []processMemory
+	Hop                  []hop
+	Introspect           measurement
+	Lists                []listRun
+}
+
+type processMemory struct {
+	Name string
+	memory
+}
+
+// hop is GetWorkspace at one concurrency, over both paths.
+type hop struct {
+	Callers    int
+	GRPC, REST measurement
+}
+
+// P50Diff is what the gateway adds at the median.
+func (h hop) P50Diff() time.Duration { return h.REST.Percentile(50) - h.GRPC.Percentile(50) }
+
+// listRun is the filtered list at one number of workspaces.
+type listRun struct {
+	Workspaces int
+	Seed       measurement
+	// SeedRetries counts creates retried after a 503.
+	SeedRetries int
+	Returned    int // workspaces on the first page
+	List        measurement
+}
+
+// The targets the figures are held against.
+const (
+	targetLoginRatio = 0.4
+	targetHopP50     = 500 * time.Microsecond
+	targetRSS        = 64 << 20
+)
+
+// LoginRatio is the stack's login throughput over the reference's.
+func (r *report) LoginRatio() float64 {
+	ref := pool(r.LoginRef).RPS()
+	if ref == 0 {
+		return 0
+	}
+	return pool(r.LoginStack).RPS() / ref
+}
+
+// Markdown renders the report.
+func (r *report) Markdown() string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	c := r.Config
+	m := r.Machine
+
+	w("# Benchmark results, %s\n\n", r.Date.Format("2006-01-02 15:04 MST"))
+	w("- machine: %s, %d cores, %s, Linux %s, %s\n", m.CPU, m.Cores, m.OS, m.Kernel, m.Go)
+	w("- settings: rounds of %s, %d rounds of each comparison (A B A B…: reference/stack, gRPC/REST), %s warm-up, %d callers, seeding with %d workers; took %s\n",
+		c.Round, c.Rounds, c.Warmup, c.Conns, c.SeedWorkers, r.Took.Round(time.Second))
+	w("- everything shares this machine: the load generator and the embedded FerretDB (in the bench process), redis-server, the three services and benchref\n\n")
+
+	r.writeTargets(w)
+	r.writeThroughput(w)
+	r.writeHop(w)
+	r.writeMemory(w)
+	w("The list figures are those of the embedded stand-in (FerretDB on SQLite), not of a MongoDB server.\n")
+	return b.String()
+}
+
+type writer func(format string, args ...any)
+
+func (r *report) writeTargets(w writer) {
+	ref, stk := pool(r.LoginRef), pool(r.LoginStack)
+	w("## Targets\n\n| target | figure | met |\n|---|---|---|\n")
+	w("| login: stack/reference req/s ≥ %.1f with 0 errors at %d connections | %.3f (%.0f / %.0f req/s), %d + %d errors | %s |\n",
+		targetLoginRatio, r.Config.Conns, r.LoginRatio(), stk.RPS(), ref.RPS(), stk.Errors, ref.Errors,
+		mark(r.LoginRatio() >= targetLoginRatio && stk.Errors == 0 && ref.Errors == 0))
+	for _, h := range r.Hop {
+		if h.Callers == 1 {
+			w("| gateway hop ≤ +%s at p50 with 1 caller | %s | %s |\n",
+				ms(targetHopP50), signedMS(h.P50Diff()), mark(h.P50Diff() <= targetHopP50))
+		}
+	}
+	for _, p := range r.MemoryLogin {
+		if p.Name == "benchref" {
+			continue
+		}
+		w("| %s ≤ %s RSS during the login load | %s | %s |\n",
+			p.Name, mib(targetRSS), mib(p.Peak), mark(p.Peak <= targetRSS))
+	}
+	w("\n")
+}
+
+func (r *report) writeThroughput(w writer) {
+	w("## Throughput and latency\n\n| scenario | callers | requests | req/s | p50 | p99 | errors |\n|---|--:|--:|--:|--:|--:|--:|\n")
+	row := func(name string, m measurement) {
+		w("| %s | %d | %d | %.0f | %s | %s | %d |\n",
+			name, m.Callers, m.Requests, m.RPS(), ms(m.Percentile(50)), ms(m.Percentile(99)), m.Errors)
+	}
+	row(fmt.Sprintf("login, reference (benchref), %d rounds", len(r.LoginRef)), pool(r.LoginRef))
+	row(fmt.Sprintf("login, stack (gateway → auth → workspace), %d rounds", len(r.LoginStack)), pool(r.LoginStack))
+	for i := range r.LoginRef {
+		row(fmt.Sprintf("  round %d: reference", i+1), r.LoginRef[i])
+		row(fmt.Sprintf("  round %d: stack", i+1), r.LoginStack[i])
+	}
+	for _, h := range r.Hop {
+		row("GetWorkspace, direct gRPC", h.GRPC)
+		row("GetWorkspace, REST via the gateway", h.REST)
+	}
+	row("IntrospectSdkToken, direct gRPC", r.Introspect)
+	for _, l := range r.Lists {
+		row(fmt.Sprintf("seeding: REST create, up to %d workspaces (retried after 503: %d)", l.Workspaces, l.SeedRetries), l.Seed)
+		row(fmt.Sprintf("list, search \"bench\", page of 100 (%d returned), %d workspaces", l.Returned, l.Workspaces), l.List)
+	}
+	w("\nLogin ratio stack/reference (req/s): **%.3f**.\n\n", r.LoginRatio())
+}
+
+func (r *report) writeHop(w writer) {
+	w("## The gateway hop (GetWorkspace, rounds pooled)\n\n| callers | gRPC p50 | REST p50 | p50 difference | gRPC p99 | REST p99 |\n|--:|--:|--:|--:|--:|--:|\n")
+	for _, h := range r.Hop {
+		w("| %d | %s | %s | %s | %s | %s |\n", h.Callers, ms(h.GRPC.Percentile(50)), ms(h.REST.Percentile(50)),
+			signedMS(h.P50Diff()), ms(h.GRPC.Percentile(99)), ms(h.REST.Percentile(99)))
+	}
+	w("\n")
+}
+
+func (r *report) writeMemory(w writer) {
+	w("## Memory\n\n| process | peak RSS during the login rounds (VmHWM) | RSS after them (VmRSS) | peak RSS from then to the end | RSS at the end |\n|---|--:|--:|--:|--:|\n")
+	end := map[string]memory{}
+	for _, p := range r.MemoryEnd {
+		end[p.Name] = p.memory
+	}
+	for _, p := range r.MemoryLogin {
+		e := end[p.Name]
+		w("| %s | %s | %s | %s | %s |\n", p.Name, mib(p.Peak), mib(p.Current), mib(e.Peak), mib(e.Current))
+	}
+	w("\nThe peaks were reset (`/proc/<pid>/clear_refs`) after the warm-up, just before the first measured login round.\n\n")
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "✓"
+	}
+	return "✗"
+}
+
+// ms formats a latency in milliseconds.
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+// signedMS formats a difference in milliseconds with its sign.
+func signedMS(d time.Duration) string {
+	return fmt.Sprintf("%+.2f ms", float64(d)/float64(time.Millisecond))
+}

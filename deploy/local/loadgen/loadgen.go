@@ -1,0 +1,100 @@
+// Package loadgen is a small closed-loop load generator: a fixed number of
+// workers call the same operation back to back for a fixed duration, and
+// every call's latency and outcome is recorded.
+//
+// Run drives any func(ctx) error, so gRPC calls are driven exactly like
+// HTTP requests; HTTPRequest adapts an HTTP request to that shape.
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options says how hard and how long to drive an operation.
+type Options struct {
+	// Workers is the number of concurrent callers; below 1 means 1.
+	Workers int
+	// Duration is how long workers start new calls. A call in flight when
+	// it ends is finished and counted. Zero means no time limit, which
+	// needs Calls.
+	Duration time.Duration
+	// Calls, when positive, stops the run after that many calls in all
+	// (say, to create exactly N records).
+	Calls int
+}
+
+// Op is one call under load. A non-nil error counts as a failed call.
+type Op func(ctx context.Context) error
+
+// Run calls op from opts.Workers goroutines until opts.Duration has passed,
+// opts.Calls calls were made or ctx is done, and returns what it saw. It
+// returns ctx's error when ctx ended the run early.
+func Run(ctx context.Context, opts Options, op Op) (*Result, error) {
+	if opts.Duration <= 0 && opts.Calls <= 0 {
+		return nil, errors.New("load run without a duration or a number of calls")
+	}
+	workers := max(opts.Workers, 1)
+	start := time.Now()
+	l := limits{deadline: start.Add(opts.Duration), calls: int64(opts.Calls)}
+	if opts.Duration <= 0 {
+		l.deadline = time.Time{}
+	}
+	parts := make([]worker, workers)
+	var wg sync.WaitGroup
+	for i := range parts {
+		w := &parts[i]
+		wg.Go(func() { w.loop(ctx, &l, op) })
+	}
+	wg.Wait()
+	res := merge(parts, time.Since(start))
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("load run stopped early: %w", err)
+	}
+	return res, nil
+}
+
+// worker is one caller's record; each worker writes only its own.
+type worker struct {
+	latencies []time.Duration
+	errors    int
+	firstErr  error
+}
+
+// limits are when workers stop starting calls.
+type limits struct {
+	deadline time.Time // zero: none
+	calls    int64     // zero: none
+	started  atomic.Int64
+}
+
+// next claims the right to start one more call.
+func (l *limits) next(ctx context.Context) bool {
+	if ctx.Err() != nil || (!l.deadline.IsZero() && !time.Now().Before(l.deadline)) {
+		return false
+	}
+	return l.calls <= 0 || l.started.Add(1) <= l.calls
+}
+
+func (w *worker) loop(ctx context.Context, l *limits, op Op) {
+	for l.next(ctx) {
+		t0 := time.Now()
+		err := op(ctx)
+		w.latencies = append(w.latencies, time.Since(t0))
+		if err != nil {
+			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+				// Cut short by the caller, not failed: drop the sample.
+				w.latencies = w.latencies[:len(w.latencies)-1]
+				return
+			}
+			w.errors++
+			if w.firstErr == nil {
+				w.firstErr = err
+			}
+		}
+	}
+}
