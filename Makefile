@@ -37,7 +37,7 @@ test: test-deps tools check-generated vet ## install what the tests need, then r
 
 .PHONY: bench
 bench: build test-deps ## Go micro-benchmarks, then the load benchmark (bench/latest.md; BENCH_FLAGS=-large for 100k)
-	go test -run '^$$' -bench . -benchmem $(PACKAGES)
+	go test -run '^$$' -bench . -benchmem ./pkg/... ./services/workspace/... ./services/auth/... ./gateway/...
 	go run ./deploy/local/cmd/bench $(BENCH_FLAGS)
 
 .PHONY: build
