@@ -1,22 +1,84 @@
 package telemetry
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
+	"time"
 )
+
+// logFlushInterval bounds how long a log line waits in the buffer.
+const logFlushInterval = 100 * time.Millisecond
 
 // NewLogger returns the process's logger: JSON lines on stderr, at the level
 // named by LOG_LEVEL (debug, info, warn or error; default info), each line
 // carrying the service's name.
-func NewLogger(service string) (*slog.Logger, error) {
+//
+// Lines are buffered and written at least every 100 ms, so a busy gateway
+// does not pay a write system call per request; call the returned flush
+// before the process exits (a crash that skips it loses at most the last
+// 100 ms of lines).
+func NewLogger(service string) (*slog.Logger, func(), error) {
 	level := slog.LevelInfo
 	if v, ok := os.LookupEnv("LOG_LEVEL"); ok && v != "" {
 		if err := level.UnmarshalText([]byte(strings.ToLower(v))); err != nil {
-			return nil, fmt.Errorf("LOG_LEVEL: must be debug, info, warn or error, got %q", v)
+			return nil, nil, fmt.Errorf("LOG_LEVEL: must be debug, info, warn or error, got %q", v)
 		}
 	}
-	h := slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})
-	return slog.New(h).With("service", service), nil
+	out := newBufferedWriter(os.Stderr, logFlushInterval)
+	h := slog.NewJSONHandler(out, &slog.HandlerOptions{Level: level})
+	return slog.New(h).With("service", service), out.Close, nil
+}
+
+// bufferedWriter collects whole lines and writes them out periodically.
+type bufferedWriter struct {
+	mu   sync.Mutex
+	buf  *bufio.Writer
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+func newBufferedWriter(w io.Writer, every time.Duration) *bufferedWriter {
+	b := &bufferedWriter{buf: bufio.NewWriterSize(w, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		ticker := time.NewTicker(every)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-b.stop:
+				return
+			case <-ticker.C:
+				b.flush()
+			}
+		}
+	}()
+	return b
+}
+
+// Write buffers p (slog writes one whole line per call).
+func (b *bufferedWriter) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *bufferedWriter) flush() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_ = b.buf.Flush()
+}
+
+// Close writes out what is buffered and stops the flusher.
+func (b *bufferedWriter) Close() {
+	b.once.Do(func() {
+		close(b.stop)
+		<-b.done
+		b.flush()
+	})
 }

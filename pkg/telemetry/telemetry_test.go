@@ -14,7 +14,7 @@ import (
 
 func TestNewLoggerLevels(t *testing.T) {
 	t.Setenv("LOG_LEVEL", "WARN")
-	logger, err := telemetry.NewLogger("svc")
+	logger, _, err := telemetry.NewLogger("svc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestNewLoggerLevels(t *testing.T) {
 		t.Fatal("LOG_LEVEL=WARN not honoured")
 	}
 	t.Setenv("LOG_LEVEL", "loud")
-	if _, err := telemetry.NewLogger("svc"); err == nil || !strings.Contains(err.Error(), "LOG_LEVEL") {
+	if _, _, err := telemetry.NewLogger("svc"); err == nil || !strings.Contains(err.Error(), "LOG_LEVEL") {
 		t.Fatalf("a bad LOG_LEVEL: %v", err)
 	}
 }

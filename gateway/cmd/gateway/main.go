@@ -20,15 +20,18 @@ import (
 )
 
 func main() {
-	logger, err := telemetry.NewLogger("gateway")
+	logger, flushLogs, err := telemetry.NewLogger("gateway")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if err := run(logger); err != nil {
+	err = run(logger)
+	if err != nil {
 		logger.Error("gateway stopped", "error", err)
+		flushLogs()
 		os.Exit(1)
 	}
+	flushLogs()
 }
 
 // run serves until SIGINT or SIGTERM, then drains in-flight requests for at

@@ -16,15 +16,18 @@ import (
 )
 
 func main() {
-	logger, err := telemetry.NewLogger("auth")
+	logger, flushLogs, err := telemetry.NewLogger("auth")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if err := run(logger); err != nil {
+	err = run(logger)
+	if err != nil {
 		logger.Error("auth service stopped", "error", err.Error())
+		flushLogs()
 		os.Exit(1)
 	}
+	flushLogs()
 }
 
 func run(logger *slog.Logger) error {

@@ -15,15 +15,18 @@ import (
 )
 
 func main() {
-	logger, err := telemetry.NewLogger("workspace")
+	logger, flushLogs, err := telemetry.NewLogger("workspace")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if err := run(logger); err != nil {
+	err = run(logger)
+	if err != nil {
 		logger.Error("workspace service stopped", "error", err.Error())
+		flushLogs()
 		os.Exit(1)
 	}
+	flushLogs()
 }
 
 func run(logger *slog.Logger) error {
