@@ -5,38 +5,21 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/liveproctor/workspaces/gateway/internal/config"
 	"github.com/liveproctor/workspaces/gateway/internal/server"
-	"github.com/liveproctor/workspaces/pkg/telemetry"
+	"github.com/liveproctor/workspaces/pkg/lifecycle"
 )
 
-func main() {
-	logger, flushLogs, err := telemetry.NewLogger("gateway")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	err = run(logger)
-	if err != nil {
-		logger.Error("gateway stopped", "error", err)
-		flushLogs()
-		os.Exit(1)
-	}
-	flushLogs()
-}
+func main() { lifecycle.Main("gateway", run) }
 
 // run serves until SIGINT or SIGTERM, then drains in-flight requests for at
 // most the configured shutdown timeout.
-func run(logger *slog.Logger) error {
+func run(ctx context.Context, logger *slog.Logger) error {
 	cfg, err := config.Load()
 	if err != nil {
 		return err
@@ -48,16 +31,6 @@ func run(logger *slog.Logger) error {
 	lis, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return errors.Join(err, srv.Shutdown(context.Background()))
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	stopTracing, err := telemetry.StartTracing(ctx, "gateway")
-	if err != nil {
-		return fmt.Errorf("tracing: %w", err)
-	}
-	defer stopTracing(context.Background())
-	if err := telemetry.ServePprof(logger); err != nil {
-		return fmt.Errorf("PPROF_ADDR: %w", err)
 	}
 
 	served := make(chan error, 1)
@@ -73,7 +46,6 @@ func run(logger *slog.Logger) error {
 		return errors.Join(err, srv.Shutdown(context.Background()))
 	case <-ctx.Done():
 	}
-	stop()
 	srv.Drain()
 	if cfg.DrainDelay > 0 {
 		logger.Info("gateway draining: /readyz answers 503", "delay", cfg.DrainDelay.String())

@@ -97,7 +97,10 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 
 	probeCtx, stop := context.WithCancel(context.Background())
 	s.stop = stop
-	go s.probeRedis(probeCtx)
+	go func() {
+		defer close(s.probed)
+		grpcmw.ProbeHealth(probeCtx, s.health, []string{authv1.AuthService_ServiceDesc.ServiceName}, probeInterval, 2*time.Second, s.store.Ping, s.logger, "token store")
+	}()
 	go func() { s.served <- s.grpc.Serve(s.lis) }()
 	logger.Info("auth service serving", "addr", s.lis.Addr().String(), "redis", cfg.Redis.Addrs)
 	return s, nil
@@ -117,43 +120,8 @@ func (s *Service) Done() <-chan error { return s.served }
 func (s *Service) Close() error {
 	s.stop()
 	<-s.probed
-	s.health.Shutdown()
-	stopped := make(chan struct{})
-	go func() { s.grpc.GracefulStop(); close(stopped) }()
-	select {
-	case <-stopped:
-	case <-time.After(s.cfg.ShutdownTimeout):
-		s.grpc.Stop()
-	}
+	grpcmw.StopGracefully(s.grpc, s.health, s.cfg.ShutdownTimeout)
 	_ = s.workspace.Close()
 	_ = s.metrics.Close(context.Background())
 	return s.redis.Close()
-}
-
-// probeRedis keeps the health status in step with Redis: NOT_SERVING while
-// it cannot be reached.
-func (s *Service) probeRedis(ctx context.Context) {
-	defer close(s.probed)
-	ticker := time.NewTicker(probeInterval)
-	defer ticker.Stop()
-	for {
-		pingCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		err := s.store.Ping(pingCtx)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		st := healthpb.HealthCheckResponse_SERVING
-		if err != nil {
-			st = healthpb.HealthCheckResponse_NOT_SERVING
-			s.logger.Warn("token store unreachable", "error", err.Error())
-		}
-		s.health.SetServingStatus("", st)
-		s.health.SetServingStatus(authv1.AuthService_ServiceDesc.ServiceName, st)
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
 }

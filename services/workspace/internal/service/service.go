@@ -139,7 +139,10 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 
 	probeCtx, stop := context.WithCancel(context.Background())
 	s.stop = stop
-	go s.probeStore(probeCtx)
+	go func() {
+		defer close(s.probed)
+		grpcmw.ProbeHealth(probeCtx, s.health, []string{workspacev1.WorkspaceService_ServiceDesc.ServiceName}, probeInterval, s.cfg.StoreTimeout, func(ctx context.Context) error { return s.mongo.Ping(ctx, nil) }, s.logger, "workspace store")
+	}()
 	go func() { s.served <- s.grpc.Serve(s.lis) }()
 	s.logger.Info("workspace service serving", "addr", s.lis.Addr().String(), "database", s.cfg.MongoDatabase)
 	return nil
@@ -159,14 +162,7 @@ func (s *Service) Done() <-chan error { return s.served }
 func (s *Service) Close() error {
 	s.stop()
 	<-s.probed
-	s.health.Shutdown()
-	stopped := make(chan struct{})
-	go func() { s.grpc.GracefulStop(); close(stopped) }()
-	select {
-	case <-stopped:
-	case <-time.After(s.cfg.ShutdownTimeout):
-		s.grpc.Stop()
-	}
+	grpcmw.StopGracefully(s.grpc, s.health, s.cfg.ShutdownTimeout)
 	if s.revoker != nil {
 		s.revoker.Close()
 		_ = s.authConn.Close()
@@ -179,34 +175,6 @@ func (s *Service) Close() error {
 
 // probeInterval is how often the store's reachability is checked for health.
 const probeInterval = 5 * time.Second
-
-// probeStore keeps the health status in step with the store: NOT_SERVING
-// while MongoDB cannot be reached, so Kubernetes stops routing to us.
-func (s *Service) probeStore(ctx context.Context) {
-	defer close(s.probed)
-	ticker := time.NewTicker(probeInterval)
-	defer ticker.Stop()
-	for {
-		pingCtx, cancel := context.WithTimeout(ctx, s.cfg.StoreTimeout)
-		err := s.mongo.Ping(pingCtx, nil)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		st := healthpb.HealthCheckResponse_SERVING
-		if err != nil {
-			st = healthpb.HealthCheckResponse_NOT_SERVING
-			s.logger.Warn("workspace store unreachable", "error", err.Error())
-		}
-		s.health.SetServingStatus("", st)
-		s.health.SetServingStatus(workspacev1.WorkspaceService_ServiceDesc.ServiceName, st)
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
-}
 
 // retryUntil runs step until it succeeds, ctx ends or limit passes, waiting
 // longer between tries. Start-up uses it so the service can start before its

@@ -1,0 +1,47 @@
+// Package lifecycle is what every binary's main does around its own work:
+// a logger, traces, optional profiling, a context that ends on SIGINT or
+// SIGTERM, and an exit status.
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/liveproctor/workspaces/pkg/telemetry"
+)
+
+// Main runs run for the named component and exits: 0 when it returns nil,
+// 1 (after logging why) when it fails, 2 when LOG_LEVEL is malformed. The
+// context run receives ends on SIGINT or SIGTERM; run should then stop
+// gracefully and return.
+func Main(component string, run func(ctx context.Context, logger *slog.Logger) error) {
+	logger, flushLogs, err := telemetry.NewLogger(component)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := start(component, logger, run); err != nil {
+		logger.Error(component+" stopped", "error", err.Error())
+		flushLogs()
+		os.Exit(1)
+	}
+	flushLogs()
+}
+
+func start(component string, logger *slog.Logger, run func(context.Context, *slog.Logger) error) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stopTracing, err := telemetry.StartTracing(ctx, component)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer stopTracing(context.Background())
+	if err := telemetry.ServePprof(logger); err != nil {
+		return fmt.Errorf("PPROF_ADDR: %w", err)
+	}
+	return run(ctx, logger)
+}
