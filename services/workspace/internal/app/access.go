@@ -19,14 +19,24 @@ func notFound(id string) error {
 var errSelfChange = fault.New(fault.PermissionDenied,
 	"a workspace cannot update, delete or undelete itself; call with a key pair of a workspace that manages it")
 
-// visible returns the active workspace id if the caller may see it.
-func (a *App) visible(ctx context.Context, caller domain.Caller, id string) (*domain.Workspace, error) {
+// load returns workspace id, deleted or not; an unknown id is the usual
+// not-found answer.
+func (a *App) load(ctx context.Context, id string) (*domain.Workspace, error) {
 	w, err := a.repo.Get(ctx, id)
 	if errors.Is(err, domain.ErrNotFound) {
 		return nil, notFound(id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get workspace: %w", err)
+	}
+	return w, nil
+}
+
+// visible returns the active workspace id if the caller may see it.
+func (a *App) visible(ctx context.Context, caller domain.Caller, id string) (*domain.Workspace, error) {
+	w, err := a.load(ctx, id)
+	if err != nil {
+		return nil, err
 	}
 	if w.Deleted() || !w.VisibleTo(caller.WorkspaceID) {
 		return nil, notFound(id)
@@ -40,12 +50,9 @@ func (a *App) managed(ctx context.Context, caller domain.Caller, id string) (*do
 	if id == caller.WorkspaceID {
 		return nil, errSelfChange
 	}
-	w, err := a.repo.Get(ctx, id)
-	if errors.Is(err, domain.ErrNotFound) {
-		return nil, notFound(id)
-	}
+	w, err := a.load(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("get workspace: %w", err)
+		return nil, err
 	}
 	if !w.ManagedBy(caller.WorkspaceID) {
 		return nil, notFound(id)

@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -12,12 +10,9 @@ import (
 // so the auth service can tell a live workspace from a deleted one and
 // refuse tokens issued before its last delete.
 func (a *App) GetWorkspaceStatus(ctx context.Context, caller domain.Caller, id string) (*domain.Workspace, error) {
-	w, err := a.repo.Get(ctx, id)
-	if errors.Is(err, domain.ErrNotFound) {
-		return nil, notFound(id)
-	}
+	w, err := a.load(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("get workspace: %w", err)
+		return nil, err
 	}
 	if !w.VisibleTo(caller.WorkspaceID) {
 		return nil, notFound(id)
