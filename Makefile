@@ -28,7 +28,7 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
 .PHONY: run
-run: build test-deps ## build and start everything on the embedded default (Ctrl-C stops it)
+run: build run-deps ## build and start everything on the embedded default (Ctrl-C stops it)
 	@$(BIN)/devstack
 
 .PHONY: test
@@ -36,7 +36,7 @@ test: test-deps tools check-generated vet ## install what the tests need, then r
 	go test $(GO_TEST_FLAGS) $(PACKAGES)
 
 .PHONY: bench
-bench: build test-deps ## Go micro-benchmarks, then the load benchmark (bench/latest.md; BENCH_FLAGS=-large for 100k)
+bench: build run-deps ## Go micro-benchmarks, then the load benchmark (bench/latest.md; BENCH_FLAGS=-large for 100k)
 	go test -run '^$$' -bench . -benchmem ./pkg/... ./services/workspace/... ./services/auth/... ./gateway/...
 	go run ./deploy/local/cmd/bench $(BENCH_FLAGS)
 
@@ -82,25 +82,27 @@ check-generated: tools ## fail when pkg/gen is not what the protos generate
 	fi; \
 	echo "generated code is up to date"
 
-# The tests start a real redis-server and drive a headless Chromium at
-# /usr/bin/chromium (Debian packages). Install them when they are missing and
-# we may; otherwise say what to install.
+# `make run` and the tests start a real redis-server; the tests also drive a
+# headless Chromium at /usr/bin/chromium (Debian packages). Install them when
+# they are missing and we may (as root, with apt-get); otherwise say what to
+# install.
+define debian_package
+	@command -v $(2) >/dev/null || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing $(1) (Debian package)"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1) >/dev/null; \
+		else \
+			echo "$(1) is missing: install it (Debian: apt-get install $(1)) and retry" >&2; exit 1; \
+		fi; }
+endef
+
+.PHONY: run-deps
+run-deps:
+	$(call debian_package,redis-server,redis-server)
+
 .PHONY: test-deps
-test-deps:
-	@command -v redis-server >/dev/null || { \
-		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-			echo "installing redis-server (Debian package)"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
-		else \
-			echo "redis-server is missing: install it (Debian: apt-get install redis-server) and retry" >&2; exit 1; \
-		fi; }
-	@[ -x /usr/bin/chromium ] || { \
-		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-			echo "installing chromium (Debian package)"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-		else \
-			echo "chromium is missing: install it (Debian: apt-get install chromium) and retry" >&2; exit 1; \
-		fi; }
+test-deps: run-deps
+	$(call debian_package,chromium,/usr/bin/chromium)
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module
