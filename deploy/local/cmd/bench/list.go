@@ -29,16 +29,35 @@ func listSizes(cfg config) []int {
 // until the services' 5 s call timeout answers 503.
 const listCallers = 1
 
-// measureLists seeds workspaces through the REST create route up to each
-// size in turn, and measures the filtered list after each.
+// restSeedLimit is how many workspaces are created through the REST route;
+// beyond it they are copied straight into the store (see seedDirect).
+const restSeedLimit = 1_000
+
+// measureLists seeds workspaces up to each size in turn, and measures the
+// filtered list after each.
 func measureLists(ctx context.Context, cfg config, e *env, rep *report) error {
 	seeded := 0
 	for _, size := range listSizes(cfg) {
-		seed, retried, err := e.seed(ctx, cfg, seeded, size)
-		if err != nil {
-			return err
+		var seed measurement
+		var retried int
+		var err error
+		if seeded < restSeedLimit {
+			seed, retried, err = e.seed(ctx, cfg, seeded, min(size, restSeedLimit))
+			if err != nil {
+				return err
+			}
+			seeded = min(size, restSeedLimit)
 		}
-		seeded = size
+		var copied int
+		var copyTook time.Duration
+		if seeded < size {
+			if copyTook, err = e.seedDirect(ctx, seeded, size); err != nil {
+				return err
+			}
+			copied = size - seeded
+			progress("  copied %d workspaces in %s", copied, copyTook.Round(time.Millisecond))
+			seeded = size
+		}
 
 		var page struct {
 			Workspaces []struct{} `json:"workspaces"`
@@ -46,7 +65,7 @@ func measureLists(ctx context.Context, cfg config, e *env, rep *report) error {
 		if err := e.postJSON(ctx, "/api/workspaces", listBody, &page); err != nil {
 			return fmt.Errorf("list at %d workspaces: %w", size, err)
 		}
-		run := listRun{Workspaces: size, Seed: seed, SeedRetries: retried, Returned: len(page.Workspaces)}
+		run := listRun{Workspaces: size, Seed: seed, SeedRetries: retried, Returned: len(page.Workspaces), Copied: copied, CopyTook: copyTook}
 		op := loadgen.HTTPRequest{Client: e.http, Method: http.MethodPost, URL: e.stack.GatewayURL + "/api/workspaces",
 			Header: e.basic, Body: []byte(listBody)}.Op()
 		if err := warmUp(ctx, cfg, "list", listCallers, op); err != nil {
