@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -35,35 +36,40 @@ func ErrorInterceptor(logger *slog.Logger, timeout time.Duration) grpc.UnaryServ
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		resp, err := handler(ctx, req)
+		if err == nil {
+			if !Quiet(info.FullMethod) && logger.Enabled(ctx, slog.LevelDebug) {
+				logCall(ctx, logger, slog.LevelDebug, info.FullMethod, codes.OK, start)
+			}
+			return resp, nil
+		}
 		st := grpcfault.Status(err)
-		level := slog.LevelDebug
-		if err != nil {
-			level = slog.LevelInfo
-		}
-		attrs := []slog.Attr{
-			slog.String("method", info.FullMethod),
-			slog.String("code", status.Code(st).String()),
-			slog.Duration("duration", time.Since(start)),
-			slog.String("request_id", RequestID(ctx)),
-		}
+		level := slog.LevelInfo
 		switch fault.KindOf(err) {
 		case fault.Internal:
-			if err != nil {
-				level = slog.LevelError
-				attrs = append(attrs, slog.String("error", err.Error()))
-			}
+			level = slog.LevelError
 		case fault.Unavailable:
 			level = slog.LevelWarn
-			attrs = append(attrs, slog.String("error", err.Error()))
 		}
-		if (!Quiet(info.FullMethod) || err != nil) && logger.Enabled(ctx, level) {
-			logger.LogAttrs(ctx, level, "grpc call", attrs...)
+		if logger.Enabled(ctx, level) {
+			var detail []slog.Attr
+			if level > slog.LevelInfo {
+				detail = append(detail, slog.String("error", err.Error()))
+			}
+			logCall(ctx, logger, level, info.FullMethod, status.Code(st), start, detail...)
 		}
-		if err != nil {
-			return nil, st
-		}
-		return resp, nil
+		return nil, st
 	}
+}
+
+// logCall writes the one line a call gets.
+func logCall(ctx context.Context, logger *slog.Logger, level slog.Level, method string, code codes.Code, start time.Time, extra ...slog.Attr) {
+	attrs := append([]slog.Attr{
+		slog.String("method", method),
+		slog.String("code", code.String()),
+		slog.Duration("duration", time.Since(start)),
+		slog.String("request_id", RequestID(ctx)),
+	}, extra...)
+	logger.LogAttrs(ctx, level, "grpc call", attrs...)
 }
 
 // RequestID is the gateway's X-Request-Id, forwarded as x-request-id

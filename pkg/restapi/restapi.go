@@ -1,7 +1,20 @@
-// Package restapi holds the JSON shapes the REST interface shares across
-// routes: today, the error body of every failed request. The gateway writes
-// it; Go clients and the black-box tests read it with the same types.
+// Package restapi holds what the API's messages share across routes and
+// services: the error body of every failed request (the gateway writes it;
+// Go clients and the black-box tests read it with the same types) and the
+// one way times are written.
 package restapi
+
+import "time"
+
+// TimeLayout is how every time in the API is written: RFC 3339, UTC, with
+// milliseconds, such as 2026-11-22T07:46:00.000Z.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTime writes t in TimeLayout.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// ParseTime reads a time written by FormatTime.
+func ParseTime(s string) (time.Time, error) { return time.Parse(TimeLayout, s) }
 
 // ErrorBody is the JSON of every error answer:
 //

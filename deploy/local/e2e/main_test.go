@@ -30,18 +30,12 @@ const (
 var (
 	env      *stack.Stack
 	binDir   string
-	stackEnv = []string{
-		"KEY_ENCRYPTION_KEY=" + strings.Repeat("A", 43) + "=",
-		"KEY_HMAC_KEY=" + strings.Repeat("B", 43) + "=",
-		"BOOTSTRAP_WORKSPACE_ID=root",
-		"BOOTSTRAP_WORKSPACE_NAME=Root",
+	stackEnv = append(stack.ThrowawayEnv(rootKey, rootSecret),
 		"BOOTSTRAP_PRODUCTS=pub/math,pub/ela",
-		"BOOTSTRAP_APP_KEY=" + rootKey,
-		"BOOTSTRAP_APP_SECRET=" + rootSecret,
 		"MONGODB_TIMEOUT=1s",
 		"WORKSPACE_CALL_TIMEOUT=4s",
 		"REQUEST_TIMEOUT=6s",
-	}
+	)
 )
 
 func TestMain(m *testing.M) {

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/liveproctor/workspaces/deploy/local/ferret"
@@ -252,4 +253,18 @@ func freeAddr() (string, error) {
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// ThrowawayEnv is the environment of a stack whose data dies with it (tests,
+// benchmarks): fixed, public encryption and HMAC keys, and a root workspace
+// "root" with the given key pair. Never use it for data that matters.
+func ThrowawayEnv(rootKey, rootSecret string) []string {
+	return []string{
+		"KEY_ENCRYPTION_KEY=" + strings.Repeat("A", 43) + "=",
+		"KEY_HMAC_KEY=" + strings.Repeat("B", 43) + "=",
+		"BOOTSTRAP_WORKSPACE_ID=root",
+		"BOOTSTRAP_WORKSPACE_NAME=Root",
+		"BOOTSTRAP_APP_KEY=" + rootKey,
+		"BOOTSTRAP_APP_SECRET=" + rootSecret,
+	}
 }

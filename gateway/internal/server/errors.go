@@ -206,7 +206,7 @@ const bearerChallenge = `Bearer realm="workspaces"`
 // challenge is the WWW-Authenticate value of a 401 on path: Bearer on the
 // session routes, Basic everywhere else.
 func challenge(path string) string {
-	if path == "/api/sdk/session" {
+	if path == sdkSessionPath {
 		return bearerChallenge
 	}
 	return basicauth.Challenge

@@ -75,17 +75,16 @@ func (e *decodeError) Error() string { return e.message }
 func newDecodeError(err error) *decodeError {
 	text := strings.TrimLeftFunc(strings.TrimPrefix(err.Error(), "proto:"), unicode.IsSpace)
 	e := &decodeError{message: "invalid request body: " + text}
-	switch {
-	case quotedAfter(text, "unknown field ") != "":
-		e.field, e.description = quotedAfter(text, "unknown field "), "unknown field"
-	case quotedAfter(text, "duplicate field ") != "":
-		e.field, e.description = quotedAfter(text, "duplicate field "), "duplicate field"
-	default:
-		if _, rest, ok := strings.Cut(text, "invalid value for "); ok {
-			if kind, after, ok := strings.Cut(rest, " field "); ok {
-				if name, value, ok := strings.Cut(after, ": "); ok {
-					e.field, e.description = name, fmt.Sprintf("expected %s, got %s", kind, value)
-				}
+	for _, problem := range []string{"unknown field", "duplicate field"} {
+		if field := quotedAfter(text, problem+" "); field != "" {
+			e.field, e.description = field, problem
+			return e
+		}
+	}
+	if _, rest, ok := strings.Cut(text, "invalid value for "); ok {
+		if kind, after, ok := strings.Cut(rest, " field "); ok {
+			if name, value, ok := strings.Cut(after, ": "); ok {
+				e.field, e.description = name, fmt.Sprintf("expected %s, got %s", kind, value)
 			}
 		}
 	}

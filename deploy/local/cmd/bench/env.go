@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -26,21 +25,14 @@ import (
 // The fixed bootstrap key pair of the benchmark's stack; benchref accepts
 // the same pair. The data folder is temporary, so nothing outlives the run.
 const (
-	rootWorkspace = "root"
+	rootWorkspace = "root" // the root stack.ThrowawayEnv bootstraps
 	rootKey       = "6f1d2c3b-bench-4a5b-9c8d-0e1f2a3b4c5d"
 	rootSecret    = "b3e2d1c0-bench-4f5e-8d7c-6b5a49382716"
 )
 
 // stackEnv is what the services are started with, besides the addresses
 // the stack package sets: the settings of `make run`, with fixed keys.
-var stackEnv = []string{
-	"KEY_ENCRYPTION_KEY=" + strings.Repeat("A", 43) + "=",
-	"KEY_HMAC_KEY=" + strings.Repeat("B", 43) + "=",
-	"BOOTSTRAP_WORKSPACE_ID=" + rootWorkspace,
-	"BOOTSTRAP_WORKSPACE_NAME=Root",
-	"BOOTSTRAP_APP_KEY=" + rootKey,
-	"BOOTSTRAP_APP_SECRET=" + rootSecret,
-}
+var stackEnv = stack.ThrowawayEnv(rootKey, rootSecret)
 
 // benchEnv is stackEnv, with room for the large list: on the embedded
 // store one filtered page over 100,000 workspaces takes longer than the

@@ -11,6 +11,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/liveproctor/workspaces/pkg/ident"
 )
 
 // envFile is a set of NAME=value lines kept in a file under .data/.
@@ -56,13 +58,13 @@ func writeEnvFile(path, comment string, vars envFile) error {
 	return os.WriteFile(path, []byte(b.String()), 0o600)
 }
 
-// loadOrCreate reads path, or creates it with make() the first time.
+// loadOrCreate reads path, or creates it with create() the first time.
 // Variables set in the environment win over the file.
-func loadOrCreate(path string, make func() (envFile, string, error)) (envFile, error) {
+func loadOrCreate(path string, create func() (envFile, string, error)) (envFile, error) {
 	vars, err := readEnvFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		var comment string
-		if vars, comment, err = make(); err != nil {
+		if vars, comment, err = create(); err != nil {
 			return nil, err
 		}
 		err = writeEnvFile(path, comment, vars)
@@ -121,20 +123,11 @@ func bootstrapPair(path string) (bootstrap, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return bootstrap{}, err
 	}
-	vars := envFile{"BOOTSTRAP_APP_KEY": newUUID(), "BOOTSTRAP_APP_SECRET": newUUID()}
+	vars := envFile{"BOOTSTRAP_APP_KEY": ident.NewUUID(), "BOOTSTRAP_APP_SECRET": ident.NewUUID()}
 	if err := writeEnvFile(path, "The root workspace's key pair for local runs (HTTP Basic appKey:appSecret).", vars); err != nil {
 		return bootstrap{}, err
 	}
 	return bootstrap{vars: vars, path: path, generated: true}, nil
-}
-
-// newUUID returns a random (version 4) UUID, the shape of every app key.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // redactURI hides a password in a connection string before printing it.

@@ -1,6 +1,6 @@
 // Package domain holds what the auth service is about: SDK tokens, the
 // sessions they stand for, and the store that keeps them. It imports only
-// the standard library and the shared fault kinds.
+// the standard library and the shared fault kinds and identifier rules.
 package domain
 
 import (

@@ -5,12 +5,11 @@ import (
 	"strings"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ident"
 )
 
-const (
-	maxEmailLength       = 254
-	maxWorkspaceIDLength = 128
-)
+// maxEmailLength is the longest address accepted (RFC 5321's path limit).
+const maxEmailLength = 254
 
 // CheckLogin checks the user and workspace of a login or logout, naming
 // every bad field.
@@ -41,16 +40,13 @@ func checkEmail(email string) string {
 	return ""
 }
 
-// checkWorkspaceID applies the workspace service's id rule: 1 to 128
-// characters of A-Z, a-z, 0-9, '.', '_' or '-'.
+// checkWorkspaceID applies the workspace service's id rule.
 func checkWorkspaceID(id string) string {
-	if id == "" {
+	switch {
+	case id == "":
 		return "is required"
-	}
-	if len(id) > maxWorkspaceIDLength || strings.IndexFunc(id, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
-	}) >= 0 {
-		return "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-'"
+	case !ident.ValidWorkspaceID(id):
+		return ident.WorkspaceIDRule
 	}
 	return ""
 }

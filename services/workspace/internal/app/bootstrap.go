@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -67,7 +68,7 @@ func (a *App) createRoot(ctx context.Context, cfg BootstrapConfig) (BootstrapRes
 	var res BootstrapResult
 	appKey, secret := cfg.AppKey, cfg.AppSecret
 	if appKey == "" {
-		appKey, secret = newUUID(), newUUID()
+		appKey, secret = ident.NewUUID(), ident.NewUUID()
 		res.GeneratedKey, res.GeneratedSecret = appKey, secret
 	}
 	now := a.timestamp()

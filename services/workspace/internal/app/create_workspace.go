@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -107,7 +108,7 @@ func (a *App) CreateWorkspace(ctx context.Context, caller domain.Caller, in Crea
 			UpdatedAt:         now,
 		}
 		for _, role := range []domain.KeyRole{domain.RoleServer, domain.RoleLTI} {
-			k, err := a.newKeyPair(role, newUUID(), newUUID(), now)
+			k, err := a.newKeyPair(role, ident.NewUUID(), ident.NewUUID(), now)
 			if err != nil {
 				return CreateResult{}, err
 			}

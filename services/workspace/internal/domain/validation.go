@@ -7,13 +7,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ident"
 )
 
 // Limits of the interface (contract section 4).
 const (
 	MaxPageSize     = 1000
 	MaxListElements = 1000
-	maxIDLength     = 128
 	maxNameLength   = 200
 	maxCityLength   = 200
 	maxSearchLength = 200
@@ -41,13 +41,9 @@ func CheckID(v *Violations, field, id string) {
 		v.Add(field, "is required")
 		return
 	}
-	if len(id) > maxIDLength || strings.IndexFunc(id, func(r rune) bool { return !isIDRune(r) }) >= 0 {
-		v.Add(field, "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-'")
+	if !ident.ValidWorkspaceID(id) {
+		v.Add(field, ident.WorkspaceIDRule)
 	}
-}
-
-func isIDRune(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
 }
 
 // CheckName checks a display name and returns it trimmed: 1–200 characters

@@ -1,6 +1,6 @@
 // Package domain holds the workspace entity, its invariants, the repository
 // it is stored through, and the errors it answers with. It imports only the
-// standard library and the shared fault kinds.
+// standard library and the shared fault kinds and identifier rules.
 package domain
 
 import (

@@ -14,11 +14,9 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcfault"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
+	"github.com/liveproctor/workspaces/pkg/restapi"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
 )
-
-// timeLayout is how the workspace service writes times.
-const timeLayout = "2006-01-02T15:04:05.000Z"
 
 // Client implements app.Workspaces over gRPC.
 type Client struct {
@@ -44,7 +42,7 @@ func (c *Client) Status(ctx context.Context, authorization, workspaceID string) 
 	}
 	out := app.WorkspaceStatus{ID: st.GetId(), Active: st.GetActive()}
 	if s := st.GetTokenCutoffTime(); s != "" {
-		if out.TokenCutoff, err = time.Parse(timeLayout, s); err != nil {
+		if out.TokenCutoff, err = restapi.ParseTime(s); err != nil {
 			return app.WorkspaceStatus{}, fault.Wrap(fault.Internal, fmt.Errorf("workspace status: token_cutoff_time %q: %w", s, err), "internal error")
 		}
 	}

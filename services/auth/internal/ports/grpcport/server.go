@@ -4,17 +4,12 @@ package grpcport
 
 import (
 	"context"
-	"time"
 
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
+	"github.com/liveproctor/workspaces/pkg/restapi"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
-
-// timeLayout is how times are shown: RFC 3339, UTC, milliseconds.
-const timeLayout = "2006-01-02T15:04:05.000Z"
-
-func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 // Server implements authv1.AuthServiceServer over the application.
 type Server struct {
@@ -32,7 +27,7 @@ func (s *Server) CreateSdkToken(ctx context.Context, req *authv1.CreateSdkTokenR
 	if err != nil {
 		return nil, err
 	}
-	return &authv1.CreateSdkTokenResponse{Auth: string(token), ExpiresAt: formatTime(session.ExpiresAt)}, nil
+	return &authv1.CreateSdkTokenResponse{Auth: string(token), ExpiresAt: restapi.FormatTime(session.ExpiresAt)}, nil
 }
 
 func (s *Server) GetSdkSession(ctx context.Context, _ *authv1.GetSdkSessionRequest) (*authv1.SdkSession, error) {
@@ -71,7 +66,7 @@ func (s *Server) IntrospectSdkToken(ctx context.Context, req *authv1.IntrospectS
 		return &authv1.IntrospectSdkTokenResponse{}, err
 	}
 	return &authv1.IntrospectSdkTokenResponse{
-		Active: true, Email: session.Email, WorkspaceId: session.WorkspaceID, ExpiresAt: formatTime(session.ExpiresAt),
+		Active: true, Email: session.Email, WorkspaceId: session.WorkspaceID, ExpiresAt: restapi.FormatTime(session.ExpiresAt),
 	}, nil
 }
 
@@ -90,5 +85,5 @@ func (s *Server) RevokeWorkspaceSdkTokens(ctx context.Context, req *authv1.Revok
 }
 
 func sessionToProto(s domain.Session) *authv1.SdkSession {
-	return &authv1.SdkSession{Email: s.Email, WorkspaceId: s.WorkspaceID, ExpiresAt: formatTime(s.ExpiresAt)}
+	return &authv1.SdkSession{Email: s.Email, WorkspaceId: s.WorkspaceID, ExpiresAt: restapi.FormatTime(s.ExpiresAt)}
 }

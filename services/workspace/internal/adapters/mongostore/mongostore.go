@@ -68,32 +68,54 @@ func New(db *mongo.Database) *Repository {
 // keys and codes rests on _id, which needs none.
 func (r *Repository) EnsureIndexes(ctx context.Context) error {
 	wanted := []struct {
-		c    *mongo.Collection
-		name string
-		keys bson.D
+		c       *mongo.Collection
+		indexes []namedIndex
 	}{
-		{r.workspaces, "managers_order", bson.D{{Key: "managers", Value: 1}, {Key: "nameKey", Value: 1}, {Key: "_id", Value: 1}}},
-		{r.workspaces, "list_order", bson.D{{Key: "nameKey", Value: 1}, {Key: "_id", Value: 1}}},
-		{r.workspaces, "address_state", bson.D{{Key: "address.state", Value: 1}}},
-		{r.appKeys, "workspace", bson.D{{Key: "workspaceId", Value: 1}}},
-		{r.codes, "workspace", bson.D{{Key: "workspaceId", Value: 1}}},
+		{r.workspaces, []namedIndex{
+			index("managers_order", "managers", "nameKey", "_id"),
+			index("list_order", "nameKey", "_id"),
+			index("address_state", "address.state"),
+		}},
+		{r.appKeys, []namedIndex{index("workspace", "workspaceId")}},
+		{r.codes, []namedIndex{index("workspace", "workspaceId")}},
 	}
 	for _, w := range wanted {
 		// Asking for an index that exists is a no-op on MongoDB but drops
 		// the connection on FerretDB v1.24, so look first.
-		names, err := w.c.Indexes().ListSpecifications(ctx)
+		existing, err := w.c.Indexes().ListSpecifications(ctx)
 		if err != nil {
 			return storeError("list "+w.c.Name()+" indexes", err)
 		}
-		if slices.ContainsFunc(names, func(s mongo.IndexSpecification) bool { return s.Name == w.name }) {
+		var missing []mongo.IndexModel
+		for _, ix := range w.indexes {
+			if !slices.ContainsFunc(existing, func(s mongo.IndexSpecification) bool { return s.Name == ix.name }) {
+				missing = append(missing, ix.model)
+			}
+		}
+		if len(missing) == 0 {
 			continue
 		}
-		_, err = w.c.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: w.keys, Options: options.Index().SetName(w.name)})
-		if err != nil {
-			return storeError("create index "+w.c.Name()+"."+w.name, err)
+		if _, err := w.c.Indexes().CreateMany(ctx, missing); err != nil {
+			return storeError("create "+w.c.Name()+" indexes", err)
 		}
 	}
 	return nil
+}
+
+// namedIndex is an index model and its name (the driver's options builder
+// does not give the name back).
+type namedIndex struct {
+	name  string
+	model mongo.IndexModel
+}
+
+// index is an ascending index on fields, named name.
+func index(name string, fields ...string) namedIndex {
+	keys := make(bson.D, len(fields))
+	for i, f := range fields {
+		keys[i] = bson.E{Key: f, Value: 1}
+	}
+	return namedIndex{name: name, model: mongo.IndexModel{Keys: keys, Options: options.Index().SetName(name)}}
 }
 
 // Create reserves the workspace's app keys and codes, then inserts it.

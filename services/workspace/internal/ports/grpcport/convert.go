@@ -1,19 +1,13 @@
 package grpcport
 
 import (
-	"time"
-
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/restapi"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
-
-// timeLayout is how every time is shown: UTC with milliseconds.
-const timeLayout = "2006-01-02T15:04:05.000Z"
-
-func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 func workspaceToProto(w *domain.Workspace) *workspacev1.Workspace {
 	pb := &workspacev1.Workspace{
@@ -29,15 +23,15 @@ func workspaceToProto(w *domain.Workspace) *workspacev1.Workspace {
 		Sk:                 "workspace",
 		SchemaVersion:      domain.SchemaVersion,
 		SupportToolId:      w.SupportToolID,
-		CreateTime:         formatTime(w.CreatedAt),
-		UpdateTime:         formatTime(w.UpdatedAt),
+		CreateTime:         restapi.FormatTime(w.CreatedAt),
+		UpdateTime:         restapi.FormatTime(w.UpdatedAt),
 		Etag:               app.ETag(w),
 	}
 	if w.ParentID != "" {
 		pb.ParentWorkspaceId = wrapperspb.String(w.ParentID)
 	}
 	if w.Deleted() {
-		deleted := formatTime(w.DeletedAt)
+		deleted := restapi.FormatTime(w.DeletedAt)
 		pb.DeleteTime = &deleted
 	}
 	return pb
@@ -75,8 +69,8 @@ func keyPairToProto(k app.KeyPairView) *workspacev1.KeyPair {
 	return &workspacev1.KeyPair{
 		AppKey:     k.AppKey,
 		AppSecret:  k.AppSecret,
-		CreateTime: formatTime(k.CreatedAt),
-		UpdateTime: formatTime(k.UpdatedAt),
+		CreateTime: restapi.FormatTime(k.CreatedAt),
+		UpdateTime: restapi.FormatTime(k.UpdatedAt),
 		Tags:       tagsToProto(k.Tags),
 	}
 }
