@@ -40,19 +40,19 @@ var codeOfKind = map[fault.Kind]codes.Code{
 	fault.Unavailable:        codes.Unavailable,
 }
 
-// Status converts err to a gRPC status error. A context cancellation or
-// deadline keeps its own code; anything that is not a *fault.Error becomes
-// Internal with a fixed message.
+// Status converts err to a gRPC status error. A fault answers with its kind
+// and message (even when it wraps a status from another service); a bare
+// status error passes through; a context cancellation or deadline keeps its
+// own code; anything else becomes Internal with a fixed message.
 func Status(err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, ok := status.FromError(err); ok {
-		return err
-	}
 	e, ok := fault.As(err)
 	if !ok {
 		switch {
+		case isStatus(err):
+			return err
 		case errors.Is(err, context.DeadlineExceeded):
 			return status.Error(codes.DeadlineExceeded, "the request deadline passed")
 		case errors.Is(err, context.Canceled):
@@ -86,6 +86,14 @@ func Status(err error) error {
 		st = withDetails
 	}
 	return st.Err()
+}
+
+// isStatus reports whether err is a gRPC status error. A fault is checked
+// first: one that wraps a status received from another service answers with
+// its own kind and message, never the wrapped text.
+func isStatus(err error) bool {
+	_, ok := status.FromError(err)
+	return ok
 }
 
 // Fault converts a status error received from another service back into a

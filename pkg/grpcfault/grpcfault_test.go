@@ -82,3 +82,19 @@ func onlyDetail(st *status.Status) any {
 	}
 	return nil
 }
+
+// A fault that wraps a status received from another service answers with
+// the fault's kind and message, not the wrapped status (whose text may name
+// internal addresses).
+func TestFaultWrappingAStatusIsTheFault(t *testing.T) {
+	inner := status.Error(codes.Unavailable, "connection error: dial tcp 10.0.0.7:9090: connection refused")
+	err := grpcfault.Status(fault.Wrap(fault.Unavailable, inner, "the workspace service is unavailable; retry shortly"))
+	st := status.Convert(err)
+	if st.Code() != codes.Unavailable || st.Message() != "the workspace service is unavailable; retry shortly" {
+		t.Fatalf("status %v %q", st.Code(), st.Message())
+	}
+	err = grpcfault.Status(fault.Wrap(fault.Internal, status.Error(codes.NotFound, "x"), "internal error"))
+	if st := status.Convert(err); st.Code() != codes.Internal || st.Message() != "internal error" {
+		t.Fatalf("status %v %q", st.Code(), st.Message())
+	}
+}
