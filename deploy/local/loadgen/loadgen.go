@@ -82,19 +82,28 @@ func (l *limits) next(ctx context.Context) bool {
 
 func (w *worker) loop(ctx context.Context, l *limits, op Op) {
 	for l.next(ctx) {
-		t0 := time.Now()
-		err := op(ctx)
-		w.latencies = append(w.latencies, time.Since(t0))
-		if err != nil {
-			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-				// Cut short by the caller, not failed: drop the sample.
-				w.latencies = w.latencies[:len(w.latencies)-1]
-				return
-			}
-			w.errors++
-			if w.firstErr == nil {
-				w.firstErr = err
-			}
+		if !w.call(ctx, op) {
+			return
 		}
 	}
+}
+
+// call makes one call and records it. It returns false when the caller
+// cancelled the run during the call, whose sample is then dropped: the call
+// was cut short, not failed.
+func (w *worker) call(ctx context.Context, op Op) bool {
+	t0 := time.Now()
+	err := op(ctx)
+	elapsed := time.Since(t0)
+	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return false
+	}
+	w.latencies = append(w.latencies, elapsed)
+	if err != nil {
+		w.errors++
+		if w.firstErr == nil {
+			w.firstErr = err
+		}
+	}
+	return true
 }

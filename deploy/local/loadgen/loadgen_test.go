@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -150,6 +151,38 @@ func TestRunStopsAfterCalls(t *testing.T) {
 		t.Fatalf("%d requests, %d calls, %d errors; want 1000, 1000, 100", res.Requests, calls.Load(), res.Errors)
 	}
 	if _, err := Run(context.Background(), Options{Workers: 1}, func(context.Context) error { return nil }); err == nil {
+		t.Fatal("a run without limits must be refused")
+	}
+}
+
+func TestInterleaveAlternatesABBA(t *testing.T) {
+	var mu sync.Mutex
+	var order []byte
+	record := func(c byte, fail bool) Op {
+		return func(context.Context) error {
+			mu.Lock()
+			order = append(order, c)
+			mu.Unlock()
+			if fail {
+				return errors.New("b fails")
+			}
+			return nil
+		}
+	}
+	ra, rb, err := Interleave(context.Background(), Options{Workers: 1, Calls: 8}, record('a', false), record('b', true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(order); got != "abbaabba" {
+		t.Fatalf("order %q, want abbaabba", got)
+	}
+	if ra.Requests != 4 || ra.Errors != 0 || rb.Requests != 4 || rb.Errors != 4 {
+		t.Fatalf("a: %d requests %d errors; b: %d requests %d errors; want 4/0 and 4/4", ra.Requests, ra.Errors, rb.Requests, rb.Errors)
+	}
+	if ra.Elapsed != rb.Elapsed || ra.Elapsed <= 0 {
+		t.Fatalf("elapsed %s and %s: want the run's wall time in both", ra.Elapsed, rb.Elapsed)
+	}
+	if _, _, err := Interleave(context.Background(), Options{}, record('a', false), record('b', false)); err == nil {
 		t.Fatal("a run without limits must be refused")
 	}
 }

@@ -108,6 +108,19 @@ func (s *Server) Addr() string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
 }
 
+// PID returns the running redis-server's process id, or 0 when it is
+// stopped; benchmarks read its CPU time and memory.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if s.proc == nil {
+		return 0
+	}
+
+	return s.proc.cmd.Process.Pid
+}
+
 // Stop sends SIGTERM, waits for redis-server to exit and kills it if it is
 // still running after 5 seconds. Stopping a stopped server is a no-op.
 func (s *Server) Stop() error {

@@ -43,6 +43,10 @@ type Options struct {
 	// Env is added to every child's environment (keys, bootstrap pair,
 	// timeouts), after this process's own environment.
 	Env []string
+	// ServiceEnv is added to one child's environment, by name ("workspace",
+	// "auth", "gateway"), after Env: settings that must differ between
+	// them, such as PPROF_ADDR.
+	ServiceEnv map[string][]string
 	// Output receives the children's output, one prefixed line at a time.
 	// Nil discards it.
 	Output io.Writer
@@ -132,7 +136,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 		"auth":      {"METRICS_ADDR=" + s.AuthMetricsAddr},
 	}
 	for _, c := range commands {
-		env := append(append([]string(nil), base...), own[c.name]...)
+		env := append(append(append([]string(nil), base...), own[c.name]...), opts.ServiceEnv[c.name]...)
 		ch, err := startChild(c.name, filepath.Join(opts.BinDir, c.name), env, out)
 		if err != nil {
 			return nil, err

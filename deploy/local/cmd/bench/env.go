@@ -56,6 +56,8 @@ type env struct {
 	grpcConns []*grpc.ClientConn
 	workspace workspacev1.WorkspaceServiceClient
 	auth      authv1.AuthServiceClient
+
+	pprofAddrs map[string]string // by service, with -profile
 }
 
 // startEnv builds the binaries into tmp, then starts the stack and benchref.
@@ -86,12 +88,22 @@ func startEnv(ctx context.Context, cfg config, root, tmp string) (e *env, err er
 		out = io.MultiWriter(e.log, os.Stderr)
 	}
 
+	var serviceEnv map[string][]string
+	if cfg.ProfileDir != "" {
+		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+			return nil, fmt.Errorf("make the profile folder: %w", err)
+		}
+		if serviceEnv, e.pprofAddrs, err = pprofEnv(); err != nil {
+			return nil, err
+		}
+	}
 	progress("starting the stack (embedded FerretDB, redis-server, workspace, auth, gateway)")
 	e.stack, err = stack.Start(ctx, stack.Options{
-		BinDir:  binDir,
-		DataDir: filepath.Join(tmp, "data"),
-		Env:     benchEnv(cfg),
-		Output:  out,
+		BinDir:     binDir,
+		DataDir:    filepath.Join(tmp, "data"),
+		Env:        benchEnv(cfg),
+		ServiceEnv: serviceEnv,
+		Output:     out,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the stack: %w", err)
@@ -140,6 +152,16 @@ func (e *env) processes() ([]namedPID, error) {
 		ps = append(ps, namedPID{name, pid})
 	}
 	return append(ps, namedPID{"benchref", e.ref.PID()}), nil
+}
+
+// cpuProcesses is processes and the other busy ones: redis-server and this
+// process (the load generator and the embedded FerretDB).
+func (e *env) cpuProcesses() ([]namedPID, error) {
+	ps, err := e.processes()
+	if err != nil {
+		return nil, err
+	}
+	return append(ps, namedPID{"redis-server", e.stack.Redis.PID()}, namedPID{"bench", os.Getpid()}), nil
 }
 
 type namedPID struct {

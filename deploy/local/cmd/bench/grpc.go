@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"google.golang.org/grpc/metadata"
 
@@ -15,8 +16,11 @@ import (
 )
 
 // measureHop calls GetWorkspace on the root workspace through the gateway
-// (REST) and directly on the workspace service (gRPC), alternating, at one
-// caller and at cfg.Conns: the difference is what the gateway hop costs.
+// (REST) and directly on the workspace service (gRPC): the difference is
+// what the gateway hop costs. With one caller the two are interleaved call
+// by call (see loadgen.Interleave), since the difference of two medians
+// taken seconds apart on a shared machine is mostly noise; with cfg.Conns
+// callers they alternate by round, so neither loads the other.
 func measureHop(ctx context.Context, cfg config, e *env, rep *report) error {
 	rest := loadgen.HTTPRequest{Client: e.http, Method: http.MethodGet,
 		URL: e.stack.GatewayURL + "/api/workspace/" + rootWorkspace, Header: e.basic}.Op()
@@ -26,15 +30,35 @@ func measureHop(ctx context.Context, cfg config, e *env, rep *report) error {
 			&workspacev1.GetWorkspaceRequest{Id: rootWorkspace})
 		return err
 	})
-	for _, callers := range []int{1, cfg.Conns} {
-		grpcRounds, restRounds, err := alternate(ctx, cfg, callers,
-			side{"GetWorkspace, direct gRPC", direct}, side{"GetWorkspace, REST via gateway", rest}, nil)
-		if err != nil {
-			return err
-		}
-		rep.Hop = append(rep.Hop, hop{Callers: callers, GRPC: pool(grpcRounds), REST: pool(restRounds)})
+	grpcSide, restSide := side{"GetWorkspace, direct gRPC", direct}, side{"GetWorkspace, REST via gateway", rest}
+
+	if err := warmUp(ctx, cfg, "GetWorkspace, both", 1, interleaved(direct, rest)); err != nil {
+		return err
 	}
+	opts := loadgen.Options{Workers: 1, Duration: 2 * time.Duration(cfg.Rounds) * cfg.Round}
+	g, r, err := loadgen.Interleave(ctx, opts, direct, rest)
+	if err != nil {
+		return fmt.Errorf("GetWorkspace interleaved: %w", err)
+	}
+	progress("  %-40s %3d caller:  %s", grpcSide.Name+" (interleaved)", 1, g)
+	progress("  %-40s %3d caller:  %s", restSide.Name+" (interleaved)", 1, r)
+	rep.Hop = append(rep.Hop, hop{Callers: 1, Interleaved: true,
+		GRPC: measurement{Scenario: grpcSide.Name, Callers: 1, Result: g},
+		REST: measurement{Scenario: restSide.Name, Callers: 1, Result: r}})
+
+	grpcRounds, restRounds, err := alternate(ctx, cfg, e, cfg.Conns, grpcSide, restSide, nil)
+	if err != nil {
+		return err
+	}
+	rep.Hop = append(rep.Hop, hop{Callers: cfg.Conns, GRPC: pool(grpcRounds), REST: pool(restRounds)})
 	return nil
+}
+
+// interleaved is one op that calls a and b in turn, for warming both up.
+func interleaved(a, b loadgen.Op) loadgen.Op {
+	return func(ctx context.Context) error {
+		return errors.Join(a(ctx), b(ctx))
+	}
 }
 
 // measureIntrospection logs one user in through the gateway, then

@@ -35,7 +35,7 @@ func measureLogin(ctx context.Context, cfg config, e *env, rep *report) error {
 		}
 		return nil
 	}
-	rep.LoginRef, rep.LoginStack, err = alternate(ctx, cfg, cfg.Conns,
+	rep.LoginRef, rep.LoginStack, err = alternate(ctx, cfg, e, cfg.Conns,
 		side{"login, reference", login(e.ref.URL)}, side{"login, stack", login(e.stack.GatewayURL)}, resetPeaks)
 	if err != nil {
 		return err

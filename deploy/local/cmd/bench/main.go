@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -45,6 +46,10 @@ type config struct {
 	Large       bool          // also seed and list 100,000 workspaces
 	OutDir      string        // where results go; empty: <repo>/bench
 	Verbose     bool          // copy the servers' output to stderr
+	Only        scenarioSet   // the scenarios to run; empty: all
+	ProfileDir  string        // where CPU profiles go; empty: none taken
+
+	outGiven bool // -out was set: even a partial run writes its results
 }
 
 func parseFlags() config {
@@ -57,6 +62,8 @@ func parseFlags() config {
 	flag.BoolVar(&c.Large, "large", false, "also seed and list 100,000 workspaces (slow on the embedded store)")
 	flag.StringVar(&c.OutDir, "out", "", "folder for the results (default: bench/ at the repository root)")
 	flag.BoolVar(&c.Verbose, "v", false, "copy the servers' output to stderr")
+	flag.Var(&c.Only, "only", "run only these scenarios, comma-separated: "+strings.Join(scenarioNames(), ","))
+	flag.StringVar(&c.ProfileDir, "profile", "", "take CPU profiles of the services during the stack's first login and REST rounds, into this folder")
 	flag.Parse()
 	return c
 }
@@ -77,7 +84,8 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
-	if cfg.OutDir == "" {
+	cfg.outGiven = cfg.OutDir != ""
+	if !cfg.outGiven {
 		cfg.OutDir = filepath.Join(root, "bench")
 	}
 	tmp, err := os.MkdirTemp("", "bench-")
@@ -102,6 +110,10 @@ func run(ctx context.Context, cfg config) error {
 
 	md := rep.Markdown()
 	fmt.Print(md)
+	if len(cfg.Only) > 0 && !cfg.outGiven {
+		// A partial run must not replace the full results.
+		return nil
+	}
 	path, err := writeResults(cfg.OutDir, rep.Date, md)
 	if err != nil {
 		return err

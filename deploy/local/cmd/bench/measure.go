@@ -13,6 +13,8 @@ type measurement struct {
 	Scenario string // what was called, e.g. "login, stack"
 	Callers  int
 	*loadgen.Result
+	// CPU is what each process used during the run, when it was read.
+	CPU []processCPU
 }
 
 // warmUp drives op, unmeasured, for cfg.Warmup, and fails when not one
@@ -59,9 +61,11 @@ func grpcOp(call func(ctx context.Context) error) loadgen.Op {
 
 // alternate measures a and b in cfg.Rounds rounds of a then b, so that
 // drift over the run (heat, a store growing) touches both alike, and
-// returns each side's rounds. before, when not nil, runs after the
-// warm-up, just before the first measured round.
-func alternate(ctx context.Context, cfg config, callers int, a, b side, before func() error) (as, bs []measurement, err error) {
+// returns each side's rounds with the CPU time every process used in each.
+// before, when not nil, runs after the warm-up, just before the first
+// measured round. With -profile, the services' CPU profiles are taken
+// during b's first round.
+func alternate(ctx context.Context, cfg config, e *env, callers int, a, b side, before func() error) (as, bs []measurement, err error) {
 	for _, s := range []side{a, b} {
 		if err := warmUp(ctx, cfg, s.Name, callers, s.Op); err != nil {
 			return nil, nil, err
@@ -72,12 +76,31 @@ func alternate(ctx context.Context, cfg config, callers int, a, b side, before f
 			return nil, nil, err
 		}
 	}
+	procs, err := e.cpuProcesses()
+	if err != nil {
+		return nil, nil, err
+	}
 	sides := [2]side{a, b}
 	var got [2][]measurement
 	for i := range cfg.Rounds {
 		for j, s := range sides {
+			var profiling *profileCapture
+			if j == 1 && i == 0 {
+				profiling = e.startProfiles(ctx, cfg, s.Name, callers)
+			}
+			meter, err := startCPU(procs)
+			if err != nil {
+				return nil, nil, err
+			}
 			m, err := measure(ctx, cfg, fmt.Sprintf("%s (round %d)", s.Name, i+1), callers, s.Op)
 			if err != nil {
+				return nil, nil, err
+			}
+			m.Scenario = s.Name
+			if m.CPU, err = meter.stop(); err != nil {
+				return nil, nil, err
+			}
+			if err := profiling.wait(); err != nil {
 				return nil, nil, err
 			}
 			got[j] = append(got[j], m)
@@ -92,14 +115,27 @@ type side struct {
 	Op   loadgen.Op
 }
 
-// pool combines the rounds of one operation at one concurrency.
+// pool combines the rounds of one operation at one concurrency, CPU time
+// included.
 func pool(rounds []measurement) measurement {
 	if len(rounds) == 0 {
 		return measurement{Result: &loadgen.Result{}}
 	}
 	rs := make([]*loadgen.Result, len(rounds))
+	cpu := map[string]time.Duration{}
+	var names []string
 	for i, m := range rounds {
 		rs[i] = m.Result
+		for _, c := range m.CPU {
+			if _, seen := cpu[c.Name]; !seen {
+				names = append(names, c.Name)
+			}
+			cpu[c.Name] += c.Used
+		}
 	}
-	return measurement{Scenario: rounds[0].Scenario, Callers: rounds[0].Callers, Result: loadgen.Combine(rs...)}
+	pooled := measurement{Scenario: rounds[0].Scenario, Callers: rounds[0].Callers, Result: loadgen.Combine(rs...)}
+	for _, n := range names {
+		pooled.CPU = append(pooled.CPU, processCPU{Name: n, Used: cpu[n]})
+	}
+	return pooled
 }

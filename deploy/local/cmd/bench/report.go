@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -28,8 +29,11 @@ type processMemory struct {
 
 // hop is GetWorkspace at one concurrency, over both paths.
 type hop struct {
-	Callers    int
-	GRPC, REST measurement
+	Callers int
+	// Interleaved: the two paths were called in turn (A B B A…) in one
+	// run; otherwise in alternating rounds.
+	Interleaved bool
+	GRPC, REST  measurement
 }
 
 // P50Diff is what the gateway adds at the median.
@@ -77,11 +81,18 @@ func (r *report) Markdown() string {
 		c.Round, c.Rounds, c.Warmup, c.Conns, c.SeedWorkers, r.Took.Round(time.Second))
 	w("- everything shares this machine: the load generator and the embedded FerretDB (in the bench process), redis-server, the three services and benchref\n\n")
 
+	if len(c.Only) > 0 {
+		w("- only these scenarios ran: %s\n\n", c.Only.String())
+	}
+
 	r.writeTargets(w)
 	r.writeThroughput(w)
 	r.writeHop(w)
+	r.writeCPU(w)
 	r.writeMemory(w)
-	w("The list figures are those of the embedded stand-in (FerretDB on SQLite), not of a MongoDB server.\n")
+	if len(r.Lists) > 0 {
+		w("The list figures are those of the embedded stand-in (FerretDB on SQLite), not of a MongoDB server.\n")
+	}
 	return b.String()
 }
 
@@ -90,9 +101,11 @@ type writer func(format string, args ...any)
 func (r *report) writeTargets(w writer) {
 	ref, stk := pool(r.LoginRef), pool(r.LoginStack)
 	w("## Targets\n\n| target | figure | met |\n|---|---|---|\n")
-	w("| login: stack/reference req/s ≥ %.1f with 0 errors at %d connections | %.3f (%.0f / %.0f req/s), %d + %d errors | %s |\n",
+	if len(r.LoginStack) > 0 {
+		w("| login: stack/reference req/s ≥ %.1f with 0 errors at %d connections | %.3f (%.0f / %.0f req/s), %d + %d errors | %s |\n",
 		targetLoginRatio, r.Config.Conns, r.LoginRatio(), stk.RPS(), ref.RPS(), stk.Errors, ref.Errors,
 		mark(r.LoginRatio() >= targetLoginRatio && stk.Errors == 0 && ref.Errors == 0))
+	}
 	for _, h := range r.Hop {
 		if h.Callers == 1 {
 			w("| gateway hop ≤ +%s at p50 with 1 caller | %s | %s |\n",
@@ -112,11 +125,16 @@ func (r *report) writeTargets(w writer) {
 func (r *report) writeThroughput(w writer) {
 	w("## Throughput and latency\n\n| scenario | callers | requests | req/s | p50 | p99 | errors |\n|---|--:|--:|--:|--:|--:|--:|\n")
 	row := func(name string, m measurement) {
+		if m.Result == nil {
+			return
+		}
 		w("| %s | %d | %d | %.0f | %s | %s | %d |\n",
 			name, m.Callers, m.Requests, m.RPS(), ms(m.Percentile(50)), ms(m.Percentile(99)), m.Errors)
 	}
-	row(fmt.Sprintf("login, reference (benchref), %d rounds", len(r.LoginRef)), pool(r.LoginRef))
-	row(fmt.Sprintf("login, stack (gateway → auth → workspace), %d rounds", len(r.LoginStack)), pool(r.LoginStack))
+	if len(r.LoginStack) > 0 {
+		row(fmt.Sprintf("login, reference (benchref), %d rounds", len(r.LoginRef)), pool(r.LoginRef))
+		row(fmt.Sprintf("login, stack (gateway → auth → workspace), %d rounds", len(r.LoginStack)), pool(r.LoginStack))
+	}
 	for i := range r.LoginRef {
 		row(fmt.Sprintf("  round %d: reference", i+1), r.LoginRef[i])
 		row(fmt.Sprintf("  round %d: stack", i+1), r.LoginStack[i])
@@ -136,19 +154,79 @@ func (r *report) writeThroughput(w writer) {
 		}
 		row(fmt.Sprintf("list, search \"bench\", page of 100 (%d returned), %d workspaces", l.Returned, l.Workspaces), l.List)
 	}
-	w("\nLogin ratio stack/reference (req/s): **%.3f**.\n\n", r.LoginRatio())
+	if len(r.LoginStack) > 0 {
+		w("\nLogin ratio stack/reference (req/s): **%.3f**.\n", r.LoginRatio())
+	}
+	w("\n")
 }
 
 func (r *report) writeHop(w writer) {
-	w("## The gateway hop (GetWorkspace, rounds pooled)\n\n| callers | gRPC p50 | REST p50 | p50 difference | gRPC p99 | REST p99 |\n|--:|--:|--:|--:|--:|--:|\n")
+	if len(r.Hop) == 0 {
+		return
+	}
+	w("## The gateway hop (GetWorkspace)\n\n| callers | how | gRPC p50 | REST p50 | p50 difference | gRPC p99 | REST p99 |\n|--:|---|--:|--:|--:|--:|--:|\n")
 	for _, h := range r.Hop {
-		w("| %d | %s | %s | %s | %s | %s |\n", h.Callers, ms(h.GRPC.Percentile(50)), ms(h.REST.Percentile(50)),
+		how := fmt.Sprintf("%d alternating rounds, pooled", r.Config.Rounds)
+		if h.Interleaved {
+			how = "interleaved call by call (A B B A…)"
+		}
+		w("| %d | %s | %s | %s | %s | %s | %s |\n", h.Callers, how, ms(h.GRPC.Percentile(50)), ms(h.REST.Percentile(50)),
 			signedMS(h.P50Diff()), ms(h.GRPC.Percentile(99)), ms(h.REST.Percentile(99)))
 	}
 	w("\n")
 }
 
+// writeCPU shows where the CPU time of the compared runs went: what each
+// process used per call, so the ratio can be read as a cost per request.
+func (r *report) writeCPU(w writer) {
+	var runs []measurement
+	if len(r.LoginStack) > 0 {
+		runs = append(runs, pool(r.LoginRef), pool(r.LoginStack))
+	}
+	for _, h := range r.Hop {
+		if !h.Interleaved { // an interleaved run's CPU cannot be split by path
+			runs = append(runs, h.GRPC, h.REST)
+		}
+	}
+	if len(runs) == 0 {
+		return
+	}
+	names := cpuColumns(runs)
+	w("## CPU time per call\n\nMicroseconds of CPU (user + system, from `/proc/<pid>/stat`) each process used during the measured rounds, divided by the calls made; `bench` is the load generator and the embedded FerretDB.\n\n")
+	w("| scenario | callers | %s | total |\n|---|--:|%s--:|\n", strings.Join(names, " | "), strings.Repeat("--:|", len(names)))
+	for _, m := range runs {
+		used := map[string]time.Duration{}
+		var total time.Duration
+		for _, c := range m.CPU {
+			used[c.Name] = c.Used
+			total += c.Used
+		}
+		cells := make([]string, len(names))
+		for i, n := range names {
+			cells[i] = fmt.Sprintf("%.0f", perCall(used[n], m.Requests))
+		}
+		w("| %s | %d | %s | %.0f |\n", m.Scenario, m.Callers, strings.Join(cells, " | "), perCall(total, m.Requests))
+	}
+	w("\nThe CPU clock ticks at 10 ms, so a process that used little shows coarse figures.\n\n")
+}
+
+// cpuColumns lists the processes seen in runs, in the order first seen.
+func cpuColumns(runs []measurement) []string {
+	var names []string
+	for _, m := range runs {
+		for _, c := range m.CPU {
+			if !slices.Contains(names, c.Name) {
+				names = append(names, c.Name)
+			}
+		}
+	}
+	return names
+}
+
 func (r *report) writeMemory(w writer) {
+	if len(r.MemoryLogin) == 0 {
+		return
+	}
 	w("## Memory\n\n| process | peak RSS during the login rounds (VmHWM) | RSS after them (VmRSS) | peak RSS from then to the end | RSS at the end |\n|---|--:|--:|--:|--:|\n")
 	end := map[string]memory{}
 	for _, p := range r.MemoryEnd {

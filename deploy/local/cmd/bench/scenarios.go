@@ -5,25 +5,70 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/liveproctor/workspaces/deploy/local/loadgen"
 )
 
-// measureAll runs every scenario in turn.
+// scenarios are what a run measures, in order, by the names -only takes.
+var scenarios = []struct {
+	name  string // for -only
+	title string
+	run   func(context.Context, config, *env, *report) error
+}{
+	{"login", "login: reference and stack, alternating", measureLogin},
+	{"hop", "GetWorkspace: REST through the gateway and direct gRPC", measureHop},
+	{"introspect", "token introspection over gRPC", measureIntrospection},
+	{"list", "filtered list", measureLists},
+}
+
+func scenarioNames() []string {
+	names := make([]string, len(scenarios))
+	for i, s := range scenarios {
+		names[i] = s.name
+	}
+	return names
+}
+
+// scenarioSet is the value of -only: a comma-separated list of scenario
+// names. Empty means every scenario.
+type scenarioSet map[string]bool
+
+func (s *scenarioSet) String() string {
+	var names []string
+	for _, n := range scenarioNames() {
+		if (*s)[n] {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+func (s *scenarioSet) Set(v string) error {
+	*s = scenarioSet{}
+	for _, n := range strings.Split(v, ",") {
+		n = strings.TrimSpace(n)
+		if !slices.Contains(scenarioNames(), n) {
+			return fmt.Errorf("unknown scenario %q (known: %s)", n, strings.Join(scenarioNames(), ", "))
+		}
+		(*s)[n] = true
+	}
+	return nil
+}
+
+// includes reports whether the scenario is to run.
+func (s scenarioSet) includes(name string) bool { return len(s) == 0 || s[name] }
+
+// measureAll runs every selected scenario in turn.
 func measureAll(ctx context.Context, cfg config, e *env) (*report, error) {
 	rep := &report{Date: time.Now(), Machine: describeMachine(), Config: cfg}
-	steps := []struct {
-		name string
-		run  func(context.Context, config, *env, *report) error
-	}{
-		{"login: reference and stack, alternating", measureLogin},
-		{"GetWorkspace: REST through the gateway and direct gRPC", measureHop},
-		{"token introspection over gRPC", measureIntrospection},
-		{"filtered list", measureLists},
-	}
-	for _, s := range steps {
-		progress("%s", s.name)
+	for _, s := range scenarios {
+		if !cfg.Only.includes(s.name) {
+			continue
+		}
+		progress("%s", s.title)
 		if err := s.run(ctx, cfg, e, rep); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// profiledServices are the processes that serve Go's profiling endpoints
+// under -profile.
+var profiledServices = []string{"gateway", "auth", "workspace"}
+
+// pprofEnv gives each service its own PPROF_ADDR, on free loopback ports,
+// and returns the addresses by service.
+func pprofEnv() (map[string][]string, map[string]string, error) {
+	env, addrs := map[string][]string{}, map[string]string{}
+	for _, name := range profiledServices {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, nil, err
+		}
+		env[name] = []string{"PPROF_ADDR=" + addr}
+		addrs[name] = addr
+	}
+	return env, addrs, nil
+}
+
+// profileCapture is a set of CPU profiles being taken, one per service.
+type profileCapture struct {
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []error
+}
+
+// startProfiles starts taking a CPU profile of every service for most of
+// the coming round, written to <dir>/<scenario>-<callers>-<service>.pprof.
+// It returns nil when profiling is off.
+func (e *env) startProfiles(ctx context.Context, cfg config, scenario string, callers int) *profileCapture {
+	if cfg.ProfileDir == "" || len(e.pprofAddrs) == 0 {
+		return nil
+	}
+	// The profile endpoint takes whole seconds; stop a little before the
+	// round does, so only loaded time is sampled.
+	seconds := max(int((cfg.Round-time.Second)/time.Second), 1)
+	prefix := fileName(fmt.Sprintf("%s-%d", scenario, callers))
+	c := &profileCapture{}
+	for _, name := range profiledServices {
+		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", e.pprofAddrs[name], seconds)
+		path := filepath.Join(cfg.ProfileDir, prefix+"-"+name+".pprof")
+		c.wg.Go(func() {
+			if err := fetchTo(ctx, url, path); err != nil {
+				c.mu.Lock()
+				c.errs = append(c.errs, fmt.Errorf("profile %s: %w", name, err))
+				c.mu.Unlock()
+			}
+		})
+	}
+	progress("  taking %ds CPU profiles of %s into %s", seconds, strings.Join(profiledServices, ", "), cfg.ProfileDir)
+	return c
+}
+
+// wait waits for the profiles and reports what failed; nil waits for none.
+func (c *profileCapture) wait() error {
+	if c == nil {
+		return nil
+	}
+	c.wg.Wait()
+	return errors.Join(c.errs...)
+}
+
+func fetchTo(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// fileName turns a scenario's name into a file name: lower case, words
+// joined by dashes.
+func fileName(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	return b.String()
+}
