@@ -103,8 +103,8 @@ func (r *report) writeTargets(w writer) {
 	w("## Targets\n\n| target | figure | met |\n|---|---|---|\n")
 	if len(r.LoginStack) > 0 {
 		w("| login: stack/reference req/s ≥ %.1f with 0 errors at %d connections | %.3f (%.0f / %.0f req/s), %d + %d errors | %s |\n",
-		targetLoginRatio, r.Config.Conns, r.LoginRatio(), stk.RPS(), ref.RPS(), stk.Errors, ref.Errors,
-		mark(r.LoginRatio() >= targetLoginRatio && stk.Errors == 0 && ref.Errors == 0))
+			targetLoginRatio, r.Config.Conns, r.LoginRatio(), stk.RPS(), ref.RPS(), stk.Errors, ref.Errors,
+			mark(r.LoginRatio() >= targetLoginRatio && stk.Errors == 0 && ref.Errors == 0))
 	}
 	for _, h := range r.Hop {
 		if h.Callers == 1 {
