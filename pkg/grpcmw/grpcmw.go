@@ -1,4 +1,5 @@
-// Package grpcmw holds the gRPC server middleware both services share.
+// Package grpcmw holds the gRPC plumbing the services and the gateway share:
+// server middleware, health probing and transport settings.
 package grpcmw
 
 import (

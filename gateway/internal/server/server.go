@@ -23,6 +23,7 @@ import (
 	"github.com/liveproctor/workspaces/gateway/internal/sdk"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
 
@@ -89,7 +90,7 @@ func New(cfg config.Config, logger *slog.Logger) (*Server, error) {
 // dial returns a lazy client connection to a backend on the loopback or
 // cluster network, where the gateway speaks plaintext gRPC.
 func dial(addr string, metrics *telemetry.Metrics) (*grpc.ClientConn, error) {
-	return grpc.NewClient(addr, append(telemetry.GRPCDialOptions(),
+	return grpc.NewClient(addr, append(append(telemetry.GRPCDialOptions(), grpcmw.DialTransportOptions()...),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()),
 		grpc.WithUserAgent("workspaces-gateway"),

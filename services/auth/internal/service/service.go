@@ -50,7 +50,7 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 	s := &Service{cfg: cfg, logger: logger, served: make(chan error, 1), probed: make(chan struct{})}
 	metrics := telemetry.NewMetrics()
 	var err error
-	s.workspace, err = grpc.NewClient(cfg.WorkspaceServiceAddr, append(telemetry.GRPCDialOptions(),
+	s.workspace, err = grpc.NewClient(cfg.WorkspaceServiceAddr, append(append(telemetry.GRPCDialOptions(), grpcmw.DialTransportOptions()...),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()))...)
 	if err != nil {
@@ -86,7 +86,7 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 		AccessCacheTTL:       cfg.AccessCacheTTL,
 		AccessCacheSize:      cfg.AccessCacheSize,
 	})
-	s.grpc = grpc.NewServer(append(telemetry.GRPCServerOptions(), grpc.ChainUnaryInterceptor(
+	s.grpc = grpc.NewServer(append(append(telemetry.GRPCServerOptions(), grpcmw.ServerTransportOptions()...), grpc.ChainUnaryInterceptor(
 		metrics.UnaryServerInterceptor(),
 		grpcmw.ErrorInterceptor(logger, cfg.CallTimeout),
 	))...)

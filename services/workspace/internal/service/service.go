@@ -85,7 +85,7 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	case s.cfg.ServiceAppKey == "" || s.cfg.ServiceAppSecret == "":
 		return errors.New("AUTH_SERVICE_ADDR is set: set SERVICE_APP_KEY and SERVICE_APP_SECRET (a key pair of the root workspace) too")
 	default:
-		s.authConn, err = grpc.NewClient(s.cfg.AuthServiceAddr, append(telemetry.GRPCDialOptions(),
+		s.authConn, err = grpc.NewClient(s.cfg.AuthServiceAddr, append(append(telemetry.GRPCDialOptions(), grpcmw.DialTransportOptions()...),
 			grpc.WithTransportCredentials(insecure.NewCredentials()),
 			grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()))...)
 		if err != nil {
@@ -127,7 +127,7 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	if err != nil {
 		return fmt.Errorf("METRICS_ADDR: %w", err)
 	}
-	s.grpc = grpc.NewServer(append(telemetry.GRPCServerOptions(), grpc.ChainUnaryInterceptor(
+	s.grpc = grpc.NewServer(append(append(telemetry.GRPCServerOptions(), grpcmw.ServerTransportOptions()...), grpc.ChainUnaryInterceptor(
 		metrics.UnaryServerInterceptor(),
 		grpcmw.ErrorInterceptor(s.logger, s.cfg.CallTimeout),
 		grpcport.AuthInterceptor(application),

@@ -1,0 +1,41 @@
+package grpcmw
+
+import "google.golang.org/grpc"
+
+// Flow-control windows of the connections between our components.
+//
+// Setting them also turns off grpc-go's bandwidth-delay-product estimator,
+// which otherwise answers a burst of received data with a PING and waits
+// for its ACK to size the window. Between the gateway and a service nearly
+// every call is one small request and one small answer, so the estimator
+// pinged on nearly every call: two extra frames per call on each side,
+// each a write and a wake-up, and the gateway acknowledged the service's
+// PING before it wrote the HTTP answer (seen with strace). On loopback that
+// was a good part of the gateway hop's cost.
+//
+// Static windows of this size are far above what one answer needs (a full
+// page of workspaces is a few hundred KiB), and the links are a LAN or
+// loopback, where a larger window would buy nothing. They bound what a
+// peer may send ahead; memory is spent only on data actually in flight.
+const (
+	streamWindow = 1 << 20 // per call
+	connWindow   = 4 << 20 // per connection, shared by its calls
+)
+
+// ServerTransportOptions are the options every gRPC server of ours starts
+// with (see the windows above).
+func ServerTransportOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.InitialWindowSize(streamWindow),
+		grpc.InitialConnWindowSize(connWindow),
+	}
+}
+
+// DialTransportOptions are the options every gRPC client connection of ours
+// is made with (see the windows above).
+func DialTransportOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithInitialWindowSize(streamWindow),
+		grpc.WithInitialConnWindowSize(connWindow),
+	}
+}
