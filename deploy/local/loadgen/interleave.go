@@ -16,7 +16,8 @@ import (
 //
 // Each result's Elapsed is the run's wall time, so its RPS is the rate of
 // that operation within the mixed load.
-func Interleave(ctx context.Context, opts Options, a, b Op) (ra, rb *Result, err error) {
+func Interleave(ctx context.Context, opts Options, block int, a, b Op) (ra, rb *Result, err error) {
+	block = max(block, 1)
 	if opts.Duration <= 0 && opts.Calls <= 0 {
 		return nil, nil, errors.New("load run without a duration or a number of calls")
 	}
@@ -32,10 +33,10 @@ func Interleave(ctx context.Context, opts Options, a, b Op) (ra, rb *Result, err
 		w := &parts[i]
 		wg.Go(func() {
 			ops := [2]Op{a, b}
-			// Position n of A B B A A B B A…: A where n%4 is 0 or 3.
-			for n := 0; l.next(ctx); n++ {
+			// Block n of A B B A A B B A…: A where n%4 is 0 or 3.
+			for i := 0; l.next(ctx); i++ {
 				k := 0
-				if n%4 == 1 || n%4 == 2 {
+				if n := i / block; n%4 == 1 || n%4 == 2 {
 					k = 1
 				}
 				if !w[k].call(ctx, ops[k]) {
