@@ -4,28 +4,30 @@ import "github.com/redis/go-redis/v9"
 
 // registerLua is the part of registering a token that touches only the
 // workspace's slot: it puts the digest in the workspace and user indexes,
-// creates the two generation counters at 0 if they are missing, and makes
-// all four keys live until at least the given instant.
+// creates the two generation counters at 0 if they are missing (SET NX GET
+// answers the value before the call, false in Lua when there was none),
+// and makes all four keys live until at least the given instant.
 //
-// An expiry is only ever moved later. PEXPIREAT ... GT alone is not enough:
-// Redis treats a key without an expiry as living forever, so GT never gives
-// a new key (or a counter just created) an expiry. NX gives a key that has
-// none its first one; GT then lengthens one that is shorter. Both use an
-// absolute instant, the same one the token's own key gets, so the clock of
-// the service that calls does not matter.
+// An expiry is only ever moved later: a key gets the new instant when it
+// has no expiry (PEXPIRETIME answers -1) or an earlier one. The caller
+// rounds the instant up (see keepUntil), so the keys of a busy workspace
+// already live long enough on nearly every login, and cost one read each.
+// The instant is absolute, the same kind the token's own key gets, so the
+// clock of the service that calls does not matter.
 //
 // KEYS: workspace index, user index, workspace generation, user generation.
 // ARGV: digest (hex), keep-until instant (Unix milliseconds).
 const registerLua = `
 redis.call('SADD', KEYS[1], ARGV[1])
 redis.call('SADD', KEYS[2], ARGV[1])
-redis.call('SET', KEYS[3], '0', 'NX')
-redis.call('SET', KEYS[4], '0', 'NX')
+local gen = redis.call('SET', KEYS[3], '0', 'NX', 'GET') or '0'
+local ugen = redis.call('SET', KEYS[4], '0', 'NX', 'GET') or '0'
+local keep = tonumber(ARGV[2])
 for i = 1, 4 do
-  redis.call('PEXPIREAT', KEYS[i], ARGV[2], 'NX')
-  redis.call('PEXPIREAT', KEYS[i], ARGV[2], 'GT')
+  if redis.call('PEXPIRETIME', KEYS[i]) < keep then
+    redis.call('PEXPIREAT', KEYS[i], keep)
+  end
 end
-local gen, ugen = redis.call('GET', KEYS[3]), redis.call('GET', KEYS[4])
 `
 
 // registerScript registers a token and returns the two generations it is

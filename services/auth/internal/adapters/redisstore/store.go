@@ -36,10 +36,13 @@
 // # Expiry
 //
 // A token's key expires exactly at its session's ExpiresAt (PEXPIREAT).
-// Indexes and counters expire expiryMargin later, and their expiry is only
-// ever moved later, so a counter outlives every token issued under it; if
-// it could expire first, it would come back at 0 and could revive a
-// revoked token that was issued under generation 0.
+// Indexes and counters expire at least expiryMargin later, rounded up to
+// the next whole expiryStep, and their expiry is only ever moved later, so
+// a counter outlives every token issued under it; if it could expire
+// first, it would come back at 0 and could revive a revoked token that was
+// issued under generation 0. The rounding lets the keys of a busy
+// workspace keep their expiry for a minute of logins instead of getting a
+// new one on each.
 //
 // # Errors
 //
@@ -67,10 +70,24 @@ import (
 // Cluster masters whose clocks differ; the margin covers that difference.
 const expiryMargin = time.Second
 
+// defaultExpiryStep is what the expiry of indexes and counters is rounded
+// up to (see WithExpiryStep).
+const defaultExpiryStep = time.Minute
+
+// keepUntil is when the indexes and counters of a token expiring at exp
+// may expire, in Unix milliseconds: expiryMargin after it, rounded up to a
+// whole expiry step.
+func (s *Store) keepUntil(exp time.Time) int64 {
+	step := max(s.expiryStep.Milliseconds(), 1)
+	at := exp.Add(expiryMargin).UnixMilli()
+	return (at + step - 1) / step * step
+}
+
 // Store implements domain.TokenStore on Redis.
 type Store struct {
-	rdb redis.UniversalClient
-	now func() time.Time
+	rdb        redis.UniversalClient
+	now        func() time.Time
+	expiryStep time.Duration
 }
 
 var _ domain.TokenStore = (*Store)(nil)
@@ -81,10 +98,14 @@ type Option func(*Store)
 // WithClock replaces time.Now, for tests.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
+// WithExpiryStep changes what the expiry of indexes and counters is
+// rounded up to (a minute by default), so tests can watch them expire.
+func WithExpiryStep(d time.Duration) Option { return func(s *Store) { s.expiryStep = d } }
+
 // New returns a Store on rdb, which the caller builds (standalone, Sentinel
 // or Cluster) with the timeouts it wants, and closes.
 func New(rdb redis.UniversalClient, opts ...Option) *Store {
-	s := &Store{rdb: rdb, now: time.Now}
+	s := &Store{rdb: rdb, now: time.Now, expiryStep: defaultExpiryStep}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -113,19 +134,19 @@ func (s *Store) Save(ctx context.Context, d domain.Digest, session domain.Sessio
 	}
 	k := keysOf(session.WorkspaceID, session.Email)
 	member, exp := digestHex(d), session.ExpiresAt.UnixMilli()
-	keepUntil := session.ExpiresAt.Add(expiryMargin).UnixMilli()
+	keep := s.keepUntil(session.ExpiresAt)
 	indexKeys := []string{k.workspaceTokens, k.userTokens, k.workspaceGen, k.userGen}
 
 	if _, single := s.rdb.(*redis.Client); single {
 		err := saveScript.Run(ctx, s.rdb, append(indexKeys, tokenKey(member)),
-			member, keepUntil, session.Email, session.WorkspaceID, session.IssuedAt.UnixMilli(), exp).Err()
+			member, keep, session.Email, session.WorkspaceID, session.IssuedAt.UnixMilli(), exp).Err()
 		if err != nil {
 			return storeError("save token", err)
 		}
 		return nil
 	}
 
-	gens, err := registerScript.Run(ctx, s.rdb, indexKeys, member, keepUntil).StringSlice()
+	gens, err := registerScript.Run(ctx, s.rdb, indexKeys, member, keep).StringSlice()
 	if err != nil {
 		return storeError("register token", err)
 	}

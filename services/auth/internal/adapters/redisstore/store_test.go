@@ -44,6 +44,7 @@ func runContract(t *testing.T, rdb redis.UniversalClient) {
 		{"RevokeWorkspace", revokeWorkspace},
 		{"HalfWrittenTokenIsNotFound", halfWrittenTokenIsNotFound},
 		{"MissingCounterRefusesToken", missingCounterRefusesToken},
+		{"IndexesOutliveTokensByAtMostAStep", indexesOutliveTokens},
 		{"EverythingExpires", everythingExpires},
 	}
 	store := redisstore.New(rdb)
@@ -283,22 +284,52 @@ func missingCounterRefusesToken(t *testing.T, s *redisstore.Store, rdb redis.Uni
 	wantNotFound(t, s, token)
 }
 
+// Indexes and counters outlive every token registered in them, by at most
+// the margin and the expiry step; a token that expires sooner than one
+// registered before it never shortens their life.
+func indexesOutliveTokens(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
+	ctx := context.Background()
+	ws := workspace(t)
+	long := issue(t, s, ws, "ada@example.com", domain.TokenTTL)
+	longTTL := rdb.PTTL(ctx, keyOf(long)).Val()
+	short := issue(t, s, ws, "ada@example.com", time.Hour)
+	if ttl := rdb.PTTL(ctx, keyOf(short)).Val(); ttl <= 0 || ttl > time.Hour {
+		t.Fatalf("short token TTL %s, want at most an hour", ttl)
+	}
+	keys := workspaceKeys(t, rdb, ws)
+	if len(keys) != 4 {
+		t.Fatalf("workspace keys %v, want two indexes and two counters", keys)
+	}
+	for _, k := range keys {
+		ttl := rdb.PTTL(ctx, k).Val()
+		if ttl < longTTL || ttl > longTTL+time.Second+time.Minute+time.Second {
+			t.Errorf("%s has TTL %s, want at least the longest token's %s, by at most a second and a minute", k, ttl, longTTL)
+		}
+	}
+}
+
+// workspaceKeys lists the keys that carry the workspace's hash tag.
+func workspaceKeys(t *testing.T, rdb redis.UniversalClient, ws string) []string {
+	t.Helper()
+	var out []string
+	for _, k := range allKeys(t, rdb) {
+		if strings.Contains(k, "{ws:"+ws+"}") {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // Indexes and counters live at least as long as the token, then expire.
-func everythingExpires(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
+// The store rounds their expiry up to a whole second here, not a minute,
+// so the test can wait for it.
+func everythingExpires(t *testing.T, _ *redisstore.Store, rdb redis.UniversalClient) {
 	const life = 2 * time.Second
+	s := redisstore.New(rdb, redisstore.WithExpiryStep(time.Second))
 	ws := workspace(t)
 	token := issue(t, s, ws, "ada@example.com", life)
 	ctx := context.Background()
-	ofWorkspace := func() []string {
-		var out []string
-		for _, k := range allKeys(t, rdb) {
-			if strings.Contains(k, "{ws:"+ws+"}") {
-				out = append(out, k)
-			}
-		}
-		return out
-	}
-	keys := ofWorkspace()
+	keys := workspaceKeys(t, rdb, ws)
 	if len(keys) != 4 {
 		t.Fatalf("workspace keys %v, want two indexes and two counters", keys)
 	}
@@ -311,9 +342,9 @@ func everythingExpires(t *testing.T, s *redisstore.Store, rdb redis.UniversalCli
 			t.Fatalf("%s has TTL %s, want at least the token's %s and not much more", k, ttl, tokenTTL)
 		}
 	}
-	time.Sleep(life + time.Second + 500*time.Millisecond)
+	time.Sleep(life + 2*time.Second + 500*time.Millisecond)
 	wantNotFound(t, s, token)
-	if left := ofWorkspace(); len(left) != 0 {
+	if left := workspaceKeys(t, rdb, ws); len(left) != 0 {
 		t.Fatalf("keys left after the token expired: %v", left)
 	}
 	wantGone(t, rdb, token)
