@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -18,15 +17,12 @@ import (
 // that operation within the mixed load.
 func Interleave(ctx context.Context, opts Options, block int, a, b Op) (ra, rb *Result, err error) {
 	block = max(block, 1)
-	if opts.Duration <= 0 && opts.Calls <= 0 {
-		return nil, nil, errors.New("load run without a duration or a number of calls")
+	start := time.Now()
+	l, err := newLimits(opts, start)
+	if err != nil {
+		return nil, nil, err
 	}
 	workers := max(opts.Workers, 1)
-	start := time.Now()
-	l := limits{deadline: start.Add(opts.Duration), calls: int64(opts.Calls)}
-	if opts.Duration <= 0 {
-		l.deadline = time.Time{}
-	}
 	parts := make([][2]worker, workers)
 	var wg sync.WaitGroup
 	for i := range parts {

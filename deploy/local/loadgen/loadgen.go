@@ -35,20 +35,16 @@ type Op func(ctx context.Context) error
 // opts.Calls calls were made or ctx is done, and returns what it saw. It
 // returns ctx's error when ctx ended the run early.
 func Run(ctx context.Context, opts Options, op Op) (*Result, error) {
-	if opts.Duration <= 0 && opts.Calls <= 0 {
-		return nil, errors.New("load run without a duration or a number of calls")
-	}
-	workers := max(opts.Workers, 1)
 	start := time.Now()
-	l := limits{deadline: start.Add(opts.Duration), calls: int64(opts.Calls)}
-	if opts.Duration <= 0 {
-		l.deadline = time.Time{}
+	l, err := newLimits(opts, start)
+	if err != nil {
+		return nil, err
 	}
-	parts := make([]worker, workers)
+	parts := make([]worker, max(opts.Workers, 1))
 	var wg sync.WaitGroup
 	for i := range parts {
 		w := &parts[i]
-		wg.Go(func() { w.loop(ctx, &l, op) })
+		wg.Go(func() { w.loop(ctx, l, op) })
 	}
 	wg.Wait()
 	res := merge(parts, time.Since(start))
@@ -70,6 +66,18 @@ type limits struct {
 	deadline time.Time // zero: none
 	calls    int64     // zero: none
 	started  atomic.Int64
+}
+
+// newLimits returns the limits opts set for a run starting at start.
+func newLimits(opts Options, start time.Time) (*limits, error) {
+	if opts.Duration <= 0 && opts.Calls <= 0 {
+		return nil, errors.New("load run without a duration or a number of calls")
+	}
+	l := &limits{calls: int64(opts.Calls)}
+	if opts.Duration > 0 {
+		l.deadline = start.Add(opts.Duration)
+	}
+	return l, nil
 }
 
 // next claims the right to start one more call.
