@@ -15,8 +15,7 @@ import (
 //
 // Each result's Elapsed is the run's wall time, so its RPS is the rate of
 // that operation within the mixed load.
-func Interleave(ctx context.Context, opts Options, block int, a, b Op) (ra, rb *Result, err error) {
-	block = max(block, 1)
+func Interleave(ctx context.Context, opts Options, a, b Op) (ra, rb *Result, err error) {
 	start := time.Now()
 	l, err := newLimits(opts, start)
 	if err != nil {
@@ -29,10 +28,10 @@ func Interleave(ctx context.Context, opts Options, block int, a, b Op) (ra, rb *
 		w := &parts[i]
 		wg.Go(func() {
 			ops := [2]Op{a, b}
-			// Block n of A B B A A B B A…: A where n%4 is 0 or 3.
-			for i := 0; l.next(ctx); i++ {
+			// Call n of A B B A A B B A…: A where n%4 is 0 or 3.
+			for n := 0; l.next(ctx); n++ {
 				k := 0
-				if n := i / block; n%4 == 1 || n%4 == 2 {
+				if n%4 == 1 || n%4 == 2 {
 					k = 1
 				}
 				if !w[k].call(ctx, ops[k]) {

@@ -169,7 +169,7 @@ func TestInterleaveAlternatesABBA(t *testing.T) {
 			return nil
 		}
 	}
-	ra, rb, err := Interleave(context.Background(), Options{Workers: 1, Calls: 8}, 1, record('a', false), record('b', true))
+	ra, rb, err := Interleave(context.Background(), Options{Workers: 1, Calls: 8}, record('a', false), record('b', true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestInterleaveAlternatesABBA(t *testing.T) {
 	if ra.Elapsed != rb.Elapsed || ra.Elapsed <= 0 {
 		t.Fatalf("elapsed %s and %s: want the run's wall time in both", ra.Elapsed, rb.Elapsed)
 	}
-	if _, _, err := Interleave(context.Background(), Options{}, 1, record('a', false), record('b', false)); err == nil {
+	if _, _, err := Interleave(context.Background(), Options{}, record('a', false), record('b', false)); err == nil {
 		t.Fatal("a run without limits must be refused")
 	}
 }

@@ -36,7 +36,7 @@ func measureHop(ctx context.Context, cfg config, e *env, rep *report) error {
 		return err
 	}
 	opts := loadgen.Options{Workers: 1, Duration: 2 * time.Duration(cfg.Rounds) * cfg.Round}
-	g, r, err := loadgen.Interleave(ctx, opts, 1, direct, rest)
+	g, r, err := loadgen.Interleave(ctx, opts, direct, rest)
 	if err != nil {
 		return fmt.Errorf("GetWorkspace interleaved: %w", err)
 	}

@@ -48,8 +48,6 @@ type config struct {
 	Verbose     bool          // copy the servers' output to stderr
 	Only        scenarioSet   // the scenarios to run; empty: all
 	ProfileDir  string        // where CPU profiles go; empty: none taken
-
-	outGiven bool // -out was set: even a partial run writes its results
 }
 
 func parseFlags() config {
@@ -84,8 +82,10 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
-	cfg.outGiven = cfg.OutDir != ""
-	if !cfg.outGiven {
+	// A partial run prints its figures but must not replace the full
+	// results, unless it was told where to write.
+	writeFiles := len(cfg.Only) == 0 || cfg.OutDir != ""
+	if cfg.OutDir == "" {
 		cfg.OutDir = filepath.Join(root, "bench")
 	}
 	tmp, err := os.MkdirTemp("", "bench-")
@@ -110,8 +110,7 @@ func run(ctx context.Context, cfg config) error {
 
 	md := rep.Markdown()
 	fmt.Print(md)
-	if len(cfg.Only) > 0 && !cfg.outGiven {
-		// A partial run must not replace the full results.
+	if !writeFiles {
 		return nil
 	}
 	path, err := writeResults(cfg.OutDir, rep.Date, md)

@@ -37,7 +37,7 @@
 //
 // A token's key expires exactly at its session's ExpiresAt (PEXPIREAT).
 // Indexes and counters expire at least expiryMargin later, rounded up to
-// the next whole expiryStep, and their expiry is only ever moved later, so
+// the next whole expiry step (a minute), and their expiry is only ever moved later, so
 // a counter outlives every token issued under it; if it could expire
 // first, it would come back at 0 and could revive a revoked token that was
 // issued under generation 0. The rounding lets the keys of a busy
