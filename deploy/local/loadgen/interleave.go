@@ -2,37 +2,43 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 )
 
-// Interleave drives two operations from the same workers, call by call, in
-// the order A B B A A B B A…, and returns each one's result. Comparing two
-// ways of doing the same thing this way exposes both to the same moment of
-// a noisy machine, which alternating whole rounds does not: the difference
-// of their medians is then far steadier than either median.
+// Interleave drives several operations from the same workers, call by
+// call, in an order that runs forward, then backward (A B B A A B B A… for
+// two, A B C C B A A B C… for three), and returns each one's result in the
+// order given. Comparing ways of doing the same thing this way exposes all
+// of them to the same moment of a noisy machine, which alternating whole
+// rounds does not: the difference of their medians is then far steadier
+// than any one median. Going back and forth gives each operation every
+// other one as its neighbour equally often.
 //
 // Each result's Elapsed is the run's wall time, so its RPS is the rate of
 // that operation within the mixed load.
-func Interleave(ctx context.Context, opts Options, a, b Op) (ra, rb *Result, err error) {
+func Interleave(ctx context.Context, opts Options, ops ...Op) ([]*Result, error) {
+	if len(ops) == 0 {
+		return nil, errors.New("interleave: no operations")
+	}
 	start := time.Now()
 	l, err := newLimits(opts, start)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	workers := max(opts.Workers, 1)
-	parts := make([][2]worker, workers)
+	n := len(ops)
+	parts := make([][]worker, max(opts.Workers, 1))
 	var wg sync.WaitGroup
 	for i := range parts {
-		w := &parts[i]
+		parts[i] = make([]worker, n)
+		w := parts[i]
 		wg.Go(func() {
-			ops := [2]Op{a, b}
-			// Call n of A B B A A B B A…: A where n%4 is 0 or 3.
-			for n := 0; l.next(ctx); n++ {
-				k := 0
-				if n%4 == 1 || n%4 == 2 {
-					k = 1
+			for call := 0; l.next(ctx); call++ {
+				k := call % n
+				if (call/n)%2 == 1 {
+					k = n - 1 - k
 				}
 				if !w[k].call(ctx, ops[k]) {
 					return
@@ -42,13 +48,16 @@ func Interleave(ctx context.Context, opts Options, a, b Op) (ra, rb *Result, err
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	as, bs := make([]worker, workers), make([]worker, workers)
-	for i, p := range parts {
-		as[i], bs[i] = p[0], p[1]
+	results := make([]*Result, n)
+	for k := range results {
+		byOp := make([]worker, len(parts))
+		for i, p := range parts {
+			byOp[i] = p[k]
+		}
+		results[k] = merge(byOp, elapsed)
 	}
-	ra, rb = merge(as, elapsed), merge(bs, elapsed)
 	if err := ctx.Err(); err != nil {
-		return ra, rb, fmt.Errorf("load run stopped early: %w", err)
+		return results, fmt.Errorf("load run stopped early: %w", err)
 	}
-	return ra, rb, nil
+	return results, nil
 }

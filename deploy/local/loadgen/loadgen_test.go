@@ -155,7 +155,7 @@ func TestRunStopsAfterCalls(t *testing.T) {
 	}
 }
 
-func TestInterleaveAlternatesABBA(t *testing.T) {
+func TestInterleaveGoesForwardThenBack(t *testing.T) {
 	var mu sync.Mutex
 	var order []byte
 	record := func(c byte, fail bool) Op {
@@ -169,20 +169,38 @@ func TestInterleaveAlternatesABBA(t *testing.T) {
 			return nil
 		}
 	}
-	ra, rb, err := Interleave(context.Background(), Options{Workers: 1, Calls: 8}, record('a', false), record('b', true))
+	rs, err := Interleave(context.Background(), Options{Workers: 1, Calls: 8}, record('a', false), record('b', true))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := string(order); got != "abbaabba" {
 		t.Fatalf("order %q, want abbaabba", got)
 	}
+	ra, rb := rs[0], rs[1]
 	if ra.Requests != 4 || ra.Errors != 0 || rb.Requests != 4 || rb.Errors != 4 {
 		t.Fatalf("a: %d requests %d errors; b: %d requests %d errors; want 4/0 and 4/4", ra.Requests, ra.Errors, rb.Requests, rb.Errors)
 	}
 	if ra.Elapsed != rb.Elapsed || ra.Elapsed <= 0 {
 		t.Fatalf("elapsed %s and %s: want the run's wall time in both", ra.Elapsed, rb.Elapsed)
 	}
-	if _, _, err := Interleave(context.Background(), Options{}, record('a', false), record('b', false)); err == nil {
+	if _, err := Interleave(context.Background(), Options{}, record('a', false), record('b', false)); err == nil {
 		t.Fatal("a run without limits must be refused")
+	}
+	if _, err := Interleave(context.Background(), Options{Calls: 1}); err == nil {
+		t.Fatal("a run of nothing must be refused")
+	}
+
+	order = nil
+	rs, err = Interleave(context.Background(), Options{Workers: 1, Calls: 12}, record('a', false), record('b', false), record('c', false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(order); got != "abccbaabccba" {
+		t.Fatalf("order %q, want abccbaabccba", got)
+	}
+	for i, r := range rs {
+		if r.Requests != 4 {
+			t.Fatalf("operation %d made %d calls, want 4", i, r.Requests)
+		}
 	}
 }

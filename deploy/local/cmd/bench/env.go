@@ -48,7 +48,8 @@ func benchEnv(cfg config) []string {
 // env is everything a measurement talks to.
 type env struct {
 	stack *stack.Stack
-	ref   *reference
+	ref   *helper  // benchref
+	proxy *helper  // benchproxy
 	log   *os.File // the servers' output
 
 	http      *http.Client
@@ -60,17 +61,19 @@ type env struct {
 	pprofAddrs map[string]string // by service, with -profile
 }
 
-// startEnv builds the binaries into tmp, then starts the stack and benchref.
+// startEnv builds the binaries into tmp, then starts the stack, benchref and
+// benchproxy.
 func startEnv(ctx context.Context, cfg config, root, tmp string) (e *env, err error) {
 	binDir := filepath.Join(tmp, "bin")
-	progress("building the stack and benchref")
+	progress("building the stack, benchref and benchproxy")
 	if err := stack.Build(ctx, root, binDir); err != nil {
 		return nil, err
 	}
-	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(binDir, "benchref"), "./deploy/local/cmd/benchref")
+	build := exec.CommandContext(ctx, "go", "build", "-o", binDir+string(filepath.Separator),
+		"./deploy/local/cmd/benchref", "./deploy/local/cmd/benchproxy")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build benchref: %w\n%s", err, out)
+		return nil, fmt.Errorf("build benchref and benchproxy: %w\n%s", err, out)
 	}
 
 	e = &env{}
@@ -113,6 +116,11 @@ func startEnv(ctx context.Context, cfg config, root, tmp string) (e *env, err er
 	if err != nil {
 		return nil, err
 	}
+	progress("starting benchproxy")
+	e.proxy, err = startProxy(ctx, filepath.Join(binDir, "benchproxy"), e.stack.WorkspaceAddr, out)
+	if err != nil {
+		return nil, err
+	}
 
 	e.http = loadgen.NewHTTPClient(cfg.Conns)
 	e.basic = http.Header{
@@ -151,7 +159,7 @@ func (e *env) processes() ([]namedPID, error) {
 		}
 		ps = append(ps, namedPID{name, pid})
 	}
-	return append(ps, namedPID{"benchref", e.ref.PID()}), nil
+	return append(ps, namedPID{"benchref", e.ref.PID()}, namedPID{"benchproxy", e.proxy.PID()}), nil
 }
 
 // cpuProcesses is processes and the other busy ones: redis-server and this
@@ -169,7 +177,7 @@ type namedPID struct {
 	PID  int
 }
 
-// Close stops benchref and the stack and closes the clients.
+// Close stops benchproxy, benchref and the stack and closes the clients.
 func (e *env) Close() error {
 	var errs []error
 	for _, c := range e.grpcConns {
@@ -178,8 +186,10 @@ func (e *env) Close() error {
 	if e.http != nil {
 		e.http.CloseIdleConnections()
 	}
-	if e.ref != nil {
-		errs = append(errs, e.ref.Close())
+	for _, h := range []*helper{e.proxy, e.ref} {
+		if h != nil {
+			errs = append(errs, h.Close())
+		}
 	}
 	if e.stack != nil {
 		errs = append(errs, e.stack.Close())

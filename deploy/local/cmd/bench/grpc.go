@@ -19,8 +19,10 @@ import (
 // (REST) and directly on the workspace service (gRPC): the difference is
 // what the gateway hop costs. With one caller the two are interleaved call
 // by call (see loadgen.Interleave), since the difference of two medians
-// taken seconds apart on a shared machine is mostly noise; with cfg.Conns
-// callers they alternate by round, so neither loads the other.
+// taken seconds apart on a shared machine is mostly noise, and with them
+// the same call through benchproxy, the floor any HTTP front pays on this
+// machine; with cfg.Conns callers gateway and direct calls alternate by
+// round, so neither loads the other.
 func measureHop(ctx context.Context, cfg config, e *env, rep *report) error {
 	rest := loadgen.HTTPRequest{Client: e.http, Method: http.MethodGet,
 		URL: e.stack.GatewayURL + "/api/workspace/" + rootWorkspace, Header: e.basic}.Op()
@@ -30,21 +32,29 @@ func measureHop(ctx context.Context, cfg config, e *env, rep *report) error {
 			&workspacev1.GetWorkspaceRequest{Id: rootWorkspace})
 		return err
 	})
+	floor := loadgen.HTTPRequest{Client: e.http, Method: http.MethodGet,
+		URL: e.proxy.URL + "/api/workspace/" + rootWorkspace, Header: e.basic}.Op()
 	grpcSide, restSide := side{"GetWorkspace, direct gRPC", direct}, side{"GetWorkspace, REST via gateway", rest}
+	floorName := "GetWorkspace, REST via benchproxy"
 
-	if err := warmUp(ctx, cfg, "GetWorkspace, both", 1, interleaved(direct, rest)); err != nil {
+	// At 1 caller the three paths take turns call by call, so the gateway
+	// and its floor are both compared with the direct call of the same
+	// moments.
+	if err := warmUp(ctx, cfg, "GetWorkspace, all three paths", 1, interleaved(direct, rest, floor)); err != nil {
 		return err
 	}
-	opts := loadgen.Options{Workers: 1, Duration: 2 * time.Duration(cfg.Rounds) * cfg.Round}
-	g, r, err := loadgen.Interleave(ctx, opts, direct, rest)
+	opts := loadgen.Options{Workers: 1, Duration: 3 * time.Duration(cfg.Rounds) * cfg.Round}
+	rs, err := loadgen.Interleave(ctx, opts, direct, rest, floor)
 	if err != nil {
 		return fmt.Errorf("GetWorkspace interleaved: %w", err)
 	}
-	progress("  %-40s %3d caller:  %s", grpcSide.Name+" (interleaved)", 1, g)
-	progress("  %-40s %3d caller:  %s", restSide.Name+" (interleaved)", 1, r)
+	for i, name := range []string{grpcSide.Name, restSide.Name, floorName} {
+		progress("  %-40s %3d caller:  %s", name+" (interleaved)", 1, rs[i])
+	}
 	rep.Hop = append(rep.Hop, hop{Callers: 1, Interleaved: true,
-		GRPC: measurement{Scenario: grpcSide.Name, Callers: 1, Result: g},
-		REST: measurement{Scenario: restSide.Name, Callers: 1, Result: r}})
+		GRPC:  measurement{Scenario: grpcSide.Name, Callers: 1, Result: rs[0]},
+		REST:  measurement{Scenario: restSide.Name, Callers: 1, Result: rs[1]},
+		Floor: &measurement{Scenario: floorName, Callers: 1, Result: rs[2]}})
 
 	grpcRounds, restRounds, err := alternate(ctx, cfg, e, cfg.Conns, grpcSide, restSide, nil)
 	if err != nil {
@@ -54,10 +64,15 @@ func measureHop(ctx context.Context, cfg config, e *env, rep *report) error {
 	return nil
 }
 
-// interleaved is one op that calls a and b in turn, for warming both up.
-func interleaved(a, b loadgen.Op) loadgen.Op {
+// interleaved is one op that calls each of ops in turn, for warming them
+// all up.
+func interleaved(ops ...loadgen.Op) loadgen.Op {
 	return func(ctx context.Context) error {
-		return errors.Join(a(ctx), b(ctx))
+		var errs []error
+		for _, op := range ops {
+			errs = append(errs, op(ctx))
+		}
+		return errors.Join(errs...)
 	}
 }
 

@@ -30,14 +30,20 @@ type processMemory struct {
 // hop is GetWorkspace at one concurrency, over both paths.
 type hop struct {
 	Callers int
-	// Interleaved: the two paths were called in turn (A B B A…) in one
+	// Interleaved: the paths were called in turn (A B C C B A…) in one
 	// run; otherwise in alternating rounds.
 	Interleaved bool
 	GRPC, REST  measurement
+	// Floor is the same call through benchproxy, a bare HTTP front, in
+	// the interleaved run.
+	Floor *measurement
 }
 
 // P50Diff is what the gateway adds at the median.
 func (h hop) P50Diff() time.Duration { return h.REST.Percentile(50) - h.GRPC.Percentile(50) }
+
+// FloorP50Diff is what benchproxy adds at the median.
+func (h hop) FloorP50Diff() time.Duration { return h.Floor.Percentile(50) - h.GRPC.Percentile(50) }
 
 // listRun is the filtered list at one number of workspaces.
 type listRun struct {
@@ -79,7 +85,7 @@ func (r *report) Markdown() string {
 	w("- machine: %s, %d cores, %s, Linux %s, %s\n", m.CPU, m.Cores, m.OS, m.Kernel, m.Go)
 	w("- settings: rounds of %s, %d rounds of each comparison (A B A B…: reference/stack, gRPC/REST), %s warm-up, %d callers, seeding with %d workers; took %s\n",
 		c.Round, c.Rounds, c.Warmup, c.Conns, c.SeedWorkers, r.Took.Round(time.Second))
-	w("- everything shares this machine: the load generator and the embedded FerretDB (in the bench process), redis-server, the three services and benchref\n\n")
+	w("- everything shares this machine: the load generator and the embedded FerretDB (in the bench process), redis-server, the three services, benchref and benchproxy\n\n")
 
 	if len(c.Only) > 0 {
 		w("- only these scenarios ran: %s\n\n", c.Only.String())
@@ -108,12 +114,16 @@ func (r *report) writeTargets(w writer) {
 	}
 	for _, h := range r.Hop {
 		if h.Callers == 1 {
-			w("| gateway hop ≤ +%s at p50 with 1 caller | %s | %s |\n",
-				ms(targetHopP50), signedMS(h.P50Diff()), mark(h.P50Diff() <= targetHopP50))
+			floor := ""
+			if h.Floor != nil {
+				floor = fmt.Sprintf(" (a bare HTTP front, benchproxy: %s)", signedMS(h.FloorP50Diff()))
+			}
+			w("| gateway hop ≤ +%s at p50 with 1 caller | %s%s | %s |\n",
+				ms(targetHopP50), signedMS(h.P50Diff()), floor, mark(h.P50Diff() <= targetHopP50))
 		}
 	}
 	for _, p := range r.MemoryLogin {
-		if p.Name == "benchref" {
+		if p.Name == "benchref" || p.Name == "benchproxy" {
 			continue
 		}
 		w("| %s ≤ %s RSS during the login load | %s | %s |\n",
@@ -142,6 +152,9 @@ func (r *report) writeThroughput(w writer) {
 	for _, h := range r.Hop {
 		row("GetWorkspace, direct gRPC", h.GRPC)
 		row("GetWorkspace, REST via the gateway", h.REST)
+		if h.Floor != nil {
+			row("GetWorkspace, REST via benchproxy (the floor)", *h.Floor)
+		}
 	}
 	row("IntrospectSdkToken, direct gRPC", r.Introspect)
 	for _, l := range r.Lists {
@@ -168,12 +181,17 @@ func (r *report) writeHop(w writer) {
 	for _, h := range r.Hop {
 		how := fmt.Sprintf("%d alternating rounds, pooled", r.Config.Rounds)
 		if h.Interleaved {
-			how = "interleaved call by call (A B B A…)"
+			how = "interleaved call by call (A B C C B A…)"
 		}
 		w("| %d | %s | %s | %s | %s | %s | %s |\n", h.Callers, how, ms(h.GRPC.Percentile(50)), ms(h.REST.Percentile(50)),
 			signedMS(h.P50Diff()), ms(h.GRPC.Percentile(99)), ms(h.REST.Percentile(99)))
+		if h.Floor != nil {
+			w("| %d | the floor: benchproxy instead of the gateway, same run | %s | %s | %s | %s | %s |\n", h.Callers,
+				ms(h.GRPC.Percentile(50)), ms(h.Floor.Percentile(50)), signedMS(h.FloorP50Diff()),
+				ms(h.GRPC.Percentile(99)), ms(h.Floor.Percentile(99)))
+		}
 	}
-	w("\n")
+	w("\nbenchproxy (`deploy/local/cmd/benchproxy`) is the least an HTTP front of the workspace service can do: one handler that makes the same gRPC call and writes the answer as JSON, without routing table, middleware or logs. What it adds to the direct call is what any HTTP hop costs on this machine; what the gateway adds beyond it is grpc-gateway's and the gateway's own work.\n\n")
 }
 
 // writeCPU shows where the CPU time of the compared runs went: what each
