@@ -3,14 +3,14 @@
 // one bare process.
 //
 // It answers GET /api/workspace/{id} by calling GetWorkspace on the
-// workspace service with the caller's Authorization header, over a client
-// connection set up like the gateway's (pkg/grpcmw's transport options),
-// and writes the answer as JSON the way the gateway renders it (unset
-// fields included) with its ETag. There is no routing table, middleware,
-// access log, metrics, error shape or timeout: what the gateway costs beyond
-// benchproxy is what grpc-gateway and the gateway's own features cost, and
-// what benchproxy costs beyond a direct gRPC call is what any HTTP front
-// costs on the machine.
+// workspace service with the caller's Authorization header and a deadline
+// (as any front must bound its calls), over a client connection set up like
+// the gateway's (pkg/grpcmw's transport options), and writes the answer as
+// JSON the way the gateway renders it (unset fields included) with its
+// ETag. There is no routing table, middleware, access log, metrics or error
+// shape: what the gateway costs beyond benchproxy is what grpc-gateway and
+// the gateway's own features cost, and what benchproxy costs beyond a
+// direct gRPC call is what any HTTP front costs on the machine.
 //
 // Flags (each defaults to the environment variable named in its usage):
 //
@@ -82,6 +82,9 @@ func run() error {
 	return errors.Join(srv.Shutdown(shutdown), conn.Close())
 }
 
+// callTimeout bounds each call, as the gateway's default REQUEST_TIMEOUT does.
+const callTimeout = 10 * time.Second
+
 // getHandler translates GET /api/workspace/{id} into GetWorkspace.
 type getHandler struct {
 	client workspacev1.WorkspaceServiceClient
@@ -90,7 +93,9 @@ type getHandler struct {
 var render = protojson.MarshalOptions{EmitUnpopulated: true}
 
 func (h *getHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx := metadata.AppendToOutgoingContext(r.Context(), "authorization", r.Header.Get("Authorization"))
+	ctx, cancel := context.WithTimeout(r.Context(), callTimeout)
+	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", r.Header.Get("Authorization"))
 	var header metadata.MD
 	ws, err := h.client.GetWorkspace(ctx, &workspacev1.GetWorkspaceRequest{Id: r.PathValue("id")}, grpc.Header(&header))
 	if err != nil {
