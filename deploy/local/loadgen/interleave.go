@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// Interleave drives several operations from the same workers, call by
-// call, in an order that runs forward, then backward (A B B A A B B A… for
-// two, A B C C B A A B C… for three), and returns each one's result in the
-// order given. Comparing ways of doing the same thing this way exposes all
+// Interleave drives several operations from the same workers, taking turns
+// every opts.Block calls (every call by default), in an order that runs
+// forward, then backward (A B B A A B B A… for two, A B C C B A A B C… for
+// three), and returns each one's result in the order given. Comparing ways of doing the same thing this way exposes all
 // of them to the same moment of a noisy machine, which alternating whole
 // rounds does not: the difference of their medians is then far steadier
 // than any one median. Going back and forth gives each operation every
@@ -35,9 +35,11 @@ func Interleave(ctx context.Context, opts Options, ops ...Op) ([]*Result, error)
 		parts[i] = make([]worker, n)
 		w := parts[i]
 		wg.Go(func() {
+			block := max(opts.Block, 1)
 			for call := 0; l.next(ctx); call++ {
-				k := call % n
-				if (call/n)%2 == 1 {
+				turn := call / block
+				k := turn % n
+				if (turn/n)%2 == 1 {
 					k = n - 1 - k
 				}
 				if !w[k].call(ctx, ops[k]) {

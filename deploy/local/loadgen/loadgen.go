@@ -26,6 +26,9 @@ type Options struct {
 	// Calls, when positive, stops the run after that many calls in all
 	// (say, to create exactly N records).
 	Calls int
+	// Block is, for Interleave, how many calls of one operation a worker
+	// makes in a row before turning to the next; below 1 means 1.
+	Block int
 }
 
 // Op is one call under load. A non-nil error counts as a failed call.

@@ -203,4 +203,12 @@ func TestInterleaveGoesForwardThenBack(t *testing.T) {
 			t.Fatalf("operation %d made %d calls, want 4", i, r.Requests)
 		}
 	}
+
+	order = nil
+	if _, err := Interleave(context.Background(), Options{Workers: 1, Calls: 10, Block: 2}, record('a', false), record('b', false)); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(order); got != "aabbbbaaaa" {
+		t.Fatalf("order %q in blocks of 2, want aabbbbaaaa", got)
+	}
 }

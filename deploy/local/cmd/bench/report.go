@@ -181,7 +181,7 @@ func (r *report) writeHop(w writer) {
 	for _, h := range r.Hop {
 		how := fmt.Sprintf("%d alternating rounds, pooled", r.Config.Rounds)
 		if h.Interleaved {
-			how = "interleaved call by call (A B C C B A…)"
+			how = fmt.Sprintf("interleaved in blocks of %d calls (A B C C B A…)", hopBlock)
 		}
 		w("| %d | %s | %s | %s | %s | %s | %s |\n", h.Callers, how, ms(h.GRPC.Percentile(50)), ms(h.REST.Percentile(50)),
 			signedMS(h.P50Diff()), ms(h.GRPC.Percentile(99)), ms(h.REST.Percentile(99)))
