@@ -11,11 +11,12 @@ import (
 // Interleave drives several operations from the same workers, taking turns
 // every opts.Block calls (every call by default), in an order that runs
 // forward, then backward (A B B A A B B A… for two, A B C C B A A B C… for
-// three), and returns each one's result in the order given. Comparing ways of doing the same thing this way exposes all
-// of them to the same moment of a noisy machine, which alternating whole
-// rounds does not: the difference of their medians is then far steadier
-// than any one median. Going back and forth gives each operation every
-// other one as its neighbour equally often.
+// three), and returns each one's result in the order given. Comparing ways
+// of doing the same thing this way exposes all of them to the same moments
+// of a noisy machine, which alternating whole rounds does not: the
+// difference of their medians is then far steadier than any one median.
+// Going back and forth gives each operation every other one as its
+// neighbour equally often.
 //
 // Each result's Elapsed is the run's wall time, so its RPS is the rate of
 // that operation within the mixed load.

@@ -30,8 +30,8 @@ type processMemory struct {
 // hop is GetWorkspace at one concurrency, over both paths.
 type hop struct {
 	Callers int
-	// Interleaved: the paths were called in turn (A B C C B A…) in one
-	// run; otherwise in alternating rounds.
+	// Interleaved: the paths took turns in blocks of hopBlock calls
+	// (A B C C B A…) in one run; otherwise in alternating rounds.
 	Interleaved bool
 	GRPC, REST  measurement
 	// Floor is the same call through benchproxy, a bare HTTP front, in
