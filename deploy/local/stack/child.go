@@ -24,9 +24,36 @@ type child struct {
 	err  error         // Wait's result; read after done
 }
 
-// startChild runs bin with env. Each output line goes to out as "name | line".
-func startChild(name, bin string, env []string, out *lockedWriter) (*child, error) {
-	cmd := exec.Command(bin)
+// Process is a program run as the stack runs its services: it dies with
+// this process even when this one is killed, stays out of the terminal's
+// process group, and its output goes line by line to a writer with its name
+// in front. Benchmarks use it for their own servers beside the stack.
+type Process struct{ c *child }
+
+// StartProcess runs bin with args and env (added to this process's
+// environment), its output going to out as "name | line".
+func StartProcess(name, bin string, args, env []string, out io.Writer) (*Process, error) {
+	c, err := startChild(name, bin, args, append(os.Environ(), env...), &lockedWriter{w: out})
+	if err != nil {
+		return nil, err
+	}
+	return &Process{c}, nil
+}
+
+// PID is the process id, for measurements.
+func (p *Process) PID() int { return p.c.cmd.Process.Pid }
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.c.done }
+
+// Stop asks the process to finish (SIGTERM) and kills it if it takes longer
+// than stopTimeout (20 s). A process that already exited is left as it is.
+func (p *Process) Stop() error { return p.c.stop() }
+
+// startChild runs bin with args and exactly env. Each output line goes to
+// out as "name | line".
+func startChild(name, bin string, args, env []string, out *lockedWriter) (*child, error) {
+	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	// Die with the parent even if it is killed without a chance to stop us,
 	// and stay out of the terminal's process group: Ctrl-C reaches the

@@ -115,7 +115,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	} {
 		*a.dst = a.src
 		if *a.dst == "" {
-			if *a.dst, err = freeAddr(); err != nil {
+			if *a.dst, err = FreeAddr(); err != nil {
 				return nil, err
 			}
 		}
@@ -137,7 +137,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	}
 	for _, c := range commands {
 		env := append(append(append([]string(nil), base...), own[c.name]...), opts.ServiceEnv[c.name]...)
-		ch, err := startChild(c.name, filepath.Join(opts.BinDir, c.name), env, out)
+		ch, err := startChild(c.name, filepath.Join(opts.BinDir, c.name), nil, env, out)
 		if err != nil {
 			return nil, err
 		}
@@ -249,8 +249,8 @@ func (s *Stack) Close() error {
 	return errors.Join(errs...)
 }
 
-// freeAddr returns a loopback address with a port nobody listens on now.
-func freeAddr() (string, error) {
+// FreeAddr returns a loopback address with a port nobody listens on now.
+func FreeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("find a free port: %w", err)

@@ -45,6 +45,10 @@ func benchEnv(cfg config) []string {
 	return append(append([]string(nil), stackEnv...), "WORKSPACE_CALL_TIMEOUT=2m", "REQUEST_TIMEOUT=2m", "MONGODB_TIMEOUT=2m")
 }
 
+// services are the stack's services, by their names in the stack package:
+// the processes measured, and profiled under -profile.
+var services = []string{"gateway", "workspace", "auth"}
+
 // env is everything a measurement talks to.
 type env struct {
 	stack *stack.Stack
@@ -152,7 +156,7 @@ func (e *env) dial(addr string) (*grpc.ClientConn, error) {
 // processes returns the measured processes' ids by name.
 func (e *env) processes() ([]namedPID, error) {
 	var ps []namedPID
-	for _, name := range []string{"gateway", "workspace", "auth"} {
+	for _, name := range services {
 		pid, err := e.stack.PID(name)
 		if err != nil {
 			return nil, err
@@ -188,7 +192,7 @@ func (e *env) Close() error {
 	}
 	for _, h := range []*helper{e.proxy, e.ref} {
 		if h != nil {
-			errs = append(errs, h.Close())
+			errs = append(errs, h.Stop())
 		}
 	}
 	if e.stack != nil {

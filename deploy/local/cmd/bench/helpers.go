@@ -2,24 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"syscall"
 	"time"
+
+	"github.com/liveproctor/workspaces/deploy/local/stack"
 )
 
 // helper is a bench-only server running beside the stack: benchref, the
 // login reference, or benchproxy, the floor of the gateway hop.
 type helper struct {
+	*stack.Process
 	name string
 	URL  string
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
 }
 
 // startReference runs benchref on a free loopback port against redisAddr
@@ -37,35 +33,24 @@ func startProxy(ctx context.Context, bin, workspaceAddr string, out io.Writer) (
 }
 
 // startHelper runs bin with -listen on a free loopback port, args and env
-// added to ours, and waits until its /healthz answers.
+// added to ours, as the stack runs its services, and waits until its
+// /healthz answers.
 func startHelper(ctx context.Context, name, bin string, args, env []string, out io.Writer) (*helper, error) {
-	addr, err := freeAddr()
+	addr, err := stack.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, append([]string{"-listen", addr}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = out, out
-	// Die with us even if we are killed without a chance to stop it; stay
-	// out of the terminal's process group so Ctrl-C reaches us only.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
+	p, err := stack.StartProcess(name, bin, append([]string{"-listen", addr}, args...), env, out)
+	if err != nil {
+		return nil, err
 	}
-	h := &helper{name: name, URL: "http://" + addr, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		close(h.done)
-	}()
+	h := &helper{Process: p, name: name, URL: "http://" + addr}
 	if err := h.waitReady(ctx, 10*time.Second); err != nil {
-		_ = h.Close()
+		_ = h.Stop()
 		return nil, err
 	}
 	return h, nil
 }
-
-// PID is the process id, for memory and CPU readings.
-func (h *helper) PID() int { return h.cmd.Process.Pid }
 
 func (h *helper) waitReady(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -81,41 +66,11 @@ func (h *helper) waitReady(ctx context.Context, timeout time.Duration) error {
 			}
 		}
 		select {
-		case <-h.done:
+		case <-h.Done():
 			return fmt.Errorf("%s exited before it was ready", h.name)
 		case <-ctx.Done():
 			return fmt.Errorf("%s was not ready within %s: %w", h.name, timeout, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// Close stops the process (SIGTERM, then SIGKILL after 5 s) and waits for it.
-func (h *helper) Close() error {
-	select {
-	case <-h.done:
-		return nil
-	default:
-	}
-	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("stop %s: %w", h.name, err)
-	}
-	select {
-	case <-h.done:
-		return nil
-	case <-time.After(5 * time.Second):
-		_ = h.cmd.Process.Kill()
-		<-h.done
-		return fmt.Errorf("%s did not stop within 5s and was killed", h.name)
-	}
-}
-
-// freeAddr returns a loopback address with a port nobody listens on now.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

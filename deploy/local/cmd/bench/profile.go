@@ -11,18 +11,16 @@ import (
 	"strings"
 	"sync"
 	"time"
-)
 
-// profiledServices are the processes that serve Go's profiling endpoints
-// under -profile.
-var profiledServices = []string{"gateway", "auth", "workspace"}
+	"github.com/liveproctor/workspaces/deploy/local/stack"
+)
 
 // pprofEnv gives each service its own PPROF_ADDR, on free loopback ports,
 // and returns the addresses by service.
 func pprofEnv() (map[string][]string, map[string]string, error) {
 	env, addrs := map[string][]string{}, map[string]string{}
-	for _, name := range profiledServices {
-		addr, err := freeAddr()
+	for _, name := range services {
+		addr, err := stack.FreeAddr()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -51,7 +49,7 @@ func (e *env) startProfiles(ctx context.Context, cfg config, scenario string, ca
 	seconds := max(int((cfg.Round-time.Second)/time.Second), 1)
 	prefix := fileName(fmt.Sprintf("%s-%d", scenario, callers))
 	c := &profileCapture{}
-	for _, name := range profiledServices {
+	for _, name := range services {
 		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", e.pprofAddrs[name], seconds)
 		path := filepath.Join(cfg.ProfileDir, prefix+"-"+name+".pprof")
 		c.wg.Go(func() {
@@ -62,7 +60,7 @@ func (e *env) startProfiles(ctx context.Context, cfg config, scenario string, ca
 			}
 		})
 	}
-	progress("  taking %ds CPU profiles of %s into %s", seconds, strings.Join(profiledServices, ", "), cfg.ProfileDir)
+	progress("  taking %ds CPU profiles of %s into %s", seconds, strings.Join(services, ", "), cfg.ProfileDir)
 	return c
 }
 
