@@ -36,19 +36,35 @@ const (
 	Throttled
 	// Unavailable means a dependency is down; retrying later may work (HTTP 503).
 	Unavailable
+	// Aborted means concurrent changes kept the request from applying, after
+	// retries; the caller may read again and retry (HTTP 409).
+	Aborted
+	// UnsupportedMediaType means a request body is not JSON (HTTP 415).
+	UnsupportedMediaType
+	// RequestTimeout means the request body did not arrive in time (HTTP 408).
+	RequestTimeout
+	// DeadlineExceeded means the request's deadline passed (HTTP 504).
+	DeadlineExceeded
+	// MethodNotAllowed means the path does not take the method (HTTP 405).
+	MethodNotAllowed
 )
 
 var kindNames = [...]string{
-	Internal:           "internal",
-	Invalid:            "invalid",
-	Unauthenticated:    "unauthenticated",
-	PermissionDenied:   "permission denied",
-	NotFound:           "not found",
-	Conflict:           "conflict",
-	PreconditionFailed: "precondition failed",
-	TooLarge:           "too large",
-	Throttled:          "throttled",
-	Unavailable:        "unavailable",
+	Internal:             "internal",
+	Invalid:              "invalid",
+	Unauthenticated:      "unauthenticated",
+	PermissionDenied:     "permission denied",
+	NotFound:             "not found",
+	Conflict:             "conflict",
+	PreconditionFailed:   "precondition failed",
+	TooLarge:             "too large",
+	Throttled:            "throttled",
+	Unavailable:          "unavailable",
+	Aborted:              "aborted",
+	UnsupportedMediaType: "unsupported media type",
+	RequestTimeout:       "request timeout",
+	DeadlineExceeded:     "deadline exceeded",
+	MethodNotAllowed:     "method not allowed",
 }
 
 func (k Kind) String() string {

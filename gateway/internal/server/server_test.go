@@ -162,8 +162,8 @@ func TestUpdateMaskFromBodyKeys(t *testing.T) {
 		if got := req.GetUpdateMask().GetPaths(); !slices.Equal(got, tt.want) || req.GetUpdateMask() == nil {
 			t.Errorf("%s: mask %q, want %q", tt.body, got, tt.want)
 		}
-		if req.GetWorkspaceId() != "w1" {
-			t.Errorf("workspace_id %q", req.GetWorkspaceId())
+		if req.GetId() != "w1" {
+			t.Errorf("id %q", req.GetId())
 		}
 	}
 	resp, _ := e.do(t, http.MethodPut, "/api/workspace/w1", strings.NewReader(`{"parentWorkspaceId":null}`), nil)

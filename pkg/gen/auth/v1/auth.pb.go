@@ -7,6 +7,7 @@
 package authv1
 
 import (
+	_ "github.com/liveproctor/workspaces/pkg/gen/rest/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -24,7 +25,8 @@ const (
 type CreateSdkTokenRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A plain address (no display name), at most 254 characters.
-	Email         string `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	Email string `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	// The user's workspace: the caller's own or one it manages.
 	WorkspaceId   string `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -165,9 +167,10 @@ func (*GetSdkSessionRequest) Descriptor() ([]byte, []int) {
 }
 
 type SdkSession struct {
-	state       protoimpl.MessageState `protogen:"open.v1"`
-	Email       string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
-	WorkspaceId string                 `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The address given at login.
+	Email       string `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	WorkspaceId string `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
 	// RFC 3339, UTC.
 	ExpiresAt     string `protobuf:"bytes,3,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -298,9 +301,11 @@ func (*DeleteSdkSessionResponse) Descriptor() ([]byte, []int) {
 }
 
 type RevokeUserSdkTokensRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Email         string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
-	WorkspaceId   string                 `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A plain address (no display name), at most 254 characters.
+	Email string `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	// The user's workspace: the caller's own or one it manages.
+	WorkspaceId   string `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -662,26 +667,27 @@ var File_auth_v1_auth_proto protoreflect.FileDescriptor
 
 const file_auth_v1_auth_proto_rawDesc = "" +
 	"\n" +
-	"\x12auth/v1/auth.proto\x12\aauth.v1\"P\n" +
-	"\x15CreateSdkTokenRequest\x12\x14\n" +
-	"\x05email\x18\x01 \x01(\tR\x05email\x12!\n" +
-	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\"K\n" +
-	"\x16CreateSdkTokenResponse\x12\x12\n" +
-	"\x04auth\x18\x01 \x01(\tR\x04auth\x12\x1d\n" +
+	"\x12auth/v1/auth.proto\x12\aauth.v1\x1a\x12rest/v1/rest.proto\"\x83\x01\n" +
+	"\x15CreateSdkTokenRequest\x12&\n" +
+	"\x05email\x18\x01 \x01(\tB\x10\xb2\xe1\x18\f\b\x01\x1a\x05email0\xfe\x01R\x05email\x12B\n" +
+	"\fworkspace_id\x18\x02 \x01(\tB\x1f\xb2\xe1\x18\x1b\b\x01\"\x17^[A-Za-z0-9._-]{1,128}$R\vworkspaceId\"h\n" +
+	"\x16CreateSdkTokenResponse\x12\x1e\n" +
+	"\x04auth\x18\x01 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04byteR\x04auth\x12.\n" +
 	"\n" +
-	"expires_at\x18\x02 \x01(\tR\texpiresAt\"\x16\n" +
-	"\x14GetSdkSessionRequest\"d\n" +
+	"expires_at\x18\x02 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\texpiresAt\"\x16\n" +
+	"\x14GetSdkSessionRequest\"u\n" +
 	"\n" +
 	"SdkSession\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12!\n" +
-	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x1d\n" +
+	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12.\n" +
 	"\n" +
-	"expires_at\x18\x03 \x01(\tR\texpiresAt\"\x19\n" +
+	"expires_at\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\texpiresAt\"\x19\n" +
 	"\x17DeleteSdkSessionRequest\"\x1a\n" +
-	"\x18DeleteSdkSessionResponse\"U\n" +
-	"\x1aRevokeUserSdkTokensRequest\x12\x14\n" +
-	"\x05email\x18\x01 \x01(\tR\x05email\x12!\n" +
-	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\"\x1d\n" +
+	"\x18DeleteSdkSessionResponse\"\x88\x01\n" +
+	"\x1aRevokeUserSdkTokensRequest\x12&\n" +
+	"\x05email\x18\x01 \x01(\tB\x10\xb2\xe1\x18\f\b\x01\x1a\x05email0\xfe\x01R\x05email\x12B\n" +
+	"\fworkspace_id\x18\x02 \x01(\tB\x1f\xb2\xe1\x18\x1b\b\x01\"\x17^[A-Za-z0-9._-]{1,128}$R\vworkspaceId\"\x1d\n" +
 	"\x1bRevokeUserSdkTokensResponse\"1\n" +
 	"\x19IntrospectSdkTokenRequest\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\"\x8c\x01\n" +
@@ -696,12 +702,12 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x16RevokeSdkTokenResponse\"D\n" +
 	"\x1fRevokeWorkspaceSdkTokensRequest\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\"\"\n" +
-	" RevokeWorkspaceSdkTokensResponse2\x83\x05\n" +
-	"\vAuthService\x12Q\n" +
-	"\x0eCreateSdkToken\x12\x1e.auth.v1.CreateSdkTokenRequest\x1a\x1f.auth.v1.CreateSdkTokenResponse\x12C\n" +
-	"\rGetSdkSession\x12\x1d.auth.v1.GetSdkSessionRequest\x1a\x13.auth.v1.SdkSession\x12W\n" +
-	"\x10DeleteSdkSession\x12 .auth.v1.DeleteSdkSessionRequest\x1a!.auth.v1.DeleteSdkSessionResponse\x12`\n" +
-	"\x13RevokeUserSdkTokens\x12#.auth.v1.RevokeUserSdkTokensRequest\x1a$.auth.v1.RevokeUserSdkTokensResponse\x12]\n" +
+	" RevokeWorkspaceSdkTokensResponse2\xed\x05\n" +
+	"\vAuthService\x12p\n" +
+	"\x0eCreateSdkToken\x12\x1e.auth.v1.CreateSdkTokenRequest\x1a\x1f.auth.v1.CreateSdkTokenResponse\"\x1d\xb2\xe1\x18\x19\x12\tNOT_FOUND*\fSDK sessions\x12Y\n" +
+	"\rGetSdkSession\x12\x1d.auth.v1.GetSdkSessionRequest\x1a\x13.auth.v1.SdkSession\"\x14\xb2\xe1\x18\x10\b\x01*\fSDK sessions\x12m\n" +
+	"\x10DeleteSdkSession\x12 .auth.v1.DeleteSdkSessionRequest\x1a!.auth.v1.DeleteSdkSessionResponse\"\x14\xb2\xe1\x18\x10\b\x01*\fSDK sessions\x12\x7f\n" +
+	"\x13RevokeUserSdkTokens\x12#.auth.v1.RevokeUserSdkTokensRequest\x1a$.auth.v1.RevokeUserSdkTokensResponse\"\x1d\xb2\xe1\x18\x19\x12\tNOT_FOUND*\fSDK sessions\x12]\n" +
 	"\x12IntrospectSdkToken\x12\".auth.v1.IntrospectSdkTokenRequest\x1a#.auth.v1.IntrospectSdkTokenResponse\x12Q\n" +
 	"\x0eRevokeSdkToken\x12\x1e.auth.v1.RevokeSdkTokenRequest\x1a\x1f.auth.v1.RevokeSdkTokenResponse\x12o\n" +
 	"\x18RevokeWorkspaceSdkTokens\x12(.auth.v1.RevokeWorkspaceSdkTokensRequest\x1a).auth.v1.RevokeWorkspaceSdkTokensResponseB:Z8github.com/liveproctor/workspaces/pkg/gen/auth/v1;authv1b\x06proto3"

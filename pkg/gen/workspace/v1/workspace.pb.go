@@ -7,6 +7,7 @@
 package workspacev1
 
 import (
+	_ "github.com/liveproctor/workspaces/pkg/gen/rest/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	fieldmaskpb "google.golang.org/protobuf/types/known/fieldmaskpb"
@@ -28,11 +29,12 @@ type Workspace struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Always "Workspace".
 	Typename string `protobuf:"bytes,1,opt,name=typename,json=__typename,proto3" json:"typename,omitempty"`
-	Id       string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// Chosen by the creator; never changes.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	// Equals id; kept for clients of the original interface.
 	WorkspaceId string `protobuf:"bytes,3,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
-	Name        string `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
-	// DISTRICT or CAMPUS.
+	// The display name, trimmed.
+	Name string `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
 	Type string `protobuf:"bytes,5,opt,name=type,proto3" json:"type,omitempty"`
 	// Unset (JSON null) when the workspace has no parent.
 	ParentWorkspaceId  *wrapperspb.StringValue `protobuf:"bytes,6,opt,name=parent_workspace_id,json=parentWorkspaceId,proto3" json:"parent_workspace_id,omitempty"`
@@ -44,13 +46,15 @@ type Workspace struct {
 	Sk string `protobuf:"bytes,11,opt,name=sk,proto3" json:"sk,omitempty"`
 	// The date of the record's schema, YYYY-MM-DD.
 	SchemaVersion string `protobuf:"bytes,12,opt,name=schema_version,json=schemaVersion,proto3" json:"schema_version,omitempty"`
+	// The workspace's id in the support tool; empty while none is linked.
 	SupportToolId string `protobuf:"bytes,13,opt,name=support_tool_id,json=supportToolId,proto3" json:"support_tool_id,omitempty"`
 	// RFC 3339, UTC, milliseconds: 2026-11-22T07:46:00.000Z.
 	CreateTime string `protobuf:"bytes,14,opt,name=create_time,json=createdAt,proto3" json:"create_time,omitempty"`
 	UpdateTime string `protobuf:"bytes,15,opt,name=update_time,json=updatedAt,proto3" json:"update_time,omitempty"`
 	// Present only once the workspace is soft-deleted.
 	DeleteTime *string `protobuf:"bytes,16,opt,name=delete_time,json=deletedAt,proto3,oneof" json:"delete_time,omitempty"`
-	// Changes with every update; send it back as If-Match (or etag) to update safely.
+	// Changes with every update; the same value as the ETag header. Send it
+	// back as If-Match to update only what you read.
 	Etag          string `protobuf:"bytes,17,opt,name=etag,proto3" json:"etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -208,9 +212,9 @@ func (x *Workspace) GetEtag() string {
 type Address struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	City  string                 `protobuf:"bytes,1,opt,name=city,proto3" json:"city,omitempty"`
-	// ISO 3166-2, for example US-CA.
+	// ISO 3166-2, starting with the country: US-CA. Requires country.
 	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
-	// ISO 3166-1 alpha-2, for example US.
+	// ISO 3166-1 alpha-2: US.
 	Country       string `protobuf:"bytes,3,opt,name=country,proto3" json:"country,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -267,6 +271,7 @@ func (x *Address) GetCountry() string {
 	return ""
 }
 
+// A licensed product shared with a workspace.
 type Product struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Bank          *Bank                  `protobuf:"bytes,1,opt,name=bank,proto3" json:"bank,omitempty"`
@@ -313,7 +318,7 @@ func (x *Product) GetBank() *Bank {
 
 type Bank struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// <publisher>/<bank>.
+	// <publisher>/<bank>: two non-empty parts without '/' or spaces.
 	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -417,12 +422,13 @@ func (x *Tag) GetValue() string {
 }
 
 type KeyPair struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AppKey        string                 `protobuf:"bytes,1,opt,name=app_key,json=appKey,proto3" json:"app_key,omitempty"`
-	AppSecret     string                 `protobuf:"bytes,2,opt,name=app_secret,json=appSecret,proto3" json:"app_secret,omitempty"`
-	CreateTime    string                 `protobuf:"bytes,3,opt,name=create_time,json=createdAt,proto3" json:"create_time,omitempty"`
-	UpdateTime    string                 `protobuf:"bytes,4,opt,name=update_time,json=updatedAt,proto3" json:"update_time,omitempty"`
-	Tags          []*Tag                 `protobuf:"bytes,5,rep,name=tags,proto3" json:"tags,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	AppKey     string                 `protobuf:"bytes,1,opt,name=app_key,json=appKey,proto3" json:"app_key,omitempty"`
+	AppSecret  string                 `protobuf:"bytes,2,opt,name=app_secret,json=appSecret,proto3" json:"app_secret,omitempty"`
+	CreateTime string                 `protobuf:"bytes,3,opt,name=create_time,json=createdAt,proto3" json:"create_time,omitempty"`
+	UpdateTime string                 `protobuf:"bytes,4,opt,name=update_time,json=updatedAt,proto3" json:"update_time,omitempty"`
+	// A pair tagged allow-rest-api-access = TRUE may call the REST routes.
+	Tags          []*Tag `protobuf:"bytes,5,rep,name=tags,proto3" json:"tags,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -495,9 +501,9 @@ func (x *KeyPair) GetTags() []*Tag {
 type ListWorkspacesRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Filter *ListWorkspacesFilter  `protobuf:"bytes,1,opt,name=filter,proto3" json:"filter,omitempty"`
-	// 1 to 1000; 0 means 1000.
-	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// The next_page_token of the previous page, with the same filter.
+	// How many workspaces a page holds at most: 1 to 1000, 1000 when absent.
+	PageSize *int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3,oneof" json:"page_size,omitempty"`
+	// The nextPageToken of the previous page, sent with the same filter.
 	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -541,8 +547,8 @@ func (x *ListWorkspacesRequest) GetFilter() *ListWorkspacesFilter {
 }
 
 func (x *ListWorkspacesRequest) GetPageSize() int32 {
-	if x != nil {
-		return x.PageSize
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
 	}
 	return 0
 }
@@ -556,7 +562,7 @@ func (x *ListWorkspacesRequest) GetPageToken() string {
 
 type ListWorkspacesFilter struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Case-insensitive substring of the name.
+	// A case-insensitive substring of the name.
 	Search        string       `protobuf:"bytes,1,opt,name=search,proto3" json:"search,omitempty"`
 	AddressState  *StateFilter `protobuf:"bytes,2,opt,name=address_state,json=address.state,proto3" json:"address_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -609,7 +615,7 @@ func (x *ListWorkspacesFilter) GetAddressState() *StateFilter {
 
 type StateFilter struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Exact values of address.state; at most 1000.
+	// Only workspaces whose address.state is one of these.
 	Include       []string `protobuf:"bytes,1,rep,name=include,proto3" json:"include,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -838,15 +844,20 @@ func (x *ListWorkspaceKeysResponse) GetKeys() []*KeyPair {
 }
 
 type CreateWorkspaceRequest struct {
-	state             protoimpl.MessageState  `protogen:"open.v1"`
-	Id                string                  `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Name              string                  `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Type              string                  `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new workspace's id: 1 to 128 of A-Z a-z 0-9 . _ -.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// 1 to 200 characters; surrounding spaces are trimmed.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Type string `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	// The caller's own workspace or one it manages; null or absent: no parent.
 	ParentWorkspaceId *wrapperspb.StringValue `protobuf:"bytes,4,opt,name=parent_workspace_id,json=parentWorkspaceId,proto3" json:"parent_workspace_id,omitempty"`
 	Address           *Address                `protobuf:"bytes,5,opt,name=address,proto3" json:"address,omitempty"`
-	Products          []*Product              `protobuf:"bytes,6,rep,name=products,proto3" json:"products,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Products to share with the new workspace; the caller's workspace must
+	// hold each of them.
+	Products      []*Product `protobuf:"bytes,6,rep,name=products,proto3" json:"products,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateWorkspaceRequest) Reset() {
@@ -998,8 +1009,9 @@ func (x *CreateWorkspaceResponse) GetAppKeys() *AppKeys {
 }
 
 type RegistrationCode struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Code          string                 `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Short and alphanumeric.
+	Code          string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1093,14 +1105,17 @@ func (x *AppKeys) GetServer() *ServerKeys {
 	return nil
 }
 
+// The LTI 1.1 key pair, for a school's LMS. It has no REST access.
 type LtiKeys struct {
-	state            protoimpl.MessageState `protogen:"open.v1"`
-	ConsumerKey      string                 `protobuf:"bytes,1,opt,name=consumer_key,json=consumerKey,proto3" json:"consumer_key,omitempty"`
-	SharedSecret     string                 `protobuf:"bytes,2,opt,name=shared_secret,json=sharedSecret,proto3" json:"shared_secret,omitempty"`
-	ConfigurationUrl string                 `protobuf:"bytes,3,opt,name=configuration_url,json=configurationUrl,proto3" json:"configuration_url,omitempty"`
-	LaunchUrl        string                 `protobuf:"bytes,4,opt,name=launch_url,json=launchUrl,proto3" json:"launch_url,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	ConsumerKey  string                 `protobuf:"bytes,1,opt,name=consumer_key,json=consumerKey,proto3" json:"consumer_key,omitempty"`
+	SharedSecret string                 `protobuf:"bytes,2,opt,name=shared_secret,json=sharedSecret,proto3" json:"shared_secret,omitempty"`
+	// Where an LMS reads the tool's configuration XML.
+	ConfigurationUrl string `protobuf:"bytes,3,opt,name=configuration_url,json=configurationUrl,proto3" json:"configuration_url,omitempty"`
+	// Where an LMS sends signed launches.
+	LaunchUrl     string `protobuf:"bytes,4,opt,name=launch_url,json=launchUrl,proto3" json:"launch_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LtiKeys) Reset() {
@@ -1161,6 +1176,7 @@ func (x *LtiKeys) GetLaunchUrl() string {
 	return ""
 }
 
+// The server key pair: Basic credentials with REST access.
 type ServerKeys struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ConsumerKey   string                 `protobuf:"bytes,1,opt,name=consumer_key,json=consumerKey,proto3" json:"consumer_key,omitempty"`
@@ -1215,23 +1231,28 @@ func (x *ServerKeys) GetSharedSecret() string {
 
 type UpdateWorkspaceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The workspace to update (the path parameter over REST).
-	WorkspaceId string `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
-	// Optional; when given it must equal workspace_id: ids cannot change.
-	Id   *string `protobuf:"bytes,2,opt,name=id,proto3,oneof" json:"id,omitempty"`
+	// The workspace to update (the path's id over REST). A REST body may
+	// repeat it; any other value is refused: ids cannot change.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// 1 to 200 characters; surrounding spaces are trimmed.
 	Name *string `protobuf:"bytes,3,opt,name=name,proto3,oneof" json:"name,omitempty"`
 	Type *string `protobuf:"bytes,4,opt,name=type,proto3,oneof" json:"type,omitempty"`
-	// Named in update_mask but unset: the parent is cleared.
-	ParentWorkspaceId  *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=parent_workspace_id,json=parentWorkspaceId,proto3" json:"parent_workspace_id,omitempty"`
-	Address            *Address                `protobuf:"bytes,6,opt,name=address,proto3" json:"address,omitempty"`
-	Products           []*Product              `protobuf:"bytes,7,rep,name=products,proto3" json:"products,omitempty"`
-	ObjectiveDocuments []string                `protobuf:"bytes,8,rep,name=objective_documents,json=objectiveDocuments,proto3" json:"objective_documents,omitempty"`
+	// The caller's own workspace or one it manages; null clears the parent.
+	ParentWorkspaceId *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=parent_workspace_id,json=parentWorkspaceId,proto3" json:"parent_workspace_id,omitempty"`
+	// Replaces the whole address.
+	Address *Address `protobuf:"bytes,6,opt,name=address,proto3" json:"address,omitempty"`
+	// Replaces the shared products; the caller's workspace must hold each
+	// product not already shared.
+	Products []*Product `protobuf:"bytes,7,rep,name=products,proto3" json:"products,omitempty"`
+	// Replaces the objective documents: <authority>#<set>#<subject>:<year>.
+	ObjectiveDocuments []string `protobuf:"bytes,8,rep,name=objective_documents,json=objectiveDocuments,proto3" json:"objective_documents,omitempty"`
 	// The fields to change, by proto name (name, type, parent_workspace_id,
-	// address, products, objective_documents). Over REST the gateway fills it
-	// with the keys present in the JSON body, so absent fields are kept.
+	// address, products, objective_documents); a named field left unset is
+	// cleared. Over REST the gateway fills it with the keys present in the
+	// JSON body, so absent fields are kept.
 	UpdateMask *fieldmaskpb.FieldMask `protobuf:"bytes,9,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
 	// When set, the update applies only if the workspace's etag still matches
-	// (REST: the If-Match header).
+	// (REST sends the If-Match header instead).
 	Etag          string `protobuf:"bytes,10,opt,name=etag,proto3" json:"etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1267,16 +1288,9 @@ func (*UpdateWorkspaceRequest) Descriptor() ([]byte, []int) {
 	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{19}
 }
 
-func (x *UpdateWorkspaceRequest) GetWorkspaceId() string {
-	if x != nil {
-		return x.WorkspaceId
-	}
-	return ""
-}
-
 func (x *UpdateWorkspaceRequest) GetId() string {
-	if x != nil && x.Id != nil {
-		return *x.Id
+	if x != nil {
+		return x.Id
 	}
 	return ""
 }
@@ -1338,9 +1352,11 @@ func (x *UpdateWorkspaceRequest) GetEtag() string {
 }
 
 type DeleteWorkspaceRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Etag          string                 `protobuf:"bytes,2,opt,name=etag,proto3" json:"etag,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// When set, the delete applies only if the workspace's etag still matches
+	// (REST sends the If-Match header instead).
+	Etag          string `protobuf:"bytes,2,opt,name=etag,proto3" json:"etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1643,57 +1659,62 @@ var File_workspace_v1_workspace_proto protoreflect.FileDescriptor
 
 const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\n" +
-	"\x1cworkspace/v1/workspace.proto\x12\fworkspace.v1\x1a google/protobuf/field_mask.proto\x1a\x1egoogle/protobuf/wrappers.proto\"\xf6\x04\n" +
-	"\tWorkspace\x12\x1c\n" +
-	"\btypename\x18\x01 \x01(\tR\n" +
-	"__typename\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\tR\x02id\x12!\n" +
-	"\fworkspace_id\x18\x03 \x01(\tR\vworkspaceId\x12\x12\n" +
-	"\x04name\x18\x04 \x01(\tR\x04name\x12\x12\n" +
-	"\x04type\x18\x05 \x01(\tR\x04type\x12L\n" +
+	"\x1cworkspace/v1/workspace.proto\x12\fworkspace.v1\x1a google/protobuf/field_mask.proto\x1a\x1egoogle/protobuf/wrappers.proto\x1a\x12rest/v1/rest.proto\"\xb8\x06\n" +
+	"\tWorkspace\x12-\n" +
+	"\btypename\x18\x01 \x01(\tB\x0f\xb2\xe1\x18\vR\tWorkspaceR\n" +
+	"__typename\x12-\n" +
+	"\x02id\x18\x02 \x01(\tB\x1d\xb2\xe1\x18\x19\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12@\n" +
+	"\fworkspace_id\x18\x03 \x01(\tB\x1d\xb2\xe1\x18\x19\"\x17^[A-Za-z0-9._-]{1,128}$R\vworkspaceId\x12\x1d\n" +
+	"\x04name\x18\x04 \x01(\tB\t\xb2\xe1\x18\x05(\x010\xc8\x01R\x04name\x12*\n" +
+	"\x04type\x18\x05 \x01(\tB\x16\xb2\xe1\x18\x12R\bDISTRICTR\x06CAMPUSR\x04type\x12L\n" +
 	"\x13parent_workspace_id\x18\x06 \x01(\v2\x1c.google.protobuf.StringValueR\x11parentWorkspaceId\x12/\n" +
 	"\aaddress\x18\a \x01(\v2\x15.workspace.v1.AddressR\aaddress\x121\n" +
 	"\bproducts\x18\b \x03(\v2\x15.workspace.v1.ProductR\bproducts\x12/\n" +
 	"\x13objective_documents\x18\t \x03(\tR\x12objectiveDocuments\x12%\n" +
 	"\x04tags\x18\n" +
-	" \x03(\v2\x11.workspace.v1.TagR\x04tags\x12\x0e\n" +
-	"\x02sk\x18\v \x01(\tR\x02sk\x12%\n" +
-	"\x0eschema_version\x18\f \x01(\tR\rschemaVersion\x12&\n" +
-	"\x0fsupport_tool_id\x18\r \x01(\tR\rsupportToolId\x12\x1e\n" +
-	"\vcreate_time\x18\x0e \x01(\tR\tcreatedAt\x12\x1e\n" +
-	"\vupdate_time\x18\x0f \x01(\tR\tupdatedAt\x12#\n" +
-	"\vdelete_time\x18\x10 \x01(\tH\x00R\tdeletedAt\x88\x01\x01\x12\x12\n" +
+	" \x03(\v2\x11.workspace.v1.TagR\x04tags\x12\x1f\n" +
+	"\x02sk\x18\v \x01(\tB\x0f\xb2\xe1\x18\vR\tworkspaceR\x02sk\x121\n" +
+	"\x0eschema_version\x18\f \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04dateR\rschemaVersion\x12&\n" +
+	"\x0fsupport_tool_id\x18\r \x01(\tR\rsupportToolId\x12/\n" +
+	"\vcreate_time\x18\x0e \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tcreatedAt\x12/\n" +
+	"\vupdate_time\x18\x0f \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tupdatedAt\x124\n" +
+	"\vdelete_time\x18\x10 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeH\x00R\tdeletedAt\x88\x01\x01\x12\x12\n" +
 	"\x04etag\x18\x11 \x01(\tR\x04etagB\x0e\n" +
-	"\f_delete_time\"M\n" +
-	"\aAddress\x12\x12\n" +
-	"\x04city\x18\x01 \x01(\tR\x04city\x12\x14\n" +
-	"\x05state\x18\x02 \x01(\tR\x05state\x12\x18\n" +
-	"\acountry\x18\x03 \x01(\tR\acountry\"1\n" +
-	"\aProduct\x12&\n" +
-	"\x04bank\x18\x01 \x01(\v2\x12.workspace.v1.BankR\x04bank\"\x16\n" +
-	"\x04Bank\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"A\n" +
+	"\f_delete_time\"\x8e\x01\n" +
+	"\aAddress\x12\x1b\n" +
+	"\x04city\x18\x01 \x01(\tB\a\xb2\xe1\x18\x030\xc8\x01R\x04city\x127\n" +
+	"\x05state\x18\x02 \x01(\tB!\xb2\xe1\x18\x1d\"\x1b^([A-Z]{2}-[A-Z0-9]{1,3})?$R\x05state\x12-\n" +
+	"\acountry\x18\x03 \x01(\tB\x13\xb2\xe1\x18\x0f\"\r^([A-Z]{2})?$R\acountry\"9\n" +
+	"\aProduct\x12.\n" +
+	"\x04bank\x18\x01 \x01(\v2\x12.workspace.v1.BankB\x06\xb2\xe1\x18\x02\b\x01R\x04bank\"2\n" +
+	"\x04Bank\x12*\n" +
+	"\x02id\x18\x01 \x01(\tB\x1a\xb2\xe1\x18\x16\b\x01\"\x0f^[^/ ]+/[^/ ]+$0\xc8\x01R\x02id\"A\n" +
 	"\x03Tag\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
-	"\x05value\x18\x03 \x01(\tR\x05value\"\xa8\x01\n" +
-	"\aKeyPair\x12\x17\n" +
-	"\aapp_key\x18\x01 \x01(\tR\x06appKey\x12\x1d\n" +
+	"\x05value\x18\x03 \x01(\tR\x05value\"\xe2\x01\n" +
+	"\aKeyPair\x12#\n" +
+	"\aapp_key\x18\x01 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\x06appKey\x12)\n" +
 	"\n" +
-	"app_secret\x18\x02 \x01(\tR\tappSecret\x12\x1e\n" +
-	"\vcreate_time\x18\x03 \x01(\tR\tcreatedAt\x12\x1e\n" +
-	"\vupdate_time\x18\x04 \x01(\tR\tupdatedAt\x12%\n" +
-	"\x04tags\x18\x05 \x03(\v2\x11.workspace.v1.TagR\x04tags\"\x8f\x01\n" +
+	"app_secret\x18\x02 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\tappSecret\x12/\n" +
+	"\vcreate_time\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tcreatedAt\x12/\n" +
+	"\vupdate_time\x18\x04 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tupdatedAt\x12%\n" +
+	"\x04tags\x18\x05 \x03(\v2\x11.workspace.v1.TagR\x04tags\"\xad\x01\n" +
 	"\x15ListWorkspacesRequest\x12:\n" +
-	"\x06filter\x18\x01 \x01(\v2\".workspace.v1.ListWorkspacesFilterR\x06filter\x12\x1b\n" +
-	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\x06filter\x18\x01 \x01(\v2\".workspace.v1.ListWorkspacesFilterR\x06filter\x12+\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\t\xb2\xe1\x18\x05@\x01H\xe8\aH\x00R\bpageSize\x88\x01\x01\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"o\n" +
-	"\x14ListWorkspacesFilter\x12\x16\n" +
-	"\x06search\x18\x01 \x01(\tR\x06search\x12?\n" +
-	"\raddress_state\x18\x02 \x01(\v2\x19.workspace.v1.StateFilterR\raddress.state\"'\n" +
-	"\vStateFilter\x12\x18\n" +
-	"\ainclude\x18\x01 \x03(\tR\ainclude\"y\n" +
+	"page_token\x18\x03 \x01(\tR\tpageTokenB\f\n" +
+	"\n" +
+	"_page_size\"x\n" +
+	"\x14ListWorkspacesFilter\x12\x1f\n" +
+	"\x06search\x18\x01 \x01(\tB\a\xb2\xe1\x18\x030\xc8\x01R\x06search\x12?\n" +
+	"\raddress_state\x18\x02 \x01(\v2\x19.workspace.v1.StateFilterR\raddress.state\"4\n" +
+	"\vStateFilter\x12%\n" +
+	"\ainclude\x18\x01 \x03(\tB\v\xb2\xe1\x18\a(\x010@8\xe8\aR\ainclude\"y\n" +
 	"\x16ListWorkspacesResponse\x127\n" +
 	"\n" +
 	"workspaces\x18\x01 \x03(\v2\x17.workspace.v1.WorkspaceR\n" +
@@ -1704,54 +1725,56 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x18ListWorkspaceKeysRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"F\n" +
 	"\x19ListWorkspaceKeysResponse\x12)\n" +
-	"\x04keys\x18\x01 \x03(\v2\x15.workspace.v1.KeyPairR\x04keys\"\x82\x02\n" +
-	"\x16CreateWorkspaceRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
-	"\x04type\x18\x03 \x01(\tR\x04type\x12L\n" +
+	"\x04keys\x18\x01 \x03(\v2\x15.workspace.v1.KeyPairR\x04keys\"\xd3\x02\n" +
+	"\x16CreateWorkspaceRequest\x12/\n" +
+	"\x02id\x18\x01 \x01(\tB\x1f\xb2\xe1\x18\x1b\b\x01\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12\x1f\n" +
+	"\x04name\x18\x02 \x01(\tB\v\xb2\xe1\x18\a\b\x01(\x010\xc8\x01R\x04name\x12,\n" +
+	"\x04type\x18\x03 \x01(\tB\x18\xb2\xe1\x18\x14\b\x01R\bDISTRICTR\x06CAMPUSR\x04type\x12L\n" +
 	"\x13parent_workspace_id\x18\x04 \x01(\v2\x1c.google.protobuf.StringValueR\x11parentWorkspaceId\x12/\n" +
-	"\aaddress\x18\x05 \x01(\v2\x15.workspace.v1.AddressR\aaddress\x121\n" +
-	"\bproducts\x18\x06 \x03(\v2\x15.workspace.v1.ProductR\bproducts\"\xe5\x01\n" +
-	"\x17CreateWorkspaceResponse\x12!\n" +
-	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x12\n" +
-	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
+	"\aaddress\x18\x05 \x01(\v2\x15.workspace.v1.AddressR\aaddress\x12:\n" +
+	"\bproducts\x18\x06 \x03(\v2\x15.workspace.v1.ProductB\a\xb2\xe1\x18\x038\xe8\aR\bproducts\"\x9c\x02\n" +
+	"\x17CreateWorkspaceResponse\x12@\n" +
+	"\fworkspace_id\x18\x01 \x01(\tB\x1d\xb2\xe1\x18\x19\"\x17^[A-Za-z0-9._-]{1,128}$R\vworkspaceId\x12*\n" +
+	"\x04type\x18\x02 \x01(\tB\x16\xb2\xe1\x18\x12R\bDISTRICTR\x06CAMPUSR\x04type\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12M\n" +
 	"\x12registration_codes\x18\x04 \x03(\v2\x1e.workspace.v1.RegistrationCodeR\x11registrationCodes\x120\n" +
-	"\bapp_keys\x18\x05 \x01(\v2\x15.workspace.v1.AppKeysR\aappKeys\"&\n" +
-	"\x10RegistrationCode\x12\x12\n" +
-	"\x04code\x18\x01 \x01(\tR\x04code\"d\n" +
+	"\bapp_keys\x18\x05 \x01(\v2\x15.workspace.v1.AppKeysR\aappKeys\"9\n" +
+	"\x10RegistrationCode\x12%\n" +
+	"\x04code\x18\x01 \x01(\tB\x11\xb2\xe1\x18\r\"\v^[A-Z0-9]+$R\x04code\"d\n" +
 	"\aAppKeys\x12'\n" +
 	"\x03lti\x18\x01 \x01(\v2\x15.workspace.v1.LtiKeysR\x03lti\x120\n" +
-	"\x06server\x18\x02 \x01(\v2\x18.workspace.v1.ServerKeysR\x06server\"\x9d\x01\n" +
-	"\aLtiKeys\x12!\n" +
-	"\fconsumer_key\x18\x01 \x01(\tR\vconsumerKey\x12#\n" +
-	"\rshared_secret\x18\x02 \x01(\tR\fsharedSecret\x12+\n" +
-	"\x11configuration_url\x18\x03 \x01(\tR\x10configurationUrl\x12\x1d\n" +
+	"\x06server\x18\x02 \x01(\v2\x18.workspace.v1.ServerKeysR\x06server\"\xcb\x01\n" +
+	"\aLtiKeys\x12-\n" +
+	"\fconsumer_key\x18\x01 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\vconsumerKey\x12/\n" +
+	"\rshared_secret\x18\x02 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\fsharedSecret\x126\n" +
+	"\x11configuration_url\x18\x03 \x01(\tB\t\xb2\xe1\x18\x05\x1a\x03uriR\x10configurationUrl\x12(\n" +
 	"\n" +
-	"launch_url\x18\x04 \x01(\tR\tlaunchUrl\"T\n" +
+	"launch_url\x18\x04 \x01(\tB\t\xb2\xe1\x18\x05\x1a\x03uriR\tlaunchUrl\"l\n" +
 	"\n" +
-	"ServerKeys\x12!\n" +
-	"\fconsumer_key\x18\x01 \x01(\tR\vconsumerKey\x12#\n" +
-	"\rshared_secret\x18\x02 \x01(\tR\fsharedSecret\"\xcf\x03\n" +
-	"\x16UpdateWorkspaceRequest\x12!\n" +
-	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x13\n" +
-	"\x02id\x18\x02 \x01(\tH\x00R\x02id\x88\x01\x01\x12\x17\n" +
-	"\x04name\x18\x03 \x01(\tH\x01R\x04name\x88\x01\x01\x12\x17\n" +
-	"\x04type\x18\x04 \x01(\tH\x02R\x04type\x88\x01\x01\x12L\n" +
+	"ServerKeys\x12-\n" +
+	"\fconsumer_key\x18\x01 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\vconsumerKey\x12/\n" +
+	"\rshared_secret\x18\x02 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\fsharedSecret\"\xae\x04\n" +
+	"\x16UpdateWorkspaceRequest\x12-\n" +
+	"\x02id\x18\x01 \x01(\tB\x1d\xb2\xe1\x18\x19\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12\"\n" +
+	"\x04name\x18\x03 \x01(\tB\t\xb2\xe1\x18\x05(\x010\xc8\x01H\x00R\x04name\x88\x01\x01\x12/\n" +
+	"\x04type\x18\x04 \x01(\tB\x16\xb2\xe1\x18\x12R\bDISTRICTR\x06CAMPUSH\x01R\x04type\x88\x01\x01\x12L\n" +
 	"\x13parent_workspace_id\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\x11parentWorkspaceId\x12/\n" +
-	"\aaddress\x18\x06 \x01(\v2\x15.workspace.v1.AddressR\aaddress\x121\n" +
-	"\bproducts\x18\a \x03(\v2\x15.workspace.v1.ProductR\bproducts\x12/\n" +
-	"\x13objective_documents\x18\b \x03(\tR\x12objectiveDocuments\x12;\n" +
-	"\vupdate_mask\x18\t \x01(\v2\x1a.google.protobuf.FieldMaskR\n" +
-	"updateMask\x12\x12\n" +
+	"\aaddress\x18\x06 \x01(\v2\x15.workspace.v1.AddressR\aaddress\x12:\n" +
+	"\bproducts\x18\a \x03(\v2\x15.workspace.v1.ProductB\a\xb2\xe1\x18\x038\xe8\aR\bproducts\x12\\\n" +
+	"\x13objective_documents\x18\b \x03(\tB+\xb2\xe1\x18'\"\"^[^#: ]+#[^#: ]+#[^#: ]+:[0-9]{4}$8\xe8\aR\x12objectiveDocuments\x12C\n" +
+	"\vupdate_mask\x18\t \x01(\v2\x1a.google.protobuf.FieldMaskB\x06\xb2\xe1\x18\x02\x10\x01R\n" +
+	"updateMask\x12\x1a\n" +
 	"\x04etag\x18\n" +
-	" \x01(\tR\x04etagB\x05\n" +
-	"\x03_idB\a\n" +
+	" \x01(\tB\x06\xb2\xe1\x18\x02\x10\x01R\x04etagB\a\n" +
 	"\x05_nameB\a\n" +
-	"\x05_type\"<\n" +
+	"\x05_typeJ\x04\b\x02\x10\x03\"D\n" +
 	"\x16DeleteWorkspaceRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
-	"\x04etag\x18\x02 \x01(\tR\x04etag\"*\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
+	"\x04etag\x18\x02 \x01(\tB\x06\xb2\xe1\x18\x02\x10\x01R\x04etag\"*\n" +
 	"\x18UndeleteWorkspaceRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"+\n" +
 	"\x19GetWorkspaceStatusRequest\x12\x0e\n" +
@@ -1764,15 +1787,22 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x14AuthenticateResponse\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x17\n" +
 	"\aapp_key\x18\x02 \x01(\tR\x06appKey\x12%\n" +
-	"\x04tags\x18\x03 \x03(\v2\x11.workspace.v1.TagR\x04tags2\xb0\x06\n" +
-	"\x10WorkspaceService\x12[\n" +
-	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\x12J\n" +
-	"\fGetWorkspace\x12!.workspace.v1.GetWorkspaceRequest\x1a\x17.workspace.v1.Workspace\x12d\n" +
-	"\x11ListWorkspaceKeys\x12&.workspace.v1.ListWorkspaceKeysRequest\x1a'.workspace.v1.ListWorkspaceKeysResponse\x12^\n" +
-	"\x0fCreateWorkspace\x12$.workspace.v1.CreateWorkspaceRequest\x1a%.workspace.v1.CreateWorkspaceResponse\x12P\n" +
-	"\x0fUpdateWorkspace\x12$.workspace.v1.UpdateWorkspaceRequest\x1a\x17.workspace.v1.Workspace\x12P\n" +
-	"\x0fDeleteWorkspace\x12$.workspace.v1.DeleteWorkspaceRequest\x1a\x17.workspace.v1.Workspace\x12T\n" +
-	"\x11UndeleteWorkspace\x12&.workspace.v1.UndeleteWorkspaceRequest\x1a\x17.workspace.v1.Workspace\x12U\n" +
+	"\x04tags\x18\x03 \x03(\v2\x11.workspace.v1.TagR\x04tags2\x9f\t\n" +
+	"\x10WorkspaceService\x12m\n" +
+	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\x10\xb2\xe1\x18\f*\n" +
+	"Workspaces\x12i\n" +
+	"\fGetWorkspace\x12!.workspace.v1.GetWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"\x1d\xb2\xe1\x18\x19\x12\tNOT_FOUND \x01*\n" +
+	"Workspaces\x12\x81\x01\n" +
+	"\x11ListWorkspaceKeys\x12&.workspace.v1.ListWorkspaceKeysRequest\x1a'.workspace.v1.ListWorkspaceKeysResponse\"\x1b\xb2\xe1\x18\x17\x12\tNOT_FOUND*\n" +
+	"Workspaces\x12\x98\x01\n" +
+	"\x0fCreateWorkspace\x12$.workspace.v1.CreateWorkspaceRequest\x1a%.workspace.v1.CreateWorkspaceResponse\"8\xb2\xe1\x184\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT*\n" +
+	"Workspaces\x12\xa3\x01\n" +
+	"\x0fUpdateWorkspace\x12$.workspace.v1.UpdateWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"Q\xb2\xe1\x18M\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT\x12\x13PRECONDITION_FAILED\x18\x01 \x01*\n" +
+	"Workspaces\x12\xa3\x01\n" +
+	"\x0fDeleteWorkspace\x12$.workspace.v1.DeleteWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"Q\xb2\xe1\x18M\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT\x12\x13PRECONDITION_FAILED\x18\x01 \x01*\n" +
+	"Workspaces\x12\x90\x01\n" +
+	"\x11UndeleteWorkspace\x12&.workspace.v1.UndeleteWorkspaceRequest\x1a\x17.workspace.v1.Workspace\":\xb2\xe1\x186\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT \x01*\n" +
+	"Workspaces\x12U\n" +
 	"\fAuthenticate\x12!.workspace.v1.AuthenticateRequest\x1a\".workspace.v1.AuthenticateResponse\x12\\\n" +
 	"\x12GetWorkspaceStatus\x12'.workspace.v1.GetWorkspaceStatusRequest\x1a\x1d.workspace.v1.WorkspaceStatusBDZBgithub.com/liveproctor/workspaces/pkg/gen/workspace/v1;workspacev1b\x06proto3"
 
@@ -1873,6 +1903,7 @@ func file_workspace_v1_workspace_proto_init() {
 		return
 	}
 	file_workspace_v1_workspace_proto_msgTypes[0].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[6].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

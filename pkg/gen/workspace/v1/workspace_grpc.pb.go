@@ -38,8 +38,9 @@ const (
 // shared with them. Every call carries Basic credentials (an app key and
 // app secret) in the `authorization` metadata, exactly like REST callers.
 //
-// HTTP bindings live in workspace_service.yaml, so this file imports nothing
-// from googleapis and buf generates offline.
+// HTTP bindings live in ../../http_rules.yaml, so this file imports nothing
+// from googleapis and buf generates offline; the rest.v1 options say what
+// the REST face publishes beyond them.
 type WorkspaceServiceClient interface {
 	// ListWorkspaces returns the caller's workspace and every workspace it
 	// manages, ordered by name (case-insensitive) then id.
@@ -51,7 +52,8 @@ type WorkspaceServiceClient interface {
 	// CreateWorkspace creates a workspace managed by the caller. Retrying with
 	// the same id and the same body returns the original result.
 	CreateWorkspace(ctx context.Context, in *CreateWorkspaceRequest, opts ...grpc.CallOption) (*CreateWorkspaceResponse, error)
-	// UpdateWorkspace changes the fields named in update_mask.
+	// UpdateWorkspace changes the fields named in update_mask (over REST: the
+	// fields present in the body). The identifier cannot be changed.
 	UpdateWorkspace(ctx context.Context, in *UpdateWorkspaceRequest, opts ...grpc.CallOption) (*Workspace, error)
 	// DeleteWorkspace soft-deletes a workspace the caller manages.
 	DeleteWorkspace(ctx context.Context, in *DeleteWorkspaceRequest, opts ...grpc.CallOption) (*Workspace, error)
@@ -173,8 +175,9 @@ func (c *workspaceServiceClient) GetWorkspaceStatus(ctx context.Context, in *Get
 // shared with them. Every call carries Basic credentials (an app key and
 // app secret) in the `authorization` metadata, exactly like REST callers.
 //
-// HTTP bindings live in workspace_service.yaml, so this file imports nothing
-// from googleapis and buf generates offline.
+// HTTP bindings live in ../../http_rules.yaml, so this file imports nothing
+// from googleapis and buf generates offline; the rest.v1 options say what
+// the REST face publishes beyond them.
 type WorkspaceServiceServer interface {
 	// ListWorkspaces returns the caller's workspace and every workspace it
 	// manages, ordered by name (case-insensitive) then id.
@@ -186,7 +189,8 @@ type WorkspaceServiceServer interface {
 	// CreateWorkspace creates a workspace managed by the caller. Retrying with
 	// the same id and the same body returns the original result.
 	CreateWorkspace(context.Context, *CreateWorkspaceRequest) (*CreateWorkspaceResponse, error)
-	// UpdateWorkspace changes the fields named in update_mask.
+	// UpdateWorkspace changes the fields named in update_mask (over REST: the
+	// fields present in the body). The identifier cannot be changed.
 	UpdateWorkspace(context.Context, *UpdateWorkspaceRequest) (*Workspace, error)
 	// DeleteWorkspace soft-deletes a workspace the caller manages.
 	DeleteWorkspace(context.Context, *DeleteWorkspaceRequest) (*Workspace, error)

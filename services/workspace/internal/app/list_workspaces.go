@@ -17,7 +17,7 @@ import (
 type ListInput struct {
 	Search    string
 	States    []string
-	PageSize  int32
+	PageSize  *int32 // nil: the largest page
 	PageToken string
 }
 

@@ -13,8 +13,7 @@ import (
 // UpdateInput changes the fields it sets and keeps the others. A nil
 // pointer or a false Set* flag means "absent from the request".
 type UpdateInput struct {
-	ID     string  // the workspace to update
-	BodyID *string // an id in the body must equal ID
+	ID string // the workspace to update
 
 	Name     *string
 	Type     *string
@@ -37,9 +36,6 @@ const updateAttempts = 3
 // UpdateWorkspace applies in to a workspace the caller manages.
 func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in UpdateInput) (*domain.Workspace, error) {
 	var v domain.Violations
-	if in.BodyID != nil && *in.BodyID != in.ID {
-		v.Add("id", "the identifier cannot be modified")
-	}
 	var name string
 	if in.Name != nil {
 		name = domain.CheckName(&v, "name", *in.Name)

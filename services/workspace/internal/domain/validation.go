@@ -196,16 +196,16 @@ func CheckSearch(v *Violations, field, s string) {
 	}
 }
 
-// CheckPageSize returns the page size to use: 0 means MaxPageSize.
-func CheckPageSize(v *Violations, field string, n int32) int {
+// CheckPageSize returns the page size to use: nil means MaxPageSize.
+func CheckPageSize(v *Violations, field string, n *int32) int {
 	switch {
-	case n == 0:
+	case n == nil:
 		return MaxPageSize
-	case n < 0 || n > MaxPageSize:
+	case *n < 1 || *n > MaxPageSize:
 		v.Add(field, fmt.Sprintf("must be between 1 and %d", MaxPageSize))
 		return MaxPageSize
 	}
-	return int(n)
+	return int(*n)
 }
 
 func hasControl(s string) bool {

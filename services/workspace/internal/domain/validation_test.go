@@ -207,14 +207,15 @@ func TestCheckListInputs(t *testing.T) {
 	domain.CheckSearch(&v, "filter.search", strings.Repeat("s", 201))
 	expect(t, v, "filter.search")
 
+	size := func(n int32) *int32 { return &n }
 	for _, tt := range []struct {
-		in   int32
+		in   *int32
 		want int
 		bad  bool
-	}{{0, 1000, false}, {1, 1, false}, {1000, 1000, false}, {1001, 1000, true}, {-1, 1000, true}} {
+	}{{nil, 1000, false}, {size(0), 1000, true}, {size(1), 1, false}, {size(1000), 1000, false}, {size(1001), 1000, true}, {size(-1), 1000, true}} {
 		var v domain.Violations
 		if got := domain.CheckPageSize(&v, "pageSize", tt.in); got != tt.want || (len(v) > 0) != tt.bad {
-			t.Errorf("CheckPageSize(%d) = %d, %v", tt.in, got, v)
+			t.Errorf("CheckPageSize(%v) = %d, %v", tt.in, got, v)
 		}
 	}
 }

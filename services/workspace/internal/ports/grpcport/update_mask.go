@@ -23,7 +23,7 @@ var updatable = map[string]string{
 // clears it). Without one (gRPC callers only; REST always sends a mask), the
 // fields the request populates change.
 func updateInput(req *workspacev1.UpdateWorkspaceRequest, ifMatch string) (app.UpdateInput, error) {
-	in := app.UpdateInput{ID: req.GetWorkspaceId(), BodyID: req.Id, IfMatch: ifMatch}
+	in := app.UpdateInput{ID: req.GetId(), IfMatch: ifMatch}
 	set := map[string]bool{}
 	if mask := req.GetUpdateMask(); mask != nil {
 		for _, p := range mask.GetPaths() {

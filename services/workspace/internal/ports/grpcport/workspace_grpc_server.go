@@ -31,7 +31,7 @@ func (s *Server) ListWorkspaces(ctx context.Context, req *workspacev1.ListWorksp
 	res, err := s.app.ListWorkspaces(ctx, callerFrom(ctx), app.ListInput{
 		Search:    req.GetFilter().GetSearch(),
 		States:    req.GetFilter().GetAddressState().GetInclude(),
-		PageSize:  req.GetPageSize(),
+		PageSize:  req.PageSize,
 		PageToken: req.GetPageToken(),
 	})
 	if err != nil {
