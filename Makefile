@@ -17,7 +17,7 @@ GRPC_GATEWAY_VERSION      := v2.33.0
 TOOLS_STAMP := $(BIN)/.tools-$(BUF_VERSION)-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPC_GATEWAY_VERSION)
 
 # Every Go module of the workspace (go.work).
-MODULES := pkg services/workspace services/auth gateway deploy/local deploy/manifests-test
+MODULES := pkg services/workspace services/auth gateway deploy/local deploy/manifests-test tools
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 COMMANDS := workspace auth gateway devstack
 
@@ -62,17 +62,23 @@ $(TOOLS_STAMP):
 	GOBIN=$(BIN) GOWORK=off go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(BIN) GOWORK=off go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	GOBIN=$(BIN) GOWORK=off go install \
-		github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION) \
-		github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(GRPC_GATEWAY_VERSION)
+		github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION)
 	touch $@
 
+# Our own plugin, which writes the OpenAPI document (tools/restdoc); built
+# from this checkout every time, so it is never older than its source.
+.PHONY: restdoc-plugin
+restdoc-plugin:
+	@mkdir -p $(BIN)
+	go build -o $(BIN)/protoc-gen-restdoc ./tools/cmd/protoc-gen-restdoc
+
 .PHONY: generate
-generate: tools ## lint the protos and regenerate pkg/gen
+generate: tools restdoc-plugin ## lint the protos and regenerate pkg/gen
 	$(BIN)/buf lint
 	$(BIN)/buf generate
 
 .PHONY: check-generated
-check-generated: tools ## fail when pkg/gen is not what the protos generate
+check-generated: tools restdoc-plugin ## fail when pkg/gen is not what the protos generate
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(BIN)/buf lint; \
 	$(BIN)/buf generate --output "$$tmp"; \

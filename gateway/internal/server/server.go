@@ -22,6 +22,7 @@ import (
 	"github.com/liveproctor/workspaces/gateway/internal/config"
 	"github.com/liveproctor/workspaces/gateway/internal/sdk"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
+	"github.com/liveproctor/workspaces/pkg/gen/openapi"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
@@ -120,6 +121,9 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 	if err := authv1.RegisterAuthServiceHandlerClient(ctx, mux, authv1.NewAuthServiceClient(authConn)); err != nil {
 		return nil, err
 	}
+	if err := mux.HandlePath(http.MethodGet, "/openapi.json", serveDocument); err != nil {
+		return nil, err
+	}
 	if err := mux.HandlePath(http.MethodGet, "/healthz", healthz); err != nil {
 		return nil, err
 	}
@@ -144,6 +148,14 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 		}
 	}
 	return mux, nil
+}
+
+// serveDocument answers the OpenAPI document of the REST interface, public
+// like the interface it describes.
+func serveDocument(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	_, _ = w.Write(openapi.JSON)
 }
 
 // recordRoute notes the matched route pattern for the metrics, which must

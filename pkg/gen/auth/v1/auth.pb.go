@@ -76,6 +76,7 @@ func (x *CreateSdkTokenRequest) GetWorkspaceId() string {
 	return ""
 }
 
+// The token, for the SDK component's auth option.
 type CreateSdkTokenResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// 32 random bytes, standard Base64. Shown once; only its digest is kept.
@@ -166,6 +167,7 @@ func (*GetSdkSessionRequest) Descriptor() ([]byte, []int) {
 	return file_auth_v1_auth_proto_rawDescGZIP(), []int{2}
 }
 
+// Who a token is for, and until when.
 type SdkSession struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The address given at login.
@@ -264,6 +266,7 @@ func (*DeleteSdkSessionRequest) Descriptor() ([]byte, []int) {
 	return file_auth_v1_auth_proto_rawDescGZIP(), []int{4}
 }
 
+// The token is revoked.
 type DeleteSdkSessionResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -354,6 +357,7 @@ func (x *RevokeUserSdkTokensRequest) GetWorkspaceId() string {
 	return ""
 }
 
+// Every token of the user in the workspace is revoked.
 type RevokeUserSdkTokensResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -702,12 +706,13 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x16RevokeSdkTokenResponse\"D\n" +
 	"\x1fRevokeWorkspaceSdkTokensRequest\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\"\"\n" +
-	" RevokeWorkspaceSdkTokensResponse2\xed\x05\n" +
-	"\vAuthService\x12p\n" +
-	"\x0eCreateSdkToken\x12\x1e.auth.v1.CreateSdkTokenRequest\x1a\x1f.auth.v1.CreateSdkTokenResponse\"\x1d\xb2\xe1\x18\x19\x12\tNOT_FOUND*\fSDK sessions\x12Y\n" +
-	"\rGetSdkSession\x12\x1d.auth.v1.GetSdkSessionRequest\x1a\x13.auth.v1.SdkSession\"\x14\xb2\xe1\x18\x10\b\x01*\fSDK sessions\x12m\n" +
-	"\x10DeleteSdkSession\x12 .auth.v1.DeleteSdkSessionRequest\x1a!.auth.v1.DeleteSdkSessionResponse\"\x14\xb2\xe1\x18\x10\b\x01*\fSDK sessions\x12\x7f\n" +
-	"\x13RevokeUserSdkTokens\x12#.auth.v1.RevokeUserSdkTokensRequest\x1a$.auth.v1.RevokeUserSdkTokensResponse\"\x1d\xb2\xe1\x18\x19\x12\tNOT_FOUND*\fSDK sessions\x12]\n" +
+	" RevokeWorkspaceSdkTokensResponse2\xc0\n" +
+	"\n" +
+	"\vAuthService\x12\xe2\x02\n" +
+	"\x0eCreateSdkToken\x12\x1e.auth.v1.CreateSdkTokenRequest\x1a\x1f.auth.v1.CreateSdkTokenResponse\"\x8e\x02\xb2\xe1\x18\x89\x02\x12\tNOT_FOUND*\fSDK sessions2\x19Log a user in for the SDK:\xd2\x01Server to server: an 8-hour token for the user in a workspace the caller owns or manages, to pass to the LiveProctor component as its `auth` option. One token launches any number of components until it expires.\x12\xfa\x01\n" +
+	"\rGetSdkSession\x12\x1d.auth.v1.GetSdkSessionRequest\x1a\x13.auth.v1.SdkSession\"\xb4\x01\xb2\xe1\x18\xaf\x01\b\x01*\fSDK sessions2\x18Read the token's session:\x82\x01For the browser: who the token is for and until when. Unknown, expired and revoked tokens are 401. Cross-origin calls are allowed.\x12\xc8\x01\n" +
+	"\x10DeleteSdkSession\x12 .auth.v1.DeleteSdkSessionRequest\x1a!.auth.v1.DeleteSdkSessionResponse\"o\xb2\xe1\x18k\b\x01*\fSDK sessions2\x17End the token's session:@Revokes the Bearer token itself. Cross-origin calls are allowed.\x12\xe0\x01\n" +
+	"\x13RevokeUserSdkTokens\x12#.auth.v1.RevokeUserSdkTokensRequest\x1a$.auth.v1.RevokeUserSdkTokensResponse\"~\xb2\xe1\x18z\x12\tNOT_FOUND*\fSDK sessions2\x0eLog a user out:ORevokes every token of the user (compared case-insensitively) in the workspace.\x12]\n" +
 	"\x12IntrospectSdkToken\x12\".auth.v1.IntrospectSdkTokenRequest\x1a#.auth.v1.IntrospectSdkTokenResponse\x12Q\n" +
 	"\x0eRevokeSdkToken\x12\x1e.auth.v1.RevokeSdkTokenRequest\x1a\x1f.auth.v1.RevokeSdkTokenResponse\x12o\n" +
 	"\x18RevokeWorkspaceSdkTokens\x12(.auth.v1.RevokeWorkspaceSdkTokensRequest\x1a).auth.v1.RevokeWorkspaceSdkTokensResponseB:Z8github.com/liveproctor/workspaces/pkg/gen/auth/v1;authv1b\x06proto3"

@@ -227,7 +227,11 @@ type Operation struct {
 	// Successful answers carry the resource's ETag.
 	Etag bool `protobuf:"varint,4,opt,name=etag,proto3" json:"etag,omitempty"`
 	// The grouping tag in the document.
-	Tag           string `protobuf:"bytes,5,opt,name=tag,proto3" json:"tag,omitempty"`
+	Tag string `protobuf:"bytes,5,opt,name=tag,proto3" json:"tag,omitempty"`
+	// One line saying what the operation does, for REST callers.
+	Summary string `protobuf:"bytes,6,opt,name=summary,proto3" json:"summary,omitempty"`
+	// More about it, for REST callers (Markdown).
+	Description   string `protobuf:"bytes,7,opt,name=description,proto3" json:"description,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -293,6 +297,20 @@ func (x *Operation) GetEtag() bool {
 func (x *Operation) GetTag() string {
 	if x != nil {
 		return x.Tag
+	}
+	return ""
+}
+
+func (x *Operation) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *Operation) GetDescription() string {
+	if x != nil {
+		return x.Description
 	}
 	return ""
 }
@@ -538,13 +556,15 @@ const file_rest_v1_rest_proto_rawDesc = "" +
 	"\n" +
 	"\b_minimumB\n" +
 	"\n" +
-	"\b_maximum\"\x93\x01\n" +
+	"\b_maximum\"\xcf\x01\n" +
 	"\tOperation\x12-\n" +
 	"\bsecurity\x18\x01 \x01(\x0e2\x11.rest.v1.SecurityR\bsecurity\x12\x16\n" +
 	"\x06errors\x18\x02 \x03(\tR\x06errors\x12\x19\n" +
 	"\bif_match\x18\x03 \x01(\bR\aifMatch\x12\x12\n" +
 	"\x04etag\x18\x04 \x01(\bR\x04etag\x12\x10\n" +
-	"\x03tag\x18\x05 \x01(\tR\x03tag\"1\n" +
+	"\x03tag\x18\x05 \x01(\tR\x03tag\x12\x18\n" +
+	"\asummary\x18\x06 \x01(\tR\asummary\x12 \n" +
+	"\vdescription\x18\a \x01(\tR\vdescription\"1\n" +
 	"\tErrorBody\x12$\n" +
 	"\x05error\x18\x01 \x01(\v2\x0e.rest.v1.ErrorR\x05error\"\x9f\x01\n" +
 	"\x05Error\x12\x12\n" +

@@ -421,6 +421,7 @@ func (x *Tag) GetValue() string {
 	return ""
 }
 
+// A key pair: HTTP Basic credentials appKey:appSecret.
 type KeyPair struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	AppKey     string                 `protobuf:"bytes,1,opt,name=app_key,json=appKey,proto3" json:"app_key,omitempty"`
@@ -658,6 +659,7 @@ func (x *StateFilter) GetInclude() []string {
 	return nil
 }
 
+// One page of workspaces.
 type ListWorkspacesResponse struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Workspaces []*Workspace           `protobuf:"bytes,1,rep,name=workspaces,proto3" json:"workspaces,omitempty"`
@@ -800,8 +802,9 @@ func (x *ListWorkspaceKeysRequest) GetId() string {
 }
 
 type ListWorkspaceKeysResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Keys          []*KeyPair             `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace's key pairs.
+	Keys          []*KeyPair `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -932,6 +935,8 @@ func (x *CreateWorkspaceRequest) GetProducts() []*Product {
 	return nil
 }
 
+// The new workspace's credentials: keep the secrets, they are shown again
+// only by the keys route.
 type CreateWorkspaceResponse struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	WorkspaceId       string                 `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
@@ -1787,22 +1792,22 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x14AuthenticateResponse\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x17\n" +
 	"\aapp_key\x18\x02 \x01(\tR\x06appKey\x12%\n" +
-	"\x04tags\x18\x03 \x03(\v2\x11.workspace.v1.TagR\x04tags2\x9f\t\n" +
-	"\x10WorkspaceService\x12m\n" +
-	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\x10\xb2\xe1\x18\f*\n" +
-	"Workspaces\x12i\n" +
-	"\fGetWorkspace\x12!.workspace.v1.GetWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"\x1d\xb2\xe1\x18\x19\x12\tNOT_FOUND \x01*\n" +
-	"Workspaces\x12\x81\x01\n" +
-	"\x11ListWorkspaceKeys\x12&.workspace.v1.ListWorkspaceKeysRequest\x1a'.workspace.v1.ListWorkspaceKeysResponse\"\x1b\xb2\xe1\x18\x17\x12\tNOT_FOUND*\n" +
-	"Workspaces\x12\x98\x01\n" +
-	"\x0fCreateWorkspace\x12$.workspace.v1.CreateWorkspaceRequest\x1a%.workspace.v1.CreateWorkspaceResponse\"8\xb2\xe1\x184\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT*\n" +
-	"Workspaces\x12\xa3\x01\n" +
-	"\x0fUpdateWorkspace\x12$.workspace.v1.UpdateWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"Q\xb2\xe1\x18M\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT\x12\x13PRECONDITION_FAILED\x18\x01 \x01*\n" +
-	"Workspaces\x12\xa3\x01\n" +
-	"\x0fDeleteWorkspace\x12$.workspace.v1.DeleteWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"Q\xb2\xe1\x18M\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT\x12\x13PRECONDITION_FAILED\x18\x01 \x01*\n" +
-	"Workspaces\x12\x90\x01\n" +
-	"\x11UndeleteWorkspace\x12&.workspace.v1.UndeleteWorkspaceRequest\x1a\x17.workspace.v1.Workspace\":\xb2\xe1\x186\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT \x01*\n" +
-	"Workspaces\x12U\n" +
+	"\x04tags\x18\x03 \x03(\v2\x11.workspace.v1.TagR\x04tags2\xa1\x16\n" +
+	"\x10WorkspaceService\x12\x83\x03\n" +
+	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\xa5\x02\xb2\xe1\x18\xa0\x02*\n" +
+	"Workspaces2\x0fList workspaces:\x80\x02The caller's workspace and every workspace it manages, active only, ordered by name (case-insensitive) then id. Pass `nextPageToken` back as `pageToken`, with the same filter, until it is empty. `POST` takes the filter as a body, `GET` as query parameters.\x12\xda\x01\n" +
+	"\fGetWorkspace\x12!.workspace.v1.GetWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"\x8d\x01\xb2\xe1\x18\x88\x01\x12\tNOT_FOUND \x01*\n" +
+	"Workspaces2\x0fGet a workspace:\\The caller's own workspace or one it manages; any other id, and a deleted workspace, is 404.\x12\x85\x02\n" +
+	"\x11ListWorkspaceKeys\x12&.workspace.v1.ListWorkspaceKeysRequest\x1a'.workspace.v1.ListWorkspaceKeysResponse\"\x9e\x01\xb2\xe1\x18\x99\x01\x12\tNOT_FOUND*\n" +
+	"Workspaces2\x1cList a workspace's key pairs:bEvery key pair of the workspace, secrets included: the server pair (REST access) and the LTI pair.\x12\xf3\x03\n" +
+	"\x0fCreateWorkspace\x12$.workspace.v1.CreateWorkspaceRequest\x1a%.workspace.v1.CreateWorkspaceResponse\"\x92\x03\xb2\xe1\x18\x8d\x03\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT*\n" +
+	"Workspaces2\x1aCreate a managed workspace:\xba\x02The new workspace is managed by the caller's workspace. The answer holds its registration code, its server key pair and its LTI key pair. Repeating the same request returns the same answer (200), so retries are safe; another body for an existing id is 409. A parent or product the caller may not use is 404 or 403.\x12\x82\x04\n" +
+	"\x0fUpdateWorkspace\x12$.workspace.v1.UpdateWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"\xaf\x03\xb2\xe1\x18\xaa\x03\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT\x12\x13PRECONDITION_FAILED\x18\x01 \x01*\n" +
+	"Workspaces2\x1aUpdate a managed workspace:\xbe\x02Fields absent from the body are kept; `parentWorkspaceId: null` clears the parent; the id cannot change. Only a workspace the caller manages may be updated (its own: 403). With `If-Match`, a workspace changed since it was read is 412; without it, concurrent changes are retried and, if they keep winning, answered 409.\x12\xbb\x03\n" +
+	"\x0fDeleteWorkspace\x12$.workspace.v1.DeleteWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"\xe8\x02\xb2\xe1\x18\xe3\x02\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT\x12\x13PRECONDITION_FAILED\x18\x01 \x01*\n" +
+	"Workspaces2\x1fSoft-delete a managed workspace:\xf2\x01The workspace leaves lists and gets, its key pairs stop authenticating and its SDK tokens are revoked; the record is kept and can be undeleted. Workspaces it manages stay, managed by the managers above it. Deleting a deleted workspace is 404.\x12\xb3\x02\n" +
+	"\x11UndeleteWorkspace\x12&.workspace.v1.UndeleteWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"\xdc\x01\xb2\xe1\x18\xd7\x01\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT \x01*\n" +
+	"Workspaces2\x1cUndelete a managed workspace:\x80\x01Its key pairs authenticate again; SDK tokens issued before are not revived. Undeleting an active workspace returns it unchanged.\x12U\n" +
 	"\fAuthenticate\x12!.workspace.v1.AuthenticateRequest\x1a\".workspace.v1.AuthenticateResponse\x12\\\n" +
 	"\x12GetWorkspaceStatus\x12'.workspace.v1.GetWorkspaceStatusRequest\x1a\x1d.workspace.v1.WorkspaceStatusBDZBgithub.com/liveproctor/workspaces/pkg/gen/workspace/v1;workspacev1b\x06proto3"
 
