@@ -10,8 +10,8 @@ import (
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/liveproctor/workspaces/pkg/grpcfault"
 	restv1 "github.com/liveproctor/workspaces/pkg/gen/rest/v1"
+	"github.com/liveproctor/workspaces/pkg/grpcfault"
 )
 
 // errorBodyMessage is the message every error answer is.
