@@ -230,6 +230,7 @@ func (g *generator) operation(m *protogen.Method, b binding) (string, *object, e
 	case restv1.Security_SECURITY_NONE:
 		op.set("security", []any{})
 	}
+	op.order("tags", "summary", "description", "operationId", "parameters", "requestBody")
 	return path, op, nil
 }
 

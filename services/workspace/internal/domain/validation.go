@@ -46,14 +46,16 @@ func CheckID(v *Violations, field, id string) {
 	}
 }
 
-// CheckName checks a display name and returns it trimmed: 1–200 characters
-// after trimming, no control characters.
+// CheckName checks a display name and returns it trimmed: at most 200
+// characters as sent (the published document can state no other bound), not
+// empty after trimming, no control characters.
 func CheckName(v *Violations, field, name string) string {
+	sent := utf8.RuneCountInString(name)
 	name = strings.TrimSpace(name)
-	switch n := utf8.RuneCountInString(name); {
-	case n == 0:
+	switch {
+	case name == "":
 		v.Add(field, "is required")
-	case n > maxNameLength:
+	case sent > maxNameLength:
 		v.Add(field, fmt.Sprintf("must be at most %d characters", maxNameLength))
 	case hasControl(name):
 		v.Add(field, "must not contain control characters")

@@ -60,6 +60,8 @@ func TestCheckName(t *testing.T) {
 		{"  Springfield  ", "Springfield", nil},
 		{strings.Repeat("é", 200), strings.Repeat("é", 200), nil},
 		{strings.Repeat("é", 201), strings.Repeat("é", 201), []string{"name"}},
+		// The bound is on the name as sent, as the OpenAPI document states it.
+		{" " + strings.Repeat("é", 200), strings.Repeat("é", 200), []string{"name"}},
 		{"   ", "", []string{"name"}},
 		{"", "", []string{"name"}},
 		{"tab\there", "tab\there", []string{"name"}},
