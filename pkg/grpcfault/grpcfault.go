@@ -1,5 +1,9 @@
 // Package grpcfault converts between fault errors and gRPC statuses: the one
 // table every gRPC port answers through, and its inverse for gRPC clients.
+//
+// Every status made from a fault names its kind in a google.rpc.ErrorInfo
+// (reason from the table, domain ErrorDomain), so a client or the gateway
+// reads the kind instead of guessing it from the code and other details.
 package grpcfault
 
 import (
@@ -10,40 +14,29 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 )
 
-// PreconditionETag is the PreconditionFailure violation type that marks a
-// FAILED_PRECONDITION as a stale etag, which REST answers with 412.
-const PreconditionETag = "ETAG"
-
 // RetryAfter is the delay suggested to callers of an unavailable or
 // throttled service, carried as RetryInfo and rendered as Retry-After.
 const RetryAfter = time.Second
 
-// internalMessage replaces the text of unexpected errors, which may hold
-// driver details or worse.
-const internalMessage = "internal error"
-
-var codeOfKind = map[fault.Kind]codes.Code{
-	fault.Internal:           codes.Internal,
-	fault.Invalid:            codes.InvalidArgument,
-	fault.Unauthenticated:    codes.Unauthenticated,
-	fault.PermissionDenied:   codes.PermissionDenied,
-	fault.NotFound:           codes.NotFound,
-	fault.Conflict:           codes.AlreadyExists,
-	fault.PreconditionFailed: codes.FailedPrecondition,
-	fault.TooLarge:           codes.ResourceExhausted,
-	fault.Throttled:          codes.ResourceExhausted,
-	fault.Unavailable:        codes.Unavailable,
-}
+// Fixed messages: internalMessage replaces the text of unexpected errors,
+// which may hold driver details or worse.
+const (
+	internalMessage = "internal error"
+	deadlineMessage = "the request deadline passed"
+	canceledMessage = "the request was canceled"
+)
 
 // Status converts err to a gRPC status error. A fault answers with its kind
 // and message (even when it wraps a status from another service); a bare
-// status error passes through; a context cancellation or deadline keeps its
-// own code; anything else becomes Internal with a fixed message.
+// status error passes through; a context deadline is DeadlineExceeded and a
+// cancellation keeps its own code; anything else is Internal with a fixed
+// message.
 func Status(err error) error {
 	if err == nil {
 		return nil
@@ -54,35 +47,34 @@ func Status(err error) error {
 		case isStatus(err):
 			return err
 		case errors.Is(err, context.DeadlineExceeded):
-			return status.Error(codes.DeadlineExceeded, "the request deadline passed")
+			e = fault.New(fault.DeadlineExceeded, deadlineMessage)
 		case errors.Is(err, context.Canceled):
-			return status.Error(codes.Canceled, "the request was canceled")
+			// No kind fits: the caller is gone and reads no answer.
+			return status.Error(codes.Canceled, canceledMessage)
+		default:
+			e = &fault.Error{Kind: fault.Internal}
 		}
-		return status.Error(codes.Internal, internalMessage)
 	}
-	code := codeOfKind[e.Kind]
+	spec := SpecOf(e.Kind)
 	message := e.Message
-	if e.Kind == fault.Internal {
+	if spec.Kind == fault.Internal {
 		message = internalMessage
 	}
-	st := status.New(code, message)
-	var details []*errdetails.BadRequest_FieldViolation
-	for _, f := range e.Fields {
-		details = append(details, &errdetails.BadRequest_FieldViolation{Field: f.Field, Description: f.Description})
+	details := []protoadapt.MessageV1{&errdetails.ErrorInfo{Reason: spec.Reason, Domain: ErrorDomain}}
+	switch spec.Kind {
+	case fault.Invalid:
+		if len(e.Fields) > 0 {
+			br := &errdetails.BadRequest{}
+			for _, f := range e.Fields {
+				br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: f.Field, Description: f.Description})
+			}
+			details = append(details, br)
+		}
+	case fault.Unavailable, fault.Throttled:
+		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(RetryAfter)})
 	}
-	var withDetails *status.Status
-	var derr error
-	switch {
-	case len(details) > 0:
-		withDetails, derr = st.WithDetails(&errdetails.BadRequest{FieldViolations: details})
-	case e.Kind == fault.PreconditionFailed:
-		withDetails, derr = st.WithDetails(&errdetails.PreconditionFailure{
-			Violations: []*errdetails.PreconditionFailure_Violation{{Type: PreconditionETag, Subject: "etag", Description: message}},
-		})
-	case e.Kind == fault.Unavailable || e.Kind == fault.Throttled:
-		withDetails, derr = st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(RetryAfter)})
-	}
-	if derr == nil && withDetails != nil {
+	st := status.New(spec.Code, message)
+	if withDetails, err := st.WithDetails(details...); err == nil {
 		st = withDetails
 	}
 	return st.Err()
@@ -96,8 +88,51 @@ func isStatus(err error) bool {
 	return ok
 }
 
+// KindOf returns the kind st names in its ErrorInfo, and false when st
+// carries no ErrorInfo of ErrorDomain with a known reason.
+func KindOf(st *status.Status) (fault.Kind, bool) {
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == ErrorDomain {
+			if spec, ok := SpecByReason(info.GetReason()); ok {
+				return spec.Kind, true
+			}
+		}
+	}
+	return fault.Internal, false
+}
+
+// KindOfCode is the kind of a status that names none: one the gRPC library
+// made (a connection failure, a deadline) or one from a foreign server. A
+// code that several kinds share gets the kind a foreign server most likely
+// means by it; FAILED_PRECONDITION says nothing of ETags, so it is Invalid
+// (HTTP 400) as Google's APIs answer it.
+func KindOfCode(c codes.Code) fault.Kind {
+	switch c {
+	case codes.InvalidArgument, codes.OutOfRange, codes.FailedPrecondition:
+		return fault.Invalid
+	case codes.Unauthenticated:
+		return fault.Unauthenticated
+	case codes.PermissionDenied:
+		return fault.PermissionDenied
+	case codes.NotFound:
+		return fault.NotFound
+	case codes.AlreadyExists:
+		return fault.Conflict
+	case codes.Aborted:
+		return fault.Aborted
+	case codes.ResourceExhausted:
+		return fault.Throttled
+	case codes.Unavailable:
+		return fault.Unavailable
+	case codes.DeadlineExceeded:
+		return fault.DeadlineExceeded
+	}
+	return fault.Internal
+}
+
 // Fault converts a status error received from another service back into a
-// fault error, so a client adapter can hand its caller the same kind.
+// fault error of the kind the status names, so a client adapter can hand
+// its caller the same kind; a status without ErrorInfo gets KindOfCode.
 func Fault(err error) error {
 	if err == nil {
 		return nil
@@ -106,24 +141,9 @@ func Fault(err error) error {
 	if !ok {
 		return err
 	}
-	kind := fault.Internal
-	switch st.Code() {
-	case codes.InvalidArgument, codes.OutOfRange:
-		kind = fault.Invalid
-	case codes.Unauthenticated:
-		kind = fault.Unauthenticated
-	case codes.PermissionDenied:
-		kind = fault.PermissionDenied
-	case codes.NotFound:
-		kind = fault.NotFound
-	case codes.AlreadyExists, codes.Aborted:
-		kind = fault.Conflict
-	case codes.FailedPrecondition:
-		kind = fault.PreconditionFailed
-	case codes.ResourceExhausted:
-		kind = fault.Throttled
-	case codes.Unavailable, codes.DeadlineExceeded:
-		kind = fault.Unavailable
+	kind, named := KindOf(st)
+	if !named {
+		kind = KindOfCode(st.Code())
 	}
 	e := &fault.Error{Kind: kind, Message: st.Message(), Cause: err}
 	for _, d := range st.Details() {

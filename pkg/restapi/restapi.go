@@ -1,7 +1,6 @@
 // Package restapi holds what the API's messages share across routes and
-// services: the error body of every failed request (the gateway writes it;
-// Go clients and the black-box tests read it with the same types) and the
-// one way times are written.
+// services: the one way times are written. The error body every failed
+// request gets is the proto message rest.v1.ErrorBody (pkg/gen/rest/v1).
 package restapi
 
 import "time"
@@ -15,31 +14,3 @@ func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
 
 // ParseTime reads a time written by FormatTime.
 func ParseTime(s string) (time.Time, error) { return time.Parse(TimeLayout, s) }
-
-// ErrorBody is the JSON of every error answer:
-//
-//	{"error":{"code":400,"status":"INVALID_ARGUMENT","message":"…",
-//	  "requestId":"…","details":[{"field":"…","description":"…"}]}}
-type ErrorBody struct {
-	Error Error `json:"error"`
-}
-
-// Error describes what went wrong.
-type Error struct {
-	// Code is the HTTP status.
-	Code int `json:"code"`
-	// Status is the gRPC code's name, such as INVALID_ARGUMENT.
-	Status string `json:"status"`
-	// Message is safe to show; it never holds secrets.
-	Message string `json:"message"`
-	// RequestID equals the response's X-Request-Id header.
-	RequestID string `json:"requestId"`
-	// Details names the fields of the request that are wrong; never null.
-	Details []FieldDetail `json:"details"`
-}
-
-// FieldDetail names a field of the request and what is wrong with it.
-type FieldDetail struct {
-	Field       string `json:"field"`
-	Description string `json:"description"`
-}

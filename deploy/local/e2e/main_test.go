@@ -16,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
 	"github.com/liveproctor/workspaces/deploy/local/stack"
-	"github.com/liveproctor/workspaces/pkg/restapi"
+	restv1 "github.com/liveproctor/workspaces/pkg/gen/rest/v1"
 )
 
 const (
@@ -184,27 +186,30 @@ func (r *response) object() map[string]any {
 
 // wantError checks status, the error shape and, when field is not empty,
 // that a detail names that field (or a field below it).
-func (r *response) wantError(status int, grpcStatus, field string) restapi.ErrorBody {
+func (r *response) wantError(status int, grpcStatus, field string) *restv1.ErrorBody {
 	r.t.Helper()
 	r.wantStatus(status)
-	var e restapi.ErrorBody
-	r.decode(&e)
-	if e.Error.Code != status || e.Error.Status != grpcStatus || e.Error.Message == "" {
+	var e restv1.ErrorBody
+	if err := protojson.Unmarshal(r.body, &e); err != nil {
+		r.t.Fatalf("%s: decode the error body %s: %v", r.what, r.body, err)
+	}
+	if e.GetError().GetCode() != int32(status) || e.GetError().GetStatus() != grpcStatus || e.GetError().GetMessage() == "" {
 		r.t.Fatalf("%s: error body %s, want code %d status %s and a message", r.what, r.body, status, grpcStatus)
 	}
-	if e.Error.RequestID == "" || e.Error.RequestID != r.header.Get("X-Request-Id") {
-		r.t.Fatalf("%s: requestId %q, X-Request-Id %q: want equal and set", r.what, e.Error.RequestID, r.header.Get("X-Request-Id"))
+	if id := e.GetError().GetRequestId(); id == "" || id != r.header.Get("X-Request-Id") {
+		r.t.Fatalf("%s: requestId %q, X-Request-Id %q: want equal and set", r.what, id, r.header.Get("X-Request-Id"))
 	}
 	if field != "" {
 		found := false
-		for _, d := range e.Error.Details {
-			found = found || d.Field == field || strings.HasPrefix(d.Field, field+".") || strings.HasPrefix(d.Field, field+"[")
+		for _, d := range e.GetError().GetDetails() {
+			f := d.GetField()
+			found = found || f == field || strings.HasPrefix(f, field+".") || strings.HasPrefix(f, field+"[")
 		}
 		if !found {
 			r.t.Fatalf("%s: no detail names %q: %s", r.what, field, r.body)
 		}
 	}
-	return e
+	return &e
 }
 
 // createResult is the create route's answer.

@@ -403,7 +403,7 @@ func TestRequestIDs(t *testing.T) {
 	}
 	r = asRoot(t).do(http.MethodGet, "/api/workspace/nope", nil, "X-Request-Id", "bad id with spaces <script>")
 	e := r.wantError(http.StatusNotFound, "NOT_FOUND", "")
-	if e.Error.RequestID == "bad id with spaces <script>" {
+	if e.GetError().GetRequestId() == "bad id with spaces <script>" {
 		t.Error("an insane request id was echoed")
 	}
 	r = anonymous(t).get("/no/such/route")

@@ -2,13 +2,13 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -16,10 +16,12 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/liveproctor/workspaces/pkg/basicauth"
+	"github.com/liveproctor/workspaces/pkg/fault"
+	restv1 "github.com/liveproctor/workspaces/pkg/gen/rest/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcfault"
-	"github.com/liveproctor/workspaces/pkg/restapi"
 )
 
 // Messages that replace texts which could reveal internals.
@@ -30,9 +32,12 @@ const (
 	msgCanceled    = "the request was canceled"
 )
 
-// defaultRetryAfter is suggested when an Unavailable answer carries no
-// RetryInfo.
+// defaultRetryAfter is suggested when a 429 or 503 carries no RetryInfo.
 const defaultRetryAfter = time.Second
+
+// errorJSON renders rest.v1.ErrorBody, the documented error shape. Unset
+// fields are written too, so details is always an array.
+var errorJSON = protojson.MarshalOptions{EmitUnpopulated: true}
 
 // apiError is an error answer before it is written: the HTTP status, the
 // gRPC code it stands for, a message safe to show, field details and any
@@ -41,16 +46,53 @@ type apiError struct {
 	httpStatus int
 	code       codes.Code
 	message    string
-	details    []restapi.FieldDetail
+	details    []*restv1.FieldViolation
 	header     http.Header
 }
 
-// newAPIError returns an error answer with the standard HTTP status for c.
-func newAPIError(c codes.Code, message string) apiError {
-	return apiError{httpStatus: runtime.HTTPStatusFromCode(c), code: c, message: message, header: http.Header{}}
+// newKindError returns an error answer of kind, with the HTTP status and
+// gRPC code of the kind's row in the one table (grpcfault.SpecOf).
+func newKindError(kind fault.Kind, message string) apiError {
+	spec := grpcfault.SpecOf(kind)
+	return apiError{httpStatus: spec.HTTPStatus, code: spec.Code, message: message, header: http.Header{}}
 }
 
-// write sends e in the error shape. X-Request-Id is already set by
+// newAPIError returns an error answer with the gRPC code c, as the kind c
+// stands for (grpcfault.KindOfCode).
+func newAPIError(c codes.Code, message string) apiError {
+	e := newKindError(grpcfault.KindOfCode(c), message)
+	e.code = c
+	return e
+}
+
+// writeKindError writes an error answer of kind with message and the
+// request's fields to blame, with the headers the kind calls for
+// (WWW-Authenticate on 401, Retry-After on 429 and 503).
+func writeKindError(w http.ResponseWriter, r *http.Request, kind fault.Kind, message string, details ...fault.FieldViolation) {
+	e := newKindError(kind, message)
+	for _, d := range details {
+		e.details = append(e.details, &restv1.FieldViolation{Field: d.Field, Description: d.Description})
+	}
+	e.addKindHeaders(r, kind, 0)
+	e.write(w, r)
+}
+
+// addKindHeaders sets the headers an answer of kind carries: the challenge
+// of a 401, and Retry-After on a 429 or 503 (retryAfter, or the default
+// when the answer suggests no delay).
+func (e *apiError) addKindHeaders(r *http.Request, kind fault.Kind, retryAfter time.Duration) {
+	switch kind {
+	case fault.Unauthenticated:
+		e.header.Set("WWW-Authenticate", challenge(r.URL.Path))
+	case fault.Throttled, fault.Unavailable:
+		if retryAfter <= 0 {
+			retryAfter = defaultRetryAfter
+		}
+		e.header.Set("Retry-After", strconv.Itoa(int(math.Ceil(retryAfter.Seconds()))))
+	}
+}
+
+// write sends e as a rest.v1.ErrorBody. X-Request-Id is already set by
 // withRequestID; it is set again in case a handler cleared the headers.
 func (e apiError) write(w http.ResponseWriter, r *http.Request) {
 	id := requestIDFrom(r.Context())
@@ -64,25 +106,30 @@ func (e apiError) write(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Del("Content-Length")
-	details := e.details
-	if details == nil {
-		details = []restapi.FieldDetail{}
+	// protojson refuses invalid UTF-8, which a message quoting the path
+	// or the body may hold.
+	details := make([]*restv1.FieldViolation, len(e.details))
+	for i, d := range e.details {
+		details[i] = &restv1.FieldViolation{Field: validUTF8(d.GetField()), Description: validUTF8(d.GetDescription())}
 	}
-	w.WriteHeader(e.httpStatus)
-	_ = json.NewEncoder(w).Encode(restapi.ErrorBody{Error: restapi.Error{
-		Code:      e.httpStatus,
+	body, err := errorJSON.Marshal(&restv1.ErrorBody{Error: &restv1.Error{
+		Code:      int32(e.httpStatus),
 		Status:    code.Code(e.code).String(),
-		Message:   e.message,
-		RequestID: id,
+		Message:   validUTF8(e.message),
+		RequestId: id,
 		Details:   details,
 	}})
+	w.WriteHeader(e.httpStatus)
+	if err == nil {
+		_, _ = w.Write(body)
+	}
 }
+
+func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 // writeTooLarge answers 413 for a body over max bytes.
 func writeTooLarge(w http.ResponseWriter, r *http.Request, max int64) {
-	e := newAPIError(codes.ResourceExhausted, fmt.Sprintf("the request body exceeds %d bytes", max))
-	e.httpStatus = http.StatusRequestEntityTooLarge
-	e.write(w, r)
+	writeKindError(w, r, fault.TooLarge, fmt.Sprintf("the request body exceeds %d bytes", max))
 }
 
 // errorHandler writes every gRPC and gateway error in the error shape.
@@ -110,94 +157,80 @@ func (h *errorHandler) handle(ctx context.Context, _ *runtime.ServeMux, _ runtim
 	e.write(w, r)
 }
 
-// fromError maps err, normally a gRPC status, to an error answer.
+// fromError maps err, normally a gRPC status, to an error answer. The kind
+// is the one the status names in its ErrorInfo; a status without one (the
+// gRPC library's own, such as a failed connection) has the kind of its code.
 func (h *errorHandler) fromError(r *http.Request, err error) apiError {
-	httpStatus := 0
 	var hse *runtime.HTTPStatusError
 	if errors.As(err, &hse) {
-		httpStatus, err = hse.HTTPStatus, hse.Err
+		return routeError(r, hse.HTTPStatus)
 	}
 	st := status.Convert(err)
-	e := newAPIError(st.Code(), st.Message())
-	if httpStatus != 0 {
-		e.httpStatus = httpStatus
+	kind, named := grpcfault.KindOf(st)
+	if !named {
+		kind = grpcfault.KindOfCode(st.Code())
 	}
+	e := newKindError(kind, st.Message())
+	e.code = st.Code()
 
 	retryAfter := time.Duration(0)
 	for _, d := range st.Details() {
 		switch d := d.(type) {
 		case *errdetails.BadRequest:
 			for _, v := range d.GetFieldViolations() {
-				e.details = append(e.details, restapi.FieldDetail{Field: v.GetField(), Description: v.GetDescription()})
-			}
-		case *errdetails.PreconditionFailure:
-			for _, v := range d.GetViolations() {
-				if st.Code() == codes.FailedPrecondition && v.GetType() == grpcfault.PreconditionETag {
-					e.httpStatus = http.StatusPreconditionFailed
-				}
+				e.details = append(e.details, &restv1.FieldViolation{Field: v.GetField(), Description: v.GetDescription()})
 			}
 		case *errdetails.RetryInfo:
 			retryAfter = d.GetRetryDelay().AsDuration()
 		}
 	}
 
-	switch st.Code() {
-	case codes.InvalidArgument:
+	switch {
+	case st.Code() == codes.Canceled:
+		// The caller has gone; no kind fits and no one reads the answer.
+		e.httpStatus = runtime.HTTPStatusFromCode(codes.Canceled)
+		e.message = msgCanceled
+	case kind == fault.Invalid:
 		if de := stateFrom(r.Context()).decodeErr; de != nil {
 			e.message = de.message
 			if de.field != "" {
-				e.details = append(e.details, restapi.FieldDetail{Field: de.field, Description: de.description})
+				e.details = append(e.details, &restv1.FieldViolation{Field: de.field, Description: de.description})
 			}
 		}
-	case codes.Unauthenticated:
-		e.header.Set("WWW-Authenticate", challenge(r.URL.Path))
-	case codes.ResourceExhausted:
-		// The services send RetryInfo with a rate limit (429) and none
-		// with a size limit, which is 413 like the gateway's own.
-		if retryAfter <= 0 {
-			e.httpStatus = http.StatusRequestEntityTooLarge
-			break
-		}
-		e.header.Set("Retry-After", strconv.Itoa(int(math.Ceil(retryAfter.Seconds()))))
-	case codes.Unavailable:
-		if retryAfter <= 0 {
-			// No RetryInfo: the failure is the connection to the
-			// backend, whose text names addresses.
-			retryAfter = defaultRetryAfter
-			h.logger.Warn("backend unavailable", "request_id", requestIDFrom(r.Context()), "error", st.Message())
-			e.message = msgUnavailable
-		}
-		e.header.Set("Retry-After", strconv.Itoa(int(math.Ceil(retryAfter.Seconds()))))
-	case codes.DeadlineExceeded:
+	case kind == fault.Unavailable && !named:
+		// Not a service's answer: the connection to the backend failed,
+		// and the text names addresses.
+		h.logger.Warn("backend unavailable", "request_id", requestIDFrom(r.Context()), "error", st.Message())
+		e.message = msgUnavailable
+	case kind == fault.DeadlineExceeded && !named:
 		e.message = msgDeadline
-	case codes.Canceled:
-		e.message = msgCanceled
-	case codes.Internal, codes.Unknown, codes.DataLoss:
+	case kind == fault.Internal:
 		h.logger.Error("request failed", "request_id", requestIDFrom(r.Context()),
 			"code", code.Code(st.Code()).String(), "error", st.Message())
 		e.message = msgInternal
 		e.details = nil
 	}
+	e.addKindHeaders(r, kind, retryAfter)
 	return e
 }
 
-// routingError is the runtime.RoutingErrorHandlerFunc: no route (404), a
-// route without this method (405) or a malformed path (400), in the error
-// shape.
+// routingError is the runtime.RoutingErrorHandlerFunc.
 func routingError(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
-	var e apiError
+	routeError(r, httpStatus).write(w, r)
+}
+
+// routeError is the answer when grpc-gateway finds no handler: no route
+// (404), a route without this method (405) or a malformed path (400).
+func routeError(r *http.Request, httpStatus int) apiError {
 	switch httpStatus {
 	case http.StatusNotFound:
-		e = newAPIError(codes.NotFound, fmt.Sprintf("no route matches %s %s", r.Method, r.URL.Path))
+		return newKindError(fault.NotFound, fmt.Sprintf("no route matches %s %s", r.Method, r.URL.Path))
 	case http.StatusMethodNotAllowed:
-		e = newAPIError(codes.Unimplemented, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+		return newKindError(fault.MethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
 	case http.StatusBadRequest:
-		e = newAPIError(codes.InvalidArgument, "the request path is malformed")
-	default:
-		e = newAPIError(codes.Internal, msgInternal)
+		return newKindError(fault.Invalid, "the request path is malformed")
 	}
-	e.httpStatus = httpStatus
-	e.write(w, r)
+	return newKindError(fault.Internal, msgInternal)
 }
 
 // bearerChallenge answers the session routes, which take the SDK token.

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -9,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/liveproctor/workspaces/pkg/restapi"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	restv1 "github.com/liveproctor/workspaces/pkg/gen/rest/v1"
 )
 
 func TestPanicBecomesInternalError(t *testing.T) {
@@ -26,13 +27,13 @@ func TestPanicBecomesInternalError(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	var got restapi.ErrorBody
-	if err := json.Unmarshal(body, &got); err != nil {
+	var got restv1.ErrorBody
+	if err := protojson.Unmarshal(body, &got); err != nil {
 		t.Fatal(err)
 	}
 	id := resp.Header.Get(RequestIDHeader)
-	if resp.StatusCode != 500 || got.Error.Status != "INTERNAL" || got.Error.Message != msgInternal ||
-		id == "" || got.Error.RequestID != id || got.Error.Details == nil {
+	if resp.StatusCode != 500 || got.GetError().GetStatus() != "INTERNAL" || got.GetError().GetMessage() != msgInternal ||
+		id == "" || got.GetError().GetRequestId() != id || !strings.Contains(string(body), `"details":[]`) {
 		t.Errorf("got %d %s", resp.StatusCode, body)
 	}
 	if !strings.Contains(logs.String(), "panic serving request") || !strings.Contains(logs.String(), "status=500") {

@@ -4,30 +4,29 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	restv1 "github.com/liveproctor/workspaces/pkg/gen/rest/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcfault"
-	"github.com/liveproctor/workspaces/pkg/restapi"
 )
 
-// checkError asserts an answer is an error in the shape with the given
-// HTTP status and gRPC status name, and returns it.
-func checkError(t *testing.T, resp *http.Response, body []byte, wantHTTP int, wantStatus string) restapi.Error {
+// checkError asserts an answer is a rest.v1.ErrorBody with the given HTTP
+// status and gRPC status name, and returns its error.
+func checkError(t *testing.T, resp *http.Response, body []byte, wantHTTP int, wantStatus string) *restv1.Error {
 	t.Helper()
 	if resp.StatusCode != wantHTTP {
 		t.Errorf("HTTP status = %d, want %d; body %s", resp.StatusCode, wantHTTP, body)
@@ -36,23 +35,30 @@ func checkError(t *testing.T, resp *http.Response, body []byte, wantHTTP int, wa
 		t.Errorf("Content-Type = %q", ct)
 	}
 	var raw struct {
-		Error json.RawMessage `json:"error"`
+		Error map[string]json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil || raw.Error == nil {
 		t.Fatalf("body %s is not the error shape: %v", body, err)
 	}
-	if !bytes.Contains(raw.Error, []byte(`"details":[`)) {
+	if keys := slices.Sorted(maps.Keys(raw.Error)); !slices.Equal(keys, []string{"code", "details", "message", "requestId", "status"}) {
+		t.Errorf("error fields %q, want code, status, message, requestId and details", keys)
+	}
+	if d := raw.Error["details"]; !bytes.HasPrefix(d, []byte("[")) {
 		t.Errorf("details is not an array: %s", body)
 	}
-	var p restapi.Error
-	if err := json.Unmarshal(raw.Error, &p); err != nil {
-		t.Fatal(err)
+	if c := raw.Error["code"]; !bytes.Equal(c, []byte(strconv.Itoa(wantHTTP))) {
+		t.Errorf("code is %s, want the number %d", c, wantHTTP)
 	}
-	if p.Code != wantHTTP || p.Status != wantStatus {
-		t.Errorf("error = %d %s, want %d %s (%s)", p.Code, p.Status, wantHTTP, wantStatus, body)
+	var got restv1.ErrorBody
+	if err := protojson.Unmarshal(body, &got); err != nil {
+		t.Fatalf("body %s: %v", body, err)
 	}
-	if id := resp.Header.Get("X-Request-Id"); id == "" || p.RequestID != id {
-		t.Errorf("requestId %q, header %q", p.RequestID, id)
+	p := got.GetError()
+	if p.GetCode() != int32(wantHTTP) || p.GetStatus() != wantStatus {
+		t.Errorf("error = %d %s, want %d %s (%s)", p.GetCode(), p.GetStatus(), wantHTTP, wantStatus, body)
+	}
+	if id := resp.Header.Get("X-Request-Id"); id == "" || p.GetRequestId() != id {
+		t.Errorf("requestId %q, header %q", p.GetRequestId(), id)
 	}
 	return p
 }
@@ -108,8 +114,8 @@ func TestRequestID(t *testing.T) {
 
 	// Errors carry it too, including routing errors.
 	resp, body := e.do(t, http.MethodGet, "/nope", nil, map[string]string{"X-Request-Id": sane})
-	if p := checkError(t, resp, body, 404, "NOT_FOUND"); p.RequestID != sane {
-		t.Errorf("requestId %q", p.RequestID)
+	if p := checkError(t, resp, body, 404, "NOT_FOUND"); p.GetRequestId() != sane {
+		t.Errorf("requestId %q", p.GetRequestId())
 	}
 }
 
@@ -249,57 +255,6 @@ func TestBodyTooLarge(t *testing.T) {
 	}
 }
 
-func TestStatusMapping(t *testing.T) {
-	etagFailure, _ := status.New(codes.FailedPrecondition, "the workspace changed").WithDetails(
-		&errdetails.PreconditionFailure{Violations: []*errdetails.PreconditionFailure_Violation{{Type: grpcfault.PreconditionETag, Subject: "etag"}}})
-	retry, _ := status.New(codes.Unavailable, "store down").WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(2500 * time.Millisecond)})
-	tests := []struct {
-		name       string
-		err        error
-		wantHTTP   int
-		wantStatus string
-		header     map[string]string
-		message    string
-	}{
-		{"etag precondition", etagFailure.Err(), 412, "FAILED_PRECONDITION", nil, "the workspace changed"},
-		{"etag precondition via grpcfault", grpcfault.Status(fault.New(fault.PreconditionFailed, "stale")), 412, "FAILED_PRECONDITION", nil, "stale"},
-		{"other precondition", status.Error(codes.FailedPrecondition, "cycle"), 400, "FAILED_PRECONDITION", nil, "cycle"},
-		{"unauthenticated", status.Error(codes.Unauthenticated, "bad credentials"), 401, "UNAUTHENTICATED",
-			map[string]string{"WWW-Authenticate": `Basic realm="workspaces"`}, "bad credentials"},
-		{"unavailable with retry info", retry.Err(), 503, "UNAVAILABLE", map[string]string{"Retry-After": "3"}, "store down"},
-		{"throttled", grpcfault.Status(fault.New(fault.Throttled, "slow down")), 429, "RESOURCE_EXHAUSTED",
-			map[string]string{"Retry-After": "1"}, "slow down"},
-		{"too large", grpcfault.Status(fault.New(fault.TooLarge, "too many rows")), 413, "RESOURCE_EXHAUSTED", nil, "too many rows"},
-		{"not found", status.Error(codes.NotFound, "workspace not found"), 404, "NOT_FOUND", nil, "workspace not found"},
-		{"forbidden", status.Error(codes.PermissionDenied, "no"), 403, "PERMISSION_DENIED", nil, "no"},
-		{"internal", status.Error(codes.Internal, "mongo at 10.0.0.7 said no"), 500, "INTERNAL", nil, "internal error"},
-		{"unknown", io.ErrUnexpectedEOF, 500, "UNKNOWN", nil, "internal error"},
-	}
-	e := newEnv(t, options{})
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e.workspaces.err = tt.err
-			resp, body := e.do(t, http.MethodGet, "/api/workspace/w1", nil, nil)
-			p := checkError(t, resp, body, tt.wantHTTP, tt.wantStatus)
-			if p.Message != tt.message {
-				t.Errorf("message %q, want %q", p.Message, tt.message)
-			}
-			for k, v := range tt.header {
-				if got := resp.Header.Get(k); got != v {
-					t.Errorf("%s = %q, want %q", k, got, v)
-				}
-			}
-		})
-	}
-
-	e.workspaces.err = grpcfault.Status(fault.InvalidFields([]fault.FieldViolation{{Field: "type", Description: "must be DISTRICT or CAMPUS"}}))
-	resp, body := e.do(t, http.MethodGet, "/api/workspace/w1", nil, nil)
-	p := checkError(t, resp, body, 400, "INVALID_ARGUMENT")
-	if len(p.Details) != 1 || p.Details[0].Field != "type" || p.Details[0].Description != "must be DISTRICT or CAMPUS" {
-		t.Errorf("details %+v", p.Details)
-	}
-}
-
 func TestBackendDownAndDeadline(t *testing.T) {
 	e := newEnv(t, options{workspaceDown: true})
 	resp, body := e.do(t, http.MethodGet, "/api/workspace/w1", nil, nil)
@@ -319,14 +274,6 @@ func TestBackendDownAndDeadline(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("answered after %v", d)
 	}
-}
-
-func TestRoutingErrors(t *testing.T) {
-	e := newEnv(t, options{})
-	resp, body := e.do(t, http.MethodGet, "/api/nothing/here", nil, nil)
-	checkError(t, resp, body, 404, "NOT_FOUND")
-	resp, body = e.do(t, http.MethodPatch, "/api/workspace/w1", strings.NewReader(`{}`), nil)
-	checkError(t, resp, body, 405, "UNIMPLEMENTED")
 }
 
 func TestResponses(t *testing.T) {

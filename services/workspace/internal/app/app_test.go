@@ -28,11 +28,17 @@ type fixture struct {
 
 func newFixture(t testing.TB, opts ...app.Option) *fixture {
 	t.Helper()
+	return newFixtureOn(t, memstore.New(), opts...)
+}
+
+// newFixtureOn is newFixture over repo.
+func newFixtureOn(t testing.TB, repo domain.Repository, opts ...app.Option) *fixture {
+	t.Helper()
 	box, err := secretbox.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := app.New(memstore.New(), box, app.Settings{LTIBaseURL: "https://lti.test"}, opts...)
+	a := app.New(repo, box, app.Settings{LTIBaseURL: "https://lti.test"}, opts...)
 	ctx := context.Background()
 	if _, err := a.Bootstrap(ctx, app.BootstrapConfig{
 		WorkspaceID: "root", Name: "Root", Products: []string{"pub/math", "pub/ela"},

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -32,6 +33,27 @@ type UpdateInput struct {
 // updateAttempts bounds re-reads when a concurrent writer changed the
 // workspace between read and write (only without If-Match).
 const updateAttempts = 3
+
+// errConcurrentChanges answers a change without If-Match that lost the race
+// to concurrent writers on every attempt. The caller set no precondition,
+// so this is not 412: reading again and retrying may succeed.
+var errConcurrentChanges = fault.New(fault.Aborted,
+	"the workspace kept changing under concurrent requests: read it again and retry")
+
+// retryUpdate decides what a failed repository Update means on the given
+// attempt: nil to read the workspace again and retry, else the error to
+// answer. With If-Match the caller's revision is gone, which is 412 at once.
+func retryUpdate(op string, err error, ifMatch string, attempt int) error {
+	switch {
+	case !errors.Is(err, domain.ErrRevisionChanged):
+		return fmt.Errorf("%s: %w", op, err)
+	case ifMatch != "":
+		return errStaleETag
+	case attempt >= updateAttempts:
+		return errConcurrentChanges
+	}
+	return nil
+}
 
 // UpdateWorkspace applies in to a workspace the caller manages.
 func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in UpdateInput) (*domain.Workspace, error) {
@@ -101,15 +123,11 @@ func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in Upda
 		}
 		w.UpdatedAt = a.timestamp()
 		err = a.repo.Update(ctx, w)
-		switch {
-		case err == nil:
+		if err == nil {
 			return w, nil
-		case errors.Is(err, domain.ErrRevisionChanged) && in.IfMatch == "" && attempt < updateAttempts:
-			continue
-		case errors.Is(err, domain.ErrRevisionChanged) && in.IfMatch != "":
-			return nil, errStaleETag
-		default:
-			return nil, fmt.Errorf("update workspace: %w", err)
+		}
+		if err := retryUpdate("update workspace", err, in.IfMatch, attempt); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -139,19 +157,15 @@ func (a *App) setDeleted(ctx context.Context, caller domain.Caller, id, ifMatch 
 			w.DeletedAt = time.Time{}
 		}
 		err = a.repo.Update(ctx, w)
-		switch {
-		case err == nil:
+		if err == nil {
 			a.forgetKeys(w)
 			if deleted && a.revoker != nil {
 				a.revoker.RevokeWorkspaceTokens(w.ID)
 			}
 			return w, nil
-		case errors.Is(err, domain.ErrRevisionChanged) && ifMatch == "" && attempt < updateAttempts:
-			continue
-		case errors.Is(err, domain.ErrRevisionChanged):
-			return nil, errStaleETag
-		default:
-			return nil, fmt.Errorf("save workspace: %w", err)
+		}
+		if err := retryUpdate("save workspace", err, ifMatch, attempt); err != nil {
+			return nil, err
 		}
 	}
 }

@@ -51,11 +51,11 @@ func (c *Client) Status(ctx context.Context, authorization, workspaceID string) 
 
 // remoteError keeps the workspace service's answers to the caller
 // (credentials, visibility) and hides transport details behind a plain
-// "unavailable".
+// "unavailable", which is also what a call past its timeout means here.
 func remoteError(err error) error {
 	f := grpcfault.Fault(err)
 	switch fault.KindOf(f) {
-	case fault.Unavailable:
+	case fault.Unavailable, fault.DeadlineExceeded:
 		return fault.Wrap(fault.Unavailable, err, "the workspace service is unavailable; retry shortly")
 	case fault.Internal:
 		return fault.Wrap(fault.Internal, err, "internal error")
