@@ -22,13 +22,14 @@ type ctxKey int
 const stateKey ctxKey = iota
 
 // requestState is what the middlewares learn about one request and the
-// error handler needs later: its id, and what went wrong reading its body.
-// It is only touched by the goroutine serving the request.
+// error handler needs later: its id, and what went wrong reading its body
+// or query. It is only touched by the goroutine serving the request.
 type requestState struct {
 	id string
 	// bodyTooLarge is set once reading the body hit the size limit.
 	bodyTooLarge bool
-	// decodeErr is the reason the body could not be decoded, if it could not.
+	// decodeErr is the reason the body or query could not be decoded, if
+	// it could not.
 	decodeErr *decodeError
 	// route is the pattern the mux matched, for metrics; empty if none.
 	route string

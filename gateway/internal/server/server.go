@@ -108,9 +108,14 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
 		runtime.WithOutgoingTrailerMatcher(dropHeader),
 		runtime.WithMetadata(requestMetadata),
-		runtime.WithErrorHandler(errs.handle),
+		runtime.WithErrorHandler(func(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+			noteQueryError(r, err) // a refused query parameter's name, which err has lost
+			errs.handle(ctx, mux, m, w, r, err)
+		}),
 		runtime.WithRoutingErrorHandler(routingError),
 		runtime.WithDisablePathLengthFallback(),
+		// grpc-gateway keeps one query parser for the whole process.
+		runtime.SetQueryParameterParser(queryParser{}),
 		runtime.WithMiddlewares(recordRoute),
 	)
 	ctx := context.Background()
