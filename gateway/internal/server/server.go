@@ -152,12 +152,15 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 }
 
 // recordRoute notes the matched route pattern for the metrics, which must
-// not be labelled by raw paths (one series per workspace id).
+// not be labelled by raw paths (one series per workspace id), and the path
+// parameters for the body decoder.
 func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		state := stateFrom(r.Context())
 		if pattern, ok := runtime.HTTPPattern(r.Context()); ok {
-			stateFrom(r.Context()).route = pattern.String()
+			state.route = pattern.String()
 		}
+		state.pathParams = params
 		next(w, r, params)
 	}
 }
