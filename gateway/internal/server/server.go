@@ -116,7 +116,7 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 		runtime.WithDisablePathLengthFallback(),
 		// grpc-gateway keeps one query parser for the whole process.
 		runtime.SetQueryParameterParser(queryParser{}),
-		runtime.WithMiddlewares(recordRoute),
+		runtime.WithMiddlewares(recordRoute, requireJSON),
 	)
 	ctx := context.Background()
 	if err := workspacev1.RegisterWorkspaceServiceHandlerClient(ctx, mux, workspacev1.NewWorkspaceServiceClient(workspaceConn)); err != nil {
