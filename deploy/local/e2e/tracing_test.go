@@ -80,6 +80,7 @@ func TestALoginIsOneTraceAcrossEveryComponent(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, s.GatewayURL+"/api/login/sdk",
 		strings.NewReader(`{"email":"ada@example.com","workspaceId":"root"}`))
 	req.SetBasicAuth(rootKey, rootSecret)
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

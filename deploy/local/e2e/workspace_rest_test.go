@@ -363,6 +363,116 @@ func TestListPagesWalkEveryWorkspaceOnce(t *testing.T) {
 	}
 }
 
+// GET /api/workspaces takes the POST body's fields as query parameters, by
+// their documented names, and lists exactly what the POST lists.
+func TestListQueryFiltersLikeBody(t *testing.T) {
+	root := asRoot(t)
+	tenant := root.create(unique(t, "tenant"), nil)
+	asTenant := tenant.server(t)
+	for i, state := range []string{"US-CA", "US-CA", "US-NY", "US-TX"} {
+		asTenant.create(fmt.Sprintf("%s-%d", tenant.WorkspaceID, i), map[string]any{"name": fmt.Sprintf("Lincoln %d", i),
+			"type": "CAMPUS", "address": map[string]any{"state": state, "country": "US"}})
+	}
+	ids := func(r *response) []string {
+		var page struct{ Workspaces []workspace }
+		r.ok(&page)
+		out := []string{}
+		for _, w := range page.Workspaces {
+			out = append(out, w.ID)
+		}
+		return out
+	}
+	cases := []struct {
+		query string
+		body  map[string]any
+		want  int
+	}{
+		{"filter.address.state.include=US-CA", map[string]any{"filter": map[string]any{"address.state": map[string]any{"include": []string{"US-CA"}}}}, 2},
+		{"filter.address.state.include=US-CA&filter.address.state.include=US-TX", map[string]any{"filter": map[string]any{"address.state": map[string]any{"include": []string{"US-CA", "US-TX"}}}}, 3},
+		{"filter.address.state.include=US-ZZ", map[string]any{"filter": map[string]any{"address.state": map[string]any{"include": []string{"US-ZZ"}}}}, 0},
+		{"filter.search=lincoln&filter.address.state.include=US-NY", map[string]any{"filter": map[string]any{"search": "lincoln", "address.state": map[string]any{"include": []string{"US-NY"}}}}, 1},
+		{"filter.search=lincoln&pageSize=2", map[string]any{"filter": map[string]any{"search": "lincoln"}, "pageSize": 2}, 2},
+	}
+	for _, c := range cases {
+		got := ids(asTenant.get("/api/workspaces?" + c.query))
+		want := ids(asTenant.post("/api/workspaces", c.body))
+		if !slices.Equal(got, want) || len(got) != c.want {
+			t.Errorf("GET ?%s lists %q, POST lists %q; want %d", c.query, got, want, c.want)
+		}
+	}
+
+	// pageSize has presence: 0 is refused, not taken as "the default".
+	asTenant.get("/api/workspaces?pageSize=0").wantError(http.StatusBadRequest, "INVALID_ARGUMENT", "pageSize")
+	asTenant.post("/api/workspaces", map[string]any{"pageSize": 0}).wantError(http.StatusBadRequest, "INVALID_ARGUMENT", "pageSize")
+
+	// Only the documented names: no proto names, nothing unknown.
+	for _, query := range []string{"filter.address_state.include=US-CA", "page_size=1", "pagesize=1", "colour=red"} {
+		name, _, _ := strings.Cut(query, "=")
+		e := asTenant.get("/api/workspaces?"+query).wantError(http.StatusBadRequest, "INVALID_ARGUMENT", name)
+		if e.Error.Details[0].Description != "unknown query parameter" {
+			t.Errorf("?%s: %+v", query, e.Error.Details)
+		}
+	}
+	asTenant.get("/api/workspaces?pageSize=x").wantError(http.StatusBadRequest, "INVALID_ARGUMENT", "pageSize")
+	asTenant.get("/api/workspaces?pageSize=1&pageSize=2").wantError(http.StatusBadRequest, "INVALID_ARGUMENT", "pageSize")
+}
+
+func TestUnknownQueryParametersAreRefusedOnEveryRoute(t *testing.T) {
+	root := asRoot(t)
+	id := root.create(unique(t, "d"), nil).WorkspaceID
+	root.get("/api/workspace/"+id+"?verbose=true").wantError(http.StatusBadRequest, "INVALID_ARGUMENT", "verbose")
+	root.get("/api/workspace/"+id+"/keys?verbose=true").wantError(http.StatusBadRequest, "INVALID_ARGUMENT", "verbose")
+	root.put("/api/workspace/"+id+"?name=x", `{}`).wantError(http.StatusBadRequest, "INVALID_ARGUMENT", "name")
+	root.post("/api/workspace/"+id+":undelete?force=true", nil).wantError(http.StatusBadRequest, "INVALID_ARGUMENT", "force")
+}
+
+// A PUT body names only the documented fields, and may repeat the path's
+// id but not change it.
+func TestUpdateBodyIsWhatTheDocumentSays(t *testing.T) {
+	root := asRoot(t)
+	id := unique(t, "w")
+	root.create(id, nil)
+	path := "/api/workspace/" + id
+
+	e := root.put(path, map[string]any{"id": "other", "name": "Renamed"}).wantError(http.StatusBadRequest, "INVALID_ARGUMENT", "id")
+	if d := e.Error.Details[0]; d.Field != "id" || d.Description != "the identifier cannot be modified" {
+		t.Errorf("details %+v", e.Error.Details)
+	}
+	var w workspace
+	root.put(path, map[string]any{"id": id, "name": "Renamed"}).ok(&w)
+	if w.ID != id || w.Name != "Renamed" {
+		t.Fatalf("after an update repeating the id: %+v", w)
+	}
+
+	// gRPC-only fields and proto names are not part of the REST body.
+	etag := root.get(path).header.Get("ETag")
+	for field, body := range map[string]any{
+		"etag":                map[string]any{"name": "X", "etag": etag},
+		"updateMask":          map[string]any{"name": "X", "updateMask": "type"},
+		"parent_workspace_id": map[string]any{"parent_workspace_id": nil},
+	} {
+		e := root.put(path, body).wantError(http.StatusBadRequest, "INVALID_ARGUMENT", field)
+		if e.Error.Details[0].Description != "unknown field" {
+			t.Errorf("%s: %+v", field, e.Error.Details)
+		}
+	}
+	if root.get(path).ok(&w); w.Name != "Renamed" {
+		t.Fatalf("a refused update changed the workspace: %+v", w)
+	}
+}
+
+// A body declared as anything but JSON is 415, before it is read.
+func TestBodiesMustBeJSON(t *testing.T) {
+	root := asRoot(t)
+	id := unique(t, "w")
+	root.create(id, nil)
+	root.do(http.MethodPut, "/api/workspace/"+id, `{"name":"Plain"}`, "Content-Type", "text/plain").
+		wantError(http.StatusUnsupportedMediaType, "INVALID_ARGUMENT", "")
+	root.do(http.MethodPost, "/api/workspace", `id=x&name=y&type=CAMPUS`, "Content-Type", "application/x-www-form-urlencoded").
+		wantError(http.StatusUnsupportedMediaType, "INVALID_ARGUMENT", "")
+	root.do(http.MethodPut, "/api/workspace/"+id, `{"name":"Charset"}`, "Content-Type", "application/json; charset=utf-8").ok(nil)
+}
+
 func TestDeleteHidesAndStopsKeysUndeleteRestores(t *testing.T) {
 	root := asRoot(t)
 	res := root.create(unique(t, "d"), nil)

@@ -43,11 +43,11 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// recordDecodeError notes why a body failed to decode when the body is one
-// limitBody installed; the generated handlers flatten the error to text, so
-// this is how its structure reaches the error handler.
-func recordDecodeError(body io.Reader, err *decodeError) {
+// bodyState returns the state of the request whose body is body, when
+// limitBody installed it, or nil.
+func bodyState(body io.Reader) *requestState {
 	if b, ok := body.(*limitedBody); ok {
-		b.state.decodeErr = err
+		return b.state
 	}
+	return nil
 }

@@ -34,6 +34,7 @@ type fakeWorkspaces struct {
 	mu     sync.Mutex
 	md     metadata.MD
 	update *workspacev1.UpdateWorkspaceRequest
+	list   *workspacev1.ListWorkspacesRequest
 
 	// Canned answers, set before the calls.
 	workspace *workspacev1.Workspace
@@ -84,6 +85,25 @@ func (f *fakeWorkspaces) ListWorkspaceKeys(ctx context.Context, _ *workspacev1.L
 		return nil, err
 	}
 	return &workspacev1.ListWorkspaceKeysResponse{Keys: f.keys}, nil
+}
+
+func (f *fakeWorkspaces) ListWorkspaces(ctx context.Context, req *workspacev1.ListWorkspacesRequest) (*workspacev1.ListWorkspacesResponse, error) {
+	f.mu.Lock()
+	f.list = req
+	f.mu.Unlock()
+	if err := f.answer(ctx); err != nil {
+		return nil, err
+	}
+	return &workspacev1.ListWorkspacesResponse{}, nil
+}
+
+// listed returns the last list request received, and forgets it.
+func (f *fakeWorkspaces) listed() *workspacev1.ListWorkspacesRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	req := f.list
+	f.list = nil
+	return req
 }
 
 func (f *fakeWorkspaces) received() (metadata.MD, *workspacev1.UpdateWorkspaceRequest) {

@@ -14,8 +14,9 @@ import (
 
 // jsonMarshaler renders responses like runtime.JSONPb and decodes request
 // bodies more strictly: the whole (size-capped) body must be one JSON
-// object of the request message, with no unknown fields and nothing after
-// it. Decoding also fills update masks from the body's keys (updatemask.go).
+// object naming only the request message's documented fields
+// (bodycheck.go), with nothing after it. Decoding also fills update masks
+// from the body's keys (updatemask.go).
 type jsonMarshaler struct {
 	*runtime.JSONPb
 }
@@ -45,22 +46,36 @@ func (m *jsonMarshaler) decode(r io.Reader, v any) error {
 	if !isProto {
 		return m.JSONPb.Unmarshal(data, v)
 	}
+	// The request's state, when r is its body, holds the path parameters
+	// and takes the reason for a refusal, which the generated handlers
+	// flatten to text, to the error handler.
+	state := bodyState(r)
+	var bound map[string]string
+	if state != nil {
+		bound = state.pathParams
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		if err := fillUpdateMask(msg, nil); err != nil {
-			return err
-		}
+		fillUpdateMask(msg, nil, bound)
 		return io.EOF
 	}
-	if err := m.UnmarshalOptions.Unmarshal(data, msg); err != nil {
-		de := newDecodeError(err)
-		recordDecodeError(r, de)
+	top, de := checkBody(data, msg.ProtoReflect().Descriptor(), bound)
+	if de == nil {
+		if err := m.UnmarshalOptions.Unmarshal(data, msg); err != nil {
+			de = newDecodeError(err)
+		}
+	}
+	if de != nil {
+		if state != nil {
+			state.decodeErr = de
+		}
 		return de
 	}
-	return fillUpdateMask(msg, data)
+	fillUpdateMask(msg, top, bound)
+	return nil
 }
 
-// decodeError explains why a request body could not be decoded, naming the
-// offending field when protojson's message does.
+// decodeError explains why a request body or query could not be decoded,
+// naming the offending field when it can.
 type decodeError struct {
 	field       string
 	description string
@@ -69,18 +84,14 @@ type decodeError struct {
 
 func (e *decodeError) Error() string { return e.message }
 
-// newDecodeError turns a protojson error into a decodeError. protojson
-// exposes no structured errors, so the field is read from its message:
-// `unknown field "x"`, `duplicate field "x"`, `invalid value for string field x: 5`.
+// newDecodeError turns a protojson error into a decodeError. checkBody has
+// already refused unknown fields and values of the wrong JSON type, so what
+// is left are values protojson cannot take, such as an integer out of
+// range: `invalid value for int32 field pageSize: 1.5`. protojson exposes no
+// structured errors, so the field, by its JSON name, is read from the text.
 func newDecodeError(err error) *decodeError {
 	text := strings.TrimLeftFunc(strings.TrimPrefix(err.Error(), "proto:"), unicode.IsSpace)
 	e := &decodeError{message: "invalid request body: " + text}
-	for _, problem := range []string{"unknown field", "duplicate field"} {
-		if field := quotedAfter(text, problem+" "); field != "" {
-			e.field, e.description = field, problem
-			return e
-		}
-	}
 	if _, rest, ok := strings.Cut(text, "invalid value for "); ok {
 		if kind, after, ok := strings.Cut(rest, " field "); ok {
 			if name, value, ok := strings.Cut(after, ": "); ok {
@@ -89,17 +100,4 @@ func newDecodeError(err error) *decodeError {
 		}
 	}
 	return e
-}
-
-// quotedAfter returns the double-quoted word following marker in text, or "".
-func quotedAfter(text, marker string) string {
-	_, rest, ok := strings.Cut(text, marker+`"`)
-	if !ok {
-		return ""
-	}
-	word, _, ok := strings.Cut(rest, `"`)
-	if !ok {
-		return ""
-	}
-	return word
 }

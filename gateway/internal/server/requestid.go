@@ -22,16 +22,21 @@ type ctxKey int
 const stateKey ctxKey = iota
 
 // requestState is what the middlewares learn about one request and the
-// error handler needs later: its id, and what went wrong reading its body.
-// It is only touched by the goroutine serving the request.
+// decoder and error handler need later: its id, its route, and what went
+// wrong reading its body or query. It is only touched by the goroutine
+// serving the request.
 type requestState struct {
 	id string
 	// bodyTooLarge is set once reading the body hit the size limit.
 	bodyTooLarge bool
-	// decodeErr is the reason the body could not be decoded, if it could not.
+	// decodeErr is the reason the body or query could not be decoded, if
+	// it could not.
 	decodeErr *decodeError
 	// route is the pattern the mux matched, for metrics; empty if none.
 	route string
+	// pathParams are the matched route's path variables by proto field
+	// path (id), which a body may repeat but not contradict.
+	pathParams map[string]string
 }
 
 // stateFrom returns the request's state, or an empty one outside the

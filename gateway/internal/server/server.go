@@ -103,16 +103,27 @@ func dial(addr string, metrics *telemetry.Metrics) (*grpc.ClientConn, error) {
 // /readyz and the browser SDK's files under /sdk/.
 func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientConn) (*runtime.ServeMux, error) {
 	errs := &errorHandler{logger: s.logger, maxBodyBytes: cfg.MaxBodyBytes}
+	// The query parameters each operation takes are those the served
+	// document declares.
+	queries, err := newQueryRules(openapi.JSON)
+	if err != nil {
+		return nil, err
+	}
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newJSONMarshaler()),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
 		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
 		runtime.WithOutgoingTrailerMatcher(dropHeader),
 		runtime.WithMetadata(requestMetadata),
-		runtime.WithErrorHandler(errs.handle),
+		runtime.WithErrorHandler(func(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+			noteQueryError(r, err) // a refused query parameter's name, which err has lost
+			errs.handle(ctx, mux, m, w, r, err)
+		}),
 		runtime.WithRoutingErrorHandler(routingError),
 		runtime.WithDisablePathLengthFallback(),
-		runtime.WithMiddlewares(recordRoute),
+		// grpc-gateway keeps one query parser for the whole process.
+		runtime.SetQueryParameterParser(queryParser{}),
+		runtime.WithMiddlewares(recordRoute, requireJSON, queries.middleware),
 	)
 	ctx := context.Background()
 	if err := workspacev1.RegisterWorkspaceServiceHandlerClient(ctx, mux, workspacev1.NewWorkspaceServiceClient(workspaceConn)); err != nil {
@@ -159,12 +170,15 @@ func serveDocument(w http.ResponseWriter, _ *http.Request, _ map[string]string) 
 }
 
 // recordRoute notes the matched route pattern for the metrics, which must
-// not be labelled by raw paths (one series per workspace id).
+// not be labelled by raw paths (one series per workspace id), and the path
+// parameters for the body decoder.
 func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		state := stateFrom(r.Context())
 		if pattern, ok := runtime.HTTPPattern(r.Context()); ok {
-			stateFrom(r.Context()).route = pattern.String()
+			state.route = pattern.String()
 		}
+		state.pathParams = params
 		next(w, r, params)
 	}
 }

@@ -151,11 +151,12 @@ func TestUpdateMaskFromBodyKeys(t *testing.T) {
 		body string
 		want []string
 	}{
-		{`{"name":"n","parentWorkspaceId":null,"objectiveDocuments":[],"id":"w1","etag":"\"1\""}`,
+		{`{"name":"n","parentWorkspaceId":null,"objectiveDocuments":[],"id":"w1"}`,
 			[]string{"name", "parent_workspace_id", "objective_documents"}},
 		{`{"address":{"city":"Springfield"},"products":[{"bank":{"id":"p/b"}}],"type":"CAMPUS"}`,
 			[]string{"address", "products", "type"}},
-		{`{"parent_workspace_id":"w0"}`, []string{"parent_workspace_id"}},
+		{`{"parentWorkspaceId":"w0"}`, []string{"parent_workspace_id"}},
+		{`{"id":"w1"}`, []string{}},
 		{`{}`, []string{}},
 		{``, []string{}},
 	}
@@ -168,8 +169,8 @@ func TestUpdateMaskFromBodyKeys(t *testing.T) {
 		if got := req.GetUpdateMask().GetPaths(); !slices.Equal(got, tt.want) || req.GetUpdateMask() == nil {
 			t.Errorf("%s: mask %q, want %q", tt.body, got, tt.want)
 		}
-		if req.GetId() != "w1" {
-			t.Errorf("id %q", req.GetId())
+		if req.GetId() != "w1" || req.GetEtag() != "" {
+			t.Errorf("id %q, etag %q", req.GetId(), req.GetEtag())
 		}
 	}
 	resp, _ := e.do(t, http.MethodPut, "/api/workspace/w1", strings.NewReader(`{"parentWorkspaceId":null}`), nil)
@@ -185,10 +186,20 @@ func TestBodyDecodingErrors(t *testing.T) {
 		name, body, field, description string
 	}{
 		{"unknown field", `{"name":"n","foo":1}`, "foo", "unknown field"},
-		{"unknown nested field", `{"address":{"planet":"x"}}`, "planet", "unknown field"},
-		{"wrong type", `{"name":5}`, "name", "expected string, got 5"},
-		{"nested wrong type", `{"address":{"city":true}}`, "city", "expected string, got true"},
-		{"object expected", `{"address":"x"}`, "", ""},
+		{"unknown nested field", `{"address":{"planet":"x"}}`, "address.planet", "unknown field"},
+		{"unknown field in a list", `{"products":[{"bank":{"id":"p/b"}},{"bank":{"x":1}}]}`, "products[1].bank.x", "unknown field"},
+		{"proto name", `{"parent_workspace_id":"w0"}`, "parent_workspace_id", "unknown field"},
+		{"hidden etag", `{"etag":"\"1\""}`, "etag", "unknown field"},
+		{"hidden update mask", `{"updateMask":"name"}`, "updateMask", "unknown field"},
+		{"read-only field", `{"createdAt":"2026-11-22T07:46:00.000Z"}`, "createdAt", "unknown field"},
+		{"given twice", `{"name":"a","name":"b"}`, "name", "given more than once"},
+		{"wrong type", `{"name":5}`, "name", "expected a string, got 5"},
+		{"nested wrong type", `{"address":{"city":true}}`, "address.city", "expected a string, got true"},
+		{"wrapper wrong type", `{"parentWorkspaceId":{}}`, "parentWorkspaceId", "expected a string, got an object"},
+		{"element wrong type", `{"objectiveDocuments":["a",2]}`, "objectiveDocuments[1]", "expected a string, got 2"},
+		{"object expected", `{"address":"x"}`, "address", `expected an object, got "x"`},
+		{"array expected", `{"products":{}}`, "products", "expected an array, got an object"},
+		{"id changed", `{"id":"other"}`, "id", "the identifier cannot be modified"},
 		{"malformed", `{"name":`, "", ""},
 		{"trailing data", `{"name":"n"} {}`, "", ""},
 		{"not an object", `[1]`, "", ""},
@@ -214,6 +225,10 @@ func TestBodyDecodingErrors(t *testing.T) {
 	// The same on another route.
 	resp, body := e.do(t, http.MethodPost, "/api/login/sdk", strings.NewReader(`{"email":"a@b.c","bogus":true}`), nil)
 	if p := checkError(t, resp, body, 400, "INVALID_ARGUMENT"); len(p.Details) != 1 || p.Details[0].Field != "bogus" {
+		t.Errorf("details %+v", p.Details)
+	}
+	resp, body = e.do(t, http.MethodPost, "/api/workspaces", strings.NewReader(`{"filter":{"address.state":{"include":["US-CA"],"exclude":[]}}}`), nil)
+	if p := checkError(t, resp, body, 400, "INVALID_ARGUMENT"); len(p.Details) != 1 || p.Details[0].Field != "filter.address.state.exclude" {
 		t.Errorf("details %+v", p.Details)
 	}
 }

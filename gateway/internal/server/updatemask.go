@@ -1,10 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
@@ -16,76 +12,27 @@ const updateMaskField protoreflect.Name = "update_mask"
 // fieldMaskName is the full name of google.protobuf.FieldMask.
 const fieldMaskName protoreflect.FullName = "google.protobuf.FieldMask"
 
-// unmaskedField reports the fields that identify or guard an update rather than change
-// the resource; they never enter the mask, even when the body has them.
-func unmaskedField(name protoreflect.Name) bool {
-	switch name {
-	case updateMaskField, "workspace_id", "id", "etag":
-		return true
-	}
-	return false
-}
-
 // fillUpdateMask sets msg's update_mask, when it has one, to the proto names
-// of the top-level keys present in the JSON body, in body order. A key whose
-// value is null still counts: that is how a client clears a field (for
-// example "parentWorkspaceId": null). grpc-gateway does this itself only for
-// PATCH; PUT /api/workspace/{workspace_id} needs it too. A mask the client
-// put in the body is replaced.
-func fillUpdateMask(msg proto.Message, body []byte) error {
+// of the body's top-level fields (as checkBody found them), in body order. A key whose value is null still counts: that is how a client clears
+// a field (for example "parentWorkspaceId": null). Fields bound to the path
+// (bound, by proto name) identify the resource rather than change it, so
+// they never enter the mask. grpc-gateway does this itself only for PATCH;
+// PUT /api/workspace/{id} needs it too. The mask is hidden from REST, so
+// the body cannot hold one of its own.
+func fillUpdateMask(msg proto.Message, top []protoreflect.FieldDescriptor, bound map[string]string) {
 	m := msg.ProtoReflect()
 	fields := m.Descriptor().Fields()
 	maskField := fields.ByName(updateMaskField)
 	if maskField == nil || maskField.Message() == nil ||
 		maskField.Message().FullName() != fieldMaskName {
-		return nil
+		return
 	}
-	keys, err := topLevelKeys(body)
-	if err != nil {
-		return err
-	}
-	mask := &fieldmaskpb.FieldMask{Paths: []string{}}
-	seen := make(map[protoreflect.Name]bool, len(keys))
-	for _, key := range keys {
-		fd := fields.ByJSONName(key)
-		if fd == nil {
-			fd = fields.ByTextName(key)
+	mask := &fieldmaskpb.FieldMask{Paths: make([]string, 0, len(top))}
+	for _, fd := range top {
+		name := string(fd.Name())
+		if _, isBound := bound[name]; !isBound {
+			mask.Paths = append(mask.Paths, name)
 		}
-		if fd == nil || unmaskedField(fd.Name()) || seen[fd.Name()] {
-			continue
-		}
-		seen[fd.Name()] = true
-		mask.Paths = append(mask.Paths, string(fd.Name()))
 	}
 	m.Set(maskField, protoreflect.ValueOfMessage(mask.ProtoReflect()))
-	return nil
-}
-
-// topLevelKeys returns the keys of the JSON object in body, in order. An
-// empty body has none.
-func topLevelKeys(body []byte) ([]string, error) {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, fmt.Errorf("invalid request body: not a JSON object")
-	}
-	var keys []string
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("invalid request body: %w", err)
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, fmt.Errorf("invalid request body: object key expected")
-		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return nil, fmt.Errorf("invalid request body: %w", err)
-		}
-		keys = append(keys, key)
-	}
-	return keys, nil
 }

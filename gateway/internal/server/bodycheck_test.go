@@ -1,0 +1,112 @@
+package server
+
+import (
+	"slices"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+)
+
+func TestCheckBody(t *testing.T) {
+	update := (&workspacev1.UpdateWorkspaceRequest{}).ProtoReflect().Descriptor()
+	list := (&workspacev1.ListWorkspacesRequest{}).ProtoReflect().Descriptor()
+	bound := map[string]string{"id": "w1"}
+	tests := []struct {
+		name        string
+		md          protoreflect.MessageDescriptor
+		body        string
+		top         []string // the top-level fields' JSON names, when accepted
+		field, desc string   // the refusal's field and description
+		refused     bool     // refused without a field (not JSON)
+	}{
+		{name: "empty object", md: update, body: ` { } `, top: []string{}},
+		{name: "white space and nulls", md: update, body: "{\n\t\"name\" : null ,\r\n \"address\":{ }, \"products\":[ ],\"parentWorkspaceId\":null}",
+			top: []string{"name", "address", "products", "parentWorkspaceId"}},
+		{name: "escaped key", md: update, body: `{"n\u0061me":"x"}`, top: []string{"name"}},
+		{name: "escapes in values", md: update, body: `{"name":"a\"b\\","objectiveDocuments":["\u00e9\n"]}`, top: []string{"name", "objectiveDocuments"}},
+		{name: "dotted name", md: list, body: `{"filter":{"address.state":{"include":["US-CA"]}},"pageSize":-1e3}`, top: []string{"filter", "pageSize"}},
+		{name: "numbers quoted", md: list, body: `{"pageSize":"7"}`, top: []string{"pageSize"}},
+		{name: "same id", md: update, body: `{"id":"w1"}`, top: []string{"id"}},
+		{name: "same id escaped", md: update, body: `{"id":"\u0077\u0031"}`, top: []string{"id"}},
+		{name: "null id", md: update, body: `{"id":null}`, top: []string{"id"}},
+
+		{name: "other id", md: update, body: `{"name":"n","id":"w2"}`, field: "id", desc: "the identifier cannot be modified"},
+		{name: "empty id", md: update, body: `{"id":""}`, field: "id", desc: "the identifier cannot be modified"},
+		{name: "twice by escape", md: update, body: `{"name":"a","n\u0061me":"b"}`, field: "name", desc: "given more than once"},
+		{name: "hidden", md: update, body: `{"etag":"x"}`, field: "etag", desc: "unknown field"},
+		{name: "proto name", md: list, body: `{"page_size":1}`, field: "page_size", desc: "unknown field"},
+		{name: "proto name inside", md: list, body: `{"filter":{"address_state":{}}}`, field: "filter.address_state", desc: "unknown field"},
+		{name: "deep", md: list, body: `{"filter":{"address.state":{"include":[],"x":1}}}`, field: "filter.address.state.x", desc: "unknown field"},
+		{name: "element", md: update, body: `{"products":[{"bank":{"id":"a/b"}},{"bank":{"id":"a/b","name":"x"}}]}`, field: "products[1].bank.name", desc: "unknown field"},
+		{name: "element type", md: update, body: `{"products":[1]}`, field: "products[0]", desc: "expected an object, got 1"},
+		{name: "bool for string", md: update, body: `{"name":false}`, field: "name", desc: "expected a string, got false"},
+		{name: "array for string", md: update, body: `{"name":["x"]}`, field: "name", desc: "expected a string, got an array"},
+		{name: "string for number", md: list, body: `{"pageSize":true}`, field: "pageSize", desc: "expected a number, got true"},
+		{name: "long value cut", md: update, body: `{"address":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}`,
+			field: "address", desc: `expected an object, got "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…`},
+
+		{name: "not an object", md: update, body: `"x"`, refused: true},
+		{name: "empty key list", md: update, body: `{,}`, refused: true},
+		{name: "trailing comma", md: update, body: `{"name":"n",}`, refused: true},
+		{name: "missing colon", md: update, body: `{"name" "n"}`, refused: true},
+		{name: "unterminated string", md: update, body: `{"name":"n`, refused: true},
+		{name: "control character", md: update, body: "{\"name\":\"a\nb\"}", refused: true},
+		{name: "bad literal", md: update, body: `{"name":nul}`, refused: true},
+		{name: "bad escape", md: update, body: `{"n\qme":"x"}`, refused: true},
+		{name: "unclosed", md: update, body: `{"address":{"city":"x"}`, refused: true},
+		{name: "more after", md: update, body: `{} x`, refused: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			top, de := checkBody([]byte(tt.body), tt.md, bound)
+			switch {
+			case tt.top != nil:
+				if de != nil {
+					t.Fatalf("refused: %v", de)
+				}
+				names := []string{}
+				for _, fd := range top {
+					names = append(names, fd.JSONName())
+				}
+				if !slices.Equal(names, tt.top) {
+					t.Errorf("top %q, want %q", names, tt.top)
+				}
+			case tt.refused:
+				if de == nil || de.field != "" {
+					t.Errorf("got %+v, want a refusal naming no field", de)
+				}
+			default:
+				if de == nil || de.field != tt.field || de.description != tt.desc {
+					t.Errorf("got %+v, want %s: %s", de, tt.field, tt.desc)
+				}
+			}
+		})
+	}
+}
+
+// Whatever checkBody admits and protojson then decodes sets no hidden field:
+// REST cannot reach what the document does not publish.
+func FuzzCheckBody(f *testing.F) {
+	for _, seed := range []string{
+		`{"name":"n","etag":"x"}`, `{"updateMask":"name"}`, `{"update_mask":{"paths":["name"]}}`,
+		`{"address":{"city":"x"},"products":[{"bank":{"id":"a/b"}}]}`, `{"e\u0074ag":"x"}`, `{"parentWorkspaceId":"p"}`,
+	} {
+		f.Add(seed)
+	}
+	md := (&workspacev1.UpdateWorkspaceRequest{}).ProtoReflect().Descriptor()
+	f.Fuzz(func(t *testing.T, body string) {
+		if _, de := checkBody([]byte(body), md, nil); de != nil {
+			return
+		}
+		msg := &workspacev1.UpdateWorkspaceRequest{}
+		if protojson.Unmarshal([]byte(body), msg) != nil {
+			return
+		}
+		if msg.GetEtag() != "" || msg.GetUpdateMask() != nil {
+			t.Errorf("%s set a hidden field: %v", body, msg)
+		}
+	})
+}

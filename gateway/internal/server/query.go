@@ -1,0 +1,206 @@
+package server
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// queryParser fills a request message from the query string as the API
+// documents it, in place of grpc-gateway's parser, which takes proto names
+// as well as JSON names, cannot reach a JSON name containing a dot
+// (filter.address.state.include) and ignores what it does not know.
+//
+// Each key is a path of JSON names, matched greedily: at each level the
+// longest run of dot-separated segments that is a field's JSON name. The
+// path must end at a scalar or enum field that is neither hidden nor bound
+// to the path, and only a repeated field may be given more than once.
+type queryParser struct{}
+
+var _ runtime.QueryParameterParser = queryParser{}
+
+// queryErrorKey is where Parse leaves the refused parameter in the form it
+// was given: grpc-gateway hands the parser only the request's form and
+// flattens its error to text, so this is how the parameter's name reaches
+// the error handler (see noteQueryError). A client's own parameter of that
+// name is no JSON name, so Parse refuses it and writes over it.
+const queryErrorKey = "\x00query error"
+
+// Parse sets msg's fields from values. filter holds the proto field paths
+// bound to the request path. On failure it reports the refused parameter
+// whose name sorts first, so the answer does not depend on map order.
+func (queryParser) Parse(msg proto.Message, values url.Values, filter *utilities.DoubleArray) error {
+	m := msg.ProtoReflect()
+	var refused *decodeError
+	for key, vals := range values {
+		description := setQueryParameter(m, key, vals, filter)
+		if description != "" && (refused == nil || key < refused.field) {
+			refused = queryError(key, description)
+		}
+	}
+	if refused == nil {
+		return nil
+	}
+	values[queryErrorKey] = []string{refused.field, refused.description, refused.message}
+	return refused
+}
+
+// queryError is a decodeError for the query parameter key.
+func queryError(key, description string) *decodeError {
+	return &decodeError{
+		field:       key,
+		description: description,
+		message:     fmt.Sprintf("invalid query parameter %q: %s", key, description),
+	}
+}
+
+// noteQueryError moves a parameter refused by queryParser from r's form to
+// r's state, where the error handler finds it as it finds body errors; only
+// when err is that refusal, since a form that failed to parse never reached
+// Parse and may hold a client's key of that name.
+func noteQueryError(r *http.Request, err error) {
+	if v := r.Form[queryErrorKey]; len(v) == 3 && status.Convert(err).Message() == v[2] {
+		stateFrom(r.Context()).decodeErr = &decodeError{field: v[0], description: v[1], message: v[2]}
+	}
+}
+
+// unknownQueryParameter describes a parameter the operation does not take.
+const unknownQueryParameter = "unknown query parameter"
+
+// maxQueryDepth bounds how many message levels a query key may cross; the
+// API's deepest (filter.address.state.include) crosses three.
+const maxQueryDepth = 8
+
+// setQueryParameter sets the field key names in m to vals, and says what is
+// wrong when it cannot ("" when nothing is).
+func setQueryParameter(m protoreflect.Message, key string, vals []string, filter *utilities.DoubleArray) string {
+	var namesBuf [maxQueryDepth]string
+	names := namesBuf[:0]
+	rest := key
+	for {
+		fd, after, more := restFieldsOf(m.Descriptor()).longestName(rest)
+		if fd == nil || len(names) == maxQueryDepth {
+			return unknownQueryParameter
+		}
+		names = append(names, string(fd.Name()))
+		if !more {
+			if fd.Message() != nil || filter != nil && filter.HasCommonPrefix(names) {
+				return unknownQueryParameter
+			}
+			return setScalar(m, fd, vals)
+		}
+		if fd.Message() == nil || fd.IsList() || fd.IsMap() || wellKnown(fd.Message()) {
+			return unknownQueryParameter
+		}
+		m = m.Mutable(fd).Message()
+		rest = after
+	}
+}
+
+// setScalar sets or, for a repeated field, appends vals.
+func setScalar(m protoreflect.Message, fd protoreflect.FieldDescriptor, vals []string) string {
+	if !fd.IsList() {
+		if len(vals) > 1 {
+			return "given more than once"
+		}
+		v, description := parseScalar(fd, vals[0])
+		if description != "" {
+			return description
+		}
+		m.Set(fd, v)
+		return ""
+	}
+	list := m.Mutable(fd).List()
+	for _, s := range vals {
+		v, description := parseScalar(fd, s)
+		if description != "" {
+			return description
+		}
+		list.Append(v)
+	}
+	return ""
+}
+
+// parseScalar reads s as a value of fd's scalar kind. On failure it returns
+// a description of what was expected.
+func parseScalar(fd protoreflect.FieldDescriptor, s string) (protoreflect.Value, string) {
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		return protoreflect.ValueOfString(s), ""
+	case protoreflect.BoolKind:
+		switch s {
+		case "true":
+			return protoreflect.ValueOfBool(true), ""
+		case "false":
+			return protoreflect.ValueOfBool(false), ""
+		}
+		return protoreflect.Value{}, fmt.Sprintf("expected true or false, got %q", s)
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		n, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return protoreflect.Value{}, integerExpected(s, err)
+		}
+		return protoreflect.ValueOfInt32(int32(n)), ""
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return protoreflect.Value{}, integerExpected(s, err)
+		}
+		return protoreflect.ValueOfInt64(n), ""
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		n, err := strconv.ParseUint(s, 10, 32)
+		if err != nil {
+			return protoreflect.Value{}, integerExpected(s, err)
+		}
+		return protoreflect.ValueOfUint32(uint32(n)), ""
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return protoreflect.Value{}, integerExpected(s, err)
+		}
+		return protoreflect.ValueOfUint64(n), ""
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		bits := 64
+		if fd.Kind() == protoreflect.FloatKind {
+			bits = 32
+		}
+		f, err := strconv.ParseFloat(s, bits)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return protoreflect.Value{}, fmt.Sprintf("expected a number, got %q", s)
+		}
+		if bits == 32 {
+			return protoreflect.ValueOfFloat32(float32(f)), ""
+		}
+		return protoreflect.ValueOfFloat64(f), ""
+	case protoreflect.EnumKind:
+		if v := fd.Enum().Values().ByName(protoreflect.Name(s)); v != nil {
+			return protoreflect.ValueOfEnum(v.Number()), ""
+		}
+		return protoreflect.Value{}, fmt.Sprintf("expected a value of %s, got %q", fd.Enum().Name(), s)
+	case protoreflect.BytesKind:
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return protoreflect.Value{}, fmt.Sprintf("expected base64, got %q", s)
+		}
+		return protoreflect.ValueOfBytes(b), ""
+	}
+	return protoreflect.Value{}, unknownQueryParameter
+}
+
+// integerExpected describes an integer that failed to parse.
+func integerExpected(s string, err error) string {
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Sprintf("%s is out of range", s)
+	}
+	return fmt.Sprintf("expected an integer, got %q", s)
+}
