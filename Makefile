@@ -22,10 +22,11 @@ MODULES := pkg services/workspace services/auth gateway deploy/local deploy/mani
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 COMMANDS := workspace auth gateway devstack
 
-# The OpenAPI document, and the Go client the e2e tests generate from it
-# (with oapi-codegen and the settings beside it).
+# The OpenAPI document, the Go client the e2e tests generate from it (with
+# oapi-codegen and the settings beside it), and the linter's folder.
 OPENAPI_DOC  := pkg/gen/openapi/openapi.json
 APICLIENT    := deploy/local/e2e/apiclient
+OPENAPI_LINT := tools/openapi-lint
 
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
@@ -38,7 +39,7 @@ run: build run-deps ## build and start everything on the embedded default (Ctrl-
 	@$(BIN)/devstack
 
 .PHONY: test
-test: test-deps tools check-generated vet ## install what the tests need, then run every test of every module
+test: test-deps tools check-generated lint-openapi vet ## install what the tests need, then run every test of every module
 	go test $(GO_TEST_FLAGS) $(PACKAGES)
 
 .PHONY: bench
@@ -100,6 +101,21 @@ check-generated: tools restdoc-plugin ## fail when pkg/gen or the e2e client is 
 		echo "$(APICLIENT)/client.gen.go is stale: run 'make generate' and commit the result" >&2; exit 1; \
 	fi; \
 	echo "generated code is up to date"
+
+# Redocly CLI lints the document; npm installs it, pinned by the lock file,
+# whenever node_modules is missing or older than the pins.
+.PHONY: lint-openapi
+lint-openapi: $(OPENAPI_LINT)/node_modules/.installed ## lint the OpenAPI document (Redocly CLI, pinned in tools/openapi-lint)
+	cd $(OPENAPI_LINT) && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+		npx --no redocly lint --config redocly.yaml $(CURDIR)/$(OPENAPI_DOC)
+
+$(OPENAPI_LINT)/node_modules/.installed: $(OPENAPI_LINT)/package.json $(OPENAPI_LINT)/package-lock.json
+	$(call debian_package,nodejs npm,npm)
+	@node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit((a == 20 && b >= 19) || (a == 22 && b >= 12) || a > 22 ? 0 : 1)' || { \
+		echo "Redocly CLI needs Node.js 20.19+ or 22.12+, and this is $$(node --version): install a newer nodejs and retry" >&2; \
+		exit 1; }
+	cd $(OPENAPI_LINT) && npm ci --no-audit --no-fund
+	touch $@
 
 # `make run` and the tests start a real redis-server; the tests also drive a
 # headless Chromium at /usr/bin/chromium (Debian packages). Install them when
