@@ -4073,18 +4073,46 @@ type GetOpenAPIDocumentHTTPResponse200Headers struct {
 	XRequestId *string
 }
 
+// GetOpenAPIDocumentHTTPResponse413Headers the declared response headers of an HTTP 413 response for GetOpenAPIDocument
+type GetOpenAPIDocumentHTTPResponse413Headers struct {
+	XRequestId *string
+}
+
+// GetOpenAPIDocumentHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetOpenAPIDocument
+type GetOpenAPIDocumentHTTPResponse500Headers struct {
+	XRequestId *string
+}
+
 type GetOpenAPIDocumentHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOpenAPIDocumentHTTPResponse200Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetOpenAPIDocumentHTTPResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetOpenAPIDocumentHTTPResponse500Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetOpenAPIDocumentHTTPResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetOpenAPIDocumentHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetOpenAPIDocumentHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -6803,6 +6831,20 @@ func ParseGetOpenAPIDocumentHTTPResponse(rsp *http.Response) (*GetOpenAPIDocumen
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
 	}
 
 	switch {
@@ -6816,6 +6858,26 @@ func ParseGetOpenAPIDocumentHTTPResponse(rsp *http.Response) (*GetOpenAPIDocumen
 			headers.XRequestId = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetOpenAPIDocumentHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetOpenAPIDocumentHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
