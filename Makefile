@@ -14,12 +14,19 @@ BUF_VERSION               := v1.61.0
 PROTOC_GEN_GO_VERSION     := v1.36.11
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION      := v2.33.0
-TOOLS_STAMP := $(BIN)/.tools-$(BUF_VERSION)-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPC_GATEWAY_VERSION)
+OAPI_CODEGEN_VERSION      := v2.8.2
+TOOLS_STAMP := $(BIN)/.tools-$(BUF_VERSION)-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPC_GATEWAY_VERSION)-$(OAPI_CODEGEN_VERSION)
 
 # Every Go module of the workspace (go.work).
 MODULES := pkg services/workspace services/auth gateway deploy/local deploy/manifests-test tools
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 COMMANDS := workspace auth gateway devstack
+
+# The OpenAPI document, the Go client the e2e tests generate from it (with
+# oapi-codegen and the settings beside it), and the linter's folder.
+OPENAPI_DOC  := pkg/gen/openapi/openapi.json
+APICLIENT    := deploy/local/e2e/apiclient
+OPENAPI_LINT := tools/openapi-lint
 
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
@@ -32,7 +39,7 @@ run: build run-deps ## build and start everything on the embedded default (Ctrl-
 	@$(BIN)/devstack
 
 .PHONY: test
-test: test-deps tools check-generated vet ## install what the tests need, then run every test of every module
+test: test-deps tools check-generated lint-openapi vet ## install what the tests need, then run every test of every module
 	go test $(GO_TEST_FLAGS) $(PACKAGES)
 
 .PHONY: bench
@@ -63,6 +70,7 @@ $(TOOLS_STAMP):
 	GOBIN=$(BIN) GOWORK=off go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	GOBIN=$(BIN) GOWORK=off go install \
 		github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION)
+	GOBIN=$(BIN) GOWORK=off go install github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@$(OAPI_CODEGEN_VERSION)
 	touch $@
 
 # Our own plugin, which writes the OpenAPI document (tools/restdoc); built
@@ -73,20 +81,41 @@ restdoc-plugin:
 	go build -o $(BIN)/protoc-gen-restdoc ./tools/cmd/protoc-gen-restdoc
 
 .PHONY: generate
-generate: tools restdoc-plugin ## lint the protos and regenerate pkg/gen
+generate: tools restdoc-plugin ## lint the protos, regenerate pkg/gen and the e2e client
 	$(BIN)/buf lint
 	$(BIN)/buf generate
+	$(BIN)/oapi-codegen -config $(APICLIENT)/oapi-codegen.yaml -o $(APICLIENT)/client.gen.go $(OPENAPI_DOC)
 
 .PHONY: check-generated
-check-generated: tools restdoc-plugin ## fail when pkg/gen is not what the protos generate
+check-generated: tools restdoc-plugin ## fail when pkg/gen or the e2e client is not what the protos generate
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(BIN)/buf lint; \
 	$(BIN)/buf generate --output "$$tmp"; \
 	if ! diff -r "$$tmp/pkg/gen" pkg/gen >/dev/null; then \
-		diff -r "$$tmp/pkg/gen" pkg/gen | head -20; \
+		diff -r "$$tmp/pkg/gen" pkg/gen | head -20 || true; \
 		echo "pkg/gen is stale: run 'make generate' and commit the result" >&2; exit 1; \
 	fi; \
+	$(BIN)/oapi-codegen -config $(APICLIENT)/oapi-codegen.yaml -o "$$tmp/client.gen.go" "$$tmp/$(OPENAPI_DOC)"; \
+	if ! diff "$$tmp/client.gen.go" $(APICLIENT)/client.gen.go >/dev/null; then \
+		diff "$$tmp/client.gen.go" $(APICLIENT)/client.gen.go | head -20 || true; \
+		echo "$(APICLIENT)/client.gen.go is stale: run 'make generate' and commit the result" >&2; exit 1; \
+	fi; \
 	echo "generated code is up to date"
+
+# Redocly CLI lints the document; npm installs it, pinned by the lock file,
+# whenever node_modules is missing or older than the pins.
+.PHONY: lint-openapi
+lint-openapi: $(OPENAPI_LINT)/node_modules/.installed ## lint the OpenAPI document (Redocly CLI, pinned in tools/openapi-lint)
+	cd $(OPENAPI_LINT) && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+		npx --no redocly lint --config redocly.yaml $(CURDIR)/$(OPENAPI_DOC)
+
+$(OPENAPI_LINT)/node_modules/.installed: $(OPENAPI_LINT)/package.json $(OPENAPI_LINT)/package-lock.json
+	$(call debian_package,nodejs npm,npm)
+	@node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit((a == 20 && b >= 19) || (a == 22 && b >= 12) || a > 22 ? 0 : 1)' || { \
+		echo "Redocly CLI needs Node.js 20.19+ or 22.12+, and this is $$(node --version): install a newer nodejs and retry" >&2; \
+		exit 1; }
+	cd $(OPENAPI_LINT) && npm ci --no-audit --no-fund
+	touch $@
 
 # `make run` and the tests start a real redis-server; the tests also drive a
 # headless Chromium at /usr/bin/chromium (Debian packages). Install them when

@@ -16,6 +16,7 @@ COPY services/auth/go.mod services/auth/go.sum ./services/auth/
 COPY gateway/go.mod gateway/go.sum ./gateway/
 COPY deploy/local/go.mod deploy/local/go.sum ./deploy/local/
 COPY deploy/manifests-test/go.mod deploy/manifests-test/go.sum ./deploy/manifests-test/
+COPY tools/go.mod tools/go.sum ./tools/
 RUN go mod download
 
 # Only the sources this binary is built from.

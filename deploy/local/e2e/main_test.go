@@ -74,7 +74,12 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "start the stack: %v\n%s", err, logs.String())
 		return 1
 	}
-	code := m.Run()
+	code := 1
+	if apiDoc, err = loadServedDocument(ctx, env.GatewayURL); err != nil {
+		fmt.Fprintln(os.Stderr, "the served OpenAPI document:", err)
+	} else {
+		code = m.Run()
+	}
 	if err := env.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "stop the stack:", err)
 	}
@@ -140,6 +145,7 @@ func (c client) do(method, path string, body any, headers ...string) *response {
 	if err != nil {
 		c.t.Fatalf("%s %s: read body: %v", method, path, err)
 	}
+	apiDoc.check(c.t, req, resp.StatusCode, resp.Header, data)
 	return &response{t: c.t, what: method + " " + path, status: resp.StatusCode, header: resp.Header, body: data}
 }
 

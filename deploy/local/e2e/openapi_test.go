@@ -1,0 +1,264 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+)
+
+// apiDoc is the OpenAPI document the gateway serves, loaded once the stack
+// is up; the e2e client holds every exchange to it (see check).
+var apiDoc *servedDocument
+
+// servedDocument is an OpenAPI document with a router over its paths.
+type servedDocument struct {
+	router    routers.Router
+	errorBody *openapi3.Schema
+}
+
+// loadServedDocument fetches GET /openapi.json from the gateway at base,
+// checks that it is a valid OpenAPI 3 document using only formats the
+// validator checks, and routes requests to base by its paths.
+func loadServedDocument(ctx context.Context, base string) (*servedDocument, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/openapi.json", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return nil, fmt.Errorf("GET /openapi.json: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	defineFormats()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := doc.Validate(ctx, openapi3.EnableSchemaFormatValidation()); err != nil {
+		return nil, fmt.Errorf("not a valid OpenAPI document: %w", err)
+	}
+	// The document names the local run's address; the tests' gateway is
+	// on a port of its own.
+	doc.Servers = openapi3.Servers{{URL: base}}
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		return nil, err
+	}
+	errorBody := doc.Components.Schemas["ErrorBody"]
+	if errorBody == nil {
+		return nil, errors.New("the document has no ErrorBody schema")
+	}
+	return &servedDocument{router: router, errorBody: errorBody.Value}, nil
+}
+
+// defineFormats teaches kin-openapi the string formats the document uses
+// beyond those it checks by itself (date, date-time, byte); validating the
+// document with EnableSchemaFormatValidation refuses any other.
+func defineFormats() {
+	openapi3.DefineStringFormatValidator("uuid", openapi3.NewRegexpFormatValidator(openapi3.FormatOfStringForUUIDOfRFC4122))
+	openapi3.DefineStringFormatValidator("email", openapi3.NewRegexpFormatValidator(openapi3.FormatOfStringForEmail))
+	openapi3.DefineStringFormatValidator("uri", openapi3.NewCallbackValidator(func(s string) error {
+		if u, err := url.Parse(s); err != nil || !u.IsAbs() || u.Host == "" {
+			return errors.New("not an absolute URI")
+		}
+		return nil
+	}))
+}
+
+// check holds one exchange to the document and reports each difference
+// with t.Errorf:
+//   - the answer must be one its operation declares: the status (there is
+//     no default response to fall back on), every header declared for it,
+//     and a body of its schema with no field the schema leaves out;
+//   - a request the server accepted (below 400) must be one the operation
+//     takes, with credentials of its scheme; a refused one is a test of
+//     the refusal;
+//   - a path or method the document lacks is fine outside /api/ (health,
+//     metrics, the SDK's files); under /api/ only when refused with 404 or
+//     405, in the error shape.
+//
+// req is the request as sent; its body is read again through GetBody.
+func (d *servedDocument) check(t *testing.T, req *http.Request, status int, header http.Header, body []byte) {
+	t.Helper()
+	what := fmt.Sprintf("OpenAPI: %s %s answered %d", req.Method, req.URL.RequestURI(), status)
+	sent := req.Clone(context.Background())
+	sent.Body = http.NoBody
+	if req.GetBody != nil {
+		b, err := req.GetBody()
+		if err != nil {
+			t.Errorf("%s: read the request body again: %v", what, err)
+			return
+		}
+		sent.Body = b
+	}
+
+	route, params, err := d.router.FindRoute(sent)
+	if err != nil {
+		if !strings.HasPrefix(req.URL.Path, "/api/") {
+			return
+		}
+		if status != http.StatusNotFound && status != http.StatusMethodNotAllowed {
+			t.Errorf("%s: the document has no such operation (%v)", what, err)
+			return
+		}
+		d.checkErrorShape(t, what, header, body)
+		return
+	}
+
+	ctx := context.Background()
+	if status < 400 {
+		opts := &openapi3filter.Options{
+			MultiError:                        true,
+			AuthenticationFunc:                schemeAgrees,
+			RejectWhenRequestBodyNotSpecified: true,
+		}
+		opts.WithCustomSchemaErrorFunc(briefly)
+		in := &openapi3filter.RequestValidationInput{Request: sent, PathParams: params, Route: route, Options: opts}
+		if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
+			t.Errorf("%s: the server took a request the document refuses: %v", what, err)
+		}
+	}
+
+	declared := route.Operation.Responses.Status(status)
+	if declared == nil || declared.Value == nil {
+		t.Errorf("%s: operation %s declares no %d response", what, route.Operation.OperationID, status)
+		return
+	}
+	opts := &openapi3filter.Options{MultiError: true, IncludeResponseStatus: true}
+	opts.WithCustomSchemaErrorFunc(briefly)
+	out := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: sent, PathParams: params, Route: route},
+		Status:                 status,
+		Header:                 header,
+		Options:                opts,
+	}
+	out.SetBodyBytes(body)
+	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
+		t.Errorf("%s: the answer is not the one documented: %v", what, err)
+	}
+	// Every header the document declares for an answer is one the gateway
+	// sends with it (X-Request-Id always, ETag with a workspace,
+	// WWW-Authenticate with 401, Retry-After with 503), so a client may
+	// count on it.
+	for name := range declared.Value.Headers {
+		if header.Get(name) == "" {
+			t.Errorf("%s: no %s header, which the document declares", what, name)
+		}
+	}
+	if media := declared.Value.Content.Get("application/json"); media != nil && media.Schema != nil {
+		var value any
+		if json.Unmarshal(body, &value) == nil {
+			if extra := undocumented(media.Schema.Value, value, ""); len(extra) > 0 {
+				t.Errorf("%s: fields the document does not describe: %s", what, strings.Join(extra, ", "))
+			}
+		}
+	}
+}
+
+// checkErrorShape checks an answer the document does not declare, a
+// routing error, against the one error shape every failure has.
+func (d *servedDocument) checkErrorShape(t *testing.T, what string, header http.Header, body []byte) {
+	t.Helper()
+	if header.Get("X-Request-Id") == "" {
+		t.Errorf("%s: no X-Request-Id header", what)
+	}
+	var value any
+	if err := json.Unmarshal(body, &value); err != nil {
+		t.Errorf("%s: the error body is not JSON: %v", what, err)
+		return
+	}
+	if err := d.errorBody.VisitJSON(value, openapi3.MultiErrors(), openapi3.VisitAsResponse(),
+		openapi3.SetSchemaErrorMessageCustomizer(briefly)); err != nil {
+		t.Errorf("%s: the error body is not an ErrorBody: %v", what, err)
+	}
+}
+
+// briefly is how a schema error reads in a report: where, why, and the
+// value cut short, without the schema kin-openapi would print.
+func briefly(err *openapi3.SchemaError) string {
+	reason := err.Reason
+	if reason == "" {
+		reason = "does not match the schema's " + err.SchemaField
+	}
+	value, _ := json.Marshal(err.Value)
+	if len(value) > 80 {
+		value = append(value[:77], "..."...)
+	}
+	return fmt.Sprintf("at /%s: %s (value %s)", strings.Join(err.JSONPointer(), "/"), reason, value)
+}
+
+// schemeAgrees is the credential check of request validation. Only
+// requests the server accepted are validated, so the server has judged the
+// credentials; what is left is that they are of the scheme the operation
+// declares (Basic or Bearer).
+func schemeAgrees(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	want := in.SecurityScheme.Scheme
+	got, _, _ := strings.Cut(in.RequestValidationInput.Request.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(got, want) {
+		if got == "" {
+			got = "no"
+		}
+		return fmt.Errorf("%s credentials where the document asks for %s", got, want)
+	}
+	return nil
+}
+
+// undocumented lists the fields of value, by JSON path, that schema does
+// not describe: fields a client generated from the document would drop.
+// An object schema that names properties counts as closed unless its
+// additionalProperties says otherwise (OpenAPI would leave it open);
+// schemas without properties (free-form objects) are not looked into.
+func undocumented(schema *openapi3.Schema, value any, path string) []string {
+	var out []string
+	switch v := value.(type) {
+	case map[string]any:
+		if len(schema.Properties) == 0 {
+			return nil
+		}
+		for name, field := range v {
+			p := schema.Properties[name]
+			if p == nil {
+				if schema.AdditionalProperties.Schema == nil &&
+					(schema.AdditionalProperties.Has == nil || !*schema.AdditionalProperties.Has) {
+					out = append(out, strings.TrimPrefix(path+"."+name, "."))
+				}
+				continue
+			}
+			out = append(out, undocumented(p.Value, field, path+"."+name)...)
+		}
+	case []any:
+		if schema.Items == nil {
+			return nil
+		}
+		for _, item := range v {
+			for _, f := range undocumented(schema.Items.Value, item, path+"[]") {
+				if !slices.Contains(out, f) {
+					out = append(out, f)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
