@@ -21,12 +21,9 @@ package restdoc
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
 
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/types/pluginpb"
-	"sigs.k8s.io/yaml"
 )
 
 // Options are the plugin's parameters.
@@ -78,17 +75,9 @@ func Generate(p *protogen.Plugin, opts Options) error {
 
 // loadBase reads the base document.
 func loadBase(path string) (*object, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	asJSON, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	doc := newObject()
-	if err := json.Unmarshal(asJSON, doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := readYAML(path, doc); err != nil {
+		return nil, err
 	}
 	return doc, nil
 }

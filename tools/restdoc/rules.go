@@ -24,19 +24,11 @@ type binding struct {
 // loadBindings reads the HTTP rules from a google.api.Service YAML, the same
 // file protoc-gen-grpc-gateway reads through grpc_api_configuration.
 func loadBindings(path string) ([]binding, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	asJSON, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	var service struct {
 		HTTP json.RawMessage `json:"http"`
 	}
-	if err := json.Unmarshal(asJSON, &service); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := readYAML(path, &service); err != nil {
+		return nil, err
 	}
 	var rules annotations.Http
 	if err := protojson.Unmarshal(service.HTTP, &rules); err != nil {
@@ -58,6 +50,22 @@ func loadBindings(path string) ([]binding, error) {
 		}
 	}
 	return out, nil
+}
+
+// readYAML decodes the YAML file at path into v as if it were JSON.
+func readYAML(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	asJSON, err := yaml.YAMLToJSON(data)
+	if err == nil {
+		err = json.Unmarshal(asJSON, v)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 func bindingOf(selector string, r *annotations.HttpRule, additional bool) (binding, error) {
