@@ -2038,54 +2038,54 @@ type ClientWithResponsesInterface interface {
 
 // CreateSdkTokenHTTPResponse200Headers the declared response headers of an HTTP 200 response for CreateSdkToken
 type CreateSdkTokenHTTPResponse200Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateSdkTokenHTTPResponse400Headers the declared response headers of an HTTP 400 response for CreateSdkToken
 type CreateSdkTokenHTTPResponse400Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateSdkTokenHTTPResponse401Headers the declared response headers of an HTTP 401 response for CreateSdkToken
 type CreateSdkTokenHTTPResponse401Headers struct {
-	WWWAuthenticate *string
-	XRequestId      *string
+	WWWAuthenticate string
+	XRequestId      string
 }
 
 // CreateSdkTokenHTTPResponse403Headers the declared response headers of an HTTP 403 response for CreateSdkToken
 type CreateSdkTokenHTTPResponse403Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateSdkTokenHTTPResponse404Headers the declared response headers of an HTTP 404 response for CreateSdkToken
 type CreateSdkTokenHTTPResponse404Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateSdkTokenHTTPResponse413Headers the declared response headers of an HTTP 413 response for CreateSdkToken
 type CreateSdkTokenHTTPResponse413Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateSdkTokenHTTPResponse415Headers the declared response headers of an HTTP 415 response for CreateSdkToken
 type CreateSdkTokenHTTPResponse415Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateSdkTokenHTTPResponse500Headers the declared response headers of an HTTP 500 response for CreateSdkToken
 type CreateSdkTokenHTTPResponse500Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateSdkTokenHTTPResponse503Headers the declared response headers of an HTTP 503 response for CreateSdkToken
 type CreateSdkTokenHTTPResponse503Headers struct {
-	RetryAfter *int
-	XRequestId *string
+	RetryAfter int
+	XRequestId string
 }
 
 // CreateSdkTokenHTTPResponse504Headers the declared response headers of an HTTP 504 response for CreateSdkToken
 type CreateSdkTokenHTTPResponse504Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 type CreateSdkTokenHTTPResponse struct {
@@ -2214,54 +2214,54 @@ func (r CreateSdkTokenHTTPResponse) ContentType() string {
 
 // RevokeUserSdkTokensHTTPResponse200Headers the declared response headers of an HTTP 200 response for RevokeUserSdkTokens
 type RevokeUserSdkTokensHTTPResponse200Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // RevokeUserSdkTokensHTTPResponse400Headers the declared response headers of an HTTP 400 response for RevokeUserSdkTokens
 type RevokeUserSdkTokensHTTPResponse400Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // RevokeUserSdkTokensHTTPResponse401Headers the declared response headers of an HTTP 401 response for RevokeUserSdkTokens
 type RevokeUserSdkTokensHTTPResponse401Headers struct {
-	WWWAuthenticate *string
-	XRequestId      *string
+	WWWAuthenticate string
+	XRequestId      string
 }
 
 // RevokeUserSdkTokensHTTPResponse403Headers the declared response headers of an HTTP 403 response for RevokeUserSdkTokens
 type RevokeUserSdkTokensHTTPResponse403Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // RevokeUserSdkTokensHTTPResponse404Headers the declared response headers of an HTTP 404 response for RevokeUserSdkTokens
 type RevokeUserSdkTokensHTTPResponse404Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // RevokeUserSdkTokensHTTPResponse413Headers the declared response headers of an HTTP 413 response for RevokeUserSdkTokens
 type RevokeUserSdkTokensHTTPResponse413Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // RevokeUserSdkTokensHTTPResponse415Headers the declared response headers of an HTTP 415 response for RevokeUserSdkTokens
 type RevokeUserSdkTokensHTTPResponse415Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // RevokeUserSdkTokensHTTPResponse500Headers the declared response headers of an HTTP 500 response for RevokeUserSdkTokens
 type RevokeUserSdkTokensHTTPResponse500Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // RevokeUserSdkTokensHTTPResponse503Headers the declared response headers of an HTTP 503 response for RevokeUserSdkTokens
 type RevokeUserSdkTokensHTTPResponse503Headers struct {
-	RetryAfter *int
-	XRequestId *string
+	RetryAfter int
+	XRequestId string
 }
 
 // RevokeUserSdkTokensHTTPResponse504Headers the declared response headers of an HTTP 504 response for RevokeUserSdkTokens
 type RevokeUserSdkTokensHTTPResponse504Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 type RevokeUserSdkTokensHTTPResponse struct {
@@ -2390,39 +2390,39 @@ func (r RevokeUserSdkTokensHTTPResponse) ContentType() string {
 
 // DeleteSdkSessionHTTPResponse200Headers the declared response headers of an HTTP 200 response for DeleteSdkSession
 type DeleteSdkSessionHTTPResponse200Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // DeleteSdkSessionHTTPResponse400Headers the declared response headers of an HTTP 400 response for DeleteSdkSession
 type DeleteSdkSessionHTTPResponse400Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // DeleteSdkSessionHTTPResponse401Headers the declared response headers of an HTTP 401 response for DeleteSdkSession
 type DeleteSdkSessionHTTPResponse401Headers struct {
-	WWWAuthenticate *string
-	XRequestId      *string
+	WWWAuthenticate string
+	XRequestId      string
 }
 
 // DeleteSdkSessionHTTPResponse413Headers the declared response headers of an HTTP 413 response for DeleteSdkSession
 type DeleteSdkSessionHTTPResponse413Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // DeleteSdkSessionHTTPResponse500Headers the declared response headers of an HTTP 500 response for DeleteSdkSession
 type DeleteSdkSessionHTTPResponse500Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // DeleteSdkSessionHTTPResponse503Headers the declared response headers of an HTTP 503 response for DeleteSdkSession
 type DeleteSdkSessionHTTPResponse503Headers struct {
-	RetryAfter *int
-	XRequestId *string
+	RetryAfter int
+	XRequestId string
 }
 
 // DeleteSdkSessionHTTPResponse504Headers the declared response headers of an HTTP 504 response for DeleteSdkSession
 type DeleteSdkSessionHTTPResponse504Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 type DeleteSdkSessionHTTPResponse struct {
@@ -2524,39 +2524,39 @@ func (r DeleteSdkSessionHTTPResponse) ContentType() string {
 
 // GetSdkSessionHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetSdkSession
 type GetSdkSessionHTTPResponse200Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // GetSdkSessionHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetSdkSession
 type GetSdkSessionHTTPResponse400Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // GetSdkSessionHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetSdkSession
 type GetSdkSessionHTTPResponse401Headers struct {
-	WWWAuthenticate *string
-	XRequestId      *string
+	WWWAuthenticate string
+	XRequestId      string
 }
 
 // GetSdkSessionHTTPResponse413Headers the declared response headers of an HTTP 413 response for GetSdkSession
 type GetSdkSessionHTTPResponse413Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // GetSdkSessionHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetSdkSession
 type GetSdkSessionHTTPResponse500Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // GetSdkSessionHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetSdkSession
 type GetSdkSessionHTTPResponse503Headers struct {
-	RetryAfter *int
-	XRequestId *string
+	RetryAfter int
+	XRequestId string
 }
 
 // GetSdkSessionHTTPResponse504Headers the declared response headers of an HTTP 504 response for GetSdkSession
 type GetSdkSessionHTTPResponse504Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 type GetSdkSessionHTTPResponse struct {
@@ -2658,59 +2658,59 @@ func (r GetSdkSessionHTTPResponse) ContentType() string {
 
 // CreateWorkspaceHTTPResponse200Headers the declared response headers of an HTTP 200 response for CreateWorkspace
 type CreateWorkspaceHTTPResponse200Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateWorkspaceHTTPResponse400Headers the declared response headers of an HTTP 400 response for CreateWorkspace
 type CreateWorkspaceHTTPResponse400Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateWorkspaceHTTPResponse401Headers the declared response headers of an HTTP 401 response for CreateWorkspace
 type CreateWorkspaceHTTPResponse401Headers struct {
-	WWWAuthenticate *string
-	XRequestId      *string
+	WWWAuthenticate string
+	XRequestId      string
 }
 
 // CreateWorkspaceHTTPResponse403Headers the declared response headers of an HTTP 403 response for CreateWorkspace
 type CreateWorkspaceHTTPResponse403Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateWorkspaceHTTPResponse404Headers the declared response headers of an HTTP 404 response for CreateWorkspace
 type CreateWorkspaceHTTPResponse404Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateWorkspaceHTTPResponse409Headers the declared response headers of an HTTP 409 response for CreateWorkspace
 type CreateWorkspaceHTTPResponse409Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateWorkspaceHTTPResponse413Headers the declared response headers of an HTTP 413 response for CreateWorkspace
 type CreateWorkspaceHTTPResponse413Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateWorkspaceHTTPResponse415Headers the declared response headers of an HTTP 415 response for CreateWorkspace
 type CreateWorkspaceHTTPResponse415Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateWorkspaceHTTPResponse500Headers the declared response headers of an HTTP 500 response for CreateWorkspace
 type CreateWorkspaceHTTPResponse500Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // CreateWorkspaceHTTPResponse503Headers the declared response headers of an HTTP 503 response for CreateWorkspace
 type CreateWorkspaceHTTPResponse503Headers struct {
-	RetryAfter *int
-	XRequestId *string
+	RetryAfter int
+	XRequestId string
 }
 
 // CreateWorkspaceHTTPResponse504Headers the declared response headers of an HTTP 504 response for CreateWorkspace
 type CreateWorkspaceHTTPResponse504Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 type CreateWorkspaceHTTPResponse struct {
@@ -2848,60 +2848,60 @@ func (r CreateWorkspaceHTTPResponse) ContentType() string {
 
 // DeleteWorkspaceHTTPResponse200Headers the declared response headers of an HTTP 200 response for DeleteWorkspace
 type DeleteWorkspaceHTTPResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag       string
+	XRequestId string
 }
 
 // DeleteWorkspaceHTTPResponse400Headers the declared response headers of an HTTP 400 response for DeleteWorkspace
 type DeleteWorkspaceHTTPResponse400Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // DeleteWorkspaceHTTPResponse401Headers the declared response headers of an HTTP 401 response for DeleteWorkspace
 type DeleteWorkspaceHTTPResponse401Headers struct {
-	WWWAuthenticate *string
-	XRequestId      *string
+	WWWAuthenticate string
+	XRequestId      string
 }
 
 // DeleteWorkspaceHTTPResponse403Headers the declared response headers of an HTTP 403 response for DeleteWorkspace
 type DeleteWorkspaceHTTPResponse403Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // DeleteWorkspaceHTTPResponse404Headers the declared response headers of an HTTP 404 response for DeleteWorkspace
 type DeleteWorkspaceHTTPResponse404Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // DeleteWorkspaceHTTPResponse409Headers the declared response headers of an HTTP 409 response for DeleteWorkspace
 type DeleteWorkspaceHTTPResponse409Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // DeleteWorkspaceHTTPResponse412Headers the declared response headers of an HTTP 412 response for DeleteWorkspace
 type DeleteWorkspaceHTTPResponse412Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // DeleteWorkspaceHTTPResponse413Headers the declared response headers of an HTTP 413 response for DeleteWorkspace
 type DeleteWorkspaceHTTPResponse413Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // DeleteWorkspaceHTTPResponse500Headers the declared response headers of an HTTP 500 response for DeleteWorkspace
 type DeleteWorkspaceHTTPResponse500Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // DeleteWorkspaceHTTPResponse503Headers the declared response headers of an HTTP 503 response for DeleteWorkspace
 type DeleteWorkspaceHTTPResponse503Headers struct {
-	RetryAfter *int
-	XRequestId *string
+	RetryAfter int
+	XRequestId string
 }
 
 // DeleteWorkspaceHTTPResponse504Headers the declared response headers of an HTTP 504 response for DeleteWorkspace
 type DeleteWorkspaceHTTPResponse504Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 type DeleteWorkspaceHTTPResponse struct {
@@ -3039,50 +3039,50 @@ func (r DeleteWorkspaceHTTPResponse) ContentType() string {
 
 // GetWorkspaceHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetWorkspace
 type GetWorkspaceHTTPResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag       string
+	XRequestId string
 }
 
 // GetWorkspaceHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetWorkspace
 type GetWorkspaceHTTPResponse400Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // GetWorkspaceHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetWorkspace
 type GetWorkspaceHTTPResponse401Headers struct {
-	WWWAuthenticate *string
-	XRequestId      *string
+	WWWAuthenticate string
+	XRequestId      string
 }
 
 // GetWorkspaceHTTPResponse403Headers the declared response headers of an HTTP 403 response for GetWorkspace
 type GetWorkspaceHTTPResponse403Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // GetWorkspaceHTTPResponse404Headers the declared response headers of an HTTP 404 response for GetWorkspace
 type GetWorkspaceHTTPResponse404Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // GetWorkspaceHTTPResponse413Headers the declared response headers of an HTTP 413 response for GetWorkspace
 type GetWorkspaceHTTPResponse413Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // GetWorkspaceHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetWorkspace
 type GetWorkspaceHTTPResponse500Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // GetWorkspaceHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetWorkspace
 type GetWorkspaceHTTPResponse503Headers struct {
-	RetryAfter *int
-	XRequestId *string
+	RetryAfter int
+	XRequestId string
 }
 
 // GetWorkspaceHTTPResponse504Headers the declared response headers of an HTTP 504 response for GetWorkspace
 type GetWorkspaceHTTPResponse504Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 type GetWorkspaceHTTPResponse struct {
@@ -3202,65 +3202,65 @@ func (r GetWorkspaceHTTPResponse) ContentType() string {
 
 // UpdateWorkspaceHTTPResponse200Headers the declared response headers of an HTTP 200 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag       string
+	XRequestId string
 }
 
 // UpdateWorkspaceHTTPResponse400Headers the declared response headers of an HTTP 400 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse400Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UpdateWorkspaceHTTPResponse401Headers the declared response headers of an HTTP 401 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse401Headers struct {
-	WWWAuthenticate *string
-	XRequestId      *string
+	WWWAuthenticate string
+	XRequestId      string
 }
 
 // UpdateWorkspaceHTTPResponse403Headers the declared response headers of an HTTP 403 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse403Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UpdateWorkspaceHTTPResponse404Headers the declared response headers of an HTTP 404 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse404Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UpdateWorkspaceHTTPResponse409Headers the declared response headers of an HTTP 409 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse409Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UpdateWorkspaceHTTPResponse412Headers the declared response headers of an HTTP 412 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse412Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UpdateWorkspaceHTTPResponse413Headers the declared response headers of an HTTP 413 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse413Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UpdateWorkspaceHTTPResponse415Headers the declared response headers of an HTTP 415 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse415Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UpdateWorkspaceHTTPResponse500Headers the declared response headers of an HTTP 500 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse500Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UpdateWorkspaceHTTPResponse503Headers the declared response headers of an HTTP 503 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse503Headers struct {
-	RetryAfter *int
-	XRequestId *string
+	RetryAfter int
+	XRequestId string
 }
 
 // UpdateWorkspaceHTTPResponse504Headers the declared response headers of an HTTP 504 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse504Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 type UpdateWorkspaceHTTPResponse struct {
@@ -3407,49 +3407,49 @@ func (r UpdateWorkspaceHTTPResponse) ContentType() string {
 
 // ListWorkspaceKeysHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListWorkspaceKeys
 type ListWorkspaceKeysHTTPResponse200Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspaceKeysHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListWorkspaceKeys
 type ListWorkspaceKeysHTTPResponse400Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspaceKeysHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListWorkspaceKeys
 type ListWorkspaceKeysHTTPResponse401Headers struct {
-	WWWAuthenticate *string
-	XRequestId      *string
+	WWWAuthenticate string
+	XRequestId      string
 }
 
 // ListWorkspaceKeysHTTPResponse403Headers the declared response headers of an HTTP 403 response for ListWorkspaceKeys
 type ListWorkspaceKeysHTTPResponse403Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspaceKeysHTTPResponse404Headers the declared response headers of an HTTP 404 response for ListWorkspaceKeys
 type ListWorkspaceKeysHTTPResponse404Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspaceKeysHTTPResponse413Headers the declared response headers of an HTTP 413 response for ListWorkspaceKeys
 type ListWorkspaceKeysHTTPResponse413Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspaceKeysHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListWorkspaceKeys
 type ListWorkspaceKeysHTTPResponse500Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspaceKeysHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListWorkspaceKeys
 type ListWorkspaceKeysHTTPResponse503Headers struct {
-	RetryAfter *int
-	XRequestId *string
+	RetryAfter int
+	XRequestId string
 }
 
 // ListWorkspaceKeysHTTPResponse504Headers the declared response headers of an HTTP 504 response for ListWorkspaceKeys
 type ListWorkspaceKeysHTTPResponse504Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 type ListWorkspaceKeysHTTPResponse struct {
@@ -3569,60 +3569,60 @@ func (r ListWorkspaceKeysHTTPResponse) ContentType() string {
 
 // UndeleteWorkspaceHTTPResponse200Headers the declared response headers of an HTTP 200 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse200Headers struct {
-	ETag       *string
-	XRequestId *string
+	ETag       string
+	XRequestId string
 }
 
 // UndeleteWorkspaceHTTPResponse400Headers the declared response headers of an HTTP 400 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse400Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UndeleteWorkspaceHTTPResponse401Headers the declared response headers of an HTTP 401 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse401Headers struct {
-	WWWAuthenticate *string
-	XRequestId      *string
+	WWWAuthenticate string
+	XRequestId      string
 }
 
 // UndeleteWorkspaceHTTPResponse403Headers the declared response headers of an HTTP 403 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse403Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UndeleteWorkspaceHTTPResponse404Headers the declared response headers of an HTTP 404 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse404Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UndeleteWorkspaceHTTPResponse409Headers the declared response headers of an HTTP 409 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse409Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UndeleteWorkspaceHTTPResponse413Headers the declared response headers of an HTTP 413 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse413Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UndeleteWorkspaceHTTPResponse415Headers the declared response headers of an HTTP 415 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse415Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UndeleteWorkspaceHTTPResponse500Headers the declared response headers of an HTTP 500 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse500Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // UndeleteWorkspaceHTTPResponse503Headers the declared response headers of an HTTP 503 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse503Headers struct {
-	RetryAfter *int
-	XRequestId *string
+	RetryAfter int
+	XRequestId string
 }
 
 // UndeleteWorkspaceHTTPResponse504Headers the declared response headers of an HTTP 504 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse504Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 type UndeleteWorkspaceHTTPResponse struct {
@@ -3760,44 +3760,44 @@ func (r UndeleteWorkspaceHTTPResponse) ContentType() string {
 
 // ListWorkspacesGetHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListWorkspacesGet
 type ListWorkspacesGetHTTPResponse200Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspacesGetHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListWorkspacesGet
 type ListWorkspacesGetHTTPResponse400Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspacesGetHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListWorkspacesGet
 type ListWorkspacesGetHTTPResponse401Headers struct {
-	WWWAuthenticate *string
-	XRequestId      *string
+	WWWAuthenticate string
+	XRequestId      string
 }
 
 // ListWorkspacesGetHTTPResponse403Headers the declared response headers of an HTTP 403 response for ListWorkspacesGet
 type ListWorkspacesGetHTTPResponse403Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspacesGetHTTPResponse413Headers the declared response headers of an HTTP 413 response for ListWorkspacesGet
 type ListWorkspacesGetHTTPResponse413Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspacesGetHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListWorkspacesGet
 type ListWorkspacesGetHTTPResponse500Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspacesGetHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListWorkspacesGet
 type ListWorkspacesGetHTTPResponse503Headers struct {
-	RetryAfter *int
-	XRequestId *string
+	RetryAfter int
+	XRequestId string
 }
 
 // ListWorkspacesGetHTTPResponse504Headers the declared response headers of an HTTP 504 response for ListWorkspacesGet
 type ListWorkspacesGetHTTPResponse504Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 type ListWorkspacesGetHTTPResponse struct {
@@ -3908,49 +3908,49 @@ func (r ListWorkspacesGetHTTPResponse) ContentType() string {
 
 // ListWorkspacesHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListWorkspaces
 type ListWorkspacesHTTPResponse200Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspacesHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListWorkspaces
 type ListWorkspacesHTTPResponse400Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspacesHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListWorkspaces
 type ListWorkspacesHTTPResponse401Headers struct {
-	WWWAuthenticate *string
-	XRequestId      *string
+	WWWAuthenticate string
+	XRequestId      string
 }
 
 // ListWorkspacesHTTPResponse403Headers the declared response headers of an HTTP 403 response for ListWorkspaces
 type ListWorkspacesHTTPResponse403Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspacesHTTPResponse413Headers the declared response headers of an HTTP 413 response for ListWorkspaces
 type ListWorkspacesHTTPResponse413Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspacesHTTPResponse415Headers the declared response headers of an HTTP 415 response for ListWorkspaces
 type ListWorkspacesHTTPResponse415Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspacesHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListWorkspaces
 type ListWorkspacesHTTPResponse500Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // ListWorkspacesHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListWorkspaces
 type ListWorkspacesHTTPResponse503Headers struct {
-	RetryAfter *int
-	XRequestId *string
+	RetryAfter int
+	XRequestId string
 }
 
 // ListWorkspacesHTTPResponse504Headers the declared response headers of an HTTP 504 response for ListWorkspaces
 type ListWorkspacesHTTPResponse504Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 type ListWorkspacesHTTPResponse struct {
@@ -4070,17 +4070,17 @@ func (r ListWorkspacesHTTPResponse) ContentType() string {
 
 // GetOpenAPIDocumentHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIDocument
 type GetOpenAPIDocumentHTTPResponse200Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // GetOpenAPIDocumentHTTPResponse413Headers the declared response headers of an HTTP 413 response for GetOpenAPIDocument
 type GetOpenAPIDocumentHTTPResponse413Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 // GetOpenAPIDocumentHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetOpenAPIDocument
 type GetOpenAPIDocumentHTTPResponse500Headers struct {
-	XRequestId *string
+	XRequestId string
 }
 
 type GetOpenAPIDocumentHTTPResponse struct {
@@ -4503,114 +4503,114 @@ func ParseCreateSdkTokenHTTPResponse(rsp *http.Response) (*CreateSdkTokenHTTPRes
 		var headers CreateSdkTokenHTTPResponse200Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers CreateSdkTokenHTTPResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreateSdkTokenHTTPResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers CreateSdkTokenHTTPResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers CreateSdkTokenHTTPResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateSdkTokenHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers CreateSdkTokenHTTPResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreateSdkTokenHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateSdkTokenHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers CreateSdkTokenHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers504 = &headers
 	}
@@ -4709,114 +4709,114 @@ func ParseRevokeUserSdkTokensHTTPResponse(rsp *http.Response) (*RevokeUserSdkTok
 		var headers RevokeUserSdkTokensHTTPResponse200Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers RevokeUserSdkTokensHTTPResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers RevokeUserSdkTokensHTTPResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers RevokeUserSdkTokensHTTPResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers RevokeUserSdkTokensHTTPResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 413:
 		var headers RevokeUserSdkTokensHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers RevokeUserSdkTokensHTTPResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 500:
 		var headers RevokeUserSdkTokensHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers RevokeUserSdkTokensHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers RevokeUserSdkTokensHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers504 = &headers
 	}
@@ -4894,84 +4894,84 @@ func ParseDeleteSdkSessionHTTPResponse(rsp *http.Response) (*DeleteSdkSessionHTT
 		var headers DeleteSdkSessionHTTPResponse200Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers DeleteSdkSessionHTTPResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers DeleteSdkSessionHTTPResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 413:
 		var headers DeleteSdkSessionHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteSdkSessionHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers DeleteSdkSessionHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers DeleteSdkSessionHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers504 = &headers
 	}
@@ -5049,84 +5049,84 @@ func ParseGetSdkSessionHTTPResponse(rsp *http.Response) (*GetSdkSessionHTTPRespo
 		var headers GetSdkSessionHTTPResponse200Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetSdkSessionHTTPResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetSdkSessionHTTPResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 413:
 		var headers GetSdkSessionHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetSdkSessionHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetSdkSessionHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers GetSdkSessionHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers504 = &headers
 	}
@@ -5232,124 +5232,124 @@ func ParseCreateWorkspaceHTTPResponse(rsp *http.Response) (*CreateWorkspaceHTTPR
 		var headers CreateWorkspaceHTTPResponse200Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers CreateWorkspaceHTTPResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreateWorkspaceHTTPResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers CreateWorkspaceHTTPResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers CreateWorkspaceHTTPResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateWorkspaceHTTPResponse409Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateWorkspaceHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers CreateWorkspaceHTTPResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreateWorkspaceHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateWorkspaceHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers CreateWorkspaceHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers504 = &headers
 	}
@@ -5455,131 +5455,131 @@ func ParseDeleteWorkspaceHTTPResponse(rsp *http.Response) (*DeleteWorkspaceHTTPR
 		var headers DeleteWorkspaceHTTPResponse200Headers
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.ETag = &value
+			headers.ETag = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers DeleteWorkspaceHTTPResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers DeleteWorkspaceHTTPResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers DeleteWorkspaceHTTPResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers DeleteWorkspaceHTTPResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
 		var headers DeleteWorkspaceHTTPResponse409Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 412:
 		var headers DeleteWorkspaceHTTPResponse412Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers DeleteWorkspaceHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteWorkspaceHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers DeleteWorkspaceHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers DeleteWorkspaceHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers504 = &headers
 	}
@@ -5671,111 +5671,111 @@ func ParseGetWorkspaceHTTPResponse(rsp *http.Response) (*GetWorkspaceHTTPRespons
 		var headers GetWorkspaceHTTPResponse200Headers
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.ETag = &value
+			headers.ETag = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetWorkspaceHTTPResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetWorkspaceHTTPResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers GetWorkspaceHTTPResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers GetWorkspaceHTTPResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 413:
 		var headers GetWorkspaceHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetWorkspaceHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetWorkspaceHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers GetWorkspaceHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers504 = &headers
 	}
@@ -5888,141 +5888,141 @@ func ParseUpdateWorkspaceHTTPResponse(rsp *http.Response) (*UpdateWorkspaceHTTPR
 		var headers UpdateWorkspaceHTTPResponse200Headers
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.ETag = &value
+			headers.ETag = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers UpdateWorkspaceHTTPResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers UpdateWorkspaceHTTPResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers UpdateWorkspaceHTTPResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers UpdateWorkspaceHTTPResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
 		var headers UpdateWorkspaceHTTPResponse409Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 412:
 		var headers UpdateWorkspaceHTTPResponse412Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 413:
 		var headers UpdateWorkspaceHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers UpdateWorkspaceHTTPResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 500:
 		var headers UpdateWorkspaceHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers UpdateWorkspaceHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers UpdateWorkspaceHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers504 = &headers
 	}
@@ -6114,104 +6114,104 @@ func ParseListWorkspaceKeysHTTPResponse(rsp *http.Response) (*ListWorkspaceKeysH
 		var headers ListWorkspaceKeysHTTPResponse200Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers ListWorkspaceKeysHTTPResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers ListWorkspaceKeysHTTPResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers ListWorkspaceKeysHTTPResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers ListWorkspaceKeysHTTPResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 413:
 		var headers ListWorkspaceKeysHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListWorkspaceKeysHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListWorkspaceKeysHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers ListWorkspaceKeysHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers504 = &headers
 	}
@@ -6317,131 +6317,131 @@ func ParseUndeleteWorkspaceHTTPResponse(rsp *http.Response) (*UndeleteWorkspaceH
 		var headers UndeleteWorkspaceHTTPResponse200Headers
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.ETag = &value
+			headers.ETag = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers UndeleteWorkspaceHTTPResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers UndeleteWorkspaceHTTPResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers UndeleteWorkspaceHTTPResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers UndeleteWorkspaceHTTPResponse404Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
 		var headers UndeleteWorkspaceHTTPResponse409Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers UndeleteWorkspaceHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers UndeleteWorkspaceHTTPResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 500:
 		var headers UndeleteWorkspaceHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers UndeleteWorkspaceHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers UndeleteWorkspaceHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers504 = &headers
 	}
@@ -6526,94 +6526,94 @@ func ParseListWorkspacesGetHTTPResponse(rsp *http.Response) (*ListWorkspacesGetH
 		var headers ListWorkspacesGetHTTPResponse200Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers ListWorkspacesGetHTTPResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers ListWorkspacesGetHTTPResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers ListWorkspacesGetHTTPResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 413:
 		var headers ListWorkspacesGetHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListWorkspacesGetHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListWorkspacesGetHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers ListWorkspacesGetHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers504 = &headers
 	}
@@ -6705,104 +6705,104 @@ func ParseListWorkspacesHTTPResponse(rsp *http.Response) (*ListWorkspacesHTTPRes
 		var headers ListWorkspacesHTTPResponse200Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers ListWorkspacesHTTPResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers ListWorkspacesHTTPResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers ListWorkspacesHTTPResponse403Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 413:
 		var headers ListWorkspacesHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers ListWorkspacesHTTPResponse415Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListWorkspacesHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListWorkspacesHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers ListWorkspacesHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers504 = &headers
 	}
@@ -6852,30 +6852,30 @@ func ParseGetOpenAPIDocumentHTTPResponse(rsp *http.Response) (*GetOpenAPIDocumen
 		var headers GetOpenAPIDocumentHTTPResponse200Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 413:
 		var headers GetOpenAPIDocumentHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetOpenAPIDocumentHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.XRequestId = &value
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	}
