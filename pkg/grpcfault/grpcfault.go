@@ -88,8 +88,9 @@ func isStatus(err error) bool {
 	return ok
 }
 
-// KindOf returns the kind st names in its ErrorInfo, and false when st
-// carries no ErrorInfo of ErrorDomain with a known reason.
+// KindOf returns the kind st names in its ErrorInfo, and true; when st
+// carries no ErrorInfo of ErrorDomain with a known reason, the kind of its
+// code (KindOfCode) and false.
 func KindOf(st *status.Status) (fault.Kind, bool) {
 	for _, d := range st.Details() {
 		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == ErrorDomain {
@@ -98,7 +99,7 @@ func KindOf(st *status.Status) (fault.Kind, bool) {
 			}
 		}
 	}
-	return fault.Internal, false
+	return KindOfCode(st.Code()), false
 }
 
 // KindOfCode is the kind of a status that names none: one the gRPC library
@@ -141,10 +142,7 @@ func Fault(err error) error {
 	if !ok {
 		return err
 	}
-	kind, named := KindOf(st)
-	if !named {
-		kind = KindOfCode(st.Code())
-	}
+	kind, _ := KindOf(st)
 	e := &fault.Error{Kind: kind, Message: st.Message(), Cause: err}
 	for _, d := range st.Details() {
 		if br, ok := d.(*errdetails.BadRequest); ok {

@@ -167,9 +167,6 @@ func (h *errorHandler) fromError(r *http.Request, err error) apiError {
 	}
 	st := status.Convert(err)
 	kind, named := grpcfault.KindOf(st)
-	if !named {
-		kind = grpcfault.KindOfCode(st.Code())
-	}
 	e := newKindError(kind, st.Message())
 	e.code = st.Code()
 
