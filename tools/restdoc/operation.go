@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/compiler/protogen"
-	"google.golang.org/protobuf/proto"
 
 	restv1 "github.com/liveproctor/workspaces/pkg/gen/rest/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcfault"
+	"github.com/liveproctor/workspaces/pkg/restrules"
 )
 
 // errorBodyMessage is the message every error answer is.
@@ -157,7 +157,7 @@ func (g *generator) responseMessage(m *protogen.Method, b binding) (*protogen.Me
 // operation is the OpenAPI operation of one binding, and its path in the
 // document (variables named by their JSON names).
 func (g *generator) operation(m *protogen.Method, b binding) (string, *object, error) {
-	opt, _ := proto.GetExtension(m.Desc.Options(), restv1.E_Operation).(*restv1.Operation)
+	opt := restrules.Operation(m.Desc)
 	if opt == nil || opt.GetSummary() == "" || opt.GetTag() == "" {
 		return "", nil, fmt.Errorf("%s has an HTTP rule but no rest.v1.operation with a summary and a tag", m.Desc.FullName())
 	}

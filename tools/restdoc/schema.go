@@ -6,10 +6,10 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/compiler/protogen"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	restv1 "github.com/liveproctor/workspaces/pkg/gen/rest/v1"
+	"github.com/liveproctor/workspaces/pkg/restrules"
 )
 
 // direction tells whether a message is read from a request or written in a
@@ -56,16 +56,10 @@ func newSchemas(files []*protogen.File) *schemas {
 }
 
 // fieldRules returns a field's rest.v1.field option (empty when none).
-func fieldRules(f *protogen.Field) *restv1.FieldRules {
-	r, _ := proto.GetExtension(f.Desc.Options(), restv1.E_Field).(*restv1.FieldRules)
-	if r == nil {
-		return &restv1.FieldRules{}
-	}
-	return r
-}
+func fieldRules(f *protogen.Field) *restv1.FieldRules { return restrules.Field(f.Desc) }
 
-// published reports whether a field is part of the REST interface.
-func published(f *protogen.Field) bool { return !fieldRules(f).GetHidden() }
+// wellKnown reports whether m is a well-known type, written as one value.
+func wellKnown(m *protogen.Message) bool { return restrules.Leaf(m.Desc) }
 
 // use records that m, and every message below it, is used in dir.
 func (s *schemas) use(m *protogen.Message, dir direction) {
@@ -78,7 +72,7 @@ func (s *schemas) use(m *protogen.Message, dir direction) {
 	}
 	s.used[name][dir] = true
 	for _, f := range m.Fields {
-		if f.Message != nil && published(f) && !wellKnown(f.Message) {
+		if f.Message != nil && restrules.Published(f.Desc) && !wellKnown(f.Message) {
 			s.use(f.Message, dir)
 		}
 	}
@@ -251,12 +245,6 @@ func (s *schemas) value(f *protogen.Field, rules *restv1.FieldRules, dir directi
 func hasItemRules(r *restv1.FieldRules) bool {
 	return r.GetFormat() != "" || r.GetPattern() != "" || r.GetMinLength() > 0 || r.GetMaxLength() > 0 ||
 		r.Minimum != nil || r.Maximum != nil || len(r.GetEnum()) > 0 || r.GetExample() != ""
-}
-
-// wellKnown reports whether m is one of protobuf's well-known types, whose
-// JSON is not an object of their fields.
-func wellKnown(m *protogen.Message) bool {
-	return m.Desc.ParentFile().Package() == "google.protobuf"
 }
 
 func isRef(o *object) bool {

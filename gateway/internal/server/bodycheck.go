@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/liveproctor/workspaces/pkg/restrules"
 )
 
 // checkBody reads the JSON body data against the request message md before
@@ -181,7 +183,7 @@ func (c *bodyChecker) single(fd protoreflect.FieldDescriptor) *decodeError {
 func (c *bodyChecker) check(fd protoreflect.FieldDescriptor) *decodeError {
 	first := c.next()
 	if md := fd.Message(); md != nil {
-		if wellKnown(md) {
+		if restrules.Leaf(md) {
 			if v := md.Fields().ByName("value"); md.Fields().Len() == 1 && v != nil && !v.IsList() {
 				return c.check(v) // a wrapper is its bare value
 			}

@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/liveproctor/workspaces/pkg/restrules"
 )
 
 // queryParser fills a request message from the query string as the API
@@ -99,7 +101,7 @@ func setQueryParameter(m protoreflect.Message, key string, vals []string, filter
 			}
 			return setScalar(m, fd, vals)
 		}
-		if fd.Message() == nil || fd.IsList() || fd.IsMap() || wellKnown(fd.Message()) {
+		if fd.Message() == nil || fd.IsList() || fd.IsMap() || restrules.Leaf(fd.Message()) {
 			return unknownQueryParameter
 		}
 		m = m.Mutable(fd).Message()

@@ -4,10 +4,9 @@ import (
 	"strings"
 	"sync"
 
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	restv1 "github.com/liveproctor/workspaces/pkg/gen/rest/v1"
+	"github.com/liveproctor/workspaces/pkg/restrules"
 )
 
 // restFields is a message's fields as the REST interface publishes them: by
@@ -33,7 +32,7 @@ func restFieldsOf(md protoreflect.MessageDescriptor) *restFields {
 	f := &restFields{byJSONName: make(map[string]protoreflect.FieldDescriptor, fields.Len())}
 	for i := range fields.Len() {
 		fd := fields.Get(i)
-		if hidden(fd) {
+		if !restrules.Published(fd) {
 			continue
 		}
 		f.byJSONName[fd.JSONName()] = fd
@@ -41,13 +40,6 @@ func restFieldsOf(md protoreflect.MessageDescriptor) *restFields {
 	}
 	stored, _ := restFieldTables.LoadOrStore(md, f)
 	return stored.(*restFields)
-}
-
-// hidden reports whether fd is gRPC only: the REST interface neither
-// documents nor accepts it.
-func hidden(fd protoreflect.FieldDescriptor) bool {
-	rules, _ := proto.GetExtension(fd.Options(), restv1.E_Field).(*restv1.FieldRules)
-	return rules.GetHidden()
 }
 
 // longestName finds the field named by the longest run of key's leading
@@ -79,11 +71,4 @@ func (f *restFields) longestName(key string) (fd protoreflect.FieldDescriptor, r
 		}
 		end = i
 	}
-}
-
-// wellKnown reports whether md is one of protobuf's well-known types,
-// which JSON writes in forms of their own (a wrapper as its bare value, a
-// field mask as one string): the REST interface treats them as leaves.
-func wellKnown(md protoreflect.MessageDescriptor) bool {
-	return md.ParentFile().Package() == "google.protobuf"
 }

@@ -1,0 +1,37 @@
+// Package restrules reads the rest.v1 options (proto/rest/v1/rest.proto):
+// what the REST interface publishes of the gRPC API. The gateway enforces
+// it and the OpenAPI generator (tools/restdoc) declares it through these
+// same functions, so the two cannot read the options differently.
+package restrules
+
+import (
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	restv1 "github.com/liveproctor/workspaces/pkg/gen/rest/v1"
+)
+
+// Field returns fd's rules; never nil.
+func Field(fd protoreflect.FieldDescriptor) *restv1.FieldRules {
+	if r, _ := proto.GetExtension(fd.Options(), restv1.E_Field).(*restv1.FieldRules); r != nil {
+		return r
+	}
+	return &restv1.FieldRules{}
+}
+
+// Published reports whether fd is part of the REST interface: a field
+// marked hidden is gRPC only, neither documented nor accepted over REST.
+func Published(fd protoreflect.FieldDescriptor) bool { return !Field(fd).GetHidden() }
+
+// Leaf reports whether md is one of protobuf's well-known types, which JSON
+// writes in forms of their own (a wrapper as its bare value, a field mask as
+// one string): REST bodies and the document treat them as single values.
+func Leaf(md protoreflect.MessageDescriptor) bool {
+	return md.ParentFile().Package() == "google.protobuf"
+}
+
+// Operation returns md's operation options, or nil when it has none.
+func Operation(md protoreflect.MethodDescriptor) *restv1.Operation {
+	op, _ := proto.GetExtension(md.Options(), restv1.E_Operation).(*restv1.Operation)
+	return op
+}
