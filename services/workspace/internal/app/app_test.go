@@ -160,7 +160,7 @@ func TestTenancyIsTransitiveAndHidesOthers(t *testing.T) {
 	name := "renamed"
 	_, err := f.app.UpdateWorkspace(ctx, b, app.UpdateInput{ID: "b", Name: &name})
 	wantKind(t, err, fault.PermissionDenied)
-	_, err = f.app.DeleteWorkspace(ctx, other, "c", "")
+	_, err = f.app.DeleteWorkspace(ctx, other, "c", app.Precondition{})
 	wantKind(t, err, fault.NotFound)
 	if _, err := f.app.UpdateWorkspace(ctx, a, app.UpdateInput{ID: "c", Name: &name}); err != nil {
 		t.Errorf("a updates c: %v", err)
@@ -197,13 +197,16 @@ func TestETagGuardsUpdates(t *testing.T) {
 	ctx := context.Background()
 	f.create(f.root, app.CreateInput{ID: "e"})
 	w, _ := f.app.GetWorkspace(ctx, f.root, "e")
-	etag := app.ETag(w)
+	read := app.IfRevision(w.Revision)
 	name := "first"
-	if _, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "e", Name: &name, IfMatch: etag}); err != nil {
+	if _, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "e", Name: &name, Precondition: read}); err != nil {
 		t.Fatal(err)
 	}
 	name = "second"
-	_, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "e", Name: &name, IfMatch: etag})
+	_, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "e", Name: &name, Precondition: read})
+	wantKind(t, err, fault.PreconditionFailed)
+	// A precondition that names no revision never holds.
+	_, err = f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "e", Name: &name, Precondition: app.IfRevision()})
 	wantKind(t, err, fault.PreconditionFailed)
 }
 
@@ -213,7 +216,7 @@ func TestDeleteStopsKeysAndUndeleteRestores(t *testing.T) {
 	res, w := f.create(f.root, app.CreateInput{ID: "gone"})
 	f.create(w, app.CreateInput{ID: "child"})
 
-	deleted, err := f.app.DeleteWorkspace(ctx, f.root, "gone", "")
+	deleted, err := f.app.DeleteWorkspace(ctx, f.root, "gone", app.Precondition{})
 	if err != nil || !deleted.Deleted() {
 		t.Fatalf("delete = %+v, %v", deleted, err)
 	}
@@ -224,7 +227,7 @@ func TestDeleteStopsKeysAndUndeleteRestores(t *testing.T) {
 	if _, err := f.app.GetWorkspace(ctx, f.root, "child"); err != nil {
 		t.Errorf("the deleted workspace's child is no longer visible to root: %v", err)
 	}
-	_, err = f.app.DeleteWorkspace(ctx, f.root, "gone", "")
+	_, err = f.app.DeleteWorkspace(ctx, f.root, "gone", app.Precondition{})
 	wantKind(t, err, fault.NotFound)
 
 	if _, err := f.app.UndeleteWorkspace(ctx, f.root, "gone"); err != nil {
@@ -334,7 +337,7 @@ func TestDeleteRevokesTokensAndStatusRemembersIt(t *testing.T) {
 	if err != nil || st.Deleted() || !st.TokenCutoff.IsZero() {
 		t.Fatalf("status before delete: %+v, %v", st, err)
 	}
-	if _, err := f.app.DeleteWorkspace(ctx, f.root, "d1", ""); err != nil {
+	if _, err := f.app.DeleteWorkspace(ctx, f.root, "d1", app.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(revoked.ids) != "[d1]" {

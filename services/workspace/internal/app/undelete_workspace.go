@@ -10,5 +10,5 @@ import (
 // key pairs authenticate again. Undeleting an active workspace returns it
 // unchanged.
 func (a *App) UndeleteWorkspace(ctx context.Context, caller domain.Caller, id string) (*domain.Workspace, error) {
-	return a.setDeleted(ctx, caller, id, "", false)
+	return a.setDeleted(ctx, caller, id, Precondition{}, false)
 }

@@ -26,29 +26,31 @@ type UpdateInput struct {
 	SetObjectiveDocuments bool
 	ObjectiveDocuments    []string
 
-	// IfMatch, when set, must match the workspace's current etag.
-	IfMatch string
+	// Precondition, when set, must hold for the workspace as read.
+	Precondition Precondition
 }
 
 // updateAttempts bounds re-reads when a concurrent writer changed the
-// workspace between read and write (only without If-Match).
+// workspace between read and write (only without a precondition).
 const updateAttempts = 3
 
-// errConcurrentChanges answers a change without If-Match that lost the race
-// to concurrent writers on every attempt. The caller set no precondition,
-// so this is not 412: reading again and retrying may succeed.
+// errConcurrentChanges answers a change without a precondition that lost
+// the race to concurrent writers on every attempt. The caller set no
+// precondition, so this is not PreconditionFailed: reading again and
+// retrying may succeed.
 var errConcurrentChanges = fault.New(fault.Aborted,
 	"the workspace kept changing under concurrent requests: read it again and retry")
 
 // retryUpdate decides what a failed repository Update means on the given
 // attempt: nil to read the workspace again and retry, else the error to
-// answer. With If-Match the caller's revision is gone, which is 412 at once.
-func retryUpdate(op string, err error, ifMatch string, attempt int) error {
+// answer. With a precondition the caller's revision is gone, which is
+// PreconditionFailed at once.
+func retryUpdate(op string, err error, cond Precondition, attempt int) error {
 	switch {
 	case !errors.Is(err, domain.ErrRevisionChanged):
 		return fmt.Errorf("%s: %w", op, err)
-	case ifMatch != "":
-		return errStaleETag
+	case cond.set:
+		return errPreconditionFailed
 	case attempt >= updateAttempts:
 		return errConcurrentChanges
 	}
@@ -90,7 +92,7 @@ func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in Upda
 		if w.Deleted() {
 			return nil, notFound(in.ID)
 		}
-		if err := checkETag(in.IfMatch, w); err != nil {
+		if err := in.Precondition.check(w); err != nil {
 			return nil, err
 		}
 		if in.ParentID != nil && *in.ParentID != "" && *in.ParentID != w.ParentID {
@@ -126,14 +128,14 @@ func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in Upda
 		if err == nil {
 			return w, nil
 		}
-		if err := retryUpdate("update workspace", err, in.IfMatch, attempt); err != nil {
+		if err := retryUpdate("update workspace", err, in.Precondition, attempt); err != nil {
 			return nil, err
 		}
 	}
 }
 
 // setDeleted soft-deletes or restores a workspace the caller manages.
-func (a *App) setDeleted(ctx context.Context, caller domain.Caller, id, ifMatch string, deleted bool) (*domain.Workspace, error) {
+func (a *App) setDeleted(ctx context.Context, caller domain.Caller, id string, cond Precondition, deleted bool) (*domain.Workspace, error) {
 	for attempt := 1; ; attempt++ {
 		w, err := a.managed(ctx, caller, id)
 		if err != nil {
@@ -145,7 +147,7 @@ func (a *App) setDeleted(ctx context.Context, caller domain.Caller, id, ifMatch 
 		if !deleted && !w.Deleted() {
 			return w, nil // undelete of an active workspace changes nothing
 		}
-		if err := checkETag(ifMatch, w); err != nil {
+		if err := cond.check(w); err != nil {
 			return nil, err
 		}
 		now := a.timestamp()
@@ -164,7 +166,7 @@ func (a *App) setDeleted(ctx context.Context, caller domain.Caller, id, ifMatch 
 			}
 			return w, nil
 		}
-		if err := retryUpdate("save workspace", err, ifMatch, attempt); err != nil {
+		if err := retryUpdate("save workspace", err, cond, attempt); err != nil {
 			return nil, err
 		}
 	}

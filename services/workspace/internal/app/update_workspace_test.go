@@ -27,37 +27,37 @@ func (r *racingRepo) Update(ctx context.Context, w *domain.Workspace) error {
 	return r.Repository.Update(ctx, w)
 }
 
-// A change without If-Match retries a lost race and, when every attempt
-// loses, answers Aborted (409): the caller set no precondition, so 412
-// would blame it for one. With If-Match the revision it named is gone,
-// which is PreconditionFailed (412) at once.
-func TestLostRacesAreAbortedUnlessIfMatchWasSent(t *testing.T) {
+// A change without a precondition retries a lost race and, when every
+// attempt loses, answers Aborted (409): the caller set no precondition, so
+// 412 would blame it for one. With a precondition the revision it named is
+// gone, which is PreconditionFailed (412) at once.
+func TestLostRacesAreAbortedUnlessAPreconditionWasSet(t *testing.T) {
 	name := "Renamed"
 	tests := []struct {
-		name        string
-		deleted     bool // start from a deleted workspace
-		ifMatch     bool
-		change      func(a *app.App, caller domain.Caller, ifMatch string) error
-		wantKind    fault.Kind
-		wantRetried bool
+		name         string
+		deleted      bool // start from a deleted workspace
+		precondition bool
+		change       func(a *app.App, caller domain.Caller, cond app.Precondition) error
+		wantKind     fault.Kind
+		wantRetried  bool
 	}{
-		{"update", false, false, func(a *app.App, c domain.Caller, ifMatch string) error {
-			_, err := a.UpdateWorkspace(context.Background(), c, app.UpdateInput{ID: "w", Name: &name, IfMatch: ifMatch})
+		{"update", false, false, func(a *app.App, c domain.Caller, cond app.Precondition) error {
+			_, err := a.UpdateWorkspace(context.Background(), c, app.UpdateInput{ID: "w", Name: &name, Precondition: cond})
 			return err
 		}, fault.Aborted, true},
-		{"update with If-Match", false, true, func(a *app.App, c domain.Caller, ifMatch string) error {
-			_, err := a.UpdateWorkspace(context.Background(), c, app.UpdateInput{ID: "w", Name: &name, IfMatch: ifMatch})
+		{"update with a precondition", false, true, func(a *app.App, c domain.Caller, cond app.Precondition) error {
+			_, err := a.UpdateWorkspace(context.Background(), c, app.UpdateInput{ID: "w", Name: &name, Precondition: cond})
 			return err
 		}, fault.PreconditionFailed, false},
-		{"delete", false, false, func(a *app.App, c domain.Caller, ifMatch string) error {
-			_, err := a.DeleteWorkspace(context.Background(), c, "w", ifMatch)
+		{"delete", false, false, func(a *app.App, c domain.Caller, cond app.Precondition) error {
+			_, err := a.DeleteWorkspace(context.Background(), c, "w", cond)
 			return err
 		}, fault.Aborted, true},
-		{"delete with If-Match", false, true, func(a *app.App, c domain.Caller, ifMatch string) error {
-			_, err := a.DeleteWorkspace(context.Background(), c, "w", ifMatch)
+		{"delete with a precondition", false, true, func(a *app.App, c domain.Caller, cond app.Precondition) error {
+			_, err := a.DeleteWorkspace(context.Background(), c, "w", cond)
 			return err
 		}, fault.PreconditionFailed, false},
-		{"undelete", true, false, func(a *app.App, c domain.Caller, _ string) error {
+		{"undelete", true, false, func(a *app.App, c domain.Caller, _ app.Precondition) error {
 			_, err := a.UndeleteWorkspace(context.Background(), c, "w")
 			return err
 		}, fault.Aborted, true},
@@ -72,17 +72,17 @@ func TestLostRacesAreAbortedUnlessIfMatchWasSent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ifMatch := ""
-			if tt.ifMatch {
-				ifMatch = app.ETag(w)
+			var cond app.Precondition
+			if tt.precondition {
+				cond = app.IfRevision(w.Revision)
 			}
 			if tt.deleted {
-				if _, err := f.app.DeleteWorkspace(ctx, f.root, "w", ""); err != nil {
+				if _, err := f.app.DeleteWorkspace(ctx, f.root, "w", app.Precondition{}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			repo.lose = true
-			wantKind(t, tt.change(f.app, f.root, ifMatch), tt.wantKind)
+			wantKind(t, tt.change(f.app, f.root, cond), tt.wantKind)
 			if retried := repo.updates > 1; retried != tt.wantRetried {
 				t.Errorf("%d attempts to write", repo.updates)
 			}

@@ -25,7 +25,7 @@ func workspaceToProto(w *domain.Workspace) *workspacev1.Workspace {
 		SupportToolId:      w.SupportToolID,
 		CreateTime:         restapi.FormatTime(w.CreatedAt),
 		UpdateTime:         restapi.FormatTime(w.UpdatedAt),
-		Etag:               app.ETag(w),
+		Etag:               etag(w.Revision),
 	}
 	if w.ParentID != "" {
 		pb.ParentWorkspaceId = wrapperspb.String(w.ParentID)

@@ -2,10 +2,8 @@ package grpcport
 
 import (
 	"context"
-	"strings"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 
 	"github.com/liveproctor/workspaces/pkg/basicauth"
 	"github.com/liveproctor/workspaces/pkg/fault"
@@ -54,14 +52,4 @@ func AuthInterceptor(auth Authenticator) grpc.UnaryServerInterceptor {
 		}
 		return handler(context.WithValue(ctx, callerKey{}, caller), req)
 	}
-}
-
-// ifMatch returns the If-Match condition: the request's etag field, or the
-// if-match metadata the gateway forwards from the HTTP header.
-func ifMatch(ctx context.Context, etag string) string {
-	if etag != "" {
-		return etag
-	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	return strings.Join(md.Get("if-match"), ",")
 }

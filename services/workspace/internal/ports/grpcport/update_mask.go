@@ -22,8 +22,8 @@ var updatable = map[string]string{
 // update_mask, exactly the named fields change (a named field left unset
 // clears it). Without one (gRPC callers only; REST always sends a mask), the
 // fields the request populates change.
-func updateInput(req *workspacev1.UpdateWorkspaceRequest, ifMatch string) (app.UpdateInput, error) {
-	in := app.UpdateInput{ID: req.GetId(), IfMatch: ifMatch}
+func updateInput(req *workspacev1.UpdateWorkspaceRequest, cond app.Precondition) (app.UpdateInput, error) {
+	in := app.UpdateInput{ID: req.GetId(), Precondition: cond}
 	set := map[string]bool{}
 	if mask := req.GetUpdateMask(); mask != nil {
 		for _, p := range mask.GetPaths() {

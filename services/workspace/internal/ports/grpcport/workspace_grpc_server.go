@@ -79,7 +79,7 @@ func (s *Server) CreateWorkspace(ctx context.Context, req *workspacev1.CreateWor
 }
 
 func (s *Server) UpdateWorkspace(ctx context.Context, req *workspacev1.UpdateWorkspaceRequest) (*workspacev1.Workspace, error) {
-	in, err := updateInput(req, ifMatch(ctx, req.GetEtag()))
+	in, err := updateInput(req, precondition(ctx, req.GetEtag()))
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (s *Server) UpdateWorkspace(ctx context.Context, req *workspacev1.UpdateWor
 }
 
 func (s *Server) DeleteWorkspace(ctx context.Context, req *workspacev1.DeleteWorkspaceRequest) (*workspacev1.Workspace, error) {
-	return withETag(ctx)(s.app.DeleteWorkspace(ctx, callerFrom(ctx), req.GetId(), ifMatch(ctx, req.GetEtag())))
+	return withETag(ctx)(s.app.DeleteWorkspace(ctx, callerFrom(ctx), req.GetId(), precondition(ctx, req.GetEtag())))
 }
 
 func (s *Server) UndeleteWorkspace(ctx context.Context, req *workspacev1.UndeleteWorkspaceRequest) (*workspacev1.Workspace, error) {
@@ -106,7 +106,7 @@ func withETag(ctx context.Context) func(*domain.Workspace, error) (*workspacev1.
 		if err != nil {
 			return nil, err
 		}
-		_ = grpc.SetHeader(ctx, metadata.Pairs("etag", app.ETag(w)))
+		_ = grpc.SetHeader(ctx, metadata.Pairs("etag", etag(w.Revision)))
 		return workspaceToProto(w), nil
 	}
 }
