@@ -77,10 +77,11 @@ func (a *App) checkProducts(ctx context.Context, caller domain.Caller, products 
 			own = w
 		}
 		if !own.HoldsProduct(bank) {
+			field := fmt.Sprintf("products[%d]", i)
 			return &fault.Error{
 				Kind:    fault.PermissionDenied,
-				Message: fmt.Sprintf("products[%d].bank.id: your workspace does not hold product %q, so it cannot share it", i, bank),
-				Fields:  []fault.FieldViolation{{Field: fmt.Sprintf("products[%d].bank.id", i), Description: "not held by the caller's workspace"}},
+				Message: fmt.Sprintf("%s: your workspace does not hold product %q, so it cannot share it", field, bank),
+				Fields:  []fault.FieldViolation{{Field: field, Description: "not held by the caller's workspace"}},
 			}
 		}
 	}
@@ -94,21 +95,25 @@ const maxParentDepth = 100
 // making it child's parent forms no cycle. child is empty on create.
 func (a *App) checkParent(ctx context.Context, caller domain.Caller, child, parentID string) error {
 	if parentID == child {
-		return fault.InvalidField("parentWorkspaceId", "a workspace cannot be its own parent")
+		return fault.InvalidField("parent", "a workspace cannot be its own parent")
 	}
 	parent, err := a.visible(ctx, caller, parentID)
 	if fault.KindOf(err) == fault.NotFound {
-		return fault.New(fault.NotFound, "parentWorkspaceId: workspace %q not found", truncate(parentID, 128))
+		return &fault.Error{
+			Kind:    fault.NotFound,
+			Message: fmt.Sprintf("parent: workspace %q not found", truncate(parentID, 128)),
+			Fields:  []fault.FieldViolation{{Field: "parent", Description: "not found"}},
+		}
 	}
 	if err != nil || child == "" {
 		return err
 	}
 	for depth := 0; parent.ParentID != ""; depth++ {
 		if parent.ParentID == child {
-			return fault.InvalidField("parentWorkspaceId", "would make a cycle: the workspace is an ancestor of that parent")
+			return fault.InvalidField("parent", "would make a cycle: the workspace is an ancestor of that parent")
 		}
 		if depth == maxParentDepth {
-			return fault.InvalidField("parentWorkspaceId", fmt.Sprintf("the parent chain is deeper than %d", maxParentDepth))
+			return fault.InvalidField("parent", fmt.Sprintf("the parent chain is deeper than %d", maxParentDepth))
 		}
 		next, err := a.repo.Get(ctx, parent.ParentID)
 		if errors.Is(err, domain.ErrNotFound) {

@@ -158,11 +158,11 @@ func TestTenancyIsTransitiveAndHidesOthers(t *testing.T) {
 		}
 	}
 	name := "renamed"
-	_, err := f.app.UpdateWorkspace(ctx, b, app.UpdateInput{ID: "b", Name: &name})
+	_, err := f.app.UpdateWorkspace(ctx, b, app.UpdateInput{ID: "b", Changes: domain.Changes{Name: &name}})
 	wantKind(t, err, fault.PermissionDenied)
 	_, err = f.app.DeleteWorkspace(ctx, other, "c", app.Precondition{})
 	wantKind(t, err, fault.NotFound)
-	if _, err := f.app.UpdateWorkspace(ctx, a, app.UpdateInput{ID: "c", Name: &name}); err != nil {
+	if _, err := f.app.UpdateWorkspace(ctx, a, app.UpdateInput{ID: "c", Changes: domain.Changes{Name: &name}}); err != nil {
 		t.Errorf("a updates c: %v", err)
 	}
 }
@@ -174,19 +174,19 @@ func TestUpdateKeepsAbsentFieldsAndRefusesCycles(t *testing.T) {
 	f.create(f.root, app.CreateInput{ID: "q", ParentID: "p"})
 
 	newName := "Q"
-	w, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "q", Name: &newName})
+	w, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "q", Changes: domain.Changes{Name: &newName}})
 	if err != nil || w.Name != "Q" || w.ParentID != "p" || w.Type != domain.TypeDistrict {
 		t.Fatalf("update = %+v, %v", w, err)
 	}
 	parentQ := "q"
-	_, err = f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "p", ParentID: &parentQ})
+	_, err = f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "p", Changes: domain.Changes{ParentID: &parentQ}})
 	wantKind(t, err, fault.Invalid) // p -> q -> p
 	self := "p"
-	_, err = f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "p", ParentID: &self})
+	_, err = f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "p", Changes: domain.Changes{ParentID: &self}})
 	wantKind(t, err, fault.Invalid)
 
 	clear := ""
-	w, err = f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "q", ParentID: &clear})
+	w, err = f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "q", Changes: domain.Changes{ParentID: &clear}})
 	if err != nil || w.ParentID != "" {
 		t.Fatalf("clearing the parent: %+v, %v", w, err)
 	}
@@ -199,14 +199,14 @@ func TestETagGuardsUpdates(t *testing.T) {
 	w, _ := f.app.GetWorkspace(ctx, f.root, "e")
 	read := app.IfRevision(w.Revision)
 	name := "first"
-	if _, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "e", Name: &name, Precondition: read}); err != nil {
+	if _, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "e", Changes: domain.Changes{Name: &name}, Precondition: read}); err != nil {
 		t.Fatal(err)
 	}
 	name = "second"
-	_, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "e", Name: &name, Precondition: read})
+	_, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "e", Changes: domain.Changes{Name: &name}, Precondition: read})
 	wantKind(t, err, fault.PreconditionFailed)
 	// A precondition that names no revision never holds.
-	_, err = f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "e", Name: &name, Precondition: app.IfRevision()})
+	_, err = f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "e", Changes: domain.Changes{Name: &name}, Precondition: app.IfRevision()})
 	wantKind(t, err, fault.PreconditionFailed)
 }
 

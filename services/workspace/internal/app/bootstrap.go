@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -38,16 +39,17 @@ type BootstrapResult struct {
 // run on every start and from several replicas at once: a restart never
 // creates a second root.
 func (a *App) Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error) {
-	var v domain.Violations
-	domain.CheckID(&v, "BOOTSTRAP_WORKSPACE_ID", cfg.WorkspaceID)
-	cfg.Name = domain.CheckName(&v, "BOOTSTRAP_WORKSPACE_NAME", cfg.Name)
-	domain.CheckProducts(&v, "BOOTSTRAP_PRODUCTS", cfg.Products)
-	if (cfg.AppKey == "") != (cfg.AppSecret == "") {
-		v.Add("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_KEY and BOOTSTRAP_APP_SECRET must be set together")
+	switch {
+	case cfg.AppKey != "" && cfg.AppSecret == "":
+		return BootstrapResult{}, fault.InvalidField("appSecret", "is required with an app key")
+	case cfg.AppKey == "" && cfg.AppSecret != "":
+		return BootstrapResult{}, fault.InvalidField("appKey", "is required with an app secret")
 	}
-	if err := v.Err(); err != nil {
+	d, err := domain.CheckNewWorkspace(cfg.WorkspaceID, rootDetails(cfg))
+	if err != nil {
 		return BootstrapResult{}, err
 	}
+	cfg.Name = d.Name
 	for {
 		root, err := a.repo.Get(ctx, cfg.WorkspaceID)
 		if errors.Is(err, domain.ErrNotFound) {
@@ -62,6 +64,11 @@ func (a *App) Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResu
 		}
 		return BootstrapResult{}, a.reconcileRoot(ctx, root, cfg)
 	}
+}
+
+// rootDetails are the root workspace's details as configured: a district.
+func rootDetails(cfg BootstrapConfig) domain.Details {
+	return domain.Details{Name: cfg.Name, Type: domain.TypeDistrict, Products: cfg.Products}
 }
 
 func (a *App) createRoot(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error) {
@@ -109,7 +116,7 @@ func (a *App) reconcileRoot(ctx context.Context, root *domain.Workspace, cfg Boo
 	}
 	if k, ok := root.KeyByAppKey(cfg.AppKey); ok {
 		if subtle.ConstantTimeCompare(k.SecretDigest, a.secrets.Digest(cfg.AppKey, cfg.AppSecret)) != 1 {
-			return errors.New("BOOTSTRAP_APP_KEY already exists on the root workspace with a different secret: " +
+			return fault.InvalidField("appKey", "already exists on the root workspace with a different secret: "+
 				"rotate by configuring a new app key together with its new secret")
 		}
 		return nil

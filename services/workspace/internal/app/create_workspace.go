@@ -61,18 +61,17 @@ var errIDTakenByOther = fault.New(fault.Conflict,
 // same id, caller and body returns the original result; any other create of
 // an existing id is a conflict.
 func (a *App) CreateWorkspace(ctx context.Context, caller domain.Caller, in CreateInput) (CreateResult, error) {
-	var v domain.Violations
-	domain.CheckID(&v, "id", in.ID)
-	in.Name = domain.CheckName(&v, "name", in.Name)
-	typ := domain.CheckType(&v, "type", in.Type)
-	if in.ParentID != "" {
-		domain.CheckID(&v, "parentWorkspaceId", in.ParentID)
-	}
-	domain.CheckAddress(&v, "address", in.Address)
-	domain.CheckProducts(&v, "products", in.Products)
-	if err := v.Err(); err != nil {
+	d, err := domain.CheckNewWorkspace(in.ID, domain.Details{
+		Name:     in.Name,
+		Type:     domain.Type(in.Type),
+		ParentID: in.ParentID,
+		Address:  in.Address,
+		Products: in.Products,
+	})
+	if err != nil {
 		return CreateResult{}, err
 	}
+	in.Name = d.Name // an identical retry may differ in spaces around the name
 	fingerprint := createFingerprint(caller.WorkspaceID, in)
 
 	if res, err := a.retriedCreate(ctx, caller, in.ID, fingerprint); !errors.Is(err, domain.ErrNotFound) {
@@ -96,7 +95,7 @@ func (a *App) CreateWorkspace(ctx context.Context, caller domain.Caller, in Crea
 		w := &domain.Workspace{
 			ID:                in.ID,
 			Name:              in.Name,
-			Type:              typ,
+			Type:              d.Type,
 			ParentID:          in.ParentID,
 			Address:           in.Address,
 			Products:          in.Products,

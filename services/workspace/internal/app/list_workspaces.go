@@ -30,11 +30,8 @@ type ListResult struct {
 // ListWorkspaces returns the caller's workspace and those it manages, active
 // only, ordered by name (case-insensitive) then id, one page at a time.
 func (a *App) ListWorkspaces(ctx context.Context, caller domain.Caller, in ListInput) (ListResult, error) {
-	var v domain.Violations
-	domain.CheckSearch(&v, "filter.search", in.Search)
-	domain.CheckStates(&v, "filter.address.state.include", in.States)
-	size := domain.CheckPageSize(&v, "pageSize", in.PageSize)
-	if err := v.Err(); err != nil {
+	size, err := domain.CheckListQuery(in.Search, in.States, in.PageSize)
+	if err != nil {
 		return ListResult{}, err
 	}
 	q := domain.ListQuery{

@@ -11,21 +11,10 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
-// UpdateInput changes the fields it sets and keeps the others. A nil
-// pointer or a false Set* flag means "absent from the request".
+// UpdateInput is an update request: the changes to make to a workspace.
 type UpdateInput struct {
-	ID string // the workspace to update
-
-	Name     *string
-	Type     *string
-	ParentID *string // "" clears the parent
-	Address  *domain.Address
-
-	SetProducts           bool
-	Products              []string
-	SetObjectiveDocuments bool
-	ObjectiveDocuments    []string
-
+	ID      string // the workspace to update
+	Changes domain.Changes
 	// Precondition, when set, must hold for the workspace as read.
 	Precondition Precondition
 }
@@ -59,28 +48,8 @@ func retryUpdate(op string, err error, cond Precondition, attempt int) error {
 
 // UpdateWorkspace applies in to a workspace the caller manages.
 func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in UpdateInput) (*domain.Workspace, error) {
-	var v domain.Violations
-	var name string
-	if in.Name != nil {
-		name = domain.CheckName(&v, "name", *in.Name)
-	}
-	var typ domain.Type
-	if in.Type != nil {
-		typ = domain.CheckType(&v, "type", *in.Type)
-	}
-	if in.ParentID != nil && *in.ParentID != "" {
-		domain.CheckID(&v, "parentWorkspaceId", *in.ParentID)
-	}
-	if in.Address != nil {
-		domain.CheckAddress(&v, "address", *in.Address)
-	}
-	if in.SetProducts {
-		domain.CheckProducts(&v, "products", in.Products)
-	}
-	if in.SetObjectiveDocuments {
-		domain.CheckObjectiveDocuments(&v, "objectiveDocuments", in.ObjectiveDocuments)
-	}
-	if err := v.Err(); err != nil {
+	c, err := in.Changes.Check()
+	if err != nil {
 		return nil, err
 	}
 
@@ -95,33 +64,33 @@ func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in Upda
 		if err := in.Precondition.check(w); err != nil {
 			return nil, err
 		}
-		if in.ParentID != nil && *in.ParentID != "" && *in.ParentID != w.ParentID {
-			if err := a.checkParent(ctx, caller, w.ID, *in.ParentID); err != nil {
+		if c.ParentID != nil && *c.ParentID != "" && *c.ParentID != w.ParentID {
+			if err := a.checkParent(ctx, caller, w.ID, *c.ParentID); err != nil {
 				return nil, err
 			}
 		}
-		if in.SetProducts {
-			if err := a.checkProducts(ctx, caller, in.Products, w); err != nil {
+		if c.Products != nil {
+			if err := a.checkProducts(ctx, caller, *c.Products, w); err != nil {
 				return nil, err
 			}
 		}
-		if in.Name != nil {
-			w.Name = name
+		if c.Name != nil {
+			w.Name = *c.Name
 		}
-		if in.Type != nil {
-			w.Type = typ
+		if c.Type != nil {
+			w.Type = *c.Type
 		}
-		if in.ParentID != nil {
-			w.ParentID = *in.ParentID
+		if c.ParentID != nil {
+			w.ParentID = *c.ParentID
 		}
-		if in.Address != nil {
-			w.Address = *in.Address
+		if c.Address != nil {
+			w.Address = *c.Address
 		}
-		if in.SetProducts {
-			w.Products = slices.Clone(in.Products)
+		if c.Products != nil {
+			w.Products = slices.Clone(*c.Products)
 		}
-		if in.SetObjectiveDocuments {
-			w.ObjectiveDocuments = slices.Clone(in.ObjectiveDocuments)
+		if c.ObjectiveDocuments != nil {
+			w.ObjectiveDocuments = slices.Clone(*c.ObjectiveDocuments)
 		}
 		w.UpdatedAt = a.timestamp()
 		err = a.repo.Update(ctx, w)

@@ -42,11 +42,11 @@ func TestLostRacesAreAbortedUnlessAPreconditionWasSet(t *testing.T) {
 		wantRetried  bool
 	}{
 		{"update", false, false, func(a *app.App, c domain.Caller, cond app.Precondition) error {
-			_, err := a.UpdateWorkspace(context.Background(), c, app.UpdateInput{ID: "w", Name: &name, Precondition: cond})
+			_, err := a.UpdateWorkspace(context.Background(), c, app.UpdateInput{ID: "w", Changes: domain.Changes{Name: &name}, Precondition: cond})
 			return err
 		}, fault.Aborted, true},
 		{"update with a precondition", false, true, func(a *app.App, c domain.Caller, cond app.Precondition) error {
-			_, err := a.UpdateWorkspace(context.Background(), c, app.UpdateInput{ID: "w", Name: &name, Precondition: cond})
+			_, err := a.UpdateWorkspace(context.Background(), c, app.UpdateInput{ID: "w", Changes: domain.Changes{Name: &name}, Precondition: cond})
 			return err
 		}, fault.PreconditionFailed, false},
 		{"delete", false, false, func(a *app.App, c domain.Caller, cond app.Precondition) error {

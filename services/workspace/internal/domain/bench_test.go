@@ -9,15 +9,15 @@ import (
 // BenchmarkValidateCreate runs every check a create body goes through.
 func BenchmarkValidateCreate(b *testing.B) {
 	b.ReportAllocs()
+	d := domain.Details{
+		Name:               "  Springfield District ",
+		Type:               domain.TypeDistrict,
+		Address:            domain.Address{City: "Springfield", State: "US-IL", Country: "US"},
+		Products:           []string{"pub/math", "pub/ela"},
+		ObjectiveDocuments: []string{"CCSS#Math#Grade5:2010"},
+	}
 	for b.Loop() {
-		var v domain.Violations
-		domain.CheckID(&v, "id", "springfield-district")
-		domain.CheckName(&v, "name", "  Springfield District ")
-		domain.CheckType(&v, "type", "DISTRICT")
-		domain.CheckAddress(&v, "address", domain.Address{City: "Springfield", State: "US-IL", Country: "US"})
-		domain.CheckProducts(&v, "products", []string{"pub/math", "pub/ela"})
-		domain.CheckObjectiveDocuments(&v, "objectiveDocuments", []string{"CCSS#Math#Grade5:2010"})
-		if err := v.Err(); err != nil {
+		if _, err := domain.CheckNewWorkspace("springfield-district", d); err != nil {
 			b.Fatal(err)
 		}
 	}

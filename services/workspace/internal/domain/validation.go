@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -22,60 +23,138 @@ const (
 	maxStateLength  = 64
 )
 
-// Violations collects what is wrong with a request, field by field, so one
-// answer names every problem.
-type Violations []fault.FieldViolation
+// violations collects what is wrong with a request, field by field, so one
+// answer names every problem. Fields are named in the domain's words (name,
+// parent, address.city, products[2]); RenameFields gives them the names a
+// caller knows them by.
+type violations []fault.FieldViolation
 
-// Add records a problem with field.
-func (v *Violations) Add(field, description string) {
+func (v *violations) add(field, description string) {
 	*v = append(*v, fault.FieldViolation{Field: field, Description: description})
 }
 
-// Err returns nil when nothing was recorded, else a fault.Invalid error.
-func (v Violations) Err() error { return fault.InvalidFields(v) }
+// err returns nil when nothing was recorded, else a fault.Invalid error.
+func (v violations) err() error { return fault.InvalidFields(v) }
 
-// CheckID checks a workspace id: 1–128 characters of A-Z a-z 0-9 . _ -
-// (no ':', which would clash with the ":undelete" verb).
-func CheckID(v *Violations, field, id string) {
+// RenameFields returns err with the fields it names renamed by name, and
+// its message too where the message starts with its first field (as
+// fault.InvalidField's and the domain's own do). Other errors pass as they
+// are. A port renames fields to its API's paths, the service to the
+// configuration variables they came from.
+func RenameFields(err error, name func(field string) string) error {
+	e, ok := fault.As(err)
+	if !ok || len(e.Fields) == 0 {
+		return err
+	}
+	renamed := *e
+	renamed.Fields = make([]fault.FieldViolation, len(e.Fields))
+	for i, f := range e.Fields {
+		renamed.Fields[i] = fault.FieldViolation{Field: name(f.Field), Description: f.Description}
+	}
+	if rest, ok := strings.CutPrefix(e.Message, e.Fields[0].Field+": "); ok {
+		renamed.Message = renamed.Fields[0].Field + ": " + rest
+	}
+	return &renamed
+}
+
+// CheckNewWorkspace checks what a caller chooses for a new workspace,
+// naming every field that breaks a rule, and returns the details as they
+// are kept (the name trimmed). NewWorkspace checks the same; checking first
+// answers a bad request before anything is read.
+func CheckNewWorkspace(id string, d Details) (Details, error) {
+	var v violations
+	checkID(&v, "id", id)
+	d = d.check(&v)
+	return d, v.err()
+}
+
+func (d Details) check(v *violations) Details {
+	d.Name = checkName(v, d.Name)
+	checkType(v, d.Type)
+	if d.ParentID != "" {
+		checkID(v, "parent", d.ParentID)
+	}
+	checkAddress(v, d.Address)
+	checkProducts(v, d.Products)
+	checkObjectiveDocuments(v, d.ObjectiveDocuments)
+	return d
+}
+
+// Check checks the fields the changes set, naming every one that breaks a
+// rule, and returns them as they are kept (a name trimmed).
+func (c Changes) Check() (Changes, error) {
+	var v violations
+	if c.Name != nil {
+		name := checkName(&v, *c.Name)
+		c.Name = &name
+	}
+	if c.Type != nil {
+		checkType(&v, *c.Type)
+	}
+	if c.ParentID != nil && *c.ParentID != "" {
+		checkID(&v, "parent", *c.ParentID)
+	}
+	if c.Address != nil {
+		checkAddress(&v, *c.Address)
+	}
+	if c.Products != nil {
+		checkProducts(&v, *c.Products)
+	}
+	if c.ObjectiveDocuments != nil {
+		checkObjectiveDocuments(&v, *c.ObjectiveDocuments)
+	}
+	return c, v.err()
+}
+
+// CheckListQuery checks a list's filter (search, states) and pageSize, and
+// returns the page size to use: MaxPageSize when none is given.
+func CheckListQuery(search string, states []string, pageSize *int32) (int, error) {
+	var v violations
+	checkSearch(&v, search)
+	checkStates(&v, states)
+	size := checkPageSize(&v, pageSize)
+	return size, v.err()
+}
+
+// checkID checks a workspace id (field is id, or parent for a reference):
+// 1–128 characters of A-Z a-z 0-9 . _ - (no ':', which would clash with the
+// ":undelete" verb).
+func checkID(v *violations, field, id string) {
 	if id == "" {
-		v.Add(field, "is required")
+		v.add(field, "is required")
 		return
 	}
 	if !ident.ValidWorkspaceID(id) {
-		v.Add(field, ident.WorkspaceIDRule)
+		v.add(field, ident.WorkspaceIDRule)
 	}
 }
 
-// CheckName checks a display name and returns it trimmed: at most 200
+// checkName checks a display name and returns it trimmed: at most 200
 // characters as sent (the published document can state no other bound), not
 // empty after trimming, no control characters.
-func CheckName(v *Violations, field, name string) string {
+func checkName(v *violations, name string) string {
 	sent := utf8.RuneCountInString(name)
 	name = strings.TrimSpace(name)
 	switch {
 	case name == "":
-		v.Add(field, "is required")
+		v.add("name", "is required")
 	case sent > maxNameLength:
-		v.Add(field, fmt.Sprintf("must be at most %d characters", maxNameLength))
+		v.add("name", fmt.Sprintf("must be at most %d characters", maxNameLength))
 	case hasControl(name):
-		v.Add(field, "must not contain control characters")
+		v.add("name", "must not contain control characters")
 	}
 	return name
 }
 
-// CheckType checks a workspace type.
-func CheckType(v *Violations, field, t string) Type {
-	for _, known := range Types {
-		if t == string(known) {
-			return known
-		}
+// checkType checks a workspace type.
+func checkType(v *violations, t Type) {
+	switch {
+	case slices.Contains(Types, t):
+	case t == "":
+		v.add("type", "is required: one of "+typeList())
+	default:
+		v.add("type", "must be one of "+typeList())
 	}
-	if t == "" {
-		v.Add(field, "is required: one of "+typeList())
-	} else {
-		v.Add(field, "must be one of "+typeList())
-	}
-	return ""
 }
 
 func typeList() string {
@@ -86,15 +165,15 @@ func typeList() string {
 	return strings.Join(names, ", ")
 }
 
-// CheckAddress checks an address; field is its prefix ("address").
-func CheckAddress(v *Violations, field string, a Address) {
+// checkAddress checks an address.
+func checkAddress(v *violations, a Address) {
 	if utf8.RuneCountInString(a.City) > maxCityLength {
-		v.Add(field+".city", fmt.Sprintf("must be at most %d characters", maxCityLength))
+		v.add("address.city", fmt.Sprintf("must be at most %d characters", maxCityLength))
 	} else if hasControl(a.City) {
-		v.Add(field+".city", "must not contain control characters")
+		v.add("address.city", "must not contain control characters")
 	}
 	if a.Country != "" && !countries[a.Country] {
-		v.Add(field+".country", "must be an ISO 3166-1 alpha-2 country code such as US")
+		v.add("address.country", "must be an ISO 3166-1 alpha-2 country code such as US")
 	}
 	if a.State == "" {
 		return
@@ -103,38 +182,38 @@ func CheckAddress(v *Violations, field string, a Address) {
 	if !ok || len(prefix) != 2 || len(sub) < 1 || len(sub) > 3 || strings.IndexFunc(sub, func(r rune) bool {
 		return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 	}) >= 0 {
-		v.Add(field+".state", "must be an ISO 3166-2 code starting with the country, such as US-CA")
+		v.add("address.state", "must be an ISO 3166-2 code starting with the country, such as US-CA")
 		return
 	}
 	switch {
 	case a.Country == "":
-		v.Add(field+".country", "is required when address.state is set")
+		v.add("address.country", "is required when address.state is set")
 	case prefix != a.Country:
-		v.Add(field+".state", "must start with the country code "+a.Country+"-")
+		v.add("address.state", "must start with the country code "+a.Country+"-")
 	}
 }
 
-// CheckProducts checks shared products given as bank ids
-// (<publisher>/<bank>); field is "products".
-func CheckProducts(v *Violations, field string, bankIDs []string) {
+// checkProducts checks shared products given as bank ids
+// (<publisher>/<bank>).
+func checkProducts(v *violations, bankIDs []string) {
 	if len(bankIDs) > MaxListElements {
-		v.Add(field, fmt.Sprintf("must have at most %d elements", MaxListElements))
+		v.add("products", fmt.Sprintf("must have at most %d elements", MaxListElements))
 		return
 	}
 	first := make(map[string]int, len(bankIDs))
 	for i, id := range bankIDs {
-		f := fmt.Sprintf("%s[%d].bank.id", field, i)
+		f := fmt.Sprintf("products[%d]", i)
 		publisher, bank, ok := strings.Cut(id, "/")
 		switch {
 		case id == "":
-			v.Add(f, "is required")
+			v.add(f, "is required")
 		case len(id) > maxBankIDLength:
-			v.Add(f, fmt.Sprintf("must be at most %d characters", maxBankIDLength))
+			v.add(f, fmt.Sprintf("must be at most %d characters", maxBankIDLength))
 		case !ok || publisher == "" || bank == "" || strings.Contains(bank, "/") || strings.IndexFunc(id, unicode.IsSpace) >= 0 || hasControl(id):
-			v.Add(f, "must be <publisher>/<bank>: two non-empty parts without '/' or spaces")
+			v.add(f, "must be <publisher>/<bank>: two non-empty parts without '/' or spaces")
 		default:
 			if j, dup := first[id]; dup {
-				v.Add(f, fmt.Sprintf("duplicate of %s[%d]", field, j))
+				v.add(f, fmt.Sprintf("duplicate of products[%d]", j))
 			} else {
 				first[id] = i
 			}
@@ -142,16 +221,16 @@ func CheckProducts(v *Violations, field string, bankIDs []string) {
 	}
 }
 
-// CheckObjectiveDocuments checks ids of the form
+// checkObjectiveDocuments checks ids of the form
 // <authority>#<set>#<subject>:<year>.
-func CheckObjectiveDocuments(v *Violations, field string, docs []string) {
+func checkObjectiveDocuments(v *violations, docs []string) {
 	if len(docs) > MaxListElements {
-		v.Add(field, fmt.Sprintf("must have at most %d elements", MaxListElements))
+		v.add("objectiveDocuments", fmt.Sprintf("must have at most %d elements", MaxListElements))
 		return
 	}
 	for i, doc := range docs {
 		if !validObjectiveDocument(doc) {
-			v.Add(fmt.Sprintf("%s[%d]", field, i), "must be <authority>#<set>#<subject>:<year> with a four-digit year")
+			v.add(fmt.Sprintf("objectiveDocuments[%d]", i), "must be <authority>#<set>#<subject>:<year> with a four-digit year")
 		}
 	}
 }
@@ -176,35 +255,35 @@ func validObjectiveDocument(doc string) bool {
 	return true
 }
 
-// CheckStates checks the values of a list's address.state filter.
-func CheckStates(v *Violations, field string, states []string) {
+// checkStates checks the values of a list's address.state filter.
+func checkStates(v *violations, states []string) {
 	if len(states) > MaxListElements {
-		v.Add(field, fmt.Sprintf("must have at most %d elements", MaxListElements))
+		v.add("states", fmt.Sprintf("must have at most %d elements", MaxListElements))
 		return
 	}
 	for i, s := range states {
 		if s == "" || len(s) > maxStateLength || hasControl(s) {
-			v.Add(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("must be 1 to %d characters without control characters", maxStateLength))
+			v.add(fmt.Sprintf("states[%d]", i), fmt.Sprintf("must be 1 to %d characters without control characters", maxStateLength))
 		}
 	}
 }
 
-// CheckSearch checks a list's name search text.
-func CheckSearch(v *Violations, field, s string) {
+// checkSearch checks a list's name search text.
+func checkSearch(v *violations, s string) {
 	if utf8.RuneCountInString(s) > maxSearchLength {
-		v.Add(field, fmt.Sprintf("must be at most %d characters", maxSearchLength))
+		v.add("search", fmt.Sprintf("must be at most %d characters", maxSearchLength))
 	} else if hasControl(s) {
-		v.Add(field, "must not contain control characters")
+		v.add("search", "must not contain control characters")
 	}
 }
 
-// CheckPageSize returns the page size to use: nil means MaxPageSize.
-func CheckPageSize(v *Violations, field string, n *int32) int {
+// checkPageSize returns the page size to use: nil means MaxPageSize.
+func checkPageSize(v *violations, n *int32) int {
 	switch {
 	case n == nil:
 		return MaxPageSize
 	case *n < 1 || *n > MaxPageSize:
-		v.Add(field, fmt.Sprintf("must be between 1 and %d", MaxPageSize))
+		v.add("pageSize", fmt.Sprintf("must be between 1 and %d", MaxPageSize))
 		return MaxPageSize
 	}
 	return int(*n)

@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,23 +11,33 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
-// fields returns the fields a check reported, in order.
-func fields(v domain.Violations) []string {
+// fields returns the fields err names, in order.
+func fields(err error) []string {
 	out := []string{}
-	for _, f := range v {
-		out = append(out, f.Field)
+	if e, ok := fault.As(err); ok {
+		for _, f := range e.Fields {
+			out = append(out, f.Field)
+		}
 	}
 	return out
 }
 
-func expect(t *testing.T, v domain.Violations, want ...string) {
+func expect(t *testing.T, err error, want ...string) {
 	t.Helper()
 	if want == nil {
 		want = []string{}
 	}
-	if got := fields(v); !slices.Equal(got, want) {
-		t.Errorf("violations on %q, want %q (%v)", got, want, v)
+	if got := fields(err); !slices.Equal(got, want) {
+		t.Errorf("violations on %q, want %q (%v)", got, want, err)
 	}
+	if err != nil && fault.KindOf(err) != fault.Invalid {
+		t.Errorf("kind %v, want invalid", fault.KindOf(err))
+	}
+}
+
+// valid are details that break no rule.
+func valid() domain.Details {
+	return domain.Details{Name: "Springfield", Type: domain.TypeDistrict}
 }
 
 func TestCheckID(t *testing.T) {
@@ -45,11 +56,20 @@ func TestCheckID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
-			var v domain.Violations
-			domain.CheckID(&v, "id", tt.id)
-			expect(t, v, tt.want...)
+			_, err := domain.CheckNewWorkspace(tt.id, valid())
+			expect(t, err, tt.want...)
 		})
 	}
+}
+
+func TestCheckParent(t *testing.T) {
+	d := valid()
+	d.ParentID = "a:b"
+	_, err := domain.CheckNewWorkspace("w", d)
+	expect(t, err, "parent")
+	d.ParentID = "" // no parent
+	_, err = domain.CheckNewWorkspace("w", d)
+	expect(t, err)
 }
 
 func TestCheckName(t *testing.T) {
@@ -68,34 +88,36 @@ func TestCheckName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%.20q", tt.name), func(t *testing.T) {
-			var v domain.Violations
-			if got := domain.CheckName(&v, "name", tt.name); got != tt.trimmed {
-				t.Errorf("trimmed = %q, want %q", got, tt.trimmed)
+			d := valid()
+			d.Name = tt.name
+			got, err := domain.CheckNewWorkspace("w", d)
+			if got.Name != tt.trimmed {
+				t.Errorf("trimmed = %q, want %q", got.Name, tt.trimmed)
 			}
-			expect(t, v, tt.want...)
+			expect(t, err, tt.want...)
 		})
 	}
 }
 
 func TestCheckType(t *testing.T) {
 	for _, tt := range []struct {
-		in   string
-		want domain.Type
-		bad  bool
+		in  domain.Type
+		bad bool
 	}{
-		{"DISTRICT", domain.TypeDistrict, false},
-		{"CAMPUS", domain.TypeCampus, false},
-		{"campus", "", true},
-		{"SCHOOL", "", true},
-		{"", "", true},
+		{"DISTRICT", false},
+		{"CAMPUS", false},
+		{"campus", true},
+		{"SCHOOL", true},
+		{"", true},
 	} {
-		var v domain.Violations
-		got := domain.CheckType(&v, "type", tt.in)
-		if got != tt.want || (len(v) > 0) != tt.bad {
-			t.Errorf("CheckType(%q) = %q, %v", tt.in, got, v)
+		d := valid()
+		d.Type = tt.in
+		_, err := domain.CheckNewWorkspace("w", d)
+		if (err != nil) != tt.bad {
+			t.Errorf("type %q: %v", tt.in, err)
 		}
-		if tt.bad && !strings.Contains(v[0].Description, "DISTRICT, CAMPUS") {
-			t.Errorf("message %q does not list the allowed values", v[0].Description)
+		if tt.bad && !strings.Contains(err.Error(), "DISTRICT, CAMPUS") {
+			t.Errorf("message %q does not list the allowed values", err)
 		}
 	}
 }
@@ -123,9 +145,10 @@ func TestCheckAddress(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var v domain.Violations
-			domain.CheckAddress(&v, "address", tt.a)
-			expect(t, v, tt.want...)
+			d := valid()
+			d.Address = tt.a
+			_, err := domain.CheckNewWorkspace("w", d)
+			expect(t, err, tt.want...)
 		})
 	}
 }
@@ -147,20 +170,21 @@ func TestCheckProducts(t *testing.T) {
 		{"good", []string{"acme/math", "acme/ela"}, nil},
 		{"1000", many(1000), nil},
 		{"1001", many(1001), []string{"products"}},
-		{"no slash", []string{"math"}, []string{"products[0].bank.id"}},
-		{"empty publisher", []string{"/math"}, []string{"products[0].bank.id"}},
-		{"empty bank", []string{"acme/"}, []string{"products[0].bank.id"}},
-		{"two slashes", []string{"a/b/c"}, []string{"products[0].bank.id"}},
-		{"space", []string{"acme/ma th"}, []string{"products[0].bank.id"}},
-		{"empty", []string{"acme/math", ""}, []string{"products[1].bank.id"}},
-		{"duplicate", []string{"acme/math", "acme/ela", "acme/math"}, []string{"products[2].bank.id"}},
-		{"too long", []string{"a/" + strings.Repeat("b", 199)}, []string{"products[0].bank.id"}},
+		{"no slash", []string{"math"}, []string{"products[0]"}},
+		{"empty publisher", []string{"/math"}, []string{"products[0]"}},
+		{"empty bank", []string{"acme/"}, []string{"products[0]"}},
+		{"two slashes", []string{"a/b/c"}, []string{"products[0]"}},
+		{"space", []string{"acme/ma th"}, []string{"products[0]"}},
+		{"empty", []string{"acme/math", ""}, []string{"products[1]"}},
+		{"duplicate", []string{"acme/math", "acme/ela", "acme/math"}, []string{"products[2]"}},
+		{"too long", []string{"a/" + strings.Repeat("b", 199)}, []string{"products[0]"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var v domain.Violations
-			domain.CheckProducts(&v, "products", tt.ids)
-			expect(t, v, tt.want...)
+			d := valid()
+			d.Products = tt.ids
+			_, err := domain.CheckNewWorkspace("w", d)
+			expect(t, err, tt.want...)
 		})
 	}
 }
@@ -184,30 +208,40 @@ func TestCheckObjectiveDocuments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var v domain.Violations
-			domain.CheckObjectiveDocuments(&v, "objectiveDocuments", tt.docs)
-			expect(t, v, tt.want...)
+			_, err := domain.Changes{ObjectiveDocuments: &tt.docs}.Check()
+			expect(t, err, tt.want...)
 		})
 	}
 }
 
-func TestCheckListInputs(t *testing.T) {
-	f := "filter.address.state.include"
-	var v domain.Violations
-	domain.CheckStates(&v, f, []string{"US-TX", "3fa85f64-5717-4562-b3fc-2c963f66afa6"})
-	expect(t, v)
-	v = nil
-	domain.CheckStates(&v, f, []string{"US-TX", ""})
-	expect(t, v, f+"[1]")
-	v = nil
-	domain.CheckStates(&v, f, make([]string, 1001))
-	expect(t, v, f)
+// Changes are checked field by field, only the fields they set, in the
+// order a create names them.
+func TestCheckChanges(t *testing.T) {
+	name, typ, parent, clear := "  Renamed ", domain.Type("SCHOOL"), "a b", ""
+	products := []string{"nobank"}
+	address := domain.Address{Country: "XX"}
+	c, err := domain.Changes{Name: &name}.Check()
+	if err != nil || *c.Name != "Renamed" {
+		t.Errorf("name change = %q, %v; want it trimmed", *c.Name, err)
+	}
+	_, err = domain.Changes{ParentID: &clear}.Check()
+	expect(t, err)
+	_, err = domain.Changes{}.Check()
+	expect(t, err)
+	blank := ""
+	_, err = domain.Changes{Name: &blank, Type: &typ, ParentID: &parent, Address: &address, Products: &products}.Check()
+	expect(t, err, "name", "type", "parent", "address.country", "products[0]")
+}
 
-	v = nil
-	domain.CheckSearch(&v, "filter.search", strings.Repeat("s", 200))
-	expect(t, v)
-	domain.CheckSearch(&v, "filter.search", strings.Repeat("s", 201))
-	expect(t, v, "filter.search")
+func TestCheckListQuery(t *testing.T) {
+	_, err := domain.CheckListQuery(strings.Repeat("s", 200), []string{"US-TX", "3fa85f64-5717-4562-b3fc-2c963f66afa6"}, nil)
+	expect(t, err)
+	_, err = domain.CheckListQuery("", []string{"US-TX", ""}, nil)
+	expect(t, err, "states[1]")
+	_, err = domain.CheckListQuery("", make([]string, 1001), nil)
+	expect(t, err, "states")
+	_, err = domain.CheckListQuery(strings.Repeat("s", 201), nil, nil)
+	expect(t, err, "search")
 
 	size := func(n int32) *int32 { return &n }
 	for _, tt := range []struct {
@@ -215,22 +249,52 @@ func TestCheckListInputs(t *testing.T) {
 		want int
 		bad  bool
 	}{{nil, 1000, false}, {size(0), 1000, true}, {size(1), 1, false}, {size(1000), 1000, false}, {size(1001), 1000, true}, {size(-1), 1000, true}} {
-		var v domain.Violations
-		if got := domain.CheckPageSize(&v, "pageSize", tt.in); got != tt.want || (len(v) > 0) != tt.bad {
-			t.Errorf("CheckPageSize(%v) = %d, %v", tt.in, got, v)
+		got, err := domain.CheckListQuery("", nil, tt.in)
+		if got != tt.want || (err != nil) != tt.bad {
+			t.Errorf("CheckListQuery(page size %v) = %d, %v", tt.in, got, err)
+		}
+		if tt.bad {
+			expect(t, err, "pageSize")
 		}
 	}
 }
 
-func TestViolationsErr(t *testing.T) {
-	var v domain.Violations
-	if v.Err() != nil {
-		t.Fatal("empty violations are an error")
+func TestViolationsNameEveryField(t *testing.T) {
+	_, err := domain.CheckNewWorkspace("", domain.Details{Type: "SCHOOL"})
+	e, ok := fault.As(err)
+	if !ok || e.Kind != fault.Invalid || len(e.Fields) != 3 || e.Message != "id: is required (and 2 more)" {
+		t.Fatalf("error = %#v", err)
 	}
-	v.Add("name", "is required")
-	v.Add("type", "must be one of DISTRICT, CAMPUS")
-	e, ok := fault.As(v.Err())
-	if !ok || e.Kind != fault.Invalid || len(e.Fields) != 2 || e.Fields[1].Field != "type" {
-		t.Fatalf("Err() = %#v", v.Err())
+}
+
+func TestRenameFields(t *testing.T) {
+	upper := func(f string) string { return strings.ToUpper(f) }
+	_, invalid := domain.CheckNewWorkspace("", domain.Details{Name: "N", Type: "SCHOOL"})
+	tests := []struct {
+		name    string
+		err     error
+		message string
+		fields  []string
+	}{
+		{"violations", invalid, "ID: is required (and 1 more)", []string{"ID", "TYPE"}},
+		{"one field", fault.InvalidField("parent", "would make a cycle"), "PARENT: would make a cycle", []string{"PARENT"}},
+		{"message about another thing", &fault.Error{Kind: fault.PermissionDenied, Message: "no",
+			Fields: []fault.FieldViolation{{Field: "products[1]", Description: "not held"}}}, "no", []string{"PRODUCTS[1]"}},
+		{"no fields", fault.New(fault.NotFound, "name: not found"), "name: not found", []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := domain.RenameFields(tt.err, upper)
+			if got.Error() != tt.message || !slices.Equal(fields(got), tt.fields) || fault.KindOf(got) != fault.KindOf(tt.err) {
+				t.Errorf("renamed = %q on %q (kind %v)", got, fields(got), fault.KindOf(got))
+			}
+		})
+	}
+	plain := errors.New("boom")
+	if got := domain.RenameFields(plain, upper); got != plain {
+		t.Errorf("a plain error became %v", got)
+	}
+	if domain.RenameFields(nil, upper) != nil {
+		t.Error("nil became an error")
 	}
 }

@@ -32,6 +32,27 @@ type Address struct {
 	Country string
 }
 
+// Details are what a workspace's managers choose for it: set when it is
+// created, and changed by an update.
+type Details struct {
+	Name               string
+	Type               Type
+	ParentID           string   // empty: no parent
+	Address            Address  // any part may be empty
+	Products           []string // bank ids, <publisher>/<bank>
+	ObjectiveDocuments []string // <authority>#<set>#<subject>:<year>
+}
+
+// Changes are what an update sets; a nil field is left as it is.
+type Changes struct {
+	Name               *string
+	Type               *Type
+	ParentID           *string // "" clears the parent
+	Address            *Address
+	Products           *[]string
+	ObjectiveDocuments *[]string
+}
+
 // Tag is a typed label on a workspace or a key pair.
 type Tag struct {
 	Key   string

@@ -108,7 +108,7 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 			return err
 		}
 		boot, err = application.Bootstrap(ctx, s.cfg.Bootstrap)
-		return err
+		return bootstrapError(err)
 	})
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
 // updatable maps the update_mask paths (proto names, or the JSON names REST
@@ -41,27 +42,30 @@ func updateInput(req *workspacev1.UpdateWorkspaceRequest, cond app.Precondition)
 		set["products"] = len(req.GetProducts()) > 0
 		set["objective_documents"] = len(req.GetObjectiveDocuments()) > 0
 	}
+	c := &in.Changes
 	if set["name"] {
 		name := req.GetName()
-		in.Name = &name
+		c.Name = &name
 	}
 	if set["type"] {
-		typ := req.GetType()
-		in.Type = &typ
+		typ := domain.Type(req.GetType())
+		c.Type = &typ
 	}
 	if set["parent_workspace_id"] {
 		parent := req.GetParentWorkspaceId().GetValue()
-		in.ParentID = &parent
+		c.ParentID = &parent
 	}
 	if set["address"] {
 		addr := addressFromProto(req.GetAddress())
-		in.Address = &addr
+		c.Address = &addr
 	}
 	if set["products"] {
-		in.SetProducts, in.Products = true, productsFromProto(req.GetProducts())
+		products := productsFromProto(req.GetProducts())
+		c.Products = &products
 	}
 	if set["objective_documents"] {
-		in.SetObjectiveDocuments, in.ObjectiveDocuments = true, req.GetObjectiveDocuments()
+		docs := req.GetObjectiveDocuments()
+		c.ObjectiveDocuments = &docs
 	}
 	return in, nil
 }

@@ -35,7 +35,7 @@ func (s *Server) ListWorkspaces(ctx context.Context, req *workspacev1.ListWorksp
 		PageToken: req.GetPageToken(),
 	})
 	if err != nil {
-		return nil, err
+		return nil, apiError(err)
 	}
 	out := &workspacev1.ListWorkspacesResponse{
 		Workspaces:    make([]*workspacev1.Workspace, len(res.Workspaces)),
@@ -54,7 +54,7 @@ func (s *Server) GetWorkspace(ctx context.Context, req *workspacev1.GetWorkspace
 func (s *Server) ListWorkspaceKeys(ctx context.Context, req *workspacev1.ListWorkspaceKeysRequest) (*workspacev1.ListWorkspaceKeysResponse, error) {
 	keys, err := s.app.ListWorkspaceKeys(ctx, callerFrom(ctx), req.GetId())
 	if err != nil {
-		return nil, err
+		return nil, apiError(err)
 	}
 	out := &workspacev1.ListWorkspaceKeysResponse{Keys: make([]*workspacev1.KeyPair, len(keys))}
 	for i, k := range keys {
@@ -73,7 +73,7 @@ func (s *Server) CreateWorkspace(ctx context.Context, req *workspacev1.CreateWor
 		Products: productsFromProto(req.GetProducts()),
 	})
 	if err != nil {
-		return nil, err
+		return nil, apiError(err)
 	}
 	return createResultToProto(res), nil
 }
@@ -104,7 +104,7 @@ func (s *Server) Authenticate(ctx context.Context, _ *workspacev1.AuthenticateRe
 func withETag(ctx context.Context) func(*domain.Workspace, error) (*workspacev1.Workspace, error) {
 	return func(w *domain.Workspace, err error) (*workspacev1.Workspace, error) {
 		if err != nil {
-			return nil, err
+			return nil, apiError(err)
 		}
 		_ = grpc.SetHeader(ctx, metadata.Pairs("etag", etag(w.Revision)))
 		return workspaceToProto(w), nil
@@ -114,7 +114,7 @@ func withETag(ctx context.Context) func(*domain.Workspace, error) (*workspacev1.
 func (s *Server) GetWorkspaceStatus(ctx context.Context, req *workspacev1.GetWorkspaceStatusRequest) (*workspacev1.WorkspaceStatus, error) {
 	w, err := s.app.GetWorkspaceStatus(ctx, callerFrom(ctx), req.GetId())
 	if err != nil {
-		return nil, err
+		return nil, apiError(err)
 	}
 	out := &workspacev1.WorkspaceStatus{Id: w.ID, Active: !w.Deleted()}
 	if !w.TokenCutoff.IsZero() {

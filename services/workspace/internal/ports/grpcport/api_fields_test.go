@@ -1,0 +1,120 @@
+package grpcport
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+func TestAPIField(t *testing.T) {
+	for domainName, api := range map[string]string{
+		"id":                    "id",
+		"name":                  "name",
+		"parent":                "parentWorkspaceId",
+		"address.state":         "address.state",
+		"products":              "products",
+		"products[2]":           "products[2].bank.id",
+		"objectiveDocuments[0]": "objectiveDocuments[0]",
+		"search":                "filter.search",
+		"states":                "filter.address.state.include",
+		"states[3]":             "filter.address.state.include[3]",
+		"pageSize":              "pageSize",
+		"pageToken":             "pageToken",
+	} {
+		if got := apiField(domainName); got != api {
+			t.Errorf("apiField(%q) = %q, want %q", domainName, got, api)
+		}
+	}
+}
+
+// The answers callers get name the fields by the JSON paths the API
+// documents, in the message as in the details.
+func TestDomainErrorsNameAPIPaths(t *testing.T) {
+	parent, products := "a b", []string{"pub/math", "nobank"}
+	_, update := domain.Changes{ParentID: &parent, Products: &products}.Check()
+	_, list := domain.CheckListQuery(strings.Repeat("s", 201), []string{""}, nil)
+	tests := []struct {
+		err     error
+		message string
+		fields  []string
+	}{
+		{update, "parentWorkspaceId: must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-' (and 1 more)",
+			[]string{"parentWorkspaceId", "products[1].bank.id"}},
+		{list, "filter.search: must be at most 200 characters (and 1 more)",
+			[]string{"filter.search", "filter.address.state.include[0]"}},
+	}
+	for _, tt := range tests {
+		e, ok := fault.As(apiError(tt.err))
+		if !ok || e.Message != tt.message || len(e.Fields) != len(tt.fields) {
+			t.Fatalf("apiError(%v) = %v, want %q", tt.err, e, tt.message)
+		}
+		for i, f := range e.Fields {
+			if f.Field != tt.fields[i] {
+				t.Errorf("field %d = %q, want %q", i, f.Field, tt.fields[i])
+			}
+		}
+	}
+}
+
+// Errors the application makes name fields the same way.
+func TestAnswersNameAPIPaths(t *testing.T) {
+	box, err := secretbox.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := app.New(memstore.New(), box, app.Settings{})
+	ctx := context.Background()
+	const key, secret = "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
+	if _, err := a.Bootstrap(ctx, app.BootstrapConfig{WorkspaceID: "root", Name: "Root", Products: []string{"pub/math"}, AppKey: key, AppSecret: secret}); err != nil {
+		t.Fatal(err)
+	}
+	root, err := a.Authenticate(ctx, key, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx = context.WithValue(ctx, callerKey{}, root)
+	s := NewServer(a)
+	for _, id := range []string{"a", "b"} {
+		req := &workspacev1.CreateWorkspaceRequest{Id: id, Name: id, Type: "CAMPUS"}
+		if id == "b" {
+			req.ParentWorkspaceId = wrapperspb.String("a")
+		}
+		if _, err := s.CreateWorkspace(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, notHeld := s.CreateWorkspace(ctx, &workspacev1.CreateWorkspaceRequest{Id: "c", Name: "C", Type: "CAMPUS",
+		Products: []*workspacev1.Product{{Bank: &workspacev1.Bank{Id: "pub/math"}}, {Bank: &workspacev1.Bank{Id: "pub/art"}}}})
+	_, unknownParent := s.CreateWorkspace(ctx, &workspacev1.CreateWorkspaceRequest{Id: "c", Name: "C", Type: "CAMPUS",
+		ParentWorkspaceId: wrapperspb.String("nope")})
+	_, cycle := s.UpdateWorkspace(ctx, &workspacev1.UpdateWorkspaceRequest{Id: "a", ParentWorkspaceId: wrapperspb.String("b")})
+	_, self := s.UpdateWorkspace(ctx, &workspacev1.UpdateWorkspaceRequest{Id: "a", ParentWorkspaceId: wrapperspb.String("a")})
+	tests := []struct {
+		err     error
+		kind    fault.Kind
+		message string
+	}{
+		{notHeld, fault.PermissionDenied, `products[1].bank.id: your workspace does not hold product "pub/art", so it cannot share it`},
+		{unknownParent, fault.NotFound, `parentWorkspaceId: workspace "nope" not found`},
+		{cycle, fault.Invalid, "parentWorkspaceId: would make a cycle: the workspace is an ancestor of that parent"},
+		{self, fault.Invalid, "parentWorkspaceId: a workspace cannot be its own parent"},
+	}
+	for _, tt := range tests {
+		if e, ok := fault.As(tt.err); !ok || e.Kind != tt.kind || e.Message != tt.message {
+			t.Errorf("answer %v, want %v %q", tt.err, tt.kind, tt.message)
+		}
+	}
+	if e, _ := fault.As(cycle); len(e.Fields) != 1 || e.Fields[0].Field != "parentWorkspaceId" {
+		t.Errorf("cycle names %+v", e.Fields)
+	}
+}
