@@ -60,6 +60,19 @@ func (a *App) managed(ctx context.Context, caller domain.Caller, id string) (*do
 	return w, nil
 }
 
+// managedActive returns workspace id if the caller manages it and it is not
+// deleted: a workspace an update or a delete may change.
+func (a *App) managedActive(ctx context.Context, caller domain.Caller, id string) (*domain.Workspace, error) {
+	w, err := a.managed(ctx, caller, id)
+	if err != nil {
+		return nil, err
+	}
+	if w.Deleted() {
+		return nil, notFound(id) // gone from gets and lists
+	}
+	return w, nil
+}
+
 // checkProducts refuses to share a product the caller's own workspace does
 // not hold. Products already on the target (unchanged by this request) are
 // not re-checked.

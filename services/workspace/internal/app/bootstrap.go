@@ -51,18 +51,18 @@ func (a *App) Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResu
 	}
 	cfg.Name = d.Name
 	for {
-		root, err := a.repo.Get(ctx, cfg.WorkspaceID)
-		if errors.Is(err, domain.ErrNotFound) {
+		root, err := a.reconcileRoot(ctx, cfg)
+		switch {
+		case errors.Is(err, domain.ErrNotFound):
 			res, err := a.createRoot(ctx, cfg)
 			if errors.Is(err, domain.ErrIDTaken) {
 				continue // another replica created it first
 			}
 			return res, err
+		case err != nil:
+			return BootstrapResult{}, fmt.Errorf("update root workspace: %w", err)
 		}
-		if err != nil {
-			return BootstrapResult{}, fmt.Errorf("get root workspace: %w", err)
-		}
-		return BootstrapResult{}, a.reconcileRoot(ctx, root, cfg)
+		return BootstrapResult{}, a.addRootKey(ctx, root, cfg)
 	}
 }
 
@@ -99,18 +99,25 @@ func (a *App) createRoot(ctx context.Context, cfg BootstrapConfig) (BootstrapRes
 	return res, nil
 }
 
-// reconcileRoot brings an existing root in line with configuration: its
-// name and products, and the configured key pair.
-func (a *App) reconcileRoot(ctx context.Context, root *domain.Workspace, cfg BootstrapConfig) error {
-	if root.Deleted() || root.Name != cfg.Name || !slices.Equal(root.Products, cfg.Products) {
-		root.Name = cfg.Name
-		root.Products = slices.Clone(cfg.Products)
-		root.DeletedAt = time.Time{}
-		root.UpdatedAt = a.timestamp()
-		if err := a.repo.Update(ctx, root); err != nil {
-			return fmt.Errorf("update root workspace: %w", err)
+// reconcileRoot brings the root's name and products in line with
+// configuration. Nothing manages the root, so only a hand in the store can
+// have deleted it; it is restored.
+func (a *App) reconcileRoot(ctx context.Context, cfg BootstrapConfig) (*domain.Workspace, error) {
+	read := func() (*domain.Workspace, error) { return a.repo.Get(ctx, cfg.WorkspaceID) }
+	return a.write(ctx, read, Precondition{}, func(w *domain.Workspace) (bool, error) {
+		if !w.Deleted() && w.Name == cfg.Name && slices.Equal(w.Products, cfg.Products) {
+			return false, nil
 		}
-	}
+		w.Name = cfg.Name
+		w.Products = slices.Clone(cfg.Products)
+		w.DeletedAt = time.Time{}
+		w.UpdatedAt = a.timestamp()
+		return true, nil
+	})
+}
+
+// addRootKey makes sure the configured key pair is on the root workspace.
+func (a *App) addRootKey(ctx context.Context, root *domain.Workspace, cfg BootstrapConfig) error {
 	if cfg.AppKey == "" {
 		return nil
 	}

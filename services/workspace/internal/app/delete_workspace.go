@@ -10,5 +10,18 @@ import (
 // lists and gets and its key pairs stop authenticating. Workspaces it manages
 // stay, still managed by the workspaces above it.
 func (a *App) DeleteWorkspace(ctx context.Context, caller domain.Caller, id string, cond Precondition) (*domain.Workspace, error) {
-	return a.setDeleted(ctx, caller, id, cond, true)
+	read := func() (*domain.Workspace, error) { return a.managedActive(ctx, caller, id) }
+	w, err := a.write(ctx, read, cond, func(w *domain.Workspace) (bool, error) {
+		now := a.timestamp()
+		w.UpdatedAt, w.DeletedAt, w.TokenCutoff = now, now, now
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.forgetKeys(w)
+	if a.revoker != nil {
+		a.revoker.RevokeWorkspaceTokens(w.ID)
+	}
+	return w, nil
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -10,5 +11,21 @@ import (
 // key pairs authenticate again. Undeleting an active workspace returns it
 // unchanged.
 func (a *App) UndeleteWorkspace(ctx context.Context, caller domain.Caller, id string) (*domain.Workspace, error) {
-	return a.setDeleted(ctx, caller, id, Precondition{}, false)
+	read := func() (*domain.Workspace, error) { return a.managed(ctx, caller, id) }
+	restored := false
+	w, err := a.write(ctx, read, Precondition{}, func(w *domain.Workspace) (bool, error) {
+		restored = w.Deleted()
+		if restored {
+			now := a.timestamp()
+			w.UpdatedAt, w.DeletedAt, w.TokenCutoff = now, time.Time{}, now
+		}
+		return restored, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if restored {
+		a.forgetKeys(w)
+	}
+	return w, nil
 }

@@ -2,12 +2,8 @@ package app
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
-	"time"
 
-	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -19,59 +15,22 @@ type UpdateInput struct {
 	Precondition Precondition
 }
 
-// updateAttempts bounds re-reads when a concurrent writer changed the
-// workspace between read and write (only without a precondition).
-const updateAttempts = 3
-
-// errConcurrentChanges answers a change without a precondition that lost
-// the race to concurrent writers on every attempt. The caller set no
-// precondition, so this is not PreconditionFailed: reading again and
-// retrying may succeed.
-var errConcurrentChanges = fault.New(fault.Aborted,
-	"the workspace kept changing under concurrent requests: read it again and retry")
-
-// retryUpdate decides what a failed repository Update means on the given
-// attempt: nil to read the workspace again and retry, else the error to
-// answer. With a precondition the caller's revision is gone, which is
-// PreconditionFailed at once.
-func retryUpdate(op string, err error, cond Precondition, attempt int) error {
-	switch {
-	case !errors.Is(err, domain.ErrRevisionChanged):
-		return fmt.Errorf("%s: %w", op, err)
-	case cond.set:
-		return errPreconditionFailed
-	case attempt >= updateAttempts:
-		return errConcurrentChanges
-	}
-	return nil
-}
-
 // UpdateWorkspace applies in to a workspace the caller manages.
 func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in UpdateInput) (*domain.Workspace, error) {
 	c, err := in.Changes.Check()
 	if err != nil {
 		return nil, err
 	}
-
-	for attempt := 1; ; attempt++ {
-		w, err := a.managed(ctx, caller, in.ID)
-		if err != nil {
-			return nil, err
-		}
-		if w.Deleted() {
-			return nil, notFound(in.ID)
-		}
-		if err := in.Precondition.check(w); err != nil {
-			return nil, err
-		}
+	read := func() (*domain.Workspace, error) { return a.managedActive(ctx, caller, in.ID) }
+	return a.write(ctx, read, in.Precondition, func(w *domain.Workspace) (bool, error) {
 		if c.ParentID != nil && *c.ParentID != "" && *c.ParentID != w.ParentID {
 			if err := a.checkParent(ctx, caller, w.ID, *c.ParentID); err != nil {
-				return nil, err
+				return false, err
 			}
 		}
 		if c.Products != nil {
 			if err := a.checkProducts(ctx, caller, *c.Products, w); err != nil {
-				return nil, err
+				return false, err
 			}
 		}
 		if c.Name != nil {
@@ -93,50 +52,6 @@ func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in Upda
 			w.ObjectiveDocuments = slices.Clone(*c.ObjectiveDocuments)
 		}
 		w.UpdatedAt = a.timestamp()
-		err = a.repo.Update(ctx, w)
-		if err == nil {
-			return w, nil
-		}
-		if err := retryUpdate("update workspace", err, in.Precondition, attempt); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// setDeleted soft-deletes or restores a workspace the caller manages.
-func (a *App) setDeleted(ctx context.Context, caller domain.Caller, id string, cond Precondition, deleted bool) (*domain.Workspace, error) {
-	for attempt := 1; ; attempt++ {
-		w, err := a.managed(ctx, caller, id)
-		if err != nil {
-			return nil, err
-		}
-		if deleted && w.Deleted() {
-			return nil, notFound(id) // already gone from gets and lists
-		}
-		if !deleted && !w.Deleted() {
-			return w, nil // undelete of an active workspace changes nothing
-		}
-		if err := cond.check(w); err != nil {
-			return nil, err
-		}
-		now := a.timestamp()
-		w.UpdatedAt = now
-		w.TokenCutoff = now
-		if deleted {
-			w.DeletedAt = now
-		} else {
-			w.DeletedAt = time.Time{}
-		}
-		err = a.repo.Update(ctx, w)
-		if err == nil {
-			a.forgetKeys(w)
-			if deleted && a.revoker != nil {
-				a.revoker.RevokeWorkspaceTokens(w.ID)
-			}
-			return w, nil
-		}
-		if err := retryUpdate("save workspace", err, cond, attempt); err != nil {
-			return nil, err
-		}
-	}
+		return true, nil
+	})
 }
