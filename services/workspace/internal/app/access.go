@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
@@ -74,12 +75,12 @@ func (a *App) managedActive(ctx context.Context, caller domain.Caller, id string
 }
 
 // checkProducts refuses to share a product the caller's own workspace does
-// not hold. Products already on the target (unchanged by this request) are
-// not re-checked.
-func (a *App) checkProducts(ctx context.Context, caller domain.Caller, products []string, target *domain.Workspace) error {
+// not hold. Products already shared (kept by this request) are not checked
+// again.
+func (a *App) checkProducts(ctx context.Context, caller domain.Caller, products, shared []string) error {
 	var own *domain.Workspace
 	for i, bank := range products {
-		if target != nil && target.HoldsProduct(bank) {
+		if slices.Contains(shared, bank) {
 			continue
 		}
 		if own == nil {
@@ -105,11 +106,9 @@ func (a *App) checkProducts(ctx context.Context, caller domain.Caller, products 
 const maxParentDepth = 100
 
 // checkParent makes sure parentID is a workspace the caller may see and that
-// making it child's parent forms no cycle. child is empty on create.
+// making it child's parent forms no cycle through other workspaces (the
+// entity refuses to be its own parent). child is empty on create.
 func (a *App) checkParent(ctx context.Context, caller domain.Caller, child, parentID string) error {
-	if parentID == child {
-		return fault.InvalidField("parent", "a workspace cannot be its own parent")
-	}
 	parent, err := a.visible(ctx, caller, parentID)
 	if fault.KindOf(err) == fault.NotFound {
 		return &fault.Error{
@@ -121,14 +120,14 @@ func (a *App) checkParent(ctx context.Context, caller domain.Caller, child, pare
 	if err != nil || child == "" {
 		return err
 	}
-	for depth := 0; parent.ParentID != ""; depth++ {
-		if parent.ParentID == child {
+	for depth := 0; parent.ParentID() != ""; depth++ {
+		if parent.ParentID() == child {
 			return fault.InvalidField("parent", "would make a cycle: the workspace is an ancestor of that parent")
 		}
 		if depth == maxParentDepth {
 			return fault.InvalidField("parent", fmt.Sprintf("the parent chain is deeper than %d", maxParentDepth))
 		}
-		next, err := a.repo.Get(ctx, parent.ParentID)
+		next, err := a.repo.Get(ctx, parent.ParentID())
 		if errors.Is(err, domain.ErrNotFound) {
 			return nil // a dangling ancestor ends the chain
 		}

@@ -175,7 +175,7 @@ func TestUpdateKeepsAbsentFieldsAndRefusesCycles(t *testing.T) {
 
 	newName := "Q"
 	w, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "q", Changes: domain.Changes{Name: &newName}})
-	if err != nil || w.Name != "Q" || w.ParentID != "p" || w.Type != domain.TypeDistrict {
+	if err != nil || w.Name() != "Q" || w.ParentID() != "p" || w.Type() != domain.TypeDistrict {
 		t.Fatalf("update = %+v, %v", w, err)
 	}
 	parentQ := "q"
@@ -187,7 +187,7 @@ func TestUpdateKeepsAbsentFieldsAndRefusesCycles(t *testing.T) {
 
 	clear := ""
 	w, err = f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "q", Changes: domain.Changes{ParentID: &clear}})
-	if err != nil || w.ParentID != "" {
+	if err != nil || w.ParentID() != "" {
 		t.Fatalf("clearing the parent: %+v, %v", w, err)
 	}
 }
@@ -197,7 +197,7 @@ func TestETagGuardsUpdates(t *testing.T) {
 	ctx := context.Background()
 	f.create(f.root, app.CreateInput{ID: "e"})
 	w, _ := f.app.GetWorkspace(ctx, f.root, "e")
-	read := app.IfRevision(w.Revision)
+	read := app.IfRevision(w.Revision())
 	name := "first"
 	if _, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "e", Changes: domain.Changes{Name: &name}, Precondition: read}); err != nil {
 		t.Fatal(err)
@@ -260,11 +260,11 @@ func TestListPagesVisitEveryWorkspaceOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, w := range res.Workspaces {
-			if seen[w.ID] {
-				t.Errorf("%s listed twice", w.ID)
+			if seen[w.ID()] {
+				t.Errorf("%s listed twice", w.ID())
 			}
-			seen[w.ID] = true
-			if key := domain.NameKey(w.Name); key < last {
+			seen[w.ID()] = true
+			if key := domain.NameKey(w.Name()); key < last {
 				t.Errorf("%q listed after %q", key, last)
 			} else {
 				last = key
@@ -334,7 +334,7 @@ func TestDeleteRevokesTokensAndStatusRemembersIt(t *testing.T) {
 	f.create(f.root, app.CreateInput{ID: "d1"})
 
 	st, err := f.app.GetWorkspaceStatus(ctx, f.root, "d1")
-	if err != nil || st.Deleted() || !st.TokenCutoff.IsZero() {
+	if err != nil || st.Deleted() || !st.TokenCutoff().IsZero() {
 		t.Fatalf("status before delete: %+v, %v", st, err)
 	}
 	if _, err := f.app.DeleteWorkspace(ctx, f.root, "d1", app.Precondition{}); err != nil {
@@ -344,15 +344,15 @@ func TestDeleteRevokesTokensAndStatusRemembersIt(t *testing.T) {
 		t.Fatalf("revoked %v, want [d1]", revoked.ids)
 	}
 	st, err = f.app.GetWorkspaceStatus(ctx, f.root, "d1")
-	if err != nil || !st.Deleted() || st.TokenCutoff.IsZero() {
+	if err != nil || !st.Deleted() || st.TokenCutoff().IsZero() {
 		t.Fatalf("status after delete: %+v, %v", st, err)
 	}
-	deletedAt := st.TokenCutoff
+	deletedAt := st.TokenCutoff()
 	if _, err := f.app.UndeleteWorkspace(ctx, f.root, "d1"); err != nil {
 		t.Fatal(err)
 	}
 	st, err = f.app.GetWorkspaceStatus(ctx, f.root, "d1")
-	if err != nil || st.Deleted() || st.TokenCutoff.Before(deletedAt) {
+	if err != nil || st.Deleted() || st.TokenCutoff().Before(deletedAt) {
 		t.Fatalf("status after undelete: %+v, %v; want active, token cutoff not before %v", st, err, deletedAt)
 	}
 	if fmt.Sprint(revoked.ids) != "[d1]" {

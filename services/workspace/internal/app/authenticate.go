@@ -22,6 +22,7 @@ type credential struct {
 	workspaceID string
 	digest      []byte
 	tags        []domain.Tag
+	restAccess  bool
 }
 
 // Authenticate returns the caller that owns the key pair.
@@ -39,7 +40,7 @@ func (a *App) Authenticate(ctx context.Context, appKey, appSecret string) (domai
 		WorkspaceID: cred.workspaceID,
 		AppKey:      appKey,
 		Tags:        slices.Clone(cred.tags),
-		RESTAccess:  slices.Contains(cred.tags, domain.RESTAccessTag),
+		RESTAccess:  cred.restAccess,
 	}, nil
 }
 
@@ -57,7 +58,7 @@ func (a *App) credential(ctx context.Context, appKey string) (credential, error)
 	var cred credential
 	if w != nil && !w.Deleted() {
 		if k, ok := w.KeyByAppKey(appKey); ok {
-			cred = credential{known: true, workspaceID: w.ID, digest: k.SecretDigest, tags: k.Tags}
+			cred = credential{known: true, workspaceID: w.ID(), digest: k.SecretDigest, tags: k.Tags, restAccess: k.HasRESTAccess()}
 		}
 	}
 	a.creds.Set(appKey, cred)
@@ -67,7 +68,7 @@ func (a *App) credential(ctx context.Context, appKey string) (credential, error)
 // forgetKeys drops a workspace's key pairs from the credential cache, so a
 // delete takes effect at once on this replica (others within the cache TTL).
 func (a *App) forgetKeys(w *domain.Workspace) {
-	for _, k := range w.Keys {
+	for _, k := range w.Keys() {
 		a.creds.Delete(k.AppKey)
 	}
 }

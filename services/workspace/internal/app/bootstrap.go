@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/ident"
@@ -78,19 +77,13 @@ func (a *App) createRoot(ctx context.Context, cfg BootstrapConfig) (BootstrapRes
 		appKey, secret = ident.NewUUID(), ident.NewUUID()
 		res.GeneratedKey, res.GeneratedSecret = appKey, secret
 	}
-	now := a.timestamp()
-	k, err := a.newKeyPair(domain.RoleBootstrap, appKey, secret, now)
+	key, err := a.seal(appKey, secret)
 	if err != nil {
 		return BootstrapResult{}, err
 	}
-	root := &domain.Workspace{
-		ID:        cfg.WorkspaceID,
-		Name:      cfg.Name,
-		Type:      domain.TypeDistrict,
-		Products:  slices.Clone(cfg.Products),
-		Keys:      []domain.KeyPair{k},
-		CreatedAt: now,
-		UpdatedAt: now,
+	root, err := domain.NewRootWorkspace(cfg.WorkspaceID, rootDetails(cfg), key, a.timestamp())
+	if err != nil {
+		return BootstrapResult{}, err
 	}
 	if err := a.repo.Create(ctx, root); err != nil {
 		return BootstrapResult{}, fmt.Errorf("create root workspace: %w", err)
@@ -105,14 +98,12 @@ func (a *App) createRoot(ctx context.Context, cfg BootstrapConfig) (BootstrapRes
 func (a *App) reconcileRoot(ctx context.Context, cfg BootstrapConfig) (*domain.Workspace, error) {
 	read := func() (*domain.Workspace, error) { return a.repo.Get(ctx, cfg.WorkspaceID) }
 	return a.write(ctx, read, Precondition{}, func(w *domain.Workspace) (bool, error) {
-		if !w.Deleted() && w.Name == cfg.Name && slices.Equal(w.Products, cfg.Products) {
+		if !w.Deleted() && w.Name() == cfg.Name && slices.Equal(w.Products(), cfg.Products) {
 			return false, nil
 		}
-		w.Name = cfg.Name
-		w.Products = slices.Clone(cfg.Products)
-		w.DeletedAt = time.Time{}
-		w.UpdatedAt = a.timestamp()
-		return true, nil
+		now := a.timestamp()
+		w.Undelete(now)
+		return true, w.Update(domain.Changes{Name: &cfg.Name, Products: &cfg.Products}, now)
 	})
 }
 
@@ -128,11 +119,11 @@ func (a *App) addRootKey(ctx context.Context, root *domain.Workspace, cfg Bootst
 		}
 		return nil
 	}
-	k, err := a.newKeyPair(domain.RoleBootstrap, cfg.AppKey, cfg.AppSecret, a.timestamp())
+	key, err := a.seal(cfg.AppKey, cfg.AppSecret)
 	if err != nil {
 		return err
 	}
-	if err := a.repo.AddKey(ctx, root.ID, k); err != nil {
+	if err := a.repo.AddKey(ctx, root.ID(), domain.NewKeyPair(domain.RoleBootstrap, key, a.timestamp())); err != nil {
 		return fmt.Errorf("add the configured key pair to the root workspace: %w", err)
 	}
 	return nil

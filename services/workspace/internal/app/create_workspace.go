@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/ident"
@@ -92,28 +91,15 @@ func (a *App) CreateWorkspace(ctx context.Context, caller domain.Caller, in Crea
 
 	now := a.timestamp()
 	for attempt := 1; ; attempt++ {
-		w := &domain.Workspace{
-			ID:                in.ID,
-			Name:              in.Name,
-			Type:              d.Type,
-			ParentID:          in.ParentID,
-			Address:           in.Address,
-			Products:          in.Products,
-			CreatedBy:         creator.ID,
-			Managers:          domain.ManagersOfChildOf(creator),
-			RegistrationCodes: []string{newRegistrationCode()},
-			CreateFingerprint: fingerprint,
-			CreatedAt:         now,
-			UpdatedAt:         now,
+		creds, err := a.newCredentials()
+		if err != nil {
+			return CreateResult{}, err
 		}
-		for _, role := range []domain.KeyRole{domain.RoleServer, domain.RoleLTI} {
-			k, err := a.newKeyPair(role, ident.NewUUID(), ident.NewUUID(), now)
-			if err != nil {
-				return CreateResult{}, err
-			}
-			w.Keys = append(w.Keys, k)
+		w, err := domain.NewWorkspace(in.ID, d, creator, creds, fingerprint, now)
+		if err != nil {
+			return CreateResult{}, err
 		}
-		err := a.repo.Create(ctx, w)
+		err = a.repo.Create(ctx, w)
 		switch {
 		case err == nil:
 			return a.createResult(w)
@@ -137,7 +123,7 @@ func (a *App) retriedCreate(ctx context.Context, caller domain.Caller, id, finge
 	if err != nil {
 		return CreateResult{}, err
 	}
-	if w.CreatedBy != caller.WorkspaceID || w.CreateFingerprint != fingerprint {
+	if w.CreatedBy() != caller.WorkspaceID || w.CreateFingerprint() != fingerprint {
 		return CreateResult{}, errIDTakenByOther
 	}
 	return a.createResult(w)
@@ -145,53 +131,52 @@ func (a *App) retriedCreate(ctx context.Context, caller domain.Caller, id, finge
 
 func (a *App) createResult(w *domain.Workspace) (CreateResult, error) {
 	res := CreateResult{
-		WorkspaceID:       w.ID,
-		Type:              w.Type,
-		Name:              w.Name,
-		RegistrationCodes: w.RegistrationCodes,
+		WorkspaceID:       w.ID(),
+		Type:              w.Type(),
+		Name:              w.Name(),
+		RegistrationCodes: w.RegistrationCodes(),
 	}
-	for _, k := range w.Keys {
-		if k.Role != domain.RoleServer && k.Role != domain.RoleLTI {
-			continue
-		}
-		secret, err := a.secrets.Open(k.AppKey, k.SealedSecret)
-		if err != nil {
-			return CreateResult{}, fmt.Errorf("open secret of a key pair of %s: %w", w.ID, err)
-		}
-		if k.Role == domain.RoleServer {
-			res.Server = ServerKeys{ConsumerKey: k.AppKey, SharedSecret: secret}
-		} else {
-			res.LTI = LTIKeys{
-				ConsumerKey:      k.AppKey,
-				SharedSecret:     secret,
-				ConfigurationURL: a.settings.LTIBaseURL + "/lti/v1/workspaces/" + url.PathEscape(w.ID) + "/config.xml",
-				LaunchURL:        a.settings.LTIBaseURL + "/lti/v1/launch",
-			}
-		}
+	server, _ := w.KeyByRole(domain.RoleServer)
+	lti, _ := w.KeyByRole(domain.RoleLTI)
+	serverSecret, err := a.secrets.Open(server.AppKey, server.SealedSecret)
+	if err != nil {
+		return CreateResult{}, fmt.Errorf("open the server secret of %s: %w", w.ID(), err)
+	}
+	ltiSecret, err := a.secrets.Open(lti.AppKey, lti.SealedSecret)
+	if err != nil {
+		return CreateResult{}, fmt.Errorf("open the LTI secret of %s: %w", w.ID(), err)
+	}
+	res.Server = ServerKeys{ConsumerKey: server.AppKey, SharedSecret: serverSecret}
+	res.LTI = LTIKeys{
+		ConsumerKey:      lti.AppKey,
+		SharedSecret:     ltiSecret,
+		ConfigurationURL: a.settings.LTIBaseURL + "/lti/v1/workspaces/" + url.PathEscape(w.ID()) + "/config.xml",
+		LaunchURL:        a.settings.LTIBaseURL + "/lti/v1/launch",
 	}
 	return res, nil
 }
 
-// newKeyPair seals a new secret for appKey. Server pairs carry the API
-// access tag; LTI pairs do not.
-func (a *App) newKeyPair(role domain.KeyRole, appKey, secret string, now time.Time) (domain.KeyPair, error) {
+// newCredentials generates what a new workspace is reached by: a server and
+// an LTI key pair, their secrets sealed, and a registration code.
+func (a *App) newCredentials() (domain.Credentials, error) {
+	server, err := a.seal(ident.NewUUID(), ident.NewUUID())
+	if err != nil {
+		return domain.Credentials{}, err
+	}
+	lti, err := a.seal(ident.NewUUID(), ident.NewUUID())
+	if err != nil {
+		return domain.Credentials{}, err
+	}
+	return domain.Credentials{Server: server, LTI: lti, RegistrationCode: newRegistrationCode()}, nil
+}
+
+// seal keeps a new secret for appKey as the service stores it.
+func (a *App) seal(appKey, secret string) (domain.SealedKey, error) {
 	sealed, err := a.secrets.Seal(appKey, secret)
 	if err != nil {
-		return domain.KeyPair{}, fmt.Errorf("seal secret: %w", err)
+		return domain.SealedKey{}, fmt.Errorf("seal secret: %w", err)
 	}
-	k := domain.KeyPair{
-		AppKey:       appKey,
-		SealedSecret: sealed,
-		SecretDigest: a.secrets.Digest(appKey, secret),
-		Role:         role,
-		Tags:         []domain.Tag{},
-		CreatedAt:    now,
-		UpdatedAt:    now,
-	}
-	if role != domain.RoleLTI {
-		k.Tags = []domain.Tag{domain.RESTAccessTag}
-	}
-	return k, nil
+	return domain.SealedKey{AppKey: appKey, SealedSecret: sealed, SecretDigest: a.secrets.Digest(appKey, secret)}, nil
 }
 
 // createFingerprint identifies a create request (after trimming) by its

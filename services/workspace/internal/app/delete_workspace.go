@@ -12,16 +12,14 @@ import (
 func (a *App) DeleteWorkspace(ctx context.Context, caller domain.Caller, id string, cond Precondition) (*domain.Workspace, error) {
 	read := func() (*domain.Workspace, error) { return a.managedActive(ctx, caller, id) }
 	w, err := a.write(ctx, read, cond, func(w *domain.Workspace) (bool, error) {
-		now := a.timestamp()
-		w.UpdatedAt, w.DeletedAt, w.TokenCutoff = now, now, now
-		return true, nil
+		return true, w.Delete(a.timestamp())
 	})
 	if err != nil {
 		return nil, err
 	}
 	a.forgetKeys(w)
 	if a.revoker != nil {
-		a.revoker.RevokeWorkspaceTokens(w.ID)
+		a.revoker.RevokeWorkspaceTokens(w.ID())
 	}
 	return w, nil
 }

@@ -23,11 +23,12 @@ func (a *App) ListWorkspaceKeys(ctx context.Context, caller domain.Caller, id st
 	if err != nil {
 		return nil, err
 	}
-	views := make([]KeyPairView, 0, len(w.Keys))
-	for _, k := range w.Keys {
+	keys := w.Keys()
+	views := make([]KeyPairView, 0, len(keys))
+	for _, k := range keys {
 		secret, err := a.secrets.Open(k.AppKey, k.SealedSecret)
 		if err != nil {
-			return nil, fmt.Errorf("open secret of a key pair of %s: %w", w.ID, err)
+			return nil, fmt.Errorf("open secret of a key pair of %s: %w", w.ID(), err)
 		}
 		views = append(views, KeyPairView{AppKey: k.AppKey, AppSecret: secret, CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt, Tags: k.Tags})
 	}

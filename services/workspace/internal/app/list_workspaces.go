@@ -56,7 +56,7 @@ func (a *App) ListWorkspaces(ctx context.Context, caller domain.Caller, in ListI
 	if len(found) > size {
 		res.Workspaces = found[:size]
 		last := res.Workspaces[size-1]
-		res.NextPageToken = encodePageToken(domain.ListPosition{NameKey: domain.NameKey(last.Name), ID: last.ID}, filter)
+		res.NextPageToken = encodePageToken(domain.ListPosition{NameKey: domain.NameKey(last.Name()), ID: last.ID()}, filter)
 	}
 	return res, nil
 }

@@ -48,12 +48,12 @@ func (a *App) write(ctx context.Context, read func() (*domain.Workspace, error),
 		if !changed {
 			return w, nil
 		}
-		err = a.repo.Update(ctx, w)
+		stored, err := a.repo.Update(ctx, w)
 		switch {
 		case err == nil:
-			return w, nil
+			return stored, nil
 		case !errors.Is(err, domain.ErrRevisionChanged):
-			return nil, fmt.Errorf("write workspace %s: %w", w.ID, err)
+			return nil, fmt.Errorf("write workspace %s: %w", w.ID(), err)
 		case cond.set:
 			return nil, errPreconditionFailed
 		case attempt == writeAttempts:

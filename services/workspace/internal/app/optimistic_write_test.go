@@ -19,10 +19,10 @@ type racingRepo struct {
 	updates int
 }
 
-func (r *racingRepo) Update(ctx context.Context, w *domain.Workspace) error {
+func (r *racingRepo) Update(ctx context.Context, w *domain.Workspace) (*domain.Workspace, error) {
 	if r.lose {
 		r.updates++
-		return domain.ErrRevisionChanged
+		return nil, domain.ErrRevisionChanged
 	}
 	return r.Repository.Update(ctx, w)
 }
@@ -74,7 +74,7 @@ func TestLostRacesAreAbortedUnlessAPreconditionWasSet(t *testing.T) {
 			}
 			var cond app.Precondition
 			if tt.precondition {
-				cond = app.IfRevision(w.Revision)
+				cond = app.IfRevision(w.Revision())
 			}
 			if tt.deleted {
 				if _, err := f.app.DeleteWorkspace(ctx, f.root, "w", app.Precondition{}); err != nil {

@@ -26,7 +26,7 @@ var errPreconditionFailed = fault.New(fault.PreconditionFailed,
 
 // check answers PreconditionFailed unless p holds for w.
 func (p Precondition) check(w *domain.Workspace) error {
-	if p.set && !slices.Contains(p.revisions, w.Revision) {
+	if p.set && !slices.Contains(p.revisions, w.Revision()) {
 		return errPreconditionFailed
 	}
 	return nil

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"time"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -14,11 +13,7 @@ func (a *App) UndeleteWorkspace(ctx context.Context, caller domain.Caller, id st
 	read := func() (*domain.Workspace, error) { return a.managed(ctx, caller, id) }
 	restored := false
 	w, err := a.write(ctx, read, Precondition{}, func(w *domain.Workspace) (bool, error) {
-		restored = w.Deleted()
-		if restored {
-			now := a.timestamp()
-			w.UpdatedAt, w.DeletedAt, w.TokenCutoff = now, time.Time{}, now
-		}
+		restored = w.Undelete(a.timestamp())
 		return restored, nil
 	})
 	if err != nil {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"slices"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -23,35 +22,23 @@ func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in Upda
 	}
 	read := func() (*domain.Workspace, error) { return a.managedActive(ctx, caller, in.ID) }
 	return a.write(ctx, read, in.Precondition, func(w *domain.Workspace) (bool, error) {
-		if c.ParentID != nil && *c.ParentID != "" && *c.ParentID != w.ParentID {
-			if err := a.checkParent(ctx, caller, w.ID, *c.ParentID); err != nil {
+		// What needs other workspaces is checked against w as read, after
+		// what the entity checks alone.
+		newParent := c.ParentID != nil && *c.ParentID != "" && *c.ParentID != w.ParentID()
+		shared := w.Products()
+		if err := w.Update(c, a.timestamp()); err != nil {
+			return false, err
+		}
+		if newParent {
+			if err := a.checkParent(ctx, caller, w.ID(), *c.ParentID); err != nil {
 				return false, err
 			}
 		}
 		if c.Products != nil {
-			if err := a.checkProducts(ctx, caller, *c.Products, w); err != nil {
+			if err := a.checkProducts(ctx, caller, *c.Products, shared); err != nil {
 				return false, err
 			}
 		}
-		if c.Name != nil {
-			w.Name = *c.Name
-		}
-		if c.Type != nil {
-			w.Type = *c.Type
-		}
-		if c.ParentID != nil {
-			w.ParentID = *c.ParentID
-		}
-		if c.Address != nil {
-			w.Address = *c.Address
-		}
-		if c.Products != nil {
-			w.Products = slices.Clone(*c.Products)
-		}
-		if c.ObjectiveDocuments != nil {
-			w.ObjectiveDocuments = slices.Clone(*c.ObjectiveDocuments)
-		}
-		w.UpdatedAt = a.timestamp()
 		return true, nil
 	})
 }

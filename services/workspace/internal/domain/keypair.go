@@ -20,9 +20,17 @@ const (
 	RoleBootstrap KeyRole = "bootstrap"
 )
 
-// KeyPair is an app key and its secret as stored: the secret is kept sealed
+// SealedKey is an app key with its secret as the service keeps it: sealed
 // (encrypted, so the keys route can return it) and as a keyed digest (to
-// verify it without decrypting). Neither is usable without the service's keys.
+// verify it without decrypting). Neither is usable without the service's
+// keys.
+type SealedKey struct {
+	AppKey       string
+	SealedSecret []byte
+	SecretDigest []byte
+}
+
+// KeyPair is an app key and its secret as stored, with what it was made for.
 type KeyPair struct {
 	AppKey       string
 	SealedSecret []byte
@@ -33,7 +41,63 @@ type KeyPair struct {
 	UpdatedAt    time.Time
 }
 
+// NewKeyPair returns a key pair made for role. Every role but LTI may call
+// the API.
+func NewKeyPair(role KeyRole, k SealedKey, now time.Time) KeyPair {
+	p := KeyPair{
+		AppKey:       k.AppKey,
+		SealedSecret: k.SealedSecret,
+		SecretDigest: k.SecretDigest,
+		Role:         role,
+		Tags:         []Tag{},
+		CreatedAt:    now,
+		UpdatedAt:    now,
+	}
+	if role != RoleLTI {
+		p.Tags = []Tag{RESTAccessTag}
+	}
+	return p
+}
+
 // HasRESTAccess reports whether the pair may call the API.
 func (k KeyPair) HasRESTAccess() bool {
 	return slices.Contains(k.Tags, RESTAccessTag)
+}
+
+func (k KeyPair) clone() KeyPair {
+	k.SealedSecret = slices.Clone(k.SealedSecret)
+	k.SecretDigest = slices.Clone(k.SecretDigest)
+	k.Tags = slices.Clone(k.Tags)
+	return k
+}
+
+// What a workspace does with its key pairs.
+
+// Keys returns copies of the workspace's key pairs.
+func (w *Workspace) Keys() []KeyPair {
+	keys := make([]KeyPair, len(w.keys))
+	for i, k := range w.keys {
+		keys[i] = k.clone()
+	}
+	return keys
+}
+
+// KeyByAppKey returns the key pair with the given app key.
+func (w *Workspace) KeyByAppKey(appKey string) (KeyPair, bool) {
+	for _, k := range w.keys {
+		if k.AppKey == appKey {
+			return k.clone(), true
+		}
+	}
+	return KeyPair{}, false
+}
+
+// KeyByRole returns the first key pair with the given role.
+func (w *Workspace) KeyByRole(role KeyRole) (KeyPair, bool) {
+	for _, k := range w.keys {
+		if k.Role == role {
+			return k.clone(), true
+		}
+	}
+	return KeyPair{}, false
 }

@@ -28,7 +28,7 @@ var (
 // unique store-wide, and a failure part-way leaves at most reservations that
 // no workspace refers to.
 type Repository interface {
-	// Create stores a new workspace at Revision 1.
+	// Create stores a new workspace at revision 1.
 	Create(ctx context.Context, w *Workspace) error
 	// Get returns the workspace with the id, soft-deleted or not.
 	Get(ctx context.Context, id string) (*Workspace, error)
@@ -37,11 +37,11 @@ type Repository interface {
 	// List returns active workspaces matching q, in list order.
 	List(ctx context.Context, q ListQuery) ([]*Workspace, error)
 	// Update stores w's mutable fields (name, type, parent, address,
-	// products, objective documents, updated, deleted and last deleted
-	// times) if the
-	// stored revision still equals w.Revision, and then sets w.Revision to
-	// the new revision. Otherwise it returns ErrRevisionChanged.
-	Update(ctx context.Context, w *Workspace) error
+	// products, objective documents, updated, deleted and token cutoff
+	// times) if the stored revision is still w.Revision(), and returns w as
+	// it now is: at the next revision. Otherwise it returns
+	// ErrRevisionChanged.
+	Update(ctx context.Context, w *Workspace) (*Workspace, error)
 	// AddKey adds a key pair to an existing workspace.
 	AddKey(ctx context.Context, workspaceID string, k KeyPair) error
 }

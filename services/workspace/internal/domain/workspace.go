@@ -1,12 +1,17 @@
 // Package domain holds the workspace entity, its invariants, the repository
-// it is stored through, and the errors it answers with. It imports only the
-// standard library and the shared fault kinds and identifier rules.
+// it is stored through, and the errors it answers with. Besides the
+// standard library it imports only the error kinds every component shares
+// (pkg/fault), through which a domain error reaches callers by one table,
+// and the workspace id rule the auth service checks too (pkg/ident); both
+// import nothing but the standard library.
 package domain
 
 import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
 )
 
 // SchemaVersion is the date of the stored record's shape, returned to
@@ -33,7 +38,7 @@ type Address struct {
 }
 
 // Details are what a workspace's managers choose for it: set when it is
-// created, and changed by an update.
+// created, and changed by Update.
 type Details struct {
 	Name               string
 	Type               Type
@@ -41,6 +46,12 @@ type Details struct {
 	Address            Address  // any part may be empty
 	Products           []string // bank ids, <publisher>/<bank>
 	ObjectiveDocuments []string // <authority>#<set>#<subject>:<year>
+}
+
+func (d Details) clone() Details {
+	d.Products = slices.Clone(d.Products)
+	d.ObjectiveDocuments = slices.Clone(d.ObjectiveDocuments)
+	return d
 }
 
 // Changes are what an update sets; a nil field is left as it is.
@@ -60,93 +71,255 @@ type Tag struct {
 	Value string
 }
 
+var (
+	// ErrDeleted: a deleted workspace changes only by Undelete.
+	ErrDeleted   = fault.New(fault.NotFound, "the workspace is deleted")
+	errOwnParent = fault.InvalidField("parent", "a workspace cannot be its own parent")
+)
+
 // Workspace is an organization's container for content, members and keys.
+// It changes only through its methods, which keep its rules; a store loads
+// it with UnmarshalWorkspaceFromDatabase.
 //
 // Managers is what makes tenancy cheap to check: the workspace that created
 // this one, then that workspace's own managers, nearest first. It is fixed at
 // creation, so "C manages W" is one membership test and "everything C
 // manages" is one equality query on the array.
 type Workspace struct {
-	ID                 string
-	Name               string
-	Type               Type
-	ParentID           string // empty: no parent
-	Address            Address
-	Products           []string // bank ids, <publisher>/<bank>
-	ObjectiveDocuments []string
-	Tags               []Tag
-	SupportToolID      string
+	id            string
+	details       Details
+	tags          []Tag
+	supportToolID string
 
-	CreatedBy string   // empty only for the bootstrap workspace
-	Managers  []string // CreatedBy, then its managers, nearest first
+	createdBy string   // empty only for the root workspace
+	managers  []string // createdBy, then its managers, nearest first
 
-	Keys              []KeyPair
-	RegistrationCodes []string
+	keys              []KeyPair
+	registrationCodes []string
 
-	// CreateFingerprint identifies the create request that made this
+	// createFingerprint identifies the create request that made this
 	// workspace, so an identical retry can be told from a different body.
-	CreateFingerprint string
+	createFingerprint string
 
-	CreatedAt time.Time
-	UpdatedAt time.Time
-	DeletedAt time.Time // zero while active
-	// TokenCutoff: SDK tokens issued at or before it are dead. A delete
+	createdAt time.Time
+	updatedAt time.Time
+	deletedAt time.Time // zero while active
+	// tokenCutoff: SDK tokens issued at or before it are dead. A delete
 	// sets it, and so does an undelete, so no token issued before or
 	// during a deletion comes back.
-	TokenCutoff time.Time
+	tokenCutoff time.Time
 
-	// Revision counts stored changes; it is the workspace's etag and the
-	// guard of optimistic concurrency.
-	Revision int64
+	// revision counts stored changes; it is the workspace's etag and the
+	// guard of optimistic concurrency. Zero until the workspace is stored.
+	revision int64
+}
+
+// Credentials are what a new workspace is reached by: its server and LTI
+// app keys with their secrets sealed, and the code members join it with.
+type Credentials struct {
+	Server           SealedKey
+	LTI              SealedKey
+	RegistrationCode string
+}
+
+// NewWorkspace returns a workspace that creator creates, and so manages
+// with everything that manages creator: one with a server key pair that may
+// call the API, an LTI key pair that may not, and one registration code. It
+// answers an error naming every field of id and d that breaks a rule.
+// fingerprint identifies the create request.
+func NewWorkspace(id string, d Details, creator *Workspace, creds Credentials, fingerprint string, now time.Time) (*Workspace, error) {
+	d, err := CheckNewWorkspace(id, d)
+	if err != nil {
+		return nil, err
+	}
+	if d.ParentID == id {
+		return nil, errOwnParent
+	}
+	return &Workspace{
+		id:                id,
+		details:           d.clone(),
+		createdBy:         creator.id,
+		managers:          append([]string{creator.id}, creator.managers...),
+		keys:              []KeyPair{NewKeyPair(RoleServer, creds.Server, now), NewKeyPair(RoleLTI, creds.LTI, now)},
+		registrationCodes: []string{creds.RegistrationCode},
+		createFingerprint: fingerprint,
+		createdAt:         now,
+		updatedAt:         now,
+	}, nil
+}
+
+// NewRootWorkspace returns the root workspace, which nothing created or
+// manages, with its configured key pair; or an error naming every field of
+// id and d that breaks a rule.
+func NewRootWorkspace(id string, d Details, key SealedKey, now time.Time) (*Workspace, error) {
+	d, err := CheckNewWorkspace(id, d)
+	if err != nil {
+		return nil, err
+	}
+	if d.ParentID == id {
+		return nil, errOwnParent
+	}
+	return &Workspace{
+		id:        id,
+		details:   d.clone(),
+		keys:      []KeyPair{NewKeyPair(RoleBootstrap, key, now)},
+		createdAt: now,
+		updatedAt: now,
+	}, nil
+}
+
+// Update makes the changes c sets, or answers an error naming every field
+// that breaks a rule. A deleted workspace is not updated.
+func (w *Workspace) Update(c Changes, now time.Time) error {
+	if w.Deleted() {
+		return ErrDeleted
+	}
+	c, err := c.Check()
+	if err != nil {
+		return err
+	}
+	if c.ParentID != nil && *c.ParentID == w.id {
+		return errOwnParent
+	}
+	if c.Name != nil {
+		w.details.Name = *c.Name
+	}
+	if c.Type != nil {
+		w.details.Type = *c.Type
+	}
+	if c.ParentID != nil {
+		w.details.ParentID = *c.ParentID
+	}
+	if c.Address != nil {
+		w.details.Address = *c.Address
+	}
+	if c.Products != nil {
+		w.details.Products = slices.Clone(*c.Products)
+	}
+	if c.ObjectiveDocuments != nil {
+		w.details.ObjectiveDocuments = slices.Clone(*c.ObjectiveDocuments)
+	}
+	w.updatedAt = now
+	return nil
+}
+
+// Delete soft-deletes the workspace: its key pairs stop authenticating and
+// the SDK tokens issued until now die. The workspaces it manages stay,
+// still managed by those above it.
+func (w *Workspace) Delete(now time.Time) error {
+	if w.Deleted() {
+		return ErrDeleted
+	}
+	w.deletedAt, w.updatedAt, w.tokenCutoff = now, now, now
+	return nil
+}
+
+// Undelete restores a deleted workspace and reports whether it was
+// deleted. Tokens issued before or during the deletion stay dead.
+func (w *Workspace) Undelete(now time.Time) bool {
+	if !w.Deleted() {
+		return false
+	}
+	w.deletedAt = time.Time{}
+	w.updatedAt, w.tokenCutoff = now, now
+	return true
 }
 
 // Deleted reports whether the workspace is soft-deleted.
-func (w *Workspace) Deleted() bool { return !w.DeletedAt.IsZero() }
+func (w *Workspace) Deleted() bool { return !w.deletedAt.IsZero() }
 
 // ManagedBy reports whether callerID manages w: created it, or manages the
 // workspace that did.
 func (w *Workspace) ManagedBy(callerID string) bool {
-	return slices.Contains(w.Managers, callerID)
+	return slices.Contains(w.managers, callerID)
 }
 
 // VisibleTo reports whether callerID may see w: it is the caller's own
 // workspace or one the caller manages.
 func (w *Workspace) VisibleTo(callerID string) bool {
-	return w.ID == callerID || w.ManagedBy(callerID)
+	return w.id == callerID || w.ManagedBy(callerID)
 }
 
 // HoldsProduct reports whether bankID is shared with w.
 func (w *Workspace) HoldsProduct(bankID string) bool {
-	return slices.Contains(w.Products, bankID)
+	return slices.Contains(w.details.Products, bankID)
 }
 
 // NameKey is the sort and search key of a name: lists are ordered by it, then
 // by id, and searched by substring within it.
 func NameKey(name string) string { return strings.ToLower(name) }
 
-// ManagersOfChildOf returns the Managers of a workspace created by creator.
-func ManagersOfChildOf(creator *Workspace) []string {
-	managers := make([]string, 0, len(creator.Managers)+1)
-	managers = append(managers, creator.ID)
-	return append(managers, creator.Managers...)
+// The getters return copies, so nothing changes a workspace but its methods.
+
+func (w *Workspace) ID() string                   { return w.id }
+func (w *Workspace) Name() string                 { return w.details.Name }
+func (w *Workspace) Type() Type                   { return w.details.Type }
+func (w *Workspace) ParentID() string             { return w.details.ParentID }
+func (w *Workspace) Address() Address             { return w.details.Address }
+func (w *Workspace) Products() []string           { return slices.Clone(w.details.Products) }
+func (w *Workspace) ObjectiveDocuments() []string { return slices.Clone(w.details.ObjectiveDocuments) }
+func (w *Workspace) Tags() []Tag                  { return slices.Clone(w.tags) }
+func (w *Workspace) SupportToolID() string        { return w.supportToolID }
+func (w *Workspace) CreatedBy() string            { return w.createdBy }
+func (w *Workspace) Managers() []string           { return slices.Clone(w.managers) }
+func (w *Workspace) RegistrationCodes() []string  { return slices.Clone(w.registrationCodes) }
+func (w *Workspace) CreateFingerprint() string    { return w.createFingerprint }
+func (w *Workspace) CreatedAt() time.Time         { return w.createdAt }
+func (w *Workspace) UpdatedAt() time.Time         { return w.updatedAt }
+func (w *Workspace) DeletedAt() time.Time         { return w.deletedAt } // zero while active
+func (w *Workspace) TokenCutoff() time.Time       { return w.tokenCutoff }
+func (w *Workspace) Revision() int64              { return w.revision }
+
+// StoredWorkspace is a workspace as a store keeps it, for
+// UnmarshalWorkspaceFromDatabase.
+type StoredWorkspace struct {
+	ID                 string
+	Name               string
+	Type               Type
+	ParentID           string
+	Address            Address
+	Products           []string
+	ObjectiveDocuments []string
+	Tags               []Tag
+	SupportToolID      string
+	CreatedBy          string
+	Managers           []string
+	Keys               []KeyPair
+	RegistrationCodes  []string
+	CreateFingerprint  string
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	DeletedAt          time.Time
+	TokenCutoff        time.Time
+	Revision           int64
 }
 
-// KeyByAppKey returns the key pair with the given app key.
-func (w *Workspace) KeyByAppKey(appKey string) (KeyPair, bool) {
-	for _, k := range w.Keys {
-		if k.AppKey == appKey {
-			return k, true
-		}
+// UnmarshalWorkspaceFromDatabase returns the workspace a store kept. It is
+// for stores loading what they stored, not a constructor: it checks
+// nothing, so a workspace stays readable when rules tighten after it was
+// written. The workspace takes s's slices as its own.
+func UnmarshalWorkspaceFromDatabase(s StoredWorkspace) *Workspace {
+	return &Workspace{
+		id: s.ID,
+		details: Details{
+			Name:               s.Name,
+			Type:               s.Type,
+			ParentID:           s.ParentID,
+			Address:            s.Address,
+			Products:           s.Products,
+			ObjectiveDocuments: s.ObjectiveDocuments,
+		},
+		tags:              s.Tags,
+		supportToolID:     s.SupportToolID,
+		createdBy:         s.CreatedBy,
+		managers:          s.Managers,
+		keys:              s.Keys,
+		registrationCodes: s.RegistrationCodes,
+		createFingerprint: s.CreateFingerprint,
+		createdAt:         s.CreatedAt,
+		updatedAt:         s.UpdatedAt,
+		deletedAt:         s.DeletedAt,
+		tokenCutoff:       s.TokenCutoff,
+		revision:          s.Revision,
 	}
-	return KeyPair{}, false
-}
-
-// KeyByRole returns the first key pair with the given role.
-func (w *Workspace) KeyByRole(role KeyRole) (KeyPair, bool) {
-	for _, k := range w.Keys {
-		if k.Role == role {
-			return k, true
-		}
-	}
-	return KeyPair{}, false
 }

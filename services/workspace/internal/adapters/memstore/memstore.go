@@ -31,29 +31,29 @@ func New() *Repository {
 func (r *Repository) Create(_ context.Context, w *domain.Workspace) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.workspaces[w.ID]; ok {
+	if _, ok := r.workspaces[w.ID()]; ok {
 		return domain.ErrIDTaken
 	}
-	for _, k := range w.Keys {
+	keys, codes := w.Keys(), w.RegistrationCodes()
+	for _, k := range keys {
 		if _, ok := r.appKeys[k.AppKey]; ok {
 			return domain.ErrAppKeyTaken
 		}
 	}
-	for _, c := range w.RegistrationCodes {
+	for _, c := range codes {
 		if _, ok := r.codes[c]; ok {
 			return domain.ErrCodeTaken
 		}
 	}
-	for _, k := range w.Keys {
-		r.appKeys[k.AppKey] = w.ID
+	for _, k := range keys {
+		r.appKeys[k.AppKey] = w.ID()
 	}
-	for _, c := range w.RegistrationCodes {
-		r.codes[c] = w.ID
+	for _, c := range codes {
+		r.codes[c] = w.ID()
 	}
-	stored := clone(w)
+	stored := record(w)
 	stored.Revision = 1
-	r.workspaces[w.ID] = stored
-	w.Revision = 1
+	r.workspaces[w.ID()] = domain.UnmarshalWorkspaceFromDatabase(stored)
 	return nil
 }
 
@@ -82,18 +82,18 @@ func (r *Repository) List(_ context.Context, q domain.ListQuery) ([]*domain.Work
 	defer r.mu.Unlock()
 	var out []*domain.Workspace
 	for _, w := range r.workspaces {
-		key := domain.NameKey(w.Name)
+		key := domain.NameKey(w.Name())
 		switch {
 		case w.Deleted() || !w.VisibleTo(q.VisibleTo):
 		case !strings.Contains(key, q.NameContains):
-		case len(q.States) > 0 && !slices.Contains(q.States, w.Address.State):
-		case q.After != nil && (key < q.After.NameKey || key == q.After.NameKey && w.ID <= q.After.ID):
+		case len(q.States) > 0 && !slices.Contains(q.States, w.Address().State):
+		case q.After != nil && (key < q.After.NameKey || key == q.After.NameKey && w.ID() <= q.After.ID):
 		default:
 			out = append(out, w)
 		}
 	}
 	slices.SortFunc(out, func(a, b *domain.Workspace) int {
-		return cmp.Or(strings.Compare(domain.NameKey(a.Name), domain.NameKey(b.Name)), strings.Compare(a.ID, b.ID))
+		return cmp.Or(strings.Compare(domain.NameKey(a.Name()), domain.NameKey(b.Name())), strings.Compare(a.ID(), b.ID()))
 	})
 	if len(out) > q.Limit {
 		out = out[:q.Limit]
@@ -104,25 +104,23 @@ func (r *Repository) List(_ context.Context, q domain.ListQuery) ([]*domain.Work
 	return out, nil
 }
 
-func (r *Repository) Update(_ context.Context, w *domain.Workspace) error {
+func (r *Repository) Update(_ context.Context, w *domain.Workspace) (*domain.Workspace, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	stored, ok := r.workspaces[w.ID]
+	stored, ok := r.workspaces[w.ID()]
 	if !ok {
-		return domain.ErrNotFound
+		return nil, domain.ErrNotFound
 	}
-	if stored.Revision != w.Revision {
-		return domain.ErrRevisionChanged
+	if stored.Revision() != w.Revision() {
+		return nil, domain.ErrRevisionChanged
 	}
-	next := clone(stored)
-	next.Name, next.Type, next.ParentID, next.Address = w.Name, w.Type, w.ParentID, w.Address
-	next.Products = slices.Clone(w.Products)
-	next.ObjectiveDocuments = slices.Clone(w.ObjectiveDocuments)
-	next.UpdatedAt, next.DeletedAt, next.TokenCutoff = w.UpdatedAt, w.DeletedAt, w.TokenCutoff
+	next := record(stored)
+	next.Name, next.Type, next.ParentID, next.Address = w.Name(), w.Type(), w.ParentID(), w.Address()
+	next.Products, next.ObjectiveDocuments = w.Products(), w.ObjectiveDocuments()
+	next.UpdatedAt, next.DeletedAt, next.TokenCutoff = w.UpdatedAt(), w.DeletedAt(), w.TokenCutoff()
 	next.Revision++
-	r.workspaces[w.ID] = next
-	w.Revision = next.Revision
-	return nil
+	r.workspaces[w.ID()] = domain.UnmarshalWorkspaceFromDatabase(next)
+	return clone(r.workspaces[w.ID()]), nil
 }
 
 func (r *Repository) AddKey(_ context.Context, workspaceID string, k domain.KeyPair) error {
@@ -136,29 +134,39 @@ func (r *Repository) AddKey(_ context.Context, workspaceID string, k domain.KeyP
 		return domain.ErrAppKeyTaken
 	}
 	r.appKeys[k.AppKey] = workspaceID
-	next := clone(stored)
-	next.Keys = append(next.Keys, cloneKey(k))
-	r.workspaces[workspaceID] = next
+	next := record(stored)
+	k.SealedSecret, k.SecretDigest, k.Tags = slices.Clone(k.SealedSecret), slices.Clone(k.SecretDigest), slices.Clone(k.Tags)
+	next.Keys = append(next.Keys, k)
+	r.workspaces[workspaceID] = domain.UnmarshalWorkspaceFromDatabase(next)
 	return nil
 }
 
-func clone(w *domain.Workspace) *domain.Workspace {
-	c := *w
-	c.Products = slices.Clone(w.Products)
-	c.ObjectiveDocuments = slices.Clone(w.ObjectiveDocuments)
-	c.Tags = slices.Clone(w.Tags)
-	c.Managers = slices.Clone(w.Managers)
-	c.RegistrationCodes = slices.Clone(w.RegistrationCodes)
-	c.Keys = make([]domain.KeyPair, len(w.Keys))
-	for i, k := range w.Keys {
-		c.Keys[i] = cloneKey(k)
+// record is everything w holds. The getters copy, so it shares nothing
+// with w.
+func record(w *domain.Workspace) domain.StoredWorkspace {
+	return domain.StoredWorkspace{
+		ID:                 w.ID(),
+		Name:               w.Name(),
+		Type:               w.Type(),
+		ParentID:           w.ParentID(),
+		Address:            w.Address(),
+		Products:           w.Products(),
+		ObjectiveDocuments: w.ObjectiveDocuments(),
+		Tags:               w.Tags(),
+		SupportToolID:      w.SupportToolID(),
+		CreatedBy:          w.CreatedBy(),
+		Managers:           w.Managers(),
+		Keys:               w.Keys(),
+		RegistrationCodes:  w.RegistrationCodes(),
+		CreateFingerprint:  w.CreateFingerprint(),
+		CreatedAt:          w.CreatedAt(),
+		UpdatedAt:          w.UpdatedAt(),
+		DeletedAt:          w.DeletedAt(),
+		TokenCutoff:        w.TokenCutoff(),
+		Revision:           w.Revision(),
 	}
-	return &c
 }
 
-func cloneKey(k domain.KeyPair) domain.KeyPair {
-	k.SealedSecret = slices.Clone(k.SealedSecret)
-	k.SecretDigest = slices.Clone(k.SecretDigest)
-	k.Tags = slices.Clone(k.Tags)
-	return k
+func clone(w *domain.Workspace) *domain.Workspace {
+	return domain.UnmarshalWorkspaceFromDatabase(record(w))
 }

@@ -66,32 +66,33 @@ type reservationDoc struct {
 }
 
 func fromWorkspace(w *domain.Workspace) workspaceDoc {
+	keys := w.Keys()
 	d := workspaceDoc{
-		ID:                 w.ID,
-		Name:               w.Name,
-		NameKey:            domain.NameKey(w.Name),
-		Type:               string(w.Type),
-		Address:            addressDoc(w.Address),
-		Products:           nonNil(w.Products),
-		ObjectiveDocuments: nonNil(w.ObjectiveDocuments),
-		Tags:               fromTags(w.Tags),
-		SupportToolID:      w.SupportToolID,
-		CreatedBy:          w.CreatedBy,
-		Managers:           nonNil(w.Managers),
-		Keys:               make([]keyDoc, len(w.Keys)),
-		RegistrationCodes:  nonNil(w.RegistrationCodes),
-		CreateFingerprint:  w.CreateFingerprint,
+		ID:                 w.ID(),
+		Name:               w.Name(),
+		NameKey:            domain.NameKey(w.Name()),
+		Type:               string(w.Type()),
+		Address:            addressDoc(w.Address()),
+		Products:           nonNil(w.Products()),
+		ObjectiveDocuments: nonNil(w.ObjectiveDocuments()),
+		Tags:               fromTags(w.Tags()),
+		SupportToolID:      w.SupportToolID(),
+		CreatedBy:          w.CreatedBy(),
+		Managers:           nonNil(w.Managers()),
+		Keys:               make([]keyDoc, len(keys)),
+		RegistrationCodes:  nonNil(w.RegistrationCodes()),
+		CreateFingerprint:  w.CreateFingerprint(),
 		SchemaVersion:      domain.SchemaVersion,
-		CreatedAt:          w.CreatedAt.UTC(),
-		UpdatedAt:          w.UpdatedAt.UTC(),
-		DeletedAt:          timeOrNil(w.DeletedAt),
-		TokenCutoff:        timeOrNil(w.TokenCutoff),
-		Revision:           w.Revision,
+		CreatedAt:          w.CreatedAt().UTC(),
+		UpdatedAt:          w.UpdatedAt().UTC(),
+		DeletedAt:          timeOrNil(w.DeletedAt()),
+		TokenCutoff:        timeOrNil(w.TokenCutoff()),
+		Revision:           w.Revision(),
 	}
-	if w.ParentID != "" {
-		d.ParentID = &w.ParentID
+	if parent := w.ParentID(); parent != "" {
+		d.ParentID = &parent
 	}
-	for i, k := range w.Keys {
+	for i, k := range keys {
 		d.Keys[i] = fromKey(k)
 	}
 	return d
@@ -110,7 +111,7 @@ func fromKey(k domain.KeyPair) keyDoc {
 }
 
 func (d *workspaceDoc) toWorkspace() *domain.Workspace {
-	w := &domain.Workspace{
+	s := domain.StoredWorkspace{
 		ID:                 d.ID,
 		Name:               d.Name,
 		Type:               domain.Type(d.Type),
@@ -129,16 +130,16 @@ func (d *workspaceDoc) toWorkspace() *domain.Workspace {
 		Revision:           d.Revision,
 	}
 	if d.ParentID != nil {
-		w.ParentID = *d.ParentID
+		s.ParentID = *d.ParentID
 	}
 	if d.DeletedAt != nil {
-		w.DeletedAt = d.DeletedAt.UTC()
+		s.DeletedAt = d.DeletedAt.UTC()
 	}
 	if d.TokenCutoff != nil {
-		w.TokenCutoff = d.TokenCutoff.UTC()
+		s.TokenCutoff = d.TokenCutoff.UTC()
 	}
 	for i, k := range d.Keys {
-		w.Keys[i] = domain.KeyPair{
+		s.Keys[i] = domain.KeyPair{
 			AppKey:       k.AppKey,
 			SealedSecret: k.SealedSecret,
 			SecretDigest: k.SecretDigest,
@@ -148,7 +149,7 @@ func (d *workspaceDoc) toWorkspace() *domain.Workspace {
 			UpdatedAt:    k.UpdatedAt.UTC(),
 		}
 	}
-	return w
+	return domain.UnmarshalWorkspaceFromDatabase(s)
 }
 
 func fromTags(tags []domain.Tag) []tagDoc {

@@ -129,16 +129,16 @@ func (r *Repository) Create(ctx context.Context, w *domain.Workspace) error {
 			release(ctx)
 		}
 	}
-	for _, k := range w.Keys {
-		release, err := r.reserve(ctx, r.appKeys, k.AppKey, w.ID, now, domain.ErrAppKeyTaken)
+	for _, k := range w.Keys() {
+		release, err := r.reserve(ctx, r.appKeys, k.AppKey, w.ID(), now, domain.ErrAppKeyTaken)
 		if err != nil {
 			undo()
 			return err
 		}
 		reserved = append(reserved, release)
 	}
-	for _, code := range w.RegistrationCodes {
-		release, err := r.reserve(ctx, r.codes, code, w.ID, now, domain.ErrCodeTaken)
+	for _, code := range w.RegistrationCodes() {
+		release, err := r.reserve(ctx, r.codes, code, w.ID(), now, domain.ErrCodeTaken)
 		if err != nil {
 			undo()
 			return err
@@ -154,7 +154,6 @@ func (r *Repository) Create(ctx context.Context, w *domain.Workspace) error {
 		}
 		return storeError("insert workspace", err)
 	}
-	w.Revision = 1
 	return nil
 }
 
@@ -249,8 +248,8 @@ func (r *Repository) List(ctx context.Context, q domain.ListQuery) ([]*domain.Wo
 	return out, nil
 }
 
-// Update writes w's mutable fields when the stored revision is w.Revision.
-func (r *Repository) Update(ctx context.Context, w *domain.Workspace) error {
+// Update writes w's mutable fields when the stored revision is w's.
+func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.Workspace, error) {
 	d := fromWorkspace(w)
 	set := bson.D{
 		{Key: "name", Value: d.Name},
@@ -265,19 +264,19 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) error {
 		{Key: "tokenCutoff", Value: d.TokenCutoff},
 	}
 	res, err := r.workspaces.UpdateOne(ctx,
-		bson.D{{Key: "_id", Value: w.ID}, {Key: "revision", Value: w.Revision}},
+		bson.D{{Key: "_id", Value: d.ID}, {Key: "revision", Value: d.Revision}},
 		bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "revision", Value: int64(1)}}}})
 	if err != nil {
-		return storeError("update workspace", err)
+		return nil, storeError("update workspace", err)
 	}
 	if res.MatchedCount == 0 {
-		if _, err := r.Get(ctx, w.ID); err != nil {
-			return err
+		if _, err := r.Get(ctx, d.ID); err != nil {
+			return nil, err
 		}
-		return domain.ErrRevisionChanged
+		return nil, domain.ErrRevisionChanged
 	}
-	w.Revision++
-	return nil
+	d.Revision++
+	return d.toWorkspace(), nil
 }
 
 // AddKey reserves the key, then appends it to the workspace.

@@ -98,8 +98,8 @@ func TestLeftoverReservationDoesNotResolve(t *testing.T) {
 	if _, err := repo.GetByAppKey(ctx, "orphan-key"); fault.KindOf(err) != fault.NotFound {
 		t.Fatalf("leftover reservation, no workspace: error = %v, want not found", err)
 	}
-	w := &domain.Workspace{ID: "w1", Name: "W1", Type: domain.TypeCampus,
-		Keys: []domain.KeyPair{{AppKey: "real-key", Role: domain.RoleServer}}, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	w := domain.UnmarshalWorkspaceFromDatabase(domain.StoredWorkspace{ID: "w1", Name: "W1", Type: domain.TypeCampus,
+		Keys: []domain.KeyPair{{AppKey: "real-key", Role: domain.RoleServer}}, CreatedAt: time.Now(), UpdatedAt: time.Now()})
 	if err := repo.Create(ctx, w); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestLeftoverReservationDoesNotResolve(t *testing.T) {
 func TestStoreDownIsUnavailable(t *testing.T) {
 	repo := newRepository(t)
 	ctx := context.Background()
-	w := &domain.Workspace{ID: "w1", Name: "W1", Type: domain.TypeCampus, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	w := domain.UnmarshalWorkspaceFromDatabase(domain.StoredWorkspace{ID: "w1", Name: "W1", Type: domain.TypeCampus, CreatedAt: time.Now(), UpdatedAt: time.Now()})
 	if err := repo.Create(ctx, w); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestStoreDownIsUnavailable(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if err != nil || got.Name != "W1" {
+	if err != nil || got.Name() != "W1" {
 		t.Fatalf("Get after restart = %v, %v; want W1", got, err)
 	}
 }

@@ -50,10 +50,10 @@ var (
 	t1 = t0.Add(time.Hour)
 )
 
-// sample returns a workspace created by "root", with one key pair and one
-// registration code whose values derive from id.
-func sample(id string) *domain.Workspace {
-	return &domain.Workspace{
+// sample returns a workspace created by "root", as a store keeps it, with
+// one key pair and one registration code whose values derive from id.
+func sample(id string) domain.StoredWorkspace {
+	return domain.StoredWorkspace{
 		ID:       id,
 		Name:     "Workspace " + id,
 		Type:     domain.TypeDistrict,
@@ -79,10 +79,15 @@ func sample(id string) *domain.Workspace {
 	}
 }
 
-func mustCreate(t *testing.T, r domain.Repository, w *domain.Workspace) {
+// workspace is the workspace s describes.
+func workspace(s domain.StoredWorkspace) *domain.Workspace {
+	return domain.UnmarshalWorkspaceFromDatabase(s)
+}
+
+func mustCreate(t *testing.T, r domain.Repository, s domain.StoredWorkspace) {
 	t.Helper()
-	if err := r.Create(context.Background(), w); err != nil {
-		t.Fatalf("Create(%s): %v", w.ID, err)
+	if err := r.Create(context.Background(), workspace(s)); err != nil {
+		t.Fatalf("Create(%s): %v", s.ID, err)
 	}
 }
 
@@ -95,6 +100,15 @@ func mustGet(t *testing.T, r domain.Repository, id string) *domain.Workspace {
 	return w
 }
 
+func mustUpdate(t *testing.T, r domain.Repository, w *domain.Workspace) *domain.Workspace {
+	t.Helper()
+	updated, err := r.Update(context.Background(), w)
+	if err != nil {
+		t.Fatalf("Update(%s): %v", w.ID(), err)
+	}
+	return updated
+}
+
 func wantErr(t *testing.T, op string, err, want error) {
 	t.Helper()
 	if !errors.Is(err, want) {
@@ -103,21 +117,18 @@ func wantErr(t *testing.T, op string, err, want error) {
 }
 
 func createThenGetRoundTrips(t *testing.T, r domain.Repository) {
-	w := sample("a")
-	w.ParentID = "root"
-	w.ObjectiveDocuments = []string{"TEKS#2017#MATH:2024"}
-	w.SupportToolID = "tool-1"
-	mustCreate(t, r, w)
-	if w.Revision != 1 {
-		t.Errorf("Revision after Create = %d, want 1", w.Revision)
-	}
+	s := sample("a")
+	s.ParentID = "root"
+	s.ObjectiveDocuments = []string{"TEKS#2017#MATH:2024"}
+	s.SupportToolID = "tool-1"
+	mustCreate(t, r, s)
 	got := mustGet(t, r, "a")
 	want := sample("a")
 	want.ParentID = "root"
 	want.ObjectiveDocuments = []string{"TEKS#2017#MATH:2024"}
 	want.SupportToolID = "tool-1"
 	want.Revision = 1
-	if diff := compare(got, want); diff != "" {
+	if diff := compare(got, workspace(want)); diff != "" {
 		t.Fatalf("stored workspace differs: %s", diff)
 	}
 }
@@ -133,17 +144,16 @@ func createRefusesTakenID(t *testing.T, r domain.Repository) {
 	mustCreate(t, r, sample("a"))
 	again := sample("b")
 	again.ID = "a"
-	wantErr(t, "Create", r.Create(context.Background(), again), domain.ErrIDTaken)
+	wantErr(t, "Create", r.Create(context.Background(), workspace(again)), domain.ErrIDTaken)
 	// The refused create's own key and code stay free.
-	fresh := sample("b")
-	mustCreate(t, r, fresh)
+	mustCreate(t, r, sample("b"))
 }
 
 func createRefusesTakenAppKey(t *testing.T, r domain.Repository) {
 	mustCreate(t, r, sample("a"))
 	b := sample("b")
 	b.Keys = append(b.Keys, sample("a").Keys[0])
-	wantErr(t, "Create", r.Create(context.Background(), b), domain.ErrAppKeyTaken)
+	wantErr(t, "Create", r.Create(context.Background(), workspace(b)), domain.ErrAppKeyTaken)
 	_, err := r.Get(context.Background(), "b")
 	wantErr(t, "Get after refused create", err, domain.ErrNotFound)
 }
@@ -152,7 +162,7 @@ func createRefusesTakenCode(t *testing.T, r domain.Repository) {
 	mustCreate(t, r, sample("a"))
 	b := sample("b")
 	b.RegistrationCodes = []string{"code-b", "code-a"}
-	wantErr(t, "Create", r.Create(context.Background(), b), domain.ErrCodeTaken)
+	wantErr(t, "Create", r.Create(context.Background(), workspace(b)), domain.ErrCodeTaken)
 	_, err := r.Get(context.Background(), "b")
 	wantErr(t, "Get after refused create", err, domain.ErrNotFound)
 }
@@ -164,13 +174,13 @@ func failedCreateLeavesNothingUsable(t *testing.T, r domain.Repository) {
 	mustCreate(t, r, sample("a"))
 	b := sample("b")
 	b.RegistrationCodes = []string{"code-a"}
-	wantErr(t, "Create", r.Create(context.Background(), b), domain.ErrCodeTaken)
+	wantErr(t, "Create", r.Create(context.Background(), workspace(b)), domain.ErrCodeTaken)
 	_, err := r.GetByAppKey(context.Background(), "key-b")
 	wantErr(t, "GetByAppKey of a refused create's key", err, domain.ErrNotFound)
 
 	mustCreate(t, r, sample("b"))
 	got, err := r.GetByAppKey(context.Background(), "key-b")
-	if err != nil || got.ID != "b" {
+	if err != nil || got.ID() != "b" {
 		t.Fatalf("GetByAppKey(key-b) = %v, %v; want workspace b", got, err)
 	}
 }
@@ -182,15 +192,15 @@ func getByAppKey(t *testing.T, r domain.Repository) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ID != "b" {
-		t.Fatalf("GetByAppKey(key-b) = workspace %s, want b", got.ID)
+	if got.ID() != "b" {
+		t.Fatalf("GetByAppKey(key-b) = workspace %s, want b", got.ID())
 	}
 	// A deleted workspace is still found: deciding what that means is the
 	// application's job.
-	got.DeletedAt = t1
-	if err := r.Update(context.Background(), got); err != nil {
+	if err := got.Delete(t1); err != nil {
 		t.Fatal(err)
 	}
+	mustUpdate(t, r, got)
 	got, err = r.GetByAppKey(context.Background(), "key-b")
 	if err != nil || !got.Deleted() {
 		t.Fatalf("GetByAppKey of deleted = %v, %v; want the deleted workspace", got, err)
@@ -202,73 +212,75 @@ func updateChecksRevision(t *testing.T, r domain.Repository) {
 	first := mustGet(t, r, "a")
 	second := mustGet(t, r, "a")
 
-	first.Name = "Renamed"
-	first.UpdatedAt = t1
-	if err := r.Update(context.Background(), first); err != nil {
+	renamed, lost := "Renamed", "Lost update"
+	if err := first.Update(domain.Changes{Name: &renamed}, t1); err != nil {
 		t.Fatal(err)
 	}
-	if first.Revision != 2 {
-		t.Errorf("Revision after Update = %d, want 2", first.Revision)
+	updated := mustUpdate(t, r, first)
+	if updated.Revision() != 2 {
+		t.Errorf("Revision after Update = %d, want 2", updated.Revision())
 	}
-	second.Name = "Lost update"
-	wantErr(t, "stale Update", r.Update(context.Background(), second), domain.ErrRevisionChanged)
+	if err := second.Update(domain.Changes{Name: &lost}, t1); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.Update(context.Background(), second)
+	wantErr(t, "stale Update", err, domain.ErrRevisionChanged)
 
 	got := mustGet(t, r, "a")
-	if got.Name != "Renamed" || got.Revision != 2 || !got.UpdatedAt.Equal(t1) {
-		t.Fatalf("after update: name %q revision %d updated %v", got.Name, got.Revision, got.UpdatedAt)
+	if got.Name() != "Renamed" || got.Revision() != 2 || !got.UpdatedAt().Equal(t1) {
+		t.Fatalf("after update: name %q revision %d updated %v", got.Name(), got.Revision(), got.UpdatedAt())
+	}
+	if diff := compare(updated, got); diff != "" {
+		t.Fatalf("Update returned another workspace than is stored: %s", diff)
 	}
 }
 
 func updateKeepsImmutableFields(t *testing.T, r domain.Repository) {
 	mustCreate(t, r, sample("a"))
-	w := mustGet(t, r, "a")
-	w.Name = "New name"
-	w.Type = domain.TypeCampus
-	w.ParentID = "root"
-	w.Address = domain.Address{City: "Lyon", State: "FR-ARA", Country: "FR"}
-	w.Products = []string{"pub/ela", "pub/math"}
-	w.ObjectiveDocuments = []string{"CCSS#2010#ELA:2020"}
-	w.UpdatedAt = t1
-	w.DeletedAt = t1
-	w.TokenCutoff = t1
-	// Not the update's to change:
-	w.Managers = []string{"someone-else"}
-	w.CreatedAt = t1
-	w.Keys = nil
-	w.RegistrationCodes = nil
-	if err := r.Update(context.Background(), w); err != nil {
-		t.Fatal(err)
+	changed := func() domain.StoredWorkspace {
+		s := sample("a")
+		s.Name = "New name"
+		s.Type = domain.TypeCampus
+		s.ParentID = "root"
+		s.Address = domain.Address{City: "Lyon", State: "FR-ARA", Country: "FR"}
+		s.Products = []string{"pub/ela", "pub/math"}
+		s.ObjectiveDocuments = []string{"CCSS#2010#ELA:2020"}
+		s.UpdatedAt = t1
+		s.DeletedAt = t1
+		s.TokenCutoff = t1
+		return s
 	}
-	want := sample("a")
-	want.Name = "New name"
-	want.Type = domain.TypeCampus
-	want.ParentID = "root"
-	want.Address = domain.Address{City: "Lyon", State: "FR-ARA", Country: "FR"}
-	want.Products = []string{"pub/ela", "pub/math"}
-	want.ObjectiveDocuments = []string{"CCSS#2010#ELA:2020"}
-	want.UpdatedAt = t1
-	want.DeletedAt = t1
-	want.TokenCutoff = t1
+	s := changed()
+	s.Revision = 1
+	// Not the update's to change:
+	s.Managers = []string{"someone-else"}
+	s.CreatedAt = t1
+	s.Keys = nil
+	s.RegistrationCodes = nil
+	mustUpdate(t, r, workspace(s))
+	want := changed()
 	want.Revision = 2
-	if diff := compare(mustGet(t, r, "a"), want); diff != "" {
+	if diff := compare(mustGet(t, r, "a"), workspace(want)); diff != "" {
 		t.Fatalf("after update: %s", diff)
 	}
 	// Clearing works too.
-	w = mustGet(t, r, "a")
-	w.ParentID, w.Products, w.DeletedAt = "", nil, time.Time{}
-	if err := r.Update(context.Background(), w); err != nil {
+	w := mustGet(t, r, "a")
+	w.Undelete(t1)
+	none, noParent := []string{}, ""
+	if err := w.Update(domain.Changes{ParentID: &noParent, Products: &none}, t1); err != nil {
 		t.Fatal(err)
 	}
+	mustUpdate(t, r, w)
 	got := mustGet(t, r, "a")
-	if got.ParentID != "" || len(got.Products) != 0 || got.Deleted() {
-		t.Fatalf("after clearing: parent %q products %v deleted %v", got.ParentID, got.Products, got.DeletedAt)
+	if got.ParentID() != "" || len(got.Products()) != 0 || got.Deleted() {
+		t.Fatalf("after clearing: parent %q products %v deleted %v", got.ParentID(), got.Products(), got.DeletedAt())
 	}
 }
 
 func updateUnknownIsNotFound(t *testing.T, r domain.Repository) {
-	w := sample("ghost")
-	w.Revision = 1
-	err := r.Update(context.Background(), w)
+	s := sample("ghost")
+	s.Revision = 1
+	_, err := r.Update(context.Background(), workspace(s))
 	if !errors.Is(err, domain.ErrNotFound) && !errors.Is(err, domain.ErrRevisionChanged) {
 		t.Fatalf("Update of unknown workspace: error = %v, want not found or revision changed", err)
 	}
@@ -285,7 +297,7 @@ func addKey(t *testing.T, r domain.Repository) {
 		t.Fatal(err)
 	}
 	got, err := r.GetByAppKey(context.Background(), "extra")
-	if err != nil || got.ID != "a" {
+	if err != nil || got.ID() != "a" {
 		t.Fatalf("GetByAppKey(extra) = %v, %v; want a", got, err)
 	}
 	if stored, ok := got.KeyByAppKey("extra"); !ok || stored.Role != domain.RoleBootstrap || !stored.CreatedAt.Equal(t1) {
@@ -299,7 +311,7 @@ func addKey(t *testing.T, r domain.Repository) {
 func ids(ws []*domain.Workspace) []string {
 	out := make([]string, len(ws))
 	for i, w := range ws {
-		out[i] = w.ID
+		out[i] = w.ID()
 	}
 	return out
 }
@@ -387,7 +399,7 @@ func listPagesWithoutGapsOrRepeats(t *testing.T, r domain.Repository) {
 			break
 		}
 		last := page[len(page)-1]
-		after = &domain.ListPosition{NameKey: domain.NameKey(last.Name), ID: last.ID}
+		after = &domain.ListPosition{NameKey: domain.NameKey(last.Name()), ID: last.ID()}
 	}
 	wantIDs(t, "pages joined", got, want)
 }
@@ -395,33 +407,37 @@ func listPagesWithoutGapsOrRepeats(t *testing.T, r domain.Repository) {
 func listLeavesOutDeleted(t *testing.T, r domain.Repository) {
 	tree(t, r)
 	d := mustGet(t, r, "d")
-	d.DeletedAt = t1
-	if err := r.Update(context.Background(), d); err != nil {
+	if err := d.Delete(t1); err != nil {
 		t.Fatal(err)
 	}
+	mustUpdate(t, r, d)
 	// d's child stays, still managed by root.
 	wantIDs(t, "root's list", list(t, r, domain.ListQuery{VisibleTo: "root"}), []string{"c1", "o", "root"})
 }
 
 // compare returns a description of the first difference between two
-// workspaces, or "" when they are equal. Times compare as instants at
-// millisecond precision, which is what stores keep.
+// workspaces, or "" when they are equal. Empty and nil lists compare equal,
+// and times as instants at millisecond precision, which is what stores
+// keep.
 func compare(got, want *domain.Workspace) string {
-	g, w := normalize(got), normalize(want)
 	checks := []struct {
 		field    string
 		got, wnt any
 	}{
-		{"ID", g.ID, w.ID}, {"Name", g.Name, w.Name}, {"Type", g.Type, w.Type},
-		{"ParentID", g.ParentID, w.ParentID}, {"Address", g.Address, w.Address},
-		{"Products", g.Products, w.Products}, {"ObjectiveDocuments", g.ObjectiveDocuments, w.ObjectiveDocuments},
-		{"Tags", g.Tags, w.Tags}, {"SupportToolID", g.SupportToolID, w.SupportToolID},
-		{"CreatedBy", g.CreatedBy, w.CreatedBy}, {"Managers", g.Managers, w.Managers},
-		{"Keys", g.Keys, w.Keys}, {"RegistrationCodes", g.RegistrationCodes, w.RegistrationCodes},
-		{"CreateFingerprint", g.CreateFingerprint, w.CreateFingerprint},
-		{"CreatedAt", g.CreatedAt, w.CreatedAt}, {"UpdatedAt", g.UpdatedAt, w.UpdatedAt},
-		{"DeletedAt", g.DeletedAt, w.DeletedAt}, {"TokenCutoff", g.TokenCutoff, w.TokenCutoff},
-		{"Revision", g.Revision, w.Revision},
+		{"ID", got.ID(), want.ID()}, {"Name", got.Name(), want.Name()}, {"Type", got.Type(), want.Type()},
+		{"ParentID", got.ParentID(), want.ParentID()}, {"Address", got.Address(), want.Address()},
+		{"Products", nilIfEmpty(got.Products()), nilIfEmpty(want.Products())},
+		{"ObjectiveDocuments", nilIfEmpty(got.ObjectiveDocuments()), nilIfEmpty(want.ObjectiveDocuments())},
+		{"Tags", nilIfEmpty(got.Tags()), nilIfEmpty(want.Tags())},
+		{"SupportToolID", got.SupportToolID(), want.SupportToolID()},
+		{"CreatedBy", got.CreatedBy(), want.CreatedBy()},
+		{"Managers", nilIfEmpty(got.Managers()), nilIfEmpty(want.Managers())},
+		{"Keys", keys(got.Keys()), keys(want.Keys())},
+		{"RegistrationCodes", nilIfEmpty(got.RegistrationCodes()), nilIfEmpty(want.RegistrationCodes())},
+		{"CreateFingerprint", got.CreateFingerprint(), want.CreateFingerprint()},
+		{"CreatedAt", ms(got.CreatedAt()), ms(want.CreatedAt())}, {"UpdatedAt", ms(got.UpdatedAt()), ms(want.UpdatedAt())},
+		{"DeletedAt", ms(got.DeletedAt()), ms(want.DeletedAt())}, {"TokenCutoff", ms(got.TokenCutoff()), ms(want.TokenCutoff())},
+		{"Revision", got.Revision(), want.Revision()},
 	}
 	for _, c := range checks {
 		if fmt.Sprintf("%#v", c.got) != fmt.Sprintf("%#v", c.wnt) {
@@ -431,41 +447,24 @@ func compare(got, want *domain.Workspace) string {
 	return ""
 }
 
-// normalize makes empty slices nil and times UTC milliseconds, so stores
-// that cannot tell nil from empty, or keep less precision, compare equal.
-func normalize(w *domain.Workspace) domain.Workspace {
-	c := *w
-	nilIfEmpty := func(s []string) []string {
-		if len(s) == 0 {
-			return nil
-		}
-		return s
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
 	}
-	c.Products = nilIfEmpty(c.Products)
-	c.ObjectiveDocuments = nilIfEmpty(c.ObjectiveDocuments)
-	c.Managers = nilIfEmpty(c.Managers)
-	c.RegistrationCodes = nilIfEmpty(c.RegistrationCodes)
-	if len(c.Tags) == 0 {
-		c.Tags = nil
+	return s
+}
+
+func ms(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
 	}
-	ms := func(t time.Time) time.Time {
-		if t.IsZero() {
-			return time.Time{}
-		}
-		return t.UTC().Truncate(time.Millisecond)
+	return t.UTC().Truncate(time.Millisecond)
+}
+
+func keys(ks []domain.KeyPair) []domain.KeyPair {
+	for i := range ks {
+		ks[i].CreatedAt, ks[i].UpdatedAt = ms(ks[i].CreatedAt), ms(ks[i].UpdatedAt)
+		ks[i].Tags = nilIfEmpty(ks[i].Tags)
 	}
-	c.CreatedAt, c.UpdatedAt, c.DeletedAt, c.TokenCutoff = ms(c.CreatedAt), ms(c.UpdatedAt), ms(c.DeletedAt), ms(c.TokenCutoff)
-	keys := make([]domain.KeyPair, len(c.Keys))
-	for i, k := range c.Keys {
-		k.CreatedAt, k.UpdatedAt = ms(k.CreatedAt), ms(k.UpdatedAt)
-		if len(k.Tags) == 0 {
-			k.Tags = nil
-		}
-		keys[i] = k
-	}
-	c.Keys = keys
-	if len(c.Keys) == 0 {
-		c.Keys = nil
-	}
-	return c
+	return nilIfEmpty(ks)
 }

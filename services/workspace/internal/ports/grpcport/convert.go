@@ -10,28 +10,29 @@ import (
 )
 
 func workspaceToProto(w *domain.Workspace) *workspacev1.Workspace {
+	address := w.Address()
 	pb := &workspacev1.Workspace{
 		Typename:           "Workspace",
-		Id:                 w.ID,
-		WorkspaceId:        w.ID,
-		Name:               w.Name,
-		Type:               string(w.Type),
-		Address:            &workspacev1.Address{City: w.Address.City, State: w.Address.State, Country: w.Address.Country},
-		Products:           productsToProto(w.Products),
-		ObjectiveDocuments: w.ObjectiveDocuments,
-		Tags:               tagsToProto(w.Tags),
+		Id:                 w.ID(),
+		WorkspaceId:        w.ID(),
+		Name:               w.Name(),
+		Type:               string(w.Type()),
+		Address:            &workspacev1.Address{City: address.City, State: address.State, Country: address.Country},
+		Products:           productsToProto(w.Products()),
+		ObjectiveDocuments: w.ObjectiveDocuments(),
+		Tags:               tagsToProto(w.Tags()),
 		Sk:                 "workspace",
 		SchemaVersion:      domain.SchemaVersion,
-		SupportToolId:      w.SupportToolID,
-		CreateTime:         restapi.FormatTime(w.CreatedAt),
-		UpdateTime:         restapi.FormatTime(w.UpdatedAt),
-		Etag:               etag(w.Revision),
+		SupportToolId:      w.SupportToolID(),
+		CreateTime:         restapi.FormatTime(w.CreatedAt()),
+		UpdateTime:         restapi.FormatTime(w.UpdatedAt()),
+		Etag:               etag(w.Revision()),
 	}
-	if w.ParentID != "" {
-		pb.ParentWorkspaceId = wrapperspb.String(w.ParentID)
+	if parent := w.ParentID(); parent != "" {
+		pb.ParentWorkspaceId = wrapperspb.String(parent)
 	}
 	if w.Deleted() {
-		deleted := restapi.FormatTime(w.DeletedAt)
+		deleted := restapi.FormatTime(w.DeletedAt())
 		pb.DeleteTime = &deleted
 	}
 	return pb

@@ -106,7 +106,7 @@ func withETag(ctx context.Context) func(*domain.Workspace, error) (*workspacev1.
 		if err != nil {
 			return nil, apiError(err)
 		}
-		_ = grpc.SetHeader(ctx, metadata.Pairs("etag", etag(w.Revision)))
+		_ = grpc.SetHeader(ctx, metadata.Pairs("etag", etag(w.Revision())))
 		return workspaceToProto(w), nil
 	}
 }
@@ -116,9 +116,9 @@ func (s *Server) GetWorkspaceStatus(ctx context.Context, req *workspacev1.GetWor
 	if err != nil {
 		return nil, apiError(err)
 	}
-	out := &workspacev1.WorkspaceStatus{Id: w.ID, Active: !w.Deleted()}
-	if !w.TokenCutoff.IsZero() {
-		out.TokenCutoffTime = restapi.FormatTime(w.TokenCutoff)
+	out := &workspacev1.WorkspaceStatus{Id: w.ID(), Active: !w.Deleted()}
+	if cutoff := w.TokenCutoff(); !cutoff.IsZero() {
+		out.TokenCutoffTime = restapi.FormatTime(cutoff)
 	}
 	return out, nil
 }
