@@ -2,47 +2,40 @@ package grpcport
 
 import (
 	"fmt"
+	"slices"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
-// updatable maps the update_mask paths (proto names, or the JSON names REST
-// callers know) to the field they change.
-var updatable = map[string]string{
-	"name": "name", "type": "type",
-	"parent_workspace_id": "parent_workspace_id", "parentWorkspaceId": "parent_workspace_id",
-	"address":             "address",
-	"products":            "products",
-	"objective_documents": "objective_documents", "objectiveDocuments": "objective_documents",
-}
+// updatable are the fields of an UpdateWorkspaceRequest that change the
+// workspace, by the proto names an update_mask lists them by (AIP-161).
+var updatable = []protoreflect.Name{"name", "type", "parent_workspace_id", "address", "products", "objective_documents"}
 
-// updateInput turns a request into the use case's input. With an
-// update_mask, exactly the named fields change (a named field left unset
-// clears it). Without one (gRPC callers only; REST always sends a mask), the
-// fields the request populates change.
-func updateInput(req *workspacev1.UpdateWorkspaceRequest, cond app.Precondition) (app.UpdateInput, error) {
-	in := app.UpdateInput{ID: req.GetId(), Precondition: cond}
-	set := map[string]bool{}
+// updateChanges is what an update request asks to change. With an
+// update_mask, exactly the fields it names change, and a named field left
+// unset is cleared. Without one, the fields the request populates change;
+// only gRPC callers send none, since the gateway fills the mask from the
+// body's keys.
+func updateChanges(req *workspacev1.UpdateWorkspaceRequest) (domain.Changes, error) {
+	set := map[protoreflect.Name]bool{}
 	if mask := req.GetUpdateMask(); mask != nil {
-		for _, p := range mask.GetPaths() {
-			field, ok := updatable[p]
-			if !ok {
-				return app.UpdateInput{}, fault.InvalidField("updateMask", fmt.Sprintf("%q is not an updatable field", truncate(p, 64)))
+		for _, path := range mask.GetPaths() {
+			if !slices.Contains(updatable, protoreflect.Name(path)) {
+				return domain.Changes{}, fault.InvalidField("updateMask", fmt.Sprintf("%q is not an updatable field", truncate(path, 64)))
 			}
-			set[field] = true
+			set[protoreflect.Name(path)] = true
 		}
 	} else {
-		set["name"] = req.Name != nil
-		set["type"] = req.Type != nil
-		set["parent_workspace_id"] = req.GetParentWorkspaceId() != nil
-		set["address"] = req.GetAddress() != nil
-		set["products"] = len(req.GetProducts()) > 0
-		set["objective_documents"] = len(req.GetObjectiveDocuments()) > 0
+		m := req.ProtoReflect()
+		for _, name := range updatable {
+			set[name] = m.Has(m.Descriptor().Fields().ByName(name))
+		}
 	}
-	c := &in.Changes
+	var c domain.Changes
 	if set["name"] {
 		name := req.GetName()
 		c.Name = &name
@@ -56,8 +49,8 @@ func updateInput(req *workspacev1.UpdateWorkspaceRequest, cond app.Precondition)
 		c.ParentID = &parent
 	}
 	if set["address"] {
-		addr := addressFromProto(req.GetAddress())
-		c.Address = &addr
+		address := addressFromProto(req.GetAddress())
+		c.Address = &address
 	}
 	if set["products"] {
 		products := productsFromProto(req.GetProducts())
@@ -67,7 +60,7 @@ func updateInput(req *workspacev1.UpdateWorkspaceRequest, cond app.Precondition)
 		docs := req.GetObjectiveDocuments()
 		c.ObjectiveDocuments = &docs
 	}
-	return in, nil
+	return c, nil
 }
 
 func truncate(s string, n int) string {

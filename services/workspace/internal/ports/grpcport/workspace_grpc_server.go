@@ -79,11 +79,15 @@ func (s *Server) CreateWorkspace(ctx context.Context, req *workspacev1.CreateWor
 }
 
 func (s *Server) UpdateWorkspace(ctx context.Context, req *workspacev1.UpdateWorkspaceRequest) (*workspacev1.Workspace, error) {
-	in, err := updateInput(req, precondition(ctx, req.GetEtag()))
+	changes, err := updateChanges(req)
 	if err != nil {
 		return nil, err
 	}
-	return withETag(ctx)(s.app.UpdateWorkspace(ctx, callerFrom(ctx), in))
+	return withETag(ctx)(s.app.UpdateWorkspace(ctx, callerFrom(ctx), app.UpdateInput{
+		ID:           req.GetId(),
+		Changes:      changes,
+		Precondition: precondition(ctx, req.GetEtag()),
+	}))
 }
 
 func (s *Server) DeleteWorkspace(ctx context.Context, req *workspacev1.DeleteWorkspaceRequest) (*workspacev1.Workspace, error) {
