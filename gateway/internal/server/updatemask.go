@@ -13,12 +13,14 @@ const updateMaskField protoreflect.Name = "update_mask"
 const fieldMaskName protoreflect.FullName = "google.protobuf.FieldMask"
 
 // fillUpdateMask sets msg's update_mask, when it has one, to the proto names
-// of the body's top-level fields (as checkBody found them), in body order. A key whose value is null still counts: that is how a client clears
-// a field (for example "parentWorkspaceId": null). Fields bound to the path
-// (bound, by proto name) identify the resource rather than change it, so
-// they never enter the mask. grpc-gateway does this itself only for PATCH;
-// PUT /api/workspace/{id} needs it too. The mask is hidden from REST, so
-// the body cannot hold one of its own.
+// of the body's top-level fields (as checkBody found them), in body order,
+// except those bound to the path (bound, by proto name): they identify the
+// resource rather than change it. A key whose value is null still counts:
+// that is how a client clears a field ("parentWorkspaceId": null). Which
+// fields a mask may name, and what it means, is the service's to say.
+// grpc-gateway fills masks itself only for PATCH; PUT /api/workspace/{id}
+// needs one too. The mask is hidden from REST, so a body cannot hold its
+// own.
 func fillUpdateMask(msg proto.Message, top []protoreflect.FieldDescriptor, bound map[string]string) {
 	m := msg.ProtoReflect()
 	fields := m.Descriptor().Fields()
