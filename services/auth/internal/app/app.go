@@ -1,6 +1,7 @@
 // Package app holds the auth service's use cases, one per file: issuing SDK
-// tokens, checking and ending sessions, and revoking tokens. It depends on
-// the domain and on the Workspaces port below.
+// tokens, checking and ending sessions, introspecting tokens for internal
+// callers, and revoking tokens. It depends on the domain and on the
+// Workspaces port below.
 package app
 
 import (

@@ -226,13 +226,13 @@ func TestEndSessionAndTenantScopedRevocation(t *testing.T) {
 	second := f.login(t, "ada@example.com")
 
 	// Another tenant learns nothing and revokes nothing.
-	if _, active, err := f.app.Introspect(ctx, mallory, token); err != nil || active {
+	if _, active, err := f.app.IntrospectToken(ctx, mallory, token); err != nil || active {
 		t.Fatalf("mallory's introspection: active %v, %v", active, err)
 	}
 	if err := f.app.RevokeToken(ctx, mallory, token); err != nil {
 		t.Fatal(err)
 	}
-	if s, active, err := f.app.Introspect(ctx, alice, token); err != nil || !active || s.Email != "ada@example.com" {
+	if s, active, err := f.app.IntrospectToken(ctx, alice, token); err != nil || !active || s.Email != "ada@example.com" {
 		t.Fatalf("alice's introspection: %+v active %v, %v", s, active, err)
 	}
 

@@ -61,7 +61,7 @@ func (s *Server) RevokeUserSdkTokens(ctx context.Context, req *authv1.RevokeUser
 }
 
 func (s *Server) IntrospectSdkToken(ctx context.Context, req *authv1.IntrospectSdkTokenRequest) (*authv1.IntrospectSdkTokenResponse, error) {
-	session, active, err := s.app.Introspect(ctx, authorization(ctx), domain.Token(req.GetToken()))
+	session, active, err := s.app.IntrospectToken(ctx, authorization(ctx), domain.Token(req.GetToken()))
 	if err != nil || !active {
 		return &authv1.IntrospectSdkTokenResponse{}, err
 	}
