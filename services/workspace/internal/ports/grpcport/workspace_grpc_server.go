@@ -8,8 +8,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/liveproctor/workspaces/pkg/apitime"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
-	"github.com/liveproctor/workspaces/pkg/restapi"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -118,7 +118,7 @@ func (s *Server) GetWorkspaceStatus(ctx context.Context, req *workspacev1.GetWor
 	}
 	out := &workspacev1.WorkspaceStatus{Id: w.ID, Active: !w.Deleted()}
 	if !w.TokenCutoff.IsZero() {
-		out.TokenCutoffTime = restapi.FormatTime(w.TokenCutoff)
+		out.TokenCutoffTime = apitime.Format(w.TokenCutoff)
 	}
 	return out, nil
 }
