@@ -36,7 +36,9 @@ func (r *Reader) get(name string) (string, bool) {
 	return v, ok && v != ""
 }
 
-func (r *Reader) fail(name, format string, args ...any) {
+// Invalid records that the variable's value is unusable, for the checks a
+// setting needs beyond the readers below.
+func (r *Reader) Invalid(name, format string, args ...any) {
 	r.errs = append(r.errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
 }
 
@@ -55,7 +57,7 @@ func (r *Reader) String(name, def string) string {
 func (r *Reader) Required(name string) string {
 	v, ok := r.get(name)
 	if !ok {
-		r.fail(name, "is required")
+		r.Invalid(name, "is required")
 	}
 	return v
 }
@@ -64,7 +66,7 @@ func (r *Reader) Required(name string) string {
 func (r *Reader) Addr(name, def string) string {
 	v := r.String(name, def)
 	if _, _, err := net.SplitHostPort(v); err != nil {
-		r.fail(name, "must be host:port, got %q", v)
+		r.Invalid(name, "must be host:port, got %q", v)
 	}
 	return v
 }
@@ -81,7 +83,7 @@ func (r *Reader) OptionalAddr(name, def string) string {
 		return ""
 	}
 	if _, _, err := net.SplitHostPort(v); err != nil {
-		r.fail(name, "must be host:port or empty, got %q", v)
+		r.Invalid(name, "must be host:port or empty, got %q", v)
 	}
 	return v
 }
@@ -94,7 +96,7 @@ func (r *Reader) Duration(name string, def time.Duration) time.Duration {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		r.fail(name, "must be a positive duration such as 5s, got %q", v)
+		r.Invalid(name, "must be a positive duration such as 5s, got %q", v)
 		return def
 	}
 	return d
@@ -108,7 +110,7 @@ func (r *Reader) Int(name string, def, min, max int) int {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < min || n > max {
-		r.fail(name, "must be an integer from %d to %d, got %q", min, max, v)
+		r.Invalid(name, "must be an integer from %d to %d, got %q", min, max, v)
 		return def
 	}
 	return n
@@ -140,7 +142,7 @@ func (r *Reader) Key(name string, size int) []byte {
 	}
 	b, err := base64.StdEncoding.DecodeString(v)
 	if err != nil || len(b) != size {
-		r.fail(name, "must be %d bytes in standard Base64 (for example: head -c %d /dev/urandom | base64)", size, size)
+		r.Invalid(name, "must be %d bytes in standard Base64 (for example: head -c %d /dev/urandom | base64)", size, size)
 		return nil
 	}
 	return b

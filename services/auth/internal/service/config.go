@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
 
 // Config is every setting of the auth service; see the README's table.
@@ -31,7 +32,12 @@ type Config struct {
 	AccessCacheTTL  time.Duration // ACCESS_CACHE_TTL: reuse of a login's access check
 	AccessCacheSize int           // ACCESS_CACHE_SIZE
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT
+
+	Telemetry telemetry.Settings // LOG_LEVEL, PPROF_ADDR, OTEL_*
 }
+
+// TelemetrySettings is what lifecycle.Main sets the process up with.
+func (c Config) TelemetrySettings() telemetry.Settings { return c.Telemetry }
 
 // ConfigFromEnv reads the configuration, reporting every bad variable by name.
 func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
@@ -59,6 +65,7 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 		AccessCacheTTL:       r.Duration("ACCESS_CACHE_TTL", 5*time.Second),
 		AccessCacheSize:      r.Int("ACCESS_CACHE_SIZE", 10000, 1, 10_000_000),
 		ShutdownTimeout:      r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second),
+		Telemetry:            telemetry.ReadSettings(r),
 	}
 	cfg.ServiceAppKey = r.String("SERVICE_APP_KEY", r.String("BOOTSTRAP_APP_KEY", ""))
 	cfg.ServiceAppSecret = r.String("SERVICE_APP_SECRET", r.String("BOOTSTRAP_APP_SECRET", ""))

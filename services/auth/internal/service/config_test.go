@@ -14,11 +14,12 @@ func TestConfigNamesEveryBadVariable(t *testing.T) {
 		"AUTH_GRPC_ADDR": "nine-oh-nine-one",
 		"REDIS_TIMEOUT":  "soon",
 		"REDIS_DB":       "99",
+		"LOG_LEVEL":      "loud",
 	}))
 	if err == nil {
 		t.Fatal("a bad configuration was accepted")
 	}
-	for _, name := range []string{"AUTH_GRPC_ADDR", "REDIS_TIMEOUT", "REDIS_DB", "REDIS_ADDR", "SERVICE_APP_KEY"} {
+	for _, name := range []string{"AUTH_GRPC_ADDR", "REDIS_TIMEOUT", "REDIS_DB", "REDIS_ADDR", "SERVICE_APP_KEY", "LOG_LEVEL"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("the error does not name %s: %v", name, err)
 		}

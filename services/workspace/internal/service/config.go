@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 )
@@ -39,7 +40,12 @@ type Config struct {
 	ShutdownTimeout     time.Duration // SHUTDOWN_TIMEOUT
 	CredentialCacheTTL  time.Duration // CREDENTIAL_CACHE_TTL
 	CredentialCacheSize int           // CREDENTIAL_CACHE_SIZE
+
+	Telemetry telemetry.Settings // LOG_LEVEL, PPROF_ADDR, OTEL_*
 }
+
+// TelemetrySettings is what lifecycle.Main sets the process up with.
+func (c Config) TelemetrySettings() telemetry.Settings { return c.Telemetry }
 
 // ConfigFromEnv reads the configuration, reporting every bad variable by name.
 func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
@@ -65,6 +71,7 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 		ShutdownTimeout:     r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second),
 		CredentialCacheTTL:  r.Duration("CREDENTIAL_CACHE_TTL", 10*time.Second),
 		CredentialCacheSize: r.Int("CREDENTIAL_CACHE_SIZE", 10000, 1, 10_000_000),
+		Telemetry:           telemetry.ReadSettings(r),
 	}
 	cfg.ServiceAppKey = r.String("SERVICE_APP_KEY", cfg.Bootstrap.AppKey)
 	cfg.ServiceAppSecret = r.String("SERVICE_APP_SECRET", cfg.Bootstrap.AppSecret)

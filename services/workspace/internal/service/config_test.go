@@ -13,11 +13,12 @@ func TestConfigNamesEveryBadVariable(t *testing.T) {
 		"KEY_ENCRYPTION_KEY":     "c2hvcnQ=", // 5 bytes
 		"WORKSPACE_CALL_TIMEOUT": "-1s",
 		"METRICS_ADDR":           "everywhere",
+		"PPROF_ADDR":             "everywhere",
 	}))
 	if err == nil {
 		t.Fatal("a bad configuration was accepted")
 	}
-	for _, name := range []string{"MONGODB_URI", "KEY_ENCRYPTION_KEY", "KEY_HMAC_KEY", "WORKSPACE_CALL_TIMEOUT", "METRICS_ADDR"} {
+	for _, name := range []string{"MONGODB_URI", "KEY_ENCRYPTION_KEY", "KEY_HMAC_KEY", "WORKSPACE_CALL_TIMEOUT", "METRICS_ADDR", "PPROF_ADDR"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("the error does not name %s: %v", name, err)
 		}
