@@ -62,6 +62,21 @@ func (r *Reader) Required(name string) string {
 	return v
 }
 
+// Pair returns two variables that only work together, such as a key and
+// its secret, and whether either is set. Setting one without the other is
+// an error.
+func (r *Reader) Pair(first, second string) (string, string, bool) {
+	a, aSet := r.get(first)
+	b, bSet := r.get(second)
+	switch {
+	case aSet && !bSet:
+		r.Invalid(second, "is required with %s", first)
+	case bSet && !aSet:
+		r.Invalid(first, "is required with %s", second)
+	}
+	return a, b, aSet || bSet
+}
+
 // Addr returns a host:port listen or dial address.
 func (r *Reader) Addr(name, def string) string {
 	v := r.String(name, def)
