@@ -14,7 +14,6 @@ import (
 
 // WorkspaceStatus is what the workspace service says of a workspace.
 type WorkspaceStatus struct {
-	ID          string
 	Active      bool
 	TokenCutoff time.Time // tokens issued at or before it are dead; zero: none
 }

@@ -58,7 +58,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	f := &fixture{
-		ws:  &workspaces{status: map[string]app.WorkspaceStatus{"w1": {ID: "w1", Active: true}, "w2": {ID: "w2", Active: true}}},
+		ws:  &workspaces{status: map[string]app.WorkspaceStatus{"w1": {Active: true}, "w2": {Active: true}}},
 		now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
 	}
 	clock := func() time.Time { return f.now }
@@ -135,11 +135,11 @@ func TestSessionEndsWithExpiryRevocationAndDelete(t *testing.T) {
 	}
 
 	// Deleting the workspace ends every session at once, revoked or not.
-	f.ws.set("w1", app.WorkspaceStatus{ID: "w1", Active: false, TokenCutoff: f.now})
+	f.ws.set("w1", app.WorkspaceStatus{Active: false, TokenCutoff: f.now})
 	_, err = f.app.Session(ctx, other)
 	wantKind(t, err, fault.Unauthenticated)
 	// ... and an undelete does not bring back tokens issued before it.
-	f.ws.set("w1", app.WorkspaceStatus{ID: "w1", Active: true, TokenCutoff: f.now})
+	f.ws.set("w1", app.WorkspaceStatus{Active: true, TokenCutoff: f.now})
 	_, err = f.app.Session(ctx, other)
 	wantKind(t, err, fault.Unauthenticated)
 	f.now = f.now.Add(time.Minute)
@@ -203,7 +203,7 @@ func TestRevocationDropsCachedAccess(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	f.login(t, "ada@example.com")
-	f.ws.set("w1", app.WorkspaceStatus{ID: "w1", Active: false, TokenCutoff: f.now})
+	f.ws.set("w1", app.WorkspaceStatus{Active: false, TokenCutoff: f.now})
 	f.now = f.now.Add(time.Millisecond)
 	if err := f.app.RevokeWorkspace(ctx, service, "w1"); err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func (c *Client) Status(ctx context.Context, authorization, workspaceID string) 
 	if err != nil {
 		return app.WorkspaceStatus{}, remoteError(err)
 	}
-	out := app.WorkspaceStatus{ID: st.GetId(), Active: st.GetActive()}
+	out := app.WorkspaceStatus{Active: st.GetActive()}
 	if s := st.GetTokenCutoffTime(); s != "" {
 		if out.TokenCutoff, err = apitime.Parse(s); err != nil {
 			return app.WorkspaceStatus{}, fault.Wrap(fault.Internal, fmt.Errorf("workspace status: token_cutoff_time %q: %w", s, err), "internal error")
