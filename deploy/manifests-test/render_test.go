@@ -1,7 +1,6 @@
 package manifests
 
 import (
-	"fmt"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -204,5 +203,3 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
-
-func (r *rendered) String() string { return fmt.Sprintf("overlay %s", r.overlay) }

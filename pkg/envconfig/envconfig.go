@@ -36,7 +36,9 @@ func (r *Reader) get(name string) (string, bool) {
 	return v, ok && v != ""
 }
 
-func (r *Reader) fail(name, format string, args ...any) {
+// Invalid records that the variable's value is unusable, for the checks a
+// setting needs beyond the readers below.
+func (r *Reader) Invalid(name, format string, args ...any) {
 	r.errs = append(r.errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
 }
 
@@ -55,16 +57,31 @@ func (r *Reader) String(name, def string) string {
 func (r *Reader) Required(name string) string {
 	v, ok := r.get(name)
 	if !ok {
-		r.fail(name, "is required")
+		r.Invalid(name, "is required")
 	}
 	return v
+}
+
+// Pair returns two variables that only work together, such as a key and
+// its secret, and whether either is set. Setting one without the other is
+// an error.
+func (r *Reader) Pair(first, second string) (string, string, bool) {
+	a, aSet := r.get(first)
+	b, bSet := r.get(second)
+	switch {
+	case aSet && !bSet:
+		r.Invalid(second, "is required with %s", first)
+	case bSet && !aSet:
+		r.Invalid(first, "is required with %s", second)
+	}
+	return a, b, aSet || bSet
 }
 
 // Addr returns a host:port listen or dial address.
 func (r *Reader) Addr(name, def string) string {
 	v := r.String(name, def)
 	if _, _, err := net.SplitHostPort(v); err != nil {
-		r.fail(name, "must be host:port, got %q", v)
+		r.Invalid(name, "must be host:port, got %q", v)
 	}
 	return v
 }
@@ -81,7 +98,7 @@ func (r *Reader) OptionalAddr(name, def string) string {
 		return ""
 	}
 	if _, _, err := net.SplitHostPort(v); err != nil {
-		r.fail(name, "must be host:port or empty, got %q", v)
+		r.Invalid(name, "must be host:port or empty, got %q", v)
 	}
 	return v
 }
@@ -94,7 +111,7 @@ func (r *Reader) Duration(name string, def time.Duration) time.Duration {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		r.fail(name, "must be a positive duration such as 5s, got %q", v)
+		r.Invalid(name, "must be a positive duration such as 5s, got %q", v)
 		return def
 	}
 	return d
@@ -108,7 +125,7 @@ func (r *Reader) Int(name string, def, min, max int) int {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < min || n > max {
-		r.fail(name, "must be an integer from %d to %d, got %q", min, max, v)
+		r.Invalid(name, "must be an integer from %d to %d, got %q", min, max, v)
 		return def
 	}
 	return n
@@ -140,7 +157,7 @@ func (r *Reader) Key(name string, size int) []byte {
 	}
 	b, err := base64.StdEncoding.DecodeString(v)
 	if err != nil || len(b) != size {
-		r.fail(name, "must be %d bytes in standard Base64 (for example: head -c %d /dev/urandom | base64)", size, size)
+		r.Invalid(name, "must be %d bytes in standard Base64 (for example: head -c %d /dev/urandom | base64)", size, size)
 		return nil
 	}
 	return b

@@ -75,3 +75,22 @@ func TestOptionalAddr(t *testing.T) {
 		t.Errorf("bad value: %v", err)
 	}
 }
+
+func TestPair(t *testing.T) {
+	r := envconfig.FromMap(map[string]string{"KEY": "k", "SECRET": "s", "LONE_KEY": "k"})
+	if k, s, ok := r.Pair("KEY", "SECRET"); !ok || k != "k" || s != "s" {
+		t.Errorf("set: %q %q %v", k, s, ok)
+	}
+	if _, _, ok := r.Pair("UNSET_KEY", "UNSET_SECRET"); ok {
+		t.Error("unset: reported set")
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if k, _, ok := r.Pair("LONE_KEY", "LONE_SECRET"); !ok || k != "k" {
+		t.Error("half set: reported unset")
+	}
+	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "LONE_SECRET: is required with LONE_KEY") {
+		t.Errorf("half set: %v", err)
+	}
+}

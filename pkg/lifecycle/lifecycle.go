@@ -1,6 +1,7 @@
 // Package lifecycle is what every binary's main does around its own work:
-// a logger, the garbage collector's target, traces, optional profiling, a
-// context that ends on SIGINT or SIGTERM, and an exit status.
+// its configuration, a logger, the garbage collector's target, traces,
+// optional profiling, a context that ends on SIGINT or SIGTERM, and an exit
+// status.
 package lifecycle
 
 import (
@@ -12,25 +13,41 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/liveproctor/workspaces/pkg/envconfig"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
 
-// Main runs run for the named component and exits: 0 when it returns nil,
-// 1 (after logging why) when it fails, 2 when LOG_LEVEL is malformed. The
+// Config is a binary's configuration: whatever else it holds, it holds the
+// telemetry settings Main applies before it runs the binary.
+type Config interface {
+	TelemetrySettings() telemetry.Settings
+}
+
+// Main reads the named component's configuration from the environment with
+// load, runs run with it, and exits: 0 when run returns nil, 1 (after
+// logging why) when the configuration is malformed or run fails. The
 // context run receives ends on SIGINT or SIGTERM; run should then stop
 // gracefully and return.
-func Main(component string, run func(ctx context.Context, logger *slog.Logger) error) {
-	logger, flushLogs, err := telemetry.NewLogger(component)
+func Main[C Config](component string, load func(*envconfig.Reader) (C, error), run func(context.Context, C, *slog.Logger) error) {
+	cfg, err := load(envconfig.New())
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+		// LOG_LEVEL may be what is malformed: report at the default level.
+		logger, flushLogs := telemetry.NewLogger(component, slog.LevelInfo)
+		fail(component, logger, flushLogs, fmt.Errorf("configuration: %w", err))
 	}
-	if err := start(component, logger, run); err != nil {
-		logger.Error(component+" stopped", "error", err.Error())
-		flushLogs()
-		os.Exit(1)
+	settings := cfg.TelemetrySettings()
+	logger, flushLogs := telemetry.NewLogger(component, settings.LogLevel)
+	if err := start(component, settings, logger, func(ctx context.Context) error { return run(ctx, cfg, logger) }); err != nil {
+		fail(component, logger, flushLogs, err)
 	}
 	flushLogs()
+}
+
+// fail logs why the component stopped and exits with status 1.
+func fail(component string, logger *slog.Logger, flushLogs func(), err error) {
+	logger.Error(component+" stopped", "error", err.Error())
+	flushLogs()
+	os.Exit(1)
 }
 
 // defaultGCPercent is the garbage collector's target (GOGC) when the
@@ -52,17 +69,17 @@ func tuneGC() {
 	}
 }
 
-func start(component string, logger *slog.Logger, run func(context.Context, *slog.Logger) error) error {
+func start(component string, settings telemetry.Settings, logger *slog.Logger, run func(context.Context) error) error {
 	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	stopTracing, err := telemetry.StartTracing(ctx, component)
+	stopTracing, err := telemetry.StartTracing(ctx, component, settings.ExportTraces)
 	if err != nil {
 		return fmt.Errorf("tracing: %w", err)
 	}
 	defer stopTracing(context.Background())
-	if err := telemetry.ServePprof(logger); err != nil {
+	if err := telemetry.ServePprof(settings.PprofAddr, logger); err != nil {
 		return fmt.Errorf("PPROF_ADDR: %w", err)
 	}
-	return run(ctx, logger)
+	return run(ctx)
 }

@@ -2,11 +2,9 @@ package telemetry
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 )
@@ -14,24 +12,17 @@ import (
 // logFlushInterval bounds how long a log line waits in the buffer.
 const logFlushInterval = 100 * time.Millisecond
 
-// NewLogger returns the process's logger: JSON lines on stderr, at the level
-// named by LOG_LEVEL (debug, info, warn or error; default info), each line
-// carrying the service's name.
+// NewLogger returns the process's logger: JSON lines on stderr, at level,
+// each line carrying the service's name.
 //
 // Lines are buffered and written at least every 100 ms, so a busy gateway
 // does not pay a write system call per request; call the returned flush
 // before the process exits (a crash that skips it loses at most the last
 // 100 ms of lines).
-func NewLogger(service string) (*slog.Logger, func(), error) {
-	level := slog.LevelInfo
-	if v, ok := os.LookupEnv("LOG_LEVEL"); ok && v != "" {
-		if err := level.UnmarshalText([]byte(strings.ToLower(v))); err != nil {
-			return nil, nil, fmt.Errorf("LOG_LEVEL: must be debug, info, warn or error, got %q", v)
-		}
-	}
+func NewLogger(service string, level slog.Level) (*slog.Logger, func()) {
 	out := newBufferedWriter(os.Stderr, logFlushInterval)
 	h := slog.NewJSONHandler(out, &slog.HandlerOptions{Level: level})
-	return slog.New(h).With("service", service), out.Close, nil
+	return slog.New(h).With("service", service), out.Close
 }
 
 // bufferedWriter collects whole lines and writes them out periodically.

@@ -6,15 +6,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"os"
 	"time"
 )
 
-// ServePprof serves Go's profiling endpoints (/debug/pprof/) on PPROF_ADDR
-// when it is set, for `go tool pprof`. It is off by default; keep it on a
-// loopback or otherwise private address.
-func ServePprof(logger *slog.Logger) error {
-	addr := os.Getenv("PPROF_ADDR")
+// ServePprof serves Go's profiling endpoints (/debug/pprof/) on addr, for
+// `go tool pprof`; an empty addr serves nothing. Keep it on a loopback or
+// otherwise private address.
+func ServePprof(addr string, logger *slog.Logger) error {
 	if addr == "" {
 		return nil
 	}

@@ -9,37 +9,80 @@ import (
 	"testing"
 	"time"
 
+	"github.com/liveproctor/workspaces/pkg/envconfig"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
 
-func TestNewLoggerLevels(t *testing.T) {
-	t.Setenv("LOG_LEVEL", "WARN")
-	logger, _, err := telemetry.NewLogger("svc")
-	if err != nil {
-		t.Fatal(err)
+func TestReadSettings(t *testing.T) {
+	cases := []struct {
+		name string
+		env  map[string]string
+		want telemetry.Settings
+	}{
+		{"defaults", nil, telemetry.Settings{LogLevel: slog.LevelInfo}},
+		{"level in any case", map[string]string{"LOG_LEVEL": "WARN"}, telemetry.Settings{LogLevel: slog.LevelWarn}},
+		{"profiling", map[string]string{"PPROF_ADDR": "127.0.0.1:0"}, telemetry.Settings{PprofAddr: "127.0.0.1:0"}},
+		{"an endpoint exports", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4317"}, telemetry.Settings{ExportTraces: true}},
+		{"a traces endpoint exports", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "collector:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, telemetry.Settings{ExportTraces: true}},
+		{"none wins over an endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4317", "OTEL_TRACES_EXPORTER": "none"}, telemetry.Settings{}},
+		{"a protocol without an endpoint is no export", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, telemetry.Settings{}},
 	}
-	if logger.Enabled(context.Background(), slog.LevelInfo) || !logger.Enabled(context.Background(), slog.LevelWarn) {
-		t.Fatal("LOG_LEVEL=WARN not honoured")
-	}
-	t.Setenv("LOG_LEVEL", "loud")
-	if _, _, err := telemetry.NewLogger("svc"); err == nil || !strings.Contains(err.Error(), "LOG_LEVEL") {
-		t.Fatalf("a bad LOG_LEVEL: %v", err)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := envconfig.FromMap(c.env)
+			if got := telemetry.ReadSettings(r); got != c.want || r.Err() != nil {
+				t.Fatalf("got %+v, %v; want %+v", got, r.Err(), c.want)
+			}
+		})
 	}
 }
 
-func TestTracingIsOffUnlessAnEndpointIsSet(t *testing.T) {
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
-	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+func TestReadSettingsNamesEveryBadVariable(t *testing.T) {
+	r := envconfig.FromMap(map[string]string{
+		"LOG_LEVEL":                   "loud",
+		"PPROF_ADDR":                  "everywhere",
+		"OTEL_EXPORTER_OTLP_ENDPOINT": "10.0.0.1:4317", // no scheme: not a URL
+		"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+	})
+	telemetry.ReadSettings(r)
+	for _, name := range []string{"LOG_LEVEL", "PPROF_ADDR", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
+		if err := r.Err(); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("error %v does not name %s", err, name)
+		}
+	}
+	r = envconfig.FromMap(map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"})
+	telemetry.ReadSettings(r)
+	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "OTEL_TRACES_EXPORTER") {
+		t.Errorf("an exporter the binaries lack: %v", err)
+	}
+}
+
+func TestInstrumentationOnlyWhileExporting(t *testing.T) {
+	ctx := context.Background()
+	stop, err := telemetry.StartTracing(ctx, "svc", false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if telemetry.TracingEnabled() || len(telemetry.GRPCServerOptions()) != 0 {
-		t.Fatal("tracing on without an endpoint")
+		t.Fatal("instrumented without an export")
 	}
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317")
+	if err := stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1") // never dialled: nothing is exported
+	stop, err = telemetry.StartTracing(ctx, "svc", true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !telemetry.TracingEnabled() || len(telemetry.GRPCDialOptions()) != 1 {
-		t.Fatal("tracing off with an endpoint")
+		t.Fatal("not instrumented while exporting")
 	}
-	t.Setenv("OTEL_TRACES_EXPORTER", "none")
+	if err := stop(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if telemetry.TracingEnabled() {
-		t.Fatal("OTEL_TRACES_EXPORTER=none not honoured")
+		t.Fatal("instrumented after the export stopped")
 	}
 }
 

@@ -5,7 +5,7 @@ package telemetry
 
 import (
 	"context"
-	"os"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -15,24 +15,22 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
-// TracingEnabled reports whether the standard OpenTelemetry variables ask
-// for an OTLP exporter: OTEL_EXPORTER_OTLP_ENDPOINT or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, unless OTEL_TRACES_EXPORTER=none.
-func TracingEnabled() bool {
-	if os.Getenv("OTEL_TRACES_EXPORTER") == "none" {
-		return false
-	}
-	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
-}
+// exporting is true while StartTracing's exporting provider is installed.
+// Like the provider, it is process-wide: the instrumentation in
+// instrument.go asks it whether spans would go anywhere.
+var exporting atomic.Bool
+
+// TracingEnabled reports whether this process exports traces.
+func TracingEnabled() bool { return exporting.Load() }
 
 // StartTracing installs the W3C trace-context propagator, so traces cross
-// this process whatever it exports, and, when TracingEnabled, a tracer
+// this process whatever it exports, and, when export is set, a tracer
 // provider exporting batches over OTLP/gRPC (configured by the standard
-// OTEL_EXPORTER_OTLP_* variables). The returned function flushes and stops
-// it.
-func StartTracing(ctx context.Context, service string) (func(context.Context) error, error) {
+// OTEL_EXPORTER_OTLP_* variables: see Settings). The returned function
+// flushes and stops it.
+func StartTracing(ctx context.Context, service string, export bool) (func(context.Context) error, error) {
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
-	if !TracingEnabled() {
+	if !export {
 		return func(context.Context) error { return nil }, nil
 	}
 	exporter, err := otlptracegrpc.New(ctx)
@@ -45,5 +43,9 @@ func StartTracing(ctx context.Context, service string) (func(context.Context) er
 	}
 	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
 	otel.SetTracerProvider(provider)
-	return provider.Shutdown, nil
+	exporting.Store(true)
+	return func(ctx context.Context) error {
+		exporting.Store(false)
+		return provider.Shutdown(ctx)
+	}, nil
 }

@@ -15,15 +15,11 @@ import (
 	"github.com/liveproctor/workspaces/pkg/lifecycle"
 )
 
-func main() { lifecycle.Main("gateway", run) }
+func main() { lifecycle.Main("gateway", config.Read, run) }
 
 // run serves until SIGINT or SIGTERM, then drains in-flight requests for at
 // most the configured shutdown timeout.
-func run(ctx context.Context, logger *slog.Logger) error {
-	cfg, err := config.Load()
-	if err != nil {
-		return err
-	}
+func run(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	srv, err := server.New(cfg, logger)
 	if err != nil {
 		return err

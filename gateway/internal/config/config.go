@@ -2,16 +2,15 @@
 package config
 
 import (
-	"errors"
-	"fmt"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
 
-// Config is everything the gateway needs to start.
+// Config is every setting of the gateway; see the README's table.
 type Config struct {
 	// Addr is the HTTP listen address (GATEWAY_ADDR).
 	Addr string
@@ -38,7 +37,13 @@ type Config struct {
 	// /api/sdk/session from a browser, as scheme://host[:port]; "*" allows
 	// any origin (CORS_ALLOWED_ORIGINS, comma-separated, default "*").
 	CORSAllowedOrigins []string
+	// Telemetry is the log level, profiling and trace export (LOG_LEVEL,
+	// PPROF_ADDR, OTEL_*).
+	Telemetry telemetry.Settings
 }
+
+// TelemetrySettings is what lifecycle.Main sets the process up with.
+func (c Config) TelemetrySettings() telemetry.Settings { return c.Telemetry }
 
 // Defaults for every setting.
 const (
@@ -60,9 +65,6 @@ func DefaultCORSAllowedOrigins() []string { return []string{AnyOrigin} }
 // maxMaxBodyBytes caps MAX_BODY_BYTES: bodies are buffered in memory.
 const maxMaxBodyBytes = 64 << 20
 
-// Load reads the configuration from the process environment.
-func Load() (Config, error) { return Read(envconfig.New()) }
-
 // Read reads the configuration through r and reports every bad value at once.
 func Read(r *envconfig.Reader) (Config, error) {
 	cfg := Config{
@@ -73,21 +75,19 @@ func Read(r *envconfig.Reader) (Config, error) {
 		MaxBodyBytes:         int64(r.Int("MAX_BODY_BYTES", DefaultMaxBodyBytes, 1, maxMaxBodyBytes)),
 		ShutdownTimeout:      r.Duration("SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
 		DrainDelay:           r.Duration("DRAIN_DELAY", 0),
+		CORSAllowedOrigins:   origins(r),
+		Telemetry:            telemetry.ReadSettings(r),
 	}
-	var corsErr error
-	cfg.CORSAllowedOrigins, corsErr = origins(r.List("CORS_ALLOWED_ORIGINS"))
-	if corsErr != nil {
-		corsErr = fmt.Errorf("CORS_ALLOWED_ORIGINS: %w", corsErr)
-	}
-	return cfg, errors.Join(r.Err(), corsErr)
+	return cfg, r.Err()
 }
 
-// origins checks CORS_ALLOWED_ORIGINS's elements, each "*" or
-// scheme://host[:port] (http or https, no path, query or user), and returns
-// them lower-cased, as browsers send them.
-func origins(list []string) ([]string, error) {
+// origins reads CORS_ALLOWED_ORIGINS, each "*" or scheme://host[:port]
+// (http or https, no path, query or user), and returns them lower-cased, as
+// browsers send them.
+func origins(r *envconfig.Reader) []string {
+	list := r.List("CORS_ALLOWED_ORIGINS")
 	if len(list) == 0 {
-		return DefaultCORSAllowedOrigins(), nil
+		return DefaultCORSAllowedOrigins()
 	}
 	out := make([]string, 0, len(list))
 	var bad []string
@@ -106,7 +106,8 @@ func origins(list []string) ([]string, error) {
 		out = append(out, strings.ToLower(u.Scheme+"://"+u.Host))
 	}
 	if len(bad) > 0 {
-		return nil, fmt.Errorf("must be * or origins such as https://app.example.com, got %q", strings.Join(bad, ","))
+		r.Invalid("CORS_ALLOWED_ORIGINS", "must be * or origins such as https://app.example.com, got %q", strings.Join(bad, ","))
+		return nil
 	}
-	return out, nil
+	return out
 }

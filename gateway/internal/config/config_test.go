@@ -33,9 +33,9 @@ func TestValuesAndErrors(t *testing.T) {
 		t.Fatalf("got %+v, %v", cfg, err)
 	}
 	_, err = config.Read(envconfig.FromMap(map[string]string{
-		"GATEWAY_ADDR": "nope", "SHUTDOWN_TIMEOUT": "-1s", "MAX_BODY_BYTES": "0",
+		"GATEWAY_ADDR": "nope", "SHUTDOWN_TIMEOUT": "-1s", "MAX_BODY_BYTES": "0", "OTEL_TRACES_EXPORTER": "console",
 	}))
-	for _, name := range []string{"GATEWAY_ADDR", "SHUTDOWN_TIMEOUT", "MAX_BODY_BYTES"} {
+	for _, name := range []string{"GATEWAY_ADDR", "SHUTDOWN_TIMEOUT", "MAX_BODY_BYTES", "OTEL_TRACES_EXPORTER"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("error %v does not name %s", err, name)
 		}

@@ -1,6 +1,7 @@
 // Package app holds the auth service's use cases, one per file: issuing SDK
-// tokens, checking and ending sessions, and revoking tokens. It depends on
-// the domain and on the Workspaces port below.
+// tokens, checking and ending sessions, introspecting tokens for internal
+// callers, and revoking tokens. It depends on the domain and on the
+// Workspaces port below.
 package app
 
 import (
@@ -13,7 +14,6 @@ import (
 
 // WorkspaceStatus is what the workspace service says of a workspace.
 type WorkspaceStatus struct {
-	ID          string
 	Active      bool
 	TokenCutoff time.Time // tokens issued at or before it are dead; zero: none
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/auth/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
@@ -49,78 +50,20 @@ func (f *workspaces) set(id string, st app.WorkspaceStatus) {
 	f.status[id] = st
 }
 
-// store is an in-memory domain.TokenStore with the same revocation
-// semantics as Redis: generations per workspace and per user.
-type store struct {
-	mu       sync.Mutex
-	sessions map[domain.Digest]entry
-	gens     map[string]int
-}
-
-type entry struct {
-	s         domain.Session
-	gen, ugen int
-}
-
-func newStore() *store {
-	return &store{sessions: map[domain.Digest]entry{}, gens: map[string]int{}}
-}
-
-func userGen(ws, email string) string { return ws + "\x00" + domain.UserKey(email) }
-
-func (m *store) Save(_ context.Context, d domain.Digest, s domain.Session) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.sessions[d] = entry{s: s, gen: m.gens[s.WorkspaceID], ugen: m.gens[userGen(s.WorkspaceID, s.Email)]}
-	return nil
-}
-
-func (m *store) Lookup(_ context.Context, d domain.Digest) (domain.Session, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.sessions[d]
-	if !ok || e.gen != m.gens[e.s.WorkspaceID] || e.ugen != m.gens[userGen(e.s.WorkspaceID, e.s.Email)] {
-		return domain.Session{}, domain.ErrTokenNotFound
-	}
-	return e.s, nil
-}
-
-func (m *store) Revoke(_ context.Context, d domain.Digest) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.sessions, d)
-	return nil
-}
-
-func (m *store) RevokeUser(_ context.Context, ws, email string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.gens[userGen(ws, email)]++
-	return nil
-}
-
-func (m *store) RevokeWorkspace(_ context.Context, ws string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.gens[ws]++
-	return nil
-}
-
 type fixture struct {
-	app   *app.App
-	ws    *workspaces
-	store *store
-	now   time.Time
+	app *app.App
+	ws  *workspaces
+	now time.Time
 }
 
 func newFixture(t *testing.T) *fixture {
 	f := &fixture{
-		ws:    &workspaces{status: map[string]app.WorkspaceStatus{"w1": {ID: "w1", Active: true}, "w2": {ID: "w2", Active: true}}},
-		store: newStore(),
-		now:   time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
+		ws:  &workspaces{status: map[string]app.WorkspaceStatus{"w1": {Active: true}, "w2": {Active: true}}},
+		now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
 	}
-	f.app = app.New(f.store, f.ws, app.Settings{ServiceAuthorization: service, AccessCacheTTL: time.Second},
-		app.WithClock(func() time.Time { return f.now }))
+	clock := func() time.Time { return f.now }
+	f.app = app.New(memstore.New(clock), f.ws, app.Settings{ServiceAuthorization: service, AccessCacheTTL: time.Second},
+		app.WithClock(clock))
 	return f
 }
 
@@ -192,11 +135,11 @@ func TestSessionEndsWithExpiryRevocationAndDelete(t *testing.T) {
 	}
 
 	// Deleting the workspace ends every session at once, revoked or not.
-	f.ws.set("w1", app.WorkspaceStatus{ID: "w1", Active: false, TokenCutoff: f.now})
+	f.ws.set("w1", app.WorkspaceStatus{Active: false, TokenCutoff: f.now})
 	_, err = f.app.Session(ctx, other)
 	wantKind(t, err, fault.Unauthenticated)
 	// ... and an undelete does not bring back tokens issued before it.
-	f.ws.set("w1", app.WorkspaceStatus{ID: "w1", Active: true, TokenCutoff: f.now})
+	f.ws.set("w1", app.WorkspaceStatus{Active: true, TokenCutoff: f.now})
 	_, err = f.app.Session(ctx, other)
 	wantKind(t, err, fault.Unauthenticated)
 	f.now = f.now.Add(time.Minute)
@@ -226,13 +169,13 @@ func TestEndSessionAndTenantScopedRevocation(t *testing.T) {
 	second := f.login(t, "ada@example.com")
 
 	// Another tenant learns nothing and revokes nothing.
-	if _, active, err := f.app.Introspect(ctx, mallory, token); err != nil || active {
+	if _, active, err := f.app.IntrospectToken(ctx, mallory, token); err != nil || active {
 		t.Fatalf("mallory's introspection: active %v, %v", active, err)
 	}
 	if err := f.app.RevokeToken(ctx, mallory, token); err != nil {
 		t.Fatal(err)
 	}
-	if s, active, err := f.app.Introspect(ctx, alice, token); err != nil || !active || s.Email != "ada@example.com" {
+	if s, active, err := f.app.IntrospectToken(ctx, alice, token); err != nil || !active || s.Email != "ada@example.com" {
 		t.Fatalf("alice's introspection: %+v active %v, %v", s, active, err)
 	}
 
@@ -260,7 +203,7 @@ func TestRevocationDropsCachedAccess(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	f.login(t, "ada@example.com")
-	f.ws.set("w1", app.WorkspaceStatus{ID: "w1", Active: false, TokenCutoff: f.now})
+	f.ws.set("w1", app.WorkspaceStatus{Active: false, TokenCutoff: f.now})
 	f.now = f.now.Add(time.Millisecond)
 	if err := f.app.RevokeWorkspace(ctx, service, "w1"); err != nil {
 		t.Fatal(err)

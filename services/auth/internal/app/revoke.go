@@ -31,29 +31,6 @@ func (a *App) RevokeWorkspace(ctx context.Context, authorization, workspaceID st
 	return a.store.RevokeWorkspace(ctx, workspaceID)
 }
 
-// Introspect tells an internal caller whether a token is live. A token of a
-// workspace the credentials may not act for is reported as not live, so
-// the answer reveals nothing about other tenants.
-func (a *App) Introspect(ctx context.Context, authorization string, token domain.Token) (domain.Session, bool, error) {
-	if authorization == "" {
-		return domain.Session{}, false, errNoCredentials
-	}
-	s, err := a.Session(ctx, token)
-	if isNotFound(err) {
-		return domain.Session{}, false, nil
-	}
-	if err != nil {
-		return domain.Session{}, false, err
-	}
-	if _, err := a.authorize(ctx, authorization, s.WorkspaceID, true); err != nil {
-		if isHidden(err) {
-			return domain.Session{}, false, nil
-		}
-		return domain.Session{}, false, err
-	}
-	return s, true, nil
-}
-
 // RevokeToken revokes one token of a workspace the credentials may act
 // for. An unknown token, or one of another tenant, is not an error.
 func (a *App) RevokeToken(ctx context.Context, authorization string, token domain.Token) error {

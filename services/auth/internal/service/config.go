@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
 
 // Config is every setting of the auth service; see the README's table.
@@ -21,9 +22,12 @@ type Config struct {
 	Redis redis.UniversalOptions
 
 	WorkspaceServiceAddr string // WORKSPACE_SERVICE_ADDR
-	// ServiceAppKey/Secret (SERVICE_APP_KEY, SERVICE_APP_SECRET; default the
-	// bootstrap pair): a key pair of the root workspace, presented when the
-	// service checks a token's workspace on its own behalf.
+	// ServiceAppKey/Secret is the key pair of the root workspace presented
+	// when the service checks a token's workspace on its own behalf:
+	// SERVICE_APP_KEY and SERVICE_APP_SECRET, or else the root's bootstrap
+	// pair, BOOTSTRAP_APP_KEY and BOOTSTRAP_APP_SECRET, which the workspace
+	// service ensures on every start. A deployment that gives both services
+	// the bootstrap pair (make run, deploy/compose.yaml) needs no other.
 	ServiceAppKey    string
 	ServiceAppSecret string
 
@@ -31,7 +35,12 @@ type Config struct {
 	AccessCacheTTL  time.Duration // ACCESS_CACHE_TTL: reuse of a login's access check
 	AccessCacheSize int           // ACCESS_CACHE_SIZE
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT
+
+	Telemetry telemetry.Settings // LOG_LEVEL, PPROF_ADDR, OTEL_*
 }
+
+// TelemetrySettings is what lifecycle.Main sets the process up with.
+func (c Config) TelemetrySettings() telemetry.Settings { return c.Telemetry }
 
 // ConfigFromEnv reads the configuration, reporting every bad variable by name.
 func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
@@ -59,15 +68,18 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 		AccessCacheTTL:       r.Duration("ACCESS_CACHE_TTL", 5*time.Second),
 		AccessCacheSize:      r.Int("ACCESS_CACHE_SIZE", 10000, 1, 10_000_000),
 		ShutdownTimeout:      r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second),
+		Telemetry:            telemetry.ReadSettings(r),
 	}
-	cfg.ServiceAppKey = r.String("SERVICE_APP_KEY", r.String("BOOTSTRAP_APP_KEY", ""))
-	cfg.ServiceAppSecret = r.String("SERVICE_APP_SECRET", r.String("BOOTSTRAP_APP_SECRET", ""))
+	var given bool
+	cfg.ServiceAppKey, cfg.ServiceAppSecret, given = r.Pair("SERVICE_APP_KEY", "SERVICE_APP_SECRET")
+	if !given {
+		cfg.ServiceAppKey, cfg.ServiceAppSecret, given = r.Pair("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_SECRET")
+	}
+	if !given {
+		r.Invalid("SERVICE_APP_KEY", "is required (with SERVICE_APP_SECRET), unless BOOTSTRAP_APP_KEY and BOOTSTRAP_APP_SECRET are set")
+	}
 	if len(cfg.Redis.Addrs) == 0 {
 		r.Required("REDIS_ADDR")
-	}
-	if cfg.ServiceAppKey == "" || cfg.ServiceAppSecret == "" {
-		r.Required("SERVICE_APP_KEY")
-		r.Required("SERVICE_APP_SECRET")
 	}
 	return cfg, r.Err()
 }

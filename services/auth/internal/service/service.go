@@ -106,12 +106,6 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 	return s, nil
 }
 
-// Addr is where the service listens.
-func (s *Service) Addr() string { return s.lis.Addr().String() }
-
-// MetricsAddr is where /metrics is served, or "" when it is not.
-func (s *Service) MetricsAddr() string { return s.metrics.Addr() }
-
 // Done receives the serve loop's error if it stops on its own.
 func (s *Service) Done() <-chan error { return s.served }
 

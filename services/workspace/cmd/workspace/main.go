@@ -7,19 +7,14 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/liveproctor/workspaces/pkg/envconfig"
 	"github.com/liveproctor/workspaces/pkg/lifecycle"
 	"github.com/liveproctor/workspaces/services/workspace/internal/service"
 )
 
-func main() { lifecycle.Main("workspace", run) }
+func main() { lifecycle.Main("workspace", service.ConfigFromEnv, run) }
 
 // run serves until ctx ends (SIGTERM), then drains.
-func run(ctx context.Context, logger *slog.Logger) error {
-	cfg, err := service.ConfigFromEnv(envconfig.New())
-	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
-	}
+func run(ctx context.Context, cfg service.Config, logger *slog.Logger) error {
 	svc, err := service.Start(ctx, cfg, logger, os.Stdout)
 	if err != nil {
 		return err

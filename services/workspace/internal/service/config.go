@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 )
@@ -27,9 +28,10 @@ type Config struct {
 	// empty: nobody is told, and the auth service's own status check is
 	// what keeps a deleted workspace's tokens out.
 	AuthServiceAddr string
-	// ServiceAppKey/Secret is the key pair this service calls the auth
-	// service with (SERVICE_APP_KEY, SERVICE_APP_SECRET; default: the
-	// bootstrap pair). It must belong to the root workspace.
+	// ServiceAppKey/Secret is the key pair of the root workspace this
+	// service calls the auth service with: SERVICE_APP_KEY and
+	// SERVICE_APP_SECRET, or else the bootstrap pair. Required with
+	// AuthServiceAddr.
 	ServiceAppKey    string
 	ServiceAppSecret string
 
@@ -39,7 +41,12 @@ type Config struct {
 	ShutdownTimeout     time.Duration // SHUTDOWN_TIMEOUT
 	CredentialCacheTTL  time.Duration // CREDENTIAL_CACHE_TTL
 	CredentialCacheSize int           // CREDENTIAL_CACHE_SIZE
+
+	Telemetry telemetry.Settings // LOG_LEVEL, PPROF_ADDR, OTEL_*
 }
+
+// TelemetrySettings is what lifecycle.Main sets the process up with.
+func (c Config) TelemetrySettings() telemetry.Settings { return c.Telemetry }
 
 // ConfigFromEnv reads the configuration, reporting every bad variable by name.
 func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
@@ -54,8 +61,6 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 			WorkspaceID: r.String("BOOTSTRAP_WORKSPACE_ID", "root"),
 			Name:        r.String("BOOTSTRAP_WORKSPACE_NAME", "Root workspace"),
 			Products:    r.List("BOOTSTRAP_PRODUCTS"),
-			AppKey:      r.String("BOOTSTRAP_APP_KEY", ""),
-			AppSecret:   r.String("BOOTSTRAP_APP_SECRET", ""),
 		},
 		LTIBaseURL:          r.String("PUBLIC_BASE_URL", "http://127.0.0.1:8080"),
 		AuthServiceAddr:     r.String("AUTH_SERVICE_ADDR", ""),
@@ -65,9 +70,17 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 		ShutdownTimeout:     r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second),
 		CredentialCacheTTL:  r.Duration("CREDENTIAL_CACHE_TTL", 10*time.Second),
 		CredentialCacheSize: r.Int("CREDENTIAL_CACHE_SIZE", 10000, 1, 10_000_000),
+		Telemetry:           telemetry.ReadSettings(r),
 	}
-	cfg.ServiceAppKey = r.String("SERVICE_APP_KEY", cfg.Bootstrap.AppKey)
-	cfg.ServiceAppSecret = r.String("SERVICE_APP_SECRET", cfg.Bootstrap.AppSecret)
+	cfg.Bootstrap.AppKey, cfg.Bootstrap.AppSecret, _ = r.Pair("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_SECRET")
+	var given bool
+	cfg.ServiceAppKey, cfg.ServiceAppSecret, given = r.Pair("SERVICE_APP_KEY", "SERVICE_APP_SECRET")
+	if !given {
+		cfg.ServiceAppKey, cfg.ServiceAppSecret = cfg.Bootstrap.AppKey, cfg.Bootstrap.AppSecret
+	}
+	if cfg.AuthServiceAddr != "" && cfg.ServiceAppKey == "" {
+		r.Invalid("SERVICE_APP_KEY", "is required with AUTH_SERVICE_ADDR (with SERVICE_APP_SECRET), unless BOOTSTRAP_APP_KEY and BOOTSTRAP_APP_SECRET are set")
+	}
 	if cfg.EncryptionKey == nil {
 		r.Required("KEY_ENCRYPTION_KEY")
 	}

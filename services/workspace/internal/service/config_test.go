@@ -13,16 +13,45 @@ func TestConfigNamesEveryBadVariable(t *testing.T) {
 		"KEY_ENCRYPTION_KEY":     "c2hvcnQ=", // 5 bytes
 		"WORKSPACE_CALL_TIMEOUT": "-1s",
 		"METRICS_ADDR":           "everywhere",
+		"PPROF_ADDR":             "everywhere",
 	}))
 	if err == nil {
 		t.Fatal("a bad configuration was accepted")
 	}
-	for _, name := range []string{"MONGODB_URI", "KEY_ENCRYPTION_KEY", "KEY_HMAC_KEY", "WORKSPACE_CALL_TIMEOUT", "METRICS_ADDR"} {
+	for _, name := range []string{"MONGODB_URI", "KEY_ENCRYPTION_KEY", "KEY_HMAC_KEY", "WORKSPACE_CALL_TIMEOUT", "METRICS_ADDR", "PPROF_ADDR"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("the error does not name %s: %v", name, err)
 		}
 	}
 	if strings.Contains(err.Error(), "c2hvcnQ=") {
 		t.Error("the error echoes a key")
+	}
+}
+
+// Calling the auth service needs a key pair: SERVICE_APP_KEY/SECRET, or
+// else the bootstrap pair.
+func TestConfigServiceKeyPair(t *testing.T) {
+	env := map[string]string{
+		"MONGODB_URI":        "mongodb://127.0.0.1:27017",
+		"KEY_ENCRYPTION_KEY": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+		"KEY_HMAC_KEY":       "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=",
+		"AUTH_SERVICE_ADDR":  "127.0.0.1:9091",
+	}
+	if _, err := service.ConfigFromEnv(envconfig.FromMap(env)); err == nil || !strings.Contains(err.Error(), "SERVICE_APP_KEY") {
+		t.Fatalf("AUTH_SERVICE_ADDR without a key pair: %v", err)
+	}
+	env["BOOTSTRAP_APP_KEY"], env["BOOTSTRAP_APP_SECRET"] = "boot-k", "boot-s"
+	cfg, err := service.ConfigFromEnv(envconfig.FromMap(env))
+	if err != nil || cfg.ServiceAppKey != "boot-k" || cfg.ServiceAppSecret != "boot-s" || cfg.Bootstrap.AppKey != "boot-k" {
+		t.Fatalf("the bootstrap pair by default: %+v, %v", cfg, err)
+	}
+	env["SERVICE_APP_KEY"], env["SERVICE_APP_SECRET"] = "svc-k", "svc-s"
+	cfg, err = service.ConfigFromEnv(envconfig.FromMap(env))
+	if err != nil || cfg.ServiceAppKey != "svc-k" || cfg.ServiceAppSecret != "svc-s" || cfg.Bootstrap.AppKey != "boot-k" {
+		t.Fatalf("its own pair: %+v, %v", cfg, err)
+	}
+	delete(env, "BOOTSTRAP_APP_SECRET")
+	if _, err := service.ConfigFromEnv(envconfig.FromMap(env)); err == nil || !strings.Contains(err.Error(), "BOOTSTRAP_APP_SECRET") {
+		t.Fatalf("half the bootstrap pair: %v", err)
 	}
 }

@@ -79,12 +79,9 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	}
 	repo := mongostore.New(s.mongo.Database(s.cfg.MongoDatabase))
 	var opts []app.Option
-	switch {
-	case s.cfg.AuthServiceAddr == "":
+	if s.cfg.AuthServiceAddr == "" {
 		s.logger.Warn("AUTH_SERVICE_ADDR is not set: deleted workspaces' tokens are refused by the auth service's status check but not removed")
-	case s.cfg.ServiceAppKey == "" || s.cfg.ServiceAppSecret == "":
-		return errors.New("AUTH_SERVICE_ADDR is set: set SERVICE_APP_KEY and SERVICE_APP_SECRET (a key pair of the root workspace) too")
-	default:
+	} else {
 		s.authConn, err = grpc.NewClient(s.cfg.AuthServiceAddr, append(append(telemetry.GRPCDialOptions(), grpcmw.DialTransportOptions()...),
 			grpc.WithTransportCredentials(insecure.NewCredentials()),
 			grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()))...)

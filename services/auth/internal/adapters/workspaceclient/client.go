@@ -10,11 +10,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/liveproctor/workspaces/pkg/apitime"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcfault"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
-	"github.com/liveproctor/workspaces/pkg/restapi"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
 )
 
@@ -40,9 +40,9 @@ func (c *Client) Status(ctx context.Context, authorization, workspaceID string) 
 	if err != nil {
 		return app.WorkspaceStatus{}, remoteError(err)
 	}
-	out := app.WorkspaceStatus{ID: st.GetId(), Active: st.GetActive()}
+	out := app.WorkspaceStatus{Active: st.GetActive()}
 	if s := st.GetTokenCutoffTime(); s != "" {
-		if out.TokenCutoff, err = restapi.ParseTime(s); err != nil {
+		if out.TokenCutoff, err = apitime.Parse(s); err != nil {
 			return app.WorkspaceStatus{}, fault.Wrap(fault.Internal, fmt.Errorf("workspace status: token_cutoff_time %q: %w", s, err), "internal error")
 		}
 	}

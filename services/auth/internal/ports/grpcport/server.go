@@ -5,8 +5,8 @@ package grpcport
 import (
 	"context"
 
+	"github.com/liveproctor/workspaces/pkg/apitime"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
-	"github.com/liveproctor/workspaces/pkg/restapi"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
@@ -27,7 +27,7 @@ func (s *Server) CreateSdkToken(ctx context.Context, req *authv1.CreateSdkTokenR
 	if err != nil {
 		return nil, err
 	}
-	return &authv1.CreateSdkTokenResponse{Auth: string(token), ExpiresAt: restapi.FormatTime(session.ExpiresAt)}, nil
+	return &authv1.CreateSdkTokenResponse{Auth: string(token), ExpiresAt: apitime.Format(session.ExpiresAt)}, nil
 }
 
 func (s *Server) GetSdkSession(ctx context.Context, _ *authv1.GetSdkSessionRequest) (*authv1.SdkSession, error) {
@@ -61,12 +61,12 @@ func (s *Server) RevokeUserSdkTokens(ctx context.Context, req *authv1.RevokeUser
 }
 
 func (s *Server) IntrospectSdkToken(ctx context.Context, req *authv1.IntrospectSdkTokenRequest) (*authv1.IntrospectSdkTokenResponse, error) {
-	session, active, err := s.app.Introspect(ctx, authorization(ctx), domain.Token(req.GetToken()))
+	session, active, err := s.app.IntrospectToken(ctx, authorization(ctx), domain.Token(req.GetToken()))
 	if err != nil || !active {
 		return &authv1.IntrospectSdkTokenResponse{}, err
 	}
 	return &authv1.IntrospectSdkTokenResponse{
-		Active: true, Email: session.Email, WorkspaceId: session.WorkspaceID, ExpiresAt: restapi.FormatTime(session.ExpiresAt),
+		Active: true, Email: session.Email, WorkspaceId: session.WorkspaceID, ExpiresAt: apitime.Format(session.ExpiresAt),
 	}, nil
 }
 
@@ -85,5 +85,5 @@ func (s *Server) RevokeWorkspaceSdkTokens(ctx context.Context, req *authv1.Revok
 }
 
 func sessionToProto(s domain.Session) *authv1.SdkSession {
-	return &authv1.SdkSession{Email: s.Email, WorkspaceId: s.WorkspaceID, ExpiresAt: restapi.FormatTime(s.ExpiresAt)}
+	return &authv1.SdkSession{Email: s.Email, WorkspaceId: s.WorkspaceID, ExpiresAt: apitime.Format(s.ExpiresAt)}
 }

@@ -14,7 +14,8 @@ import (
 
 // CommandTracer returns a command monitor that makes a client span of every
 // MongoDB command, a child of the span in the command's context (the gRPC
-// call being served). Spans name the command and collection, never values.
+// call being served). Spans name the command and the database, and carry
+// no values.
 func CommandTracer() *event.CommandMonitor {
 	tracer := otel.Tracer("github.com/liveproctor/workspaces/services/workspace/mongostore")
 	var spans sync.Map // request id → trace.Span

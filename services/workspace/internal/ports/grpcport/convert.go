@@ -3,8 +3,8 @@ package grpcport
 import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/liveproctor/workspaces/pkg/apitime"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
-	"github.com/liveproctor/workspaces/pkg/restapi"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -24,15 +24,15 @@ func workspaceToProto(w *domain.Workspace) *workspacev1.Workspace {
 		Sk:                 "workspace",
 		SchemaVersion:      domain.SchemaVersion,
 		SupportToolId:      w.SupportToolID(),
-		CreateTime:         restapi.FormatTime(w.CreatedAt()),
-		UpdateTime:         restapi.FormatTime(w.UpdatedAt()),
+		CreateTime:         apitime.Format(w.CreatedAt()),
+		UpdateTime:         apitime.Format(w.UpdatedAt()),
 		Etag:               etag(w.Revision()),
 	}
 	if parent := w.ParentID(); parent != "" {
 		pb.ParentWorkspaceId = wrapperspb.String(parent)
 	}
 	if w.Deleted() {
-		deleted := restapi.FormatTime(w.DeletedAt())
+		deleted := apitime.Format(w.DeletedAt())
 		pb.DeleteTime = &deleted
 	}
 	return pb
@@ -70,8 +70,8 @@ func keyPairToProto(k app.KeyPairView) *workspacev1.KeyPair {
 	return &workspacev1.KeyPair{
 		AppKey:     k.AppKey,
 		AppSecret:  k.AppSecret,
-		CreateTime: restapi.FormatTime(k.CreatedAt),
-		UpdateTime: restapi.FormatTime(k.UpdatedAt),
+		CreateTime: apitime.Format(k.CreatedAt),
+		UpdateTime: apitime.Format(k.UpdatedAt),
 		Tags:       tagsToProto(k.Tags),
 	}
 }

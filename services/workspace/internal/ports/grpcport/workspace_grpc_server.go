@@ -8,8 +8,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/liveproctor/workspaces/pkg/apitime"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
-	"github.com/liveproctor/workspaces/pkg/restapi"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -122,7 +122,7 @@ func (s *Server) GetWorkspaceStatus(ctx context.Context, req *workspacev1.GetWor
 	}
 	out := &workspacev1.WorkspaceStatus{Id: w.ID(), Active: !w.Deleted()}
 	if cutoff := w.TokenCutoff(); !cutoff.IsZero() {
-		out.TokenCutoffTime = restapi.FormatTime(cutoff)
+		out.TokenCutoffTime = apitime.Format(cutoff)
 	}
 	return out, nil
 }
