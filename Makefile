@@ -18,7 +18,11 @@ OAPI_CODEGEN_VERSION      := v2.8.2
 TOOLS_STAMP := $(BIN)/.tools-$(BUF_VERSION)-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPC_GATEWAY_VERSION)-$(OAPI_CODEGEN_VERSION)
 
 # Every Go module of the workspace (go.work).
-MODULES := pkg services/workspace services/auth gateway deploy/local deploy/manifests-test tools
+MODULES := pkg pkg/testenv services/workspace services/auth gateway deploy/local deploy/manifests-test tools
+# The FerretDB command pkg/testenv runs as the MongoDB stand-in: a module of
+# its own outside go.work, so it alone requires FerretDB; the go command
+# works in it with GOWORK=off.
+FERRETDB_MODULE := pkg/testenv/cmd/ferretdb
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 COMMANDS := workspace auth gateway devstack
 
@@ -58,6 +62,7 @@ build: ## build every binary into bin/
 .PHONY: vet
 vet: ## go vet every module
 	go vet $(PACKAGES)
+	cd $(FERRETDB_MODULE) && GOWORK=off go vet ./...
 
 .PHONY: tools
 tools: $(TOOLS_STAMP) ## install the pinned code generators into bin/
@@ -142,6 +147,7 @@ test-deps: run-deps
 .PHONY: tidy
 tidy: ## go mod tidy in every module
 	@for m in $(MODULES); do (cd $$m && go mod tidy); done
+	cd $(FERRETDB_MODULE) && GOWORK=off go mod tidy
 
 .PHONY: clean
 clean: ## remove build output (keeps .data/, the local run's data)
