@@ -58,6 +58,7 @@ build: ## build every binary into bin/
 	go build -o $(BIN)/auth ./services/auth/cmd/auth
 	go build -o $(BIN)/gateway ./gateway/cmd/gateway
 	go build -o $(BIN)/devstack ./deploy/local/cmd/devstack
+	cd $(FERRETDB_MODULE) && GOWORK=off go build -o $(BIN)/ferretdb .
 
 .PHONY: vet
 vet: ## go vet every module

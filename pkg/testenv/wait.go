@@ -10,7 +10,7 @@ import (
 
 const (
 	// pollInterval is the pause between two checks.
-	pollInterval = 50 * time.Millisecond
+	pollInterval = 100 * time.Millisecond
 	// checkTimeout bounds one check, so a server that accepts a connection
 	// and never answers cannot hold the wait past its deadline for long.
 	checkTimeout = 2 * time.Second

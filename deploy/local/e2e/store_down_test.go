@@ -14,16 +14,16 @@ func TestStoreDownIs503ThenRecovers(t *testing.T) {
 	root := asRoot(t)
 	id := unique(t, "d")
 	root.create(id, nil)
-	if env.Ferret == nil {
+	if env.FerretDB == nil {
 		t.Fatal("the stack runs no embedded store to stop")
 	}
-	if err := env.Ferret.Stop(); err != nil {
+	if err := env.FerretDB.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	restarted := false
 	defer func() {
 		if !restarted {
-			_ = env.Ferret.Restart(context.Background())
+			_ = env.FerretDB.Restart(context.Background())
 		}
 	}()
 
@@ -36,7 +36,7 @@ func TestStoreDownIs503ThenRecovers(t *testing.T) {
 		}
 	}
 
-	if err := env.Ferret.Restart(context.Background()); err != nil {
+	if err := env.FerretDB.Restart(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	restarted = true
