@@ -43,7 +43,7 @@ run: build run-deps ## build and start everything on the embedded default (Ctrl-
 	@$(BIN)/devstack
 
 .PHONY: test
-test: test-deps tools check-generated lint-openapi vet ## install what the tests need, then run every test of every module
+test: test-deps tools check-generated lint-openapi vet cross-build ## install what the tests need, then run every test of every module
 	go test $(GO_TEST_FLAGS) $(PACKAGES)
 
 .PHONY: bench
@@ -64,6 +64,17 @@ build: ## build every binary into bin/
 vet: ## go vet every module
 	go vet $(PACKAGES)
 	cd $(FERRETDB_MODULE) && GOWORK=off go vet ./...
+
+# What `make run`, `make test` and `make bench` build must also build on a
+# Mac: the binaries, the local stack and its stand-ins, and the tests.
+CROSS_MODULES := pkg pkg/testenv services/workspace services/auth gateway deploy/local
+CROSS_PACKAGES := $(addsuffix /...,$(addprefix ./,$(CROSS_MODULES)))
+
+.PHONY: cross-build
+cross-build: ## build and vet for macOS (darwin/arm64) what runs there
+	GOOS=darwin GOARCH=arm64 go build $(CROSS_PACKAGES)
+	GOOS=darwin GOARCH=arm64 go vet $(CROSS_PACKAGES)
+	cd $(FERRETDB_MODULE) && GOWORK=off GOOS=darwin GOARCH=arm64 go build -o /dev/null .
 
 .PHONY: tools
 tools: $(TOOLS_STAMP) ## install the pinned code generators into bin/
