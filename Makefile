@@ -18,7 +18,11 @@ OAPI_CODEGEN_VERSION      := v2.8.2
 TOOLS_STAMP := $(BIN)/.tools-$(BUF_VERSION)-$(PROTOC_GEN_GO_VERSION)-$(PROTOC_GEN_GO_GRPC_VERSION)-$(GRPC_GATEWAY_VERSION)-$(OAPI_CODEGEN_VERSION)
 
 # Every Go module of the workspace (go.work).
-MODULES := pkg services/workspace services/auth gateway deploy/local deploy/manifests-test tools
+MODULES := pkg pkg/testenv services/workspace services/auth gateway deploy/local deploy/manifests-test tools
+# The FerretDB command pkg/testenv runs as the MongoDB stand-in: a module of
+# its own outside go.work, so it alone requires FerretDB; the go command
+# works in it with GOWORK=off.
+FERRETDB_MODULE := pkg/testenv/cmd/ferretdb
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 COMMANDS := workspace auth gateway devstack
 
@@ -39,7 +43,7 @@ run: build run-deps ## build and start everything on the embedded default (Ctrl-
 	@$(BIN)/devstack
 
 .PHONY: test
-test: test-deps tools check-generated lint-openapi vet ## install what the tests need, then run every test of every module
+test: test-deps tools check-generated lint-openapi vet cross-build ## install what the tests need, then run every test of every module
 	go test $(GO_TEST_FLAGS) $(PACKAGES)
 
 .PHONY: bench
@@ -54,10 +58,23 @@ build: ## build every binary into bin/
 	go build -o $(BIN)/auth ./services/auth/cmd/auth
 	go build -o $(BIN)/gateway ./gateway/cmd/gateway
 	go build -o $(BIN)/devstack ./deploy/local/cmd/devstack
+	cd $(FERRETDB_MODULE) && GOWORK=off go build -o $(BIN)/ferretdb .
 
 .PHONY: vet
 vet: ## go vet every module
 	go vet $(PACKAGES)
+	cd $(FERRETDB_MODULE) && GOWORK=off go vet ./...
+
+# What `make run`, `make test` and `make bench` build must also build on a
+# Mac: the binaries, the local stack and its stand-ins, and the tests.
+CROSS_MODULES := pkg pkg/testenv services/workspace services/auth gateway deploy/local
+CROSS_PACKAGES := $(addsuffix /...,$(addprefix ./,$(CROSS_MODULES)))
+
+.PHONY: cross-build
+cross-build: ## build and vet for macOS (darwin/arm64) what runs there
+	GOOS=darwin GOARCH=arm64 go build $(CROSS_PACKAGES)
+	GOOS=darwin GOARCH=arm64 go vet $(CROSS_PACKAGES)
+	cd $(FERRETDB_MODULE) && GOWORK=off GOOS=darwin GOARCH=arm64 go build -o /dev/null .
 
 .PHONY: tools
 tools: $(TOOLS_STAMP) ## install the pinned code generators into bin/
@@ -142,6 +159,7 @@ test-deps: run-deps
 .PHONY: tidy
 tidy: ## go mod tidy in every module
 	@for m in $(MODULES); do (cd $$m && go mod tidy); done
+	cd $(FERRETDB_MODULE) && GOWORK=off go mod tidy
 
 .PHONY: clean
 clean: ## remove build output (keeps .data/, the local run's data)

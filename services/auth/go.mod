@@ -47,6 +47,6 @@ require (
 replace github.com/liveproctor/workspaces/pkg => ../../pkg
 
 // Test-only: the redis-server the adapter tests run against.
-require github.com/liveproctor/workspaces/deploy/local v0.0.0-00010101000000-000000000000
+require github.com/liveproctor/workspaces/pkg/testenv v0.0.0-00010101000000-000000000000
 
-replace github.com/liveproctor/workspaces/deploy/local => ../../deploy/local
+replace github.com/liveproctor/workspaces/pkg/testenv => ../../pkg/testenv

@@ -3,10 +3,14 @@ package e2e
 import (
 	"context"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
 // sdkToken is the login route's answer.
@@ -146,56 +150,51 @@ func TestDeletingAWorkspaceEndsItsSessions(t *testing.T) {
 		wantError(http.StatusNotFound, "NOT_FOUND", "")
 
 	root.post("/api/workspace/"+d.WorkspaceID+":undelete", nil).ok(nil)
-	wantDead(t, token) // revoked for good
-	// Ordering: a token issued in the same millisecond as the undelete
-	// would still be after the delete.
-	time.Sleep(5 * time.Millisecond)
+	undeleted := time.Now() // not before the undelete's cut-off: one clock
+	wantDead(t, token)      // revoked for good
+	// The cut-off counts in milliseconds, and a token issued in its
+	// millisecond is cut off: log in once the clock has left it.
+	testenv.Eventually(t, 5*time.Second, func() error {
+		if time.Now().UnixMilli() <= undeleted.UnixMilli() {
+			return errors.New("still the undelete's millisecond")
+		}
+		return nil
+	}, "the clock moves past the undelete")
 	wantLive(t, root.login("ada@example.com", d.WorkspaceID).Auth, "ada@example.com", d.WorkspaceID)
 }
 
 // With Redis stopped, logins answer 503 with Retry-After and sessions fail
-// closed; with Redis back, both work again without a restart.
+// closed; with Redis back, both work again without a restart. The test
+// stops Redis, so it runs on a stack of its own.
 func TestRedisDownFailsClosedThenRecovers(t *testing.T) {
-	root := asRoot(t)
+	s := startOwnStack(t)
+	root := asRoot(t).on(s)
 	d := root.create(unique(t, "d"), nil)
 	token := root.login("ada@example.com", d.WorkspaceID).Auth
-	if env.Redis == nil {
-		t.Fatal("the stack runs no redis-server to stop")
-	}
-	if err := env.Redis.Stop(); err != nil {
+	if err := s.Redis.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	restarted := false
-	defer func() {
-		if !restarted {
-			_ = env.Redis.Restart(context.Background())
-		}
-	}()
 
 	r := root.post("/api/login/sdk", map[string]any{"email": "ada@example.com", "workspaceId": d.WorkspaceID})
 	r.wantError(http.StatusServiceUnavailable, "UNAVAILABLE", "")
 	if s, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || s < 1 {
 		t.Fatalf("Retry-After = %q", r.header.Get("Retry-After"))
 	}
-	if r := session(t, token); r.status == http.StatusOK {
-		t.Fatalf("session check with Redis down answered 200: %s", r.body)
-	} else if r.status != http.StatusServiceUnavailable && r.status != http.StatusUnauthorized {
-		t.Fatalf("session check with Redis down: %d %s", r.status, r.body)
+	check := anonymous(t).on(s).do(http.MethodGet, "/api/sdk/session", nil, "Authorization", "Bearer "+token)
+	if check.status == http.StatusOK {
+		t.Fatalf("session check with Redis down answered 200: %s", check.body)
+	} else if check.status != http.StatusServiceUnavailable && check.status != http.StatusUnauthorized {
+		t.Fatalf("session check with Redis down: %d %s", check.status, check.body)
 	}
 
-	if err := env.Redis.Restart(context.Background()); err != nil {
+	if err := s.Redis.Restart(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	restarted = true
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testenv.Eventually(t, 30*time.Second, func() error {
 		r := root.post("/api/login/sdk", map[string]any{"email": "ada@example.com", "workspaceId": d.WorkspaceID})
-		if r.status == http.StatusOK {
-			break
+		if r.status != http.StatusOK {
+			return fmt.Errorf("%d %s", r.status, r.body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("login still %d 30s after Redis came back: %s", r.status, r.body)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return nil
+	}, "logins work once Redis is back")
 }

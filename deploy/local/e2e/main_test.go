@@ -89,11 +89,38 @@ func run(m *testing.M) int {
 	return code
 }
 
-// client calls the REST API with one key pair (or none).
+// startOwnStack starts a stack only this test uses, with extra settings:
+// for a test that stops a part of it or needs other settings.
+func startOwnStack(t *testing.T, extra ...string) *stack.Stack {
+	t.Helper()
+	var logs bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := stack.Start(ctx, stack.Options{
+		BinDir: binDir, DataDir: t.TempDir(), Env: append(append([]string(nil), stackEnv...), extra...), Output: &logs,
+	})
+	if err != nil {
+		t.Fatalf("start a stack: %v\n%s", err, logs.String())
+	}
+	t.Cleanup(func() {
+		_ = s.Close()
+		if t.Failed() {
+			t.Logf("stack output:\n%s", logs.String())
+		}
+	})
+	return s
+}
+
+// client calls the REST API with one key pair (or none), on the shared
+// stack or, after on, on another.
 type client struct {
 	t           *testing.T
 	key, secret string
+	gateway     string // the gateway's URL; empty: the shared stack's
 }
+
+// on returns c calling the gateway of s.
+func (c client) on(s *stack.Stack) client { c.gateway = s.GatewayURL; return c }
 
 func asRoot(t *testing.T) client                      { return client{t: t, key: rootKey, secret: rootSecret} }
 func as(t *testing.T, key, secret string) client      { return client{t: t, key: key, secret: secret} }
@@ -122,7 +149,11 @@ func (c client) do(method, path string, body any, headers ...string) *response {
 		}
 		r = bytes.NewReader(data)
 	}
-	req, err := http.NewRequest(method, env.GatewayURL+path, r)
+	gateway := c.gateway
+	if gateway == "" {
+		gateway = env.GatewayURL
+	}
+	req, err := http.NewRequest(method, gateway+path, r)
 	if err != nil {
 		c.t.Fatal(err)
 	}

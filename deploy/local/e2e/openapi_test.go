@@ -26,6 +26,7 @@ var apiDoc *servedDocument
 // servedDocument is an OpenAPI document with a router over its paths.
 type servedDocument struct {
 	router    routers.Router
+	host      string // the gateway's host:port the router takes
 	errorBody *openapi3.Schema
 }
 
@@ -59,8 +60,13 @@ func loadServedDocument(ctx context.Context, base string) (*servedDocument, erro
 		return nil, fmt.Errorf("not a valid OpenAPI document: %w", err)
 	}
 	// The document names the local run's address; the tests' gateway is
-	// on a port of its own.
+	// on a port of its own (and check routes every stack's exchanges to
+	// this one).
 	doc.Servers = openapi3.Servers{{URL: base}}
+	baseURL, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
 	router, err := gorillamux.NewRouter(doc)
 	if err != nil {
 		return nil, err
@@ -69,7 +75,7 @@ func loadServedDocument(ctx context.Context, base string) (*servedDocument, erro
 	if errorBody == nil {
 		return nil, errors.New("the document has no ErrorBody schema")
 	}
-	return &servedDocument{router: router, errorBody: errorBody.Value}, nil
+	return &servedDocument{router: router, host: baseURL.Host, errorBody: errorBody.Value}, nil
 }
 
 // defineFormats teaches kin-openapi the string formats the document uses
@@ -112,6 +118,8 @@ func (d *servedDocument) check(t *testing.T, req *http.Request, status int, head
 		}
 		sent.Body = b
 	}
+	// A test's own stack serves the same document on another port.
+	sent.URL.Host, sent.Host = d.host, d.host
 
 	route, params, err := d.router.FindRoute(sent)
 	if err != nil {

@@ -1,9 +1,8 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -12,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liveproctor/workspaces/deploy/local/stack"
+	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
 // load sends GET /api/workspace/root from several callers, each on fresh
@@ -40,6 +39,7 @@ func (l *load) run(url string, callers int, stop <-chan struct{}) *sync.WaitGrou
 				switch {
 				case notConnected(err):
 					l.refused.Add(1) // the listener is closed: not an in-flight request
+					// Pacing, not a wait: no busy loop against a closed port.
 					time.Sleep(10 * time.Millisecond)
 				case err != nil:
 					l.fail(err.Error())
@@ -73,29 +73,27 @@ func (l *load) fail(what string) {
 	l.failures = append(l.failures, what)
 }
 
-// startOwnStack starts a stack only this test uses, with extra settings.
-func startOwnStack(t *testing.T, extra ...string) *stack.Stack {
-	t.Helper()
-	var logs bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	s, err := stack.Start(ctx, stack.Options{
-		BinDir: binDir, DataDir: t.TempDir(), Env: append(append([]string(nil), stackEnv...), extra...), Output: &logs,
-	})
-	if err != nil {
-		t.Fatalf("start a stack: %v\n%s", err, logs.String())
-	}
-	t.Cleanup(func() {
-		_ = s.Close()
-		if t.Failed() {
-			t.Logf("stack output:\n%s", logs.String())
-		}
-	})
-	return s
+// failed returns the failures so far.
+func (l *load) failed() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.failures...)
 }
 
-// balance stands in for a load balancer: it checks /readyz every 50 ms and
-// closes the returned channel, so callers stop sending, once it fails.
+// waitServed waits until the load has had n requests served.
+func (l *load) waitServed(t *testing.T, n int64) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if got := l.ok.Load(); got < n {
+			return fmt.Errorf("%d served, %d failed: %v", got, len(l.failed()), l.failed())
+		}
+		return nil
+	}, "the load is served")
+}
+
+// balance stands in for a load balancer: it checks /readyz every 50 ms (its
+// probe interval: pacing, not a wait) and closes the returned channel, so
+// callers stop sending, once it fails.
 func balance(url string) <-chan struct{} {
 	out := make(chan struct{})
 	go func() {
@@ -123,7 +121,7 @@ func TestGatewaySIGTERMUnderLoadLosesNoRequest(t *testing.T) {
 	s := startOwnStack(t, "DRAIN_DELAY=500ms")
 	var l load
 	wg := l.run(s.GatewayURL, 16, balance(s.GatewayURL))
-	time.Sleep(500 * time.Millisecond)
+	l.waitServed(t, 100)
 	before := l.ok.Load()
 	if err := s.Signal("gateway", syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -149,14 +147,19 @@ func TestWorkspaceServiceSIGTERMUnderLoadLosesNoRequest(t *testing.T) {
 	var l load
 	stop := make(chan struct{})
 	wg := l.run(s.GatewayURL, 16, stop)
-	time.Sleep(500 * time.Millisecond)
+	l.waitServed(t, 100)
 	if err := s.Signal("workspace", syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Wait("workspace", 30*time.Second); err != nil {
 		t.Fatalf("workspace service exit: %v", err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if l.unavailable.Load() == 0 {
+			return fmt.Errorf("no 503 yet (%d failures: %v)", len(l.failed()), l.failed())
+		}
+		return nil
+	}, "the gateway answers 503 once the workspace service is gone")
 	close(stop)
 	wg.Wait()
 	if len(l.failures) > 0 {

@@ -2,30 +2,26 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
 // With MongoDB unreachable the API answers 503 with Retry-After within the
-// request deadline, and recovers by itself once the store is back.
+// request deadline, and recovers by itself once the store is back. The
+// test stops the store, so it runs on a stack of its own.
 func TestStoreDownIs503ThenRecovers(t *testing.T) {
-	root := asRoot(t)
+	s := startOwnStack(t)
+	root := asRoot(t).on(s)
 	id := unique(t, "d")
 	root.create(id, nil)
-	if env.Ferret == nil {
-		t.Fatal("the stack runs no embedded store to stop")
-	}
-	if err := env.Ferret.Stop(); err != nil {
+	if err := s.FerretDB.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	restarted := false
-	defer func() {
-		if !restarted {
-			_ = env.Ferret.Restart(context.Background())
-		}
-	}()
 
 	// A credential the service has not seen needs the store; so does a read.
 	for _, path := range []string{"/api/workspace/" + id, "/api/workspaces"} {
@@ -36,19 +32,13 @@ func TestStoreDownIs503ThenRecovers(t *testing.T) {
 		}
 	}
 
-	if err := env.Ferret.Restart(context.Background()); err != nil {
+	if err := s.FerretDB.Restart(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	restarted = true
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r := root.get("/api/workspace/" + id)
-		if r.status == http.StatusOK {
-			return
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if r := root.get("/api/workspace/" + id); r.status != http.StatusOK {
+			return fmt.Errorf("%d %s", r.status, r.body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still %d 30s after the store came back: %s", r.status, r.body)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return nil
+	}, "the API answers once the store is back")
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"net/http"
 	"slices"
@@ -13,6 +14,8 @@ import (
 
 	collectorv1 "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
+
+	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
 // collector is an OTLP trace receiver: it keeps every span it is sent.
@@ -111,16 +114,11 @@ func TestALoginIsOneTraceAcrossEveryComponent(t *testing.T) {
 		}
 		return missing
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testenv.Eventually(t, 20*time.Second, func() error {
 		spans := col.trace(traceID)
-		missing := want(spans)
-		if len(missing) == 0 {
-			return
+		if missing := want(spans); len(missing) > 0 {
+			return fmt.Errorf("it lacks %v; it has %v", missing, spans)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the login's trace lacks %v; it has %v", missing, spans)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	}, "the login's trace reaches the collector whole")
 }

@@ -1,8 +1,9 @@
-// Package stack runs the whole service on one machine: the embedded
-// MongoDB-protocol store and redis-server (unless external ones are given),
-// then the workspace service, the auth service and the gateway as child
-// processes of the real binaries. `make run` (cmd/devstack) and the
-// end-to-end tests both use it, so the tests exercise what users run.
+// Package stack runs the whole service on one machine: FerretDB (the
+// MongoDB-protocol stand-in) and redis-server, unless external ones are
+// given, then the workspace service, the auth service and the gateway, all
+// as child processes (pkg/testenv), the services from the real binaries.
+// `make run` (cmd/devstack), the end-to-end tests and the benchmark all use
+// it, so the tests exercise what users run.
 package stack
 
 import (
@@ -10,15 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/liveproctor/workspaces/deploy/local/ferret"
-	"github.com/liveproctor/workspaces/deploy/local/redisproc"
+	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
 // Options says what to start and where.
@@ -32,6 +31,9 @@ type Options struct {
 	// stack starts FerretDB and redis-server itself.
 	MongoURI  string
 	RedisAddr string
+	// FerretDBBinary is the ferretdb command to run; empty builds it
+	// (testenv.FerretDBBinary).
+	FerretDBBinary string
 	// PersistRedis keeps the started redis-server's data across restarts.
 	PersistRedis bool
 
@@ -40,14 +42,14 @@ type Options struct {
 	WorkspaceAddr string
 	AuthAddr      string
 
-	// Env is added to every child's environment (keys, bootstrap pair,
+	// Env is added to every service's environment (keys, bootstrap pair,
 	// timeouts), after this process's own environment.
 	Env []string
-	// ServiceEnv is added to one child's environment, by name ("workspace",
+	// ServiceEnv is added to one service's environment, by name ("workspace",
 	// "auth", "gateway"), after Env: settings that must differ between
 	// them, such as PPROF_ADDR.
 	ServiceEnv map[string][]string
-	// Output receives the children's output, one prefixed line at a time.
+	// Output receives the services' output, one prefixed line at a time.
 	// Nil discards it.
 	Output io.Writer
 	// ReadyTimeout bounds the wait for the gateway to report ready.
@@ -67,12 +69,12 @@ type Stack struct {
 	WorkspaceMetricsAddr string
 	AuthMetricsAddr      string
 
-	// Ferret and Redis are the stand-ins the stack started, or nil when
+	// FerretDB and Redis are the stand-ins the stack started, or nil when
 	// external servers were given. Tests stop and restart them.
-	Ferret *ferret.Server
-	Redis  *redisproc.Server
+	FerretDB *testenv.Server
+	Redis    *testenv.Server
 
-	children []*child // in start order
+	services []*testenv.Process // in start order
 	exited   chan error
 }
 
@@ -86,20 +88,17 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 			_ = s.Close()
 		}
 	}()
-	out := &lockedWriter{w: opts.Output}
-	if opts.Output == nil {
-		out.w = io.Discard
-	}
-
 	if s.MongoURI == "" {
-		s.Ferret, err = ferret.Start(ctx, ferret.Options{Dir: filepath.Join(opts.DataDir, "mongodb")})
+		s.FerretDB, err = testenv.StartFerretDB(ctx, testenv.FerretDBOptions{
+			Dir: filepath.Join(opts.DataDir, "mongodb"), Binary: opts.FerretDBBinary,
+		})
 		if err != nil {
-			return nil, fmt.Errorf("start the embedded MongoDB-protocol store: %w", err)
+			return nil, fmt.Errorf("start the MongoDB-protocol store: %w", err)
 		}
-		s.MongoURI = s.Ferret.URI()
+		s.MongoURI = s.FerretDB.URI()
 	}
 	if s.RedisAddr == "" {
-		s.Redis, err = redisproc.Start(ctx, redisproc.Options{Dir: filepath.Join(opts.DataDir, "redis"), Persist: opts.PersistRedis})
+		s.Redis, err = testenv.StartRedis(ctx, testenv.RedisOptions{Dir: filepath.Join(opts.DataDir, "redis"), Persist: opts.PersistRedis})
 		if err != nil {
 			return nil, fmt.Errorf("start redis-server: %w", err)
 		}
@@ -115,14 +114,14 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	} {
 		*a.dst = a.src
 		if *a.dst == "" {
-			if *a.dst, err = FreeAddr(); err != nil {
+			if *a.dst, err = testenv.FreeAddr(); err != nil {
 				return nil, err
 			}
 		}
 	}
 	s.GatewayURL = "http://" + s.GatewayAddr
 
-	base := append(append(os.Environ(), opts.Env...),
+	base := append(append([]string(nil), opts.Env...),
 		"MONGODB_URI="+s.MongoURI,
 		"REDIS_ADDR="+s.RedisAddr,
 		"WORKSPACE_GRPC_ADDR="+s.WorkspaceAddr,
@@ -136,15 +135,23 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 		"auth":      {"METRICS_ADDR=" + s.AuthMetricsAddr},
 	}
 	for _, c := range commands {
-		env := append(append(append([]string(nil), base...), own[c.name]...), opts.ServiceEnv[c.name]...)
-		ch, err := startChild(c.name, filepath.Join(opts.BinDir, c.name), nil, env, out)
+		p, err := testenv.StartProcess(testenv.Command{
+			Name:   c.name,
+			Path:   filepath.Join(opts.BinDir, c.name),
+			Env:    append(append(append([]string(nil), base...), own[c.name]...), opts.ServiceEnv[c.name]...),
+			Output: opts.Output,
+		})
 		if err != nil {
 			return nil, err
 		}
-		s.children = append(s.children, ch)
+		s.services = append(s.services, p)
 		go func() {
-			<-ch.done
-			s.exited <- ch.exitError()
+			<-p.Done()
+			err := p.Err()
+			if err == nil {
+				err = fmt.Errorf("%s exited", p.Name())
+			}
+			s.exited <- err
 		}()
 	}
 
@@ -158,105 +165,91 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	return s, nil
 }
 
-// Signal sends sig to the named child: "workspace", "auth" or "gateway".
+// Signal sends sig to the named service: "workspace", "auth" or "gateway".
 func (s *Stack) Signal(name string, sig os.Signal) error {
-	c, err := s.child(name)
+	p, err := s.service(name)
 	if err != nil {
 		return err
 	}
-	return c.cmd.Process.Signal(sig)
+	return p.Signal(sig)
 }
 
-// Wait waits up to timeout for the named child to exit, and returns nil if
-// it exited with status 0.
+// Wait waits up to timeout for the named service to exit, and returns nil
+// if it exited with status 0.
 func (s *Stack) Wait(name string, timeout time.Duration) error {
-	c, err := s.child(name)
+	p, err := s.service(name)
 	if err != nil {
 		return err
 	}
 	select {
-	case <-c.done:
-		if c.err != nil {
-			return c.exitError()
-		}
-		return nil
+	case <-p.Done():
+		return p.Err()
 	case <-time.After(timeout):
 		return fmt.Errorf("%s did not exit within %s", name, timeout)
 	}
 }
 
-// PID returns the process id of the named child, for measurements.
+// PID returns the process id of the named service, for measurements.
 func (s *Stack) PID(name string) (int, error) {
-	c, err := s.child(name)
+	p, err := s.service(name)
 	if err != nil {
 		return 0, err
 	}
-	return c.cmd.Process.Pid, nil
+	return p.PID(), nil
 }
 
-func (s *Stack) child(name string) (*child, error) {
-	for _, c := range s.children {
-		if c.name == name {
-			return c, nil
+func (s *Stack) service(name string) (*testenv.Process, error) {
+	for _, p := range s.services {
+		if p.Name() == name {
+			return p, nil
 		}
 	}
-	return nil, fmt.Errorf("no child named %q", name)
+	return nil, fmt.Errorf("no service named %q", name)
 }
 
-// Exited receives an error when a child process ends on its own.
+// Exited receives an error when a service ends on its own.
 func (s *Stack) Exited() <-chan error { return s.exited }
 
 // waitReady polls the gateway's /readyz until it answers 200.
 func (s *Stack) waitReady(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	client := &http.Client{Timeout: 3 * time.Second}
-	var last error
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.GatewayURL+"/readyz", nil)
+	client := &http.Client{}
+	err := testenv.WaitReady(ctx, func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.GatewayURL+"/readyz", nil)
+		if err != nil {
+			return err
+		}
 		resp, err := client.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("/readyz answered %s", resp.Status)
+		if err != nil {
+			return err
 		}
-		last = err
-		select {
-		case err := <-s.exited:
-			return fmt.Errorf("while waiting for the stack to be ready: %w", err)
-		case <-ctx.Done():
-			return fmt.Errorf("the gateway was not ready within %s: %w", timeout, last)
-		case <-time.After(100 * time.Millisecond):
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/readyz answered %s", resp.Status)
 		}
+		return nil
+	}, s.services...)
+	if err != nil {
+		return fmt.Errorf("the stack was not ready within %s: %w", timeout, err)
 	}
+	return nil
 }
 
 // Close stops the gateway first, then the services, then the stand-ins the
 // stack started, each given the time to finish what it is doing.
 func (s *Stack) Close() error {
 	var errs []error
-	for i := len(s.children) - 1; i >= 0; i-- {
-		errs = append(errs, s.children[i].stop())
+	for i := len(s.services) - 1; i >= 0; i-- {
+		errs = append(errs, s.services[i].Stop())
 	}
 	if s.Redis != nil {
 		errs = append(errs, s.Redis.Stop())
 	}
-	if s.Ferret != nil {
-		errs = append(errs, s.Ferret.Stop())
+	if s.FerretDB != nil {
+		errs = append(errs, s.FerretDB.Stop())
 	}
 	return errors.Join(errs...)
-}
-
-// FreeAddr returns a loopback address with a port nobody listens on now.
-func FreeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 // ThrowawayEnv is the environment of a stack whose data dies with it (tests,

@@ -104,7 +104,7 @@ func startEnv(ctx context.Context, cfg config, root, tmp string) (e *env, err er
 			return nil, err
 		}
 	}
-	progress("starting the stack (embedded FerretDB, redis-server, workspace, auth, gateway)")
+	progress("starting the stack (FerretDB, redis-server, workspace, auth, gateway)")
 	e.stack, err = stack.Start(ctx, stack.Options{
 		BinDir:     binDir,
 		DataDir:    filepath.Join(tmp, "data"),
@@ -166,14 +166,15 @@ func (e *env) processes() ([]namedPID, error) {
 	return append(ps, namedPID{"benchref", e.ref.PID()}, namedPID{"benchproxy", e.proxy.PID()}), nil
 }
 
-// cpuProcesses is processes and the other busy ones: redis-server and this
-// process (the load generator and the embedded FerretDB).
+// cpuProcesses is processes and the other busy ones: the stand-ins and this
+// process (the load generator).
 func (e *env) cpuProcesses() ([]namedPID, error) {
 	ps, err := e.processes()
 	if err != nil {
 		return nil, err
 	}
-	return append(ps, namedPID{"redis-server", e.stack.Redis.PID()}, namedPID{"bench", os.Getpid()}), nil
+	return append(ps, namedPID{"redis-server", e.stack.Redis.PID()}, namedPID{"ferretdb", e.stack.FerretDB.PID()},
+		namedPID{"bench", os.Getpid()}), nil
 }
 
 type namedPID struct {

@@ -7,15 +7,14 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/liveproctor/workspaces/deploy/local/stack"
+	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
 // helper is a bench-only server running beside the stack: benchref, the
 // login reference, or benchproxy, the floor of the gateway hop.
 type helper struct {
-	*stack.Process
-	name string
-	URL  string
+	*testenv.Process
+	URL string
 }
 
 // startReference runs benchref on a free loopback port against redisAddr
@@ -36,15 +35,17 @@ func startProxy(ctx context.Context, bin, workspaceAddr string, out io.Writer) (
 // added to ours, as the stack runs its services, and waits until its
 // /healthz answers.
 func startHelper(ctx context.Context, name, bin string, args, env []string, out io.Writer) (*helper, error) {
-	addr, err := stack.FreeAddr()
+	addr, err := testenv.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	p, err := stack.StartProcess(name, bin, append([]string{"-listen", addr}, args...), env, out)
+	p, err := testenv.StartProcess(testenv.Command{
+		Name: name, Path: bin, Args: append([]string{"-listen", addr}, args...), Env: env, Output: out,
+	})
 	if err != nil {
 		return nil, err
 	}
-	h := &helper{Process: p, name: name, URL: "http://" + addr}
+	h := &helper{Process: p, URL: "http://" + addr}
 	if err := h.waitReady(ctx, 10*time.Second); err != nil {
 		_ = h.Stop()
 		return nil, err
@@ -55,22 +56,23 @@ func startHelper(ctx context.Context, name, bin string, args, env []string, out 
 func (h *helper) waitReady(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	client := &http.Client{Timeout: time.Second}
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.URL+"/healthz", nil)
-		resp, err := client.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+	err := testenv.WaitReady(ctx, func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.URL+"/healthz", nil)
+		if err != nil {
+			return err
 		}
-		select {
-		case <-h.Done():
-			return fmt.Errorf("%s exited before it was ready", h.name)
-		case <-ctx.Done():
-			return fmt.Errorf("%s was not ready within %s: %w", h.name, timeout, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
 		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/healthz answered %s", resp.Status)
+		}
+		return nil
+	}, h.Process)
+	if err != nil {
+		return fmt.Errorf("%s was not ready within %s: %w", h.Name(), timeout, err)
 	}
+	return nil
 }

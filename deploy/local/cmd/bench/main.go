@@ -2,8 +2,8 @@
 // this machine and writes the figures to bench/results-<date>.md (and
 // bench/latest.md). `make bench` runs it after the Go micro-benchmarks.
 //
-// It builds and starts the stack as `make run` does (embedded FerretDB,
-// a redis-server child, the workspace and auth services and the gateway, on
+// It builds and starts the stack as `make run` does (FerretDB and
+// redis-server, the workspace and auth services and the gateway, on
 // loopback, with a temporary data folder and a fixed bootstrap key pair),
 // and benchref, a bare net/http + go-redis login server doing only the
 // login's essential work against the same redis-server. One closed-loop

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/liveproctor/workspaces/deploy/local/stack"
+	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
 // pprofEnv gives each service its own PPROF_ADDR, on free loopback ports,
@@ -20,7 +20,7 @@ import (
 func pprofEnv() (map[string][]string, map[string]string, error) {
 	env, addrs := map[string][]string{}, map[string]string{}
 	for _, name := range services {
-		addr, err := stack.FreeAddr()
+		addr, err := testenv.FreeAddr()
 		if err != nil {
 			return nil, nil, err
 		}

@@ -85,7 +85,7 @@ func (r *report) Markdown() string {
 	w("- machine: %s, %d cores, %s, Linux %s, %s\n", m.CPU, m.Cores, m.OS, m.Kernel, m.Go)
 	w("- settings: rounds of %s, %d rounds of each comparison (A B A B…: reference/stack, gRPC/REST), %s warm-up, %d callers, seeding with %d workers; took %s\n",
 		c.Round, c.Rounds, c.Warmup, c.Conns, c.SeedWorkers, r.Took.Round(time.Second))
-	w("- everything shares this machine: the load generator and the embedded FerretDB (in the bench process), redis-server, the three services, benchref and benchproxy\n\n")
+	w("- everything shares this machine: the load generator (the bench process), FerretDB, redis-server, the three services, benchref and benchproxy\n\n")
 
 	if len(c.Only) > 0 {
 		w("- only these scenarios ran: %s\n\n", c.Only.String())
@@ -97,7 +97,7 @@ func (r *report) Markdown() string {
 	r.writeCPU(w)
 	r.writeMemory(w)
 	if len(r.Lists) > 0 {
-		w("The list figures are those of the embedded stand-in (FerretDB on SQLite), not of a MongoDB server.\n")
+		w("The list figures are those of the stand-in (FerretDB on SQLite), not of a MongoDB server.\n")
 	}
 	return b.String()
 }
@@ -210,7 +210,7 @@ func (r *report) writeCPU(w writer) {
 		return
 	}
 	names := cpuColumns(runs)
-	w("## CPU time per call\n\nMicroseconds of CPU (user + system, from `/proc/<pid>/stat`) each process used during the measured rounds, divided by the calls made; `bench` is the load generator and the embedded FerretDB.\n\n")
+	w("## CPU time per call\n\nMicroseconds of CPU (user + system, from `/proc/<pid>/stat`) each process used during the measured rounds, divided by the calls made; `bench` is the load generator.\n\n")
 	w("| scenario | callers | %s | total |\n|---|--:|%s--:|\n", strings.Join(names, " | "), strings.Repeat("--:|", len(names)))
 	for _, m := range runs {
 		used := map[string]time.Duration{}

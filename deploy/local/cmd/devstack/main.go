@@ -1,5 +1,5 @@
 // Command devstack is what `make run` starts: the gateway, the workspace and
-// auth services, an embedded FerretDB and a redis-server child, in the
+// auth services, FerretDB and redis-server, as child processes in the
 // foreground. Ctrl-C stops all of them.
 //
 // Local state lives in .data/ at the repository root (git-ignored): the
@@ -59,17 +59,18 @@ func run() error {
 	}
 	fmt.Println("starting the stack…")
 	s, err := stack.Start(ctx, stack.Options{
-		BinDir:        binDir,
-		DataDir:       dataDir,
-		MongoURI:      os.Getenv("MONGODB_URI"),
-		RedisAddr:     os.Getenv("REDIS_ADDR"),
-		PersistRedis:  true,
-		GatewayAddr:   gatewayAddr,
-		WorkspaceAddr: envOr("WORKSPACE_GRPC_ADDR", "127.0.0.1:9090"),
-		AuthAddr:      envOr("AUTH_GRPC_ADDR", "127.0.0.1:9091"),
-		Env:           env,
-		Output:        os.Stdout,
-		ReadyTimeout:  2 * time.Minute,
+		BinDir:         binDir,
+		DataDir:        dataDir,
+		MongoURI:       os.Getenv("MONGODB_URI"),
+		RedisAddr:      os.Getenv("REDIS_ADDR"),
+		FerretDBBinary: filepath.Join(binDir, "ferretdb"),
+		PersistRedis:   true,
+		GatewayAddr:    gatewayAddr,
+		WorkspaceAddr:  envOr("WORKSPACE_GRPC_ADDR", "127.0.0.1:9090"),
+		AuthAddr:       envOr("AUTH_GRPC_ADDR", "127.0.0.1:9091"),
+		Env:            env,
+		Output:         os.Stdout,
+		ReadyTimeout:   2 * time.Minute,
 	})
 	if err != nil {
 		return err

@@ -17,9 +17,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/liveproctor/workspaces/deploy/local/ferret"
 	"github.com/liveproctor/workspaces/pkg/basicauth"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/service"
 )
@@ -51,11 +51,11 @@ func config(t *testing.T, uri string) service.Config {
 	}
 }
 
-func startStore(t *testing.T) *ferret.Server {
+func startStore(t *testing.T) *testenv.Server {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // the first build of FerretDB takes a while
 	defer cancel()
-	f, err := ferret.Start(ctx, ferret.Options{Dir: t.TempDir()})
+	f, err := testenv.StartFerretDB(ctx, testenv.FerretDBOptions{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/redisstore"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain/tokenstoretest"
@@ -323,11 +324,11 @@ func workspaceKeys(t *testing.T, rdb redis.UniversalClient, ws string) []string 
 }
 
 // Indexes and counters live at least as long as the token, then expire.
-// The store rounds their expiry up to a whole second here, not a minute,
-// so the test can wait for it.
+// The store rounds their expiry up to a tenth of a second here, not a
+// minute, and the test waits for Redis to expire them.
 func everythingExpires(t *testing.T, _ *redisstore.Store, rdb redis.UniversalClient) {
-	const life = 2 * time.Second
-	s := redisstore.New(rdb, redisstore.WithExpiryStep(time.Second))
+	const life = time.Second
+	s := redisstore.New(rdb, redisstore.WithExpiryStep(100*time.Millisecond))
 	ws := workspace(t)
 	token := issue(t, s, ws, "ada@example.com", life)
 	ctx := context.Background()
@@ -344,16 +345,21 @@ func everythingExpires(t *testing.T, _ *redisstore.Store, rdb redis.UniversalCli
 			t.Fatalf("%s has TTL %s, want at least the token's %s and not much more", k, ttl, tokenTTL)
 		}
 	}
-	time.Sleep(life + 2*time.Second + 500*time.Millisecond)
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if left := workspaceKeys(t, rdb, ws); len(left) != 0 {
+			return fmt.Errorf("keys left: %v", left)
+		}
+		if rdb.Exists(ctx, keyOf(token)).Val() != 0 {
+			return fmt.Errorf("%s is left", keyOf(token))
+		}
+		return nil
+	}, "Redis expires the token, its indexes and its counters")
 	wantNotFound(t, s, token)
-	if left := workspaceKeys(t, rdb, ws); len(left) != 0 {
-		t.Fatalf("keys left after the token expired: %v", left)
-	}
-	wantGone(t, rdb, token)
 }
 
-// With Redis stopped, calls fail as Unavailable within their deadline;
-// after a restart the same client works again.
+// With Redis stopped, calls fail as Unavailable, from the refused
+// connection rather than their deadline; after a restart the same client
+// works again.
 func TestRedisDownIsUnavailable(t *testing.T) {
 	srv, rdb := startStandalone(t)
 	s := redisstore.New(rdb)
@@ -371,18 +377,14 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 		"Ping":   s.Ping,
 	}
 	for name, call := range calls {
-		const limit = 2 * time.Second
-		ctx, cancel := context.WithTimeout(context.Background(), limit)
-		start := time.Now()
+		// The deadline is far beyond what a refused connection takes, so
+		// the answer comes from Redis being down, not from the time running
+		// out.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := call(ctx)
-		took := time.Since(start)
 		cancel()
-		t.Logf("%s with Redis down: %s after %s", name, fault.KindOf(err), took)
-		if fault.KindOf(err) != fault.Unavailable {
-			t.Errorf("%s with Redis down: %v, want Unavailable", name, err)
-		}
-		if took > limit {
-			t.Errorf("%s with Redis down took %s, more than its %s deadline", name, took, limit)
+		if fault.KindOf(err) != fault.Unavailable || errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s with Redis down: %v, want Unavailable before the deadline", name, err)
 		}
 	}
 
@@ -390,17 +392,9 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := domain.NewToken()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := s.Save(context.Background(), fresh.Digest(), session())
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Save after restart: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		return s.Save(context.Background(), fresh.Digest(), session())
+	}, "Save after Redis restarted")
 	wantLive(t, s, fresh, "bob@example.com")
 	wantNotFound(t, s, token) // persistence is off: the restart forgot it
 }

@@ -12,17 +12,17 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/liveproctor/workspaces/deploy/local/ferret"
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain/repotest"
 )
 
-// One embedded FerretDB serves every test of the package; each test gets its
-// own database.
+// One FerretDB serves every test of the package; each test gets its own
+// database.
 var (
-	store   *ferret.Server
+	store   *testenv.Server
 	client  *mongo.Client
 	dbCount atomic.Int64
 )
@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // the first build of FerretDB takes a while
 	defer cancel()
 	dir, err := os.MkdirTemp("", "mongostore-test-")
 	if err != nil {
@@ -40,7 +40,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	store, err = ferret.Start(ctx, ferret.Options{Dir: dir})
+	store, err = testenv.StartFerretDB(ctx, testenv.FerretDBOptions{Dir: dir})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start FerretDB:", err)
 		return 1
@@ -137,16 +137,11 @@ func TestStoreDownIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	restarted = true
-	var got *domain.Workspace
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got, err = repo.Get(ctx, "w1")
-		if err == nil || time.Now().After(deadline) {
-			break
+	testenv.Eventually(t, 20*time.Second, func() error {
+		got, err := repo.Get(ctx, "w1")
+		if err == nil && got.Name() != "W1" {
+			return fmt.Errorf("got %+v", got)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if err != nil || got.Name() != "W1" {
-		t.Fatalf("Get after restart = %v, %v; want W1", got, err)
-	}
+		return err
+	}, "Get after the store restarted returns W1")
 }

@@ -1,0 +1,3 @@
+module github.com/liveproctor/workspaces/pkg/testenv
+
+go 1.26.0
