@@ -41,7 +41,9 @@ type fakeWorkspaces struct {
 	keys      []*workspacev1.KeyPair
 	err       error
 	header    metadata.MD
-	delay     time.Duration
+	// hang makes every call wait until its context ends, as a stuck
+	// backend would.
+	hang bool
 }
 
 func (f *fakeWorkspaces) answer(ctx context.Context) error {
@@ -53,12 +55,9 @@ func (f *fakeWorkspaces) answer(ctx context.Context) error {
 		_ = grpc.SetHeader(ctx, f.header)
 		_ = grpc.SetTrailer(ctx, metadata.Pairs("x-trailer", "hidden"))
 	}
-	if f.delay > 0 {
-		select {
-		case <-time.After(f.delay):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if f.hang {
+		<-ctx.Done()
+		return ctx.Err()
 	}
 	return f.err
 }

@@ -281,14 +281,12 @@ func TestBackendDownAndDeadline(t *testing.T) {
 		t.Errorf("message leaks the address: %q", p.Message)
 	}
 
+	// The backend never answers: only the gateway's own deadline can end
+	// the call, so an answer at all shows the request did not hang.
 	slow := newEnv(t, options{timeout: 200 * time.Millisecond})
-	slow.workspaces.delay = 2 * time.Second
-	start := time.Now()
+	slow.workspaces.hang = true
 	resp, body = slow.do(t, http.MethodGet, "/api/workspace/w1", nil, nil)
 	checkError(t, resp, body, 504, "DEADLINE_EXCEEDED")
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("answered after %v", d)
-	}
 }
 
 func TestResponses(t *testing.T) {

@@ -128,12 +128,9 @@ type Credentials struct {
 // answers an error naming every field of id and d that breaks a rule.
 // fingerprint identifies the create request.
 func NewWorkspace(id string, d Details, creator *Workspace, creds Credentials, fingerprint string, now time.Time) (*Workspace, error) {
-	d, err := CheckNewWorkspace(id, d)
+	d, err := checkNew(id, d)
 	if err != nil {
 		return nil, err
-	}
-	if d.ParentID == id {
-		return nil, errOwnParent
 	}
 	return &Workspace{
 		id:                id,
@@ -148,16 +145,26 @@ func NewWorkspace(id string, d Details, creator *Workspace, creds Credentials, f
 	}, nil
 }
 
+// checkNew applies the rules of a new workspace's id and details, one
+// that names itself as its parent included.
+func checkNew(id string, d Details) (Details, error) {
+	d, err := CheckNewWorkspace(id, d)
+	if err != nil {
+		return Details{}, err
+	}
+	if d.ParentID == id {
+		return Details{}, errOwnParent
+	}
+	return d, nil
+}
+
 // NewRootWorkspace returns the root workspace, which nothing created or
 // manages, with its configured key pair; or an error naming every field of
 // id and d that breaks a rule.
 func NewRootWorkspace(id string, d Details, key SealedKey, now time.Time) (*Workspace, error) {
-	d, err := CheckNewWorkspace(id, d)
+	d, err := checkNew(id, d)
 	if err != nil {
 		return nil, err
-	}
-	if d.ParentID == id {
-		return nil, errOwnParent
 	}
 	return &Workspace{
 		id:        id,
