@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"time"
 )
 
@@ -91,3 +92,22 @@ func FreeAddr() (string, error) {
 
 // errAddrInUse marks a server that could not bind its address.
 var errAddrInUse = errors.New("address already in use")
+
+// HTTPOK is a WaitReady check: a GET of url answers 200.
+func HTTPOK(url string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s answered %s", url, resp.Status)
+		}
+		return nil
+	}
+}

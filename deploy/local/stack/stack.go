@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -214,22 +213,7 @@ func (s *Stack) Exited() <-chan error { return s.exited }
 func (s *Stack) waitReady(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	client := &http.Client{}
-	err := testenv.WaitReady(ctx, func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.GatewayURL+"/readyz", nil)
-		if err != nil {
-			return err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/readyz answered %s", resp.Status)
-		}
-		return nil
-	}, s.services...)
+	err := testenv.WaitReady(ctx, testenv.HTTPOK(s.GatewayURL+"/readyz"), s.services...)
 	if err != nil {
 		return fmt.Errorf("the stack was not ready within %s: %w", timeout, err)
 	}

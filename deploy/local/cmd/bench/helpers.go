@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/testenv"
@@ -56,21 +55,7 @@ func startHelper(ctx context.Context, name, bin string, args, env []string, out 
 func (h *helper) waitReady(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := testenv.WaitReady(ctx, func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.URL+"/healthz", nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/healthz answered %s", resp.Status)
-		}
-		return nil
-	}, h.Process)
+	err := testenv.WaitReady(ctx, testenv.HTTPOK(h.URL+"/healthz"), h.Process)
 	if err != nil {
 		return fmt.Errorf("%s was not ready within %s: %w", h.Name(), timeout, err)
 	}
