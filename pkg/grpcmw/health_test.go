@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,40 +13,59 @@ import (
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
 )
 
+// TestProbeHealthFollowsTheDependency drives the probe one check at a time:
+// each check announces itself and takes its answer from the test, so when the
+// probe asks again it has already published the status of the last answer.
 func TestProbeHealthFollowsTheDependency(t *testing.T) {
 	hs := health.NewServer()
-	var down atomic.Bool
+	asked, answers := make(chan struct{}), make(chan error)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		grpcmw.ProbeHealth(ctx, hs, []string{"svc.v1.Svc"}, 10*time.Millisecond, time.Second,
-			func(context.Context) error {
-				if down.Load() {
-					return errors.New("store down")
+		grpcmw.ProbeHealth(ctx, hs, []string{"svc.v1.Svc"}, time.Millisecond, time.Minute,
+			func(c context.Context) error {
+				select {
+				case asked <- struct{}{}:
+				case <-c.Done():
+					return c.Err()
 				}
-				return nil
+				select {
+				case err := <-answers:
+					return err
+				case <-c.Done():
+					return c.Err()
+				}
 			}, slog.New(slog.DiscardHandler), "store")
 	}()
-	wait := func(want healthpb.HealthCheckResponse_ServingStatus) {
+	waitAsked := func() {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			got, err := hs.Check(context.Background(), &healthpb.HealthCheckRequest{Service: "svc.v1.Svc"})
-			if err == nil && got.GetStatus() == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("status %v, %v; want %v", got.GetStatus(), err, want)
-			}
-			time.Sleep(5 * time.Millisecond)
+		select {
+		case <-asked:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the probe stopped asking")
 		}
 	}
-	wait(healthpb.HealthCheckResponse_SERVING)
-	down.Store(true)
-	wait(healthpb.HealthCheckResponse_NOT_SERVING)
-	down.Store(false)
-	wait(healthpb.HealthCheckResponse_SERVING)
+	status := func(want healthpb.HealthCheckResponse_ServingStatus) {
+		t.Helper()
+		for _, svc := range []string{"", "svc.v1.Svc"} {
+			got, err := hs.Check(context.Background(), &healthpb.HealthCheckRequest{Service: svc})
+			if err != nil || got.GetStatus() != want {
+				t.Fatalf("service %q: status %v, %v; want %v", svc, got.GetStatus(), err, want)
+			}
+		}
+	}
+
+	waitAsked()
+	answers <- nil
+	waitAsked()
+	status(healthpb.HealthCheckResponse_SERVING)
+	answers <- errors.New("store down")
+	waitAsked()
+	status(healthpb.HealthCheckResponse_NOT_SERVING)
+	answers <- nil
+	waitAsked()
+	status(healthpb.HealthCheckResponse_SERVING)
 	cancel()
 	<-done
 }

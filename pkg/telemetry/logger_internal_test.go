@@ -7,34 +7,42 @@ import (
 	"time"
 )
 
-// lockedBuilder is a strings.Builder safe for the flusher goroutine.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
+// signallingBuilder is a strings.Builder safe for the flusher goroutine that
+// announces each write.
+type signallingBuilder struct {
+	mu      sync.Mutex
+	b       strings.Builder
+	written chan struct{}
 }
 
-func (l *lockedBuilder) Write(p []byte) (int, error) {
+func (l *signallingBuilder) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.b.Write(p)
+	n, err := l.b.Write(p)
+	select {
+	case l.written <- struct{}{}:
+	default:
+	}
+	return n, err
 }
 
-func (l *lockedBuilder) String() string {
+func (l *signallingBuilder) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
 }
 
 func TestBufferedWriterFlushesPeriodicallyAndOnClose(t *testing.T) {
-	var out lockedBuilder
-	w := newBufferedWriter(&out, 20*time.Millisecond)
+	out := &signallingBuilder{written: make(chan struct{}, 1)}
+	w := newBufferedWriter(out, 20*time.Millisecond)
 	w.Write([]byte("first\n"))
-	deadline := time.Now().Add(5 * time.Second)
-	for out.String() != "first\n" {
-		if time.Now().After(deadline) {
-			t.Fatalf("not flushed by the ticker: %q", out.String())
-		}
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case <-out.written:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not flushed by the ticker")
+	}
+	if got := out.String(); got != "first\n" {
+		t.Fatalf("after the ticker: %q", got)
 	}
 	w.Write([]byte("second\n"))
 	w.Close()

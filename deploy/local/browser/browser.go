@@ -203,16 +203,6 @@ func run[T any](ctx context.Context, p *Page, a chromedp.Action[T]) (T, error) {
 	return v, wrap(ctx, err)
 }
 
-// WaitFor waits until an element matches the CSS selector, or ctx ends.
-func (p *Page) WaitFor(ctx context.Context, selector string) error {
-	return p.do(ctx, chromedp.WaitReady(chromedp.CSS(selector)))
-}
-
-// WaitGone waits until no element matches the CSS selector, or ctx ends.
-func (p *Page) WaitGone(ctx context.Context, selector string) error {
-	return p.do(ctx, chromedp.WaitNotPresent(chromedp.CSS(selector)))
-}
-
 // Text returns the textContent of the first element matching the CSS
 // selector, waiting for it to exist.
 func (p *Page) Text(ctx context.Context, selector string) (string, error) {
