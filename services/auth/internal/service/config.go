@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
 
@@ -44,25 +45,10 @@ func (c Config) TelemetrySettings() telemetry.Settings { return c.Telemetry }
 
 // ConfigFromEnv reads the configuration, reporting every bad variable by name.
 func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
-	redisTimeout := r.Duration("REDIS_TIMEOUT", time.Second)
 	cfg := Config{
-		GRPCAddr:    r.Addr("AUTH_GRPC_ADDR", ":9091"),
-		MetricsAddr: r.OptionalAddr("METRICS_ADDR", ":9465"),
-		Redis: redis.UniversalOptions{
-			Addrs:        r.List("REDIS_ADDR"),
-			MasterName:   r.String("REDIS_MASTER_NAME", ""),
-			Username:     r.String("REDIS_USERNAME", ""),
-			Password:     r.String("REDIS_PASSWORD", ""),
-			DB:           r.Int("REDIS_DB", 0, 0, 15),
-			DialTimeout:  redisTimeout,
-			ReadTimeout:  redisTimeout,
-			WriteTimeout: redisTimeout,
-			PoolTimeout:  redisTimeout,
-			MaxRetries:   1,
-			// Reads and writes end with the call's deadline too, so a Redis
-			// that hangs rather than refuses never holds a request past it.
-			ContextTimeoutEnabled: true,
-		},
+		GRPCAddr:             r.Addr("AUTH_GRPC_ADDR", ":9091"),
+		MetricsAddr:          r.OptionalAddr("METRICS_ADDR", ":9465"),
+		Redis:                redisconn.ReadOptions(r, true),
 		WorkspaceServiceAddr: r.String("WORKSPACE_SERVICE_ADDR", "127.0.0.1:9090"),
 		CallTimeout:          r.Duration("AUTH_CALL_TIMEOUT", 5*time.Second),
 		AccessCacheTTL:       r.Duration("ACCESS_CACHE_TTL", 5*time.Second),
@@ -77,9 +63,6 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	}
 	if !given {
 		r.Invalid("SERVICE_APP_KEY", "is required (with SERVICE_APP_SECRET), unless BOOTSTRAP_APP_KEY and BOOTSTRAP_APP_SECRET are set")
-	}
-	if len(cfg.Redis.Addrs) == 0 {
-		r.Required("REDIS_ADDR")
 	}
 	return cfg, r.Err()
 }

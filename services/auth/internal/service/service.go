@@ -7,7 +7,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -18,6 +17,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/basicauth"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
+	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/redisstore"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/workspaceclient"
@@ -61,20 +61,12 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 		_ = s.workspace.Close()
 		return nil, fmt.Errorf("AUTH_GRPC_ADDR: %w", err)
 	}
-	opts := cfg.Redis
-	s.redis = redis.NewUniversalClient(&opts)
-	if telemetry.TracingEnabled() {
-		if err := redisotel.InstrumentTracing(s.redis); err != nil {
-			return nil, fmt.Errorf("trace Redis: %w", err)
-		}
+	if s.redis, err = redisconn.Open(cfg.Redis, metrics); err != nil {
+		_ = s.workspace.Close()
+		_ = s.lis.Close()
+		return nil, err
 	}
 	s.store = redisstore.New(s.redis)
-	stats := func(read func(*redis.PoolStats) uint32) func() float64 {
-		return func() float64 { return float64(read(s.redis.PoolStats())) }
-	}
-	metrics.GaugeFunc("redis_pool_total_connections", "Connections open to Redis.", stats(func(p *redis.PoolStats) uint32 { return p.TotalConns }))
-	metrics.GaugeFunc("redis_pool_idle_connections", "Idle connections to Redis.", stats(func(p *redis.PoolStats) uint32 { return p.IdleConns }))
-	metrics.GaugeFunc("redis_pool_timeouts", "Times a caller waited for a Redis connection in vain.", stats(func(p *redis.PoolStats) uint32 { return p.Timeouts }))
 	if s.metrics, err = telemetry.ServeMetrics(cfg.MetricsAddr, metrics, logger); err != nil {
 		_ = s.workspace.Close()
 		_ = s.lis.Close()
