@@ -42,3 +42,10 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261026165753-2ffab32bce7e // indirect
 )
+
+require (
+	github.com/go-redis/redis_rate/v10 v10.0.1
+	github.com/liveproctor/workspaces/pkg/testenv v0.0.0-00010101000000-000000000000
+)
+
+replace github.com/liveproctor/workspaces/pkg/testenv => ./testenv

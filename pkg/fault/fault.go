@@ -10,6 +10,7 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Kind classifies an error by what the caller should do about it.
@@ -88,6 +89,9 @@ type Error struct {
 	Message string
 	// Fields lists the offending fields of an Invalid request.
 	Fields []FieldViolation
+	// RetryAfter is how long a Throttled or Unavailable caller should wait
+	// before retrying; zero means the usual short delay.
+	RetryAfter time.Duration
 	// Cause is kept for logs; it is never shown to callers.
 	Cause error
 }

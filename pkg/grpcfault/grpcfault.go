@@ -71,7 +71,11 @@ func Status(err error) error {
 			details = append(details, br)
 		}
 	case fault.Unavailable, fault.Throttled:
-		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(RetryAfter)})
+		delay := e.RetryAfter
+		if delay <= 0 {
+			delay = RetryAfter
+		}
+		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(delay)})
 	}
 	st := status.New(spec.Code, message)
 	if withDetails, err := st.WithDetails(details...); err == nil {
@@ -145,10 +149,13 @@ func Fault(err error) error {
 	kind, _ := KindOf(st)
 	e := &fault.Error{Kind: kind, Message: st.Message(), Cause: err}
 	for _, d := range st.Details() {
-		if br, ok := d.(*errdetails.BadRequest); ok {
-			for _, v := range br.GetFieldViolations() {
+		switch d := d.(type) {
+		case *errdetails.BadRequest:
+			for _, v := range d.GetFieldViolations() {
 				e.Fields = append(e.Fields, fault.FieldViolation{Field: v.GetField(), Description: v.GetDescription()})
 			}
+		case *errdetails.RetryInfo:
+			e.RetryAfter = d.GetRetryDelay().AsDuration()
 		}
 	}
 	return e
