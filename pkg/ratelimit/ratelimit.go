@@ -133,4 +133,3 @@ func (f *fallback) succeeded() {
 		f.logger.Info(f.what + ": Redis answers again; counting there")
 	}
 }
-
