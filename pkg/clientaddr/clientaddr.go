@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 )
@@ -134,4 +135,38 @@ func parseHostPort(s string) netip.Addr {
 	}
 	a, _ := netip.ParseAddr(host)
 	return a.Unmap()
+}
+
+type contextKey struct{}
+
+// NewContext returns ctx carrying the client address a.
+func NewContext(ctx context.Context, a netip.Addr) context.Context {
+	return context.WithValue(ctx, contextKey{}, a)
+}
+
+// FromContext returns the client address NewContext put in ctx.
+func FromContext(ctx context.Context) (netip.Addr, bool) {
+	a, ok := ctx.Value(contextKey{}).(netip.Addr)
+	return a, ok && a.IsValid()
+}
+
+// UnaryServerInterceptor resolves each call's client address once and puts
+// it in the call's context, where FromContext finds it and
+// UnaryClientInterceptor forwards it.
+func (r Resolver) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		return handler(NewContext(ctx, r.FromIncoming(ctx)), req)
+	}
+}
+
+// UnaryClientInterceptor forwards the client address of the call being
+// served, if any, as x-forwarded-for, so the next service counts the same
+// client.
+func UnaryClientInterceptor() grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if a, ok := FromContext(ctx); ok {
+			ctx = Forward(ctx, a)
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
 }

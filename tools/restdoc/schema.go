@@ -156,6 +156,19 @@ func (s *schemas) field(f *protogen.Field, rules *restv1.FieldRules, dir directi
 		return nil, err
 	}
 	description := describe(f.Comments.Leading)
+	if rules.GetNullable() {
+		if f.Desc.IsList() || !isRef(value) || dir != request {
+			return nil, fmt.Errorf("%s: nullable applies to message fields of requests only", f.Desc.FullName())
+		}
+		// OpenAPI 3.0 ignores the siblings of a $ref: wrap it.
+		wrapped := newObject()
+		wrapped.set("allOf", []*object{value})
+		wrapped.set("nullable", true)
+		if description != "" {
+			wrapped.set("description", description)
+		}
+		return wrapped, nil
+	}
 	if !f.Desc.IsList() {
 		if description != "" && !isRef(value) {
 			value.set("description", description)

@@ -196,8 +196,11 @@ type CreateWorkspaceRequest struct {
 	ParentWorkspaceId nullable.Nullable[string] `json:"parentWorkspaceId,omitempty"`
 
 	// Products Products to share with the new workspace; the caller's workspace must hold each of them.
-	Products *[]ProductInput            `json:"products,omitempty"`
-	Type     CreateWorkspaceRequestType `json:"type"`
+	Products *[]ProductInput `json:"products,omitempty"`
+
+	// RateLimit A rate limit of its own for each key pair of a workspace, in place of the service's default: requestsPerSecond on average, up to burst at once.
+	RateLimit *RateLimitInput            `json:"rateLimit,omitempty"`
+	Type      CreateWorkspaceRequestType `json:"type"`
 }
 
 // CreateWorkspaceRequestType defines model for CreateWorkspaceRequest.Type.
@@ -306,6 +309,18 @@ type ProductInput struct {
 	Bank BankInput `json:"bank"`
 }
 
+// RateLimit A rate limit of its own for each key pair of a workspace, in place of the service's default: requestsPerSecond on average, up to burst at once.
+type RateLimit struct {
+	Burst             int32 `json:"burst"`
+	RequestsPerSecond int32 `json:"requestsPerSecond"`
+}
+
+// RateLimitInput A rate limit of its own for each key pair of a workspace, in place of the service's default: requestsPerSecond on average, up to burst at once.
+type RateLimitInput struct {
+	Burst             int32 `json:"burst"`
+	RequestsPerSecond int32 `json:"requestsPerSecond"`
+}
+
 // RegistrationCode defines model for RegistrationCode.
 type RegistrationCode struct {
 	// Code Short and alphanumeric.
@@ -370,8 +385,11 @@ type UpdateWorkspaceRequest struct {
 	ParentWorkspaceId nullable.Nullable[string] `json:"parentWorkspaceId,omitempty"`
 
 	// Products Replaces the shared products; the caller's workspace must hold each product not already shared.
-	Products *[]ProductInput             `json:"products,omitempty"`
-	Type     *UpdateWorkspaceRequestType `json:"type,omitempty"`
+	Products *[]ProductInput `json:"products,omitempty"`
+
+	// RateLimit Replaces the workspace's own rate limit; null returns it to the service's default.
+	RateLimit nullable.Nullable[RateLimitInput] `json:"rateLimit,omitempty"`
+	Type      *UpdateWorkspaceRequestType       `json:"type,omitempty"`
 }
 
 // UpdateWorkspaceRequestType defines model for UpdateWorkspaceRequest.Type.
@@ -402,6 +420,9 @@ type Workspace struct {
 	// ParentWorkspaceId Unset (JSON null) when the workspace has no parent.
 	ParentWorkspaceId nullable.Nullable[string] `json:"parentWorkspaceId"`
 	Products          []Product                 `json:"products"`
+
+	// RateLimit A rate limit of its own for each key pair of a workspace, in place of the service's default: requestsPerSecond on average, up to burst at once.
+	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 
 	// SchemaVersion The date of the record's schema, YYYY-MM-DD.
 	SchemaVersion openapi_types.Date `json:"schemaVersion"`

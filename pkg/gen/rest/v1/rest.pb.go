@@ -100,7 +100,10 @@ type FieldRules struct {
 	// The only values a string may take.
 	Enum []string `protobuf:"bytes,10,rep,name=enum,proto3" json:"enum,omitempty"`
 	// An example value, as JSON text.
-	Example       string `protobuf:"bytes,11,opt,name=example,proto3" json:"example,omitempty"`
+	Example string `protobuf:"bytes,11,opt,name=example,proto3" json:"example,omitempty"`
+	// A message field of a request that accepts JSON null, which clears it
+	// (an update's rateLimit).
+	Nullable      bool `protobuf:"varint,12,opt,name=nullable,proto3" json:"nullable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -210,6 +213,13 @@ func (x *FieldRules) GetExample() string {
 		return x.Example
 	}
 	return ""
+}
+
+func (x *FieldRules) GetNullable() bool {
+	if x != nil {
+		return x.Nullable
+	}
+	return false
 }
 
 // Operation describes a method's REST operation.
@@ -536,7 +546,7 @@ var File_rest_v1_rest_proto protoreflect.FileDescriptor
 
 const file_rest_v1_rest_proto_rawDesc = "" +
 	"\n" +
-	"\x12rest/v1/rest.proto\x12\arest.v1\x1a google/protobuf/descriptor.proto\"\xd1\x02\n" +
+	"\x12rest/v1/rest.proto\x12\arest.v1\x1a google/protobuf/descriptor.proto\"\xed\x02\n" +
 	"\n" +
 	"FieldRules\x12\x1a\n" +
 	"\brequired\x18\x01 \x01(\bR\brequired\x12\x16\n" +
@@ -552,7 +562,8 @@ const file_rest_v1_rest_proto_rawDesc = "" +
 	"\amaximum\x18\t \x01(\x03H\x01R\amaximum\x88\x01\x01\x12\x12\n" +
 	"\x04enum\x18\n" +
 	" \x03(\tR\x04enum\x12\x18\n" +
-	"\aexample\x18\v \x01(\tR\aexampleB\n" +
+	"\aexample\x18\v \x01(\tR\aexample\x12\x1a\n" +
+	"\bnullable\x18\f \x01(\bR\bnullableB\n" +
 	"\n" +
 	"\b_minimumB\n" +
 	"\n" +

@@ -55,7 +55,10 @@ type Workspace struct {
 	DeleteTime *string `protobuf:"bytes,16,opt,name=delete_time,json=deletedAt,proto3,oneof" json:"delete_time,omitempty"`
 	// Changes with every update; the same value as the ETag header. Send it
 	// back as If-Match to update only what you read.
-	Etag          string `protobuf:"bytes,17,opt,name=etag,proto3" json:"etag,omitempty"`
+	Etag string `protobuf:"bytes,17,opt,name=etag,proto3" json:"etag,omitempty"`
+	// The rate limit of each of the workspace's key pairs, set by its
+	// managers; absent while the service's default applies.
+	RateLimit     *RateLimit `protobuf:"bytes,18,opt,name=rate_limit,json=rateLimit,proto3,oneof" json:"rate_limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -209,6 +212,67 @@ func (x *Workspace) GetEtag() string {
 	return ""
 }
 
+func (x *Workspace) GetRateLimit() *RateLimit {
+	if x != nil {
+		return x.RateLimit
+	}
+	return nil
+}
+
+// A rate limit of its own for each key pair of a workspace, in place of the
+// service's default: requestsPerSecond on average, up to burst at once.
+type RateLimit struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	RequestsPerSecond int32                  `protobuf:"varint,1,opt,name=requests_per_second,json=requestsPerSecond,proto3" json:"requests_per_second,omitempty"`
+	Burst             int32                  `protobuf:"varint,2,opt,name=burst,proto3" json:"burst,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *RateLimit) Reset() {
+	*x = RateLimit{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RateLimit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RateLimit) ProtoMessage() {}
+
+func (x *RateLimit) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RateLimit.ProtoReflect.Descriptor instead.
+func (*RateLimit) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RateLimit) GetRequestsPerSecond() int32 {
+	if x != nil {
+		return x.RequestsPerSecond
+	}
+	return 0
+}
+
+func (x *RateLimit) GetBurst() int32 {
+	if x != nil {
+		return x.Burst
+	}
+	return 0
+}
+
 type Address struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	City  string                 `protobuf:"bytes,1,opt,name=city,proto3" json:"city,omitempty"`
@@ -222,7 +286,7 @@ type Address struct {
 
 func (x *Address) Reset() {
 	*x = Address{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[1]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -234,7 +298,7 @@ func (x *Address) String() string {
 func (*Address) ProtoMessage() {}
 
 func (x *Address) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[1]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -247,7 +311,7 @@ func (x *Address) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Address.ProtoReflect.Descriptor instead.
 func (*Address) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{1}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Address) GetCity() string {
@@ -281,7 +345,7 @@ type Product struct {
 
 func (x *Product) Reset() {
 	*x = Product{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[2]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -293,7 +357,7 @@ func (x *Product) String() string {
 func (*Product) ProtoMessage() {}
 
 func (x *Product) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[2]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -306,7 +370,7 @@ func (x *Product) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Product.ProtoReflect.Descriptor instead.
 func (*Product) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{2}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Product) GetBank() *Bank {
@@ -326,7 +390,7 @@ type Bank struct {
 
 func (x *Bank) Reset() {
 	*x = Bank{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[3]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -338,7 +402,7 @@ func (x *Bank) String() string {
 func (*Bank) ProtoMessage() {}
 
 func (x *Bank) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[3]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -351,7 +415,7 @@ func (x *Bank) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Bank.ProtoReflect.Descriptor instead.
 func (*Bank) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{3}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Bank) GetId() string {
@@ -372,7 +436,7 @@ type Tag struct {
 
 func (x *Tag) Reset() {
 	*x = Tag{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[4]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -384,7 +448,7 @@ func (x *Tag) String() string {
 func (*Tag) ProtoMessage() {}
 
 func (x *Tag) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[4]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -397,7 +461,7 @@ func (x *Tag) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tag.ProtoReflect.Descriptor instead.
 func (*Tag) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{4}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Tag) GetKey() string {
@@ -436,7 +500,7 @@ type KeyPair struct {
 
 func (x *KeyPair) Reset() {
 	*x = KeyPair{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[5]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -448,7 +512,7 @@ func (x *KeyPair) String() string {
 func (*KeyPair) ProtoMessage() {}
 
 func (x *KeyPair) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[5]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -461,7 +525,7 @@ func (x *KeyPair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyPair.ProtoReflect.Descriptor instead.
 func (*KeyPair) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{5}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *KeyPair) GetAppKey() string {
@@ -512,7 +576,7 @@ type ListWorkspacesRequest struct {
 
 func (x *ListWorkspacesRequest) Reset() {
 	*x = ListWorkspacesRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[6]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -524,7 +588,7 @@ func (x *ListWorkspacesRequest) String() string {
 func (*ListWorkspacesRequest) ProtoMessage() {}
 
 func (x *ListWorkspacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[6]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -537,7 +601,7 @@ func (x *ListWorkspacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspacesRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkspacesRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{6}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListWorkspacesRequest) GetFilter() *ListWorkspacesFilter {
@@ -572,7 +636,7 @@ type ListWorkspacesFilter struct {
 
 func (x *ListWorkspacesFilter) Reset() {
 	*x = ListWorkspacesFilter{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[7]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -584,7 +648,7 @@ func (x *ListWorkspacesFilter) String() string {
 func (*ListWorkspacesFilter) ProtoMessage() {}
 
 func (x *ListWorkspacesFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[7]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -597,7 +661,7 @@ func (x *ListWorkspacesFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspacesFilter.ProtoReflect.Descriptor instead.
 func (*ListWorkspacesFilter) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{7}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListWorkspacesFilter) GetSearch() string {
@@ -624,7 +688,7 @@ type StateFilter struct {
 
 func (x *StateFilter) Reset() {
 	*x = StateFilter{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[8]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -636,7 +700,7 @@ func (x *StateFilter) String() string {
 func (*StateFilter) ProtoMessage() {}
 
 func (x *StateFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[8]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -649,7 +713,7 @@ func (x *StateFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateFilter.ProtoReflect.Descriptor instead.
 func (*StateFilter) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{8}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StateFilter) GetInclude() []string {
@@ -671,7 +735,7 @@ type ListWorkspacesResponse struct {
 
 func (x *ListWorkspacesResponse) Reset() {
 	*x = ListWorkspacesResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[9]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -683,7 +747,7 @@ func (x *ListWorkspacesResponse) String() string {
 func (*ListWorkspacesResponse) ProtoMessage() {}
 
 func (x *ListWorkspacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[9]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -696,7 +760,7 @@ func (x *ListWorkspacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspacesResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkspacesResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{9}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListWorkspacesResponse) GetWorkspaces() []*Workspace {
@@ -722,7 +786,7 @@ type GetWorkspaceRequest struct {
 
 func (x *GetWorkspaceRequest) Reset() {
 	*x = GetWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[10]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +798,7 @@ func (x *GetWorkspaceRequest) String() string {
 func (*GetWorkspaceRequest) ProtoMessage() {}
 
 func (x *GetWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[10]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +811,7 @@ func (x *GetWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*GetWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{10}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetWorkspaceRequest) GetId() string {
@@ -766,7 +830,7 @@ type ListWorkspaceKeysRequest struct {
 
 func (x *ListWorkspaceKeysRequest) Reset() {
 	*x = ListWorkspaceKeysRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[11]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +842,7 @@ func (x *ListWorkspaceKeysRequest) String() string {
 func (*ListWorkspaceKeysRequest) ProtoMessage() {}
 
 func (x *ListWorkspaceKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[11]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +855,7 @@ func (x *ListWorkspaceKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspaceKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkspaceKeysRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{11}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListWorkspaceKeysRequest) GetId() string {
@@ -811,7 +875,7 @@ type ListWorkspaceKeysResponse struct {
 
 func (x *ListWorkspaceKeysResponse) Reset() {
 	*x = ListWorkspaceKeysResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[12]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +887,7 @@ func (x *ListWorkspaceKeysResponse) String() string {
 func (*ListWorkspaceKeysResponse) ProtoMessage() {}
 
 func (x *ListWorkspaceKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[12]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +900,7 @@ func (x *ListWorkspaceKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspaceKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkspaceKeysResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{12}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListWorkspaceKeysResponse) GetKeys() []*KeyPair {
@@ -858,14 +922,17 @@ type CreateWorkspaceRequest struct {
 	Address           *Address                `protobuf:"bytes,5,opt,name=address,proto3" json:"address,omitempty"`
 	// Products to share with the new workspace; the caller's workspace must
 	// hold each of them.
-	Products      []*Product `protobuf:"bytes,6,rep,name=products,proto3" json:"products,omitempty"`
+	Products []*Product `protobuf:"bytes,6,rep,name=products,proto3" json:"products,omitempty"`
+	// A rate limit of its own for each of the new workspace's key pairs;
+	// absent: the service's default.
+	RateLimit     *RateLimit `protobuf:"bytes,7,opt,name=rate_limit,json=rateLimit,proto3" json:"rate_limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateWorkspaceRequest) Reset() {
 	*x = CreateWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[13]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -877,7 +944,7 @@ func (x *CreateWorkspaceRequest) String() string {
 func (*CreateWorkspaceRequest) ProtoMessage() {}
 
 func (x *CreateWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[13]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -890,7 +957,7 @@ func (x *CreateWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{13}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CreateWorkspaceRequest) GetId() string {
@@ -935,6 +1002,13 @@ func (x *CreateWorkspaceRequest) GetProducts() []*Product {
 	return nil
 }
 
+func (x *CreateWorkspaceRequest) GetRateLimit() *RateLimit {
+	if x != nil {
+		return x.RateLimit
+	}
+	return nil
+}
+
 // The new workspace's credentials: keep the secrets, they are shown again
 // only by the keys route.
 type CreateWorkspaceResponse struct {
@@ -950,7 +1024,7 @@ type CreateWorkspaceResponse struct {
 
 func (x *CreateWorkspaceResponse) Reset() {
 	*x = CreateWorkspaceResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[14]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1036,7 @@ func (x *CreateWorkspaceResponse) String() string {
 func (*CreateWorkspaceResponse) ProtoMessage() {}
 
 func (x *CreateWorkspaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[14]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1049,7 @@ func (x *CreateWorkspaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWorkspaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateWorkspaceResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{14}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CreateWorkspaceResponse) GetWorkspaceId() string {
@@ -1023,7 +1097,7 @@ type RegistrationCode struct {
 
 func (x *RegistrationCode) Reset() {
 	*x = RegistrationCode{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[15]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1035,7 +1109,7 @@ func (x *RegistrationCode) String() string {
 func (*RegistrationCode) ProtoMessage() {}
 
 func (x *RegistrationCode) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[15]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1048,7 +1122,7 @@ func (x *RegistrationCode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegistrationCode.ProtoReflect.Descriptor instead.
 func (*RegistrationCode) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{15}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RegistrationCode) GetCode() string {
@@ -1068,7 +1142,7 @@ type AppKeys struct {
 
 func (x *AppKeys) Reset() {
 	*x = AppKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[16]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1080,7 +1154,7 @@ func (x *AppKeys) String() string {
 func (*AppKeys) ProtoMessage() {}
 
 func (x *AppKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[16]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1093,7 +1167,7 @@ func (x *AppKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppKeys.ProtoReflect.Descriptor instead.
 func (*AppKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{16}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AppKeys) GetLti() *LtiKeys {
@@ -1125,7 +1199,7 @@ type LtiKeys struct {
 
 func (x *LtiKeys) Reset() {
 	*x = LtiKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[17]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1137,7 +1211,7 @@ func (x *LtiKeys) String() string {
 func (*LtiKeys) ProtoMessage() {}
 
 func (x *LtiKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[17]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1150,7 +1224,7 @@ func (x *LtiKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiKeys.ProtoReflect.Descriptor instead.
 func (*LtiKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{17}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *LtiKeys) GetConsumerKey() string {
@@ -1192,7 +1266,7 @@ type ServerKeys struct {
 
 func (x *ServerKeys) Reset() {
 	*x = ServerKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[18]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1204,7 +1278,7 @@ func (x *ServerKeys) String() string {
 func (*ServerKeys) ProtoMessage() {}
 
 func (x *ServerKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[18]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1217,7 +1291,7 @@ func (x *ServerKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerKeys.ProtoReflect.Descriptor instead.
 func (*ServerKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{18}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ServerKeys) GetConsumerKey() string {
@@ -1252,10 +1326,13 @@ type UpdateWorkspaceRequest struct {
 	// Replaces the objective documents: <authority>#<set>#<subject>:<year>.
 	ObjectiveDocuments []string `protobuf:"bytes,8,rep,name=objective_documents,json=objectiveDocuments,proto3" json:"objective_documents,omitempty"`
 	// The fields to change, by proto name (name, type, parent_workspace_id,
-	// address, products, objective_documents); a named field left unset is
+	// address, products, objective_documents, rate_limit); a named field left unset is
 	// cleared. Over REST the gateway fills it with the keys present in the
 	// JSON body, so absent fields are kept.
 	UpdateMask *fieldmaskpb.FieldMask `protobuf:"bytes,9,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
+	// Replaces the workspace's own rate limit; null returns it to the
+	// service's default.
+	RateLimit *RateLimit `protobuf:"bytes,11,opt,name=rate_limit,json=rateLimit,proto3" json:"rate_limit,omitempty"`
 	// When set, the update applies only if the workspace's etag still matches
 	// (REST sends the If-Match header instead).
 	Etag          string `protobuf:"bytes,10,opt,name=etag,proto3" json:"etag,omitempty"`
@@ -1265,7 +1342,7 @@ type UpdateWorkspaceRequest struct {
 
 func (x *UpdateWorkspaceRequest) Reset() {
 	*x = UpdateWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[19]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1277,7 +1354,7 @@ func (x *UpdateWorkspaceRequest) String() string {
 func (*UpdateWorkspaceRequest) ProtoMessage() {}
 
 func (x *UpdateWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[19]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1290,7 +1367,7 @@ func (x *UpdateWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{19}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *UpdateWorkspaceRequest) GetId() string {
@@ -1349,6 +1426,13 @@ func (x *UpdateWorkspaceRequest) GetUpdateMask() *fieldmaskpb.FieldMask {
 	return nil
 }
 
+func (x *UpdateWorkspaceRequest) GetRateLimit() *RateLimit {
+	if x != nil {
+		return x.RateLimit
+	}
+	return nil
+}
+
 func (x *UpdateWorkspaceRequest) GetEtag() string {
 	if x != nil {
 		return x.Etag
@@ -1368,7 +1452,7 @@ type DeleteWorkspaceRequest struct {
 
 func (x *DeleteWorkspaceRequest) Reset() {
 	*x = DeleteWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[20]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1380,7 +1464,7 @@ func (x *DeleteWorkspaceRequest) String() string {
 func (*DeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[20]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1393,7 +1477,7 @@ func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{20}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DeleteWorkspaceRequest) GetId() string {
@@ -1419,7 +1503,7 @@ type UndeleteWorkspaceRequest struct {
 
 func (x *UndeleteWorkspaceRequest) Reset() {
 	*x = UndeleteWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[21]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1431,7 +1515,7 @@ func (x *UndeleteWorkspaceRequest) String() string {
 func (*UndeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *UndeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[21]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1444,7 +1528,7 @@ func (x *UndeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*UndeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{21}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *UndeleteWorkspaceRequest) GetId() string {
@@ -1463,7 +1547,7 @@ type GetWorkspaceStatusRequest struct {
 
 func (x *GetWorkspaceStatusRequest) Reset() {
 	*x = GetWorkspaceStatusRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[22]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1475,7 +1559,7 @@ func (x *GetWorkspaceStatusRequest) String() string {
 func (*GetWorkspaceStatusRequest) ProtoMessage() {}
 
 func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[22]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1488,7 +1572,7 @@ func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWorkspaceStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetWorkspaceStatusRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{22}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetWorkspaceStatusRequest) GetId() string {
@@ -1508,13 +1592,16 @@ type WorkspaceStatus struct {
 	// undeleted, so no token issued before or during a deletion comes back.
 	// Empty if the workspace was never deleted.
 	TokenCutoffTime string `protobuf:"bytes,3,opt,name=token_cutoff_time,json=tokenCutoffTime,proto3" json:"token_cutoff_time,omitempty"`
+	// The rate limit of the asking key pair's own workspace; unset while the
+	// service's default applies.
+	CallerRateLimit *RateLimit `protobuf:"bytes,4,opt,name=caller_rate_limit,json=callerRateLimit,proto3" json:"caller_rate_limit,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
 
 func (x *WorkspaceStatus) Reset() {
 	*x = WorkspaceStatus{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1526,7 +1613,7 @@ func (x *WorkspaceStatus) String() string {
 func (*WorkspaceStatus) ProtoMessage() {}
 
 func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1539,7 +1626,7 @@ func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkspaceStatus.ProtoReflect.Descriptor instead.
 func (*WorkspaceStatus) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{23}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WorkspaceStatus) GetId() string {
@@ -1563,6 +1650,13 @@ func (x *WorkspaceStatus) GetTokenCutoffTime() string {
 	return ""
 }
 
+func (x *WorkspaceStatus) GetCallerRateLimit() *RateLimit {
+	if x != nil {
+		return x.CallerRateLimit
+	}
+	return nil
+}
+
 type AuthenticateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1571,7 +1665,7 @@ type AuthenticateRequest struct {
 
 func (x *AuthenticateRequest) Reset() {
 	*x = AuthenticateRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1583,7 +1677,7 @@ func (x *AuthenticateRequest) String() string {
 func (*AuthenticateRequest) ProtoMessage() {}
 
 func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1596,7 +1690,7 @@ func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{24}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{25}
 }
 
 type AuthenticateResponse struct {
@@ -1611,7 +1705,7 @@ type AuthenticateResponse struct {
 
 func (x *AuthenticateResponse) Reset() {
 	*x = AuthenticateResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1623,7 +1717,7 @@ func (x *AuthenticateResponse) String() string {
 func (*AuthenticateResponse) ProtoMessage() {}
 
 func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1636,7 +1730,7 @@ func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{25}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AuthenticateResponse) GetWorkspaceId() string {
@@ -1664,7 +1758,7 @@ var File_workspace_v1_workspace_proto protoreflect.FileDescriptor
 
 const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\n" +
-	"\x1cworkspace/v1/workspace.proto\x12\fworkspace.v1\x1a google/protobuf/field_mask.proto\x1a\x1egoogle/protobuf/wrappers.proto\x1a\x12rest/v1/rest.proto\"\xb8\x06\n" +
+	"\x1cworkspace/v1/workspace.proto\x12\fworkspace.v1\x1a google/protobuf/field_mask.proto\x1a\x1egoogle/protobuf/wrappers.proto\x1a\x12rest/v1/rest.proto\"\x84\a\n" +
 	"\tWorkspace\x12-\n" +
 	"\btypename\x18\x01 \x01(\tB\x0f\xb2\xe1\x18\vR\tWorkspaceR\n" +
 	"__typename\x12-\n" +
@@ -1685,8 +1779,14 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\vcreate_time\x18\x0e \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tcreatedAt\x12/\n" +
 	"\vupdate_time\x18\x0f \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tupdatedAt\x124\n" +
 	"\vdelete_time\x18\x10 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeH\x00R\tdeletedAt\x88\x01\x01\x12\x12\n" +
-	"\x04etag\x18\x11 \x01(\tR\x04etagB\x0e\n" +
-	"\f_delete_time\"\x8e\x01\n" +
+	"\x04etag\x18\x11 \x01(\tR\x04etag\x12;\n" +
+	"\n" +
+	"rate_limit\x18\x12 \x01(\v2\x17.workspace.v1.RateLimitH\x01R\trateLimit\x88\x01\x01B\x0e\n" +
+	"\f_delete_timeB\r\n" +
+	"\v_rate_limit\"m\n" +
+	"\tRateLimit\x12<\n" +
+	"\x13requests_per_second\x18\x01 \x01(\x05B\f\xb2\xe1\x18\b\b\x01@\x01H\xa0\x8d\x06R\x11requestsPerSecond\x12\"\n" +
+	"\x05burst\x18\x02 \x01(\x05B\f\xb2\xe1\x18\b\b\x01@\x01H\xc0\x84=R\x05burst\"\x8e\x01\n" +
 	"\aAddress\x12\x1b\n" +
 	"\x04city\x18\x01 \x01(\tB\a\xb2\xe1\x18\x030\xc8\x01R\x04city\x127\n" +
 	"\x05state\x18\x02 \x01(\tB!\xb2\xe1\x18\x1d\"\x1b^([A-Z]{2}-[A-Z0-9]{1,3})?$R\x05state\x12-\n" +
@@ -1730,14 +1830,16 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x18ListWorkspaceKeysRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"F\n" +
 	"\x19ListWorkspaceKeysResponse\x12)\n" +
-	"\x04keys\x18\x01 \x03(\v2\x15.workspace.v1.KeyPairR\x04keys\"\xd3\x02\n" +
+	"\x04keys\x18\x01 \x03(\v2\x15.workspace.v1.KeyPairR\x04keys\"\x8b\x03\n" +
 	"\x16CreateWorkspaceRequest\x12/\n" +
 	"\x02id\x18\x01 \x01(\tB\x1f\xb2\xe1\x18\x1b\b\x01\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12\x1f\n" +
 	"\x04name\x18\x02 \x01(\tB\v\xb2\xe1\x18\a\b\x01(\x010\xc8\x01R\x04name\x12,\n" +
 	"\x04type\x18\x03 \x01(\tB\x18\xb2\xe1\x18\x14\b\x01R\bDISTRICTR\x06CAMPUSR\x04type\x12L\n" +
 	"\x13parent_workspace_id\x18\x04 \x01(\v2\x1c.google.protobuf.StringValueR\x11parentWorkspaceId\x12/\n" +
 	"\aaddress\x18\x05 \x01(\v2\x15.workspace.v1.AddressR\aaddress\x12:\n" +
-	"\bproducts\x18\x06 \x03(\v2\x15.workspace.v1.ProductB\a\xb2\xe1\x18\x038\xe8\aR\bproducts\"\x9c\x02\n" +
+	"\bproducts\x18\x06 \x03(\v2\x15.workspace.v1.ProductB\a\xb2\xe1\x18\x038\xe8\aR\bproducts\x126\n" +
+	"\n" +
+	"rate_limit\x18\a \x01(\v2\x17.workspace.v1.RateLimitR\trateLimit\"\x9c\x02\n" +
 	"\x17CreateWorkspaceResponse\x12@\n" +
 	"\fworkspace_id\x18\x01 \x01(\tB\x1d\xb2\xe1\x18\x19\"\x17^[A-Za-z0-9._-]{1,128}$R\vworkspaceId\x12*\n" +
 	"\x04type\x18\x02 \x01(\tB\x16\xb2\xe1\x18\x12R\bDISTRICTR\x06CAMPUSR\x04type\x12\x12\n" +
@@ -1762,7 +1864,7 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\fconsumer_key\x18\x01 \x01(\tB\n" +
 	"\xb2\xe1\x18\x06\x1a\x04uuidR\vconsumerKey\x12/\n" +
 	"\rshared_secret\x18\x02 \x01(\tB\n" +
-	"\xb2\xe1\x18\x06\x1a\x04uuidR\fsharedSecret\"\xae\x04\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\fsharedSecret\"\xee\x04\n" +
 	"\x16UpdateWorkspaceRequest\x12-\n" +
 	"\x02id\x18\x01 \x01(\tB\x1d\xb2\xe1\x18\x19\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12\"\n" +
 	"\x04name\x18\x03 \x01(\tB\t\xb2\xe1\x18\x05(\x010\xc8\x01H\x00R\x04name\x88\x01\x01\x12/\n" +
@@ -1772,7 +1874,9 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\bproducts\x18\a \x03(\v2\x15.workspace.v1.ProductB\a\xb2\xe1\x18\x038\xe8\aR\bproducts\x12\\\n" +
 	"\x13objective_documents\x18\b \x03(\tB+\xb2\xe1\x18'\"\"^[^#: ]+#[^#: ]+#[^#: ]+:[0-9]{4}$8\xe8\aR\x12objectiveDocuments\x12C\n" +
 	"\vupdate_mask\x18\t \x01(\v2\x1a.google.protobuf.FieldMaskB\x06\xb2\xe1\x18\x02\x10\x01R\n" +
-	"updateMask\x12\x1a\n" +
+	"updateMask\x12>\n" +
+	"\n" +
+	"rate_limit\x18\v \x01(\v2\x17.workspace.v1.RateLimitB\x06\xb2\xe1\x18\x02`\x01R\trateLimit\x12\x1a\n" +
 	"\x04etag\x18\n" +
 	" \x01(\tB\x06\xb2\xe1\x18\x02\x10\x01R\x04etagB\a\n" +
 	"\x05_nameB\a\n" +
@@ -1783,11 +1887,12 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x18UndeleteWorkspaceRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"+\n" +
 	"\x19GetWorkspaceStatusRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xaa\x01\n" +
 	"\x0fWorkspaceStatus\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06active\x18\x02 \x01(\bR\x06active\x12*\n" +
-	"\x11token_cutoff_time\x18\x03 \x01(\tR\x0ftokenCutoffTime\"\x15\n" +
+	"\x11token_cutoff_time\x18\x03 \x01(\tR\x0ftokenCutoffTime\x12C\n" +
+	"\x11caller_rate_limit\x18\x04 \x01(\v2\x17.workspace.v1.RateLimitR\x0fcallerRateLimit\"\x15\n" +
 	"\x13AuthenticateRequest\"y\n" +
 	"\x14AuthenticateResponse\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x17\n" +
@@ -1823,83 +1928,88 @@ func file_workspace_v1_workspace_proto_rawDescGZIP() []byte {
 	return file_workspace_v1_workspace_proto_rawDescData
 }
 
-var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*Workspace)(nil),                 // 0: workspace.v1.Workspace
-	(*Address)(nil),                   // 1: workspace.v1.Address
-	(*Product)(nil),                   // 2: workspace.v1.Product
-	(*Bank)(nil),                      // 3: workspace.v1.Bank
-	(*Tag)(nil),                       // 4: workspace.v1.Tag
-	(*KeyPair)(nil),                   // 5: workspace.v1.KeyPair
-	(*ListWorkspacesRequest)(nil),     // 6: workspace.v1.ListWorkspacesRequest
-	(*ListWorkspacesFilter)(nil),      // 7: workspace.v1.ListWorkspacesFilter
-	(*StateFilter)(nil),               // 8: workspace.v1.StateFilter
-	(*ListWorkspacesResponse)(nil),    // 9: workspace.v1.ListWorkspacesResponse
-	(*GetWorkspaceRequest)(nil),       // 10: workspace.v1.GetWorkspaceRequest
-	(*ListWorkspaceKeysRequest)(nil),  // 11: workspace.v1.ListWorkspaceKeysRequest
-	(*ListWorkspaceKeysResponse)(nil), // 12: workspace.v1.ListWorkspaceKeysResponse
-	(*CreateWorkspaceRequest)(nil),    // 13: workspace.v1.CreateWorkspaceRequest
-	(*CreateWorkspaceResponse)(nil),   // 14: workspace.v1.CreateWorkspaceResponse
-	(*RegistrationCode)(nil),          // 15: workspace.v1.RegistrationCode
-	(*AppKeys)(nil),                   // 16: workspace.v1.AppKeys
-	(*LtiKeys)(nil),                   // 17: workspace.v1.LtiKeys
-	(*ServerKeys)(nil),                // 18: workspace.v1.ServerKeys
-	(*UpdateWorkspaceRequest)(nil),    // 19: workspace.v1.UpdateWorkspaceRequest
-	(*DeleteWorkspaceRequest)(nil),    // 20: workspace.v1.DeleteWorkspaceRequest
-	(*UndeleteWorkspaceRequest)(nil),  // 21: workspace.v1.UndeleteWorkspaceRequest
-	(*GetWorkspaceStatusRequest)(nil), // 22: workspace.v1.GetWorkspaceStatusRequest
-	(*WorkspaceStatus)(nil),           // 23: workspace.v1.WorkspaceStatus
-	(*AuthenticateRequest)(nil),       // 24: workspace.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),      // 25: workspace.v1.AuthenticateResponse
-	(*wrapperspb.StringValue)(nil),    // 26: google.protobuf.StringValue
-	(*fieldmaskpb.FieldMask)(nil),     // 27: google.protobuf.FieldMask
+	(*RateLimit)(nil),                 // 1: workspace.v1.RateLimit
+	(*Address)(nil),                   // 2: workspace.v1.Address
+	(*Product)(nil),                   // 3: workspace.v1.Product
+	(*Bank)(nil),                      // 4: workspace.v1.Bank
+	(*Tag)(nil),                       // 5: workspace.v1.Tag
+	(*KeyPair)(nil),                   // 6: workspace.v1.KeyPair
+	(*ListWorkspacesRequest)(nil),     // 7: workspace.v1.ListWorkspacesRequest
+	(*ListWorkspacesFilter)(nil),      // 8: workspace.v1.ListWorkspacesFilter
+	(*StateFilter)(nil),               // 9: workspace.v1.StateFilter
+	(*ListWorkspacesResponse)(nil),    // 10: workspace.v1.ListWorkspacesResponse
+	(*GetWorkspaceRequest)(nil),       // 11: workspace.v1.GetWorkspaceRequest
+	(*ListWorkspaceKeysRequest)(nil),  // 12: workspace.v1.ListWorkspaceKeysRequest
+	(*ListWorkspaceKeysResponse)(nil), // 13: workspace.v1.ListWorkspaceKeysResponse
+	(*CreateWorkspaceRequest)(nil),    // 14: workspace.v1.CreateWorkspaceRequest
+	(*CreateWorkspaceResponse)(nil),   // 15: workspace.v1.CreateWorkspaceResponse
+	(*RegistrationCode)(nil),          // 16: workspace.v1.RegistrationCode
+	(*AppKeys)(nil),                   // 17: workspace.v1.AppKeys
+	(*LtiKeys)(nil),                   // 18: workspace.v1.LtiKeys
+	(*ServerKeys)(nil),                // 19: workspace.v1.ServerKeys
+	(*UpdateWorkspaceRequest)(nil),    // 20: workspace.v1.UpdateWorkspaceRequest
+	(*DeleteWorkspaceRequest)(nil),    // 21: workspace.v1.DeleteWorkspaceRequest
+	(*UndeleteWorkspaceRequest)(nil),  // 22: workspace.v1.UndeleteWorkspaceRequest
+	(*GetWorkspaceStatusRequest)(nil), // 23: workspace.v1.GetWorkspaceStatusRequest
+	(*WorkspaceStatus)(nil),           // 24: workspace.v1.WorkspaceStatus
+	(*AuthenticateRequest)(nil),       // 25: workspace.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),      // 26: workspace.v1.AuthenticateResponse
+	(*wrapperspb.StringValue)(nil),    // 27: google.protobuf.StringValue
+	(*fieldmaskpb.FieldMask)(nil),     // 28: google.protobuf.FieldMask
 }
 var file_workspace_v1_workspace_proto_depIdxs = []int32{
-	26, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
-	1,  // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
-	2,  // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
-	4,  // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
-	3,  // 4: workspace.v1.Product.bank:type_name -> workspace.v1.Bank
-	4,  // 5: workspace.v1.KeyPair.tags:type_name -> workspace.v1.Tag
-	7,  // 6: workspace.v1.ListWorkspacesRequest.filter:type_name -> workspace.v1.ListWorkspacesFilter
-	8,  // 7: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
-	0,  // 8: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
-	5,  // 9: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
-	26, // 10: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
-	1,  // 11: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
-	2,  // 12: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	15, // 13: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
-	16, // 14: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
-	17, // 15: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
-	18, // 16: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
-	26, // 17: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
-	1,  // 18: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
-	2,  // 19: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	27, // 20: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
-	4,  // 21: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
-	6,  // 22: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
-	10, // 23: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
-	11, // 24: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
-	13, // 25: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
-	19, // 26: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
-	20, // 27: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
-	21, // 28: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
-	24, // 29: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
-	22, // 30: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
-	9,  // 31: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
-	0,  // 32: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
-	12, // 33: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
-	14, // 34: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
-	0,  // 35: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 36: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 37: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
-	25, // 38: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
-	23, // 39: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
-	31, // [31:40] is the sub-list for method output_type
-	22, // [22:31] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	27, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,  // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
+	3,  // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
+	5,  // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
+	1,  // 4: workspace.v1.Workspace.rate_limit:type_name -> workspace.v1.RateLimit
+	4,  // 5: workspace.v1.Product.bank:type_name -> workspace.v1.Bank
+	5,  // 6: workspace.v1.KeyPair.tags:type_name -> workspace.v1.Tag
+	8,  // 7: workspace.v1.ListWorkspacesRequest.filter:type_name -> workspace.v1.ListWorkspacesFilter
+	9,  // 8: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
+	0,  // 9: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
+	6,  // 10: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
+	27, // 11: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,  // 12: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
+	3,  // 13: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
+	1,  // 14: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
+	16, // 15: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
+	17, // 16: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
+	18, // 17: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
+	19, // 18: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
+	27, // 19: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,  // 20: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
+	3,  // 21: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
+	28, // 22: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	1,  // 23: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
+	1,  // 24: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
+	5,  // 25: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
+	7,  // 26: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
+	11, // 27: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
+	12, // 28: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
+	14, // 29: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
+	20, // 30: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
+	21, // 31: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
+	22, // 32: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
+	25, // 33: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
+	23, // 34: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
+	10, // 35: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
+	0,  // 36: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
+	13, // 37: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
+	15, // 38: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
+	0,  // 39: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 40: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 41: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
+	26, // 42: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
+	24, // 43: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
+	35, // [35:44] is the sub-list for method output_type
+	26, // [26:35] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_workspace_v1_workspace_proto_init() }
@@ -1908,15 +2018,15 @@ func file_workspace_v1_workspace_proto_init() {
 		return
 	}
 	file_workspace_v1_workspace_proto_msgTypes[0].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[6].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[19].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[7].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[20].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_workspace_v1_workspace_proto_rawDesc), len(file_workspace_v1_workspace_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

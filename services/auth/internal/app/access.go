@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"time"
 
+	"github.com/liveproctor/workspaces/pkg/basicauth"
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
 )
 
 // cachedAccess is a workspace service answer and when it was received.
@@ -46,6 +48,14 @@ func (a *App) authorize(ctx context.Context, authorization, workspaceID string, 
 		at := a.now()
 		var err error
 		st, err = a.workspaces.Status(ctx, authorization, workspaceID)
+		if k := fault.KindOf(err); k == fault.NotFound || k == fault.PermissionDenied {
+			// The credentials are good, the workspace not theirs (or
+			// the key pair not for the API): the call still counts.
+			if lerr := a.limit(ctx, authorization, ratelimit.Limit{}); lerr != nil {
+				return WorkspaceStatus{}, lerr
+			}
+			return WorkspaceStatus{}, err
+		}
 		if err != nil {
 			return WorkspaceStatus{}, err
 		}
@@ -55,8 +65,18 @@ func (a *App) authorize(ctx context.Context, authorization, workspaceID string, 
 			a.access.Set(key, cachedAccess{status: st, at: at})
 		}
 	}
+	if err := a.limit(ctx, authorization, st.CallerLimit); err != nil {
+		return WorkspaceStatus{}, err
+	}
 	if live && !st.Active {
 		return WorkspaceStatus{}, fault.New(fault.NotFound, "workspace %q not found", workspaceID)
 	}
 	return st, nil
+}
+
+// limit counts a call of credentials the workspace service accepted against
+// their key pair's rate limit (own, or the default when Off).
+func (a *App) limit(ctx context.Context, authorization string, own ratelimit.Limit) error {
+	appKey, _, _ := basicauth.Parse(authorization)
+	return a.limits.LimitKeyPair(ctx, appKey, own)
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/ttlcache"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
@@ -16,7 +17,21 @@ import (
 type WorkspaceStatus struct {
 	Active      bool
 	TokenCutoff time.Time // tokens issued at or before it are dead; zero: none
+	// CallerLimit is the rate limit of the asking key pair's own workspace;
+	// Off when it has none of its own.
+	CallerLimit ratelimit.Limit
 }
+
+// Limits counts a key pair's calls against its rate limit: own when its
+// workspace has one, else the default. Over it, the error is Throttled.
+type Limits interface {
+	LimitKeyPair(ctx context.Context, appKey string, own ratelimit.Limit) error
+}
+
+// noLimits limits nothing.
+type noLimits struct{}
+
+func (noLimits) LimitKeyPair(context.Context, string, ratelimit.Limit) error { return nil }
 
 // Workspaces asks the workspace service about a workspace, presenting the
 // given Authorization header (the caller's Basic credentials, or the
@@ -46,6 +61,7 @@ type App struct {
 	workspaces Workspaces
 	settings   Settings
 	now        func() time.Time
+	limits     Limits
 	access     *ttlcache.Cache[accessKey, cachedAccess]
 	// revoked remembers when each workspace's tokens were last revoked
 	// here, so a cached "yes" from before a delete is not reused after it.
@@ -54,6 +70,9 @@ type App struct {
 
 // Option changes how New builds an App.
 type Option func(*App)
+
+// WithLimits counts every key pair's calls against its rate limit.
+func WithLimits(l Limits) Option { return func(a *App) { a.limits = l } }
 
 // WithClock replaces time.Now, for tests.
 func WithClock(now func() time.Time) Option { return func(a *App) { a.now = now } }
@@ -66,7 +85,7 @@ func New(store domain.TokenStore, workspaces Workspaces, settings Settings, opts
 	if settings.AccessCacheSize <= 0 {
 		settings.AccessCacheSize = 10000
 	}
-	a := &App{store: store, workspaces: workspaces, settings: settings, now: time.Now}
+	a := &App{store: store, workspaces: workspaces, settings: settings, limits: noLimits{}, now: time.Now}
 	for _, opt := range opts {
 		opt(a)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
@@ -37,6 +38,9 @@ type Config struct {
 	AccessCacheSize int           // ACCESS_CACHE_SIZE
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT
 
+	// Limits: RATE_LIMIT, RATE_LIMIT_BURST, AUTH_FAILURE_*, TRUSTED_PROXIES.
+	Limits ratelimit.Settings
+
 	Telemetry telemetry.Settings // LOG_LEVEL, PPROF_ADDR, OTEL_*
 }
 
@@ -54,6 +58,7 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 		AccessCacheTTL:       r.Duration("ACCESS_CACHE_TTL", 5*time.Second),
 		AccessCacheSize:      r.Int("ACCESS_CACHE_SIZE", 10000, 1, 10_000_000),
 		ShutdownTimeout:      r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second),
+		Limits:               ratelimit.ReadSettings(r, ratelimit.ServiceTrustedProxies),
 		Telemetry:            telemetry.ReadSettings(r),
 	}
 	var given bool

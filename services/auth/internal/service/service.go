@@ -15,8 +15,10 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/liveproctor/workspaces/pkg/basicauth"
+	"github.com/liveproctor/workspaces/pkg/clientaddr"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/redisstore"
@@ -52,7 +54,9 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 	var err error
 	s.workspace, err = grpc.NewClient(cfg.WorkspaceServiceAddr, append(append(telemetry.GRPCDialOptions(), grpcmw.DialTransportOptions()...),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()))...)
+		// The workspace service counts failed key pairs per client
+		// address: it gets the address of the call being served.
+		grpc.WithChainUnaryInterceptor(metrics.UnaryClientInterceptor(), clientaddr.UnaryClientInterceptor()))...)
 	if err != nil {
 		return nil, fmt.Errorf("WORKSPACE_SERVICE_ADDR: %w", err)
 	}
@@ -73,14 +77,17 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 		return nil, fmt.Errorf("METRICS_ADDR: %w", err)
 	}
 
+	limits := ratelimit.NewGuard(s.redis, cfg.Limits, logger)
 	application := app.New(s.store, workspaceclient.New(s.workspace, cfg.CallTimeout), app.Settings{
 		ServiceAuthorization: basicauth.Header(cfg.ServiceAppKey, cfg.ServiceAppSecret),
 		AccessCacheTTL:       cfg.AccessCacheTTL,
 		AccessCacheSize:      cfg.AccessCacheSize,
-	})
+	}, app.WithLimits(limits))
 	s.grpc = grpc.NewServer(append(append(telemetry.GRPCServerOptions(), grpcmw.ServerTransportOptions()...), grpc.ChainUnaryInterceptor(
 		metrics.UnaryServerInterceptor(),
 		grpcmw.ErrorInterceptor(logger, cfg.CallTimeout),
+		cfg.Limits.Proxies.UnaryServerInterceptor(),
+		grpcport.LimitInterceptor(limits),
 	))...)
 	authv1.RegisterAuthServiceServer(s.grpc, grpcport.NewServer(application))
 	s.health = health.NewServer()

@@ -23,6 +23,7 @@ type credential struct {
 	digest      []byte
 	tags        []domain.Tag
 	restAccess  bool
+	rateLimit   *domain.RateLimit // the workspace's own; nil: the default
 }
 
 // Authenticate returns the caller that owns the key pair.
@@ -41,6 +42,7 @@ func (a *App) Authenticate(ctx context.Context, appKey, appSecret string) (domai
 		AppKey:      appKey,
 		Tags:        slices.Clone(cred.tags),
 		RESTAccess:  cred.restAccess,
+		RateLimit:   cred.rateLimit,
 	}, nil
 }
 
@@ -59,6 +61,9 @@ func (a *App) credential(ctx context.Context, appKey string) (credential, error)
 	if w != nil && !w.Deleted() {
 		if k, ok := w.KeyByAppKey(appKey); ok {
 			cred = credential{known: true, workspaceID: w.ID(), digest: k.SecretDigest, tags: k.Tags, restAccess: k.HasRESTAccess()}
+			if r, ok := w.RateLimit(); ok {
+				cred.rateLimit = &r
+			}
 		}
 	}
 	a.creds.Set(appKey, cred)

@@ -22,6 +22,10 @@ type CreateInput struct {
 	ParentID string // empty: no parent
 	Address  domain.Address
 	Products []string
+	// RateLimit is the new workspace's own limit for its key pairs; nil:
+	// the service's default. (Left out of fingerprints when nil, so they
+	// stay what they were before workspaces had limits.)
+	RateLimit *domain.RateLimit `json:",omitempty"`
 }
 
 // CreateResult is what a create returns, and returns again to a retry.
@@ -61,11 +65,12 @@ var errIDTakenByOther = fault.New(fault.Conflict,
 // an existing id is a conflict.
 func (a *App) CreateWorkspace(ctx context.Context, caller domain.Caller, in CreateInput) (CreateResult, error) {
 	d, err := domain.CheckNewWorkspace(in.ID, domain.Details{
-		Name:     in.Name,
-		Type:     domain.Type(in.Type),
-		ParentID: in.ParentID,
-		Address:  in.Address,
-		Products: in.Products,
+		Name:      in.Name,
+		Type:      domain.Type(in.Type),
+		ParentID:  in.ParentID,
+		Address:   in.Address,
+		Products:  in.Products,
+		RateLimit: in.RateLimit,
 	})
 	if err != nil {
 		return CreateResult{}, err

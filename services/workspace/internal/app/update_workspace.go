@@ -21,7 +21,7 @@ func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in Upda
 		return nil, err
 	}
 	read := func() (*domain.Workspace, error) { return a.managedActive(ctx, caller, in.ID) }
-	return a.write(ctx, read, in.Precondition, func(w *domain.Workspace) (bool, error) {
+	w, err := a.write(ctx, read, in.Precondition, func(w *domain.Workspace) (bool, error) {
 		// What needs other workspaces is checked against w as read, after
 		// what the entity checks alone.
 		newParent := c.ParentID != nil && *c.ParentID != "" && *c.ParentID != w.ParentID()
@@ -41,4 +41,11 @@ func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in Upda
 		}
 		return true, nil
 	})
+	if err == nil && (c.RateLimit != nil || c.RemoveRateLimit) {
+		// The key pairs' cached credentials carry the old limit: this
+		// replica applies the new one at once, others within the cache's
+		// TTL.
+		a.forgetKeys(w)
+	}
+	return w, err
 }

@@ -8,4 +8,7 @@ type Caller struct {
 	Tags        []Tag
 	// RESTAccess is true when the key pair carries RESTAccessTag.
 	RESTAccess bool
+	// RateLimit is the workspace's own limit for its key pairs; nil: the
+	// service's default.
+	RateLimit *RateLimit
 }

@@ -77,6 +77,9 @@ func (d Details) check(v *violations) Details {
 	checkAddress(v, d.Address)
 	checkProducts(v, d.Products)
 	checkObjectiveDocuments(v, d.ObjectiveDocuments)
+	if d.RateLimit != nil {
+		checkRateLimit(v, *d.RateLimit)
+	}
 	return d
 }
 
@@ -102,6 +105,9 @@ func (c Changes) Check() (Changes, error) {
 	}
 	if c.ObjectiveDocuments != nil {
 		checkObjectiveDocuments(&v, *c.ObjectiveDocuments)
+	}
+	if c.RateLimit != nil && !c.RemoveRateLimit {
+		checkRateLimit(&v, *c.RateLimit)
 	}
 	return c, v.err()
 }
@@ -232,6 +238,22 @@ func checkObjectiveDocuments(v *violations, docs []string) {
 		if !validObjectiveDocument(doc) {
 			v.add(fmt.Sprintf("objectiveDocuments[%d]", i), "must be <authority>#<set>#<subject>:<year> with a four-digit year")
 		}
+	}
+}
+
+// Bounds of a workspace's own rate limit.
+const (
+	MaxRateLimitPerSecond = 100_000
+	MaxRateLimitBurst     = 1_000_000
+)
+
+// checkRateLimit checks a workspace's own rate limit.
+func checkRateLimit(v *violations, r RateLimit) {
+	if r.PerSecond < 1 || r.PerSecond > MaxRateLimitPerSecond {
+		v.add("rateLimit.perSecond", fmt.Sprintf("must be 1 to %d", MaxRateLimitPerSecond))
+	}
+	if r.Burst < 1 || r.Burst > MaxRateLimitBurst {
+		v.add("rateLimit.burst", fmt.Sprintf("must be 1 to %d", MaxRateLimitBurst))
 	}
 }
 

@@ -46,11 +46,25 @@ type Details struct {
 	Address            Address  // any part may be empty
 	Products           []string // bank ids, <publisher>/<bank>
 	ObjectiveDocuments []string // <authority>#<set>#<subject>:<year>
+	// RateLimit is the workspace's own limit for each of its key pairs;
+	// nil: the service's default.
+	RateLimit *RateLimit
+}
+
+// RateLimit is a limit for each key pair of a workspace: PerSecond requests
+// a second on average, up to Burst at once.
+type RateLimit struct {
+	PerSecond int
+	Burst     int
 }
 
 func (d Details) clone() Details {
 	d.Products = slices.Clone(d.Products)
 	d.ObjectiveDocuments = slices.Clone(d.ObjectiveDocuments)
+	if d.RateLimit != nil {
+		r := *d.RateLimit
+		d.RateLimit = &r
+	}
 	return d
 }
 
@@ -62,6 +76,8 @@ type Changes struct {
 	Address            *Address
 	Products           *[]string
 	ObjectiveDocuments *[]string
+	RateLimit          *RateLimit
+	RemoveRateLimit    bool // back to the service's default
 }
 
 // Tag is a typed label on a workspace or a key pair.
@@ -206,6 +222,13 @@ func (w *Workspace) Update(c Changes, now time.Time) error {
 	if c.ObjectiveDocuments != nil {
 		w.details.ObjectiveDocuments = slices.Clone(*c.ObjectiveDocuments)
 	}
+	switch {
+	case c.RemoveRateLimit:
+		w.details.RateLimit = nil
+	case c.RateLimit != nil:
+		r := *c.RateLimit
+		w.details.RateLimit = &r
+	}
 	w.updatedAt = now
 	return nil
 }
@@ -265,17 +288,27 @@ func (w *Workspace) ParentID() string             { return w.details.ParentID }
 func (w *Workspace) Address() Address             { return w.details.Address }
 func (w *Workspace) Products() []string           { return slices.Clone(w.details.Products) }
 func (w *Workspace) ObjectiveDocuments() []string { return slices.Clone(w.details.ObjectiveDocuments) }
-func (w *Workspace) Tags() []Tag                  { return slices.Clone(w.tags) }
-func (w *Workspace) SupportToolID() string        { return w.supportToolID }
-func (w *Workspace) CreatedBy() string            { return w.createdBy }
-func (w *Workspace) Managers() []string           { return slices.Clone(w.managers) }
-func (w *Workspace) RegistrationCodes() []string  { return slices.Clone(w.registrationCodes) }
-func (w *Workspace) CreateFingerprint() string    { return w.createFingerprint }
-func (w *Workspace) CreatedAt() time.Time         { return w.createdAt }
-func (w *Workspace) UpdatedAt() time.Time         { return w.updatedAt }
-func (w *Workspace) DeletedAt() time.Time         { return w.deletedAt } // zero while active
-func (w *Workspace) TokenCutoff() time.Time       { return w.tokenCutoff }
-func (w *Workspace) Revision() int64              { return w.revision }
+
+// RateLimit returns the workspace's own limit for its key pairs; ok is
+// false while the service's default applies.
+func (w *Workspace) RateLimit() (r RateLimit, ok bool) {
+	if w.details.RateLimit == nil {
+		return RateLimit{}, false
+	}
+	return *w.details.RateLimit, true
+}
+
+func (w *Workspace) Tags() []Tag                 { return slices.Clone(w.tags) }
+func (w *Workspace) SupportToolID() string       { return w.supportToolID }
+func (w *Workspace) CreatedBy() string           { return w.createdBy }
+func (w *Workspace) Managers() []string          { return slices.Clone(w.managers) }
+func (w *Workspace) RegistrationCodes() []string { return slices.Clone(w.registrationCodes) }
+func (w *Workspace) CreateFingerprint() string   { return w.createFingerprint }
+func (w *Workspace) CreatedAt() time.Time        { return w.createdAt }
+func (w *Workspace) UpdatedAt() time.Time        { return w.updatedAt }
+func (w *Workspace) DeletedAt() time.Time        { return w.deletedAt } // zero while active
+func (w *Workspace) TokenCutoff() time.Time      { return w.tokenCutoff }
+func (w *Workspace) Revision() int64             { return w.revision }
 
 // StoredWorkspace is a workspace as a store keeps it, for
 // UnmarshalWorkspaceFromDatabase.
@@ -287,6 +320,7 @@ type StoredWorkspace struct {
 	Address            Address
 	Products           []string
 	ObjectiveDocuments []string
+	RateLimit          *RateLimit // nil: none of its own
 	Tags               []Tag
 	SupportToolID      string
 	CreatedBy          string
@@ -315,6 +349,7 @@ func UnmarshalWorkspaceFromDatabase(s StoredWorkspace) *Workspace {
 			Address:            s.Address,
 			Products:           s.Products,
 			ObjectiveDocuments: s.ObjectiveDocuments,
+			RateLimit:          s.RateLimit,
 		},
 		tags:              s.Tags,
 		supportToolID:     s.SupportToolID,

@@ -5,7 +5,11 @@ package service
 import (
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
+	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
@@ -42,6 +46,13 @@ type Config struct {
 	CredentialCacheTTL  time.Duration // CREDENTIAL_CACHE_TTL
 	CredentialCacheSize int           // CREDENTIAL_CACHE_SIZE
 
+	// Redis holds the rate limits every replica shares: REDIS_ADDR and the
+	// other REDIS_* settings (pkg/redisconn). Without REDIS_ADDR each
+	// replica counts on its own.
+	Redis redis.UniversalOptions
+	// Limits: RATE_LIMIT, RATE_LIMIT_BURST, AUTH_FAILURE_*, TRUSTED_PROXIES.
+	Limits ratelimit.Settings
+
 	Telemetry telemetry.Settings // LOG_LEVEL, PPROF_ADDR, OTEL_*
 }
 
@@ -70,6 +81,8 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 		ShutdownTimeout:     r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second),
 		CredentialCacheTTL:  r.Duration("CREDENTIAL_CACHE_TTL", 10*time.Second),
 		CredentialCacheSize: r.Int("CREDENTIAL_CACHE_SIZE", 10000, 1, 10_000_000),
+		Redis:               redisconn.ReadOptions(r, false),
+		Limits:              ratelimit.ReadSettings(r, ratelimit.ServiceTrustedProxies),
 		Telemetry:           telemetry.ReadSettings(r),
 	}
 	cfg.Bootstrap.AppKey, cfg.Bootstrap.AppSecret, _ = r.Pair("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_SECRET")

@@ -9,6 +9,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"google.golang.org/grpc"
@@ -19,6 +20,8 @@ import (
 
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
+	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/authclient"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
@@ -39,8 +42,9 @@ type Service struct {
 	stop   context.CancelFunc
 	probed chan struct{}
 
-	authConn *grpc.ClientConn    // nil without AUTH_SERVICE_ADDR
-	revoker  *authclient.Revoker // nil without AUTH_SERVICE_ADDR
+	redis    redis.UniversalClient // nil without REDIS_ADDR
+	authConn *grpc.ClientConn      // nil without AUTH_SERVICE_ADDR
+	revoker  *authclient.Revoker   // nil without AUTH_SERVICE_ADDR
 	metrics  *telemetry.MetricsServer
 }
 
@@ -124,10 +128,17 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	if err != nil {
 		return fmt.Errorf("METRICS_ADDR: %w", err)
 	}
+	if len(s.cfg.Redis.Addrs) == 0 {
+		s.logger.Warn("REDIS_ADDR is not set: each replica counts rate limits and failed authentications on its own")
+	} else if s.redis, err = redisconn.Open(s.cfg.Redis, metrics); err != nil {
+		return err
+	}
+	limits := ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger)
 	s.grpc = grpc.NewServer(append(append(telemetry.GRPCServerOptions(), grpcmw.ServerTransportOptions()...), grpc.ChainUnaryInterceptor(
 		metrics.UnaryServerInterceptor(),
 		grpcmw.ErrorInterceptor(s.logger, s.cfg.CallTimeout),
-		grpcport.AuthInterceptor(application),
+		s.cfg.Limits.Proxies.UnaryServerInterceptor(),
+		grpcport.AuthInterceptor(application, limits),
 	))...)
 	workspacev1.RegisterWorkspaceServiceServer(s.grpc, grpcport.NewServer(application))
 	s.health = health.NewServer()
@@ -165,6 +176,9 @@ func (s *Service) Close() error {
 		_ = s.authConn.Close()
 	}
 	_ = s.metrics.Close(context.Background())
+	if s.redis != nil {
+		_ = s.redis.Close()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return s.mongo.Disconnect(ctx)

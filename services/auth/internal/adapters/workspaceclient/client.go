@@ -15,6 +15,7 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcfault"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
 )
 
@@ -41,6 +42,9 @@ func (c *Client) Status(ctx context.Context, authorization, workspaceID string) 
 		return app.WorkspaceStatus{}, remoteError(err)
 	}
 	out := app.WorkspaceStatus{Active: st.GetActive()}
+	if r := st.GetCallerRateLimit(); r != nil {
+		out.CallerLimit = ratelimit.Limit{Rate: int(r.GetRequestsPerSecond()), Burst: int(r.GetBurst())}
+	}
 	if s := st.GetTokenCutoffTime(); s != "" {
 		if out.TokenCutoff, err = apitime.Parse(s); err != nil {
 			return app.WorkspaceStatus{}, fault.Wrap(fault.Internal, fmt.Errorf("workspace status: token_cutoff_time %q: %w", s, err), "internal error")

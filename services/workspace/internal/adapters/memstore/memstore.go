@@ -117,6 +117,7 @@ func (r *Repository) Update(_ context.Context, w *domain.Workspace) (*domain.Wor
 	next := record(stored)
 	next.Name, next.Type, next.ParentID, next.Address = w.Name(), w.Type(), w.ParentID(), w.Address()
 	next.Products, next.ObjectiveDocuments = w.Products(), w.ObjectiveDocuments()
+	next.RateLimit = rateLimit(w)
 	next.UpdatedAt, next.DeletedAt, next.TokenCutoff = w.UpdatedAt(), w.DeletedAt(), w.TokenCutoff()
 	next.Revision++
 	r.workspaces[w.ID()] = domain.UnmarshalWorkspaceFromDatabase(next)
@@ -152,6 +153,7 @@ func record(w *domain.Workspace) domain.StoredWorkspace {
 		Address:            w.Address(),
 		Products:           w.Products(),
 		ObjectiveDocuments: w.ObjectiveDocuments(),
+		RateLimit:          rateLimit(w),
 		Tags:               w.Tags(),
 		SupportToolID:      w.SupportToolID(),
 		CreatedBy:          w.CreatedBy(),
@@ -165,6 +167,14 @@ func record(w *domain.Workspace) domain.StoredWorkspace {
 		TokenCutoff:        w.TokenCutoff(),
 		Revision:           w.Revision(),
 	}
+}
+
+// rateLimit is w's own rate limit as a store keeps it: nil for none.
+func rateLimit(w *domain.Workspace) *domain.RateLimit {
+	if r, ok := w.RateLimit(); ok {
+		return &r
+	}
+	return nil
 }
 
 func clone(w *domain.Workspace) *domain.Workspace {

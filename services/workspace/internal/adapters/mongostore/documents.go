@@ -18,6 +18,7 @@ type workspaceDoc struct {
 	Address            addressDoc `bson:"address"`
 	Products           []string   `bson:"products"`
 	ObjectiveDocuments []string   `bson:"objectiveDocuments"`
+	RateLimit          *rateDoc   `bson:"rateLimit"` // null: the service's default
 	Tags               []tagDoc   `bson:"tags"`
 	SupportToolID      string     `bson:"supportToolId"`
 	CreatedBy          string     `bson:"createdBy"`
@@ -37,6 +38,11 @@ type addressDoc struct {
 	City    string `bson:"city"`
 	State   string `bson:"state"`
 	Country string `bson:"country"`
+}
+
+type rateDoc struct {
+	PerSecond int `bson:"perSecond"`
+	Burst     int `bson:"burst"`
 }
 
 type tagDoc struct {
@@ -92,6 +98,9 @@ func fromWorkspace(w *domain.Workspace) workspaceDoc {
 	if parent := w.ParentID(); parent != "" {
 		d.ParentID = &parent
 	}
+	if r, ok := w.RateLimit(); ok {
+		d.RateLimit = &rateDoc{PerSecond: r.PerSecond, Burst: r.Burst}
+	}
 	for i, k := range keys {
 		d.Keys[i] = fromKey(k)
 	}
@@ -118,6 +127,7 @@ func (d *workspaceDoc) toWorkspace() *domain.Workspace {
 		Address:            domain.Address(d.Address),
 		Products:           d.Products,
 		ObjectiveDocuments: d.ObjectiveDocuments,
+		RateLimit:          (*domain.RateLimit)(d.RateLimit),
 		Tags:               toTags(d.Tags),
 		SupportToolID:      d.SupportToolID,
 		CreatedBy:          d.CreatedBy,

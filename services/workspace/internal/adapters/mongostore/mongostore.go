@@ -259,6 +259,7 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 		{Key: "address", Value: d.Address},
 		{Key: "products", Value: d.Products},
 		{Key: "objectiveDocuments", Value: d.ObjectiveDocuments},
+		{Key: "rateLimit", Value: d.RateLimit},
 		{Key: "updatedAt", Value: d.UpdatedAt},
 		{Key: "deletedAt", Value: d.DeletedAt},
 		{Key: "tokenCutoff", Value: d.TokenCutoff},

@@ -120,12 +120,14 @@ func createThenGetRoundTrips(t *testing.T, r domain.Repository) {
 	s := sample("a")
 	s.ParentID = "root"
 	s.ObjectiveDocuments = []string{"TEKS#2017#MATH:2024"}
+	s.RateLimit = &domain.RateLimit{PerSecond: 5, Burst: 7}
 	s.SupportToolID = "tool-1"
 	mustCreate(t, r, s)
 	got := mustGet(t, r, "a")
 	want := sample("a")
 	want.ParentID = "root"
 	want.ObjectiveDocuments = []string{"TEKS#2017#MATH:2024"}
+	want.RateLimit = &domain.RateLimit{PerSecond: 5, Burst: 7}
 	want.SupportToolID = "tool-1"
 	want.Revision = 1
 	if diff := compare(got, workspace(want)); diff != "" {
@@ -245,6 +247,7 @@ func updateKeepsImmutableFields(t *testing.T, r domain.Repository) {
 		s.Address = domain.Address{City: "Lyon", State: "FR-ARA", Country: "FR"}
 		s.Products = []string{"pub/ela", "pub/math"}
 		s.ObjectiveDocuments = []string{"CCSS#2010#ELA:2020"}
+		s.RateLimit = &domain.RateLimit{PerSecond: 50, Burst: 60}
 		s.UpdatedAt = t1
 		s.DeletedAt = t1
 		s.TokenCutoff = t1
@@ -267,11 +270,14 @@ func updateKeepsImmutableFields(t *testing.T, r domain.Repository) {
 	w := mustGet(t, r, "a")
 	w.Undelete(t1)
 	none, noParent := []string{}, ""
-	if err := w.Update(domain.Changes{ParentID: &noParent, Products: &none}, t1); err != nil {
+	if err := w.Update(domain.Changes{ParentID: &noParent, Products: &none, RemoveRateLimit: true}, t1); err != nil {
 		t.Fatal(err)
 	}
 	mustUpdate(t, r, w)
 	got := mustGet(t, r, "a")
+	if _, own := got.RateLimit(); own {
+		t.Fatal("the rate limit was not removed")
+	}
 	if got.ParentID() != "" || len(got.Products()) != 0 || got.Deleted() {
 		t.Fatalf("after clearing: parent %q products %v deleted %v", got.ParentID(), got.Products(), got.DeletedAt())
 	}
@@ -415,6 +421,11 @@ func listLeavesOutDeleted(t *testing.T, r domain.Repository) {
 	wantIDs(t, "root's list", list(t, r, domain.ListQuery{VisibleTo: "root"}), []string{"c1", "o", "root"})
 }
 
+func rateLimit(w *domain.Workspace) string {
+	r, ok := w.RateLimit()
+	return fmt.Sprint(r, ok)
+}
+
 // compare returns a description of the first difference between two
 // workspaces, or "" when they are equal. Empty and nil lists compare equal,
 // and times as instants at millisecond precision, which is what stores
@@ -428,6 +439,7 @@ func compare(got, want *domain.Workspace) string {
 		{"ParentID", got.ParentID(), want.ParentID()}, {"Address", got.Address(), want.Address()},
 		{"Products", nilIfEmpty(got.Products()), nilIfEmpty(want.Products())},
 		{"ObjectiveDocuments", nilIfEmpty(got.ObjectiveDocuments()), nilIfEmpty(want.ObjectiveDocuments())},
+		{"RateLimit", rateLimit(got), rateLimit(want)},
 		{"Tags", nilIfEmpty(got.Tags()), nilIfEmpty(want.Tags())},
 		{"SupportToolID", got.SupportToolID(), want.SupportToolID()},
 		{"CreatedBy", got.CreatedBy(), want.CreatedBy()},

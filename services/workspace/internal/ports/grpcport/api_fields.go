@@ -27,6 +27,8 @@ func apiField(field string) string {
 		return "filter.search" + index
 	case "states":
 		return "filter.address.state.include" + index
+	case "rateLimit.perSecond":
+		return "rateLimit.requestsPerSecond"
 	case "products":
 		if index != "" {
 			return field + ".bank.id" // a shared product is its bank's id

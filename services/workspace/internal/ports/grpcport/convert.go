@@ -35,7 +35,22 @@ func workspaceToProto(w *domain.Workspace) *workspacev1.Workspace {
 		deleted := apitime.Format(w.DeletedAt())
 		pb.DeleteTime = &deleted
 	}
+	if r, ok := w.RateLimit(); ok {
+		pb.RateLimit = rateLimitToProto(r)
+	}
 	return pb
+}
+
+func rateLimitToProto(r domain.RateLimit) *workspacev1.RateLimit {
+	return &workspacev1.RateLimit{RequestsPerSecond: int32(r.PerSecond), Burst: int32(r.Burst)}
+}
+
+// rateLimitFromProto is nil for an absent limit.
+func rateLimitFromProto(r *workspacev1.RateLimit) *domain.RateLimit {
+	if r == nil {
+		return nil
+	}
+	return &domain.RateLimit{PerSecond: int(r.GetRequestsPerSecond()), Burst: int(r.GetBurst())}
 }
 
 func productsToProto(banks []string) []*workspacev1.Product {

@@ -8,6 +8,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/basicauth"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -31,10 +32,27 @@ var (
 		"this key pair may not call the API: it lacks the allow-rest-api-access tag (LTI key pairs are for LTI launches)")
 )
 
+// Limits guards calls: the failed authentications of the client's address
+// and each key pair's rate (pkg/ratelimit.Guard).
+type Limits interface {
+	CheckFailures(ctx context.Context, appKey string) error
+	Failed(ctx context.Context, appKey string)
+	LimitKeyPair(ctx context.Context, appKey string, own ratelimit.Limit) error
+}
+
+// unlimited are the methods the other services call to check a caller on
+// behalf of a request they count themselves; limiting them again would
+// count one request twice (and every session check against the auth
+// service's own key pair).
+var unlimited = map[string]bool{authenticateMethod: true, statusMethod: true}
+
 // AuthInterceptor checks the Basic credentials in the call's metadata and
-// puts the caller in the context. Key pairs without the API access tag are
-// refused everywhere except Authenticate, which reports who they belong to.
-func AuthInterceptor(auth Authenticator) grpc.UnaryServerInterceptor {
+// puts the caller in the context. An address with too many recent failures
+// is refused before its credentials are looked at; a failure is counted
+// against it. Key pairs without the API access tag are refused everywhere
+// except Authenticate, which reports who they belong to. Then the key
+// pair's rate limit applies.
+func AuthInterceptor(auth Authenticator, limits Limits) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		if grpcmw.Quiet(info.FullMethod) {
 			return handler(ctx, req)
@@ -43,13 +61,32 @@ func AuthInterceptor(auth Authenticator) grpc.UnaryServerInterceptor {
 		if !ok {
 			return nil, errNoCredentials
 		}
+		if err := limits.CheckFailures(ctx, appKey); err != nil {
+			return nil, err
+		}
 		caller, err := auth.Authenticate(ctx, appKey, appSecret)
+		if fault.KindOf(err) == fault.Unauthenticated {
+			limits.Failed(ctx, appKey)
+		}
 		if err != nil {
 			return nil, err
 		}
 		if !caller.RESTAccess && info.FullMethod != authenticateMethod {
 			return nil, errNoAPIAccess
 		}
+		if !unlimited[info.FullMethod] {
+			if err := limits.LimitKeyPair(ctx, appKey, rateLimitOf(caller)); err != nil {
+				return nil, err
+			}
+		}
 		return handler(context.WithValue(ctx, callerKey{}, caller), req)
 	}
+}
+
+// rateLimitOf is the caller's workspace's own limit; Off when it has none.
+func rateLimitOf(c domain.Caller) ratelimit.Limit {
+	if c.RateLimit == nil {
+		return ratelimit.Limit{}
+	}
+	return ratelimit.Limit{Rate: c.RateLimit.PerSecond, Burst: c.RateLimit.Burst}
 }

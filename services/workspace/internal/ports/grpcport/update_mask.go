@@ -13,7 +13,7 @@ import (
 
 // updatable are the fields of an UpdateWorkspaceRequest that change the
 // workspace, by the proto names an update_mask lists them by (AIP-161).
-var updatable = []protoreflect.Name{"name", "type", "parent_workspace_id", "address", "products", "objective_documents"}
+var updatable = []protoreflect.Name{"name", "type", "parent_workspace_id", "address", "products", "objective_documents", "rate_limit"}
 
 // updateChanges is what an update request asks to change. With an
 // update_mask, exactly the fields it names change, and a named field left
@@ -59,6 +59,10 @@ func updateChanges(req *workspacev1.UpdateWorkspaceRequest) (domain.Changes, err
 	if set["objective_documents"] {
 		docs := req.GetObjectiveDocuments()
 		c.ObjectiveDocuments = &docs
+	}
+	if set["rate_limit"] {
+		c.RateLimit = rateLimitFromProto(req.GetRateLimit())
+		c.RemoveRateLimit = c.RateLimit == nil
 	}
 	return c, nil
 }

@@ -14,7 +14,10 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
-const authenticateMethod = "/workspace.v1.WorkspaceService/Authenticate"
+const (
+	authenticateMethod = workspacev1.WorkspaceService_Authenticate_FullMethodName
+	statusMethod       = workspacev1.WorkspaceService_GetWorkspaceStatus_FullMethodName
+)
 
 // Server implements workspacev1.WorkspaceServiceServer over the application.
 type Server struct {
@@ -65,12 +68,13 @@ func (s *Server) ListWorkspaceKeys(ctx context.Context, req *workspacev1.ListWor
 
 func (s *Server) CreateWorkspace(ctx context.Context, req *workspacev1.CreateWorkspaceRequest) (*workspacev1.CreateWorkspaceResponse, error) {
 	res, err := s.app.CreateWorkspace(ctx, callerFrom(ctx), app.CreateInput{
-		ID:       req.GetId(),
-		Name:     req.GetName(),
-		Type:     req.GetType(),
-		ParentID: req.GetParentWorkspaceId().GetValue(),
-		Address:  addressFromProto(req.GetAddress()),
-		Products: productsFromProto(req.GetProducts()),
+		ID:        req.GetId(),
+		Name:      req.GetName(),
+		Type:      req.GetType(),
+		ParentID:  req.GetParentWorkspaceId().GetValue(),
+		Address:   addressFromProto(req.GetAddress()),
+		Products:  productsFromProto(req.GetProducts()),
+		RateLimit: rateLimitFromProto(req.GetRateLimit()),
 	})
 	if err != nil {
 		return nil, apiError(err)
@@ -123,6 +127,9 @@ func (s *Server) GetWorkspaceStatus(ctx context.Context, req *workspacev1.GetWor
 	out := &workspacev1.WorkspaceStatus{Id: w.ID(), Active: !w.Deleted()}
 	if cutoff := w.TokenCutoff(); !cutoff.IsZero() {
 		out.TokenCutoffTime = apitime.Format(cutoff)
+	}
+	if r := callerFrom(ctx).RateLimit; r != nil {
+		out.CallerRateLimit = rateLimitToProto(*r)
 	}
 	return out, nil
 }
