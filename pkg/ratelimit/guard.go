@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -118,7 +119,10 @@ func (g *Guard) LimitKeyPair(ctx context.Context, appKey string, own Limit) erro
 	if !own.Off() {
 		lim = own
 	}
-	return g.limit(ctx, "keypair:"+appKey, lim)
+	// The limit is part of the key: GCRA keeps what was spent as time
+	// owed under the old rate, so a raised limit starts a bucket of its
+	// own, full, instead of paying that debt at the new rate.
+	return g.limit(ctx, "keypair:"+appKey+":"+strconv.Itoa(lim.Rate)+":"+strconv.Itoa(lim.Burst), lim)
 }
 
 // LimitToken counts a call presenting an SDK token against the default

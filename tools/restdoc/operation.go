@@ -24,20 +24,25 @@ var commonErrors = []string{"INVALID_ARGUMENT", "TOO_LARGE", "INTERNAL", "UNAVAI
 
 // Errors by the credentials an operation takes: a Basic operation also
 // refuses key pairs without REST access (the LTI pair).
+// Every authenticated operation is rate limited (THROTTLED).
 var securityErrors = map[restv1.Security][]string{
-	restv1.Security_SECURITY_BASIC_UNSPECIFIED: {"UNAUTHENTICATED", "PERMISSION_DENIED"},
-	restv1.Security_SECURITY_BEARER:            {"UNAUTHENTICATED"},
+	restv1.Security_SECURITY_BASIC_UNSPECIFIED: {"UNAUTHENTICATED", "PERMISSION_DENIED", "THROTTLED"},
+	restv1.Security_SECURITY_BEARER:            {"UNAUTHENTICATED", "THROTTLED"},
 }
+
+// rateLimitHeaders are the IETF rate-limit fields, which every answer of an
+// authenticated operation may carry and a 429 always does.
+var rateLimitHeaders = []string{"RateLimit-Policy", "RateLimit"}
 
 // bodyMethods take a body, and so may answer 415 for one that is not JSON.
 var bodyMethods = []string{http.MethodPost, http.MethodPut, http.MethodPatch}
 
 // Response headers by error reason, named as in the base document's
 // components.headers.
-var errorHeaders = map[string]string{
-	"UNAUTHENTICATED": "WWW-Authenticate",
-	"UNAVAILABLE":     "Retry-After",
-	"THROTTLED":       "Retry-After",
+var errorHeaders = map[string][]string{
+	"UNAUTHENTICATED": {"WWW-Authenticate"},
+	"UNAVAILABLE":     {"Retry-After"},
+	"THROTTLED":       append([]string{"Retry-After"}, rateLimitHeaders...),
 }
 
 // headerRefs are the base document's components.headers by header name.
@@ -46,6 +51,8 @@ var headerRefs = map[string]string{
 	"ETag":             "ETag",
 	"WWW-Authenticate": "WWWAuthenticate",
 	"Retry-After":      "RetryAfter",
+	"RateLimit-Policy": "RateLimitPolicy",
+	"RateLimit":        "RateLimit",
 }
 
 type generator struct {
@@ -294,6 +301,11 @@ func (g *generator) responses(m *protogen.Method, b binding, opt *restv1.Operati
 	if opt.GetEtag() {
 		headers.set("ETag", componentRef("headers", headerRefs["ETag"]))
 	}
+	if opt.GetSecurity() != restv1.Security_SECURITY_NONE {
+		for _, h := range rateLimitHeaders {
+			headers.set(h, componentRef("headers", headerRefs[h]))
+		}
+	}
 	success.set("headers", headers)
 	success.set("content", jsonContent(schema))
 
@@ -335,7 +347,7 @@ func errorResponse(status int, errorRef *object) *object {
 			continue
 		}
 		meanings = append(meanings, spec.Meaning)
-		if h, ok := errorHeaders[spec.Reason]; ok {
+		for _, h := range errorHeaders[spec.Reason] {
 			headers.set(h, componentRef("headers", headerRefs[h]))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -28,16 +29,18 @@ const (
 )
 
 // The stack every test talks to, the binaries it runs, and the settings
-// it runs them with (a test may start a stack of its own with them).
+// it runs them with (a test may start a stack of its own with them). Every
+// test calls from 127.0.0.1, so the limits are off but where a test of
+// them starts its own stack with them on.
 var (
 	env      *stack.Stack
 	binDir   string
-	stackEnv = append(stack.ThrowawayEnv(rootKey, rootSecret),
+	stackEnv = append(append(stack.ThrowawayEnv(rootKey, rootSecret),
 		"BOOTSTRAP_PRODUCTS=pub/math,pub/ela",
 		"MONGODB_TIMEOUT=1s",
 		"WORKSPACE_CALL_TIMEOUT=4s",
 		"REQUEST_TIMEOUT=6s",
-	)
+	), stack.LimitsOffEnv()...)
 )
 
 func TestMain(m *testing.M) {
@@ -117,7 +120,12 @@ type client struct {
 	t           *testing.T
 	key, secret string
 	gateway     string // the gateway's URL; empty: the shared stack's
+	source      string // the loopback address to call from; empty: any
 }
+
+// from returns c calling from the loopback address ip (127.0.0.2), which
+// the gateway sees as the client's address.
+func (c client) from(ip string) client { c.source = ip; return c }
 
 // on returns c calling the gateway of s.
 func (c client) on(s *stack.Stack) client { c.gateway = s.GatewayURL; return c }
@@ -167,6 +175,10 @@ func (c client) do(method, path string, body any, headers ...string) *response {
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	httpClient := &http.Client{Timeout: 30 * time.Second}
+	if c.source != "" {
+		dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(c.source)}}
+		httpClient.Transport = &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}
+	}
 	resp, err := httpClient.Do(req)
 	if err != nil {
 		c.t.Fatalf("%s %s: %v", method, path, err)

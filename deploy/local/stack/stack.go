@@ -249,3 +249,10 @@ func ThrowawayEnv(rootKey, rootSecret string) []string {
 		"BOOTSTRAP_APP_SECRET=" + rootSecret,
 	}
 }
+
+// LimitsOffEnv turns off the services' rate limits and failed-authentication
+// limits: for benchmarks, and for tests that share one stack and one client
+// address (the limits have tests of their own).
+func LimitsOffEnv() []string {
+	return []string{"RATE_LIMIT=0", "AUTH_FAILURE_LIMIT=0", "AUTH_FAILURE_LIMIT_PER_ADDRESS=0"}
+}

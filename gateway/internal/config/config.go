@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/liveproctor/workspaces/pkg/clientaddr"
 	"github.com/liveproctor/workspaces/pkg/envconfig"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
@@ -37,6 +38,11 @@ type Config struct {
 	// /api/sdk/session from a browser, as scheme://host[:port]; "*" allows
 	// any origin (CORS_ALLOWED_ORIGINS, comma-separated, default "*").
 	CORSAllowedOrigins []string
+	// Proxies are the load balancers in front of the gateway trusted to
+	// report the client's address in X-Forwarded-For (TRUSTED_PROXIES,
+	// comma-separated CIDRs; default none: the TCP peer is the client).
+	// The services count failed authentications per client address.
+	Proxies clientaddr.Resolver
 	// Telemetry is the log level, profiling and trace export (LOG_LEVEL,
 	// PPROF_ADDR, OTEL_*).
 	Telemetry telemetry.Settings
@@ -76,9 +82,19 @@ func Read(r *envconfig.Reader) (Config, error) {
 		ShutdownTimeout:      r.Duration("SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),
 		DrainDelay:           r.Duration("DRAIN_DELAY", 0),
 		CORSAllowedOrigins:   origins(r),
+		Proxies:              proxies(r),
 		Telemetry:            telemetry.ReadSettings(r),
 	}
 	return cfg, r.Err()
+}
+
+// proxies reads TRUSTED_PROXIES.
+func proxies(r *envconfig.Reader) clientaddr.Resolver {
+	p, err := clientaddr.NewResolver(r.List("TRUSTED_PROXIES"))
+	if err != nil {
+		r.Invalid("TRUSTED_PROXIES", "%v", err)
+	}
+	return p
 }
 
 // origins reads CORS_ALLOWED_ORIGINS, each "*" or scheme://host[:port]

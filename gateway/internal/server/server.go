@@ -24,6 +24,7 @@ import (
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	"github.com/liveproctor/workspaces/pkg/gen/openapi"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/clientaddr"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
@@ -114,7 +115,7 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
 		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
 		runtime.WithOutgoingTrailerMatcher(dropHeader),
-		runtime.WithMetadata(requestMetadata),
+		runtime.WithMetadata(requestMetadata(cfg.Proxies)),
 		runtime.WithErrorHandler(func(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 			noteQueryError(r, err) // a refused query parameter's name, which err has lost
 			errs.handle(ctx, mux, m, w, r, err)
@@ -193,14 +194,16 @@ func incomingHeader(key string) (string, bool) {
 	return "", false
 }
 
-// outgoingHeader turns the backends' etag and RateLimit-* header metadata
+// outgoingHeader turns the backends' etag and rate-limit header metadata
 // into HTTP headers and drops all other metadata.
 func outgoingHeader(key string) (string, bool) {
 	switch strings.ToLower(key) {
 	case "etag":
 		return "ETag", true
-	case "ratelimit", "ratelimit-policy", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset":
-		return http.CanonicalHeaderKey(key), true
+	case "ratelimit": // pkg/ratelimit.StateHeader
+		return "RateLimit", true
+	case "ratelimit-policy": // pkg/ratelimit.PolicyHeader
+		return "RateLimit-Policy", true
 	}
 	return "", false
 }
@@ -208,12 +211,22 @@ func outgoingHeader(key string) (string, bool) {
 // dropHeader forwards no trailer metadata.
 func dropHeader(string) (string, bool) { return "", false }
 
-// requestMetadata forwards the request id to the backend.
-func requestMetadata(ctx context.Context, _ *http.Request) metadata.MD {
-	if id := requestIDFrom(ctx); id != "" {
-		return metadata.Pairs(requestIDMetadata, id)
+// requestMetadata forwards the request id and the client's address to the
+// backend. The address replaces the X-Forwarded-For grpc-gateway would
+// send, which keeps whatever the client put in the header: the services
+// trust the gateway's one entry, so it must be the client's address as the
+// gateway's own TRUSTED_PROXIES find it.
+func requestMetadata(proxies clientaddr.Resolver) func(context.Context, *http.Request) metadata.MD {
+	return func(ctx context.Context, r *http.Request) metadata.MD {
+		md := metadata.MD{}
+		if id := requestIDFrom(ctx); id != "" {
+			md.Set(requestIDMetadata, id)
+		}
+		if a := proxies.FromRequest(r); a.IsValid() {
+			md.Set(clientaddr.ForwardedFor, a.String())
+		}
+		return md
 	}
-	return nil
 }
 
 // Drain makes /readyz answer 503 from now on, so load balancers stop

@@ -482,6 +482,9 @@ type RequestEntityTooLarge = ErrorBody
 // ServiceUnavailable ErrorBody is the JSON of every failed REST request. Like every response message, all its fields are always present.
 type ServiceUnavailable = ErrorBody
 
+// TooManyRequests ErrorBody is the JSON of every failed REST request. Like every response message, all its fields are always present.
+type TooManyRequests = ErrorBody
+
 // Unauthorized ErrorBody is the JSON of every failed REST request. Like every response message, all its fields are always present.
 type Unauthorized = ErrorBody
 
@@ -2059,7 +2062,9 @@ type ClientWithResponsesInterface interface {
 
 // CreateSdkTokenHTTPResponse200Headers the declared response headers of an HTTP 200 response for CreateSdkToken
 type CreateSdkTokenHTTPResponse200Headers struct {
-	XRequestId string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // CreateSdkTokenHTTPResponse400Headers the declared response headers of an HTTP 400 response for CreateSdkToken
@@ -2091,6 +2096,14 @@ type CreateSdkTokenHTTPResponse413Headers struct {
 // CreateSdkTokenHTTPResponse415Headers the declared response headers of an HTTP 415 response for CreateSdkToken
 type CreateSdkTokenHTTPResponse415Headers struct {
 	XRequestId string
+}
+
+// CreateSdkTokenHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateSdkToken
+type CreateSdkTokenHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
 }
 
 // CreateSdkTokenHTTPResponse500Headers the declared response headers of an HTTP 500 response for CreateSdkToken
@@ -2126,6 +2139,8 @@ type CreateSdkTokenHTTPResponse struct {
 	JSON413 *RequestEntityTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -2146,6 +2161,8 @@ type CreateSdkTokenHTTPResponse struct {
 	Headers413 *CreateSdkTokenHTTPResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateSdkTokenHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateSdkTokenHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateSdkTokenHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -2187,6 +2204,11 @@ func (r CreateSdkTokenHTTPResponse) GetJSON413() *RequestEntityTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateSdkTokenHTTPResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateSdkTokenHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2235,7 +2257,9 @@ func (r CreateSdkTokenHTTPResponse) ContentType() string {
 
 // RevokeUserSdkTokensHTTPResponse200Headers the declared response headers of an HTTP 200 response for RevokeUserSdkTokens
 type RevokeUserSdkTokensHTTPResponse200Headers struct {
-	XRequestId string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // RevokeUserSdkTokensHTTPResponse400Headers the declared response headers of an HTTP 400 response for RevokeUserSdkTokens
@@ -2267,6 +2291,14 @@ type RevokeUserSdkTokensHTTPResponse413Headers struct {
 // RevokeUserSdkTokensHTTPResponse415Headers the declared response headers of an HTTP 415 response for RevokeUserSdkTokens
 type RevokeUserSdkTokensHTTPResponse415Headers struct {
 	XRequestId string
+}
+
+// RevokeUserSdkTokensHTTPResponse429Headers the declared response headers of an HTTP 429 response for RevokeUserSdkTokens
+type RevokeUserSdkTokensHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
 }
 
 // RevokeUserSdkTokensHTTPResponse500Headers the declared response headers of an HTTP 500 response for RevokeUserSdkTokens
@@ -2302,6 +2334,8 @@ type RevokeUserSdkTokensHTTPResponse struct {
 	JSON413 *RequestEntityTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -2322,6 +2356,8 @@ type RevokeUserSdkTokensHTTPResponse struct {
 	Headers413 *RevokeUserSdkTokensHTTPResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *RevokeUserSdkTokensHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RevokeUserSdkTokensHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *RevokeUserSdkTokensHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -2363,6 +2399,11 @@ func (r RevokeUserSdkTokensHTTPResponse) GetJSON413() *RequestEntityTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r RevokeUserSdkTokensHTTPResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RevokeUserSdkTokensHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2411,7 +2452,9 @@ func (r RevokeUserSdkTokensHTTPResponse) ContentType() string {
 
 // DeleteSdkSessionHTTPResponse200Headers the declared response headers of an HTTP 200 response for DeleteSdkSession
 type DeleteSdkSessionHTTPResponse200Headers struct {
-	XRequestId string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // DeleteSdkSessionHTTPResponse400Headers the declared response headers of an HTTP 400 response for DeleteSdkSession
@@ -2428,6 +2471,14 @@ type DeleteSdkSessionHTTPResponse401Headers struct {
 // DeleteSdkSessionHTTPResponse413Headers the declared response headers of an HTTP 413 response for DeleteSdkSession
 type DeleteSdkSessionHTTPResponse413Headers struct {
 	XRequestId string
+}
+
+// DeleteSdkSessionHTTPResponse429Headers the declared response headers of an HTTP 429 response for DeleteSdkSession
+type DeleteSdkSessionHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
 }
 
 // DeleteSdkSessionHTTPResponse500Headers the declared response headers of an HTTP 500 response for DeleteSdkSession
@@ -2457,6 +2508,8 @@ type DeleteSdkSessionHTTPResponse struct {
 	JSON401 *Unauthorized
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -2471,6 +2524,8 @@ type DeleteSdkSessionHTTPResponse struct {
 	Headers401 *DeleteSdkSessionHTTPResponse401Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *DeleteSdkSessionHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteSdkSessionHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteSdkSessionHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -2497,6 +2552,11 @@ func (r DeleteSdkSessionHTTPResponse) GetJSON401() *Unauthorized {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r DeleteSdkSessionHTTPResponse) GetJSON413() *RequestEntityTooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteSdkSessionHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2545,7 +2605,9 @@ func (r DeleteSdkSessionHTTPResponse) ContentType() string {
 
 // GetSdkSessionHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetSdkSession
 type GetSdkSessionHTTPResponse200Headers struct {
-	XRequestId string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // GetSdkSessionHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetSdkSession
@@ -2562,6 +2624,14 @@ type GetSdkSessionHTTPResponse401Headers struct {
 // GetSdkSessionHTTPResponse413Headers the declared response headers of an HTTP 413 response for GetSdkSession
 type GetSdkSessionHTTPResponse413Headers struct {
 	XRequestId string
+}
+
+// GetSdkSessionHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetSdkSession
+type GetSdkSessionHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
 }
 
 // GetSdkSessionHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetSdkSession
@@ -2591,6 +2661,8 @@ type GetSdkSessionHTTPResponse struct {
 	JSON401 *Unauthorized
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -2605,6 +2677,8 @@ type GetSdkSessionHTTPResponse struct {
 	Headers401 *GetSdkSessionHTTPResponse401Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *GetSdkSessionHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSdkSessionHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetSdkSessionHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -2631,6 +2705,11 @@ func (r GetSdkSessionHTTPResponse) GetJSON401() *Unauthorized {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r GetSdkSessionHTTPResponse) GetJSON413() *RequestEntityTooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetSdkSessionHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -2679,7 +2758,9 @@ func (r GetSdkSessionHTTPResponse) ContentType() string {
 
 // CreateWorkspaceHTTPResponse200Headers the declared response headers of an HTTP 200 response for CreateWorkspace
 type CreateWorkspaceHTTPResponse200Headers struct {
-	XRequestId string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // CreateWorkspaceHTTPResponse400Headers the declared response headers of an HTTP 400 response for CreateWorkspace
@@ -2718,6 +2799,14 @@ type CreateWorkspaceHTTPResponse415Headers struct {
 	XRequestId string
 }
 
+// CreateWorkspaceHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateWorkspace
+type CreateWorkspaceHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
 // CreateWorkspaceHTTPResponse500Headers the declared response headers of an HTTP 500 response for CreateWorkspace
 type CreateWorkspaceHTTPResponse500Headers struct {
 	XRequestId string
@@ -2753,6 +2842,8 @@ type CreateWorkspaceHTTPResponse struct {
 	JSON413 *RequestEntityTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -2775,6 +2866,8 @@ type CreateWorkspaceHTTPResponse struct {
 	Headers413 *CreateWorkspaceHTTPResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreateWorkspaceHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateWorkspaceHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateWorkspaceHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -2823,6 +2916,11 @@ func (r CreateWorkspaceHTTPResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateWorkspaceHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateWorkspaceHTTPResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
@@ -2869,8 +2967,10 @@ func (r CreateWorkspaceHTTPResponse) ContentType() string {
 
 // DeleteWorkspaceHTTPResponse200Headers the declared response headers of an HTTP 200 response for DeleteWorkspace
 type DeleteWorkspaceHTTPResponse200Headers struct {
-	ETag       string
-	XRequestId string
+	ETag            string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // DeleteWorkspaceHTTPResponse400Headers the declared response headers of an HTTP 400 response for DeleteWorkspace
@@ -2909,6 +3009,14 @@ type DeleteWorkspaceHTTPResponse413Headers struct {
 	XRequestId string
 }
 
+// DeleteWorkspaceHTTPResponse429Headers the declared response headers of an HTTP 429 response for DeleteWorkspace
+type DeleteWorkspaceHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
 // DeleteWorkspaceHTTPResponse500Headers the declared response headers of an HTTP 500 response for DeleteWorkspace
 type DeleteWorkspaceHTTPResponse500Headers struct {
 	XRequestId string
@@ -2944,6 +3052,8 @@ type DeleteWorkspaceHTTPResponse struct {
 	JSON412 *PreconditionFailed
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -2966,6 +3076,8 @@ type DeleteWorkspaceHTTPResponse struct {
 	Headers412 *DeleteWorkspaceHTTPResponse412Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *DeleteWorkspaceHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteWorkspaceHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *DeleteWorkspaceHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -3014,6 +3126,11 @@ func (r DeleteWorkspaceHTTPResponse) GetJSON413() *RequestEntityTooLarge {
 	return r.JSON413
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteWorkspaceHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteWorkspaceHTTPResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
@@ -3060,8 +3177,10 @@ func (r DeleteWorkspaceHTTPResponse) ContentType() string {
 
 // GetWorkspaceHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetWorkspace
 type GetWorkspaceHTTPResponse200Headers struct {
-	ETag       string
-	XRequestId string
+	ETag            string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // GetWorkspaceHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetWorkspace
@@ -3088,6 +3207,14 @@ type GetWorkspaceHTTPResponse404Headers struct {
 // GetWorkspaceHTTPResponse413Headers the declared response headers of an HTTP 413 response for GetWorkspace
 type GetWorkspaceHTTPResponse413Headers struct {
 	XRequestId string
+}
+
+// GetWorkspaceHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetWorkspace
+type GetWorkspaceHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
 }
 
 // GetWorkspaceHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetWorkspace
@@ -3121,6 +3248,8 @@ type GetWorkspaceHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3139,6 +3268,8 @@ type GetWorkspaceHTTPResponse struct {
 	Headers404 *GetWorkspaceHTTPResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *GetWorkspaceHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWorkspaceHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetWorkspaceHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -3175,6 +3306,11 @@ func (r GetWorkspaceHTTPResponse) GetJSON404() *NotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r GetWorkspaceHTTPResponse) GetJSON413() *RequestEntityTooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWorkspaceHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3223,8 +3359,10 @@ func (r GetWorkspaceHTTPResponse) ContentType() string {
 
 // UpdateWorkspaceHTTPResponse200Headers the declared response headers of an HTTP 200 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse200Headers struct {
-	ETag       string
-	XRequestId string
+	ETag            string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // UpdateWorkspaceHTTPResponse400Headers the declared response headers of an HTTP 400 response for UpdateWorkspace
@@ -3268,6 +3406,14 @@ type UpdateWorkspaceHTTPResponse415Headers struct {
 	XRequestId string
 }
 
+// UpdateWorkspaceHTTPResponse429Headers the declared response headers of an HTTP 429 response for UpdateWorkspace
+type UpdateWorkspaceHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
 // UpdateWorkspaceHTTPResponse500Headers the declared response headers of an HTTP 500 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse500Headers struct {
 	XRequestId string
@@ -3305,6 +3451,8 @@ type UpdateWorkspaceHTTPResponse struct {
 	JSON413 *RequestEntityTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3329,6 +3477,8 @@ type UpdateWorkspaceHTTPResponse struct {
 	Headers413 *UpdateWorkspaceHTTPResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *UpdateWorkspaceHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateWorkspaceHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *UpdateWorkspaceHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -3382,6 +3532,11 @@ func (r UpdateWorkspaceHTTPResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateWorkspaceHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateWorkspaceHTTPResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
@@ -3428,7 +3583,9 @@ func (r UpdateWorkspaceHTTPResponse) ContentType() string {
 
 // ListWorkspaceKeysHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListWorkspaceKeys
 type ListWorkspaceKeysHTTPResponse200Headers struct {
-	XRequestId string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // ListWorkspaceKeysHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListWorkspaceKeys
@@ -3455,6 +3612,14 @@ type ListWorkspaceKeysHTTPResponse404Headers struct {
 // ListWorkspaceKeysHTTPResponse413Headers the declared response headers of an HTTP 413 response for ListWorkspaceKeys
 type ListWorkspaceKeysHTTPResponse413Headers struct {
 	XRequestId string
+}
+
+// ListWorkspaceKeysHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListWorkspaceKeys
+type ListWorkspaceKeysHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
 }
 
 // ListWorkspaceKeysHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListWorkspaceKeys
@@ -3488,6 +3653,8 @@ type ListWorkspaceKeysHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3506,6 +3673,8 @@ type ListWorkspaceKeysHTTPResponse struct {
 	Headers404 *ListWorkspaceKeysHTTPResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ListWorkspaceKeysHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWorkspaceKeysHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListWorkspaceKeysHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -3542,6 +3711,11 @@ func (r ListWorkspaceKeysHTTPResponse) GetJSON404() *NotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ListWorkspaceKeysHTTPResponse) GetJSON413() *RequestEntityTooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWorkspaceKeysHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3590,8 +3764,10 @@ func (r ListWorkspaceKeysHTTPResponse) ContentType() string {
 
 // UndeleteWorkspaceHTTPResponse200Headers the declared response headers of an HTTP 200 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse200Headers struct {
-	ETag       string
-	XRequestId string
+	ETag            string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // UndeleteWorkspaceHTTPResponse400Headers the declared response headers of an HTTP 400 response for UndeleteWorkspace
@@ -3630,6 +3806,14 @@ type UndeleteWorkspaceHTTPResponse415Headers struct {
 	XRequestId string
 }
 
+// UndeleteWorkspaceHTTPResponse429Headers the declared response headers of an HTTP 429 response for UndeleteWorkspace
+type UndeleteWorkspaceHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
 // UndeleteWorkspaceHTTPResponse500Headers the declared response headers of an HTTP 500 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse500Headers struct {
 	XRequestId string
@@ -3665,6 +3849,8 @@ type UndeleteWorkspaceHTTPResponse struct {
 	JSON413 *RequestEntityTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3687,6 +3873,8 @@ type UndeleteWorkspaceHTTPResponse struct {
 	Headers413 *UndeleteWorkspaceHTTPResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *UndeleteWorkspaceHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UndeleteWorkspaceHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *UndeleteWorkspaceHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -3735,6 +3923,11 @@ func (r UndeleteWorkspaceHTTPResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UndeleteWorkspaceHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UndeleteWorkspaceHTTPResponse) GetJSON500() *InternalServerError {
 	return r.JSON500
@@ -3781,7 +3974,9 @@ func (r UndeleteWorkspaceHTTPResponse) ContentType() string {
 
 // ListWorkspacesGetHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListWorkspacesGet
 type ListWorkspacesGetHTTPResponse200Headers struct {
-	XRequestId string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // ListWorkspacesGetHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListWorkspacesGet
@@ -3803,6 +3998,14 @@ type ListWorkspacesGetHTTPResponse403Headers struct {
 // ListWorkspacesGetHTTPResponse413Headers the declared response headers of an HTTP 413 response for ListWorkspacesGet
 type ListWorkspacesGetHTTPResponse413Headers struct {
 	XRequestId string
+}
+
+// ListWorkspacesGetHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListWorkspacesGet
+type ListWorkspacesGetHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
 }
 
 // ListWorkspacesGetHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListWorkspacesGet
@@ -3834,6 +4037,8 @@ type ListWorkspacesGetHTTPResponse struct {
 	JSON403 *Forbidden
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -3850,6 +4055,8 @@ type ListWorkspacesGetHTTPResponse struct {
 	Headers403 *ListWorkspacesGetHTTPResponse403Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ListWorkspacesGetHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWorkspacesGetHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListWorkspacesGetHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -3881,6 +4088,11 @@ func (r ListWorkspacesGetHTTPResponse) GetJSON403() *Forbidden {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ListWorkspacesGetHTTPResponse) GetJSON413() *RequestEntityTooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWorkspacesGetHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -3929,7 +4141,9 @@ func (r ListWorkspacesGetHTTPResponse) ContentType() string {
 
 // ListWorkspacesHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListWorkspaces
 type ListWorkspacesHTTPResponse200Headers struct {
-	XRequestId string
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // ListWorkspacesHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListWorkspaces
@@ -3956,6 +4170,14 @@ type ListWorkspacesHTTPResponse413Headers struct {
 // ListWorkspacesHTTPResponse415Headers the declared response headers of an HTTP 415 response for ListWorkspaces
 type ListWorkspacesHTTPResponse415Headers struct {
 	XRequestId string
+}
+
+// ListWorkspacesHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListWorkspaces
+type ListWorkspacesHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
 }
 
 // ListWorkspacesHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListWorkspaces
@@ -3989,6 +4211,8 @@ type ListWorkspacesHTTPResponse struct {
 	JSON413 *RequestEntityTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -4007,6 +4231,8 @@ type ListWorkspacesHTTPResponse struct {
 	Headers413 *ListWorkspacesHTTPResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *ListWorkspacesHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWorkspacesHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListWorkspacesHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -4043,6 +4269,11 @@ func (r ListWorkspacesHTTPResponse) GetJSON413() *RequestEntityTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r ListWorkspacesHTTPResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWorkspacesHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -4496,6 +4727,13 @@ func ParseCreateSdkTokenHTTPResponse(rsp *http.Response) (*CreateSdkTokenHTTPRes
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4522,6 +4760,20 @@ func ParseCreateSdkTokenHTTPResponse(rsp *http.Response) (*CreateSdkTokenHTTPRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CreateSdkTokenHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -4597,6 +4849,37 @@ func ParseCreateSdkTokenHTTPResponse(rsp *http.Response) (*CreateSdkTokenHTTPRes
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateSdkTokenHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreateSdkTokenHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -4702,6 +4985,13 @@ func ParseRevokeUserSdkTokensHTTPResponse(rsp *http.Response) (*RevokeUserSdkTok
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4728,6 +5018,20 @@ func ParseRevokeUserSdkTokensHTTPResponse(rsp *http.Response) (*RevokeUserSdkTok
 	switch {
 	case rsp.StatusCode == 200:
 		var headers RevokeUserSdkTokensHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -4803,6 +5107,37 @@ func ParseRevokeUserSdkTokensHTTPResponse(rsp *http.Response) (*RevokeUserSdkTok
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers RevokeUserSdkTokensHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers RevokeUserSdkTokensHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -4887,6 +5222,13 @@ func ParseDeleteSdkSessionHTTPResponse(rsp *http.Response) (*DeleteSdkSessionHTT
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4913,6 +5255,20 @@ func ParseDeleteSdkSessionHTTPResponse(rsp *http.Response) (*DeleteSdkSessionHTT
 	switch {
 	case rsp.StatusCode == 200:
 		var headers DeleteSdkSessionHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -4958,6 +5314,37 @@ func ParseDeleteSdkSessionHTTPResponse(rsp *http.Response) (*DeleteSdkSessionHTT
 			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteSdkSessionHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteSdkSessionHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -5042,6 +5429,13 @@ func ParseGetSdkSessionHTTPResponse(rsp *http.Response) (*GetSdkSessionHTTPRespo
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5068,6 +5462,20 @@ func ParseGetSdkSessionHTTPResponse(rsp *http.Response) (*GetSdkSessionHTTPRespo
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetSdkSessionHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -5113,6 +5521,37 @@ func ParseGetSdkSessionHTTPResponse(rsp *http.Response) (*GetSdkSessionHTTPRespo
 			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSdkSessionHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetSdkSessionHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -5225,6 +5664,13 @@ func ParseCreateWorkspaceHTTPResponse(rsp *http.Response) (*CreateWorkspaceHTTPR
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5251,6 +5697,20 @@ func ParseCreateWorkspaceHTTPResponse(rsp *http.Response) (*CreateWorkspaceHTTPR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers CreateWorkspaceHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -5336,6 +5796,37 @@ func ParseCreateWorkspaceHTTPResponse(rsp *http.Response) (*CreateWorkspaceHTTPR
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateWorkspaceHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreateWorkspaceHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -5448,6 +5939,13 @@ func ParseDeleteWorkspaceHTTPResponse(rsp *http.Response) (*DeleteWorkspaceHTTPR
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5480,6 +5978,20 @@ func ParseDeleteWorkspaceHTTPResponse(rsp *http.Response) (*DeleteWorkspaceHTTPR
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -5566,6 +6078,37 @@ func ParseDeleteWorkspaceHTTPResponse(rsp *http.Response) (*DeleteWorkspaceHTTPR
 			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteWorkspaceHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers DeleteWorkspaceHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -5664,6 +6207,13 @@ func ParseGetWorkspaceHTTPResponse(rsp *http.Response) (*GetWorkspaceHTTPRespons
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5696,6 +6246,20 @@ func ParseGetWorkspaceHTTPResponse(rsp *http.Response) (*GetWorkspaceHTTPRespons
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -5762,6 +6326,37 @@ func ParseGetWorkspaceHTTPResponse(rsp *http.Response) (*GetWorkspaceHTTPRespons
 			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWorkspaceHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetWorkspaceHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -5881,6 +6476,13 @@ func ParseUpdateWorkspaceHTTPResponse(rsp *http.Response) (*UpdateWorkspaceHTTPR
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5913,6 +6515,20 @@ func ParseUpdateWorkspaceHTTPResponse(rsp *http.Response) (*UpdateWorkspaceHTTPR
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -6009,6 +6625,37 @@ func ParseUpdateWorkspaceHTTPResponse(rsp *http.Response) (*UpdateWorkspaceHTTPR
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateWorkspaceHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers UpdateWorkspaceHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -6107,6 +6754,13 @@ func ParseListWorkspaceKeysHTTPResponse(rsp *http.Response) (*ListWorkspaceKeysH
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6133,6 +6787,20 @@ func ParseListWorkspaceKeysHTTPResponse(rsp *http.Response) (*ListWorkspaceKeysH
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListWorkspaceKeysHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -6198,6 +6866,37 @@ func ParseListWorkspaceKeysHTTPResponse(rsp *http.Response) (*ListWorkspaceKeysH
 			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWorkspaceKeysHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListWorkspaceKeysHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -6310,6 +7009,13 @@ func ParseUndeleteWorkspaceHTTPResponse(rsp *http.Response) (*UndeleteWorkspaceH
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6342,6 +7048,20 @@ func ParseUndeleteWorkspaceHTTPResponse(rsp *http.Response) (*UndeleteWorkspaceH
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -6428,6 +7148,37 @@ func ParseUndeleteWorkspaceHTTPResponse(rsp *http.Response) (*UndeleteWorkspaceH
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers UndeleteWorkspaceHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers UndeleteWorkspaceHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -6519,6 +7270,13 @@ func ParseListWorkspacesGetHTTPResponse(rsp *http.Response) (*ListWorkspacesGetH
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6545,6 +7303,20 @@ func ParseListWorkspacesGetHTTPResponse(rsp *http.Response) (*ListWorkspacesGetH
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListWorkspacesGetHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -6600,6 +7372,37 @@ func ParseListWorkspacesGetHTTPResponse(rsp *http.Response) (*ListWorkspacesGetH
 			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWorkspacesGetHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListWorkspacesGetHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -6698,6 +7501,13 @@ func ParseListWorkspacesHTTPResponse(rsp *http.Response) (*ListWorkspacesHTTPRes
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6724,6 +7534,20 @@ func ParseListWorkspacesHTTPResponse(rsp *http.Response) (*ListWorkspacesHTTPRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListWorkspacesHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -6789,6 +7613,37 @@ func ParseListWorkspacesHTTPResponse(rsp *http.Response) (*ListWorkspacesHTTPRes
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWorkspacesHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListWorkspacesHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
