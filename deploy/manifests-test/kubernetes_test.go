@@ -31,7 +31,7 @@ var components = []component{
 	{
 		name: "workspace", port: 9090, listenVar: "WORKSPACE_GRPC_ADDR",
 		secretEnv: []string{"MONGODB_URI", "KEY_ENCRYPTION_KEY", "KEY_HMAC_KEY", "BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_SECRET"},
-		plainEnv:  []string{"AUTH_SERVICE_ADDR", "SHUTDOWN_TIMEOUT"},
+		plainEnv:  []string{"AUTH_SERVICE_ADDR", "REDIS_ADDR", "SHUTDOWN_TIMEOUT"},
 		callers:   []string{"auth", "gateway"},
 	},
 	{

@@ -157,17 +157,21 @@ func (s *schemas) field(f *protogen.Field, rules *restv1.FieldRules, dir directi
 	}
 	description := describe(f.Comments.Leading)
 	if rules.GetNullable() {
-		if f.Desc.IsList() || !isRef(value) || dir != request {
+		if f.Desc.IsList() || f.Message == nil || !isRef(value) || dir != request {
 			return nil, fmt.Errorf("%s: nullable applies to message fields of requests only", f.Desc.FullName())
 		}
-		// OpenAPI 3.0 ignores the siblings of a $ref: wrap it.
-		wrapped := newObject()
-		wrapped.set("allOf", []*object{value})
-		wrapped.set("nullable", true)
-		if description != "" {
-			wrapped.set("description", description)
+		// In OpenAPI 3.0, nullable takes effect only beside a type, and a
+		// $ref takes no siblings: the message's schema is written inline.
+		inline, err := s.message(f.Message, dir)
+		if err != nil {
+			return nil, err
 		}
-		return wrapped, nil
+		inline.set("nullable", true)
+		if description != "" {
+			inline.set("description", description)
+		}
+		inline.order("type", "nullable", "description")
+		return inline, nil
 	}
 	if !f.Desc.IsList() {
 		if description != "" && !isRef(value) {

@@ -388,8 +388,11 @@ type UpdateWorkspaceRequest struct {
 	Products *[]ProductInput `json:"products,omitempty"`
 
 	// RateLimit Replaces the workspace's own rate limit; null returns it to the service's default.
-	RateLimit nullable.Nullable[RateLimitInput] `json:"rateLimit,omitempty"`
-	Type      *UpdateWorkspaceRequestType       `json:"type,omitempty"`
+	RateLimit nullable.Nullable[struct {
+		Burst             int32 `json:"burst"`
+		RequestsPerSecond int32 `json:"requestsPerSecond"`
+	}] `json:"rateLimit,omitempty"`
+	Type *UpdateWorkspaceRequestType `json:"type,omitempty"`
 }
 
 // UpdateWorkspaceRequestType defines model for UpdateWorkspaceRequest.Type.

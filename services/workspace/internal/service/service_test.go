@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/basicauth"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/service"
@@ -211,4 +213,53 @@ func fieldAfter(text, label string) string {
 		return ""
 	}
 	return fields[0]
+}
+
+// Internal callers are limited like REST callers: RESOURCE_EXHAUSTED with
+// RetryInfo and the rate-limit fields as header metadata; failed key pairs
+// from one address block it.
+func TestGRPCCallersAreLimited(t *testing.T) {
+	f := startStore(t)
+	cfg := config(t, f.URI())
+	cfg.Limits = ratelimit.Settings{
+		Default:  ratelimit.Limit{Rate: 1, Burst: 2},
+		Failures: ratelimit.FailureLimits{PerKey: 2, PerAddress: 100, Window: time.Minute},
+	}
+	_, client, _ := startService(t, cfg, io.Discard)
+	root := as(rootKey, rootSecret)
+
+	var header metadata.MD
+	var err error
+	for range 2 {
+		if _, err = client.GetWorkspace(root, &workspacev1.GetWorkspaceRequest{Id: "root"}, grpc.Header(&header)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := header.Get("ratelimit-policy"); len(p) != 1 || p[0] != `"keypair";q=2;w=2` {
+		t.Fatalf("ratelimit-policy %v", p)
+	}
+	_, err = client.GetWorkspace(root, &workspacev1.GetWorkspaceRequest{Id: "root"}, grpc.Header(&header))
+	wantCode(t, err, codes.ResourceExhausted)
+	if d := retryDelay(status.Convert(err)); d < time.Second {
+		t.Fatalf("RetryInfo delay %v", d)
+	}
+	if r := header.Get("ratelimit"); len(r) != 1 || !strings.HasPrefix(r[0], `"keypair";r=0;t=`) {
+		t.Fatalf("ratelimit %v", r)
+	}
+
+	for range 2 {
+		_, err = client.Authenticate(as("guessed-key", "wrong"), &workspacev1.AuthenticateRequest{})
+		wantCode(t, err, codes.Unauthenticated)
+	}
+	_, err = client.Authenticate(as("guessed-key", "wrong"), &workspacev1.AuthenticateRequest{})
+	wantCode(t, err, codes.ResourceExhausted)
+}
+
+func retryDelay(st *status.Status) time.Duration {
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			return ri.GetRetryDelay().AsDuration()
+		}
+	}
+	return 0
 }
