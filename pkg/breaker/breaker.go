@@ -3,7 +3,8 @@
 //
 // A Breaker is closed (calls go to the store) or open (calls fail at once
 // with ErrOpen). Only probes change it: a failed probe opens it, a
-// successful one closes it. Run probes every Interval while the breaker is
+// successful one closes it. A probe that fails while calls still succeed
+// counts as a success: the store is slow (a loaded machine), not gone. Run probes every Interval while the breaker is
 // closed (this is also what health reports), every RetryInterval while it
 // is open (so service resumes soon after the store returns), and at once
 // when a call fails as unreachable or has been waiting for SuspectAfter: a
@@ -16,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
@@ -53,9 +55,10 @@ const tick = 50 * time.Millisecond
 
 // Breaker is safe for concurrent use.
 type Breaker struct {
-	settings Settings
-	now      func() time.Time
-	wake     chan struct{} // a probe was asked for
+	settings  Settings
+	now       func() time.Time
+	wake      chan struct{} // a probe was asked for
+	succeeded atomic.Uint64 // calls that succeeded
 
 	mu       sync.Mutex
 	open     bool
@@ -120,6 +123,7 @@ func (b *Breaker) Do(ctx context.Context, call func(context.Context) error) erro
 	slow.Stop()
 	switch {
 	case err == nil:
+		b.succeeded.Add(1)
 		return nil
 	case ctx.Err() == nil && errors.Is(context.Cause(callCtx), ErrOpen):
 		return ErrOpen
@@ -164,11 +168,15 @@ func (b *Breaker) Probe(ctx context.Context, check func(context.Context) error, 
 	b.mu.Lock()
 	b.probedAt, b.answered = b.now(), b.asked
 	b.mu.Unlock()
+	succeeded := b.succeeded.Load()
 	probeCtx, cancel := context.WithTimeout(context.WithValue(ctx, probeKey{}, b), b.settings.ProbeTimeout)
 	err := check(probeCtx)
 	cancel()
 	if ctx.Err() != nil {
 		return
+	}
+	if err != nil && b.succeeded.Load() != succeeded {
+		err = nil // calls got answers meanwhile: slow, not down
 	}
 	b.mu.Lock()
 	was := b.open

@@ -209,3 +209,23 @@ func TestRunReportsState(t *testing.T) {
 		}
 	}
 }
+
+// A probe that times out while calls still get answers finds a slow store,
+// not a dead one: the breaker stays closed.
+func TestFailedProbeWhileCallsSucceedKeepsItClosed(t *testing.T) {
+	b, _ := newBreaker(settings)
+	ctx := context.Background()
+	b.Probe(ctx, func(ctx context.Context) error {
+		if err := b.Do(context.Background(), ok); err != nil { // a call answered during the probe
+			t.Fatal(err)
+		}
+		return errDown
+	}, nil)
+	if err := b.Err(); err != nil {
+		t.Fatalf("Err = %v after a failed probe during which a call succeeded", err)
+	}
+	b.Probe(ctx, func(context.Context) error { return errDown }, nil)
+	if err := b.Err(); !errors.Is(err, breaker.ErrOpen) {
+		t.Fatalf("Err = %v after a failed probe with no success meanwhile", err)
+	}
+}
