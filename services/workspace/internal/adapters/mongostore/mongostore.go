@@ -12,7 +12,8 @@
 // reservations first and the workspace document last. The workspace insert
 // is the commit point: a reservation whose workspace does not list it is a
 // leftover that never authenticates (GetByAppKey checks the workspace) and
-// that the create removes when it fails.
+// that the create removes when it fails, unless the insert's outcome is
+// unknown (the store went away meanwhile): then it stays.
 //
 // With a breaker (WithBreaker), every operation goes through it: while the
 // store is unreachable, operations fail at once as Unavailable instead of
@@ -178,7 +179,9 @@ func (r *Repository) Create(ctx context.Context, w *domain.Workspace) error {
 		return err
 	})
 	if err != nil {
-		undo()
+		if !mayHaveApplied(err) {
+			undo()
+		}
 		if mongo.IsDuplicateKeyError(err) {
 			return domain.ErrIDTaken
 		}
@@ -343,9 +346,11 @@ func (r *Repository) AddKey(ctx context.Context, workspaceID string, k domain.Ke
 		err = domain.ErrNotFound
 	}
 	if err != nil {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		release(ctx)
+		if !mayHaveApplied(err) {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			release(ctx)
+		}
 		if errors.Is(err, domain.ErrNotFound) {
 			return err
 		}
@@ -369,6 +374,17 @@ func Unreachable(err error) bool {
 	var selection topology.ServerSelectionError
 	return mongo.IsTimeout(err) || mongo.IsNetworkError(err) || errors.As(err, &selection) ||
 		errors.Is(err, mongo.ErrClientDisconnected)
+}
+
+// mayHaveApplied reports whether a write that failed with err may have
+// been applied all the same: the store became unreachable, or the call was
+// ended, after the write was sent. Its reservations are then kept: a
+// leftover reservation is harmless (see the package comment), while
+// removing those of a workspace or key that was stored would make its key
+// pairs fail to authenticate for good.
+func mayHaveApplied(err error) bool {
+	return Unreachable(err) || errors.Is(err, breaker.ErrOpen) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // storeError turns a driver error into a fault: unreachable or slow
