@@ -8,39 +8,30 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/liveproctor/workspaces/pkg/breaker"
 )
 
-// ProbeHealth keeps hs in step with a dependency: every interval it runs
-// check (bounded by timeout) and reports SERVING or NOT_SERVING for the
-// overall status ("") and for each of services, so that readiness probes
-// and the gateway stop sending calls while the store is unreachable. It
-// returns when ctx ends.
-func ProbeHealth(ctx context.Context, hs *health.Server, services []string, interval, timeout time.Duration,
+// ProbeHealth keeps hs in step with a store guarded by b: it runs b's
+// probes with check (breaker.Run) and reports SERVING or NOT_SERVING for the
+// overall status ("") and for each of services whenever the breaker closes
+// or opens, so readiness probes and the gateway see an outage as soon as
+// calls start failing fast. It returns when ctx ends.
+func ProbeHealth(ctx context.Context, hs *health.Server, services []string, b *breaker.Breaker,
 	check func(context.Context) error, logger *slog.Logger, what string) {
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		checkCtx, cancel := context.WithTimeout(ctx, timeout)
-		err := check(checkCtx)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
+	b.Run(ctx, check, func(open bool, cause error) {
 		st := healthpb.HealthCheckResponse_SERVING
-		if err != nil {
+		if open {
 			st = healthpb.HealthCheckResponse_NOT_SERVING
-			logger.Warn(what+" unreachable", "error", err.Error())
+			logger.Warn(what+" unreachable: calls fail at once until it answers", "error", cause.Error())
+		} else {
+			logger.Info(what + " reachable")
 		}
 		hs.SetServingStatus("", st)
 		for _, name := range services {
 			hs.SetServingStatus(name, st)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
+	})
 }
 
 // StopGracefully reports NOT_SERVING for everything, lets in-flight calls

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/liveproctor/workspaces/pkg/breaker"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
 )
 
@@ -23,7 +24,8 @@ func TestProbeHealthFollowsTheDependency(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		grpcmw.ProbeHealth(ctx, hs, []string{"svc.v1.Svc"}, time.Millisecond, time.Minute,
+		b := breaker.New(breaker.Settings{Interval: time.Millisecond, RetryInterval: time.Millisecond, ProbeTimeout: time.Minute, SuspectAfter: time.Hour})
+		grpcmw.ProbeHealth(ctx, hs, []string{"svc.v1.Svc"}, b,
 			func(c context.Context) error {
 				select {
 				case asked <- struct{}{}:

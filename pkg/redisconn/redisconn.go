@@ -1,15 +1,24 @@
 // Package redisconn reads the Redis settings every service shares and opens
 // the client: one address, a Cluster's nodes or Sentinels, with timeouts that
 // bound every call, tracing when enabled and pool gauges in the metrics.
+//
+// Failing fast: every dial, read, write and wait for a pooled connection is
+// bounded by REDIS_TIMEOUT (500 ms by default), a call is never retried
+// (a retry would double the wait on a Redis that hangs), and with a breaker
+// (WithBreaker) every command fails at once while the breaker's probe finds
+// Redis unreachable.
 package redisconn
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/liveproctor/workspaces/pkg/breaker"
 	"github.com/liveproctor/workspaces/pkg/envconfig"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
@@ -20,7 +29,7 @@ import (
 // required when required is set; otherwise an empty address list means the
 // service runs without Redis.
 func ReadOptions(r *envconfig.Reader, required bool) redis.UniversalOptions {
-	timeout := r.Duration("REDIS_TIMEOUT", time.Second)
+	timeout := r.Duration("REDIS_TIMEOUT", DefaultTimeout)
 	opts := redis.UniversalOptions{
 		Addrs:        r.List("REDIS_ADDR"),
 		MasterName:   r.String("REDIS_MASTER_NAME", ""),
@@ -31,7 +40,9 @@ func ReadOptions(r *envconfig.Reader, required bool) redis.UniversalOptions {
 		ReadTimeout:  timeout,
 		WriteTimeout: timeout,
 		PoolTimeout:  timeout,
-		MaxRetries:   1,
+		// No retries (-1; 0 means go-redis's default of 3): against a Redis
+		// that hangs each try waits the full timeout.
+		MaxRetries: -1,
 		// Reads and writes end with the call's deadline too, so a Redis
 		// that hangs rather than refuses never holds a request past it.
 		ContextTimeoutEnabled: true,
@@ -42,10 +53,33 @@ func ReadOptions(r *envconfig.Reader, required bool) redis.UniversalOptions {
 	return opts
 }
 
+// DefaultTimeout is REDIS_TIMEOUT's default.
+const DefaultTimeout = 500 * time.Millisecond
+
+// Option changes how Open builds the client.
+type Option func(redis.UniversalClient)
+
+// WithBreaker sends every command and pipeline through b (built with
+// Unreachable as its classifier, and probed by the caller): while b is
+// open they fail at once with breaker.ErrOpen.
+func WithBreaker(b *breaker.Breaker) Option {
+	return func(c redis.UniversalClient) { c.AddHook(breakerHook{b}) }
+}
+
+// Unreachable reports whether a command's error may mean Redis cannot be
+// reached: anything but a reply from Redis (redis.Nil, a script error).
+func Unreachable(err error) bool {
+	var reply redis.Error
+	return !errors.Is(err, redis.Nil) && !errors.As(err, &reply)
+}
+
 // Open returns a client for opts, traced when tracing is on, with its pool
 // reported in metrics.
-func Open(opts redis.UniversalOptions, metrics *telemetry.Metrics) (redis.UniversalClient, error) {
+func Open(opts redis.UniversalOptions, metrics *telemetry.Metrics, options ...Option) (redis.UniversalClient, error) {
 	client := redis.NewUniversalClient(&opts)
+	for _, o := range options {
+		o(client)
+	}
 	if telemetry.TracingEnabled() {
 		if err := redisotel.InstrumentTracing(client); err != nil {
 			_ = client.Close()
@@ -59,4 +93,31 @@ func Open(opts redis.UniversalOptions, metrics *telemetry.Metrics) (redis.Univer
 	metrics.GaugeFunc("redis_pool_idle_connections", "Idle connections to Redis.", stats(func(p *redis.PoolStats) uint32 { return p.IdleConns }))
 	metrics.GaugeFunc("redis_pool_timeouts", "Times a caller waited for a Redis connection in vain.", stats(func(p *redis.PoolStats) uint32 { return p.Timeouts }))
 	return client, nil
+}
+
+// breakerHook runs commands through a breaker.
+type breakerHook struct{ b *breaker.Breaker }
+
+func (h breakerHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h breakerHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := h.b.Do(ctx, func(ctx context.Context) error { return next(ctx, cmd) })
+		if errors.Is(err, breaker.ErrOpen) {
+			cmd.SetErr(err) // callers read the command's error
+		}
+		return err
+	}
+}
+
+func (h breakerHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := h.b.Do(ctx, func(ctx context.Context) error { return next(ctx, cmds) })
+		if errors.Is(err, breaker.ErrOpen) {
+			for _, cmd := range cmds {
+				cmd.SetErr(err)
+			}
+		}
+		return err
+	}
 }

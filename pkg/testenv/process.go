@@ -134,6 +134,8 @@ func (p *Process) Stop() error {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("stop %s: %w", p.name, err)
 	}
+	// A paused (SIGSTOPped) process only acts on the SIGTERM once it runs.
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
 	timer := time.NewTimer(p.stopTimeout)
 	defer timer.Stop()
 	select {
@@ -152,6 +154,16 @@ func (p *Process) Stop() error {
 	if p.err != nil {
 		return p.withOutput(p.Err())
 	}
+	return nil
+}
+
+// Kill ends the process at once (SIGKILL), as a crash would, and waits
+// until it has exited. A process that had already exited is left as it is.
+func (p *Process) Kill() error {
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kill %s: %w", p.name, err)
+	}
+	<-p.done
 	return nil
 }
 

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -88,6 +90,38 @@ func (s *Server) Stop() error {
 		return nil
 	}
 	return p.Stop()
+}
+
+// Kill ends the server at once (SIGKILL), as a crash would, and waits until
+// it has exited; Restart brings it back. Killing a stopped server does
+// nothing.
+func (s *Server) Kill() error {
+	s.mu.Lock()
+	p := s.proc
+	s.proc = nil
+	s.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.Kill()
+}
+
+// Pause suspends the running server (SIGSTOP): it keeps its connections
+// and its port, and the kernel still accepts new connections for it, but
+// nothing is answered, as with a server that hangs. Resume undoes it.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume lets a paused server run again (SIGCONT).
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig os.Signal) error {
+	s.mu.Lock()
+	p := s.proc
+	s.mu.Unlock()
+	if p == nil {
+		return fmt.Errorf("%s is not running", s.name)
+	}
+	return p.Signal(sig)
 }
 
 // Restart stops the server if it is running and starts it again on the

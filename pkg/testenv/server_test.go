@@ -158,3 +158,33 @@ func TestFerretDBRequiresADir(t *testing.T) {
 		t.Fatal("StartFerretDB without Dir succeeded")
 	}
 }
+
+func TestRedisPauseResumeKill(t *testing.T) {
+	s := startRedis(t, RedisOptions{Dir: t.TempDir()})
+	if err := s.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	// Paused, it accepts connections (the kernel does) and answers nothing.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if got, err := redisDo(ctx, s.Addr(), "PING"); err == nil {
+		t.Fatalf("PING to a paused server answered %q", got)
+	}
+	if err := s.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	do(t, s.Addr(), "PONG", "PING")
+
+	if err := s.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Kill(); err != nil { // a paused server dies too
+		t.Fatal(err)
+	}
+	wantRefused(t, s.Addr())
+	if err := s.Pause(); err == nil {
+		t.Fatal("Pause of a killed server: no error")
+	}
+	restart(t, s)
+	do(t, s.Addr(), "PONG", "PING")
+}

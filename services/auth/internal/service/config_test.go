@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/services/auth/internal/service"
 )
 
@@ -37,7 +38,7 @@ func TestConfigDefaultsAndCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(cfg.Redis.Addrs) != 3 || cfg.ServiceAppKey != "k" || cfg.GRPCAddr != ":9091" ||
-		cfg.Redis.ReadTimeout != time.Second || !cfg.Redis.ContextTimeoutEnabled || cfg.AccessCacheTTL != 5*time.Second {
+		cfg.Redis.ReadTimeout != redisconn.DefaultTimeout || cfg.Redis.MaxRetries != -1 || !cfg.Redis.ContextTimeoutEnabled || cfg.AccessCacheTTL != 5*time.Second {
 		t.Fatalf("config %+v", cfg)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
@@ -15,6 +14,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/liveproctor/workspaces/pkg/basicauth"
+	"github.com/liveproctor/workspaces/pkg/breaker"
 	"github.com/liveproctor/workspaces/pkg/clientaddr"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
@@ -26,9 +26,6 @@ import (
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
 	"github.com/liveproctor/workspaces/services/auth/internal/ports/grpcport"
 )
-
-// probeInterval is how often Redis's reachability is checked for health.
-const probeInterval = 5 * time.Second
 
 // Service is a running auth service.
 type Service struct {
@@ -65,7 +62,12 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 		_ = s.workspace.Close()
 		return nil, fmt.Errorf("AUTH_GRPC_ADDR: %w", err)
 	}
-	if s.redis, err = redisconn.Open(cfg.Redis, metrics); err != nil {
+	// Commands fail at once while Redis is unreachable; the health probe
+	// below decides when that is.
+	guard := breaker.Defaults(cfg.Redis.ReadTimeout)
+	guard.Unreachable = redisconn.Unreachable
+	storeBreaker := breaker.New(guard)
+	if s.redis, err = redisconn.Open(cfg.Redis, metrics, redisconn.WithBreaker(storeBreaker)); err != nil {
 		_ = s.workspace.Close()
 		_ = s.lis.Close()
 		return nil, err
@@ -98,7 +100,7 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 	s.stop = stop
 	go func() {
 		defer close(s.probed)
-		grpcmw.ProbeHealth(probeCtx, s.health, []string{authv1.AuthService_ServiceDesc.ServiceName}, probeInterval, 2*time.Second, s.store.Ping, s.logger, "token store")
+		grpcmw.ProbeHealth(probeCtx, s.health, []string{authv1.AuthService_ServiceDesc.ServiceName}, storeBreaker, s.store.Ping, s.logger, "token store")
 	}()
 	go func() { s.served <- s.grpc.Serve(s.lis) }()
 	logger.Info("auth service serving", "addr", s.lis.Addr().String(), "redis", cfg.Redis.Addrs)

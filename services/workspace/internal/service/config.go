@@ -40,7 +40,7 @@ type Config struct {
 	ServiceAppSecret string
 
 	CallTimeout         time.Duration // WORKSPACE_CALL_TIMEOUT: bound of one gRPC call
-	StoreTimeout        time.Duration // MONGODB_TIMEOUT: server selection and connect
+	StoreTimeout        time.Duration // MONGODB_TIMEOUT: server selection, connect and health probe
 	StartTimeout        time.Duration // START_TIMEOUT: how long start-up waits for the store
 	ShutdownTimeout     time.Duration // SHUTDOWN_TIMEOUT
 	CredentialCacheTTL  time.Duration // CREDENTIAL_CACHE_TTL
@@ -76,7 +76,7 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 		LTIBaseURL:          r.String("PUBLIC_BASE_URL", "http://127.0.0.1:8080"),
 		AuthServiceAddr:     r.String("AUTH_SERVICE_ADDR", ""),
 		CallTimeout:         r.Duration("WORKSPACE_CALL_TIMEOUT", 5*time.Second),
-		StoreTimeout:        r.Duration("MONGODB_TIMEOUT", 3*time.Second),
+		StoreTimeout:        r.Duration("MONGODB_TIMEOUT", 500*time.Millisecond),
 		StartTimeout:        r.Duration("START_TIMEOUT", 60*time.Second),
 		ShutdownTimeout:     r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second),
 		CredentialCacheTTL:  r.Duration("CREDENTIAL_CACHE_TTL", 10*time.Second),

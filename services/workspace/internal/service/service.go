@@ -18,6 +18,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/liveproctor/workspaces/pkg/breaker"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
@@ -81,7 +82,12 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	if err != nil {
 		return err
 	}
-	repo := mongostore.New(s.mongo.Database(s.cfg.MongoDatabase))
+	// Operations fail at once while the store is unreachable; the health
+	// probe below decides when that is.
+	guard := breaker.Defaults(s.cfg.StoreTimeout)
+	guard.Unreachable = mongostore.Unreachable
+	storeBreaker := breaker.New(guard)
+	repo := mongostore.New(s.mongo.Database(s.cfg.MongoDatabase), mongostore.WithBreaker(storeBreaker))
 	var opts []app.Option
 	if s.cfg.AuthServiceAddr == "" {
 		s.logger.Warn("AUTH_SERVICE_ADDR is not set: deleted workspaces' tokens are refused by the auth service's status check but not removed")
@@ -149,7 +155,7 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	s.stop = stop
 	go func() {
 		defer close(s.probed)
-		grpcmw.ProbeHealth(probeCtx, s.health, []string{workspacev1.WorkspaceService_ServiceDesc.ServiceName}, probeInterval, s.cfg.StoreTimeout, func(ctx context.Context) error { return s.mongo.Ping(ctx, nil) }, s.logger, "workspace store")
+		grpcmw.ProbeHealth(probeCtx, s.health, []string{workspacev1.WorkspaceService_ServiceDesc.ServiceName}, storeBreaker, repo.Ping, s.logger, "workspace store")
 	}()
 	go func() { s.served <- s.grpc.Serve(s.lis) }()
 	s.logger.Info("workspace service serving", "addr", s.lis.Addr().String(), "database", s.cfg.MongoDatabase)
@@ -183,9 +189,6 @@ func (s *Service) Close() error {
 	defer cancel()
 	return s.mongo.Disconnect(ctx)
 }
-
-// probeInterval is how often the store's reachability is checked for health.
-const probeInterval = 5 * time.Second
 
 // retryUntil runs step until it succeeds, ctx ends or limit passes, waiting
 // longer between tries. Start-up uses it so the service can start before its

@@ -12,7 +12,13 @@
 // reservations first and the workspace document last. The workspace insert
 // is the commit point: a reservation whose workspace does not list it is a
 // leftover that never authenticates (GetByAppKey checks the workspace) and
-// that the create removes when it fails.
+// that the create removes when it fails, unless the insert's outcome is
+// unknown (the store went away meanwhile): then it stays.
+//
+// With a breaker (WithBreaker), every operation goes through it: while the
+// store is unreachable, operations fail at once as Unavailable instead of
+// each waiting for server selection, and an operation in flight when the
+// breaker opens ends then (see package breaker).
 package mongostore
 
 import (
@@ -28,6 +34,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 
+	"github.com/liveproctor/workspaces/pkg/breaker"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -49,18 +56,38 @@ type Repository struct {
 	appKeys    *mongo.Collection
 	codes      *mongo.Collection
 	now        func() time.Time
+	breaker    *breaker.Breaker // nil: operations go straight to the store
 }
 
 var _ domain.Repository = (*Repository)(nil)
 
+// Option changes how New builds a Repository.
+type Option func(*Repository)
+
+// WithBreaker sends every operation through b, which the caller probes
+// (with Ping) and builds with Unreachable as its classifier.
+func WithBreaker(b *breaker.Breaker) Option { return func(r *Repository) { r.breaker = b } }
+
 // New returns a repository on db. Call EnsureIndexes once before serving.
-func New(db *mongo.Database) *Repository {
-	return &Repository{
+func New(db *mongo.Database, opts ...Option) *Repository {
+	r := &Repository{
 		workspaces: db.Collection(WorkspacesCollection),
 		appKeys:    db.Collection(AppKeysCollection),
 		codes:      db.Collection(RegistrationCodesCollection),
 		now:        time.Now,
 	}
+	for _, opt := range opts {
+		opt(r)
+	}
+	return r
+}
+
+// do runs one driver operation, through the breaker when there is one.
+func (r *Repository) do(ctx context.Context, op func(context.Context) error) error {
+	if r.breaker == nil {
+		return op(ctx)
+	}
+	return r.breaker.Do(ctx, op)
 }
 
 // EnsureIndexes creates the indexes lists and tenancy checks use, leaving
@@ -147,8 +174,14 @@ func (r *Repository) Create(ctx context.Context, w *domain.Workspace) error {
 	}
 	doc := fromWorkspace(w)
 	doc.Revision = 1
-	if _, err := r.workspaces.InsertOne(ctx, doc); err != nil {
-		undo()
+	err := r.do(ctx, func(ctx context.Context) error {
+		_, err := r.workspaces.InsertOne(ctx, doc)
+		return err
+	})
+	if err != nil {
+		if !mayHaveApplied(err) {
+			undo()
+		}
 		if mongo.IsDuplicateKeyError(err) {
 			return domain.ErrIDTaken
 		}
@@ -160,7 +193,10 @@ func (r *Repository) Create(ctx context.Context, w *domain.Workspace) error {
 // reserve claims id in c for workspaceID. It returns a function that removes
 // the claim again, or taken when someone else holds it.
 func (r *Repository) reserve(ctx context.Context, c *mongo.Collection, id, workspaceID string, now time.Time, taken error) (func(context.Context), error) {
-	_, err := c.InsertOne(ctx, reservationDoc{ID: id, WorkspaceID: workspaceID, CreatedAt: now})
+	err := r.do(ctx, func(ctx context.Context) error {
+		_, err := c.InsertOne(ctx, reservationDoc{ID: id, WorkspaceID: workspaceID, CreatedAt: now})
+		return err
+	})
 	if mongo.IsDuplicateKeyError(err) {
 		return nil, taken
 	}
@@ -170,14 +206,19 @@ func (r *Repository) reserve(ctx context.Context, c *mongo.Collection, id, works
 	return func(ctx context.Context) {
 		// Best effort: a reservation left behind is unreachable (see the
 		// package comment) and only costs a document.
-		_, _ = c.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "workspaceId", Value: workspaceID}})
+		_ = r.do(ctx, func(ctx context.Context) error {
+			_, err := c.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "workspaceId", Value: workspaceID}})
+			return err
+		})
 	}, nil
 }
 
 // Get returns the workspace with the id, deleted or not.
 func (r *Repository) Get(ctx context.Context, id string) (*domain.Workspace, error) {
 	var doc workspaceDoc
-	err := r.workspaces.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&doc)
+	err := r.do(ctx, func(ctx context.Context) error {
+		return r.workspaces.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&doc)
+	})
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return nil, domain.ErrNotFound
 	}
@@ -192,7 +233,9 @@ func (r *Repository) Get(ctx context.Context, id string) (*domain.Workspace, err
 // never match).
 func (r *Repository) GetByAppKey(ctx context.Context, appKey string) (*domain.Workspace, error) {
 	var res reservationDoc
-	err := r.appKeys.FindOne(ctx, bson.D{{Key: "_id", Value: appKey}}).Decode(&res)
+	err := r.do(ctx, func(ctx context.Context) error {
+		return r.appKeys.FindOne(ctx, bson.D{{Key: "_id", Value: appKey}}).Decode(&res)
+	})
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return nil, domain.ErrNotFound
 	}
@@ -233,13 +276,16 @@ func (r *Repository) List(ctx context.Context, q domain.ListQuery) ([]*domain.Wo
 	opts := options.Find().
 		SetSort(bson.D{{Key: "nameKey", Value: 1}, {Key: "_id", Value: 1}}).
 		SetLimit(int64(max(q.Limit, 1)))
-	cur, err := r.workspaces.Find(ctx, bson.D{{Key: "$and", Value: filter}}, opts)
+	var docs []workspaceDoc
+	err := r.do(ctx, func(ctx context.Context) error {
+		cur, err := r.workspaces.Find(ctx, bson.D{{Key: "$and", Value: filter}}, opts)
+		if err != nil {
+			return err
+		}
+		return cur.All(ctx, &docs)
+	})
 	if err != nil {
 		return nil, storeError("list workspaces", err)
-	}
-	var docs []workspaceDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, storeError("read workspace list", err)
 	}
 	out := make([]*domain.Workspace, len(docs))
 	for i := range docs {
@@ -264,9 +310,13 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 		{Key: "deletedAt", Value: d.DeletedAt},
 		{Key: "tokenCutoff", Value: d.TokenCutoff},
 	}
-	res, err := r.workspaces.UpdateOne(ctx,
-		bson.D{{Key: "_id", Value: d.ID}, {Key: "revision", Value: d.Revision}},
-		bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "revision", Value: int64(1)}}}})
+	var res *mongo.UpdateResult
+	err := r.do(ctx, func(ctx context.Context) (err error) {
+		res, err = r.workspaces.UpdateOne(ctx,
+			bson.D{{Key: "_id", Value: d.ID}, {Key: "revision", Value: d.Revision}},
+			bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "revision", Value: int64(1)}}}})
+		return err
+	})
 	if err != nil {
 		return nil, storeError("update workspace", err)
 	}
@@ -286,16 +336,22 @@ func (r *Repository) AddKey(ctx context.Context, workspaceID string, k domain.Ke
 	if err != nil {
 		return err
 	}
-	res, err := r.workspaces.UpdateOne(ctx,
-		bson.D{{Key: "_id", Value: workspaceID}},
-		bson.D{{Key: "$push", Value: bson.D{{Key: "keys", Value: fromKey(k)}}}})
+	var res *mongo.UpdateResult
+	err = r.do(ctx, func(ctx context.Context) (err error) {
+		res, err = r.workspaces.UpdateOne(ctx,
+			bson.D{{Key: "_id", Value: workspaceID}},
+			bson.D{{Key: "$push", Value: bson.D{{Key: "keys", Value: fromKey(k)}}}})
+		return err
+	})
 	if err == nil && res.MatchedCount == 0 {
 		err = domain.ErrNotFound
 	}
 	if err != nil {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		release(ctx)
+		if !mayHaveApplied(err) {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			release(ctx)
+		}
 		if errors.Is(err, domain.ErrNotFound) {
 			return err
 		}
@@ -304,12 +360,39 @@ func (r *Repository) AddKey(ctx context.Context, workspaceID string, k domain.Ke
 	return nil
 }
 
-// storeError turns a driver error into a fault: unreachable or slow
-// stores are Unavailable (the caller may retry), anything else Internal.
-func storeError(op string, err error) error {
+// Ping reports whether the store answers; it is the breaker's probe.
+func (r *Repository) Ping(ctx context.Context) error {
+	if err := r.workspaces.Database().Client().Ping(ctx, nil); err != nil {
+		return storeError("ping", err)
+	}
+	return nil
+}
+
+// Unreachable reports whether a driver error may mean the store cannot be
+// reached (the breaker then probes it): a timeout, a network error, no
+// server selected, a disconnected client.
+func Unreachable(err error) bool {
 	var selection topology.ServerSelectionError
-	if mongo.IsTimeout(err) || mongo.IsNetworkError(err) || errors.As(err, &selection) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, mongo.ErrClientDisconnected) {
+	return mongo.IsTimeout(err) || mongo.IsNetworkError(err) || errors.As(err, &selection) ||
+		errors.Is(err, mongo.ErrClientDisconnected)
+}
+
+// mayHaveApplied reports whether a write that failed with err may have
+// been applied all the same: the store became unreachable, or the call was
+// ended, after the write was sent. Its reservations are then kept: a
+// leftover reservation is harmless (see the package comment), while
+// removing those of a workspace or key that was stored would make its key
+// pairs fail to authenticate for good.
+func mayHaveApplied(err error) bool {
+	return Unreachable(err) || errors.Is(err, breaker.ErrOpen) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// storeError turns a driver error into a fault: unreachable or slow
+// stores, an open breaker and an ended context are Unavailable (the
+// caller may retry), anything else Internal.
+func storeError(op string, err error) error {
+	if Unreachable(err) || errors.Is(err, breaker.ErrOpen) || errors.Is(err, context.Canceled) {
 		return fault.Wrap(fault.Unavailable, fmt.Errorf("%s: %w", op, err), "the workspace store is unavailable; retry shortly")
 	}
 	return fault.Wrap(fault.Internal, fmt.Errorf("%s: %w", op, err), "internal error")

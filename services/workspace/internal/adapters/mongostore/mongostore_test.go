@@ -2,6 +2,7 @@ package mongostore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/liveproctor/workspaces/pkg/breaker"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
@@ -144,4 +146,74 @@ func TestStoreDownIsUnavailable(t *testing.T) {
 		}
 		return err
 	}, "Get after the store restarted returns W1")
+}
+
+// With a breaker, a store that hangs (paused: it accepts connections and
+// answers nothing) ends calls as Unavailable once the breaker's probe finds
+// it so, long before the caller's deadline; calls then fail at once, and
+// the repository works again once the store answers, without a restart.
+func TestHungStoreFailsFastWithBreaker(t *testing.T) {
+	timeout := 500 * time.Millisecond
+	c, err := mongo.Connect(options.Client().ApplyURI(store.URI()).SetServerSelectionTimeout(timeout).SetConnectTimeout(timeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Disconnect(context.Background()) })
+	db := c.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	settings := breaker.Defaults(timeout)
+	settings.Unreachable = mongostore.Unreachable
+	b := breaker.New(settings)
+	repo := mongostore.New(db, mongostore.WithBreaker(b))
+	probeCtx, stopProbes := context.WithCancel(context.Background())
+	probed := make(chan struct{})
+	go func() { defer close(probed); b.Run(probeCtx, repo.Ping, nil) }()
+	t.Cleanup(func() { stopProbes(); <-probed })
+
+	ctx := context.Background()
+	sample := func(id string) *domain.Workspace {
+		return domain.UnmarshalWorkspaceFromDatabase(domain.StoredWorkspace{ID: id, Name: id, Type: domain.TypeCampus,
+			Keys: []domain.KeyPair{{AppKey: "key-" + id, Role: domain.RoleServer}}, CreatedAt: time.Now(), UpdatedAt: time.Now()})
+	}
+	if err := repo.Create(ctx, sample("w1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	t.Cleanup(func() {
+		if !resumed {
+			_ = store.Resume()
+		}
+	})
+
+	// The deadline only tells an answer from a hang: DeadlineExceeded
+	// would mean the call waited for it.
+	callCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := repo.Get(callCtx, "w1"); fault.KindOf(err) != fault.Unavailable {
+		t.Fatalf("Get from a hung store: %v (kind %v), want Unavailable", err, fault.KindOf(err))
+	}
+	if err := b.Err(); !errors.Is(err, breaker.ErrOpen) {
+		t.Fatalf("breaker after a call to a hung store: %v, want open", err)
+	}
+	if err := repo.Create(callCtx, sample("w2")); fault.KindOf(err) != fault.Unavailable || !errors.Is(err, breaker.ErrOpen) {
+		t.Fatalf("Create with the breaker open: %v, want Unavailable at once", err)
+	}
+
+	if err := store.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	testenv.Eventually(t, 20*time.Second, func() error {
+		_, err := repo.Get(ctx, "w1")
+		return err
+	}, "Get once the store answers again")
+	if err := repo.Create(ctx, sample("w3")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.GetByAppKey(ctx, "key-w3"); err != nil {
+		t.Fatal(err)
+	}
 }
