@@ -162,7 +162,7 @@ func refuseUndeclared(w http.ResponseWriter, r *http.Request, declared map[strin
 	if !found {
 		return false
 	}
-	refused := queryError(unknown, unknownQueryParameter)
+	refused := queryError(unknown, unknownQueryParameter, "")
 	writeKindError(w, r, fault.Invalid, refused.message, fault.FieldViolation{Field: refused.field, Description: refused.description})
 	return true
 }
