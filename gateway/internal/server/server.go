@@ -69,6 +69,8 @@ func New(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	h = withCORS(newCORSPolicy(cfg.CORSAllowedOrigins), h)
 	h = withTimeout(cfg.RequestTimeout, h)
 	h = limitBody(cfg.MaxBodyBytes, h)
+	h = dropGRPCHeaders(h)
+	h = refuseMalformedHeaders(h)
 	h = recoverPanics(logger, h)
 	h = accessLog(logger, metrics, h)
 	h = withRequestID(h)
@@ -121,9 +123,13 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 		}),
 		runtime.WithRoutingErrorHandler(routingError),
 		runtime.WithDisablePathLengthFallback(),
+		// A path variable is one segment, decoded after the path is split:
+		// /api/workspace/x%2Fkeys is the workspace "x/keys", not the keys
+		// route of "x" (the legacy mode decodes the whole path first).
+		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
 		// grpc-gateway keeps one query parser for the whole process.
 		runtime.SetQueryParameterParser(queryParser{}),
-		runtime.WithMiddlewares(recordRoute, requireJSON, queries.middleware),
+		runtime.WithMiddlewares(recordRoute, refuseMalformedPathParams, requireJSON, queries.middleware),
 	)
 	ctx := context.Background()
 	if err := workspacev1.RegisterWorkspaceServiceHandlerClient(ctx, mux, workspacev1.NewWorkspaceServiceClient(workspaceConn)); err != nil {

@@ -1,0 +1,104 @@
+package server_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Bytes that are not UTF-8, wherever the gateway reads them, are 400 naming
+// where they were, and the service is never asked.
+func TestInvalidUTF8IsRefusedNamingTheField(t *testing.T) {
+	e := newEnv(t, options{})
+	e.workspaces.workspace = sampleWorkspace()
+	tests := []struct {
+		name, method, path string
+		header             map[string]string
+		field              string
+	}{
+		{"path variable", http.MethodGet, "/api/workspace/%ff", nil, "id"},
+		{"overlong slash", http.MethodGet, "/api/workspace/%c0%af", nil, "id"},
+		{"path variable before a literal", http.MethodGet, "/api/workspace/a%80b/keys", nil, "id"},
+		{"path variable before a verb", http.MethodPost, "/api/workspace/%fe:undelete", nil, "id"},
+		{"query value", http.MethodGet, "/api/workspaces?filter.search=%ff", nil, "filter.search"},
+		{"repeated query value", http.MethodGet, "/api/workspaces?filter.address.state.include=US-CA&filter.address.state.include=%ff", nil, "filter.address.state.include"},
+		{"If-Match", http.MethodDelete, "/api/workspace/w1", map[string]string{"If-Match": "\"\xff\""}, "If-Match"},
+		{"If-Match not ASCII", http.MethodDelete, "/api/workspace/w1", map[string]string{"If-Match": "\"é\""}, "If-Match"},
+		{"X-Request-Id", http.MethodGet, "/api/workspace/w1", map[string]string{"X-Request-Id": "a\xffb"}, "X-Request-Id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := e.do(t, tt.method, tt.path, nil, tt.header)
+			p := checkError(t, resp, body, http.StatusBadRequest, "INVALID_ARGUMENT")
+			if len(p.GetDetails()) != 1 || p.GetDetails()[0].GetField() != tt.field {
+				t.Errorf("details %v, want one naming %s", p.GetDetails(), tt.field)
+			}
+			if strings.ContainsRune(string(body), 0xff) || strings.Contains(string(body), `\xff`) {
+				t.Errorf("the answer quotes the bytes: %s", body)
+			}
+			if got, list := e.workspaces.got(), e.workspaces.listed(); got != nil || list != nil {
+				t.Errorf("the service was asked: %v %v", got, list)
+			}
+		})
+	}
+}
+
+// An X-Request-Id that is text but not a sane id is replaced, as before.
+func TestOddRequestIDIsReplaced(t *testing.T) {
+	e := newEnv(t, options{})
+	e.workspaces.workspace = sampleWorkspace()
+	resp, _ := e.do(t, http.MethodGet, "/api/workspace/w1", nil, map[string]string{"X-Request-Id": "a b é"})
+	if resp.StatusCode != http.StatusOK || !hexID.MatchString(resp.Header.Get("X-Request-Id")) {
+		t.Errorf("status %d, X-Request-Id %q", resp.StatusCode, resp.Header.Get("X-Request-Id"))
+	}
+}
+
+// An encoded slash or colon stays in its path variable.
+func TestEncodedSeparatorsStayInTheVariable(t *testing.T) {
+	e := newEnv(t, options{})
+	e.workspaces.workspace = sampleWorkspace()
+	for path, id := range map[string]string{
+		"/api/workspace/x%2Fkeys":      "x/keys",
+		"/api/workspace/x%2fkeys":      "x/keys",
+		"/api/workspace/x%3Aundelete":  "x:undelete",
+		"/api/workspace/a%20b":         "a b",
+		"/api/workspace/%25":           "%",
+		"/api/workspace/caf%C3%A9":     "café",
+		"/api/workspace/x%2F..%2Fkeys": "x/../keys",
+	} {
+		resp, body := e.do(t, http.MethodGet, path, nil, nil)
+		got := e.workspaces.got()
+		if resp.StatusCode != http.StatusOK || got.GetId() != id {
+			t.Errorf("GET %s: %d %s, asked for %q, want %q", path, resp.StatusCode, body, got.GetId(), id)
+		}
+	}
+}
+
+// Client-sent grpc-* headers reach neither grpc-gateway's deadline nor the
+// services' metadata.
+func TestGRPCHeadersAreDropped(t *testing.T) {
+	e := newEnv(t, options{timeout: 5 * time.Second})
+	e.workspaces.workspace = sampleWorkspace()
+	resp, body := e.do(t, http.MethodGet, "/api/workspace/w1", nil, map[string]string{
+		"Grpc-Timeout":           "1n",
+		"Grpc-Metadata-X-Tenant": "other",
+		"grpc-metadata-if-match": `"9"`,
+		"Grpc-Status":            "13",
+	})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	md, _ := e.workspaces.received()
+	for k := range md {
+		if k == "x-tenant" || k == "if-match" || k == "grpc-status" {
+			t.Errorf("metadata %s reached the service: %v", k, md)
+		}
+	}
+	// A malformed Grpc-Timeout, which grpc-gateway would refuse quoting
+	// it, is dropped too.
+	resp, body = e.do(t, http.MethodGet, "/api/workspace/w1", nil, map[string]string{"Grpc-Timeout": strings.Repeat("9", 500)})
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("status %d: %s", resp.StatusCode, body)
+	}
+}
