@@ -1,6 +1,9 @@
 package server_test
 
 import (
+	"bufio"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -98,6 +101,49 @@ func TestGRPCHeadersAreDropped(t *testing.T) {
 	// A malformed Grpc-Timeout, which grpc-gateway would refuse quoting
 	// it, is dropped too.
 	resp, body = e.do(t, http.MethodGet, "/api/workspace/w1", nil, map[string]string{"Grpc-Timeout": strings.Repeat("9", 500)})
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("status %d: %s", resp.StatusCode, body)
+	}
+}
+
+// A body that stops arriving is answered 408 in the error shape once the
+// request deadline passes, saying nothing of the connection.
+func TestStalledBodyIsRequestTimeout(t *testing.T) {
+	e := newEnv(t, options{timeout: 300 * time.Millisecond})
+	e.workspaces.workspace = sampleWorkspace()
+	for _, path := range []string{"/api/workspace/w1", "/api/workspaces"} {
+		method := http.MethodPut
+		if path == "/api/workspaces" {
+			method = http.MethodPost
+		}
+		conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		// Generous: only a hang fails this.
+		_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+		_, err = io.WriteString(conn, method+" "+path+" HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n"+
+			"Content-Length: 100\r\n\r\n{\"")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%s %s: no answer: %v", method, path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		p := checkError(t, resp, body, http.StatusRequestTimeout, "DEADLINE_EXCEEDED")
+		if strings.Contains(p.GetMessage(), "timeout") || strings.Contains(p.GetMessage(), "127.0.0.1") {
+			t.Errorf("message %q", p.GetMessage())
+		}
+		if got, list := e.workspaces.got(), e.workspaces.listed(); got != nil || list != nil {
+			t.Errorf("the service was asked: %v %v", got, list)
+		}
+	}
+	// A body that arrives in time is not affected, on the same server.
+	resp, body := e.do(t, http.MethodPut, "/api/workspace/w1", strings.NewReader(`{"name":"n"}`), map[string]string{"Content-Type": "application/json"})
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("status %d: %s", resp.StatusCode, body)
 	}
