@@ -101,7 +101,7 @@ func defineFormats() {
 //     takes, with credentials of its scheme; a refused one is a test of
 //     the refusal;
 //   - a path or method the document lacks is fine outside /api/ (health,
-//     metrics, the SDK's files); under /api/ only when refused with 404 or
+//     readiness, the SDK's files); under /api/ only when refused with 404 or
 //     405, in the error shape.
 //
 // req is the request as sent; its body is read again through GetBody.

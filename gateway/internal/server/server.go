@@ -102,7 +102,8 @@ func dial(addr string, metrics *telemetry.Metrics) (*grpc.ClientConn, error) {
 }
 
 // newMux builds the grpc-gateway mux with both services' routes, /healthz,
-// /readyz and the browser SDK's files under /sdk/.
+// /readyz and the browser SDK's files under /sdk/. /metrics is not among
+// them: it is served on METRICS_ADDR (see Metrics), off the public port.
 func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientConn) (*runtime.ServeMux, error) {
 	errs := &errorHandler{logger: s.logger, maxBodyBytes: cfg.MaxBodyBytes}
 	// The query parameters each operation takes are those the served
@@ -145,12 +146,6 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 		return nil, err
 	}
 	if err := mux.HandlePath(http.MethodGet, "/readyz", readyz(&s.draining, s.backends)); err != nil {
-		return nil, err
-	}
-	metrics := s.metrics.Handler()
-	if err := mux.HandlePath(http.MethodGet, "/metrics", func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-		metrics.ServeHTTP(w, r)
-	}); err != nil {
 		return nil, err
 	}
 	// The SDK's files are registered one by one, so that other paths and
@@ -226,6 +221,9 @@ func requestMetadata(ctx context.Context, _ *http.Request) metadata.MD {
 // sending new requests while in-flight ones finish. Call it on SIGTERM,
 // before Shutdown.
 func (s *Server) Drain() { s.draining.Store(true) }
+
+// Metrics returns the gateway's metrics, for telemetry.ServeMetrics.
+func (s *Server) Metrics() *telemetry.Metrics { return s.metrics }
 
 // Handler returns the gateway's HTTP handler with all middleware.
 func (s *Server) Handler() http.Handler { return s.handler }
