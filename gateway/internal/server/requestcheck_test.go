@@ -148,3 +148,50 @@ func TestStalledBodyIsRequestTimeout(t *testing.T) {
 		t.Errorf("status %d: %s", resp.StatusCode, body)
 	}
 }
+
+// A huge unknown name is quoted once, cut short: the answer stays small.
+func TestUnknownNamesAreQuotedOnceAndBounded(t *testing.T) {
+	e := newEnv(t, options{})
+	long := strings.Repeat("q", 500_000)
+	for _, tt := range []struct{ method, path, body string }{
+		{http.MethodPost, "/api/workspaces", `{"` + long + `":1}`},
+		{http.MethodPost, "/api/workspaces", `{"filter":{"` + long + `":1}}`},
+		{http.MethodGet, "/api/workspaces?" + long[:50_000] + "=1", ""},
+		{http.MethodGet, "/api/" + long[:50_000], ""},
+	} {
+		resp, body := e.do(t, tt.method, tt.path, strings.NewReader(tt.body), map[string]string{"Content-Type": "application/json"})
+		if resp.StatusCode/100 != 4 || len(body) > 1024 || strings.Count(string(body), strings.Repeat("q", 40)) != 1 {
+			t.Errorf("%s %.40s…: %d, %d bytes: %.300s", tt.method, tt.path, resp.StatusCode, len(body), body)
+		}
+	}
+}
+
+// A body that cannot be read (a malformed chunk) is 400 in our words, not
+// the Go error's.
+func TestUnreadableBodyIsRefusedPlainly(t *testing.T) {
+	e := newEnv(t, options{})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	_, err = io.WriteString(conn, "POST /api/workspaces HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n"+
+		"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\nzz\r\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	p := checkError(t, resp, body, http.StatusBadRequest, "INVALID_ARGUMENT")
+	if p.GetMessage() != "the request is malformed" {
+		t.Errorf("message %q", p.GetMessage())
+	}
+	if !strings.Contains(e.logs.String(), "chunk") {
+		t.Errorf("the cause is not logged: %s", e.logs.String())
+	}
+}
