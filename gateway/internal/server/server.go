@@ -170,14 +170,15 @@ func serveDocument(w http.ResponseWriter, _ *http.Request, _ map[string]string) 
 	_, _ = w.Write(openapi.JSON)
 }
 
-// recordRoute notes the matched route pattern for the metrics, which must
-// not be labelled by raw paths (one series per workspace id), and the path
-// parameters for the body decoder.
+// recordRoute notes the matched route pattern for the metrics and the
+// trace, which must not be labelled by raw paths (one series per workspace
+// id), and the path parameters for the body decoder.
 func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		state := stateFrom(r.Context())
 		if pattern, ok := runtime.HTTPPattern(r.Context()); ok {
 			state.route = pattern.String()
+			telemetry.NameHTTPSpan(r.Context(), r.Method, state.route)
 		}
 		state.pathParams = params
 		next(w, r, params)
