@@ -1,10 +1,12 @@
 package telemetry
 
 import (
+	"context"
 	"net/http"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 )
 
@@ -28,12 +30,20 @@ func GRPCDialOptions() []grpc.DialOption {
 }
 
 // HTTPHandler traces the requests h serves, continuing a caller's
-// traceparent.
+// traceparent. A span is named by the method alone (a non-standard one as
+// "other") until NameHTTPSpan names its route: a raw path would make a
+// name per workspace id and quote whatever a caller sent.
 func HTTPHandler(h http.Handler, operation string) http.Handler {
 	if !TracingEnabled() {
 		return h
 	}
 	return otelhttp.NewHandler(h, operation, otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
-		return r.Method + " " + r.URL.Path
+		return methodLabel(r.Method)
 	}))
+}
+
+// NameHTTPSpan names the request's span, if any, by its method and the
+// route pattern it matched.
+func NameHTTPSpan(ctx context.Context, method, route string) {
+	trace.SpanFromContext(ctx).SetName(methodLabel(method) + " " + route)
 }

@@ -88,5 +88,17 @@ func (m *Metrics) UnaryClientInterceptor() grpc.UnaryClientInterceptor {
 // ObserveHTTP records one request. route is the matched pattern (never the
 // raw path, which would make a series per workspace id).
 func (m *Metrics) ObserveHTTP(method, route string, code int, took time.Duration) {
-	m.http.WithLabelValues(method, route, strconv.Itoa(code)).Observe(took.Seconds())
+	m.http.WithLabelValues(methodLabel(method), route, strconv.Itoa(code)).Observe(took.Seconds())
+}
+
+// methodLabel is method when it is one of HTTP's standard methods, and
+// "other" for any other: a client may send any token as a method, and each
+// would otherwise be a series of its own.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
 }

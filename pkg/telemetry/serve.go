@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// MetricsServer serves /metrics on its own address, for the services
-// (the gateway serves it beside its routes).
+// MetricsServer serves /metrics on its own address (METRICS_ADDR), apart
+// from the port a binary serves its API on.
 type MetricsServer struct {
 	srv *http.Server
 	lis net.Listener

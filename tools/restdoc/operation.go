@@ -313,6 +313,11 @@ func (g *generator) responses(m *protogen.Method, b binding, opt *restv1.Operati
 	if slices.Contains(bodyMethods, b.method) {
 		reasons = append(reasons, "UNSUPPORTED_MEDIA_TYPE")
 	}
+	if b.body != "" {
+		// The request deadline covers reading the body: one that stops
+		// arriving is 408.
+		reasons = append(reasons, "REQUEST_TIMEOUT")
+	}
 	reasons = append(reasons, opt.GetErrors()...)
 	statuses := map[int]bool{}
 	for _, r := range reasons {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -101,8 +102,8 @@ func defineFormats() {
 //     takes, with credentials of its scheme; a refused one is a test of
 //     the refusal;
 //   - a path or method the document lacks is fine outside /api/ (health,
-//     metrics, the SDK's files); under /api/ only when refused with 404 or
-//     405, in the error shape.
+//     readiness, the SDK's files); under /api/ only when refused with 404 or
+//     405 (or 400 for a path that is not UTF-8), in the error shape.
 //
 // req is the request as sent; its body is read again through GetBody.
 func (d *servedDocument) check(t *testing.T, req *http.Request, status int, header http.Header, body []byte) {
@@ -126,7 +127,11 @@ func (d *servedDocument) check(t *testing.T, req *http.Request, status int, head
 		if !strings.HasPrefix(req.URL.Path, "/api/") {
 			return
 		}
-		if status != http.StatusNotFound && status != http.StatusMethodNotAllowed {
+		// A path that is not UTF-8 is refused as such (400), whether or
+		// not it would name an operation.
+		refused := status == http.StatusNotFound || status == http.StatusMethodNotAllowed ||
+			status == http.StatusBadRequest && !utf8.ValidString(req.URL.Path)
+		if !refused {
 			t.Errorf("%s: the document has no such operation (%v)", what, err)
 			return
 		}

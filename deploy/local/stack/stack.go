@@ -64,7 +64,9 @@ type Stack struct {
 	AuthAddr      string
 	MongoURI      string
 	RedisAddr     string
-	// Where the services serve /metrics (the gateway serves it itself).
+	// Where each binary serves /metrics (METRICS_ADDR), a free loopback
+	// port each.
+	GatewayMetricsAddr   string
 	WorkspaceMetricsAddr string
 	AuthMetricsAddr      string
 
@@ -109,7 +111,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 		src string
 	}{
 		{&s.GatewayAddr, opts.GatewayAddr}, {&s.WorkspaceAddr, opts.WorkspaceAddr}, {&s.AuthAddr, opts.AuthAddr},
-		{&s.WorkspaceMetricsAddr, ""}, {&s.AuthMetricsAddr, ""},
+		{&s.GatewayMetricsAddr, ""}, {&s.WorkspaceMetricsAddr, ""}, {&s.AuthMetricsAddr, ""},
 	} {
 		*a.dst = a.src
 		if *a.dst == "" {
@@ -132,6 +134,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	own := map[string][]string{
 		"workspace": {"METRICS_ADDR=" + s.WorkspaceMetricsAddr},
 		"auth":      {"METRICS_ADDR=" + s.AuthMetricsAddr},
+		"gateway":   {"METRICS_ADDR=" + s.GatewayMetricsAddr},
 	}
 	for _, c := range commands {
 		p, err := testenv.StartProcess(testenv.Command{

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/liveproctor/workspaces/gateway/internal/config"
 	"github.com/liveproctor/workspaces/gateway/internal/server"
 	"github.com/liveproctor/workspaces/pkg/lifecycle"
+	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
 
 func main() { lifecycle.Main("gateway", config.Read, run) }
@@ -24,6 +26,11 @@ func run(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	metrics, err := telemetry.ServeMetrics(cfg.MetricsAddr, srv.Metrics(), logger)
+	if err != nil {
+		return errors.Join(fmt.Errorf("METRICS_ADDR: %w", err), srv.Shutdown(context.Background()))
+	}
+	defer func() { _ = metrics.Close(context.Background()) }()
 	lis, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return errors.Join(err, srv.Shutdown(context.Background()))
@@ -31,7 +38,7 @@ func run(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
-	logger.Info("gateway listening", "addr", lis.Addr().String(),
+	logger.Info("gateway listening", "addr", lis.Addr().String(), "metrics_addr", metrics.Addr(),
 		"workspace_service", cfg.WorkspaceServiceAddr, "auth_service", cfg.AuthServiceAddr)
 
 	select {

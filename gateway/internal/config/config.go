@@ -15,6 +15,9 @@ import (
 type Config struct {
 	// Addr is the HTTP listen address (GATEWAY_ADDR).
 	Addr string
+	// MetricsAddr is where Prometheus /metrics is served, apart from the
+	// public REST port; empty: not served (METRICS_ADDR, default :9466).
+	MetricsAddr string
 	// WorkspaceServiceAddr is the workspace service's gRPC address
 	// (WORKSPACE_SERVICE_ADDR).
 	WorkspaceServiceAddr string
@@ -54,6 +57,7 @@ func (c Config) TelemetrySettings() telemetry.Settings { return c.Telemetry }
 // Defaults for every setting.
 const (
 	DefaultAddr                 = ":8080"
+	DefaultMetricsAddr          = ":9466"
 	DefaultWorkspaceServiceAddr = "127.0.0.1:9090"
 	DefaultAuthServiceAddr      = "127.0.0.1:9091"
 	DefaultRequestTimeout       = 10 * time.Second
@@ -75,6 +79,7 @@ const maxMaxBodyBytes = 64 << 20
 func Read(r *envconfig.Reader) (Config, error) {
 	cfg := Config{
 		Addr:                 r.Addr("GATEWAY_ADDR", DefaultAddr),
+		MetricsAddr:          r.OptionalAddr("METRICS_ADDR", DefaultMetricsAddr),
 		WorkspaceServiceAddr: r.Addr("WORKSPACE_SERVICE_ADDR", DefaultWorkspaceServiceAddr),
 		AuthServiceAddr:      r.Addr("AUTH_SERVICE_ADDR", DefaultAuthServiceAddr),
 		RequestTimeout:       r.Duration("REQUEST_TIMEOUT", DefaultRequestTimeout),

@@ -16,7 +16,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config.Config{
-		Addr: ":8080", WorkspaceServiceAddr: "127.0.0.1:9090", AuthServiceAddr: "127.0.0.1:9091",
+		Addr: ":8080", MetricsAddr: ":9466", WorkspaceServiceAddr: "127.0.0.1:9090", AuthServiceAddr: "127.0.0.1:9091",
 		RequestTimeout: 10 * time.Second, MaxBodyBytes: 1 << 20, ShutdownTimeout: 15 * time.Second,
 		CORSAllowedOrigins: []string{"*"},
 	}
@@ -27,15 +27,16 @@ func TestDefaults(t *testing.T) {
 
 func TestValuesAndErrors(t *testing.T) {
 	cfg, err := config.Read(envconfig.FromMap(map[string]string{
-		"GATEWAY_ADDR": "127.0.0.1:1", "REQUEST_TIMEOUT": "2s", "MAX_BODY_BYTES": "10",
+		"GATEWAY_ADDR": "127.0.0.1:1", "REQUEST_TIMEOUT": "2s", "MAX_BODY_BYTES": "10", "METRICS_ADDR": "",
 	}))
-	if err != nil || cfg.Addr != "127.0.0.1:1" || cfg.RequestTimeout != 2*time.Second || cfg.MaxBodyBytes != 10 {
+	if err != nil || cfg.Addr != "127.0.0.1:1" || cfg.MetricsAddr != "" || cfg.RequestTimeout != 2*time.Second || cfg.MaxBodyBytes != 10 {
 		t.Fatalf("got %+v, %v", cfg, err)
 	}
 	_, err = config.Read(envconfig.FromMap(map[string]string{
 		"GATEWAY_ADDR": "nope", "SHUTDOWN_TIMEOUT": "-1s", "MAX_BODY_BYTES": "0", "OTEL_TRACES_EXPORTER": "console",
+		"METRICS_ADDR": "everywhere",
 	}))
-	for _, name := range []string{"GATEWAY_ADDR", "SHUTDOWN_TIMEOUT", "MAX_BODY_BYTES", "OTEL_TRACES_EXPORTER"} {
+	for _, name := range []string{"GATEWAY_ADDR", "SHUTDOWN_TIMEOUT", "MAX_BODY_BYTES", "OTEL_TRACES_EXPORTER", "METRICS_ADDR"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("error %v does not name %s", err, name)
 		}

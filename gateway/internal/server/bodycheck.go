@@ -100,13 +100,13 @@ func (c *bodyChecker) object(md protoreflect.MessageDescriptor) *decodeError {
 		c.path = append(c.path, pathStep{kind: member, key: key})
 		fd := fields.byJSONName[string(key)]
 		if fd == nil {
-			return c.fieldError("unknown field")
+			return c.fieldError("unknown field", "")
 		}
+		c.path[len(c.path)-1].field = fd
 		if slices.Contains(seen, fd.Number()) {
-			return c.fieldError("given more than once")
+			return c.fieldError("given more than once", "")
 		}
 		seen = append(seen, fd.Number())
-		c.path[len(c.path)-1].field = fd
 		if len(c.path) == 1 {
 			c.top = append(c.top, fd)
 		}
@@ -187,7 +187,14 @@ func (c *bodyChecker) check(fd protoreflect.FieldDescriptor) *decodeError {
 			if v := md.Fields().ByName("value"); md.Fields().Len() == 1 && v != nil && !v.IsList() {
 				return c.check(v) // a wrapper is its bare value
 			}
-			return c.skip()
+			start := c.pos
+			if de := c.skip(); de != nil {
+				return de
+			}
+			if !utf8.Valid(c.data[start:c.pos]) {
+				return c.fieldError("not valid UTF-8", "")
+			}
+			return nil
 		}
 		if first != '{' {
 			return c.mismatch("an object")
@@ -217,9 +224,12 @@ func (c *bodyChecker) check(fd protoreflect.FieldDescriptor) *decodeError {
 	if de := c.skip(); de != nil {
 		return de
 	}
+	if !utf8.Valid(c.data[start:c.pos]) {
+		return c.fieldError("not valid UTF-8", "")
+	}
 	if want, isBound := c.boundValue(); isBound && !sameScalar(fd, scalarText(c.data[start:c.pos]), want) {
-		de := c.fieldError("the identifier cannot be modified")
-		de.message = "invalid request body: " + de.field + " differs from the path; the identifier cannot be modified"
+		de := c.fieldError("the identifier cannot be modified", "")
+		de.message = "invalid request body: " + c.pathText() + " differs from the path; the identifier cannot be modified"
 		return de
 	}
 	return nil
@@ -334,7 +344,7 @@ func (c *bodyChecker) str() ([]byte, *decodeError) {
 			}
 			var s string
 			if err := json.Unmarshal(c.data[start:c.pos], &s); err != nil {
-				return nil, c.syntaxError("invalid string: " + err.Error())
+				return nil, c.syntaxError("invalid escape in a string")
 			}
 			return []byte(s), nil
 		case b == '\\':
@@ -418,14 +428,21 @@ func (c *bodyChecker) pathText() string {
 	return b.String()
 }
 
-// fieldError is a decodeError naming the value being read.
-func (c *bodyChecker) fieldError(description string) *decodeError {
-	field := c.pathText()
-	return &decodeError{
-		field:       field,
-		description: description,
-		message:     "invalid request body: " + field + ": " + description,
+// fieldError is a decodeError naming the value being read: problem is the
+// gateway's text, got the caller's value or "".
+func (c *bodyChecker) fieldError(problem, got string) *decodeError {
+	return fieldDecodeError("invalid request body", c.pathText(), c.published(), problem, got)
+}
+
+// published reports whether the path to the value being read is made of
+// published fields' names and indexes only, none of them the caller's text.
+func (c *bodyChecker) published() bool {
+	for _, s := range c.path {
+		if s.kind == entry || s.kind == member && s.field == nil {
+			return false
+		}
 	}
+	return true
 }
 
 // mismatch is a decodeError for a value of the wrong JSON type.
@@ -442,11 +459,8 @@ func (c *bodyChecker) mismatch(expected string) *decodeError {
 			return de
 		}
 		got = string(c.data[start:c.pos])
-		if len(got) > 40 {
-			got = strings.ToValidUTF8(got[:40], "") + "…"
-		}
 	}
-	return c.fieldError("expected " + expected + ", got " + got)
+	return c.fieldError("expected "+expected, got)
 }
 
 // unexpected is a decodeError for the byte at the current position, which

@@ -2,6 +2,7 @@ package server
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -45,8 +46,13 @@ func TestCheckBody(t *testing.T) {
 		{name: "bool for string", md: update, body: `{"name":false}`, field: "name", desc: "expected a string, got false"},
 		{name: "array for string", md: update, body: `{"name":["x"]}`, field: "name", desc: "expected a string, got an array"},
 		{name: "string for number", md: list, body: `{"pageSize":true}`, field: "pageSize", desc: "expected a number, got true"},
-		{name: "long value cut", md: update, body: `{"address":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}`,
-			field: "address", desc: `expected an object, got "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…`},
+		{name: "long value cut", md: update, body: `{"address":"` + strings.Repeat("a", 100) + `"}`,
+			field: "address", desc: `expected an object, got "` + strings.Repeat("a", 63) + `…`},
+		{name: "long unknown name cut", md: update, body: `{"` + strings.Repeat("é", 100) + `":1}`,
+			field: strings.Repeat("é", 64) + "…", desc: "unknown field"},
+		{name: "invalid UTF-8 in a value", md: update, body: "{\"name\":\"a\xffb\"}", field: "name", desc: "not valid UTF-8"},
+		{name: "invalid UTF-8 in a leaf", md: update, body: "{\"parentWorkspaceId\":\"\xff\"}", field: "parentWorkspaceId", desc: "not valid UTF-8"},
+		{name: "invalid UTF-8 in a name", md: update, body: "{\"\xffname\":1}", field: "\uFFFDname", desc: "unknown field"},
 
 		{name: "not an object", md: update, body: `"x"`, refused: true},
 		{name: "empty key list", md: update, body: `{,}`, refused: true},

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"sync/atomic"
 )
 
 // limitBody answers 413 for a declared Content-Length over max before any
@@ -27,18 +29,28 @@ func limitBody(max int64, next http.Handler) http.Handler {
 }
 
 // limitedBody is a request body capped by http.MaxBytesReader that records
-// hitting the cap in the request's state.
+// hitting the cap, or the request deadline, in the request's state.
 type limitedBody struct {
 	io.ReadCloser
 	state *requestState
+	// ended is set once a read returned an error or the end: nothing
+	// more will be read, so the deadline need not cut a read short.
+	ended atomic.Bool
 }
 
-// Read reads from the capped body, noting an overflow.
+// Read reads from the capped body, noting an overflow or a read cut short
+// by the request deadline (see withTimeout).
 func (b *limitedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		b.state.bodyTooLarge = true
+	if err != nil {
+		b.ended.Store(true)
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			b.state.bodyTooLarge = true
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			b.state.bodyTimedOut = true
+		}
 	}
 	return n, err
 }

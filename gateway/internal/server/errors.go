@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/genproto/googleapis/rpc/code"
@@ -30,6 +31,9 @@ const (
 	msgUnavailable = "the service is temporarily unavailable; retry later"
 	msgDeadline    = "the request deadline passed"
 	msgCanceled    = "the request was canceled"
+	msgMalformed   = "the request is malformed"
+	msgBodyTimeout = "the request body did not arrive within the request deadline"
+	msgBadPath     = "the request path is not valid UTF-8"
 )
 
 // defaultRetryAfter is suggested when a 429 or 503 carries no RetryInfo.
@@ -140,8 +144,14 @@ type errorHandler struct {
 
 // handle is the runtime.ErrorHandlerFunc for the gateway's mux.
 func (h *errorHandler) handle(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	if stateFrom(r.Context()).bodyTooLarge {
+	switch state := stateFrom(r.Context()); {
+	case state.bodyTooLarge:
 		writeTooLarge(w, r, h.maxBodyBytes)
+		return
+	case state.bodyTimedOut:
+		// Reading the body failed at the request deadline; what the
+		// read returned names addresses and is no business of the caller.
+		writeKindError(w, r, fault.RequestTimeout, msgBodyTimeout)
 		return
 	}
 	e := h.fromError(r, err)
@@ -187,12 +197,11 @@ func (h *errorHandler) fromError(r *http.Request, err error) apiError {
 		// The caller has gone; no kind fits and no one reads the answer.
 		e.httpStatus = runtime.HTTPStatusFromCode(codes.Canceled)
 		e.message = msgCanceled
-	case kind == fault.Invalid:
-		if de := stateFrom(r.Context()).decodeErr; de != nil {
-			e.message = de.message
-			if de.field != "" {
-				e.details = append(e.details, &restv1.FieldViolation{Field: de.field, Description: de.description})
-			}
+	case kind == fault.Invalid && stateFrom(r.Context()).decodeErr != nil:
+		de := stateFrom(r.Context()).decodeErr
+		e.message = de.message
+		if de.field != "" {
+			e.details = append(e.details, &restv1.FieldViolation{Field: de.field, Description: de.description})
 		}
 	case kind == fault.Unavailable && !named:
 		// Not a service's answer: the connection to the backend failed,
@@ -206,6 +215,12 @@ func (h *errorHandler) fromError(r *http.Request, err error) apiError {
 			"code", code.Code(st.Code()).String(), "error", st.Message())
 		e.message = msgInternal
 		e.details = nil
+	case st.Code() == codes.InvalidArgument && !named:
+		// Not a service's answer but grpc-gateway's refusal, whose text
+		// is a Go error (a form that failed to parse, a body that could
+		// not be read) and may quote the request at length.
+		h.logger.Info("request refused", "request_id", requestIDFrom(r.Context()), "error", st.Message())
+		e.message = msgMalformed
 	}
 	e.addKindHeaders(r, kind, retryAfter)
 	return e
@@ -217,13 +232,18 @@ func routingError(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w
 }
 
 // routeError is the answer when grpc-gateway finds no handler: no route
-// (404), a route without this method (405) or a malformed path (400).
+// (404), a route without this method (405) or a malformed path (400). A
+// path that is not UTF-8 is refused as such, whatever it would match. The
+// method and path are the caller's and quoted bounded.
 func routeError(r *http.Request, httpStatus int) apiError {
+	if !utf8.ValidString(r.URL.Path) {
+		return newKindError(fault.Invalid, msgBadPath)
+	}
 	switch httpStatus {
 	case http.StatusNotFound:
-		return newKindError(fault.NotFound, fmt.Sprintf("no route matches %s %s", r.Method, r.URL.Path))
+		return newKindError(fault.NotFound, fmt.Sprintf("no route matches %s %s", echo(r.Method), echo(r.URL.Path)))
 	case http.StatusMethodNotAllowed:
-		return newKindError(fault.MethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+		return newKindError(fault.MethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", echo(r.Method), echo(r.URL.Path)))
 	case http.StatusBadRequest:
 		return newKindError(fault.Invalid, "the request path is malformed")
 	}

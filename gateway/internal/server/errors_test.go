@@ -154,7 +154,7 @@ func TestGatewayErrors(t *testing.T) {
 		wantStatus               string
 	}{
 		{"no route", http.MethodGet, "/api/nothing/here", "", 404, "NOT_FOUND"},
-		{"path not valid UTF-8", http.MethodGet, "/api/%ff", "", 404, "NOT_FOUND"},
+		{"path not valid UTF-8", http.MethodGet, "/api/%ff", "", 400, "INVALID_ARGUMENT"},
 		{"method not allowed", http.MethodPatch, "/api/workspace/w1", "{}", 405, "UNIMPLEMENTED"},
 		{"body too large", http.MethodPut, "/api/workspace/w1", `{"name":"abcdefgh"}`, 413, "RESOURCE_EXHAUSTED"},
 	}

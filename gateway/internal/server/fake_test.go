@@ -33,6 +33,7 @@ type fakeWorkspaces struct {
 
 	mu     sync.Mutex
 	md     metadata.MD
+	get    *workspacev1.GetWorkspaceRequest
 	update *workspacev1.UpdateWorkspaceRequest
 	list   *workspacev1.ListWorkspacesRequest
 
@@ -62,7 +63,10 @@ func (f *fakeWorkspaces) answer(ctx context.Context) error {
 	return f.err
 }
 
-func (f *fakeWorkspaces) GetWorkspace(ctx context.Context, _ *workspacev1.GetWorkspaceRequest) (*workspacev1.Workspace, error) {
+func (f *fakeWorkspaces) GetWorkspace(ctx context.Context, req *workspacev1.GetWorkspaceRequest) (*workspacev1.Workspace, error) {
+	f.mu.Lock()
+	f.get = req
+	f.mu.Unlock()
 	if err := f.answer(ctx); err != nil {
 		return nil, err
 	}
@@ -94,6 +98,15 @@ func (f *fakeWorkspaces) ListWorkspaces(ctx context.Context, req *workspacev1.Li
 		return nil, err
 	}
 	return &workspacev1.ListWorkspacesResponse{}, nil
+}
+
+// got returns the last get request received, and forgets it.
+func (f *fakeWorkspaces) got() *workspacev1.GetWorkspaceRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	req := f.get
+	f.get = nil
+	return req
 }
 
 // listed returns the last list request received, and forgets it.

@@ -2,8 +2,8 @@ package server
 
 import (
 	"bytes"
-	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"unicode"
 
@@ -84,20 +84,67 @@ type decodeError struct {
 
 func (e *decodeError) Error() string { return e.message }
 
-// newDecodeError turns a protojson error into a decodeError. checkBody has
-// already refused unknown fields and values of the wrong JSON type, so what
-// is left are values protojson cannot take, such as an integer out of
-// range: `invalid value for int32 field pageSize: 1.5`. protojson exposes no
-// structured errors, so the field, by its JSON name, is read from the text.
-func newDecodeError(err error) *decodeError {
-	text := strings.TrimLeftFunc(strings.TrimPrefix(err.Error(), "proto:"), unicode.IsSpace)
-	e := &decodeError{message: "invalid request body: " + text}
-	if _, rest, ok := strings.Cut(text, "invalid value for "); ok {
-		if kind, after, ok := strings.Cut(rest, " field "); ok {
-			if name, value, ok := strings.Cut(after, ": "); ok {
-				e.field, e.description = name, fmt.Sprintf("expected %s, got %s", kind, value)
-			}
-		}
+// fieldDecodeError is a decodeError blaming field, under context ("invalid
+// request body"). problem is the gateway's own text; got is the caller's
+// value, or "". The caller's text is quoted once, bounded (echo): got only
+// in the detail's description, and field in the message too only when it is
+// published, made of the API's own names (an unknown field's name is the
+// caller's, and only the detail names it).
+func fieldDecodeError(context, field string, published bool, problem, got string) *decodeError {
+	e := &decodeError{field: echo(field), description: problem, message: context + ": " + problem}
+	if got != "" {
+		e.description += ", got " + echo(got)
+	}
+	if published {
+		e.message = context + ": " + field + ": " + problem
 	}
 	return e
+}
+
+// protojsonValue matches protojson's text for a value it cannot take, such
+// as an integer out of range: `invalid value for int32 field pageSize: 1.5`.
+var protojsonValue = regexp.MustCompile(`invalid value for (\w+) field ([\w.]+): `)
+
+// newDecodeError turns a protojson error into a decodeError. checkBody has
+// already refused unknown fields, values of the wrong JSON type and invalid
+// UTF-8, so what is left are values protojson cannot take. protojson
+// exposes no structured errors, so the field, by its JSON name, is read
+// from the text; its other texts (line and column, parser terms) are not
+// passed on.
+func newDecodeError(err error) *decodeError {
+	text := err.Error()
+	if m := protojsonValue.FindStringSubmatchIndex(text); m != nil {
+		kind, name, value := text[m[2]:m[3]], text[m[4]:m[5]], text[m[1]:]
+		if isPublishedPath(name) {
+			return fieldDecodeError("invalid request body", name, true, "expected "+kindText(kind), value)
+		}
+	}
+	return &decodeError{message: "invalid request body: a value is not valid"}
+}
+
+// isPublishedPath reports whether a field name from protojson's text is
+// made of JSON name characters only, so quoting it in a message is safe.
+func isPublishedPath(name string) bool {
+	return name != "" && len(name) <= 200 && strings.IndexFunc(name, func(r rune) bool {
+		return !(r == '.' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)) || r > unicode.MaxASCII
+	}) < 0
+}
+
+// kindText names a proto kind as a JSON value: int32 is an integer.
+func kindText(kind string) string {
+	switch kind {
+	case "int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32", "fixed64", "sfixed32", "sfixed64":
+		return "an integer in range"
+	case "float", "double":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "enum":
+		return "one of the documented values"
+	case "string":
+		return "a string"
+	case "bytes":
+		return "base64"
+	}
+	return "a valid value"
 }

@@ -117,10 +117,27 @@ func recoverPanics(logger *slog.Logger, next http.Handler) http.Handler {
 
 // withTimeout bounds each request, and so its backend calls, by timeout.
 // grpc-gateway turns the expired deadline into DEADLINE_EXCEEDED (504).
+//
+// The deadline covers reading the body as well: a body still arriving when
+// it passes (a client that sent two bytes of a hundred, then nothing) has
+// its pending read cut short through the connection's read deadline, and
+// the error handler answers 408 (limitBody notes why the read failed). The
+// connection's deadline is only touched then, never once the body is read:
+// net/http keeps reading a finished request's connection in the
+// background, and a failed read there would cancel the request.
 func withTimeout(timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
+		if body, ok := r.Body.(*limitedBody); ok {
+			rc := http.NewResponseController(w)
+			stop := context.AfterFunc(ctx, func() {
+				if !body.ended.Load() {
+					_ = rc.SetReadDeadline(time.Now())
+				}
+			})
+			defer stop() // before cancel, which would run it
+		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
@@ -44,10 +45,11 @@ const queryErrorKey = "\x00query error"
 func (queryParser) Parse(msg proto.Message, values url.Values, filter *utilities.DoubleArray) error {
 	m := msg.ProtoReflect()
 	var refused *decodeError
+	refusedKey := ""
 	for key, vals := range values {
-		description := setQueryParameter(m, key, vals, filter)
-		if description != "" && (refused == nil || key < refused.field) {
-			refused = queryError(key, description)
+		problem, got := setQueryParameter(m, key, vals, filter)
+		if problem != "" && (refused == nil || key < refusedKey) {
+			refused, refusedKey = queryError(key, problem, got), key
 		}
 	}
 	if refused == nil {
@@ -57,13 +59,11 @@ func (queryParser) Parse(msg proto.Message, values url.Values, filter *utilities
 	return refused
 }
 
-// queryError is a decodeError for the query parameter key.
-func queryError(key, description string) *decodeError {
-	return &decodeError{
-		field:       key,
-		description: description,
-		message:     fmt.Sprintf("invalid query parameter %q: %s", key, description),
-	}
+// queryError is a decodeError for the query parameter key: problem is the
+// gateway's text, got the caller's value or "". The key is a published name
+// unless the parameter is unknown.
+func queryError(key, problem, got string) *decodeError {
+	return fieldDecodeError("invalid query parameter", key, problem != unknownQueryParameter, problem, got)
 }
 
 // noteQueryError moves a parameter refused by queryParser from r's form to
@@ -84,25 +84,26 @@ const unknownQueryParameter = "unknown query parameter"
 const maxQueryDepth = 8
 
 // setQueryParameter sets the field key names in m to vals, and says what is
-// wrong when it cannot ("" when nothing is).
-func setQueryParameter(m protoreflect.Message, key string, vals []string, filter *utilities.DoubleArray) string {
+// wrong when it cannot (problem "" when nothing is), with the value at
+// fault.
+func setQueryParameter(m protoreflect.Message, key string, vals []string, filter *utilities.DoubleArray) (problem, got string) {
 	var namesBuf [maxQueryDepth]string
 	names := namesBuf[:0]
 	rest := key
 	for {
 		fd, after, more := restFieldsOf(m.Descriptor()).longestName(rest)
 		if fd == nil || len(names) == maxQueryDepth {
-			return unknownQueryParameter
+			return unknownQueryParameter, ""
 		}
 		names = append(names, string(fd.Name()))
 		if !more {
 			if fd.Message() != nil || filter != nil && filter.HasCommonPrefix(names) {
-				return unknownQueryParameter
+				return unknownQueryParameter, ""
 			}
 			return setScalar(m, fd, vals)
 		}
 		if fd.Message() == nil || fd.IsList() || fd.IsMap() || restrules.Leaf(fd.Message()) {
-			return unknownQueryParameter
+			return unknownQueryParameter, ""
 		}
 		m = m.Mutable(fd).Message()
 		rest = after
@@ -110,27 +111,36 @@ func setQueryParameter(m protoreflect.Message, key string, vals []string, filter
 }
 
 // setScalar sets or, for a repeated field, appends vals.
-func setScalar(m protoreflect.Message, fd protoreflect.FieldDescriptor, vals []string) string {
+func setScalar(m protoreflect.Message, fd protoreflect.FieldDescriptor, vals []string) (problem, got string) {
 	if !fd.IsList() {
 		if len(vals) > 1 {
-			return "given more than once"
+			return "given more than once", ""
 		}
-		v, description := parseScalar(fd, vals[0])
-		if description != "" {
-			return description
+		v, problem := parseScalar(fd, vals[0])
+		if problem != "" {
+			return problem, quoteValue(fd, vals[0])
 		}
 		m.Set(fd, v)
-		return ""
+		return "", ""
 	}
 	list := m.Mutable(fd).List()
 	for _, s := range vals {
-		v, description := parseScalar(fd, s)
-		if description != "" {
-			return description
+		v, problem := parseScalar(fd, s)
+		if problem != "" {
+			return problem, quoteValue(fd, s)
 		}
 		list.Append(v)
 	}
-	return ""
+	return "", ""
+}
+
+// quoteValue is how a refused value is quoted: bounded, and without the
+// bytes of a string that is not UTF-8, which are the problem.
+func quoteValue(fd protoreflect.FieldDescriptor, s string) string {
+	if fd.Kind() == protoreflect.StringKind && !utf8.ValidString(s) {
+		return ""
+	}
+	return strconv.Quote(echo(s))
 }
 
 // parseScalar reads s as a value of fd's scalar kind. On failure it returns
@@ -138,6 +148,9 @@ func setScalar(m protoreflect.Message, fd protoreflect.FieldDescriptor, vals []s
 func parseScalar(fd protoreflect.FieldDescriptor, s string) (protoreflect.Value, string) {
 	switch fd.Kind() {
 	case protoreflect.StringKind:
+		if !utf8.ValidString(s) {
+			return protoreflect.Value{}, "not valid UTF-8"
+		}
 		return protoreflect.ValueOfString(s), ""
 	case protoreflect.BoolKind:
 		switch s {
@@ -146,29 +159,29 @@ func parseScalar(fd protoreflect.FieldDescriptor, s string) (protoreflect.Value,
 		case "false":
 			return protoreflect.ValueOfBool(false), ""
 		}
-		return protoreflect.Value{}, fmt.Sprintf("expected true or false, got %q", s)
+		return protoreflect.Value{}, "expected true or false"
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
 		n, err := strconv.ParseInt(s, 10, 32)
 		if err != nil {
-			return protoreflect.Value{}, integerExpected(s, err)
+			return protoreflect.Value{}, integerExpected(err)
 		}
 		return protoreflect.ValueOfInt32(int32(n)), ""
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return protoreflect.Value{}, integerExpected(s, err)
+			return protoreflect.Value{}, integerExpected(err)
 		}
 		return protoreflect.ValueOfInt64(n), ""
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
 		n, err := strconv.ParseUint(s, 10, 32)
 		if err != nil {
-			return protoreflect.Value{}, integerExpected(s, err)
+			return protoreflect.Value{}, integerExpected(err)
 		}
 		return protoreflect.ValueOfUint32(uint32(n)), ""
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return protoreflect.Value{}, integerExpected(s, err)
+			return protoreflect.Value{}, integerExpected(err)
 		}
 		return protoreflect.ValueOfUint64(n), ""
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
@@ -178,7 +191,7 @@ func parseScalar(fd protoreflect.FieldDescriptor, s string) (protoreflect.Value,
 		}
 		f, err := strconv.ParseFloat(s, bits)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return protoreflect.Value{}, fmt.Sprintf("expected a number, got %q", s)
+			return protoreflect.Value{}, "expected a number"
 		}
 		if bits == 32 {
 			return protoreflect.ValueOfFloat32(float32(f)), ""
@@ -188,11 +201,11 @@ func parseScalar(fd protoreflect.FieldDescriptor, s string) (protoreflect.Value,
 		if v := fd.Enum().Values().ByName(protoreflect.Name(s)); v != nil {
 			return protoreflect.ValueOfEnum(v.Number()), ""
 		}
-		return protoreflect.Value{}, fmt.Sprintf("expected a value of %s, got %q", fd.Enum().Name(), s)
+		return protoreflect.Value{}, fmt.Sprintf("expected a value of %s", fd.Enum().Name())
 	case protoreflect.BytesKind:
 		b, err := base64.StdEncoding.DecodeString(s)
 		if err != nil {
-			return protoreflect.Value{}, fmt.Sprintf("expected base64, got %q", s)
+			return protoreflect.Value{}, "expected base64"
 		}
 		return protoreflect.ValueOfBytes(b), ""
 	}
@@ -200,9 +213,9 @@ func parseScalar(fd protoreflect.FieldDescriptor, s string) (protoreflect.Value,
 }
 
 // integerExpected describes an integer that failed to parse.
-func integerExpected(s string, err error) string {
+func integerExpected(err error) string {
 	if errors.Is(err, strconv.ErrRange) {
-		return fmt.Sprintf("%s is out of range", s)
+		return "out of range"
 	}
-	return fmt.Sprintf("expected an integer, got %q", s)
+	return "expected an integer"
 }

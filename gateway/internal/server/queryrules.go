@@ -127,7 +127,7 @@ func blankVariables(template string) string {
 
 // middleware refuses a request to an operation of the document whose query
 // has a parameter the operation does not declare, naming it. Routes the
-// document does not describe (/healthz, /metrics, the SDK's files) are left
+// document does not describe (/healthz, /readyz, the SDK's files) are left
 // alone, and a request without a query costs nothing.
 func (q *queryRules) middleware(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
@@ -162,7 +162,7 @@ func refuseUndeclared(w http.ResponseWriter, r *http.Request, declared map[strin
 	if !found {
 		return false
 	}
-	refused := queryError(unknown, unknownQueryParameter)
+	refused := queryError(unknown, unknownQueryParameter, "")
 	writeKindError(w, r, fault.Invalid, refused.message, fault.FieldViolation{Field: refused.field, Description: refused.description})
 	return true
 }

@@ -29,6 +29,8 @@ type requestState struct {
 	id string
 	// bodyTooLarge is set once reading the body hit the size limit.
 	bodyTooLarge bool
+	// bodyTimedOut is set once reading the body hit the request deadline.
+	bodyTimedOut bool
 	// decodeErr is the reason the body or query could not be decoded, if
 	// it could not.
 	decodeErr *decodeError

@@ -70,6 +70,8 @@ func New(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	h = withCORS(newCORSPolicy(cfg.CORSAllowedOrigins), h)
 	h = withTimeout(cfg.RequestTimeout, h)
 	h = limitBody(cfg.MaxBodyBytes, h)
+	h = dropGRPCHeaders(h)
+	h = refuseMalformedHeaders(h)
 	h = recoverPanics(logger, h)
 	h = accessLog(logger, metrics, h)
 	h = withRequestID(h)
@@ -101,7 +103,8 @@ func dial(addr string, metrics *telemetry.Metrics) (*grpc.ClientConn, error) {
 }
 
 // newMux builds the grpc-gateway mux with both services' routes, /healthz,
-// /readyz and the browser SDK's files under /sdk/.
+// /readyz and the browser SDK's files under /sdk/. /metrics is not among
+// them: it is served on METRICS_ADDR (see Metrics), off the public port.
 func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientConn) (*runtime.ServeMux, error) {
 	errs := &errorHandler{logger: s.logger, maxBodyBytes: cfg.MaxBodyBytes}
 	// The query parameters each operation takes are those the served
@@ -122,9 +125,13 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 		}),
 		runtime.WithRoutingErrorHandler(routingError),
 		runtime.WithDisablePathLengthFallback(),
+		// A path variable is one segment, decoded after the path is split:
+		// /api/workspace/x%2Fkeys is the workspace "x/keys", not the keys
+		// route of "x" (the legacy mode decodes the whole path first).
+		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
 		// grpc-gateway keeps one query parser for the whole process.
 		runtime.SetQueryParameterParser(queryParser{}),
-		runtime.WithMiddlewares(recordRoute, requireJSON, queries.middleware),
+		runtime.WithMiddlewares(recordRoute, refuseMalformedPathParams, requireJSON, queries.middleware),
 	)
 	ctx := context.Background()
 	if err := workspacev1.RegisterWorkspaceServiceHandlerClient(ctx, mux, workspacev1.NewWorkspaceServiceClient(workspaceConn)); err != nil {
@@ -140,12 +147,6 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 		return nil, err
 	}
 	if err := mux.HandlePath(http.MethodGet, "/readyz", readyz(&s.draining, s.backends)); err != nil {
-		return nil, err
-	}
-	metrics := s.metrics.Handler()
-	if err := mux.HandlePath(http.MethodGet, "/metrics", func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-		metrics.ServeHTTP(w, r)
-	}); err != nil {
 		return nil, err
 	}
 	// The SDK's files are registered one by one, so that other paths and
@@ -170,14 +171,15 @@ func serveDocument(w http.ResponseWriter, _ *http.Request, _ map[string]string) 
 	_, _ = w.Write(openapi.JSON)
 }
 
-// recordRoute notes the matched route pattern for the metrics, which must
-// not be labelled by raw paths (one series per workspace id), and the path
-// parameters for the body decoder.
+// recordRoute notes the matched route pattern for the metrics and the
+// trace, which must not be labelled by raw paths (one series per workspace
+// id), and the path parameters for the body decoder.
 func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		state := stateFrom(r.Context())
 		if pattern, ok := runtime.HTTPPattern(r.Context()); ok {
 			state.route = pattern.String()
+			telemetry.NameHTTPSpan(r.Context(), r.Method, state.route)
 		}
 		state.pathParams = params
 		next(w, r, params)
@@ -233,6 +235,9 @@ func requestMetadata(proxies clientaddr.Resolver) func(context.Context, *http.Re
 // sending new requests while in-flight ones finish. Call it on SIGTERM,
 // before Shutdown.
 func (s *Server) Drain() { s.draining.Store(true) }
+
+// Metrics returns the gateway's metrics, for telemetry.ServeMetrics.
+func (s *Server) Metrics() *telemetry.Metrics { return s.metrics }
 
 // Handler returns the gateway's HTTP handler with all middleware.
 func (s *Server) Handler() http.Handler { return s.handler }

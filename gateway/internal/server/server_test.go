@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strconv"
@@ -395,27 +396,52 @@ func TestHealth(t *testing.T) {
 	}
 }
 
+// Metrics are labelled by route pattern and standard method, whatever the
+// callers send, and are not served on the REST port.
 func TestMetricsCountRequestsByRoute(t *testing.T) {
 	e := newEnv(t, options{})
 	e.do(t, http.MethodGet, "/api/workspace/w1", nil, nil)
 	e.do(t, http.MethodGet, "/api/workspace/w2", nil, nil)
 	e.do(t, http.MethodGet, "/no/such/route", nil, nil)
+	for i := range 20 {
+		e.do(t, "INVENTED"+strconv.Itoa(i), "/api/workspace/w"+strconv.Itoa(i), nil, nil)
+	}
 	resp, body := e.do(t, http.MethodGet, "/metrics", nil, nil)
+	checkError(t, resp, body, http.StatusNotFound, "NOT_FOUND")
+
+	metrics := httptest.NewServer(e.server.Metrics().Handler())
+	defer metrics.Close()
+	resp, body = get(t, metrics.URL+"/metrics")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("/metrics: %d", resp.StatusCode)
 	}
 	for _, want := range []string{
 		`http_request_duration_seconds_count{code="200",method="GET",route="/api/workspace/{id=*}"} 2`,
-		`http_request_duration_seconds_count{code="404",method="GET",route="unmatched"} 1`,
+		`http_request_duration_seconds_count{code="404",method="GET",route="unmatched"} 2`,
+		`http_request_duration_seconds_count{code="405",method="other",route="unmatched"} 20`,
 		`grpc_client_handling_seconds_count{grpc_code="OK",grpc_method="/workspace.v1.WorkspaceService/GetWorkspace"} 2`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	if strings.Contains(string(body), "/api/workspace/w1") {
-		t.Error("/metrics is labelled with raw paths")
+	if strings.Contains(string(body), "/api/workspace/w1") || strings.Contains(string(body), "INVENTED") {
+		t.Error("/metrics is labelled with what callers sent")
 	}
+}
+
+func get(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
 }
 
 // After Drain, /readyz says 503 so the load balancer stops sending new

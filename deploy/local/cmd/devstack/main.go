@@ -76,8 +76,10 @@ func run() error {
 		return err
 	}
 
-	fmt.Printf("\nReady.\n  gateway (REST):      %s\n  workspace (gRPC):    %s\n  auth (gRPC):         %s\n  MongoDB protocol:    %s\n  Redis:               %s\n",
-		s.GatewayURL, s.WorkspaceAddr, s.AuthAddr, redactURI(s.MongoURI), s.RedisAddr)
+	fmt.Printf("\nReady.\n  gateway (REST):      %s\n  workspace (gRPC):    %s\n  auth (gRPC):         %s\n  MongoDB protocol:    %s\n  Redis:               %s\n"+
+		"  metrics:             http://%s/metrics (gateway), http://%s/metrics (workspace), http://%s/metrics (auth)\n",
+		s.GatewayURL, s.WorkspaceAddr, s.AuthAddr, redactURI(s.MongoURI), s.RedisAddr,
+		s.GatewayMetricsAddr, s.WorkspaceMetricsAddr, s.AuthMetricsAddr)
 	if boot.generated {
 		fmt.Printf("\nA key pair for the root workspace was generated and saved in %s:\n  appKey:    %s\n  appSecret: %s\n",
 			boot.path, boot.vars["BOOTSTRAP_APP_KEY"], boot.vars["BOOTSTRAP_APP_SECRET"])

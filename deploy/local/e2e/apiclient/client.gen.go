@@ -482,6 +482,9 @@ type PreconditionFailed = ErrorBody
 // RequestEntityTooLarge ErrorBody is the JSON of every failed REST request. Like every response message, all its fields are always present.
 type RequestEntityTooLarge = ErrorBody
 
+// RequestTimeout ErrorBody is the JSON of every failed REST request. Like every response message, all its fields are always present.
+type RequestTimeout = ErrorBody
+
 // ServiceUnavailable ErrorBody is the JSON of every failed REST request. Like every response message, all its fields are always present.
 type ServiceUnavailable = ErrorBody
 
@@ -2091,6 +2094,11 @@ type CreateSdkTokenHTTPResponse404Headers struct {
 	XRequestId string
 }
 
+// CreateSdkTokenHTTPResponse408Headers the declared response headers of an HTTP 408 response for CreateSdkToken
+type CreateSdkTokenHTTPResponse408Headers struct {
+	XRequestId string
+}
+
 // CreateSdkTokenHTTPResponse413Headers the declared response headers of an HTTP 413 response for CreateSdkToken
 type CreateSdkTokenHTTPResponse413Headers struct {
 	XRequestId string
@@ -2138,6 +2146,8 @@ type CreateSdkTokenHTTPResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -2160,6 +2170,8 @@ type CreateSdkTokenHTTPResponse struct {
 	Headers403 *CreateSdkTokenHTTPResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateSdkTokenHTTPResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *CreateSdkTokenHTTPResponse408Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateSdkTokenHTTPResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -2197,6 +2209,11 @@ func (r CreateSdkTokenHTTPResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r CreateSdkTokenHTTPResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreateSdkTokenHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -2286,6 +2303,11 @@ type RevokeUserSdkTokensHTTPResponse404Headers struct {
 	XRequestId string
 }
 
+// RevokeUserSdkTokensHTTPResponse408Headers the declared response headers of an HTTP 408 response for RevokeUserSdkTokens
+type RevokeUserSdkTokensHTTPResponse408Headers struct {
+	XRequestId string
+}
+
 // RevokeUserSdkTokensHTTPResponse413Headers the declared response headers of an HTTP 413 response for RevokeUserSdkTokens
 type RevokeUserSdkTokensHTTPResponse413Headers struct {
 	XRequestId string
@@ -2333,6 +2355,8 @@ type RevokeUserSdkTokensHTTPResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -2355,6 +2379,8 @@ type RevokeUserSdkTokensHTTPResponse struct {
 	Headers403 *RevokeUserSdkTokensHTTPResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *RevokeUserSdkTokensHTTPResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *RevokeUserSdkTokensHTTPResponse408Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *RevokeUserSdkTokensHTTPResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -2392,6 +2418,11 @@ func (r RevokeUserSdkTokensHTTPResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RevokeUserSdkTokensHTTPResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r RevokeUserSdkTokensHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -2787,6 +2818,11 @@ type CreateWorkspaceHTTPResponse404Headers struct {
 	XRequestId string
 }
 
+// CreateWorkspaceHTTPResponse408Headers the declared response headers of an HTTP 408 response for CreateWorkspace
+type CreateWorkspaceHTTPResponse408Headers struct {
+	XRequestId string
+}
+
 // CreateWorkspaceHTTPResponse409Headers the declared response headers of an HTTP 409 response for CreateWorkspace
 type CreateWorkspaceHTTPResponse409Headers struct {
 	XRequestId string
@@ -2839,6 +2875,8 @@ type CreateWorkspaceHTTPResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -2863,6 +2901,8 @@ type CreateWorkspaceHTTPResponse struct {
 	Headers403 *CreateWorkspaceHTTPResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateWorkspaceHTTPResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *CreateWorkspaceHTTPResponse408Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CreateWorkspaceHTTPResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -2902,6 +2942,11 @@ func (r CreateWorkspaceHTTPResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r CreateWorkspaceHTTPResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreateWorkspaceHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -3389,6 +3434,11 @@ type UpdateWorkspaceHTTPResponse404Headers struct {
 	XRequestId string
 }
 
+// UpdateWorkspaceHTTPResponse408Headers the declared response headers of an HTTP 408 response for UpdateWorkspace
+type UpdateWorkspaceHTTPResponse408Headers struct {
+	XRequestId string
+}
+
 // UpdateWorkspaceHTTPResponse409Headers the declared response headers of an HTTP 409 response for UpdateWorkspace
 type UpdateWorkspaceHTTPResponse409Headers struct {
 	XRequestId string
@@ -3446,6 +3496,8 @@ type UpdateWorkspaceHTTPResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Conflict
 	// JSON412 the response for an HTTP 412 `application/json` response
@@ -3472,6 +3524,8 @@ type UpdateWorkspaceHTTPResponse struct {
 	Headers403 *UpdateWorkspaceHTTPResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateWorkspaceHTTPResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *UpdateWorkspaceHTTPResponse408Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *UpdateWorkspaceHTTPResponse409Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
@@ -3513,6 +3567,11 @@ func (r UpdateWorkspaceHTTPResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UpdateWorkspaceHTTPResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r UpdateWorkspaceHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -4165,6 +4224,11 @@ type ListWorkspacesHTTPResponse403Headers struct {
 	XRequestId string
 }
 
+// ListWorkspacesHTTPResponse408Headers the declared response headers of an HTTP 408 response for ListWorkspaces
+type ListWorkspacesHTTPResponse408Headers struct {
+	XRequestId string
+}
+
 // ListWorkspacesHTTPResponse413Headers the declared response headers of an HTTP 413 response for ListWorkspaces
 type ListWorkspacesHTTPResponse413Headers struct {
 	XRequestId string
@@ -4210,6 +4274,8 @@ type ListWorkspacesHTTPResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -4230,6 +4296,8 @@ type ListWorkspacesHTTPResponse struct {
 	Headers401 *ListWorkspacesHTTPResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListWorkspacesHTTPResponse403Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *ListWorkspacesHTTPResponse408Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ListWorkspacesHTTPResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -4262,6 +4330,11 @@ func (r ListWorkspacesHTTPResponse) GetJSON401() *Unauthorized {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r ListWorkspacesHTTPResponse) GetJSON403() *Forbidden {
 	return r.JSON403
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r ListWorkspacesHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -4716,6 +4789,13 @@ func ParseCreateSdkTokenHTTPResponse(rsp *http.Response) (*CreateSdkTokenHTTPRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest RequestEntityTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4832,6 +4912,16 @@ func ParseCreateSdkTokenHTTPResponse(rsp *http.Response) (*CreateSdkTokenHTTPRes
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers CreateSdkTokenHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateSdkTokenHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -4974,6 +5064,13 @@ func ParseRevokeUserSdkTokensHTTPResponse(rsp *http.Response) (*RevokeUserSdkTok
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest RequestEntityTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5090,6 +5187,16 @@ func ParseRevokeUserSdkTokensHTTPResponse(rsp *http.Response) (*RevokeUserSdkTok
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers RevokeUserSdkTokensHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
 	case rsp.StatusCode == 413:
 		var headers RevokeUserSdkTokensHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -5646,6 +5753,13 @@ func ParseCreateWorkspaceHTTPResponse(rsp *http.Response) (*CreateWorkspaceHTTPR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5769,6 +5883,16 @@ func ParseCreateWorkspaceHTTPResponse(rsp *http.Response) (*CreateWorkspaceHTTPR
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers CreateWorkspaceHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateWorkspaceHTTPResponse409Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -6451,6 +6575,13 @@ func ParseUpdateWorkspaceHTTPResponse(rsp *http.Response) (*UpdateWorkspaceHTTPR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Conflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6588,6 +6719,16 @@ func ParseUpdateWorkspaceHTTPResponse(rsp *http.Response) (*UpdateWorkspaceHTTPR
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers UpdateWorkspaceHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
 	case rsp.StatusCode == 409:
 		var headers UpdateWorkspaceHTTPResponse409Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -7490,6 +7631,13 @@ func ParseListWorkspacesHTTPResponse(rsp *http.Response) (*ListWorkspacesHTTPRes
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest RequestEntityTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7596,6 +7744,16 @@ func ParseListWorkspacesHTTPResponse(rsp *http.Response) (*ListWorkspacesHTTPRes
 			headers.XRequestId = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 408:
+		var headers ListWorkspacesHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
 	case rsp.StatusCode == 413:
 		var headers ListWorkspacesHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
