@@ -69,7 +69,8 @@ FUZZ_TARGETS := \
 	./gateway/internal/server:FuzzQueryParser \
 	./gateway/internal/server:FuzzRequestID \
 	./gateway/internal/server:FuzzBodyAnswers \
-	./gateway/internal/server:FuzzQueryAnswers
+	./gateway/internal/server:FuzzQueryAnswers \
+	./gateway/internal/server:FuzzPathAnswers
 # How long each target runs in `make test`, and in `make fuzz` unless
 # FUZZTIME says otherwise (a duration, or a count such as 100000x).
 FUZZ_TEST_TIME := 2s
