@@ -64,6 +64,7 @@ FUZZ_TARGETS := \
 	./services/workspace/internal/app:FuzzPageToken \
 	./services/workspace/internal/app:FuzzListWorkspaces \
 	./services/workspace/internal/ports/grpcport:FuzzIfMatch \
+	./services/workspace/internal/ports/grpcport:FuzzUpdateChanges \
 	./gateway/internal/server:FuzzCheckBody \
 	./gateway/internal/server:FuzzDecodeBody \
 	./gateway/internal/server:FuzzQueryParser \
