@@ -382,10 +382,7 @@ func (c *bodyChecker) skip() *decodeError {
 	case first == 'n':
 		return c.literal("null")
 	case first == '-' || '0' <= first && first <= '9':
-		for c.pos < len(c.data) && strings.IndexByte("+-0123456789.eE", c.data[c.pos]) >= 0 {
-			c.pos++
-		}
-		return nil
+		return c.number()
 	case first == '{' || first == '[':
 		depth := 0
 		for c.pos < len(c.data) {
@@ -407,6 +404,44 @@ func (c *bodyChecker) skip() *decodeError {
 		}
 	}
 	return c.unexpected()
+}
+
+// number reads a number as JSON writes it (RFC 8259). protojson, which
+// decodes the body afterwards, also takes an exponent without digits (1e).
+func (c *bodyChecker) number() *decodeError {
+	if c.data[c.pos] == '-' {
+		c.pos++
+	}
+	if c.pos < len(c.data) && c.data[c.pos] == '0' {
+		c.pos++
+	} else if !c.digits() {
+		return c.unexpected()
+	}
+	if c.pos < len(c.data) && c.data[c.pos] == '.' {
+		c.pos++
+		if !c.digits() {
+			return c.unexpected()
+		}
+	}
+	if c.pos < len(c.data) && (c.data[c.pos] == 'e' || c.data[c.pos] == 'E') {
+		c.pos++
+		if c.pos < len(c.data) && (c.data[c.pos] == '+' || c.data[c.pos] == '-') {
+			c.pos++
+		}
+		if !c.digits() {
+			return c.unexpected()
+		}
+	}
+	return nil
+}
+
+// digits reads a run of decimal digits, reporting whether there was one.
+func (c *bodyChecker) digits() bool {
+	start := c.pos
+	for c.pos < len(c.data) && '0' <= c.data[c.pos] && c.data[c.pos] <= '9' {
+		c.pos++
+	}
+	return c.pos > start
 }
 
 // pathText is the JSON path of the value being read: products[1].bank.id.

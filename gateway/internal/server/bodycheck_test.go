@@ -64,6 +64,13 @@ func TestCheckBody(t *testing.T) {
 		{name: "bad escape", md: update, body: `{"n\qme":"x"}`, refused: true},
 		{name: "unclosed", md: update, body: `{"address":{"city":"x"}`, refused: true},
 		{name: "more after", md: update, body: `{} x`, refused: true},
+		// protojson takes these numbers; JSON does not.
+		{name: "exponent without digits", md: list, body: `{"pageSize":1e}`, refused: true},
+		{name: "signed exponent without digits", md: list, body: `{"pageSize":1E+}`, refused: true},
+		{name: "fraction without digits", md: list, body: `{"pageSize":1.}`, refused: true},
+		{name: "leading zero", md: list, body: `{"pageSize":01}`, refused: true},
+		{name: "minus alone", md: list, body: `{"pageSize":-}`, refused: true},
+		{name: "wrapper number", md: update, body: `{"parentWorkspaceId":2e}`, refused: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

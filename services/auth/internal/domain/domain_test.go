@@ -19,6 +19,8 @@ func TestCheckLogin(t *testing.T) {
 		{"two addresses", "ada@example.com, bob@example.com", "w", "email"},
 		{"no at", "ada.example.com", "w", "email"},
 		{"too long", strings.Repeat("a", 245) + "@example.com", "w", "email"},
+		{"C1 control character", "\u009c@example.com", "w", "email"},
+		{"line break", "ada@example.com\n", "w", "email"},
 		{"missing workspace", "ada@example.com", "", "workspaceId"},
 		{"bad workspace", "ada@example.com", "a:b", "workspaceId"},
 		{"long workspace", "ada@example.com", strings.Repeat("w", 129), "workspaceId"},
@@ -48,7 +50,9 @@ func TestTokens(t *testing.T) {
 	if a.Digest() == b.Digest() || a.Digest() != a.Digest() {
 		t.Fatal("digests do not identify tokens")
 	}
-	for _, bad := range []domain.Token{"", "short", domain.Token(strings.Repeat("A", 43) + "-"), a + "AAAA"} {
+	for _, bad := range []domain.Token{"", "short", domain.Token(strings.Repeat("A", 43) + "-"), a + "AAAA",
+		// The decoder skips line breaks; a token has one text all the same.
+		a[:20] + "\n" + a[20:], a[:20] + "\r\n" + a[20:]} {
 		if bad.Valid() {
 			t.Errorf("%q passes as a token", bad)
 		}

@@ -3,6 +3,7 @@ package domain
 import (
 	"net/mail"
 	"strings"
+	"unicode"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/ident"
@@ -25,13 +26,16 @@ func CheckLogin(email, workspaceID string) error {
 }
 
 // checkEmail accepts a single address without a display name, such as
-// ada@example.com, of at most 254 characters.
+// ada@example.com, of at most 254 characters, none of them a control
+// character (net/mail admits the C1 controls, U+0080 to U+009F).
 func checkEmail(email string) string {
 	switch {
 	case email == "":
 		return "is required"
 	case len(email) > maxEmailLength:
 		return "must be at most 254 characters"
+	case strings.IndexFunc(email, unicode.IsControl) >= 0:
+		return "must not contain control characters"
 	}
 	addr, err := mail.ParseAddress(email)
 	if err != nil || addr.Name != "" || addr.Address != email || !strings.Contains(email, "@") {

@@ -194,6 +194,9 @@ func checkAddress(v *violations, a Address) {
 	switch {
 	case a.Country == "":
 		v.add("address.country", "is required when address.state is set")
+	case !countries[a.Country]:
+		// Already named above; the state cannot be held to it, and the
+		// description would echo whatever the caller sent as a country.
 	case prefix != a.Country:
 		v.add("address.state", "must start with the country code "+a.Country+"-")
 	}

@@ -137,6 +137,7 @@ func TestCheckAddress(t *testing.T) {
 		{"three letters", domain.Address{Country: "USA"}, []string{"address.country"}},
 		{"state of another country", domain.Address{State: "US-CA", Country: "CA"}, []string{"address.state"}},
 		{"state without country", domain.Address{State: "US-CA"}, []string{"address.country"}},
+		{"state of an unknown country", domain.Address{State: "US-CA", Country: strings.Repeat("X", 1000)}, []string{"address.country"}},
 		{"state not ISO", domain.Address{State: "California", Country: "US"}, []string{"address.state"}},
 		{"state suffix too long", domain.Address{State: "US-CALI", Country: "US"}, []string{"address.state"}},
 		{"city 200", domain.Address{City: strings.Repeat("c", 200)}, nil},

@@ -1,0 +1,259 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/restrules"
+)
+
+// bodyRoute is a request message that a route decodes from its body, with
+// the path parameters the route binds.
+type bodyRoute struct {
+	newMessage func() proto.Message
+	bound      map[string]string
+}
+
+// bodyRoutes are the routes that take a body (proto/http_rules.yaml).
+var bodyRoutes = []bodyRoute{
+	{func() proto.Message { return &workspacev1.UpdateWorkspaceRequest{} }, map[string]string{"id": "w1"}},
+	{func() proto.Message { return &workspacev1.CreateWorkspaceRequest{} }, nil},
+	{func() proto.Message { return &workspacev1.ListWorkspacesRequest{} }, nil},
+	{func() proto.Message { return &authv1.CreateSdkTokenRequest{} }, nil},
+	{func() proto.Message { return &authv1.RevokeUserSdkTokensRequest{} }, nil},
+}
+
+// bodySeeds are bodies for the routes in bodyRoutes, accepted and refused.
+var bodySeeds = []string{
+	`{"id":"springfield-district","name":"Springfield District","type":"DISTRICT","parentWorkspaceId":null,` +
+		`"address":{"city":"Springfield","state":"US-IL","country":"US"},"products":[{"bank":{"id":"pub/math"}}]}`,
+	`{"name":"Springfield Public Schools","objectiveDocuments":["CCSS#Math#Grade5:2010"],"id":"w1"}`,
+	`{"filter":{"search":"spring","address.state":{"include":["US-IL"]}},"pageSize":50,"pageToken":"e30"}`,
+	`{"email":"ada@example.com","workspaceId":"springfield-district"}`,
+	`{"pageSize":"7"}`, `{"pageSize":1.5}`, `{"pageSize":-1e3}`, `{"pageSize":99999999999}`,
+	`{"parentWorkspaceId":{}}`, `{"n\u0061me":"x","name":"y"}`, `{"etag":"x"}`, `{"updateMask":"name"}`,
+	`{"id":"w2"}`, `{"id":"\u0077\u0031"}`, `{"name":"\ud800"}`, "{\"name\":\"\xff\"}", "{\"\xff\":1}",
+	`{"name":"n"} x`, `{"name":`, `[1]`, `  `, `{}`, `{"products":[null]}`, `{"address":{"city":null}}`,
+	`{"a":` + strings.Repeat("[", 200) + `}`, `{"filter":` + strings.Repeat(`{"search":`, 50) + `}`,
+}
+
+// A body the strict decoder refuses is a decodeError, kept in the request's
+// state for the error handler, whose message says it is about the body;
+// one it accepts is one JSON object that protojson decodes to the same
+// message, which sets only published fields (the update mask being the
+// decoder's), keeps the path's id, and decodes again from its own JSON.
+func FuzzDecodeBody(f *testing.F) {
+	for _, seed := range bodySeeds {
+		for route := range bodyRoutes {
+			f.Add(seed, uint8(route))
+		}
+	}
+	m := newJSONMarshaler()
+	f.Fuzz(func(t *testing.T, body string, route uint8) {
+		r := bodyRoutes[int(route)%len(bodyRoutes)]
+		msg, err, state := decodeAs(m, r, body)
+		if len(bytes.TrimSpace([]byte(body))) == 0 {
+			if err != io.EOF {
+				t.Fatalf("an empty body decoded to %v, want io.EOF (no body)", err)
+			}
+			return
+		}
+		if err != nil {
+			var de *decodeError
+			if !errors.As(err, &de) || state.decodeErr != de {
+				t.Fatalf("%s refused with %v (%T), not a decodeError in the request's state", body, err, err)
+			}
+			if !strings.HasPrefix(de.message, "invalid request body: ") {
+				t.Fatalf("%s refused with the message %q", body, de.message)
+			}
+			return
+		}
+
+		if !json.Valid([]byte(body)) {
+			t.Fatalf("accepted %q, which is not JSON", body)
+		}
+		plain := r.newMessage()
+		if err := protojson.Unmarshal([]byte(body), plain); err != nil {
+			t.Fatalf("accepted %s, which protojson refuses: %v", body, err)
+		}
+		if u, ok := msg.(*workspacev1.UpdateWorkspaceRequest); ok {
+			if u.GetUpdateMask() == nil {
+				t.Fatalf("%s decoded without an update mask", body)
+			}
+			u.UpdateMask = nil
+			if id := u.GetId(); id != "" && id != r.bound["id"] {
+				t.Fatalf("%s changed the path's id to %q", body, id)
+			}
+		}
+		if !proto.Equal(msg, plain) {
+			t.Fatalf("%s decoded to {%v}, protojson says {%v}", body, msg, plain)
+		}
+		if field := hiddenFieldSet(msg.ProtoReflect()); field != "" {
+			t.Fatalf("%s set the hidden field %s", body, field)
+		}
+		again, err := protojson.Marshal(msg)
+		if err != nil {
+			t.Fatalf("%s decoded to {%v}, which does not encode: %v", body, msg, err)
+		}
+		msg2, err, _ := decodeAs(m, r, string(again))
+		if u, ok := msg2.(*workspacev1.UpdateWorkspaceRequest); ok {
+			u.UpdateMask = nil
+		}
+		if err != nil && err != io.EOF || !proto.Equal(msg2, plain) {
+			t.Fatalf("%s decoded to {%v}, whose JSON %s decodes to {%v}, %v", body, msg, again, msg2, err)
+		}
+	})
+}
+
+// decodeAs decodes body for route r as the gateway does, through the
+// request's capped body and state.
+func decodeAs(m *jsonMarshaler, r bodyRoute, body string) (proto.Message, error, *requestState) {
+	state := &requestState{pathParams: r.bound}
+	in := &limitedBody{ReadCloser: io.NopCloser(strings.NewReader(body)), state: state}
+	msg := r.newMessage()
+	err := m.NewDecoder(in).Decode(msg)
+	return msg, err, state
+}
+
+// hiddenFieldSet returns the first field set in m, at any depth, that the
+// REST interface does not publish, or "".
+func hiddenFieldSet(m protoreflect.Message) string {
+	found := ""
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if !restrules.Published(fd) {
+			found = string(fd.FullName())
+			return false
+		}
+		if md := fd.Message(); md != nil && !restrules.Leaf(md) && !fd.IsMap() {
+			if fd.IsList() {
+				for i := range v.List().Len() {
+					if found = hiddenFieldSet(v.List().Get(i).Message()); found != "" {
+						return false
+					}
+				}
+			} else if found = hiddenFieldSet(v.Message()); found != "" {
+				return false
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// A query string the parser refuses names one of its keys as the refused
+// parameter, and leaves it where the error handler finds it; one it accepts
+// asks for the same message as the JSON body of the same fields does, so
+// the GET and POST lists cannot disagree.
+func FuzzQueryParser(f *testing.F) {
+	for _, seed := range []string{
+		"", "filter.search=spring", "filter.address.state.include=US-CA&filter.address.state.include=US-NY",
+		"filter.search=a%20b&filter.address.state.include=US-ZZ&pageSize=7&pageToken=tok", "pageSize=0", "pageToken=",
+		"colour=red", "zebra=1&apple=2", "page_size=5", "pageSize=x", "pageSize=1&pageSize=2", "pageSize=99999999999",
+		"filter=x", "filter.address.state=US", "filter..search=x", "filter.search.x=1", ".=1", "filter.search=%ff",
+		"pageSize=%2B7", "pageSize=-0", "id=w2", "etag=x", "%00query+error=x", strings.Repeat("filter.", 20) + "search=x",
+	} {
+		f.Add(seed)
+	}
+	m := newJSONMarshaler()
+	route := bodyRoute{newMessage: func() proto.Message { return &workspacev1.ListWorkspacesRequest{} }}
+	f.Fuzz(func(t *testing.T, query string) {
+		values, err := url.ParseQuery(query)
+		if err != nil {
+			return // net/http refuses such a query before the parser sees it
+		}
+		msg := &workspacev1.ListWorkspacesRequest{}
+		keys := make(map[string]bool, len(values))
+		for k := range values {
+			keys[k] = true
+		}
+		if err := (queryParser{}).Parse(msg, values, utilities.NewDoubleArray(nil)); err != nil {
+			var de *decodeError
+			if !errors.As(err, &de) || !keys[de.field] || de.description == "" {
+				t.Fatalf("?%s refused with %v, naming none of its keys", query, err)
+			}
+			if v := values[queryErrorKey]; len(v) != 3 || v[0] != de.field || v[2] != de.message {
+				t.Fatalf("?%s refused without leaving the refusal for the error handler: %q", query, v)
+			}
+			return
+		}
+		if hasInvalidUTF8(values) {
+			// Accepted today and refused later by the proto encoding; the
+			// hostile-input work answers it 400 before the parser.
+			return
+		}
+		body, err := protojson.Marshal(msg)
+		if err != nil {
+			t.Fatalf("?%s gave {%v}, which does not encode: %v", query, msg, err)
+		}
+		fromBody, err, _ := decodeAs(m, route, string(body))
+		if err != nil && err != io.EOF || !proto.Equal(fromBody, msg) {
+			t.Fatalf("?%s asks {%v}; its JSON %s asks {%v}, %v", query, msg, body, fromBody, err)
+		}
+	})
+}
+
+// hasInvalidUTF8 reports whether any key or value is not UTF-8.
+func hasInvalidUTF8(values url.Values) bool {
+	for k, vs := range values {
+		if !utf8.ValidString(k) {
+			return true
+		}
+		for _, v := range vs {
+			if !utf8.ValidString(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// The request id a response carries is the caller's when validRequestID
+// accepts it and a fresh one otherwise; either way 1 to 128 characters of
+// A-Z a-z 0-9 . _ : -, so it is safe to log and to forward as metadata.
+func FuzzRequestID(f *testing.F) {
+	for _, seed := range []string{
+		"", "abc", "5f0c-1.2_3:4", strings.Repeat("a", 128), strings.Repeat("a", 129), "a b", "a\nb", "é", "\xff", "a/b", "a%20b",
+	} {
+		f.Add(seed)
+	}
+	handler := withRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Seen", requestIDFrom(r.Context()))
+	}))
+	f.Fuzz(func(t *testing.T, id string) {
+		req := httptest.NewRequest(http.MethodGet, "/api/workspaces", nil)
+		req.Header[RequestIDHeader] = []string{id}
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		got := rec.Header().Get(RequestIDHeader)
+		if seen := rec.Header().Get("X-Seen"); seen != got {
+			t.Fatalf("the response says %q, the request's state %q", got, seen)
+		}
+		if !safeRequestID(got) {
+			t.Fatalf("the caller's %q gave the request id %q", id, got)
+		}
+		if kept := got == id; kept != validRequestID(id) || kept != safeRequestID(id) {
+			t.Fatalf("the caller's %q: kept = %v, valid = %v", id, kept, validRequestID(id))
+		}
+	})
+}
+
+// safeRequestID states the request id rule on its own terms.
+func safeRequestID(id string) bool {
+	return len(id) >= 1 && len(id) <= 128 && strings.Trim(id,
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-") == ""
+}
