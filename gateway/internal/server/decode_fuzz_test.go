@@ -155,15 +155,11 @@ func hiddenFieldSet(m protoreflect.Message) string {
 	return found
 }
 
-// namesKey reports whether field is one of keys, or the bounded prefix
-// ("…" at the end) the gateway quotes of a long one.
+// namesKey reports whether field is one of keys as an answer quotes it
+// (echo: valid UTF-8, a bounded prefix of a long one).
 func namesKey(keys map[string]bool, field string) bool {
-	if keys[field] {
-		return true
-	}
-	prefix, cut := strings.CutSuffix(field, "…")
 	for k := range keys {
-		if cut && strings.HasPrefix(k, prefix) {
+		if field == k || field == echo(k) {
 			return true
 		}
 	}
