@@ -82,28 +82,29 @@ func (s *Server) PID() int {
 // Stop stops the server (SIGTERM, then SIGKILL after 20 seconds) and waits
 // until it has exited. Stopping a stopped server does nothing.
 func (s *Server) Stop() error {
-	s.mu.Lock()
-	p := s.proc
-	s.proc = nil
-	s.mu.Unlock()
-	if p == nil {
-		return nil
+	if p := s.take(); p != nil {
+		return p.Stop()
 	}
-	return p.Stop()
+	return nil
 }
 
 // Kill ends the server at once (SIGKILL), as a crash would, and waits until
 // it has exited; Restart brings it back. Killing a stopped server does
 // nothing.
 func (s *Server) Kill() error {
+	if p := s.take(); p != nil {
+		return p.Kill()
+	}
+	return nil
+}
+
+// take returns the running process, if any, and forgets it.
+func (s *Server) take() *Process {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	p := s.proc
 	s.proc = nil
-	s.mu.Unlock()
-	if p == nil {
-		return nil
-	}
-	return p.Kill()
+	return p
 }
 
 // Pause suspends the running server (SIGSTOP): it keeps its connections
