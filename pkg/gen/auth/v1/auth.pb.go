@@ -667,6 +667,208 @@ func (*RevokeWorkspaceSdkTokensResponse) Descriptor() ([]byte, []int) {
 	return file_auth_v1_auth_proto_rawDescGZIP(), []int{13}
 }
 
+type CreateLtiSessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The HTTP method the LMS used (POST).
+	Method string `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`
+	// Every parameter of the launch, from the query string then the form
+	// body, in the order received, duplicates kept, decoded.
+	Parameters    []*LtiParameter `protobuf:"bytes,2,rep,name=parameters,proto3" json:"parameters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateLtiSessionRequest) Reset() {
+	*x = CreateLtiSessionRequest{}
+	mi := &file_auth_v1_auth_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateLtiSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateLtiSessionRequest) ProtoMessage() {}
+
+func (x *CreateLtiSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateLtiSessionRequest.ProtoReflect.Descriptor instead.
+func (*CreateLtiSessionRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CreateLtiSessionRequest) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *CreateLtiSessionRequest) GetParameters() []*LtiParameter {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
+type LtiParameter struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LtiParameter) Reset() {
+	*x = LtiParameter{}
+	mi := &file_auth_v1_auth_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiParameter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiParameter) ProtoMessage() {}
+
+func (x *LtiParameter) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiParameter.ProtoReflect.Descriptor instead.
+func (*LtiParameter) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *LtiParameter) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LtiParameter) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+// The session a verified launch opens.
+type LtiSession struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The SDK token, as POST /api/login/sdk answers it.
+	Auth         string `protobuf:"bytes,1,opt,name=auth,proto3" json:"auth,omitempty"`
+	ExpiresAt    string `protobuf:"bytes,2,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	Email        string `protobuf:"bytes,3,opt,name=email,proto3" json:"email,omitempty"`
+	EmailDerived bool   `protobuf:"varint,4,opt,name=email_derived,json=emailDerived,proto3" json:"email_derived,omitempty"`
+	WorkspaceId  string `protobuf:"bytes,5,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	// The launch's custom_* parameters, as sent.
+	CustomParameters            []*LtiParameter `protobuf:"bytes,6,rep,name=custom_parameters,json=customParameters,proto3" json:"custom_parameters,omitempty"`
+	LaunchPresentationReturnUrl string          `protobuf:"bytes,7,opt,name=launch_presentation_return_url,json=launchPresentationReturnUrl,proto3" json:"launch_presentation_return_url,omitempty"`
+	unknownFields               protoimpl.UnknownFields
+	sizeCache                   protoimpl.SizeCache
+}
+
+func (x *LtiSession) Reset() {
+	*x = LtiSession{}
+	mi := &file_auth_v1_auth_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiSession) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiSession) ProtoMessage() {}
+
+func (x *LtiSession) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiSession.ProtoReflect.Descriptor instead.
+func (*LtiSession) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *LtiSession) GetAuth() string {
+	if x != nil {
+		return x.Auth
+	}
+	return ""
+}
+
+func (x *LtiSession) GetExpiresAt() string {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return ""
+}
+
+func (x *LtiSession) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *LtiSession) GetEmailDerived() bool {
+	if x != nil {
+		return x.EmailDerived
+	}
+	return false
+}
+
+func (x *LtiSession) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *LtiSession) GetCustomParameters() []*LtiParameter {
+	if x != nil {
+		return x.CustomParameters
+	}
+	return nil
+}
+
+func (x *LtiSession) GetLaunchPresentationReturnUrl() string {
+	if x != nil {
+		return x.LaunchPresentationReturnUrl
+	}
+	return ""
+}
+
 var File_auth_v1_auth_proto protoreflect.FileDescriptor
 
 const file_auth_v1_auth_proto_rawDesc = "" +
@@ -706,8 +908,25 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x16RevokeSdkTokenResponse\"D\n" +
 	"\x1fRevokeWorkspaceSdkTokensRequest\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\"\"\n" +
-	" RevokeWorkspaceSdkTokensResponse2\xc0\n" +
+	" RevokeWorkspaceSdkTokensResponse\"h\n" +
+	"\x17CreateLtiSessionRequest\x12\x16\n" +
+	"\x06method\x18\x01 \x01(\tR\x06method\x125\n" +
 	"\n" +
+	"parameters\x18\x02 \x03(\v2\x15.auth.v1.LtiParameterR\n" +
+	"parameters\"8\n" +
+	"\fLtiParameter\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\xa6\x02\n" +
+	"\n" +
+	"LtiSession\x12\x12\n" +
+	"\x04auth\x18\x01 \x01(\tR\x04auth\x12\x1d\n" +
+	"\n" +
+	"expires_at\x18\x02 \x01(\tR\texpiresAt\x12\x14\n" +
+	"\x05email\x18\x03 \x01(\tR\x05email\x12#\n" +
+	"\remail_derived\x18\x04 \x01(\bR\femailDerived\x12!\n" +
+	"\fworkspace_id\x18\x05 \x01(\tR\vworkspaceId\x12B\n" +
+	"\x11custom_parameters\x18\x06 \x03(\v2\x15.auth.v1.LtiParameterR\x10customParameters\x12C\n" +
+	"\x1elaunch_presentation_return_url\x18\a \x01(\tR\x1blaunchPresentationReturnUrl2\x8b\v\n" +
 	"\vAuthService\x12\xe2\x02\n" +
 	"\x0eCreateSdkToken\x12\x1e.auth.v1.CreateSdkTokenRequest\x1a\x1f.auth.v1.CreateSdkTokenResponse\"\x8e\x02\xb2\xe1\x18\x89\x02\x12\tNOT_FOUND*\fSDK sessions2\x19Log a user in for the SDK:\xd2\x01Server to server: an 8-hour token for the user in a workspace the caller owns or manages, to pass to the LiveProctor component as its `auth` option. One token launches any number of components until it expires.\x12\xfa\x01\n" +
 	"\rGetSdkSession\x12\x1d.auth.v1.GetSdkSessionRequest\x1a\x13.auth.v1.SdkSession\"\xb4\x01\xb2\xe1\x18\xaf\x01\b\x01*\fSDK sessions2\x18Read the token's session:\x82\x01For the browser: who the token is for and until when. Unknown, expired and revoked tokens are 401. Cross-origin calls are allowed.\x12\xc8\x01\n" +
@@ -715,7 +934,8 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x13RevokeUserSdkTokens\x12#.auth.v1.RevokeUserSdkTokensRequest\x1a$.auth.v1.RevokeUserSdkTokensResponse\"~\xb2\xe1\x18z\x12\tNOT_FOUND*\fSDK sessions2\x0eLog a user out:ORevokes every token of the user (compared case-insensitively) in the workspace.\x12]\n" +
 	"\x12IntrospectSdkToken\x12\".auth.v1.IntrospectSdkTokenRequest\x1a#.auth.v1.IntrospectSdkTokenResponse\x12Q\n" +
 	"\x0eRevokeSdkToken\x12\x1e.auth.v1.RevokeSdkTokenRequest\x1a\x1f.auth.v1.RevokeSdkTokenResponse\x12o\n" +
-	"\x18RevokeWorkspaceSdkTokens\x12(.auth.v1.RevokeWorkspaceSdkTokensRequest\x1a).auth.v1.RevokeWorkspaceSdkTokensResponseB:Z8github.com/liveproctor/workspaces/pkg/gen/auth/v1;authv1b\x06proto3"
+	"\x18RevokeWorkspaceSdkTokens\x12(.auth.v1.RevokeWorkspaceSdkTokensRequest\x1a).auth.v1.RevokeWorkspaceSdkTokensResponse\x12I\n" +
+	"\x10CreateLtiSession\x12 .auth.v1.CreateLtiSessionRequest\x1a\x13.auth.v1.LtiSessionB:Z8github.com/liveproctor/workspaces/pkg/gen/auth/v1;authv1b\x06proto3"
 
 var (
 	file_auth_v1_auth_proto_rawDescOnce sync.Once
@@ -729,7 +949,7 @@ func file_auth_v1_auth_proto_rawDescGZIP() []byte {
 	return file_auth_v1_auth_proto_rawDescData
 }
 
-var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_auth_v1_auth_proto_goTypes = []any{
 	(*CreateSdkTokenRequest)(nil),            // 0: auth.v1.CreateSdkTokenRequest
 	(*CreateSdkTokenResponse)(nil),           // 1: auth.v1.CreateSdkTokenResponse
@@ -745,27 +965,34 @@ var file_auth_v1_auth_proto_goTypes = []any{
 	(*RevokeSdkTokenResponse)(nil),           // 11: auth.v1.RevokeSdkTokenResponse
 	(*RevokeWorkspaceSdkTokensRequest)(nil),  // 12: auth.v1.RevokeWorkspaceSdkTokensRequest
 	(*RevokeWorkspaceSdkTokensResponse)(nil), // 13: auth.v1.RevokeWorkspaceSdkTokensResponse
+	(*CreateLtiSessionRequest)(nil),          // 14: auth.v1.CreateLtiSessionRequest
+	(*LtiParameter)(nil),                     // 15: auth.v1.LtiParameter
+	(*LtiSession)(nil),                       // 16: auth.v1.LtiSession
 }
 var file_auth_v1_auth_proto_depIdxs = []int32{
-	0,  // 0: auth.v1.AuthService.CreateSdkToken:input_type -> auth.v1.CreateSdkTokenRequest
-	2,  // 1: auth.v1.AuthService.GetSdkSession:input_type -> auth.v1.GetSdkSessionRequest
-	4,  // 2: auth.v1.AuthService.DeleteSdkSession:input_type -> auth.v1.DeleteSdkSessionRequest
-	6,  // 3: auth.v1.AuthService.RevokeUserSdkTokens:input_type -> auth.v1.RevokeUserSdkTokensRequest
-	8,  // 4: auth.v1.AuthService.IntrospectSdkToken:input_type -> auth.v1.IntrospectSdkTokenRequest
-	10, // 5: auth.v1.AuthService.RevokeSdkToken:input_type -> auth.v1.RevokeSdkTokenRequest
-	12, // 6: auth.v1.AuthService.RevokeWorkspaceSdkTokens:input_type -> auth.v1.RevokeWorkspaceSdkTokensRequest
-	1,  // 7: auth.v1.AuthService.CreateSdkToken:output_type -> auth.v1.CreateSdkTokenResponse
-	3,  // 8: auth.v1.AuthService.GetSdkSession:output_type -> auth.v1.SdkSession
-	5,  // 9: auth.v1.AuthService.DeleteSdkSession:output_type -> auth.v1.DeleteSdkSessionResponse
-	7,  // 10: auth.v1.AuthService.RevokeUserSdkTokens:output_type -> auth.v1.RevokeUserSdkTokensResponse
-	9,  // 11: auth.v1.AuthService.IntrospectSdkToken:output_type -> auth.v1.IntrospectSdkTokenResponse
-	11, // 12: auth.v1.AuthService.RevokeSdkToken:output_type -> auth.v1.RevokeSdkTokenResponse
-	13, // 13: auth.v1.AuthService.RevokeWorkspaceSdkTokens:output_type -> auth.v1.RevokeWorkspaceSdkTokensResponse
-	7,  // [7:14] is the sub-list for method output_type
-	0,  // [0:7] is the sub-list for method input_type
-	0,  // [0:0] is the sub-list for extension type_name
-	0,  // [0:0] is the sub-list for extension extendee
-	0,  // [0:0] is the sub-list for field type_name
+	15, // 0: auth.v1.CreateLtiSessionRequest.parameters:type_name -> auth.v1.LtiParameter
+	15, // 1: auth.v1.LtiSession.custom_parameters:type_name -> auth.v1.LtiParameter
+	0,  // 2: auth.v1.AuthService.CreateSdkToken:input_type -> auth.v1.CreateSdkTokenRequest
+	2,  // 3: auth.v1.AuthService.GetSdkSession:input_type -> auth.v1.GetSdkSessionRequest
+	4,  // 4: auth.v1.AuthService.DeleteSdkSession:input_type -> auth.v1.DeleteSdkSessionRequest
+	6,  // 5: auth.v1.AuthService.RevokeUserSdkTokens:input_type -> auth.v1.RevokeUserSdkTokensRequest
+	8,  // 6: auth.v1.AuthService.IntrospectSdkToken:input_type -> auth.v1.IntrospectSdkTokenRequest
+	10, // 7: auth.v1.AuthService.RevokeSdkToken:input_type -> auth.v1.RevokeSdkTokenRequest
+	12, // 8: auth.v1.AuthService.RevokeWorkspaceSdkTokens:input_type -> auth.v1.RevokeWorkspaceSdkTokensRequest
+	14, // 9: auth.v1.AuthService.CreateLtiSession:input_type -> auth.v1.CreateLtiSessionRequest
+	1,  // 10: auth.v1.AuthService.CreateSdkToken:output_type -> auth.v1.CreateSdkTokenResponse
+	3,  // 11: auth.v1.AuthService.GetSdkSession:output_type -> auth.v1.SdkSession
+	5,  // 12: auth.v1.AuthService.DeleteSdkSession:output_type -> auth.v1.DeleteSdkSessionResponse
+	7,  // 13: auth.v1.AuthService.RevokeUserSdkTokens:output_type -> auth.v1.RevokeUserSdkTokensResponse
+	9,  // 14: auth.v1.AuthService.IntrospectSdkToken:output_type -> auth.v1.IntrospectSdkTokenResponse
+	11, // 15: auth.v1.AuthService.RevokeSdkToken:output_type -> auth.v1.RevokeSdkTokenResponse
+	13, // 16: auth.v1.AuthService.RevokeWorkspaceSdkTokens:output_type -> auth.v1.RevokeWorkspaceSdkTokensResponse
+	16, // 17: auth.v1.AuthService.CreateLtiSession:output_type -> auth.v1.LtiSession
+	10, // [10:18] is the sub-list for method output_type
+	2,  // [2:10] is the sub-list for method input_type
+	2,  // [2:2] is the sub-list for extension type_name
+	2,  // [2:2] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_auth_v1_auth_proto_init() }
@@ -779,7 +1006,7 @@ func file_auth_v1_auth_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_auth_proto_rawDesc), len(file_auth_v1_auth_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	AuthService_IntrospectSdkToken_FullMethodName       = "/auth.v1.AuthService/IntrospectSdkToken"
 	AuthService_RevokeSdkToken_FullMethodName           = "/auth.v1.AuthService/RevokeSdkToken"
 	AuthService_RevokeWorkspaceSdkTokens_FullMethodName = "/auth.v1.AuthService/RevokeWorkspaceSdkTokens"
+	AuthService_CreateLtiSession_FullMethodName         = "/auth.v1.AuthService/CreateLtiSession"
 )
 
 // AuthServiceClient is the client API for AuthService service.
@@ -62,6 +63,12 @@ type AuthServiceClient interface {
 	// RevokeWorkspaceSdkTokens revokes every token of a workspace. The
 	// workspace service calls it when a workspace is deleted.
 	RevokeWorkspaceSdkTokens(ctx context.Context, in *RevokeWorkspaceSdkTokensRequest, opts ...grpc.CallOption) (*RevokeWorkspaceSdkTokensResponse, error)
+	// CreateLtiSession issues an 8-hour SDK token for the user of an LTI 1.1
+	// launch, once the workspace service (which holds the LTI secrets) has
+	// verified the launch. The gateway calls it with the launch it received;
+	// it takes no credentials: the launch's signature is them. Refusals are
+	// those of workspace.v1.WorkspaceService.VerifyLtiLaunch.
+	CreateLtiSession(ctx context.Context, in *CreateLtiSessionRequest, opts ...grpc.CallOption) (*LtiSession, error)
 }
 
 type authServiceClient struct {
@@ -142,6 +149,16 @@ func (c *authServiceClient) RevokeWorkspaceSdkTokens(ctx context.Context, in *Re
 	return out, nil
 }
 
+func (c *authServiceClient) CreateLtiSession(ctx context.Context, in *CreateLtiSessionRequest, opts ...grpc.CallOption) (*LtiSession, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiSession)
+	err := c.cc.Invoke(ctx, AuthService_CreateLtiSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AuthServiceServer is the server API for AuthService service.
 // All implementations must embed UnimplementedAuthServiceServer
 // for forward compatibility.
@@ -176,6 +193,12 @@ type AuthServiceServer interface {
 	// RevokeWorkspaceSdkTokens revokes every token of a workspace. The
 	// workspace service calls it when a workspace is deleted.
 	RevokeWorkspaceSdkTokens(context.Context, *RevokeWorkspaceSdkTokensRequest) (*RevokeWorkspaceSdkTokensResponse, error)
+	// CreateLtiSession issues an 8-hour SDK token for the user of an LTI 1.1
+	// launch, once the workspace service (which holds the LTI secrets) has
+	// verified the launch. The gateway calls it with the launch it received;
+	// it takes no credentials: the launch's signature is them. Refusals are
+	// those of workspace.v1.WorkspaceService.VerifyLtiLaunch.
+	CreateLtiSession(context.Context, *CreateLtiSessionRequest) (*LtiSession, error)
 	mustEmbedUnimplementedAuthServiceServer()
 }
 
@@ -206,6 +229,9 @@ func (UnimplementedAuthServiceServer) RevokeSdkToken(context.Context, *RevokeSdk
 }
 func (UnimplementedAuthServiceServer) RevokeWorkspaceSdkTokens(context.Context, *RevokeWorkspaceSdkTokensRequest) (*RevokeWorkspaceSdkTokensResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RevokeWorkspaceSdkTokens not implemented")
+}
+func (UnimplementedAuthServiceServer) CreateLtiSession(context.Context, *CreateLtiSessionRequest) (*LtiSession, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateLtiSession not implemented")
 }
 func (UnimplementedAuthServiceServer) mustEmbedUnimplementedAuthServiceServer() {}
 func (UnimplementedAuthServiceServer) testEmbeddedByValue()                     {}
@@ -354,6 +380,24 @@ func _AuthService_RevokeWorkspaceSdkTokens_Handler(srv interface{}, ctx context.
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthService_CreateLtiSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateLtiSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).CreateLtiSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_CreateLtiSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).CreateLtiSession(ctx, req.(*CreateLtiSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AuthService_ServiceDesc is the grpc.ServiceDesc for AuthService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -388,6 +432,10 @@ var AuthService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RevokeWorkspaceSdkTokens",
 			Handler:    _AuthService_RevokeWorkspaceSdkTokens_Handler,
+		},
+		{
+			MethodName: "CreateLtiSession",
+			Handler:    _AuthService_CreateLtiSession_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

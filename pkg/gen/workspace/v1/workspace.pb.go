@@ -1754,6 +1754,346 @@ func (x *AuthenticateResponse) GetTags() []*Tag {
 	return nil
 }
 
+type GetLtiConfigurationRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WorkspaceId   string                 `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetLtiConfigurationRequest) Reset() {
+	*x = GetLtiConfigurationRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLtiConfigurationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLtiConfigurationRequest) ProtoMessage() {}
+
+func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLtiConfigurationRequest.ProtoReflect.Descriptor instead.
+func (*GetLtiConfigurationRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *GetLtiConfigurationRequest) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+// What a workspace's LTI 1.1 configuration XML (an IMS
+// cartridge_basiclti_link) says.
+type LtiConfiguration struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	WorkspaceId string                 `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	// The tool's title and description, as the LMS shows them.
+	Title       string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// Where the LMS sends launches: the create result's launchUrl.
+	LaunchUrl string `protobuf:"bytes,4,opt,name=launch_url,json=launchUrl,proto3" json:"launch_url,omitempty"`
+	// The host of launch_url, for the Canvas extension's domain.
+	Domain        string `protobuf:"bytes,5,opt,name=domain,proto3" json:"domain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LtiConfiguration) Reset() {
+	*x = LtiConfiguration{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiConfiguration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiConfiguration) ProtoMessage() {}
+
+func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiConfiguration.ProtoReflect.Descriptor instead.
+func (*LtiConfiguration) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *LtiConfiguration) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *LtiConfiguration) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *LtiConfiguration) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *LtiConfiguration) GetLaunchUrl() string {
+	if x != nil {
+		return x.LaunchUrl
+	}
+	return ""
+}
+
+func (x *LtiConfiguration) GetDomain() string {
+	if x != nil {
+		return x.Domain
+	}
+	return ""
+}
+
+type VerifyLtiLaunchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The HTTP method the LMS used (POST).
+	Method string `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`
+	// Every parameter of the launch, from the query string then the form
+	// body, in the order received, duplicates kept, decoded (a '+' in the
+	// form body already a space).
+	Parameters    []*LtiParameter `protobuf:"bytes,2,rep,name=parameters,proto3" json:"parameters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyLtiLaunchRequest) Reset() {
+	*x = VerifyLtiLaunchRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyLtiLaunchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyLtiLaunchRequest) ProtoMessage() {}
+
+func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyLtiLaunchRequest.ProtoReflect.Descriptor instead.
+func (*VerifyLtiLaunchRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *VerifyLtiLaunchRequest) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *VerifyLtiLaunchRequest) GetParameters() []*LtiParameter {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
+type LtiParameter struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LtiParameter) Reset() {
+	*x = LtiParameter{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiParameter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiParameter) ProtoMessage() {}
+
+func (x *LtiParameter) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiParameter.ProtoReflect.Descriptor instead.
+func (*LtiParameter) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *LtiParameter) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LtiParameter) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+// A verified launch: who is launching, from which workspace.
+type LtiLaunch struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	WorkspaceId string                 `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	// The LTI key pair's consumer key the LMS signed with.
+	ConsumerKey string `protobuf:"bytes,2,opt,name=consumer_key,json=consumerKey,proto3" json:"consumer_key,omitempty"`
+	// The user: lis_person_contact_email_primary; when the LMS withholds it,
+	// an identity derived from user_id and the consumer key (see the README).
+	Email string `protobuf:"bytes,3,opt,name=email,proto3" json:"email,omitempty"`
+	// True when email was derived rather than sent by the LMS.
+	EmailDerived   bool   `protobuf:"varint,4,opt,name=email_derived,json=emailDerived,proto3" json:"email_derived,omitempty"`
+	UserId         string `protobuf:"bytes,5,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	ResourceLinkId string `protobuf:"bytes,6,opt,name=resource_link_id,json=resourceLinkId,proto3" json:"resource_link_id,omitempty"`
+	// The custom_* parameters, as sent.
+	CustomParameters []*LtiParameter `protobuf:"bytes,7,rep,name=custom_parameters,json=customParameters,proto3" json:"custom_parameters,omitempty"`
+	// Where the LMS wants the user sent back, when it said.
+	LaunchPresentationReturnUrl string `protobuf:"bytes,8,opt,name=launch_presentation_return_url,json=launchPresentationReturnUrl,proto3" json:"launch_presentation_return_url,omitempty"`
+	unknownFields               protoimpl.UnknownFields
+	sizeCache                   protoimpl.SizeCache
+}
+
+func (x *LtiLaunch) Reset() {
+	*x = LtiLaunch{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiLaunch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiLaunch) ProtoMessage() {}
+
+func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiLaunch.ProtoReflect.Descriptor instead.
+func (*LtiLaunch) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *LtiLaunch) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *LtiLaunch) GetConsumerKey() string {
+	if x != nil {
+		return x.ConsumerKey
+	}
+	return ""
+}
+
+func (x *LtiLaunch) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *LtiLaunch) GetEmailDerived() bool {
+	if x != nil {
+		return x.EmailDerived
+	}
+	return false
+}
+
+func (x *LtiLaunch) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *LtiLaunch) GetResourceLinkId() string {
+	if x != nil {
+		return x.ResourceLinkId
+	}
+	return ""
+}
+
+func (x *LtiLaunch) GetCustomParameters() []*LtiParameter {
+	if x != nil {
+		return x.CustomParameters
+	}
+	return nil
+}
+
+func (x *LtiLaunch) GetLaunchPresentationReturnUrl() string {
+	if x != nil {
+		return x.LaunchPresentationReturnUrl
+	}
+	return ""
+}
+
 var File_workspace_v1_workspace_proto protoreflect.FileDescriptor
 
 const file_workspace_v1_workspace_proto_rawDesc = "" +
@@ -1897,7 +2237,33 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x14AuthenticateResponse\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x17\n" +
 	"\aapp_key\x18\x02 \x01(\tR\x06appKey\x12%\n" +
-	"\x04tags\x18\x03 \x03(\v2\x11.workspace.v1.TagR\x04tags2\xa1\x16\n" +
+	"\x04tags\x18\x03 \x03(\v2\x11.workspace.v1.TagR\x04tags\"?\n" +
+	"\x1aGetLtiConfigurationRequest\x12!\n" +
+	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\"\xa4\x01\n" +
+	"\x10LtiConfiguration\x12!\n" +
+	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x1d\n" +
+	"\n" +
+	"launch_url\x18\x04 \x01(\tR\tlaunchUrl\x12\x16\n" +
+	"\x06domain\x18\x05 \x01(\tR\x06domain\"l\n" +
+	"\x16VerifyLtiLaunchRequest\x12\x16\n" +
+	"\x06method\x18\x01 \x01(\tR\x06method\x12:\n" +
+	"\n" +
+	"parameters\x18\x02 \x03(\v2\x1a.workspace.v1.LtiParameterR\n" +
+	"parameters\"8\n" +
+	"\fLtiParameter\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\xdd\x02\n" +
+	"\tLtiLaunch\x12!\n" +
+	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12!\n" +
+	"\fconsumer_key\x18\x02 \x01(\tR\vconsumerKey\x12\x14\n" +
+	"\x05email\x18\x03 \x01(\tR\x05email\x12#\n" +
+	"\remail_derived\x18\x04 \x01(\bR\femailDerived\x12\x17\n" +
+	"\auser_id\x18\x05 \x01(\tR\x06userId\x12(\n" +
+	"\x10resource_link_id\x18\x06 \x01(\tR\x0eresourceLinkId\x12G\n" +
+	"\x11custom_parameters\x18\a \x03(\v2\x1a.workspace.v1.LtiParameterR\x10customParameters\x12C\n" +
+	"\x1elaunch_presentation_return_url\x18\b \x01(\tR\x1blaunchPresentationReturnUrl2\xd4\x17\n" +
 	"\x10WorkspaceService\x12\x83\x03\n" +
 	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\xa5\x02\xb2\xe1\x18\xa0\x02*\n" +
 	"Workspaces2\x0fList workspaces:\x80\x02The caller's workspace and every workspace it manages, active only, ordered by name (case-insensitive) then id. Pass `nextPageToken` back as `pageToken`, with the same filter, until it is empty. `POST` takes the filter as a body, `GET` as query parameters.\x12\xda\x01\n" +
@@ -1914,7 +2280,9 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x11UndeleteWorkspace\x12&.workspace.v1.UndeleteWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"\xdc\x01\xb2\xe1\x18\xd7\x01\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT \x01*\n" +
 	"Workspaces2\x1cUndelete a managed workspace:\x80\x01Its key pairs authenticate again; SDK tokens issued before are not revived. Undeleting an active workspace returns it unchanged.\x12U\n" +
 	"\fAuthenticate\x12!.workspace.v1.AuthenticateRequest\x1a\".workspace.v1.AuthenticateResponse\x12\\\n" +
-	"\x12GetWorkspaceStatus\x12'.workspace.v1.GetWorkspaceStatusRequest\x1a\x1d.workspace.v1.WorkspaceStatusBDZBgithub.com/liveproctor/workspaces/pkg/gen/workspace/v1;workspacev1b\x06proto3"
+	"\x12GetWorkspaceStatus\x12'.workspace.v1.GetWorkspaceStatusRequest\x1a\x1d.workspace.v1.WorkspaceStatus\x12_\n" +
+	"\x13GetLtiConfiguration\x12(.workspace.v1.GetLtiConfigurationRequest\x1a\x1e.workspace.v1.LtiConfiguration\x12P\n" +
+	"\x0fVerifyLtiLaunch\x12$.workspace.v1.VerifyLtiLaunchRequest\x1a\x17.workspace.v1.LtiLaunchBDZBgithub.com/liveproctor/workspaces/pkg/gen/workspace/v1;workspacev1b\x06proto3"
 
 var (
 	file_workspace_v1_workspace_proto_rawDescOnce sync.Once
@@ -1928,40 +2296,45 @@ func file_workspace_v1_workspace_proto_rawDescGZIP() []byte {
 	return file_workspace_v1_workspace_proto_rawDescData
 }
 
-var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_workspace_v1_workspace_proto_goTypes = []any{
-	(*Workspace)(nil),                 // 0: workspace.v1.Workspace
-	(*RateLimit)(nil),                 // 1: workspace.v1.RateLimit
-	(*Address)(nil),                   // 2: workspace.v1.Address
-	(*Product)(nil),                   // 3: workspace.v1.Product
-	(*Bank)(nil),                      // 4: workspace.v1.Bank
-	(*Tag)(nil),                       // 5: workspace.v1.Tag
-	(*KeyPair)(nil),                   // 6: workspace.v1.KeyPair
-	(*ListWorkspacesRequest)(nil),     // 7: workspace.v1.ListWorkspacesRequest
-	(*ListWorkspacesFilter)(nil),      // 8: workspace.v1.ListWorkspacesFilter
-	(*StateFilter)(nil),               // 9: workspace.v1.StateFilter
-	(*ListWorkspacesResponse)(nil),    // 10: workspace.v1.ListWorkspacesResponse
-	(*GetWorkspaceRequest)(nil),       // 11: workspace.v1.GetWorkspaceRequest
-	(*ListWorkspaceKeysRequest)(nil),  // 12: workspace.v1.ListWorkspaceKeysRequest
-	(*ListWorkspaceKeysResponse)(nil), // 13: workspace.v1.ListWorkspaceKeysResponse
-	(*CreateWorkspaceRequest)(nil),    // 14: workspace.v1.CreateWorkspaceRequest
-	(*CreateWorkspaceResponse)(nil),   // 15: workspace.v1.CreateWorkspaceResponse
-	(*RegistrationCode)(nil),          // 16: workspace.v1.RegistrationCode
-	(*AppKeys)(nil),                   // 17: workspace.v1.AppKeys
-	(*LtiKeys)(nil),                   // 18: workspace.v1.LtiKeys
-	(*ServerKeys)(nil),                // 19: workspace.v1.ServerKeys
-	(*UpdateWorkspaceRequest)(nil),    // 20: workspace.v1.UpdateWorkspaceRequest
-	(*DeleteWorkspaceRequest)(nil),    // 21: workspace.v1.DeleteWorkspaceRequest
-	(*UndeleteWorkspaceRequest)(nil),  // 22: workspace.v1.UndeleteWorkspaceRequest
-	(*GetWorkspaceStatusRequest)(nil), // 23: workspace.v1.GetWorkspaceStatusRequest
-	(*WorkspaceStatus)(nil),           // 24: workspace.v1.WorkspaceStatus
-	(*AuthenticateRequest)(nil),       // 25: workspace.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),      // 26: workspace.v1.AuthenticateResponse
-	(*wrapperspb.StringValue)(nil),    // 27: google.protobuf.StringValue
-	(*fieldmaskpb.FieldMask)(nil),     // 28: google.protobuf.FieldMask
+	(*Workspace)(nil),                  // 0: workspace.v1.Workspace
+	(*RateLimit)(nil),                  // 1: workspace.v1.RateLimit
+	(*Address)(nil),                    // 2: workspace.v1.Address
+	(*Product)(nil),                    // 3: workspace.v1.Product
+	(*Bank)(nil),                       // 4: workspace.v1.Bank
+	(*Tag)(nil),                        // 5: workspace.v1.Tag
+	(*KeyPair)(nil),                    // 6: workspace.v1.KeyPair
+	(*ListWorkspacesRequest)(nil),      // 7: workspace.v1.ListWorkspacesRequest
+	(*ListWorkspacesFilter)(nil),       // 8: workspace.v1.ListWorkspacesFilter
+	(*StateFilter)(nil),                // 9: workspace.v1.StateFilter
+	(*ListWorkspacesResponse)(nil),     // 10: workspace.v1.ListWorkspacesResponse
+	(*GetWorkspaceRequest)(nil),        // 11: workspace.v1.GetWorkspaceRequest
+	(*ListWorkspaceKeysRequest)(nil),   // 12: workspace.v1.ListWorkspaceKeysRequest
+	(*ListWorkspaceKeysResponse)(nil),  // 13: workspace.v1.ListWorkspaceKeysResponse
+	(*CreateWorkspaceRequest)(nil),     // 14: workspace.v1.CreateWorkspaceRequest
+	(*CreateWorkspaceResponse)(nil),    // 15: workspace.v1.CreateWorkspaceResponse
+	(*RegistrationCode)(nil),           // 16: workspace.v1.RegistrationCode
+	(*AppKeys)(nil),                    // 17: workspace.v1.AppKeys
+	(*LtiKeys)(nil),                    // 18: workspace.v1.LtiKeys
+	(*ServerKeys)(nil),                 // 19: workspace.v1.ServerKeys
+	(*UpdateWorkspaceRequest)(nil),     // 20: workspace.v1.UpdateWorkspaceRequest
+	(*DeleteWorkspaceRequest)(nil),     // 21: workspace.v1.DeleteWorkspaceRequest
+	(*UndeleteWorkspaceRequest)(nil),   // 22: workspace.v1.UndeleteWorkspaceRequest
+	(*GetWorkspaceStatusRequest)(nil),  // 23: workspace.v1.GetWorkspaceStatusRequest
+	(*WorkspaceStatus)(nil),            // 24: workspace.v1.WorkspaceStatus
+	(*AuthenticateRequest)(nil),        // 25: workspace.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),       // 26: workspace.v1.AuthenticateResponse
+	(*GetLtiConfigurationRequest)(nil), // 27: workspace.v1.GetLtiConfigurationRequest
+	(*LtiConfiguration)(nil),           // 28: workspace.v1.LtiConfiguration
+	(*VerifyLtiLaunchRequest)(nil),     // 29: workspace.v1.VerifyLtiLaunchRequest
+	(*LtiParameter)(nil),               // 30: workspace.v1.LtiParameter
+	(*LtiLaunch)(nil),                  // 31: workspace.v1.LtiLaunch
+	(*wrapperspb.StringValue)(nil),     // 32: google.protobuf.StringValue
+	(*fieldmaskpb.FieldMask)(nil),      // 33: google.protobuf.FieldMask
 }
 var file_workspace_v1_workspace_proto_depIdxs = []int32{
-	27, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
+	32, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
 	3,  // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
 	5,  // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
@@ -1972,7 +2345,7 @@ var file_workspace_v1_workspace_proto_depIdxs = []int32{
 	9,  // 8: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
 	0,  // 9: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
 	6,  // 10: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
-	27, // 11: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	32, // 11: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 12: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
 	3,  // 13: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
 	1,  // 14: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
@@ -1980,36 +2353,42 @@ var file_workspace_v1_workspace_proto_depIdxs = []int32{
 	17, // 16: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
 	18, // 17: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
 	19, // 18: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
-	27, // 19: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	32, // 19: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 20: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
 	3,  // 21: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	28, // 22: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	33, // 22: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
 	1,  // 23: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
 	1,  // 24: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
 	5,  // 25: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
-	7,  // 26: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
-	11, // 27: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
-	12, // 28: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
-	14, // 29: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
-	20, // 30: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
-	21, // 31: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
-	22, // 32: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
-	25, // 33: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
-	23, // 34: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
-	10, // 35: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
-	0,  // 36: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
-	13, // 37: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
-	15, // 38: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
-	0,  // 39: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 40: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 41: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
-	26, // 42: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
-	24, // 43: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
-	35, // [35:44] is the sub-list for method output_type
-	26, // [26:35] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	30, // 26: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
+	30, // 27: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	7,  // 28: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
+	11, // 29: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
+	12, // 30: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
+	14, // 31: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
+	20, // 32: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
+	21, // 33: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
+	22, // 34: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
+	25, // 35: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
+	23, // 36: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
+	27, // 37: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
+	29, // 38: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
+	10, // 39: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
+	0,  // 40: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
+	13, // 41: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
+	15, // 42: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
+	0,  // 43: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 44: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 45: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
+	26, // 46: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
+	24, // 47: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
+	28, // 48: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
+	31, // 49: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
+	39, // [39:50] is the sub-list for method output_type
+	28, // [28:39] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_workspace_v1_workspace_proto_init() }
@@ -2026,7 +2405,7 @@ func file_workspace_v1_workspace_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_workspace_v1_workspace_proto_rawDesc), len(file_workspace_v1_workspace_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,15 +19,17 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WorkspaceService_ListWorkspaces_FullMethodName     = "/workspace.v1.WorkspaceService/ListWorkspaces"
-	WorkspaceService_GetWorkspace_FullMethodName       = "/workspace.v1.WorkspaceService/GetWorkspace"
-	WorkspaceService_ListWorkspaceKeys_FullMethodName  = "/workspace.v1.WorkspaceService/ListWorkspaceKeys"
-	WorkspaceService_CreateWorkspace_FullMethodName    = "/workspace.v1.WorkspaceService/CreateWorkspace"
-	WorkspaceService_UpdateWorkspace_FullMethodName    = "/workspace.v1.WorkspaceService/UpdateWorkspace"
-	WorkspaceService_DeleteWorkspace_FullMethodName    = "/workspace.v1.WorkspaceService/DeleteWorkspace"
-	WorkspaceService_UndeleteWorkspace_FullMethodName  = "/workspace.v1.WorkspaceService/UndeleteWorkspace"
-	WorkspaceService_Authenticate_FullMethodName       = "/workspace.v1.WorkspaceService/Authenticate"
-	WorkspaceService_GetWorkspaceStatus_FullMethodName = "/workspace.v1.WorkspaceService/GetWorkspaceStatus"
+	WorkspaceService_ListWorkspaces_FullMethodName      = "/workspace.v1.WorkspaceService/ListWorkspaces"
+	WorkspaceService_GetWorkspace_FullMethodName        = "/workspace.v1.WorkspaceService/GetWorkspace"
+	WorkspaceService_ListWorkspaceKeys_FullMethodName   = "/workspace.v1.WorkspaceService/ListWorkspaceKeys"
+	WorkspaceService_CreateWorkspace_FullMethodName     = "/workspace.v1.WorkspaceService/CreateWorkspace"
+	WorkspaceService_UpdateWorkspace_FullMethodName     = "/workspace.v1.WorkspaceService/UpdateWorkspace"
+	WorkspaceService_DeleteWorkspace_FullMethodName     = "/workspace.v1.WorkspaceService/DeleteWorkspace"
+	WorkspaceService_UndeleteWorkspace_FullMethodName   = "/workspace.v1.WorkspaceService/UndeleteWorkspace"
+	WorkspaceService_Authenticate_FullMethodName        = "/workspace.v1.WorkspaceService/Authenticate"
+	WorkspaceService_GetWorkspaceStatus_FullMethodName  = "/workspace.v1.WorkspaceService/GetWorkspaceStatus"
+	WorkspaceService_GetLtiConfiguration_FullMethodName = "/workspace.v1.WorkspaceService/GetLtiConfiguration"
+	WorkspaceService_VerifyLtiLaunch_FullMethodName     = "/workspace.v1.WorkspaceService/VerifyLtiLaunch"
 )
 
 // WorkspaceServiceClient is the client API for WorkspaceService service.
@@ -67,6 +69,22 @@ type WorkspaceServiceClient interface {
 	// answers for deleted workspaces too. The auth service checks every
 	// session against it.
 	GetWorkspaceStatus(ctx context.Context, in *GetWorkspaceStatusRequest, opts ...grpc.CallOption) (*WorkspaceStatus, error)
+	// GetLtiConfiguration returns what the LTI 1.1 configuration XML of an
+	// active workspace says. It takes no credentials: a school administrator
+	// pastes the configuration URL into an LMS, which fetches it anonymously.
+	// An unknown or deleted workspace is NOT_FOUND.
+	GetLtiConfiguration(ctx context.Context, in *GetLtiConfigurationRequest, opts ...grpc.CallOption) (*LtiConfiguration, error)
+	// VerifyLtiLaunch checks an LTI 1.1 basic launch an LMS sent: its OAuth
+	// 1.0a signature (HMAC-SHA1 or HMAC-SHA256) with the shared secret of an
+	// active workspace's LTI key pair, computed over the configured public
+	// launch URL; a timestamp within 300 s; a nonce not seen before for that
+	// consumer key; and the LTI parameters a launch requires. The secret never
+	// leaves this service. Only the root workspace's key pairs may call it
+	// (the auth service does, to issue a session from the launch). A launch
+	// that fails a check is UNAUTHENTICATED (signature, key, time, nonce) or
+	// INVALID_ARGUMENT (a missing or malformed parameter), with a reason a
+	// teacher can act on.
+	VerifyLtiLaunch(ctx context.Context, in *VerifyLtiLaunchRequest, opts ...grpc.CallOption) (*LtiLaunch, error)
 }
 
 type workspaceServiceClient struct {
@@ -167,6 +185,26 @@ func (c *workspaceServiceClient) GetWorkspaceStatus(ctx context.Context, in *Get
 	return out, nil
 }
 
+func (c *workspaceServiceClient) GetLtiConfiguration(ctx context.Context, in *GetLtiConfigurationRequest, opts ...grpc.CallOption) (*LtiConfiguration, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiConfiguration)
+	err := c.cc.Invoke(ctx, WorkspaceService_GetLtiConfiguration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) VerifyLtiLaunch(ctx context.Context, in *VerifyLtiLaunchRequest, opts ...grpc.CallOption) (*LtiLaunch, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiLaunch)
+	err := c.cc.Invoke(ctx, WorkspaceService_VerifyLtiLaunch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkspaceServiceServer is the server API for WorkspaceService service.
 // All implementations must embed UnimplementedWorkspaceServiceServer
 // for forward compatibility.
@@ -204,6 +242,22 @@ type WorkspaceServiceServer interface {
 	// answers for deleted workspaces too. The auth service checks every
 	// session against it.
 	GetWorkspaceStatus(context.Context, *GetWorkspaceStatusRequest) (*WorkspaceStatus, error)
+	// GetLtiConfiguration returns what the LTI 1.1 configuration XML of an
+	// active workspace says. It takes no credentials: a school administrator
+	// pastes the configuration URL into an LMS, which fetches it anonymously.
+	// An unknown or deleted workspace is NOT_FOUND.
+	GetLtiConfiguration(context.Context, *GetLtiConfigurationRequest) (*LtiConfiguration, error)
+	// VerifyLtiLaunch checks an LTI 1.1 basic launch an LMS sent: its OAuth
+	// 1.0a signature (HMAC-SHA1 or HMAC-SHA256) with the shared secret of an
+	// active workspace's LTI key pair, computed over the configured public
+	// launch URL; a timestamp within 300 s; a nonce not seen before for that
+	// consumer key; and the LTI parameters a launch requires. The secret never
+	// leaves this service. Only the root workspace's key pairs may call it
+	// (the auth service does, to issue a session from the launch). A launch
+	// that fails a check is UNAUTHENTICATED (signature, key, time, nonce) or
+	// INVALID_ARGUMENT (a missing or malformed parameter), with a reason a
+	// teacher can act on.
+	VerifyLtiLaunch(context.Context, *VerifyLtiLaunchRequest) (*LtiLaunch, error)
 	mustEmbedUnimplementedWorkspaceServiceServer()
 }
 
@@ -240,6 +294,12 @@ func (UnimplementedWorkspaceServiceServer) Authenticate(context.Context, *Authen
 }
 func (UnimplementedWorkspaceServiceServer) GetWorkspaceStatus(context.Context, *GetWorkspaceStatusRequest) (*WorkspaceStatus, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetWorkspaceStatus not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) GetLtiConfiguration(context.Context, *GetLtiConfigurationRequest) (*LtiConfiguration, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetLtiConfiguration not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) VerifyLtiLaunch(context.Context, *VerifyLtiLaunchRequest) (*LtiLaunch, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifyLtiLaunch not implemented")
 }
 func (UnimplementedWorkspaceServiceServer) mustEmbedUnimplementedWorkspaceServiceServer() {}
 func (UnimplementedWorkspaceServiceServer) testEmbeddedByValue()                          {}
@@ -424,6 +484,42 @@ func _WorkspaceService_GetWorkspaceStatus_Handler(srv interface{}, ctx context.C
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkspaceService_GetLtiConfiguration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetLtiConfigurationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).GetLtiConfiguration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_GetLtiConfiguration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).GetLtiConfiguration(ctx, req.(*GetLtiConfigurationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_VerifyLtiLaunch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyLtiLaunchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).VerifyLtiLaunch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_VerifyLtiLaunch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).VerifyLtiLaunch(ctx, req.(*VerifyLtiLaunchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WorkspaceService_ServiceDesc is the grpc.ServiceDesc for WorkspaceService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -466,6 +562,14 @@ var WorkspaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetWorkspaceStatus",
 			Handler:    _WorkspaceService_GetWorkspaceStatus_Handler,
+		},
+		{
+			MethodName: "GetLtiConfiguration",
+			Handler:    _WorkspaceService_GetLtiConfiguration_Handler,
+		},
+		{
+			MethodName: "VerifyLtiLaunch",
+			Handler:    _WorkspaceService_VerifyLtiLaunch_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
