@@ -62,6 +62,7 @@ type App struct {
 	settings   Settings
 	now        func() time.Time
 	limits     Limits
+	launches   Launches // nil: no LTI launches
 	access     *ttlcache.Cache[accessKey, cachedAccess]
 	// revoked remembers when each workspace's tokens were last revoked
 	// here, so a cached "yes" from before a delete is not reused after it.

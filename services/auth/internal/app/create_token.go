@@ -17,6 +17,12 @@ func (a *App) CreateToken(ctx context.Context, authorization, email, workspaceID
 	if _, err := a.authorize(ctx, authorization, workspaceID, true); err != nil {
 		return "", domain.Session{}, err
 	}
+	return a.issue(ctx, email, workspaceID)
+}
+
+// issue stores a new token of a session for email in workspaceID, from now
+// for domain.TokenTTL.
+func (a *App) issue(ctx context.Context, email, workspaceID string) (domain.Token, domain.Session, error) {
 	now := a.now().UTC().Truncate(time.Millisecond)
 	s := domain.Session{Email: email, WorkspaceID: workspaceID, IssuedAt: now, ExpiresAt: now.Add(domain.TokenTTL)}
 	token := domain.NewToken()

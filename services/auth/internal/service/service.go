@@ -80,11 +80,12 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 	}
 
 	limits := ratelimit.NewGuard(s.redis, cfg.Limits, logger)
-	application := app.New(s.store, workspaceclient.New(s.workspace, cfg.CallTimeout), app.Settings{
+	workspaces := workspaceclient.New(s.workspace, cfg.CallTimeout)
+	application := app.New(s.store, workspaces, app.Settings{
 		ServiceAuthorization: basicauth.Header(cfg.ServiceAppKey, cfg.ServiceAppSecret),
 		AccessCacheTTL:       cfg.AccessCacheTTL,
 		AccessCacheSize:      cfg.AccessCacheSize,
-	}, app.WithLimits(limits))
+	}, app.WithLimits(limits), app.WithLaunches(workspaces))
 	s.grpc = grpc.NewServer(append(append(telemetry.GRPCServerOptions(), grpcmw.ServerTransportOptions()...), grpc.ChainUnaryInterceptor(
 		metrics.UnaryServerInterceptor(),
 		grpcmw.ErrorInterceptor(logger, cfg.CallTimeout),

@@ -25,7 +25,10 @@ type Client struct {
 	timeout time.Duration
 }
 
-var _ app.Workspaces = (*Client)(nil)
+var (
+	_ app.Workspaces = (*Client)(nil)
+	_ app.Launches   = (*Client)(nil)
+)
 
 // New returns a client on conn; each call is bounded by timeout.
 func New(conn grpc.ClientConnInterface, timeout time.Duration) *Client {
@@ -49,6 +52,32 @@ func (c *Client) Status(ctx context.Context, authorization, workspaceID string) 
 		if out.TokenCutoff, err = apitime.Parse(s); err != nil {
 			return app.WorkspaceStatus{}, fault.Wrap(fault.Internal, fmt.Errorf("workspace status: token_cutoff_time %q: %w", s, err), "internal error")
 		}
+	}
+	return out, nil
+}
+
+// VerifyLaunch calls VerifyLtiLaunch presenting authorization.
+func (c *Client) VerifyLaunch(ctx context.Context, authorization, method string, params []app.LaunchParameter) (app.Launch, error) {
+	ctx, cancel := context.WithTimeout(grpcmw.OutgoingRequestID(ctx), c.timeout)
+	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", authorization)
+	req := &workspacev1.VerifyLtiLaunchRequest{Method: method, Parameters: make([]*workspacev1.LtiParameter, len(params))}
+	for i, p := range params {
+		req.Parameters[i] = &workspacev1.LtiParameter{Name: p.Name, Value: p.Value}
+	}
+	l, err := c.client.VerifyLtiLaunch(ctx, req)
+	if err != nil {
+		return app.Launch{}, remoteError(err)
+	}
+	out := app.Launch{
+		WorkspaceID:      l.GetWorkspaceId(),
+		Email:            l.GetEmail(),
+		EmailDerived:     l.GetEmailDerived(),
+		ReturnURL:        l.GetLaunchPresentationReturnUrl(),
+		CustomParameters: make([]app.LaunchParameter, len(l.GetCustomParameters())),
+	}
+	for i, p := range l.GetCustomParameters() {
+		out.CustomParameters[i] = app.LaunchParameter{Name: p.GetName(), Value: p.GetValue()}
 	}
 	return out, nil
 }

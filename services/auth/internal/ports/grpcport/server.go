@@ -84,6 +84,30 @@ func (s *Server) RevokeWorkspaceSdkTokens(ctx context.Context, req *authv1.Revok
 	return &authv1.RevokeWorkspaceSdkTokensResponse{}, nil
 }
 
+func (s *Server) CreateLtiSession(ctx context.Context, req *authv1.CreateLtiSessionRequest) (*authv1.LtiSession, error) {
+	params := make([]app.LaunchParameter, len(req.GetParameters()))
+	for i, p := range req.GetParameters() {
+		params[i] = app.LaunchParameter{Name: p.GetName(), Value: p.GetValue()}
+	}
+	token, session, launch, err := s.app.CreateLtiSession(ctx, req.GetMethod(), params)
+	if err != nil {
+		return nil, err
+	}
+	out := &authv1.LtiSession{
+		Auth:                        string(token),
+		ExpiresAt:                   apitime.Format(session.ExpiresAt),
+		Email:                       session.Email,
+		EmailDerived:                launch.EmailDerived,
+		WorkspaceId:                 session.WorkspaceID,
+		LaunchPresentationReturnUrl: launch.ReturnURL,
+		CustomParameters:            make([]*authv1.LtiParameter, len(launch.CustomParameters)),
+	}
+	for i, p := range launch.CustomParameters {
+		out.CustomParameters[i] = &authv1.LtiParameter{Name: p.Name, Value: p.Value}
+	}
+	return out, nil
+}
+
 func sessionToProto(s domain.Session) *authv1.SdkSession {
 	return &authv1.SdkSession{Email: s.Email, WorkspaceId: s.WorkspaceID, ExpiresAt: apitime.Format(s.ExpiresAt)}
 }
