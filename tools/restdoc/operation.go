@@ -125,6 +125,8 @@ func (g *generator) build(doc *object, bindings []binding) error {
 	if err != nil {
 		return err
 	}
+	// The error responses by status, then the base document's own (the
+	// hand-written routes' pages).
 	responses := newObject()
 	statuses := make([]int, 0, len(g.errorStatuses))
 	for s := range g.errorStatuses {
@@ -133,6 +135,19 @@ func (g *generator) build(doc *object, bindings []binding) error {
 	slices.Sort(statuses)
 	for _, status := range statuses {
 		responses.set(responseName(status), errorResponse(status, errorRef))
+	}
+	if base, ok := components.get("responses"); ok {
+		own, isObject := base.(*object)
+		if !isObject {
+			return fmt.Errorf("the base document's components.responses is not an object")
+		}
+		for _, name := range own.keys {
+			if _, taken := responses.get(name); taken {
+				return fmt.Errorf("components.responses.%s: the base document and the error table both define it", name)
+			}
+			v, _ := own.get(name)
+			responses.set(name, v)
+		}
 	}
 	components.set("responses", responses)
 	components.set("schemas", g.schemas.components)

@@ -18,9 +18,11 @@ const (
 	ScriptPath     = "/sdk/v1/sdk.js"
 	DemoPath       = "/sdk/demo"
 	DemoScriptPath = "/sdk/demo.js"
+	// LaunchScriptPath opens the component on an LTI launch's page.
+	LaunchScriptPath = "/sdk/v1/launch.js"
 )
 
-//go:embed static/sdk.js static/demo.html static/demo.js
+//go:embed static/sdk.js static/demo.html static/demo.js static/launch.js
 var static embed.FS
 
 // demoCSP lets the demo page run its own scripts only; it may call any
@@ -37,7 +39,7 @@ type asset struct {
 
 // Paths lists the paths Handler serves, for a router that registers routes
 // one by one. Each answers GET and HEAD.
-func Paths() []string { return []string{ScriptPath, DemoPath, DemoScriptPath} }
+func Paths() []string { return []string{ScriptPath, DemoPath, DemoScriptPath, LaunchScriptPath} }
 
 // Handler serves the SDK files at their paths (see Paths) with GET and HEAD,
 // with an ETag, conditional requests and caching headers. Other paths get
@@ -51,6 +53,10 @@ func Handler() http.Handler {
 			// Subresource Integrity (crossorigin="anonymous") too.
 			"Access-Control-Allow-Origin":  {"*"},
 			"Cross-Origin-Resource-Policy": {"cross-origin"},
+		}),
+		LaunchScriptPath: load("static/launch.js", http.Header{
+			"Content-Type":  {"application/javascript; charset=utf-8"},
+			"Cache-Control": {"public, max-age=300"},
 		}),
 		DemoScriptPath: load("static/demo.js", http.Header{
 			"Content-Type":  {"application/javascript; charset=utf-8"},

@@ -115,7 +115,7 @@ func TestOtherRequests(t *testing.T) {
 	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, HEAD" {
 		t.Errorf("POST: %d %v", resp.StatusCode, resp.Header)
 	}
-	if got := sdk.Paths(); len(got) != 3 {
+	if got := sdk.Paths(); len(got) != 4 {
 		t.Errorf("Paths() = %v", got)
 	}
 }

@@ -132,6 +132,34 @@ type fakeAuth struct {
 
 	// sessionCalls counts GetSdkSession and DeleteSdkSession calls.
 	sessionCalls atomic.Int64
+
+	// launch is the last CreateLtiSession request, with its metadata;
+	// launchErr, when set, is its answer.
+	launch    *authv1.CreateLtiSessionRequest
+	launchMD  metadata.MD
+	launchErr error
+}
+
+// CreateLtiSession opens a session for every launch unless launchErr is set.
+func (f *fakeAuth) CreateLtiSession(ctx context.Context, req *authv1.CreateLtiSessionRequest) (*authv1.LtiSession, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.launch, f.launchMD = req, md
+	if f.launchErr != nil {
+		return nil, f.launchErr
+	}
+	return &authv1.LtiSession{Auth: "bGF1bmNoZWQ=", ExpiresAt: "2026-11-22T15:46:00Z", Email: "ada@example.com", WorkspaceId: "w1"}, nil
+}
+
+// lastLaunch returns the last launch received and its metadata, and
+// forgets them.
+func (f *fakeAuth) lastLaunch() (*authv1.CreateLtiSessionRequest, metadata.MD) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	req, md := f.launch, f.launchMD
+	f.launch, f.launchMD = nil, nil
+	return req, md
 }
 
 func (f *fakeAuth) CreateSdkToken(_ context.Context, req *authv1.CreateSdkTokenRequest) (*authv1.CreateSdkTokenResponse, error) {

@@ -15,8 +15,10 @@ import (
 // Content-Type is taken as JSON, which is all the API speaks.
 func requireJSON(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		switch r.Method {
-		case http.MethodPost, http.MethodPut, http.MethodPatch:
+		switch {
+		case r.URL.Path == ltiLaunchPath:
+			// An LTI launch is a form post; its handler checks that.
+		case r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch:
 			if ct := r.Header.Get("Content-Type"); r.ContentLength != 0 && ct != "" && !isJSON(ct) {
 				writeKindError(w, r, fault.UnsupportedMediaType, "the request body must be JSON (Content-Type: application/json)")
 				return

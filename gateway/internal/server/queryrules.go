@@ -31,10 +31,18 @@ var openAPIMethods = map[string]string{
 // openAPIParameter is a parameter object, or a reference to one under
 // components.parameters.
 type openAPIParameter struct {
-	Ref  string `json:"$ref"`
-	Name string `json:"name"`
-	In   string `json:"in"`
+	Ref    string `json:"$ref"`
+	Name   string `json:"name"`
+	In     string `json:"in"`
+	Schema struct {
+		Type string `json:"type"`
+	} `json:"schema"`
 }
+
+// anyName stands for every query parameter name: an operation that
+// declares a free-form query (an object schema, style form, exploded: the
+// LTI launch) takes parameters of any name.
+const anyName = "*"
 
 // newQueryRules reads the query parameters of every operation in doc, an
 // OpenAPI 3 document in JSON, counting those its path item declares for all
@@ -63,7 +71,10 @@ func newQueryRules(doc []byte) (*queryRules, error) {
 				}
 				p = target
 			}
-			if p.In == "query" {
+			switch {
+			case p.In == "query" && p.Schema.Type == "object":
+				add(anyName)
+			case p.In == "query":
 				add(p.Name)
 			}
 		}
@@ -155,7 +166,7 @@ func refuseUndeclared(w http.ResponseWriter, r *http.Request, declared map[strin
 	}
 	unknown, found := "", false
 	for name := range query {
-		if !declared[name] && (!found || name < unknown) {
+		if !declared[name] && !declared[anyName] && (!found || name < unknown) {
 			unknown, found = name, true
 		}
 	}

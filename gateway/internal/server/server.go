@@ -137,7 +137,11 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 	if err := workspacev1.RegisterWorkspaceServiceHandlerClient(ctx, mux, workspacev1.NewWorkspaceServiceClient(workspaceConn)); err != nil {
 		return nil, err
 	}
-	if err := authv1.RegisterAuthServiceHandlerClient(ctx, mux, authv1.NewAuthServiceClient(authConn)); err != nil {
+	authClient := authv1.NewAuthServiceClient(authConn)
+	if err := authv1.RegisterAuthServiceHandlerClient(ctx, mux, authClient); err != nil {
+		return nil, err
+	}
+	if err := mux.HandlePath(http.MethodPost, ltiLaunchPath, ltiLaunch(authClient, requestMetadata(cfg.Proxies), cfg.MaxBodyBytes, s.logger)); err != nil {
 		return nil, err
 	}
 	if err := mux.HandlePath(http.MethodGet, "/openapi.json", serveDocument); err != nil {

@@ -121,6 +121,69 @@ func (e WorkspaceType) Valid() bool {
 	}
 }
 
+// Defines values for LtiLaunchFormdataBodyLtiMessageType.
+const (
+	BasicLtiLaunchRequest LtiLaunchFormdataBodyLtiMessageType = "basic-lti-launch-request"
+)
+
+// Valid indicates whether the value is a known member of the LtiLaunchFormdataBodyLtiMessageType enum.
+func (e LtiLaunchFormdataBodyLtiMessageType) Valid() bool {
+	switch e {
+	case BasicLtiLaunchRequest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LtiLaunchFormdataBodyLtiVersion.
+const (
+	LTI1p0 LtiLaunchFormdataBodyLtiVersion = "LTI-1p0"
+)
+
+// Valid indicates whether the value is a known member of the LtiLaunchFormdataBodyLtiVersion enum.
+func (e LtiLaunchFormdataBodyLtiVersion) Valid() bool {
+	switch e {
+	case LTI1p0:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LtiLaunchFormdataBodyOauthSignatureMethod.
+const (
+	HMACSHA1   LtiLaunchFormdataBodyOauthSignatureMethod = "HMAC-SHA1"
+	HMACSHA256 LtiLaunchFormdataBodyOauthSignatureMethod = "HMAC-SHA256"
+)
+
+// Valid indicates whether the value is a known member of the LtiLaunchFormdataBodyOauthSignatureMethod enum.
+func (e LtiLaunchFormdataBodyOauthSignatureMethod) Valid() bool {
+	switch e {
+	case HMACSHA1:
+		return true
+	case HMACSHA256:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LtiLaunchFormdataBodyOauthVersion.
+const (
+	N10 LtiLaunchFormdataBodyOauthVersion = "1.0"
+)
+
+// Valid indicates whether the value is a known member of the LtiLaunchFormdataBodyOauthVersion enum.
+func (e LtiLaunchFormdataBodyOauthVersion) Valid() bool {
+	switch e {
+	case N10:
+		return true
+	default:
+		return false
+	}
+}
+
 // Address defines model for Address.
 type Address struct {
 	City string `json:"city"`
@@ -587,6 +650,53 @@ type ListWorkspacesParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// LtiLaunchFormdataBody defines parameters for LtiLaunch.
+type LtiLaunchFormdataBody struct {
+	// CustomExamConfigId The exam configuration to open, the LMS's custom parameter `exam_config_id`.
+	CustomExamConfigId openapi_types.UUID `form:"custom_exam_config_id" json:"custom_exam_config_id"`
+
+	// LisPersonContactEmailPrimary The user's e-mail; without it the user is an identity derived from `user_id`.
+	LisPersonContactEmailPrimary *string                             `form:"lis_person_contact_email_primary,omitempty" json:"lis_person_contact_email_primary,omitempty"`
+	LtiMessageType               LtiLaunchFormdataBodyLtiMessageType `form:"lti_message_type" json:"lti_message_type"`
+	LtiVersion                   LtiLaunchFormdataBodyLtiVersion     `form:"lti_version" json:"lti_version"`
+
+	// OauthConsumerKey The workspace's LTI consumer key (`appKeys.lti.consumerKey` of the create result).
+	OauthConsumerKey string `form:"oauth_consumer_key" json:"oauth_consumer_key"`
+
+	// OauthNonce Used once per consumer key.
+	OauthNonce           string                                    `form:"oauth_nonce" json:"oauth_nonce"`
+	OauthSignature       string                                    `form:"oauth_signature" json:"oauth_signature"`
+	OauthSignatureMethod LtiLaunchFormdataBodyOauthSignatureMethod `form:"oauth_signature_method" json:"oauth_signature_method"`
+
+	// OauthTimestamp Seconds since 1970-01-01 UTC; within 300 seconds of the tool's clock.
+	OauthTimestamp       string                             `form:"oauth_timestamp" json:"oauth_timestamp"`
+	OauthVersion         *LtiLaunchFormdataBodyOauthVersion `form:"oauth_version,omitempty" json:"oauth_version,omitempty"`
+	ResourceLinkId       string                             `form:"resource_link_id" json:"resource_link_id"`
+	UserId               *string                            `form:"user_id,omitempty" json:"user_id,omitempty"`
+	AdditionalProperties map[string]string                  `json:"-"`
+}
+
+// LtiLaunchParams defines parameters for LtiLaunch.
+type LtiLaunchParams struct {
+	// Launch Launch parameters an LMS may send in the query string as well (Canvas copies them); they are signed like the body's.
+	Launch *map[string]string `form:"launch,omitempty" json:"launch,omitempty"`
+
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// LtiLaunchFormdataBodyLtiMessageType defines parameters for LtiLaunch.
+type LtiLaunchFormdataBodyLtiMessageType string
+
+// LtiLaunchFormdataBodyLtiVersion defines parameters for LtiLaunch.
+type LtiLaunchFormdataBodyLtiVersion string
+
+// LtiLaunchFormdataBodyOauthSignatureMethod defines parameters for LtiLaunch.
+type LtiLaunchFormdataBodyOauthSignatureMethod string
+
+// LtiLaunchFormdataBodyOauthVersion defines parameters for LtiLaunch.
+type LtiLaunchFormdataBodyOauthVersion string
+
 // CreateSdkTokenJSONRequestBody defines body for CreateSdkToken for application/json ContentType.
 type CreateSdkTokenJSONRequestBody = CreateSdkTokenRequest
 
@@ -601,6 +711,224 @@ type UpdateWorkspaceJSONRequestBody = UpdateWorkspaceRequest
 
 // ListWorkspacesJSONRequestBody defines body for ListWorkspaces for application/json ContentType.
 type ListWorkspacesJSONRequestBody = ListWorkspacesRequest
+
+// LtiLaunchFormdataRequestBody defines body for LtiLaunch for application/x-www-form-urlencoded ContentType.
+type LtiLaunchFormdataRequestBody LtiLaunchFormdataBody
+
+// Getter for additional properties for LtiLaunchFormdataBody. Returns the specified
+// element and whether it was found
+func (a LtiLaunchFormdataBody) Get(fieldName string) (value string, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for LtiLaunchFormdataBody
+func (a *LtiLaunchFormdataBody) Set(fieldName string, value string) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]string)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for LtiLaunchFormdataBody to handle AdditionalProperties
+func (a *LtiLaunchFormdataBody) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["custom_exam_config_id"]; found {
+		err = json.Unmarshal(raw, &a.CustomExamConfigId)
+		if err != nil {
+			return fmt.Errorf("error reading 'custom_exam_config_id': %w", err)
+		}
+		delete(object, "custom_exam_config_id")
+	}
+
+	if raw, found := object["lis_person_contact_email_primary"]; found {
+		err = json.Unmarshal(raw, &a.LisPersonContactEmailPrimary)
+		if err != nil {
+			return fmt.Errorf("error reading 'lis_person_contact_email_primary': %w", err)
+		}
+		delete(object, "lis_person_contact_email_primary")
+	}
+
+	if raw, found := object["lti_message_type"]; found {
+		err = json.Unmarshal(raw, &a.LtiMessageType)
+		if err != nil {
+			return fmt.Errorf("error reading 'lti_message_type': %w", err)
+		}
+		delete(object, "lti_message_type")
+	}
+
+	if raw, found := object["lti_version"]; found {
+		err = json.Unmarshal(raw, &a.LtiVersion)
+		if err != nil {
+			return fmt.Errorf("error reading 'lti_version': %w", err)
+		}
+		delete(object, "lti_version")
+	}
+
+	if raw, found := object["oauth_consumer_key"]; found {
+		err = json.Unmarshal(raw, &a.OauthConsumerKey)
+		if err != nil {
+			return fmt.Errorf("error reading 'oauth_consumer_key': %w", err)
+		}
+		delete(object, "oauth_consumer_key")
+	}
+
+	if raw, found := object["oauth_nonce"]; found {
+		err = json.Unmarshal(raw, &a.OauthNonce)
+		if err != nil {
+			return fmt.Errorf("error reading 'oauth_nonce': %w", err)
+		}
+		delete(object, "oauth_nonce")
+	}
+
+	if raw, found := object["oauth_signature"]; found {
+		err = json.Unmarshal(raw, &a.OauthSignature)
+		if err != nil {
+			return fmt.Errorf("error reading 'oauth_signature': %w", err)
+		}
+		delete(object, "oauth_signature")
+	}
+
+	if raw, found := object["oauth_signature_method"]; found {
+		err = json.Unmarshal(raw, &a.OauthSignatureMethod)
+		if err != nil {
+			return fmt.Errorf("error reading 'oauth_signature_method': %w", err)
+		}
+		delete(object, "oauth_signature_method")
+	}
+
+	if raw, found := object["oauth_timestamp"]; found {
+		err = json.Unmarshal(raw, &a.OauthTimestamp)
+		if err != nil {
+			return fmt.Errorf("error reading 'oauth_timestamp': %w", err)
+		}
+		delete(object, "oauth_timestamp")
+	}
+
+	if raw, found := object["oauth_version"]; found {
+		err = json.Unmarshal(raw, &a.OauthVersion)
+		if err != nil {
+			return fmt.Errorf("error reading 'oauth_version': %w", err)
+		}
+		delete(object, "oauth_version")
+	}
+
+	if raw, found := object["resource_link_id"]; found {
+		err = json.Unmarshal(raw, &a.ResourceLinkId)
+		if err != nil {
+			return fmt.Errorf("error reading 'resource_link_id': %w", err)
+		}
+		delete(object, "resource_link_id")
+	}
+
+	if raw, found := object["user_id"]; found {
+		err = json.Unmarshal(raw, &a.UserId)
+		if err != nil {
+			return fmt.Errorf("error reading 'user_id': %w", err)
+		}
+		delete(object, "user_id")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]string)
+		for fieldName, fieldBuf := range object {
+			var fieldVal string
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for LtiLaunchFormdataBody to handle AdditionalProperties
+func (a LtiLaunchFormdataBody) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["custom_exam_config_id"], err = json.Marshal(a.CustomExamConfigId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'custom_exam_config_id': %w", err)
+	}
+
+	if a.LisPersonContactEmailPrimary != nil {
+		object["lis_person_contact_email_primary"], err = json.Marshal(a.LisPersonContactEmailPrimary)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'lis_person_contact_email_primary': %w", err)
+		}
+	}
+
+	object["lti_message_type"], err = json.Marshal(a.LtiMessageType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'lti_message_type': %w", err)
+	}
+
+	object["lti_version"], err = json.Marshal(a.LtiVersion)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'lti_version': %w", err)
+	}
+
+	object["oauth_consumer_key"], err = json.Marshal(a.OauthConsumerKey)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'oauth_consumer_key': %w", err)
+	}
+
+	object["oauth_nonce"], err = json.Marshal(a.OauthNonce)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'oauth_nonce': %w", err)
+	}
+
+	object["oauth_signature"], err = json.Marshal(a.OauthSignature)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'oauth_signature': %w", err)
+	}
+
+	object["oauth_signature_method"], err = json.Marshal(a.OauthSignatureMethod)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'oauth_signature_method': %w", err)
+	}
+
+	object["oauth_timestamp"], err = json.Marshal(a.OauthTimestamp)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'oauth_timestamp': %w", err)
+	}
+
+	if a.OauthVersion != nil {
+		object["oauth_version"], err = json.Marshal(a.OauthVersion)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'oauth_version': %w", err)
+		}
+	}
+
+	object["resource_link_id"], err = json.Marshal(a.ResourceLinkId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'resource_link_id': %w", err)
+	}
+
+	if a.UserId != nil {
+		object["user_id"], err = json.Marshal(a.UserId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'user_id': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -814,6 +1142,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/workspaces (the `ListWorkspaces` operationId).
 	ListWorkspaces(ctx context.Context, params *ListWorkspacesParams, body ListWorkspacesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LtiLaunchWithBody Launch LiveProctor from an LMS
+	//
+	// Where an LMS (Canvas, Moodle, Schoology…) sends a user who opens the tool: an LTI 1.1 basic launch, a form post signed with OAuth 1.0a (HMAC-SHA1 or HMAC-SHA256) with a workspace's LTI consumer key and shared secret. Parameters may also come in the query string; all are signed. A launch that checks out opens an ordinary 8-hour SDK session for the user in that workspace and answers a page that opens the LiveProctor component with the exam configuration `custom_exam_config_id`; the page may be framed by any site (LMSs open tools in iframes) and is never cached. A refused launch answers a short page saying why, for the teacher to act on. The launch's own signature is its credential.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /lti/v1/launch (the `LtiLaunch` operationId).
+	LtiLaunchWithBody(ctx context.Context, params *LtiLaunchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LtiLaunchWithFormdataBody Launch LiveProctor from an LMS
+	//
+	// Where an LMS (Canvas, Moodle, Schoology…) sends a user who opens the tool: an LTI 1.1 basic launch, a form post signed with OAuth 1.0a (HMAC-SHA1 or HMAC-SHA256) with a workspace's LTI consumer key and shared secret. Parameters may also come in the query string; all are signed. A launch that checks out opens an ordinary 8-hour SDK session for the user in that workspace and answers a page that opens the LiveProctor component with the exam configuration `custom_exam_config_id`; the page may be framed by any site (LMSs open tools in iframes) and is never cached. A refused launch answers a short page saying why, for the teacher to act on. The launch's own signature is its credential.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /lti/v1/launch (the `LtiLaunch` operationId).
+	LtiLaunchWithFormdataBody(ctx context.Context, params *LtiLaunchParams, body LtiLaunchFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenAPIDocument This document
 	//
@@ -1120,6 +1466,44 @@ func (c *Client) ListWorkspacesWithBody(ctx context.Context, params *ListWorkspa
 // Corresponds with POST /api/workspaces (the `ListWorkspaces` operationId).
 func (c *Client) ListWorkspaces(ctx context.Context, params *ListWorkspacesParams, body ListWorkspacesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListWorkspacesRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LtiLaunchWithBody Launch LiveProctor from an LMS
+//
+// Where an LMS (Canvas, Moodle, Schoology…) sends a user who opens the tool: an LTI 1.1 basic launch, a form post signed with OAuth 1.0a (HMAC-SHA1 or HMAC-SHA256) with a workspace's LTI consumer key and shared secret. Parameters may also come in the query string; all are signed. A launch that checks out opens an ordinary 8-hour SDK session for the user in that workspace and answers a page that opens the LiveProctor component with the exam configuration `custom_exam_config_id`; the page may be framed by any site (LMSs open tools in iframes) and is never cached. A refused launch answers a short page saying why, for the teacher to act on. The launch's own signature is its credential.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /lti/v1/launch (the `LtiLaunch` operationId).
+func (c *Client) LtiLaunchWithBody(ctx context.Context, params *LtiLaunchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLtiLaunchRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LtiLaunchWithFormdataBody Launch LiveProctor from an LMS
+//
+// Where an LMS (Canvas, Moodle, Schoology…) sends a user who opens the tool: an LTI 1.1 basic launch, a form post signed with OAuth 1.0a (HMAC-SHA1 or HMAC-SHA256) with a workspace's LTI consumer key and shared secret. Parameters may also come in the query string; all are signed. A launch that checks out opens an ordinary 8-hour SDK session for the user in that workspace and answers a page that opens the LiveProctor component with the exam configuration `custom_exam_config_id`; the page may be framed by any site (LMSs open tools in iframes) and is never cached. A refused launch answers a short page saying why, for the teacher to act on. The launch's own signature is its credential.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /lti/v1/launch (the `LtiLaunch` operationId).
+func (c *Client) LtiLaunchWithFormdataBody(ctx context.Context, params *LtiLaunchParams, body LtiLaunchFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLtiLaunchRequestWithFormdataBody(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1834,6 +2218,88 @@ func NewListWorkspacesRequestWithBody(server string, params *ListWorkspacesParam
 	return req, nil
 }
 
+// NewLtiLaunchRequestWithFormdataBody calls the generic LtiLaunch builder with application/x-www-form-urlencoded body
+func NewLtiLaunchRequestWithFormdataBody(server string, params *LtiLaunchParams, body LtiLaunchFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewLtiLaunchRequestWithBody(server, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewLtiLaunchRequestWithBody constructs an http.Request for the LtiLaunch method, with any body, and a specified content type
+func NewLtiLaunchRequestWithBody(server string, params *LtiLaunchParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/lti/v1/launch")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Launch != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "launch", *params.Launch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetOpenAPIDocumentRequest constructs an http.Request for the GetOpenAPIDocument method
 func NewGetOpenAPIDocumentRequest(server string) (*http.Request, error) {
 	var err error
@@ -2057,6 +2523,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/workspaces (the `ListWorkspaces` operationId).
 	ListWorkspacesWithResponse(ctx context.Context, params *ListWorkspacesParams, body ListWorkspacesJSONRequestBody, reqEditors ...RequestEditorFn) (*ListWorkspacesHTTPResponse, error)
+
+	// LtiLaunchWithBodyWithResponse Launch LiveProctor from an LMS
+	//
+	// Where an LMS (Canvas, Moodle, Schoology…) sends a user who opens the tool: an LTI 1.1 basic launch, a form post signed with OAuth 1.0a (HMAC-SHA1 or HMAC-SHA256) with a workspace's LTI consumer key and shared secret. Parameters may also come in the query string; all are signed. A launch that checks out opens an ordinary 8-hour SDK session for the user in that workspace and answers a page that opens the LiveProctor component with the exam configuration `custom_exam_config_id`; the page may be framed by any site (LMSs open tools in iframes) and is never cached. A refused launch answers a short page saying why, for the teacher to act on. The launch's own signature is its credential.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /lti/v1/launch (the `LtiLaunch` operationId).
+	LtiLaunchWithBodyWithResponse(ctx context.Context, params *LtiLaunchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LtiLaunchHTTPResponse, error)
+
+	// LtiLaunchWithFormdataBodyWithResponse Launch LiveProctor from an LMS
+	//
+	// Where an LMS (Canvas, Moodle, Schoology…) sends a user who opens the tool: an LTI 1.1 basic launch, a form post signed with OAuth 1.0a (HMAC-SHA1 or HMAC-SHA256) with a workspace's LTI consumer key and shared secret. Parameters may also come in the query string; all are signed. A launch that checks out opens an ordinary 8-hour SDK session for the user in that workspace and answers a page that opens the LiveProctor component with the exam configuration `custom_exam_config_id`; the page may be framed by any site (LMSs open tools in iframes) and is never cached. A refused launch answers a short page saying why, for the teacher to act on. The launch's own signature is its credential.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /lti/v1/launch (the `LtiLaunch` operationId).
+	LtiLaunchWithFormdataBodyWithResponse(ctx context.Context, params *LtiLaunchParams, body LtiLaunchFormdataRequestBody, reqEditors ...RequestEditorFn) (*LtiLaunchHTTPResponse, error)
 
 	// GetOpenAPIDocumentWithResponse This document
 	//
@@ -4396,6 +4880,134 @@ func (r ListWorkspacesHTTPResponse) ContentType() string {
 	return ""
 }
 
+// LtiLaunchHTTPResponse200Headers the declared response headers of an HTTP 200 response for LtiLaunch
+type LtiLaunchHTTPResponse200Headers struct {
+	XRequestId string
+}
+
+// LtiLaunchHTTPResponse400Headers the declared response headers of an HTTP 400 response for LtiLaunch
+type LtiLaunchHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// LtiLaunchHTTPResponse401Headers the declared response headers of an HTTP 401 response for LtiLaunch
+type LtiLaunchHTTPResponse401Headers struct {
+	XRequestId string
+}
+
+// LtiLaunchHTTPResponse408Headers the declared response headers of an HTTP 408 response for LtiLaunch
+type LtiLaunchHTTPResponse408Headers struct {
+	XRequestId string
+}
+
+// LtiLaunchHTTPResponse413Headers the declared response headers of an HTTP 413 response for LtiLaunch
+type LtiLaunchHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// LtiLaunchHTTPResponse415Headers the declared response headers of an HTTP 415 response for LtiLaunch
+type LtiLaunchHTTPResponse415Headers struct {
+	XRequestId string
+}
+
+// LtiLaunchHTTPResponse429Headers the declared response headers of an HTTP 429 response for LtiLaunch
+type LtiLaunchHTTPResponse429Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
+// LtiLaunchHTTPResponse500Headers the declared response headers of an HTTP 500 response for LtiLaunch
+type LtiLaunchHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// LtiLaunchHTTPResponse503Headers the declared response headers of an HTTP 503 response for LtiLaunch
+type LtiLaunchHTTPResponse503Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
+// LtiLaunchHTTPResponse504Headers the declared response headers of an HTTP 504 response for LtiLaunch
+type LtiLaunchHTTPResponse504Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
+type LtiLaunchHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LtiLaunchHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *LtiLaunchHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *LtiLaunchHTTPResponse401Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *LtiLaunchHTTPResponse408Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *LtiLaunchHTTPResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *LtiLaunchHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *LtiLaunchHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *LtiLaunchHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *LtiLaunchHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *LtiLaunchHTTPResponse504Headers
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r LtiLaunchHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r LtiLaunchHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LtiLaunchHTTPResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r LtiLaunchHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LtiLaunchHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LtiLaunchHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LtiLaunchHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetOpenAPIDocumentHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIDocument
 type GetOpenAPIDocumentHTTPResponse200Headers struct {
 	XRequestId string
@@ -4725,6 +5337,36 @@ func (c *ClientWithResponses) ListWorkspacesWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParseListWorkspacesHTTPResponse(rsp)
+}
+
+// LtiLaunchWithBodyWithResponse Launch LiveProctor from an LMS
+//
+// Where an LMS (Canvas, Moodle, Schoology…) sends a user who opens the tool: an LTI 1.1 basic launch, a form post signed with OAuth 1.0a (HMAC-SHA1 or HMAC-SHA256) with a workspace's LTI consumer key and shared secret. Parameters may also come in the query string; all are signed. A launch that checks out opens an ordinary 8-hour SDK session for the user in that workspace and answers a page that opens the LiveProctor component with the exam configuration `custom_exam_config_id`; the page may be framed by any site (LMSs open tools in iframes) and is never cached. A refused launch answers a short page saying why, for the teacher to act on. The launch's own signature is its credential.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /lti/v1/launch (the `LtiLaunch` operationId).
+func (c *ClientWithResponses) LtiLaunchWithBodyWithResponse(ctx context.Context, params *LtiLaunchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LtiLaunchHTTPResponse, error) {
+	rsp, err := c.LtiLaunchWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLtiLaunchHTTPResponse(rsp)
+}
+
+// LtiLaunchWithFormdataBodyWithResponse Launch LiveProctor from an LMS
+//
+// Where an LMS (Canvas, Moodle, Schoology…) sends a user who opens the tool: an LTI 1.1 basic launch, a form post signed with OAuth 1.0a (HMAC-SHA1 or HMAC-SHA256) with a workspace's LTI consumer key and shared secret. Parameters may also come in the query string; all are signed. A launch that checks out opens an ordinary 8-hour SDK session for the user in that workspace and answers a page that opens the LiveProctor component with the exam configuration `custom_exam_config_id`; the page may be framed by any site (LMSs open tools in iframes) and is never cached. A refused launch answers a short page saying why, for the teacher to act on. The launch's own signature is its credential.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /lti/v1/launch (the `LtiLaunch` operationId).
+func (c *ClientWithResponses) LtiLaunchWithFormdataBodyWithResponse(ctx context.Context, params *LtiLaunchParams, body LtiLaunchFormdataRequestBody, reqEditors ...RequestEditorFn) (*LtiLaunchHTTPResponse, error) {
+	rsp, err := c.LtiLaunchWithFormdataBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLtiLaunchHTTPResponse(rsp)
 }
 
 // GetOpenAPIDocumentWithResponse This document
@@ -7834,6 +8476,173 @@ func ParseListWorkspacesHTTPResponse(rsp *http.Response) (*ListWorkspacesHTTPRes
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers ListWorkspacesHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLtiLaunchHTTPResponse parses an HTTP response from a LtiLaunchWithResponse call
+func ParseLtiLaunchHTTPResponse(rsp *http.Response) (*LtiLaunchHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LtiLaunchHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case rsp.StatusCode == 500:
+		// Content-type (text/html) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LtiLaunchHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers LtiLaunchHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers LtiLaunchHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 408:
+		var headers LtiLaunchHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 413:
+		var headers LtiLaunchHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers LtiLaunchHTTPResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers LtiLaunchHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers LtiLaunchHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers LtiLaunchHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers LtiLaunchHTTPResponse504Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
