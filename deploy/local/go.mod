@@ -34,6 +34,7 @@ require (
 require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/dghubble/oauth1 v0.7.3
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/liveproctor/workspaces/pkg v0.0.0-00010101000000-000000000000
 	github.com/liveproctor/workspaces/pkg/testenv v0.0.0-00010101000000-000000000000

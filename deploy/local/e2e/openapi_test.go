@@ -34,6 +34,12 @@ type servedDocument struct {
 // loadServedDocument fetches GET /openapi.json from the gateway at base,
 // checks that it is a valid OpenAPI 3 document using only formats the
 // validator checks, and routes requests to base by its paths.
+// The LTI launch answers an LMS's browser with pages, and its
+// configuration is XML: their bodies are text to the validator.
+func init() {
+	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+}
+
 func loadServedDocument(ctx context.Context, base string) (*servedDocument, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/openapi.json", nil)
 	if err != nil {
