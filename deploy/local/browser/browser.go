@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -132,6 +133,37 @@ func (b *Browser) Open(ctx context.Context, url string) (*Page, error) {
 		return nil, fmt.Errorf("browser: opening %s: %w", url, err)
 	}
 	return p, nil
+}
+
+// Frame waits until the tab holds an iframe of another site whose URL
+// starts with urlPrefix, and returns it as a Page: Chromium runs such a
+// frame in a process of its own, where the tab's queries do not reach. The
+// wait ends with ctx.
+func (p *Page) Frame(ctx context.Context, urlPrefix string) (*Page, error) {
+	tick := time.NewTicker(20 * time.Millisecond) // polling the target list
+	defer tick.Stop()
+	for {
+		targets, err := chromedp.Targets(p.ctx)
+		if err != nil {
+			return nil, fmt.Errorf("browser: listing frames: %w", err)
+		}
+		for _, t := range targets {
+			if t.Type == "iframe" && strings.HasPrefix(t.URL, urlPrefix) {
+				fctx, cancel := chromedp.NewContext(p.ctx, chromedp.WithTargetID(t.TargetID))
+				f := &Page{ctx: fctx, cancel: cancel}
+				if err := chromedp.Listen(fctx, f.record); err != nil {
+					cancel()
+					return nil, fmt.Errorf("browser: attaching to the frame %s: %w", t.URL, err)
+				}
+				return f, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("browser: no frame at %s: %w", urlPrefix, ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
 
 // record keeps console output and exceptions; it runs in chromedp's event

@@ -3,13 +3,19 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
+	"html"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dghubble/oauth1"
+
+	"github.com/liveproctor/workspaces/deploy/local/browser"
 )
 
 // captureAuthorization is an http.RoundTripper that keeps the Authorization
@@ -153,4 +159,66 @@ func between(s, start, end string) string {
 	}
 	v, _, _ := strings.Cut(after, end)
 	return v
+}
+
+// lmsPage is an LMS's page on another site: it posts the signed launch
+// into an iframe, as Canvas and Moodle open tools.
+const lmsPage = `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Algebra I</title></head>
+<body><h1>Exam 1</h1>
+<form id="launch" method="post" action="%s" target="tool">%s</form>
+<iframe name="tool" title="LiveProctor" width="800" height="600"></iframe>
+<script>document.getElementById('launch').submit();</script>
+</body></html>`
+
+// In a real headless Chromium, an LMS page of another site launches the
+// tool into an iframe: the component opens there for the user, with the
+// exam configuration, on a token the session route accepts.
+func TestLtiLaunchInAnLMSIframe(t *testing.T) {
+	const exam = "0f8fad5b-d9cb-469f-a165-70867728950e"
+	w := asRoot(t).create(unique(t, "school"), nil)
+	lti := w.AppKeys.LTI
+	form := signLaunch(t, lti.LaunchURL, lti.ConsumerKey, lti.SharedSecret, launchParams(exam))
+	var fields strings.Builder
+	for name, values := range form {
+		for _, v := range values {
+			fmt.Fprintf(&fields, `<input type="hidden" name="%s" value="%s">`, html.EscapeString(name), html.EscapeString(v))
+		}
+	}
+	launchURL := env.GatewayURL + "/lti/v1/launch"
+	lms := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(rw, lmsPage, launchURL, fields.String())
+	}))
+	defer lms.Close()
+	// localhost and 127.0.0.1 are different sites: the tool is framed
+	// cross-site, as it is in a school's LMS.
+	lmsURL := strings.Replace(lms.URL, "127.0.0.1", "localhost", 1)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b, err := browser.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	page, err := b.Open(ctx, lmsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer page.Close()
+	frame, err := page.Frame(ctx, launchURL)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, strings.Join(page.Log(), "\n"))
+	}
+	defer frame.Close()
+	for field, want := range map[string]string{"email": "ada@school.example", "examConfigId": exam, "workspaceId": w.WorkspaceID} {
+		got, err := frame.Text(ctx, `#proctor [data-field="`+field+`"]`)
+		if err != nil || got != want {
+			t.Fatalf("the framed component shows %s %q (%v), want %q\n%s", field, got, err, want, strings.Join(frame.Log(), "\n"))
+		}
+	}
+	if _, kept, err := frame.Attribute(ctx, "#proctor", "data-auth"); err != nil || kept {
+		t.Fatalf("the token is still in the page's DOM (%v)", err)
+	}
 }
