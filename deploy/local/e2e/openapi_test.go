@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -52,6 +54,7 @@ func loadServedDocument(ctx context.Context, base string) (*servedDocument, erro
 		return nil, fmt.Errorf("GET /openapi.json: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	defineFormats()
+	openapi3filter.RegisterBodyDecoder("application/xml", xmlBodyDecoder)
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(data)
 	if err != nil {
@@ -91,6 +94,25 @@ func defineFormats() {
 		}
 		return nil
 	}))
+}
+
+// xmlBodyDecoder reads an XML answer (the LTI configuration) for response
+// validation: it must be well-formed, and it is then the string its schema
+// describes. kin-openapi has no XML decoder of its own.
+func xmlBodyDecoder(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	for {
+		if _, err := dec.Token(); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, &openapi3filter.ParseError{Kind: openapi3filter.KindInvalidFormat, Cause: fmt.Errorf("not well-formed XML: %w", err)}
+		}
+	}
+	return string(data), nil
 }
 
 // check holds one exchange to the document and reports each difference
