@@ -132,19 +132,19 @@ type ltiConfigurationReader interface {
 // serveLTIConfiguration answers GET and HEAD on ltiConfigPath: the XML, or
 // an error in the one error shape (404 for an unknown or deleted workspace,
 // 503 while the workspace service is down), rendered from the service's
-// status like every other route's. md is the metadata every call carries
-// (the request id and the client's address).
-func (h *errorHandler) serveLTIConfiguration(client ltiConfigurationReader, md func(context.Context, *http.Request) metadata.MD) runtime.HandlerFunc {
+// status by errs like every other route's. md is the metadata every call
+// carries (the request id and the client's address).
+func serveLTIConfiguration(client ltiConfigurationReader, errs *errorHandler, md func(context.Context, *http.Request) metadata.MD) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		ctx := metadata.NewOutgoingContext(r.Context(), md(r.Context(), r))
 		c, err := client.GetLtiConfiguration(ctx, &workspacev1.GetLtiConfigurationRequest{WorkspaceId: params["id"]})
 		if err != nil {
-			h.fromError(r, err).write(w, r)
+			errs.fromError(r, err).write(w, r)
 			return
 		}
 		body, err := renderLTIConfiguration(c)
 		if err != nil {
-			h.logger.Error("render the LTI configuration", "request_id", requestIDFrom(r.Context()), "error", err)
+			errs.logger.Error("render the LTI configuration", "request_id", requestIDFrom(r.Context()), "error", err)
 			writeKindError(w, r, fault.Internal, msgInternal)
 			return
 		}

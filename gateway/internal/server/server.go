@@ -144,7 +144,7 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 	if err := mux.HandlePath(http.MethodGet, "/openapi.json", serveDocument); err != nil {
 		return nil, err
 	}
-	ltiConfig := errs.serveLTIConfiguration(workspacev1.NewWorkspaceServiceClient(workspaceConn), requestMetadata(cfg.Proxies))
+	ltiConfig := serveLTIConfiguration(workspacev1.NewWorkspaceServiceClient(workspaceConn), errs, requestMetadata(cfg.Proxies))
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
 		if err := mux.HandlePath(method, ltiConfigPath, ltiConfig); err != nil {
 			return nil, err
