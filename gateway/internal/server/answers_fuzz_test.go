@@ -199,6 +199,7 @@ func FuzzPathAnswers(f *testing.F) {
 		{http.MethodGet, "/api/workspace/", "/keys", "ListWorkspaceKeys"},
 		{http.MethodDelete, "/api/workspace/", "", "DeleteWorkspace"},
 		{http.MethodPost, "/api/workspace/", ":undelete", "UndeleteWorkspace"},
+		{http.MethodGet, "/lti/v1/workspaces/", "/config.xml", "GetLtiConfiguration"},
 	}
 	for _, seed := range []string{
 		"w1", "springfield-district", "a:b", "a:undelete", "keys", ".", "..", "%", "%2F", "a b", "é", "a?b", "a#b", "",

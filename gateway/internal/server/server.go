@@ -103,7 +103,8 @@ func dial(addr string, metrics *telemetry.Metrics) (*grpc.ClientConn, error) {
 }
 
 // newMux builds the grpc-gateway mux with both services' routes, /healthz,
-// /readyz and the browser SDK's files under /sdk/. /metrics is not among
+// /readyz, the LTI configuration XML and the browser SDK's files under
+// /sdk/. /metrics is not among
 // them: it is served on METRICS_ADDR (see Metrics), off the public port.
 func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientConn) (*runtime.ServeMux, error) {
 	errs := &errorHandler{logger: s.logger, maxBodyBytes: cfg.MaxBodyBytes}
@@ -146,6 +147,12 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 	}
 	if err := mux.HandlePath(http.MethodGet, "/openapi.json", serveDocument); err != nil {
 		return nil, err
+	}
+	ltiConfig := serveLTIConfiguration(workspacev1.NewWorkspaceServiceClient(workspaceConn), errs, requestMetadata(cfg.Proxies))
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		if err := mux.HandlePath(method, ltiConfigPath, ltiConfig); err != nil {
+			return nil, err
+		}
 	}
 	if err := mux.HandlePath(http.MethodGet, "/healthz", healthz); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"net/http"
@@ -697,6 +698,18 @@ type LtiLaunchFormdataBodyOauthSignatureMethod string
 // LtiLaunchFormdataBodyOauthVersion defines parameters for LtiLaunch.
 type LtiLaunchFormdataBodyOauthVersion string
 
+// GetLtiConfigurationXmlParams defines parameters for GetLtiConfigurationXml.
+type GetLtiConfigurationXmlParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// HeadLtiConfigurationXmlParams defines parameters for HeadLtiConfigurationXml.
+type HeadLtiConfigurationXmlParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
 // CreateSdkTokenJSONRequestBody defines body for CreateSdkToken for application/json ContentType.
 type CreateSdkTokenJSONRequestBody = CreateSdkTokenRequest
 
@@ -1161,6 +1174,20 @@ type ClientInterface interface {
 	// Corresponds with POST /lti/v1/launch (the `LtiLaunch` operationId).
 	LtiLaunchWithFormdataBody(ctx context.Context, params *LtiLaunchParams, body LtiLaunchFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetLtiConfigurationXml A workspace's LTI 1.1 configuration
+	//
+	// The create result's `appKeys.lti.configurationUrl`: the IMS Common Cartridge `cartridge_basiclti_link` XML an LMS imports ("By URL" in Canvas). It holds the tool's title and description, `launch_url` (the create result's `launchUrl`; also `secure_launch_url` when it is https), and the Canvas extension (`platform="canvas.instructure.com"`): `privacy_level` `public` (the LMS sends the user's name and e-mail), `domain` (the launch URL's host) and a `course_navigation` placement. No credentials: the consumer key and shared secret are entered in the LMS separately. An unknown or deleted workspace is 404.
+	//
+	// Corresponds with GET /lti/v1/workspaces/{id}/config.xml (the `GetLtiConfigurationXml` operationId).
+	GetLtiConfigurationXml(ctx context.Context, id string, params *GetLtiConfigurationXmlParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadLtiConfigurationXml A workspace's LTI 1.1 configuration, headers only
+	//
+	// The GET's status and headers, without a body.
+	//
+	// Corresponds with HEAD /lti/v1/workspaces/{id}/config.xml (the `HeadLtiConfigurationXml` operationId).
+	HeadLtiConfigurationXml(ctx context.Context, id string, params *HeadLtiConfigurationXmlParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenAPIDocument This document
 	//
 	// Corresponds with GET /openapi.json (the `GetOpenAPIDocument` operationId).
@@ -1504,6 +1531,40 @@ func (c *Client) LtiLaunchWithBody(ctx context.Context, params *LtiLaunchParams,
 // Corresponds with POST /lti/v1/launch (the `LtiLaunch` operationId).
 func (c *Client) LtiLaunchWithFormdataBody(ctx context.Context, params *LtiLaunchParams, body LtiLaunchFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewLtiLaunchRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLtiConfigurationXml A workspace's LTI 1.1 configuration
+//
+// The create result's `appKeys.lti.configurationUrl`: the IMS Common Cartridge `cartridge_basiclti_link` XML an LMS imports ("By URL" in Canvas). It holds the tool's title and description, `launch_url` (the create result's `launchUrl`; also `secure_launch_url` when it is https), and the Canvas extension (`platform="canvas.instructure.com"`): `privacy_level` `public` (the LMS sends the user's name and e-mail), `domain` (the launch URL's host) and a `course_navigation` placement. No credentials: the consumer key and shared secret are entered in the LMS separately. An unknown or deleted workspace is 404.
+//
+// Corresponds with GET /lti/v1/workspaces/{id}/config.xml (the `GetLtiConfigurationXml` operationId).
+func (c *Client) GetLtiConfigurationXml(ctx context.Context, id string, params *GetLtiConfigurationXmlParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLtiConfigurationXmlRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadLtiConfigurationXml A workspace's LTI 1.1 configuration, headers only
+//
+// The GET's status and headers, without a body.
+//
+// Corresponds with HEAD /lti/v1/workspaces/{id}/config.xml (the `HeadLtiConfigurationXml` operationId).
+func (c *Client) HeadLtiConfigurationXml(ctx context.Context, id string, params *HeadLtiConfigurationXmlParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadLtiConfigurationXmlRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2300,6 +2361,104 @@ func NewLtiLaunchRequestWithBody(server string, params *LtiLaunchParams, content
 	return req, nil
 }
 
+// NewGetLtiConfigurationXmlRequest constructs an http.Request for the GetLtiConfigurationXml method
+func NewGetLtiConfigurationXmlRequest(server string, id string, params *GetLtiConfigurationXmlParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/lti/v1/workspaces/%s/config.xml", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadLtiConfigurationXmlRequest constructs an http.Request for the HeadLtiConfigurationXml method
+func NewHeadLtiConfigurationXmlRequest(server string, id string, params *HeadLtiConfigurationXmlParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/lti/v1/workspaces/%s/config.xml", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetOpenAPIDocumentRequest constructs an http.Request for the GetOpenAPIDocument method
 func NewGetOpenAPIDocumentRequest(server string) (*http.Request, error) {
 	var err error
@@ -2541,6 +2700,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /lti/v1/launch (the `LtiLaunch` operationId).
 	LtiLaunchWithFormdataBodyWithResponse(ctx context.Context, params *LtiLaunchParams, body LtiLaunchFormdataRequestBody, reqEditors ...RequestEditorFn) (*LtiLaunchHTTPResponse, error)
+
+	// GetLtiConfigurationXmlWithResponse A workspace's LTI 1.1 configuration
+	//
+	// The create result's `appKeys.lti.configurationUrl`: the IMS Common Cartridge `cartridge_basiclti_link` XML an LMS imports ("By URL" in Canvas). It holds the tool's title and description, `launch_url` (the create result's `launchUrl`; also `secure_launch_url` when it is https), and the Canvas extension (`platform="canvas.instructure.com"`): `privacy_level` `public` (the LMS sends the user's name and e-mail), `domain` (the launch URL's host) and a `course_navigation` placement. No credentials: the consumer key and shared secret are entered in the LMS separately. An unknown or deleted workspace is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /lti/v1/workspaces/{id}/config.xml (the `GetLtiConfigurationXml` operationId).
+	GetLtiConfigurationXmlWithResponse(ctx context.Context, id string, params *GetLtiConfigurationXmlParams, reqEditors ...RequestEditorFn) (*GetLtiConfigurationXmlHTTPResponse, error)
+
+	// HeadLtiConfigurationXmlWithResponse A workspace's LTI 1.1 configuration, headers only
+	//
+	// The GET's status and headers, without a body.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /lti/v1/workspaces/{id}/config.xml (the `HeadLtiConfigurationXml` operationId).
+	HeadLtiConfigurationXmlWithResponse(ctx context.Context, id string, params *HeadLtiConfigurationXmlParams, reqEditors ...RequestEditorFn) (*HeadLtiConfigurationXmlHTTPResponse, error)
 
 	// GetOpenAPIDocumentWithResponse This document
 	//
@@ -5008,6 +5185,225 @@ func (r LtiLaunchHTTPResponse) ContentType() string {
 	return ""
 }
 
+// GetLtiConfigurationXmlHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetLtiConfigurationXml
+type GetLtiConfigurationXmlHTTPResponse200Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetLtiConfigurationXmlHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetLtiConfigurationXml
+type GetLtiConfigurationXmlHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// GetLtiConfigurationXmlHTTPResponse404Headers the declared response headers of an HTTP 404 response for GetLtiConfigurationXml
+type GetLtiConfigurationXmlHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// GetLtiConfigurationXmlHTTPResponse413Headers the declared response headers of an HTTP 413 response for GetLtiConfigurationXml
+type GetLtiConfigurationXmlHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// GetLtiConfigurationXmlHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetLtiConfigurationXml
+type GetLtiConfigurationXmlHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// GetLtiConfigurationXmlHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetLtiConfigurationXml
+type GetLtiConfigurationXmlHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// GetLtiConfigurationXmlHTTPResponse504Headers the declared response headers of an HTTP 504 response for GetLtiConfigurationXml
+type GetLtiConfigurationXmlHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type GetLtiConfigurationXmlHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// XML200 the response for an HTTP 200 `application/xml` response
+	XML200 *string
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLtiConfigurationXmlHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetLtiConfigurationXmlHTTPResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetLtiConfigurationXmlHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetLtiConfigurationXmlHTTPResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetLtiConfigurationXmlHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLtiConfigurationXmlHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *GetLtiConfigurationXmlHTTPResponse504Headers
+}
+
+// GetXML200 returns the response for an HTTP 200 `application/xml` response
+func (r GetLtiConfigurationXmlHTTPResponse) GetXML200() *string {
+	return r.XML200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetLtiConfigurationXmlHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetLtiConfigurationXmlHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetLtiConfigurationXmlHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetLtiConfigurationXmlHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLtiConfigurationXmlHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetLtiConfigurationXmlHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLtiConfigurationXmlHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLtiConfigurationXmlHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLtiConfigurationXmlHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLtiConfigurationXmlHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadLtiConfigurationXmlHTTPResponse200Headers the declared response headers of an HTTP 200 response for HeadLtiConfigurationXml
+type HeadLtiConfigurationXmlHTTPResponse200Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// HeadLtiConfigurationXmlHTTPResponse400Headers the declared response headers of an HTTP 400 response for HeadLtiConfigurationXml
+type HeadLtiConfigurationXmlHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// HeadLtiConfigurationXmlHTTPResponse404Headers the declared response headers of an HTTP 404 response for HeadLtiConfigurationXml
+type HeadLtiConfigurationXmlHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// HeadLtiConfigurationXmlHTTPResponse413Headers the declared response headers of an HTTP 413 response for HeadLtiConfigurationXml
+type HeadLtiConfigurationXmlHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// HeadLtiConfigurationXmlHTTPResponse500Headers the declared response headers of an HTTP 500 response for HeadLtiConfigurationXml
+type HeadLtiConfigurationXmlHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// HeadLtiConfigurationXmlHTTPResponse503Headers the declared response headers of an HTTP 503 response for HeadLtiConfigurationXml
+type HeadLtiConfigurationXmlHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// HeadLtiConfigurationXmlHTTPResponse504Headers the declared response headers of an HTTP 504 response for HeadLtiConfigurationXml
+type HeadLtiConfigurationXmlHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type HeadLtiConfigurationXmlHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *HeadLtiConfigurationXmlHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *HeadLtiConfigurationXmlHTTPResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *HeadLtiConfigurationXmlHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *HeadLtiConfigurationXmlHTTPResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *HeadLtiConfigurationXmlHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *HeadLtiConfigurationXmlHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *HeadLtiConfigurationXmlHTTPResponse504Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadLtiConfigurationXmlHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadLtiConfigurationXmlHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadLtiConfigurationXmlHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadLtiConfigurationXmlHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetOpenAPIDocumentHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIDocument
 type GetOpenAPIDocumentHTTPResponse200Headers struct {
 	XRequestId string
@@ -5367,6 +5763,36 @@ func (c *ClientWithResponses) LtiLaunchWithFormdataBodyWithResponse(ctx context.
 		return nil, err
 	}
 	return ParseLtiLaunchHTTPResponse(rsp)
+}
+
+// GetLtiConfigurationXmlWithResponse A workspace's LTI 1.1 configuration
+//
+// The create result's `appKeys.lti.configurationUrl`: the IMS Common Cartridge `cartridge_basiclti_link` XML an LMS imports ("By URL" in Canvas). It holds the tool's title and description, `launch_url` (the create result's `launchUrl`; also `secure_launch_url` when it is https), and the Canvas extension (`platform="canvas.instructure.com"`): `privacy_level` `public` (the LMS sends the user's name and e-mail), `domain` (the launch URL's host) and a `course_navigation` placement. No credentials: the consumer key and shared secret are entered in the LMS separately. An unknown or deleted workspace is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /lti/v1/workspaces/{id}/config.xml (the `GetLtiConfigurationXml` operationId).
+func (c *ClientWithResponses) GetLtiConfigurationXmlWithResponse(ctx context.Context, id string, params *GetLtiConfigurationXmlParams, reqEditors ...RequestEditorFn) (*GetLtiConfigurationXmlHTTPResponse, error) {
+	rsp, err := c.GetLtiConfigurationXml(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLtiConfigurationXmlHTTPResponse(rsp)
+}
+
+// HeadLtiConfigurationXmlWithResponse A workspace's LTI 1.1 configuration, headers only
+//
+// The GET's status and headers, without a body.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /lti/v1/workspaces/{id}/config.xml (the `HeadLtiConfigurationXml` operationId).
+func (c *ClientWithResponses) HeadLtiConfigurationXmlWithResponse(ctx context.Context, id string, params *HeadLtiConfigurationXmlParams, reqEditors ...RequestEditorFn) (*HeadLtiConfigurationXmlHTTPResponse, error) {
+	rsp, err := c.HeadLtiConfigurationXml(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadLtiConfigurationXmlHTTPResponse(rsp)
 }
 
 // GetOpenAPIDocumentWithResponse This document
@@ -8643,6 +9069,264 @@ func ParseLtiLaunchHTTPResponse(rsp *http.Response) (*LtiLaunchHTTPResponse, err
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLtiConfigurationXmlHTTPResponse parses an HTTP response from a GetLtiConfigurationXmlWithResponse call
+func ParseGetLtiConfigurationXmlHTTPResponse(rsp *http.Response) (*GetLtiConfigurationXmlHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLtiConfigurationXmlHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "xml") && rsp.StatusCode == 200:
+		var dest string
+		if err := xml.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.XML200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLtiConfigurationXmlHTTPResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetLtiConfigurationXmlHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetLtiConfigurationXmlHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetLtiConfigurationXmlHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetLtiConfigurationXmlHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLtiConfigurationXmlHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers GetLtiConfigurationXmlHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadLtiConfigurationXmlHTTPResponse parses an HTTP response from a HeadLtiConfigurationXmlWithResponse call
+func ParseHeadLtiConfigurationXmlHTTPResponse(rsp *http.Response) (*HeadLtiConfigurationXmlHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadLtiConfigurationXmlHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers HeadLtiConfigurationXmlHTTPResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers HeadLtiConfigurationXmlHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers HeadLtiConfigurationXmlHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers HeadLtiConfigurationXmlHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers HeadLtiConfigurationXmlHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers HeadLtiConfigurationXmlHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers HeadLtiConfigurationXmlHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

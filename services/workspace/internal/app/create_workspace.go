@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/ident"
@@ -155,8 +154,8 @@ func (a *App) createResult(w *domain.Workspace) (CreateResult, error) {
 	res.LTI = LTIKeys{
 		ConsumerKey:      lti.AppKey,
 		SharedSecret:     ltiSecret,
-		ConfigurationURL: a.settings.LTIBaseURL + "/lti/v1/workspaces/" + url.PathEscape(w.ID()) + "/config.xml",
-		LaunchURL:        a.settings.LTIBaseURL + "/lti/v1/launch",
+		ConfigurationURL: a.ltiConfigurationURL(w.ID()),
+		LaunchURL:        a.ltiLaunchURL(),
 	}
 	return res, nil
 }

@@ -46,15 +46,22 @@ type Limits interface {
 // service's own key pair).
 var unlimited = map[string]bool{authenticateMethod: true, statusMethod: true}
 
+// publicMethods take no credentials: an LMS fetches a workspace's LTI
+// configuration anonymously. Credentials sent with them are not looked at,
+// so they are neither counted as failures nor rate limited, and the method
+// sees no caller. Keep this list short: each entry is a method anyone can
+// call.
+var publicMethods = map[string]bool{ltiConfigurationMethod: true}
+
 // AuthInterceptor checks the Basic credentials in the call's metadata and
 // puts the caller in the context. An address with too many recent failures
 // is refused before its credentials are looked at; a failure is counted
 // against it. Key pairs without the API access tag are refused everywhere
 // except Authenticate, which reports who they belong to. Then the key
-// pair's rate limit applies.
+// pair's rate limit applies. publicMethods skip all of it.
 func AuthInterceptor(auth Authenticator, limits Limits) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		if grpcmw.Quiet(info.FullMethod) {
+		if grpcmw.Quiet(info.FullMethod) || publicMethods[info.FullMethod] {
 			return handler(ctx, req)
 		}
 		appKey, appSecret, ok := basicauth.FromIncoming(ctx)

@@ -1,0 +1,59 @@
+package app_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+)
+
+func TestLTIConfigurationMatchesTheCreateResult(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	res, _ := f.create(f.root, app.CreateInput{ID: "district-1", Name: `Springfield <"K&12">`})
+
+	got, err := f.app.GetLTIConfiguration(ctx, "district-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := app.LTIConfiguration{
+		WorkspaceID: "district-1",
+		Title:       `LiveProctor (Springfield <"K&12">)`,
+		LaunchURL:   res.LTI.LaunchURL,
+		Domain:      "lti.test",
+	}
+	if got.WorkspaceID != want.WorkspaceID || got.Title != want.Title || got.LaunchURL != want.LaunchURL || got.Domain != want.Domain {
+		t.Errorf("configuration = %+v, want %+v", got, want)
+	}
+	if got.LaunchURL != "https://lti.test/lti/v1/launch" {
+		t.Errorf("launch URL = %q", got.LaunchURL)
+	}
+	if !strings.Contains(got.Description, `Springfield <"K&12">`) || !strings.Contains(got.Description, "custom_exam_config_id") {
+		t.Errorf("description = %q, want the workspace's name and the custom parameter", got.Description)
+	}
+}
+
+func TestLTIConfigurationOfMissingWorkspacesIsNotFound(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	_, _ = f.create(f.root, app.CreateInput{ID: "gone"})
+	if _, err := f.app.DeleteWorkspace(ctx, f.root, "gone", app.Precondition{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"unknown", "gone", "", "no/slash", strings.Repeat("a", 129)} {
+		_, err := f.app.GetLTIConfiguration(ctx, id)
+		wantKind(t, err, fault.NotFound)
+		if id != "" && !strings.Contains(err.Error(), "not found") {
+			t.Errorf("%q: message %q", id, err)
+		}
+	}
+	// Undeleted, it is served again.
+	if _, err := f.app.UndeleteWorkspace(ctx, f.root, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.app.GetLTIConfiguration(ctx, "gone"); err != nil {
+		t.Errorf("after undelete: %v", err)
+	}
+}

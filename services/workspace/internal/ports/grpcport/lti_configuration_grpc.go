@@ -1,0 +1,24 @@
+package grpcport
+
+import (
+	"context"
+
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+)
+
+// ltiConfigurationMethod takes no credentials (see publicMethods).
+const ltiConfigurationMethod = workspacev1.WorkspaceService_GetLtiConfiguration_FullMethodName
+
+func (s *Server) GetLtiConfiguration(ctx context.Context, req *workspacev1.GetLtiConfigurationRequest) (*workspacev1.LtiConfiguration, error) {
+	c, err := s.app.GetLTIConfiguration(ctx, req.GetWorkspaceId())
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return &workspacev1.LtiConfiguration{
+		WorkspaceId: c.WorkspaceID,
+		Title:       c.Title,
+		Description: c.Description,
+		LaunchUrl:   c.LaunchURL,
+		Domain:      c.Domain,
+	}, nil
+}
