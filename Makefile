@@ -56,6 +56,7 @@ FUZZ_TARGETS := \
 	./pkg/ident:FuzzValidWorkspaceID \
 	./pkg/basicauth:FuzzParse \
 	./pkg/basicauth:FuzzHeaderRoundTrip \
+	./pkg/oauth1:FuzzBaseString \
 	./services/auth/internal/domain:FuzzTokenValid \
 	./services/auth/internal/domain:FuzzCheckLogin \
 	./services/auth/internal/ports/grpcport:FuzzBearer \
