@@ -22,7 +22,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/dghubble/oauth1 v0.7.3 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
@@ -45,6 +44,7 @@ require (
 )
 
 require (
+	github.com/dghubble/oauth1 v0.7.3
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/liveproctor/workspaces/pkg/testenv v0.0.0-00010101000000-000000000000
 )
