@@ -57,11 +57,18 @@ func (a *App) Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResu
 			if errors.Is(err, domain.ErrIDTaken) {
 				continue // another replica created it first
 			}
+			if err == nil {
+				a.rootID.Store(&cfg.WorkspaceID)
+			}
 			return res, err
 		case err != nil:
 			return BootstrapResult{}, fmt.Errorf("update root workspace: %w", err)
 		}
-		return BootstrapResult{}, a.addRootKey(ctx, root, cfg)
+		if err := a.addRootKey(ctx, root, cfg); err != nil {
+			return BootstrapResult{}, err
+		}
+		a.rootID.Store(&cfg.WorkspaceID)
+		return BootstrapResult{}, nil
 	}
 }
 

@@ -156,7 +156,7 @@ func (a *App) createResult(w *domain.Workspace) (CreateResult, error) {
 		ConsumerKey:      lti.AppKey,
 		SharedSecret:     ltiSecret,
 		ConfigurationURL: a.settings.LTIBaseURL + "/lti/v1/workspaces/" + url.PathEscape(w.ID()) + "/config.xml",
-		LaunchURL:        a.settings.LTIBaseURL + "/lti/v1/launch",
+		LaunchURL:        a.settings.LTIBaseURL + ltiLaunchPath,
 	}
 	return res, nil
 }
