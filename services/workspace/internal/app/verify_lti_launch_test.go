@@ -29,7 +29,7 @@ type recordingGuard struct {
 }
 
 func (g *recordingGuard) CheckFailures(context.Context, string) error { return g.refuse }
-func (g *recordingGuard) Failed(_ context.Context, key string)         { g.failed = append(g.failed, key) }
+func (g *recordingGuard) Failed(_ context.Context, key string)        { g.failed = append(g.failed, key) }
 
 // downNonces is a nonce store that cannot be reached.
 type downNonces struct{}
@@ -231,7 +231,9 @@ func TestVerifyLTILaunchRefuses(t *testing.T) {
 		}, nil, fault.Invalid, false},
 		{"LTI 2", func() app.LaunchRequest { return sign(t, lf.params(key, set("lti_version", "LTI-2p0")), secret) }, nil, fault.Invalid, false},
 		{"oauth_version 2.0", func() app.LaunchRequest { return sign(t, lf.params(key, set("oauth_version", "2.0")), secret) }, nil, fault.Invalid, false},
-		{"PLAINTEXT", func() app.LaunchRequest { return sign(t, lf.params(key, set("oauth_signature_method", "PLAINTEXT")), secret) }, nil, fault.Invalid, false},
+		{"PLAINTEXT", func() app.LaunchRequest {
+			return sign(t, lf.params(key, set("oauth_signature_method", "PLAINTEXT")), secret)
+		}, nil, fault.Invalid, false},
 		{"no nonce", func() app.LaunchRequest { return sign(t, lf.params(key, del("oauth_nonce")), secret) }, nil, fault.Invalid, false},
 		{"timestamp not a number", func() app.LaunchRequest { return sign(t, lf.params(key, set("oauth_timestamp", "1e9")), secret) }, nil, fault.Invalid, false},
 		{"GET", func() app.LaunchRequest {
