@@ -37,6 +37,8 @@ type BootstrapResult struct {
 // Bootstrap makes sure the root workspace exists as configured. It is safe to
 // run on every start and from several replicas at once: a restart never
 // creates a second root.
+// Once it succeeds the app knows which workspace is the root: only the
+// root's key pairs may verify LTI launches.
 func (a *App) Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error) {
 	switch {
 	case cfg.AppKey != "" && cfg.AppSecret == "":

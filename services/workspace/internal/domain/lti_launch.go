@@ -131,7 +131,7 @@ func CheckSignedLaunch(method string, params []LaunchParam) (SignedLaunch, error
 		return SignedLaunch{}, fault.InvalidField(paramSignatureMethod, "must be HMAC-SHA1 or HMAC-SHA256")
 	}
 	ts, err := strconv.ParseInt(v[paramTimestamp], 10, 64)
-	if err != nil || ts < 0 || ts > 1<<40 {
+	if err != nil || !digits(v[paramTimestamp]) || ts > 1<<40 {
 		return SignedLaunch{}, fault.InvalidField(paramTimestamp, "must be the launch time in seconds since 1970")
 	}
 	if len(v[paramNonce]) > LaunchMaxNonceBytes {
@@ -247,6 +247,15 @@ func plainEmail(email string) bool {
 	}
 	addr, err := mail.ParseAddress(email)
 	return err == nil && addr.Name == "" && addr.Address == email && strings.Contains(email, "@")
+}
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // singles returns the values of the named parameters, refusing any of them
