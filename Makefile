@@ -62,6 +62,7 @@ FUZZ_TARGETS := \
 	./services/auth/internal/ports/grpcport:FuzzBearer \
 	./services/workspace/internal/domain:FuzzCheckNewWorkspace \
 	./services/workspace/internal/domain:FuzzCheckListQuery \
+	./services/workspace/internal/domain:FuzzCheckLaunch \
 	./services/workspace/internal/app:FuzzPageToken \
 	./services/workspace/internal/app:FuzzListWorkspaces \
 	./services/workspace/internal/ports/grpcport:FuzzIfMatch \

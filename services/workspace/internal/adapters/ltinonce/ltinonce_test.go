@@ -2,6 +2,7 @@ package ltinonce_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -141,4 +142,30 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 	if !ok || e.Kind != fault.Unavailable || strings.Contains(e.Message, "the-nonce") || !strings.Contains(e.Message, "replays") {
 		t.Fatalf("Use with Redis down = %v, want Unavailable about replays", err)
 	}
+}
+
+// On a 3-master Cluster each nonce is one key in one slot: the store works
+// as on one server.
+func TestRedisStoreOnCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cluster, err := testenv.StartRedisCluster(ctx, t.TempDir(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Stop() })
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: cluster.Addrs(),
+		DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond})
+	t.Cleanup(func() { _ = rdb.Close() })
+	// The client learns the slots on its own time: wait until a nonce of
+	// each of several keys (spread over the masters) can be written.
+	testenv.Eventually(t, 30*time.Second, func() error {
+		for i := range 16 {
+			if err := rdb.Set(ctx, ltinonce.Key(strconv.Itoa(i), "probe"), 1, time.Minute).Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, "every master of the cluster takes writes")
+	storeContract(t, ltinonce.NewRedisStore(rdb))
 }
