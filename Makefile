@@ -56,11 +56,13 @@ FUZZ_TARGETS := \
 	./pkg/ident:FuzzValidWorkspaceID \
 	./pkg/basicauth:FuzzParse \
 	./pkg/basicauth:FuzzHeaderRoundTrip \
+	./pkg/oauth1:FuzzBaseString \
 	./services/auth/internal/domain:FuzzTokenValid \
 	./services/auth/internal/domain:FuzzCheckLogin \
 	./services/auth/internal/ports/grpcport:FuzzBearer \
 	./services/workspace/internal/domain:FuzzCheckNewWorkspace \
 	./services/workspace/internal/domain:FuzzCheckListQuery \
+	./services/workspace/internal/domain:FuzzCheckLaunch \
 	./services/workspace/internal/app:FuzzPageToken \
 	./services/workspace/internal/app:FuzzListWorkspaces \
 	./services/workspace/internal/ports/grpcport:FuzzIfMatch \

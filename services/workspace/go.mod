@@ -3,6 +3,7 @@ module github.com/liveproctor/workspaces/services/workspace
 go 1.26.0
 
 require (
+	github.com/dghubble/oauth1 v0.7.3
 	github.com/liveproctor/workspaces/pkg v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
 	go.mongodb.org/mongo-driver/v2 v2.10.0

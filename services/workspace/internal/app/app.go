@@ -3,6 +3,7 @@
 package app
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/ttlcache"
@@ -48,6 +49,12 @@ type App struct {
 	now      func() time.Time
 	creds    *ttlcache.Cache[string, credential]
 	revoker  TokenRevoker // nil: no auth service to tell
+
+	// rootID is the root workspace's id, known once Bootstrap has run;
+	// only its key pairs may verify LTI launches.
+	rootID      atomic.Pointer[string]
+	nonces      NonceStore   // nil: LTI launches are refused
+	launchGuard FailureGuard // nil: failed launches are not counted
 }
 
 // Option changes how New builds an App.

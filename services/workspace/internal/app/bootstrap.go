@@ -37,6 +37,8 @@ type BootstrapResult struct {
 // Bootstrap makes sure the root workspace exists as configured. It is safe to
 // run on every start and from several replicas at once: a restart never
 // creates a second root.
+// Once it succeeds the app knows which workspace is the root: only the
+// root's key pairs may verify LTI launches.
 func (a *App) Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error) {
 	switch {
 	case cfg.AppKey != "" && cfg.AppSecret == "":
@@ -57,11 +59,18 @@ func (a *App) Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResu
 			if errors.Is(err, domain.ErrIDTaken) {
 				continue // another replica created it first
 			}
+			if err == nil {
+				a.rootID.Store(&cfg.WorkspaceID)
+			}
 			return res, err
 		case err != nil:
 			return BootstrapResult{}, fmt.Errorf("update root workspace: %w", err)
 		}
-		return BootstrapResult{}, a.addRootKey(ctx, root, cfg)
+		if err := a.addRootKey(ctx, root, cfg); err != nil {
+			return BootstrapResult{}, err
+		}
+		a.rootID.Store(&cfg.WorkspaceID)
+		return BootstrapResult{}, nil
 	}
 }
 

@@ -46,9 +46,10 @@ type Config struct {
 	CredentialCacheTTL  time.Duration // CREDENTIAL_CACHE_TTL
 	CredentialCacheSize int           // CREDENTIAL_CACHE_SIZE
 
-	// Redis holds the rate limits every replica shares: REDIS_ADDR and the
-	// other REDIS_* settings (pkg/redisconn). Without REDIS_ADDR each
-	// replica counts on its own.
+	// Redis holds the rate limits and the LTI launch nonces every replica
+	// shares: REDIS_ADDR and the other REDIS_* settings (pkg/redisconn).
+	// Without REDIS_ADDR each replica counts, and remembers nonces, on its
+	// own.
 	Redis redis.UniversalOptions
 	// Limits: RATE_LIMIT, RATE_LIMIT_BURST, AUTH_FAILURE_*, TRUSTED_PROXIES.
 	Limits ratelimit.Settings

@@ -25,11 +25,16 @@ import (
 	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/authclient"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpcport"
 )
+
+// launchNoncesInMemory bounds the LTI launch nonces a replica without Redis
+// remembers: ten minutes' worth of launches at over 150 a second.
+const launchNoncesInMemory = 100_000
 
 // Service is a running workspace service.
 type Service struct {
@@ -72,6 +77,9 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) 
 	s := &Service{cfg: cfg, logger: logger, mongo: client, served: make(chan error, 1), probed: make(chan struct{})}
 	if err := s.start(ctx, out, metrics); err != nil {
 		_ = client.Disconnect(context.Background())
+		if s.redis != nil {
+			_ = s.redis.Close()
+		}
 		return nil, err
 	}
 	return s, nil
@@ -103,6 +111,21 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 		}, s.logger)
 		opts = append(opts, app.WithTokenRevoker(s.revoker))
 	}
+	if len(s.cfg.Redis.Addrs) == 0 {
+		s.logger.Warn("REDIS_ADDR is not set: each replica counts rate limits and failed authentications, and remembers LTI launch nonces, on its own")
+	} else if s.redis, err = redisconn.Open(s.cfg.Redis, metrics); err != nil {
+		return err
+	}
+	limits := ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger)
+	// Launch nonces live in Redis so every replica refuses a replay; while
+	// Redis is unreachable launches are refused (UNAVAILABLE).
+	var nonces app.NonceStore
+	if s.redis != nil {
+		nonces = ltinonce.NewRedisStore(s.redis)
+	} else {
+		nonces = ltinonce.NewMemoryStore(launchNoncesInMemory, nil)
+	}
+	opts = append(opts, app.WithLTILaunches(nonces, limits))
 	application := app.New(repo, box, app.Settings{
 		LTIBaseURL:          s.cfg.LTIBaseURL,
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,
@@ -134,12 +157,6 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	if err != nil {
 		return fmt.Errorf("METRICS_ADDR: %w", err)
 	}
-	if len(s.cfg.Redis.Addrs) == 0 {
-		s.logger.Warn("REDIS_ADDR is not set: each replica counts rate limits and failed authentications on its own")
-	} else if s.redis, err = redisconn.Open(s.cfg.Redis, metrics); err != nil {
-		return err
-	}
-	limits := ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger)
 	s.grpc = grpc.NewServer(append(append(telemetry.GRPCServerOptions(), grpcmw.ServerTransportOptions()...), grpc.ChainUnaryInterceptor(
 		metrics.UnaryServerInterceptor(),
 		grpcmw.ErrorInterceptor(s.logger, s.cfg.CallTimeout),

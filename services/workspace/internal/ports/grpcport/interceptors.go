@@ -43,8 +43,10 @@ type Limits interface {
 // unlimited are the methods the other services call to check a caller on
 // behalf of a request they count themselves; limiting them again would
 // count one request twice (and every session check against the auth
-// service's own key pair).
-var unlimited = map[string]bool{authenticateMethod: true, statusMethod: true}
+// service's own key pair). VerifyLtiLaunch is one: every school's launches
+// would otherwise share the auth service's key pair's limit; the launch's
+// own failures are counted against its consumer key and the LMS's address.
+var unlimited = map[string]bool{authenticateMethod: true, statusMethod: true, verifyLaunchMethod: true}
 
 // publicMethods take no credentials: an LMS fetches a workspace's LTI
 // configuration anonymously. Credentials sent with them are not looked at,

@@ -1,0 +1,51 @@
+// Package ltinonce remembers the nonces of LTI launches so each is used
+// once: in Redis, shared by every replica, or in this process's memory when
+// the service runs without Redis.
+package ltinonce
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+)
+
+// RedisStore keeps each nonce as its own key, written with SET NX and an
+// expiry. One key per command, so it works on a Cluster; the consumer key is
+// the hash tag all the nonces of one LMS registration share.
+type RedisStore struct {
+	rdb redis.UniversalClient
+}
+
+var _ app.NonceStore = (*RedisStore)(nil)
+
+// NewRedisStore returns a store over rdb.
+func NewRedisStore(rdb redis.UniversalClient) *RedisStore { return &RedisStore{rdb: rdb} }
+
+// errUnavailable: without the store a replay cannot be ruled out, so the
+// launch is refused.
+const errUnavailable = "LTI launches cannot be checked for replays right now (the nonce store is unreachable); retry shortly"
+
+// Use records nonce for consumerKey for ttl; false when it was already
+// recorded.
+func (s *RedisStore) Use(ctx context.Context, consumerKey, nonce string, ttl time.Duration) (bool, error) {
+	ok, err := s.rdb.SetNX(ctx, Key(consumerKey, nonce), 1, ttl).Result()
+	if err != nil {
+		return false, fault.Wrap(fault.Unavailable, fmt.Errorf("record an LTI nonce: %w", err), errUnavailable)
+	}
+	return ok, nil
+}
+
+// Key is the Redis key of a nonce: lti:nonce:{<consumer key>}:<the first
+// 32 hex digits of SHA-256(nonce)>, so a nonce of any length makes a short
+// key.
+func Key(consumerKey, nonce string) string {
+	sum := sha256.Sum256([]byte(nonce))
+	return "lti:nonce:{" + consumerKey + "}:" + hex.EncodeToString(sum[:16])
+}

@@ -1,0 +1,120 @@
+package domain_test
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// The README's example of a derived identity.
+func TestDerivedEmailAsDocumented(t *testing.T) {
+	got := domain.DerivedEmail("0b6c1f0e-5d5a-4a57-9a7e-1c2d3e4f5a6b", "292832126")
+	if want := "eefec8973c03cc16a50368bf37d397af@lti.invalid"; got != want {
+		t.Fatalf("DerivedEmail = %q, want %q", got, want)
+	}
+	if domain.DerivedEmail("k1", "u") == domain.DerivedEmail("k2", "u") {
+		t.Fatal("two consumer keys gave one user the same identity")
+	}
+}
+
+func TestCheckFresh(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	for skew, want := range map[time.Duration]error{
+		0: nil, 300 * time.Second: nil, -300 * time.Second: nil,
+		301 * time.Second: domain.ErrLaunchTooOld, -301 * time.Second: domain.ErrLaunchInFuture,
+	} {
+		l := domain.SignedLaunch{Timestamp: now.Add(-skew)}
+		if err := l.CheckFresh(now); !errors.Is(err, want) {
+			t.Errorf("%v old: %v, want %v", skew, err, want)
+		}
+	}
+}
+
+func TestCheckSignedLaunchReadsTheOAuthParameters(t *testing.T) {
+	params := []domain.LaunchParam{
+		{Name: "oauth_consumer_key", Value: "k"}, {Name: "oauth_signature", Value: "s"},
+		{Name: "oauth_signature_method", Value: "HMAC-SHA256"}, {Name: "oauth_timestamp", Value: "1800000000"},
+		{Name: "oauth_nonce", Value: "n"},
+	}
+	got, err := domain.CheckSignedLaunch("post", params)
+	if err != nil || got.ConsumerKey != "k" || got.SignatureMethod != "HMAC-SHA256" || got.Nonce != "n" || got.Timestamp.Unix() != 1_800_000_000 {
+		t.Fatalf("CheckSignedLaunch = %+v, %v", got, err)
+	}
+	for _, ts := range []string{"-1", "+5", "1.5", "99999999999999999999", ""} {
+		bad := append([]domain.LaunchParam(nil), params...)
+		bad[3].Value = ts
+		if _, err := domain.CheckSignedLaunch("POST", bad); fault.KindOf(err) != fault.Invalid {
+			t.Errorf("oauth_timestamp %q: %v, want Invalid", ts, err)
+		}
+	}
+}
+
+func TestLTIKey(t *testing.T) {
+	root := mustRoot(t)
+	w := mustCreate(t, "w", root)
+	if k, err := w.LTIKey("w-lti"); err != nil || k.Role != domain.RoleLTI {
+		t.Fatalf("LTIKey of the LTI pair = %+v, %v", k, err)
+	}
+	for key, want := range map[string]error{"w-server": domain.ErrLaunchNotLTIKey, "nope": domain.ErrLaunchUnknownKey} {
+		if _, err := w.LTIKey(key); !errors.Is(err, want) {
+			t.Errorf("LTIKey(%s) = %v, want %v", key, err, want)
+		}
+	}
+	if _, err := root.LTIKey("root-key"); !errors.Is(err, domain.ErrLaunchNotLTIKey) {
+		t.Errorf("the root's bootstrap pair: %v", err)
+	}
+	if err := w.Delete(t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.LTIKey("w-lti"); !errors.Is(err, domain.ErrLaunchWorkspaceDeleted) {
+		t.Errorf("LTIKey of a deleted workspace: %v", err)
+	}
+}
+
+func TestCheckLaunchUser(t *testing.T) {
+	base := func(email, userID string) []domain.LaunchParam {
+		p := []domain.LaunchParam{
+			{Name: "lti_message_type", Value: "basic-lti-launch-request"}, {Name: "lti_version", Value: "LTI-1p0"},
+			{Name: "resource_link_id", Value: "r"}, {Name: "custom_a", Value: "1"}, {Name: "custom_a", Value: "2"},
+		}
+		if email != "-" {
+			p = append(p, domain.LaunchParam{Name: "lis_person_contact_email_primary", Value: email})
+		}
+		if userID != "-" {
+			p = append(p, domain.LaunchParam{Name: "user_id", Value: userID})
+		}
+		return p
+	}
+	for i, tc := range []struct {
+		email, userID string
+		want          string // "" for Invalid
+		derived       bool
+	}{
+		{"ada@school.edu", "-", "ada@school.edu", false},
+		{"ada@school.edu", "u", "ada@school.edu", false},
+		{"-", "u", domain.DerivedEmail("k", "u"), true},
+		{"", "u", domain.DerivedEmail("k", "u"), true},
+		{"Ada <ada@school.edu>", "u", domain.DerivedEmail("k", "u"), true},
+		{"ada@school.edu\u0085", "u", domain.DerivedEmail("k", "u"), true},
+		{"-", "-", "", false},
+		{"-", "", "", false},
+		{"not-an-address", "-", "", false},
+	} {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			l, err := domain.CheckLaunch("w", "k", base(tc.email, tc.userID))
+			if tc.want == "" {
+				if fault.KindOf(err) != fault.Invalid {
+					t.Fatalf("CheckLaunch = %+v, %v; want Invalid", l, err)
+				}
+				return
+			}
+			if err != nil || l.Email != tc.want || l.EmailDerived != tc.derived || len(l.Custom) != 2 {
+				t.Fatalf("CheckLaunch = %+v, %v; want %s (derived %v)", l, err, tc.want, tc.derived)
+			}
+		})
+	}
+}
