@@ -116,7 +116,7 @@ func TestLtiLaunchesFromAnLMS(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(page, `data-exam-config-id="`+exam+`"`) || header.Get("Cache-Control") != "no-store" {
 		t.Fatalf("a good launch: %d %s", status, page)
 	}
-	token := between(page, `data-auth="`, `"`)
+	token := html.UnescapeString(between(page, `data-auth="`, `"`))
 	var s sdkSession
 	session(t, token).ok(&s)
 	if s.Email != "ada@school.example" || s.WorkspaceID != w.WorkspaceID {
