@@ -55,6 +55,9 @@ type App struct {
 	rootID      atomic.Pointer[string]
 	nonces      NonceStore   // nil: LTI launches are refused
 	launchGuard FailureGuard // nil: failed launches are not counted
+
+	events        EventLog // nil: events stay in the outboxes
+	eventSettings EventSettings
 }
 
 // Option changes how New builds an App.
