@@ -3,6 +3,8 @@ package mongostore
 import (
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -228,14 +230,16 @@ type targetDoc struct {
 // key, so a second publish of the same change is a duplicate key; id is the
 // public, time-ordered id lists are sorted and paged by.
 type publishedEventDoc struct {
-	Key      string `bson:"_id"`
-	ID       string `bson:"id"`
-	eventDoc `bson:",inline"`
+	Key   string   `bson:"_id"`
+	ID    string   `bson:"id"`
+	Event eventDoc `bson:",inline"`
 }
 
-// outboxDoc is the part of a workspace document the publisher reads.
+// outboxDoc is the part of a workspace document the publisher reads. The
+// events stay raw: the stand-in's $pull takes no condition, so they are
+// removed by $pullAll with the exact documents read.
 type outboxDoc struct {
-	Outbox []eventDoc `bson:"outbox"`
+	Outbox []bson.Raw `bson:"outbox"`
 }
 
 func fromEvents(events []domain.Event) []eventDoc {
@@ -257,16 +261,17 @@ func fromEvents(events []domain.Event) []eventDoc {
 }
 
 func (d *publishedEventDoc) toEvent() domain.Event {
+	e := d.Event
 	return domain.Event{
 		ID:            d.ID,
 		Key:           d.Key,
-		Type:          domain.EventType(d.Type),
-		OccurredAt:    d.OccurredAt.UTC(),
-		WorkspaceID:   d.WorkspaceID,
-		Managers:      d.Managers,
-		Actor:         domain.Actor(d.Actor),
-		Target:        domain.Target(d.Target),
-		RequestID:     d.RequestID,
-		ChangedFields: d.ChangedFields,
+		Type:          domain.EventType(e.Type),
+		OccurredAt:    e.OccurredAt.UTC(),
+		WorkspaceID:   e.WorkspaceID,
+		Managers:      e.Managers,
+		Actor:         domain.Actor(e.Actor),
+		Target:        domain.Target(e.Target),
+		RequestID:     e.RequestID,
+		ChangedFields: e.ChangedFields,
 	}
 }

@@ -51,20 +51,25 @@ func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() 
 	if len(doc.Outbox) == 0 {
 		return nil
 	}
-	keys := make(bson.A, len(doc.Outbox))
-	for i, e := range doc.Outbox {
+	published := make(bson.A, len(doc.Outbox))
+	for i, raw := range doc.Outbox {
+		var e eventDoc
+		if err := bson.Unmarshal(raw, &e); err != nil {
+			return storeError("decode outbox", err)
+		}
 		err := r.do(ctx, func(ctx context.Context) error {
-			_, err := r.events.InsertOne(ctx, publishedEventDoc{Key: e.Key, ID: newID(), eventDoc: e})
+			_, err := r.events.InsertOne(ctx, publishedEventDoc{Key: e.Key, ID: newID(), Event: e})
 			return err
 		})
 		if err != nil && !mongo.IsDuplicateKeyError(err) {
 			return storeError("publish event", err)
 		}
-		keys[i] = e.Key
+		published[i] = raw
 	}
+	// Events a concurrent change pushed meanwhile stay for the next publish.
 	err = r.do(ctx, func(ctx context.Context) error {
 		_, err := r.workspaces.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}},
-			bson.D{{Key: "$pull", Value: bson.D{{Key: "outbox", Value: bson.D{{Key: "key", Value: bson.D{{Key: "$in", Value: keys}}}}}}}})
+			bson.D{{Key: "$pullAll", Value: bson.D{{Key: "outbox", Value: published}}}})
 		return err
 	})
 	if err != nil {
@@ -106,7 +111,7 @@ func (r *Repository) AppendEvent(ctx context.Context, e domain.Event, newID func
 		doc.Key = id
 	}
 	err := r.do(ctx, func(ctx context.Context) error {
-		_, err := r.events.InsertOne(ctx, publishedEventDoc{Key: doc.Key, ID: id, eventDoc: doc})
+		_, err := r.events.InsertOne(ctx, publishedEventDoc{Key: doc.Key, ID: id, Event: doc})
 		return err
 	})
 	if err != nil && !mongo.IsDuplicateKeyError(err) {
