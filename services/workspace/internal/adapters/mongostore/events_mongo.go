@@ -175,4 +175,5 @@ func (r *Repository) DeleteEventsBefore(ctx context.Context, beforeID string) (i
 	}
 	return res.DeletedCount, nil
 }
+
 var _ app.EventLog = (*Repository)(nil)
