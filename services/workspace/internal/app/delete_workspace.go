@@ -19,7 +19,7 @@ func (a *App) DeleteWorkspace(ctx context.Context, caller domain.Caller, id stri
 	}
 	a.forgetKeys(w)
 	if a.revoker != nil {
-		a.revoker.RevokeWorkspaceTokens(w.ID())
+		a.revoker.RevokeWorkspaceTokens(w.ID(), caller.RequestID)
 	}
 	return w, nil
 }
