@@ -65,6 +65,7 @@ FUZZ_TARGETS := \
 	./services/workspace/internal/domain:FuzzCheckLaunch \
 	./services/workspace/internal/app:FuzzPageToken \
 	./services/workspace/internal/app:FuzzListWorkspaces \
+	./services/workspace/internal/app:FuzzEventPageToken \
 	./services/workspace/internal/ports/grpcport:FuzzIfMatch \
 	./services/workspace/internal/ports/grpcport:FuzzUpdateChanges \
 	./gateway/internal/server:FuzzCheckBody \

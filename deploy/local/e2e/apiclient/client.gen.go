@@ -56,6 +56,90 @@ func (e CreateWorkspaceResponseType) Valid() bool {
 	}
 }
 
+// Defines values for EventType.
+const (
+	EventTypeKeyPairCreated              EventType = "keyPair.created"
+	EventTypeKeyPairExpired              EventType = "keyPair.expired"
+	EventTypeKeyPairRevoked              EventType = "keyPair.revoked"
+	EventTypeKeyPairRotated              EventType = "keyPair.rotated"
+	EventTypeUserSdkSessionsRevoked      EventType = "user.sdkSessionsRevoked"
+	EventTypeWorkspaceBootstrapped       EventType = "workspace.bootstrapped"
+	EventTypeWorkspaceCreated            EventType = "workspace.created"
+	EventTypeWorkspaceDeleted            EventType = "workspace.deleted"
+	EventTypeWorkspaceSdkSessionsRevoked EventType = "workspace.sdkSessionsRevoked"
+	EventTypeWorkspaceUndeleted          EventType = "workspace.undeleted"
+	EventTypeWorkspaceUpdated            EventType = "workspace.updated"
+)
+
+// Valid indicates whether the value is a known member of the EventType enum.
+func (e EventType) Valid() bool {
+	switch e {
+	case EventTypeKeyPairCreated:
+		return true
+	case EventTypeKeyPairExpired:
+		return true
+	case EventTypeKeyPairRevoked:
+		return true
+	case EventTypeKeyPairRotated:
+		return true
+	case EventTypeUserSdkSessionsRevoked:
+		return true
+	case EventTypeWorkspaceBootstrapped:
+		return true
+	case EventTypeWorkspaceCreated:
+		return true
+	case EventTypeWorkspaceDeleted:
+		return true
+	case EventTypeWorkspaceSdkSessionsRevoked:
+		return true
+	case EventTypeWorkspaceUndeleted:
+		return true
+	case EventTypeWorkspaceUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventActorType.
+const (
+	EventActorTypeKeyPair EventActorType = "keyPair"
+	EventActorTypeSystem  EventActorType = "system"
+)
+
+// Valid indicates whether the value is a known member of the EventActorType enum.
+func (e EventActorType) Valid() bool {
+	switch e {
+	case EventActorTypeKeyPair:
+		return true
+	case EventActorTypeSystem:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventTargetType.
+const (
+	EventTargetTypeKeyPair   EventTargetType = "keyPair"
+	EventTargetTypeUser      EventTargetType = "user"
+	EventTargetTypeWorkspace EventTargetType = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the EventTargetType enum.
+func (e EventTargetType) Valid() bool {
+	switch e {
+	case EventTargetTypeKeyPair:
+		return true
+	case EventTargetTypeUser:
+		return true
+	case EventTargetTypeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UpdateWorkspaceRequestType.
 const (
 	UpdateWorkspaceRequestTypeCAMPUS   UpdateWorkspaceRequestType = "CAMPUS"
@@ -116,6 +200,51 @@ func (e WorkspaceType) Valid() bool {
 	case WorkspaceTypeCAMPUS:
 		return true
 	case WorkspaceTypeDISTRICT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListWorkspaceEventsParamsType.
+const (
+	ListWorkspaceEventsParamsTypeKeyPairCreated              ListWorkspaceEventsParamsType = "keyPair.created"
+	ListWorkspaceEventsParamsTypeKeyPairExpired              ListWorkspaceEventsParamsType = "keyPair.expired"
+	ListWorkspaceEventsParamsTypeKeyPairRevoked              ListWorkspaceEventsParamsType = "keyPair.revoked"
+	ListWorkspaceEventsParamsTypeKeyPairRotated              ListWorkspaceEventsParamsType = "keyPair.rotated"
+	ListWorkspaceEventsParamsTypeUserSdkSessionsRevoked      ListWorkspaceEventsParamsType = "user.sdkSessionsRevoked"
+	ListWorkspaceEventsParamsTypeWorkspaceBootstrapped       ListWorkspaceEventsParamsType = "workspace.bootstrapped"
+	ListWorkspaceEventsParamsTypeWorkspaceCreated            ListWorkspaceEventsParamsType = "workspace.created"
+	ListWorkspaceEventsParamsTypeWorkspaceDeleted            ListWorkspaceEventsParamsType = "workspace.deleted"
+	ListWorkspaceEventsParamsTypeWorkspaceSdkSessionsRevoked ListWorkspaceEventsParamsType = "workspace.sdkSessionsRevoked"
+	ListWorkspaceEventsParamsTypeWorkspaceUndeleted          ListWorkspaceEventsParamsType = "workspace.undeleted"
+	ListWorkspaceEventsParamsTypeWorkspaceUpdated            ListWorkspaceEventsParamsType = "workspace.updated"
+)
+
+// Valid indicates whether the value is a known member of the ListWorkspaceEventsParamsType enum.
+func (e ListWorkspaceEventsParamsType) Valid() bool {
+	switch e {
+	case ListWorkspaceEventsParamsTypeKeyPairCreated:
+		return true
+	case ListWorkspaceEventsParamsTypeKeyPairExpired:
+		return true
+	case ListWorkspaceEventsParamsTypeKeyPairRevoked:
+		return true
+	case ListWorkspaceEventsParamsTypeKeyPairRotated:
+		return true
+	case ListWorkspaceEventsParamsTypeUserSdkSessionsRevoked:
+		return true
+	case ListWorkspaceEventsParamsTypeWorkspaceBootstrapped:
+		return true
+	case ListWorkspaceEventsParamsTypeWorkspaceCreated:
+		return true
+	case ListWorkspaceEventsParamsTypeWorkspaceDeleted:
+		return true
+	case ListWorkspaceEventsParamsTypeWorkspaceSdkSessionsRevoked:
+		return true
+	case ListWorkspaceEventsParamsTypeWorkspaceUndeleted:
+		return true
+	case ListWorkspaceEventsParamsTypeWorkspaceUpdated:
 		return true
 	default:
 		return false
@@ -309,6 +438,56 @@ type ErrorBody struct {
 	Error Error `json:"error"`
 }
 
+// Event Event is one administrative change. It never holds a secret.
+type Event struct {
+	// Actor EventActor is who made a change: a key pair (type keyPair, with its workspace and app key) or the service itself (type system: the bootstrap from configuration).
+	Actor EventActor `json:"actor"`
+
+	// ChangedFields workspace.updated: the fields the update changed, by JSON name.
+	ChangedFields []string `json:"changedFields"`
+
+	// Id Sorts by time (to the millisecond) as a string: 12 hex digits of Unix milliseconds, then 16 random hex digits.
+	Id string `json:"id"`
+
+	// OccurredAt When the change was made: RFC 3339, UTC, milliseconds.
+	OccurredAt time.Time `json:"occurredAt"`
+
+	// RequestId The X-Request-Id of the request that made the change; empty for the service's own changes.
+	RequestId string `json:"requestId"`
+
+	// Target EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked) or a key pair (its app key).
+	Target EventTarget `json:"target"`
+	Type   EventType   `json:"type"`
+
+	// WorkspaceId The workspace the event belongs to.
+	WorkspaceId string `json:"workspaceId"`
+}
+
+// EventType defines model for Event.Type.
+type EventType string
+
+// EventActor EventActor is who made a change: a key pair (type keyPair, with its workspace and app key) or the service itself (type system: the bootstrap from configuration).
+type EventActor struct {
+	// AppKey The key pair's app key (never its secret); empty for the system.
+	AppKey string         `json:"appKey"`
+	Type   EventActorType `json:"type"`
+
+	// WorkspaceId The key pair's workspace; empty for the system.
+	WorkspaceId string `json:"workspaceId"`
+}
+
+// EventActorType defines model for EventActor.Type.
+type EventActorType string
+
+// EventTarget EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked) or a key pair (its app key).
+type EventTarget struct {
+	Id   string          `json:"id"`
+	Type EventTargetType `json:"type"`
+}
+
+// EventTargetType defines model for EventTarget.Type.
+type EventTargetType string
+
 // FieldViolation FieldViolation names a field of the request and what is wrong with it.
 type FieldViolation struct {
 	Description string `json:"description"`
@@ -324,6 +503,14 @@ type KeyPair struct {
 	// Tags A pair tagged allow-rest-api-access = TRUE may call the REST routes.
 	Tags      []Tag     `json:"tags"`
 	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// ListWorkspaceEventsResponse A page of events, oldest first.
+type ListWorkspaceEventsResponse struct {
+	Events []Event `json:"events"`
+
+	// NextPageToken Always set: after the last event of this page, or where pageToken pointed when the page is empty. Keep it to poll for newer events.
+	NextPageToken string `json:"nextPageToken"`
 }
 
 // ListWorkspacesFilter defines model for ListWorkspacesFilter.
@@ -614,6 +801,27 @@ type UpdateWorkspaceParams struct {
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
+
+// ListWorkspaceEventsParams defines parameters for ListWorkspaceEvents.
+type ListWorkspaceEventsParams struct {
+	// PageSize How many events a page holds at most: 1 to 1000, 100 when absent.
+	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The nextPageToken of an earlier page of the same list.
+	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+
+	// Type Only events of these types (repeat the parameter for several).
+	Type *[]ListWorkspaceEventsParamsType `form:"type,omitempty" json:"type,omitempty"`
+
+	// IncludeManaged Add the events of every workspace this one manages.
+	IncludeManaged *bool `form:"includeManaged,omitempty" json:"includeManaged,omitempty"`
+
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// ListWorkspaceEventsParamsType defines parameters for ListWorkspaceEvents.
+type ListWorkspaceEventsParamsType string
 
 // ListWorkspaceKeysParams defines parameters for ListWorkspaceKeys.
 type ListWorkspaceKeysParams struct {
@@ -1117,6 +1325,13 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/workspace/{id} (the `UpdateWorkspace` operationId).
 	UpdateWorkspace(ctx context.Context, id string, params *UpdateWorkspaceParams, body UpdateWorkspaceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListWorkspaceEvents List a workspace's events
+	//
+	// Every administrative change of the workspace (and, with `includeManaged=true`, of every workspace it manages), oldest first. Visible to the workspace itself and its managers, deleted or not; any other id is 404. `nextPageToken` is always set: pass it back as `pageToken`, with the same `type` and `includeManaged`, for the next page, and keep the last one to poll for newer events. A page shorter than `pageSize` means there is nothing more for now. Events appear once they are a few seconds old (the settle window, `EVENTS_SETTLE`), so a kept token never skips one.
+	//
+	// Corresponds with GET /api/workspace/{id}/events (the `ListWorkspaceEvents` operationId).
+	ListWorkspaceEvents(ctx context.Context, id string, params *ListWorkspaceEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListWorkspaceKeys List a workspace's key pairs
 	//
 	// Every key pair of the workspace, secrets included: the server pair (REST access) and the LTI pair.
@@ -1404,6 +1619,23 @@ func (c *Client) UpdateWorkspaceWithBody(ctx context.Context, id string, params 
 // Corresponds with PUT /api/workspace/{id} (the `UpdateWorkspace` operationId).
 func (c *Client) UpdateWorkspace(ctx context.Context, id string, params *UpdateWorkspaceParams, body UpdateWorkspaceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateWorkspaceRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWorkspaceEvents List a workspace's events
+//
+// Every administrative change of the workspace (and, with `includeManaged=true`, of every workspace it manages), oldest first. Visible to the workspace itself and its managers, deleted or not; any other id is 404. `nextPageToken` is always set: pass it back as `pageToken`, with the same `type` and `includeManaged`, for the next page, and keep the last one to poll for newer events. A page shorter than `pageSize` means there is nothing more for now. Events appear once they are a few seconds old (the settle window, `EVENTS_SETTLE`), so a kept token never skips one.
+//
+// Corresponds with GET /api/workspace/{id}/events (the `ListWorkspaceEvents` operationId).
+func (c *Client) ListWorkspaceEvents(ctx context.Context, id string, params *ListWorkspaceEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWorkspaceEventsRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2014,6 +2246,118 @@ func NewUpdateWorkspaceRequestWithBody(server string, id string, params *UpdateW
 			}
 
 			req.Header.Set("X-Request-Id", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListWorkspaceEventsRequest constructs an http.Request for the ListWorkspaceEvents method
+func NewListWorkspaceEventsRequest(server string, id string, params *ListWorkspaceEventsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageSize", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageToken", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IncludeManaged != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "includeManaged", *params.IncludeManaged, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
 		}
 
 	}
@@ -2637,6 +2981,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /api/workspace/{id} (the `UpdateWorkspace` operationId).
 	UpdateWorkspaceWithResponse(ctx context.Context, id string, params *UpdateWorkspaceParams, body UpdateWorkspaceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWorkspaceHTTPResponse, error)
+
+	// ListWorkspaceEventsWithResponse List a workspace's events
+	//
+	// Every administrative change of the workspace (and, with `includeManaged=true`, of every workspace it manages), oldest first. Visible to the workspace itself and its managers, deleted or not; any other id is 404. `nextPageToken` is always set: pass it back as `pageToken`, with the same `type` and `includeManaged`, for the next page, and keep the last one to poll for newer events. A page shorter than `pageSize` means there is nothing more for now. Events appear once they are a few seconds old (the settle window, `EVENTS_SETTLE`), so a kept token never skips one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/workspace/{id}/events (the `ListWorkspaceEvents` operationId).
+	ListWorkspaceEventsWithResponse(ctx context.Context, id string, params *ListWorkspaceEventsParams, reqEditors ...RequestEditorFn) (*ListWorkspaceEventsHTTPResponse, error)
 
 	// ListWorkspaceKeysWithResponse List a workspace's key pairs
 	//
@@ -4304,6 +4657,187 @@ func (r UpdateWorkspaceHTTPResponse) ContentType() string {
 	return ""
 }
 
+// ListWorkspaceEventsHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListWorkspaceEvents
+type ListWorkspaceEventsHTTPResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// ListWorkspaceEventsHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListWorkspaceEvents
+type ListWorkspaceEventsHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// ListWorkspaceEventsHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListWorkspaceEvents
+type ListWorkspaceEventsHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ListWorkspaceEventsHTTPResponse403Headers the declared response headers of an HTTP 403 response for ListWorkspaceEvents
+type ListWorkspaceEventsHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// ListWorkspaceEventsHTTPResponse404Headers the declared response headers of an HTTP 404 response for ListWorkspaceEvents
+type ListWorkspaceEventsHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// ListWorkspaceEventsHTTPResponse413Headers the declared response headers of an HTTP 413 response for ListWorkspaceEvents
+type ListWorkspaceEventsHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// ListWorkspaceEventsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListWorkspaceEvents
+type ListWorkspaceEventsHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// ListWorkspaceEventsHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListWorkspaceEvents
+type ListWorkspaceEventsHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// ListWorkspaceEventsHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListWorkspaceEvents
+type ListWorkspaceEventsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// ListWorkspaceEventsHTTPResponse504Headers the declared response headers of an HTTP 504 response for ListWorkspaceEvents
+type ListWorkspaceEventsHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type ListWorkspaceEventsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListWorkspaceEventsResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListWorkspaceEventsHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListWorkspaceEventsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListWorkspaceEventsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListWorkspaceEventsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListWorkspaceEventsHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListWorkspaceEventsHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWorkspaceEventsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListWorkspaceEventsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWorkspaceEventsHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ListWorkspaceEventsHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWorkspaceEventsHTTPResponse) GetJSON200() *ListWorkspaceEventsResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListWorkspaceEventsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListWorkspaceEventsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListWorkspaceEventsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListWorkspaceEventsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListWorkspaceEventsHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWorkspaceEventsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListWorkspaceEventsHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWorkspaceEventsHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListWorkspaceEventsHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWorkspaceEventsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWorkspaceEventsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWorkspaceEventsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWorkspaceEventsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWorkspaceKeysHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListWorkspaceKeys
 type ListWorkspaceKeysHTTPResponse200Headers struct {
 	RateLimit       *string
@@ -5658,6 +6192,21 @@ func (c *ClientWithResponses) UpdateWorkspaceWithResponse(ctx context.Context, i
 		return nil, err
 	}
 	return ParseUpdateWorkspaceHTTPResponse(rsp)
+}
+
+// ListWorkspaceEventsWithResponse List a workspace's events
+//
+// Every administrative change of the workspace (and, with `includeManaged=true`, of every workspace it manages), oldest first. Visible to the workspace itself and its managers, deleted or not; any other id is 404. `nextPageToken` is always set: pass it back as `pageToken`, with the same `type` and `includeManaged`, for the next page, and keep the last one to poll for newer events. A page shorter than `pageSize` means there is nothing more for now. Events appear once they are a few seconds old (the settle window, `EVENTS_SETTLE`), so a kept token never skips one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/workspace/{id}/events (the `ListWorkspaceEvents` operationId).
+func (c *ClientWithResponses) ListWorkspaceEventsWithResponse(ctx context.Context, id string, params *ListWorkspaceEventsParams, reqEditors ...RequestEditorFn) (*ListWorkspaceEventsHTTPResponse, error) {
+	rsp, err := c.ListWorkspaceEvents(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWorkspaceEventsHTTPResponse(rsp)
 }
 
 // ListWorkspaceKeysWithResponse List a workspace's key pairs
@@ -7897,6 +8446,247 @@ func ParseUpdateWorkspaceHTTPResponse(rsp *http.Response) (*UpdateWorkspaceHTTPR
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers UpdateWorkspaceHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListWorkspaceEventsHTTPResponse parses an HTTP response from a ListWorkspaceEventsWithResponse call
+func ParseListWorkspaceEventsHTTPResponse(rsp *http.Response) (*ListWorkspaceEventsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWorkspaceEventsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListWorkspaceEventsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListWorkspaceEventsHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListWorkspaceEventsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListWorkspaceEventsHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListWorkspaceEventsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListWorkspaceEventsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListWorkspaceEventsHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWorkspaceEventsHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListWorkspaceEventsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWorkspaceEventsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ListWorkspaceEventsHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

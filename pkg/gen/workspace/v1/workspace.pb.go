@@ -1538,6 +1538,472 @@ func (x *UndeleteWorkspaceRequest) GetId() string {
 	return ""
 }
 
+type ListWorkspaceEventsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace whose events to list.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// How many events a page holds at most: 1 to 1000, 100 when absent.
+	PageSize *int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3,oneof" json:"page_size,omitempty"`
+	// The nextPageToken of an earlier page of the same list.
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only events of these types (repeat the parameter for several).
+	Type []string `protobuf:"bytes,4,rep,name=type,proto3" json:"type,omitempty"`
+	// Add the events of every workspace this one manages.
+	IncludeManaged bool `protobuf:"varint,5,opt,name=include_managed,json=includeManaged,proto3" json:"include_managed,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ListWorkspaceEventsRequest) Reset() {
+	*x = ListWorkspaceEventsRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWorkspaceEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWorkspaceEventsRequest) ProtoMessage() {}
+
+func (x *ListWorkspaceEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWorkspaceEventsRequest.ProtoReflect.Descriptor instead.
+func (*ListWorkspaceEventsRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ListWorkspaceEventsRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ListWorkspaceEventsRequest) GetPageSize() int32 {
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
+	}
+	return 0
+}
+
+func (x *ListWorkspaceEventsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListWorkspaceEventsRequest) GetType() []string {
+	if x != nil {
+		return x.Type
+	}
+	return nil
+}
+
+func (x *ListWorkspaceEventsRequest) GetIncludeManaged() bool {
+	if x != nil {
+		return x.IncludeManaged
+	}
+	return false
+}
+
+// A page of events, oldest first.
+type ListWorkspaceEventsResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Events []*Event               `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	// Always set: after the last event of this page, or where pageToken
+	// pointed when the page is empty. Keep it to poll for newer events.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWorkspaceEventsResponse) Reset() {
+	*x = ListWorkspaceEventsResponse{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWorkspaceEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWorkspaceEventsResponse) ProtoMessage() {}
+
+func (x *ListWorkspaceEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWorkspaceEventsResponse.ProtoReflect.Descriptor instead.
+func (*ListWorkspaceEventsResponse) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ListWorkspaceEventsResponse) GetEvents() []*Event {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *ListWorkspaceEventsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// Event is one administrative change. It never holds a secret.
+type Event struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Sorts by time (to the millisecond) as a string: 12 hex digits of Unix
+	// milliseconds, then 16 random hex digits.
+	Id   string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	// When the change was made: RFC 3339, UTC, milliseconds.
+	OccurTime string `protobuf:"bytes,3,opt,name=occur_time,json=occurredAt,proto3" json:"occur_time,omitempty"`
+	// The workspace the event belongs to.
+	WorkspaceId string `protobuf:"bytes,4,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	// Who made the change.
+	Actor *EventActor `protobuf:"bytes,5,opt,name=actor,proto3" json:"actor,omitempty"`
+	// What the change is about.
+	Target *EventTarget `protobuf:"bytes,6,opt,name=target,proto3" json:"target,omitempty"`
+	// The X-Request-Id of the request that made the change; empty for the
+	// service's own changes.
+	RequestId string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// workspace.updated: the fields the update changed, by JSON name.
+	ChangedFields []string `protobuf:"bytes,8,rep,name=changed_fields,json=changedFields,proto3" json:"changed_fields,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Event) Reset() {
+	*x = Event{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Event) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Event) ProtoMessage() {}
+
+func (x *Event) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Event.ProtoReflect.Descriptor instead.
+func (*Event) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *Event) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Event) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Event) GetOccurTime() string {
+	if x != nil {
+		return x.OccurTime
+	}
+	return ""
+}
+
+func (x *Event) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *Event) GetActor() *EventActor {
+	if x != nil {
+		return x.Actor
+	}
+	return nil
+}
+
+func (x *Event) GetTarget() *EventTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *Event) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Event) GetChangedFields() []string {
+	if x != nil {
+		return x.ChangedFields
+	}
+	return nil
+}
+
+// EventActor is who made a change: a key pair (type keyPair, with its
+// workspace and app key) or the service itself (type system: the bootstrap
+// from configuration).
+type EventActor struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Type  string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// The key pair's workspace; empty for the system.
+	WorkspaceId string `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	// The key pair's app key (never its secret); empty for the system.
+	AppKey        string `protobuf:"bytes,3,opt,name=app_key,json=appKey,proto3" json:"app_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventActor) Reset() {
+	*x = EventActor{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventActor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventActor) ProtoMessage() {}
+
+func (x *EventActor) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventActor.ProtoReflect.Descriptor instead.
+func (*EventActor) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *EventActor) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *EventActor) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *EventActor) GetAppKey() string {
+	if x != nil {
+		return x.AppKey
+	}
+	return ""
+}
+
+// EventTarget is what an event is about: a workspace (its id), a user (the
+// e-mail address whose SDK sessions were revoked) or a key pair (its app
+// key).
+type EventTarget struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Id            string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventTarget) Reset() {
+	*x = EventTarget{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventTarget) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventTarget) ProtoMessage() {}
+
+func (x *EventTarget) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventTarget.ProtoReflect.Descriptor instead.
+func (*EventTarget) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *EventTarget) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *EventTarget) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type RecordSessionRevocationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace whose sessions were revoked.
+	WorkspaceId string `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	// The user whose sessions were revoked; empty: every session of the
+	// workspace.
+	User string `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
+	// The app key of the key pair that asked the auth service.
+	ActorAppKey   string `protobuf:"bytes,3,opt,name=actor_app_key,json=actorAppKey,proto3" json:"actor_app_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordSessionRevocationRequest) Reset() {
+	*x = RecordSessionRevocationRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordSessionRevocationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordSessionRevocationRequest) ProtoMessage() {}
+
+func (x *RecordSessionRevocationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordSessionRevocationRequest.ProtoReflect.Descriptor instead.
+func (*RecordSessionRevocationRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *RecordSessionRevocationRequest) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *RecordSessionRevocationRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *RecordSessionRevocationRequest) GetActorAppKey() string {
+	if x != nil {
+		return x.ActorAppKey
+	}
+	return ""
+}
+
+type RecordSessionRevocationResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordSessionRevocationResponse) Reset() {
+	*x = RecordSessionRevocationResponse{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordSessionRevocationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordSessionRevocationResponse) ProtoMessage() {}
+
+func (x *RecordSessionRevocationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordSessionRevocationResponse.ProtoReflect.Descriptor instead.
+func (*RecordSessionRevocationResponse) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{29}
+}
+
 type GetWorkspaceStatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1547,7 +2013,7 @@ type GetWorkspaceStatusRequest struct {
 
 func (x *GetWorkspaceStatusRequest) Reset() {
 	*x = GetWorkspaceStatusRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1559,7 +2025,7 @@ func (x *GetWorkspaceStatusRequest) String() string {
 func (*GetWorkspaceStatusRequest) ProtoMessage() {}
 
 func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1572,7 +2038,7 @@ func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWorkspaceStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetWorkspaceStatusRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{23}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetWorkspaceStatusRequest) GetId() string {
@@ -1601,7 +2067,7 @@ type WorkspaceStatus struct {
 
 func (x *WorkspaceStatus) Reset() {
 	*x = WorkspaceStatus{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1613,7 +2079,7 @@ func (x *WorkspaceStatus) String() string {
 func (*WorkspaceStatus) ProtoMessage() {}
 
 func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1626,7 +2092,7 @@ func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkspaceStatus.ProtoReflect.Descriptor instead.
 func (*WorkspaceStatus) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{24}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WorkspaceStatus) GetId() string {
@@ -1665,7 +2131,7 @@ type AuthenticateRequest struct {
 
 func (x *AuthenticateRequest) Reset() {
 	*x = AuthenticateRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +2143,7 @@ func (x *AuthenticateRequest) String() string {
 func (*AuthenticateRequest) ProtoMessage() {}
 
 func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +2156,7 @@ func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{25}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{32}
 }
 
 type AuthenticateResponse struct {
@@ -1705,7 +2171,7 @@ type AuthenticateResponse struct {
 
 func (x *AuthenticateResponse) Reset() {
 	*x = AuthenticateResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[26]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1717,7 +2183,7 @@ func (x *AuthenticateResponse) String() string {
 func (*AuthenticateResponse) ProtoMessage() {}
 
 func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[26]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1730,7 +2196,7 @@ func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{26}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *AuthenticateResponse) GetWorkspaceId() string {
@@ -1763,7 +2229,7 @@ type GetLtiConfigurationRequest struct {
 
 func (x *GetLtiConfigurationRequest) Reset() {
 	*x = GetLtiConfigurationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1775,7 +2241,7 @@ func (x *GetLtiConfigurationRequest) String() string {
 func (*GetLtiConfigurationRequest) ProtoMessage() {}
 
 func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1788,7 +2254,7 @@ func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLtiConfigurationRequest.ProtoReflect.Descriptor instead.
 func (*GetLtiConfigurationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{27}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetLtiConfigurationRequest) GetWorkspaceId() string {
@@ -1816,7 +2282,7 @@ type LtiConfiguration struct {
 
 func (x *LtiConfiguration) Reset() {
 	*x = LtiConfiguration{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1828,7 +2294,7 @@ func (x *LtiConfiguration) String() string {
 func (*LtiConfiguration) ProtoMessage() {}
 
 func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1841,7 +2307,7 @@ func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiConfiguration.ProtoReflect.Descriptor instead.
 func (*LtiConfiguration) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{28}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *LtiConfiguration) GetWorkspaceId() string {
@@ -1893,7 +2359,7 @@ type VerifyLtiLaunchRequest struct {
 
 func (x *VerifyLtiLaunchRequest) Reset() {
 	*x = VerifyLtiLaunchRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1905,7 +2371,7 @@ func (x *VerifyLtiLaunchRequest) String() string {
 func (*VerifyLtiLaunchRequest) ProtoMessage() {}
 
 func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1918,7 +2384,7 @@ func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyLtiLaunchRequest.ProtoReflect.Descriptor instead.
 func (*VerifyLtiLaunchRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{29}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *VerifyLtiLaunchRequest) GetMethod() string {
@@ -1945,7 +2411,7 @@ type LtiParameter struct {
 
 func (x *LtiParameter) Reset() {
 	*x = LtiParameter{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1957,7 +2423,7 @@ func (x *LtiParameter) String() string {
 func (*LtiParameter) ProtoMessage() {}
 
 func (x *LtiParameter) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1970,7 +2436,7 @@ func (x *LtiParameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiParameter.ProtoReflect.Descriptor instead.
 func (*LtiParameter) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{30}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *LtiParameter) GetName() string {
@@ -2010,7 +2476,7 @@ type LtiLaunch struct {
 
 func (x *LtiLaunch) Reset() {
 	*x = LtiLaunch{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2488,7 @@ func (x *LtiLaunch) String() string {
 func (*LtiLaunch) ProtoMessage() {}
 
 func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2501,7 @@ func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiLaunch.ProtoReflect.Descriptor instead.
 func (*LtiLaunch) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *LtiLaunch) GetWorkspaceId() string {
@@ -2225,7 +2691,44 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\x04etag\x18\x02 \x01(\tB\x06\xb2\xe1\x18\x02\x10\x01R\x04etag\"*\n" +
 	"\x18UndeleteWorkspaceRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"+\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xb8\x03\n" +
+	"\x1aListWorkspaceEventsRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12+\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\t\xb2\xe1\x18\x05@\x01H\xe8\aH\x00R\bpageSize\x88\x01\x01\x12&\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tB\a\xb2\xe1\x18\x030\x80\x02R\tpageToken\x12\xfd\x01\n" +
+	"\x04type\x18\x04 \x03(\tB\xe8\x01\xb2\xe1\x18\xe3\x018\vR\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x04type\x12'\n" +
+	"\x0finclude_managed\x18\x05 \x01(\bR\x0eincludeManagedB\f\n" +
+	"\n" +
+	"_page_size\"r\n" +
+	"\x1bListWorkspaceEventsResponse\x12+\n" +
+	"\x06events\x18\x01 \x03(\v2\x13.workspace.v1.EventR\x06events\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa8\x04\n" +
+	"\x05Event\x12$\n" +
+	"\x02id\x18\x01 \x01(\tB\x14\xb2\xe1\x18\x10\"\x0e^[0-9a-f]{28}$R\x02id\x12\xfb\x01\n" +
+	"\x04type\x18\x02 \x01(\tB\xe6\x01\xb2\xe1\x18\xe1\x01R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x04type\x12/\n" +
+	"\n" +
+	"occur_time\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\n" +
+	"occurredAt\x12!\n" +
+	"\fworkspace_id\x18\x04 \x01(\tR\vworkspaceId\x12.\n" +
+	"\x05actor\x18\x05 \x01(\v2\x18.workspace.v1.EventActorR\x05actor\x121\n" +
+	"\x06target\x18\x06 \x01(\v2\x19.workspace.v1.EventTargetR\x06target\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\a \x01(\tR\trequestId\x12%\n" +
+	"\x0echanged_fields\x18\b \x03(\tR\rchangedFields\"s\n" +
+	"\n" +
+	"EventActor\x12)\n" +
+	"\x04type\x18\x01 \x01(\tB\x15\xb2\xe1\x18\x11R\akeyPairR\x06systemR\x04type\x12!\n" +
+	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x17\n" +
+	"\aapp_key\x18\x03 \x01(\tR\x06appKey\"Q\n" +
+	"\vEventTarget\x122\n" +
+	"\x04type\x18\x01 \x01(\tB\x1e\xb2\xe1\x18\x1aR\tworkspaceR\x04userR\akeyPairR\x04type\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"{\n" +
+	"\x1eRecordSessionRevocationRequest\x12!\n" +
+	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x12\n" +
+	"\x04user\x18\x02 \x01(\tR\x04user\x12\"\n" +
+	"\ractor_app_key\x18\x03 \x01(\tR\vactorAppKey\"!\n" +
+	"\x1fRecordSessionRevocationResponse\"+\n" +
 	"\x19GetWorkspaceStatusRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\xaa\x01\n" +
 	"\x0fWorkspaceStatus\x12\x0e\n" +
@@ -2263,7 +2766,7 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\auser_id\x18\x05 \x01(\tR\x06userId\x12(\n" +
 	"\x10resource_link_id\x18\x06 \x01(\tR\x0eresourceLinkId\x12G\n" +
 	"\x11custom_parameters\x18\a \x03(\v2\x1a.workspace.v1.LtiParameterR\x10customParameters\x12C\n" +
-	"\x1elaunch_presentation_return_url\x18\b \x01(\tR\x1blaunchPresentationReturnUrl2\xd4\x17\n" +
+	"\x1elaunch_presentation_return_url\x18\b \x01(\tR\x1blaunchPresentationReturnUrl2\xad\x1e\n" +
 	"\x10WorkspaceService\x12\x83\x03\n" +
 	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\xa5\x02\xb2\xe1\x18\xa0\x02*\n" +
 	"Workspaces2\x0fList workspaces:\x80\x02The caller's workspace and every workspace it manages, active only, ordered by name (case-insensitive) then id. Pass `nextPageToken` back as `pageToken`, with the same filter, until it is empty. `POST` takes the filter as a body, `GET` as query parameters.\x12\xda\x01\n" +
@@ -2278,7 +2781,9 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x0fDeleteWorkspace\x12$.workspace.v1.DeleteWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"\xe8\x02\xb2\xe1\x18\xe3\x02\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT\x12\x13PRECONDITION_FAILED\x18\x01 \x01*\n" +
 	"Workspaces2\x1fSoft-delete a managed workspace:\xf2\x01The workspace leaves lists and gets, its key pairs stop authenticating and its SDK tokens are revoked; the record is kept and can be undeleted. Workspaces it manages stay, managed by the managers above it. Deleting a deleted workspace is 404.\x12\xb3\x02\n" +
 	"\x11UndeleteWorkspace\x12&.workspace.v1.UndeleteWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"\xdc\x01\xb2\xe1\x18\xd7\x01\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT \x01*\n" +
-	"Workspaces2\x1cUndelete a managed workspace:\x80\x01Its key pairs authenticate again; SDK tokens issued before are not revived. Undeleting an active workspace returns it unchanged.\x12U\n" +
+	"Workspaces2\x1cUndelete a managed workspace:\x80\x01Its key pairs authenticate again; SDK tokens issued before are not revived. Undeleting an active workspace returns it unchanged.\x12\xde\x05\n" +
+	"\x13ListWorkspaceEvents\x12(.workspace.v1.ListWorkspaceEventsRequest\x1a).workspace.v1.ListWorkspaceEventsResponse\"\xf1\x04\xb2\xe1\x18\xec\x04\x12\tNOT_FOUND*\vAudit trail2\x19List a workspace's events:\xb6\x04Every administrative change of the workspace (and, with `includeManaged=true`, of every workspace it manages), oldest first. Visible to the workspace itself and its managers, deleted or not; any other id is 404. `nextPageToken` is always set: pass it back as `pageToken`, with the same `type` and `includeManaged`, for the next page, and keep the last one to poll for newer events. A page shorter than `pageSize` means there is nothing more for now. Events appear once they are a few seconds old (the settle window, `EVENTS_SETTLE`), so a kept token never skips one.\x12v\n" +
+	"\x17RecordSessionRevocation\x12,.workspace.v1.RecordSessionRevocationRequest\x1a-.workspace.v1.RecordSessionRevocationResponse\x12U\n" +
 	"\fAuthenticate\x12!.workspace.v1.AuthenticateRequest\x1a\".workspace.v1.AuthenticateResponse\x12\\\n" +
 	"\x12GetWorkspaceStatus\x12'.workspace.v1.GetWorkspaceStatusRequest\x1a\x1d.workspace.v1.WorkspaceStatus\x12_\n" +
 	"\x13GetLtiConfiguration\x12(.workspace.v1.GetLtiConfigurationRequest\x1a\x1e.workspace.v1.LtiConfiguration\x12P\n" +
@@ -2296,45 +2801,52 @@ func file_workspace_v1_workspace_proto_rawDescGZIP() []byte {
 	return file_workspace_v1_workspace_proto_rawDescData
 }
 
-var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_workspace_v1_workspace_proto_goTypes = []any{
-	(*Workspace)(nil),                  // 0: workspace.v1.Workspace
-	(*RateLimit)(nil),                  // 1: workspace.v1.RateLimit
-	(*Address)(nil),                    // 2: workspace.v1.Address
-	(*Product)(nil),                    // 3: workspace.v1.Product
-	(*Bank)(nil),                       // 4: workspace.v1.Bank
-	(*Tag)(nil),                        // 5: workspace.v1.Tag
-	(*KeyPair)(nil),                    // 6: workspace.v1.KeyPair
-	(*ListWorkspacesRequest)(nil),      // 7: workspace.v1.ListWorkspacesRequest
-	(*ListWorkspacesFilter)(nil),       // 8: workspace.v1.ListWorkspacesFilter
-	(*StateFilter)(nil),                // 9: workspace.v1.StateFilter
-	(*ListWorkspacesResponse)(nil),     // 10: workspace.v1.ListWorkspacesResponse
-	(*GetWorkspaceRequest)(nil),        // 11: workspace.v1.GetWorkspaceRequest
-	(*ListWorkspaceKeysRequest)(nil),   // 12: workspace.v1.ListWorkspaceKeysRequest
-	(*ListWorkspaceKeysResponse)(nil),  // 13: workspace.v1.ListWorkspaceKeysResponse
-	(*CreateWorkspaceRequest)(nil),     // 14: workspace.v1.CreateWorkspaceRequest
-	(*CreateWorkspaceResponse)(nil),    // 15: workspace.v1.CreateWorkspaceResponse
-	(*RegistrationCode)(nil),           // 16: workspace.v1.RegistrationCode
-	(*AppKeys)(nil),                    // 17: workspace.v1.AppKeys
-	(*LtiKeys)(nil),                    // 18: workspace.v1.LtiKeys
-	(*ServerKeys)(nil),                 // 19: workspace.v1.ServerKeys
-	(*UpdateWorkspaceRequest)(nil),     // 20: workspace.v1.UpdateWorkspaceRequest
-	(*DeleteWorkspaceRequest)(nil),     // 21: workspace.v1.DeleteWorkspaceRequest
-	(*UndeleteWorkspaceRequest)(nil),   // 22: workspace.v1.UndeleteWorkspaceRequest
-	(*GetWorkspaceStatusRequest)(nil),  // 23: workspace.v1.GetWorkspaceStatusRequest
-	(*WorkspaceStatus)(nil),            // 24: workspace.v1.WorkspaceStatus
-	(*AuthenticateRequest)(nil),        // 25: workspace.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),       // 26: workspace.v1.AuthenticateResponse
-	(*GetLtiConfigurationRequest)(nil), // 27: workspace.v1.GetLtiConfigurationRequest
-	(*LtiConfiguration)(nil),           // 28: workspace.v1.LtiConfiguration
-	(*VerifyLtiLaunchRequest)(nil),     // 29: workspace.v1.VerifyLtiLaunchRequest
-	(*LtiParameter)(nil),               // 30: workspace.v1.LtiParameter
-	(*LtiLaunch)(nil),                  // 31: workspace.v1.LtiLaunch
-	(*wrapperspb.StringValue)(nil),     // 32: google.protobuf.StringValue
-	(*fieldmaskpb.FieldMask)(nil),      // 33: google.protobuf.FieldMask
+	(*Workspace)(nil),                       // 0: workspace.v1.Workspace
+	(*RateLimit)(nil),                       // 1: workspace.v1.RateLimit
+	(*Address)(nil),                         // 2: workspace.v1.Address
+	(*Product)(nil),                         // 3: workspace.v1.Product
+	(*Bank)(nil),                            // 4: workspace.v1.Bank
+	(*Tag)(nil),                             // 5: workspace.v1.Tag
+	(*KeyPair)(nil),                         // 6: workspace.v1.KeyPair
+	(*ListWorkspacesRequest)(nil),           // 7: workspace.v1.ListWorkspacesRequest
+	(*ListWorkspacesFilter)(nil),            // 8: workspace.v1.ListWorkspacesFilter
+	(*StateFilter)(nil),                     // 9: workspace.v1.StateFilter
+	(*ListWorkspacesResponse)(nil),          // 10: workspace.v1.ListWorkspacesResponse
+	(*GetWorkspaceRequest)(nil),             // 11: workspace.v1.GetWorkspaceRequest
+	(*ListWorkspaceKeysRequest)(nil),        // 12: workspace.v1.ListWorkspaceKeysRequest
+	(*ListWorkspaceKeysResponse)(nil),       // 13: workspace.v1.ListWorkspaceKeysResponse
+	(*CreateWorkspaceRequest)(nil),          // 14: workspace.v1.CreateWorkspaceRequest
+	(*CreateWorkspaceResponse)(nil),         // 15: workspace.v1.CreateWorkspaceResponse
+	(*RegistrationCode)(nil),                // 16: workspace.v1.RegistrationCode
+	(*AppKeys)(nil),                         // 17: workspace.v1.AppKeys
+	(*LtiKeys)(nil),                         // 18: workspace.v1.LtiKeys
+	(*ServerKeys)(nil),                      // 19: workspace.v1.ServerKeys
+	(*UpdateWorkspaceRequest)(nil),          // 20: workspace.v1.UpdateWorkspaceRequest
+	(*DeleteWorkspaceRequest)(nil),          // 21: workspace.v1.DeleteWorkspaceRequest
+	(*UndeleteWorkspaceRequest)(nil),        // 22: workspace.v1.UndeleteWorkspaceRequest
+	(*ListWorkspaceEventsRequest)(nil),      // 23: workspace.v1.ListWorkspaceEventsRequest
+	(*ListWorkspaceEventsResponse)(nil),     // 24: workspace.v1.ListWorkspaceEventsResponse
+	(*Event)(nil),                           // 25: workspace.v1.Event
+	(*EventActor)(nil),                      // 26: workspace.v1.EventActor
+	(*EventTarget)(nil),                     // 27: workspace.v1.EventTarget
+	(*RecordSessionRevocationRequest)(nil),  // 28: workspace.v1.RecordSessionRevocationRequest
+	(*RecordSessionRevocationResponse)(nil), // 29: workspace.v1.RecordSessionRevocationResponse
+	(*GetWorkspaceStatusRequest)(nil),       // 30: workspace.v1.GetWorkspaceStatusRequest
+	(*WorkspaceStatus)(nil),                 // 31: workspace.v1.WorkspaceStatus
+	(*AuthenticateRequest)(nil),             // 32: workspace.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),            // 33: workspace.v1.AuthenticateResponse
+	(*GetLtiConfigurationRequest)(nil),      // 34: workspace.v1.GetLtiConfigurationRequest
+	(*LtiConfiguration)(nil),                // 35: workspace.v1.LtiConfiguration
+	(*VerifyLtiLaunchRequest)(nil),          // 36: workspace.v1.VerifyLtiLaunchRequest
+	(*LtiParameter)(nil),                    // 37: workspace.v1.LtiParameter
+	(*LtiLaunch)(nil),                       // 38: workspace.v1.LtiLaunch
+	(*wrapperspb.StringValue)(nil),          // 39: google.protobuf.StringValue
+	(*fieldmaskpb.FieldMask)(nil),           // 40: google.protobuf.FieldMask
 }
 var file_workspace_v1_workspace_proto_depIdxs = []int32{
-	32, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
+	39, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
 	3,  // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
 	5,  // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
@@ -2345,7 +2857,7 @@ var file_workspace_v1_workspace_proto_depIdxs = []int32{
 	9,  // 8: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
 	0,  // 9: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
 	6,  // 10: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
-	32, // 11: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	39, // 11: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 12: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
 	3,  // 13: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
 	1,  // 14: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
@@ -2353,42 +2865,49 @@ var file_workspace_v1_workspace_proto_depIdxs = []int32{
 	17, // 16: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
 	18, // 17: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
 	19, // 18: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
-	32, // 19: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	39, // 19: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 20: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
 	3,  // 21: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	33, // 22: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	40, // 22: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
 	1,  // 23: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	1,  // 24: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
-	5,  // 25: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
-	30, // 26: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
-	30, // 27: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	7,  // 28: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
-	11, // 29: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
-	12, // 30: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
-	14, // 31: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
-	20, // 32: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
-	21, // 33: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
-	22, // 34: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
-	25, // 35: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
-	23, // 36: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
-	27, // 37: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
-	29, // 38: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
-	10, // 39: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
-	0,  // 40: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
-	13, // 41: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
-	15, // 42: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
-	0,  // 43: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 44: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 45: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
-	26, // 46: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
-	24, // 47: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
-	28, // 48: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
-	31, // 49: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
-	39, // [39:50] is the sub-list for method output_type
-	28, // [28:39] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	25, // 24: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
+	26, // 25: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
+	27, // 26: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
+	1,  // 27: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
+	5,  // 28: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
+	37, // 29: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
+	37, // 30: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	7,  // 31: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
+	11, // 32: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
+	12, // 33: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
+	14, // 34: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
+	20, // 35: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
+	21, // 36: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
+	22, // 37: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
+	23, // 38: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
+	28, // 39: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
+	32, // 40: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
+	30, // 41: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
+	34, // 42: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
+	36, // 43: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
+	10, // 44: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
+	0,  // 45: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
+	13, // 46: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
+	15, // 47: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
+	0,  // 48: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 49: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 50: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
+	24, // 51: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
+	29, // 52: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
+	33, // 53: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
+	31, // 54: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
+	35, // 55: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
+	38, // 56: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
+	44, // [44:57] is the sub-list for method output_type
+	31, // [31:44] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_workspace_v1_workspace_proto_init() }
@@ -2399,13 +2918,14 @@ func file_workspace_v1_workspace_proto_init() {
 	file_workspace_v1_workspace_proto_msgTypes[0].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[7].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[20].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_workspace_v1_workspace_proto_rawDesc), len(file_workspace_v1_workspace_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -339,6 +339,59 @@ func local_request_WorkspaceService_UndeleteWorkspace_0(ctx context.Context, mar
 	return msg, metadata, err
 }
 
+var filter_WorkspaceService_ListWorkspaceEvents_0 = &utilities.DoubleArray{Encoding: map[string]int{"id": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
+
+func request_WorkspaceService_ListWorkspaceEvents_0(ctx context.Context, marshaler runtime.Marshaler, client WorkspaceServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListWorkspaceEventsRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_WorkspaceService_ListWorkspaceEvents_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ListWorkspaceEvents(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_WorkspaceService_ListWorkspaceEvents_0(ctx context.Context, marshaler runtime.Marshaler, server WorkspaceServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListWorkspaceEventsRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_WorkspaceService_ListWorkspaceEvents_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.ListWorkspaceEvents(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterWorkspaceServiceHandlerServer registers the http handlers for service WorkspaceService to "mux".
 // UnaryRPC     :call WorkspaceServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -504,6 +557,26 @@ func RegisterWorkspaceServiceHandlerServer(ctx context.Context, mux *runtime.Ser
 			return
 		}
 		forward_WorkspaceService_UndeleteWorkspace_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_WorkspaceService_ListWorkspaceEvents_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/workspace.v1.WorkspaceService/ListWorkspaceEvents", runtime.WithHTTPPathPattern("/api/workspace/{id}/events"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_WorkspaceService_ListWorkspaceEvents_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_WorkspaceService_ListWorkspaceEvents_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
 	return nil
@@ -681,6 +754,23 @@ func RegisterWorkspaceServiceHandlerClient(ctx context.Context, mux *runtime.Ser
 		}
 		forward_WorkspaceService_UndeleteWorkspace_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_WorkspaceService_ListWorkspaceEvents_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/workspace.v1.WorkspaceService/ListWorkspaceEvents", runtime.WithHTTPPathPattern("/api/workspace/{id}/events"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_WorkspaceService_ListWorkspaceEvents_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_WorkspaceService_ListWorkspaceEvents_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
@@ -694,23 +784,25 @@ func (m response_WorkspaceService_ListWorkspaceKeys_0) XXX_ResponseBody() interf
 }
 
 var (
-	pattern_WorkspaceService_ListWorkspaces_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "workspaces"}, ""))
-	pattern_WorkspaceService_ListWorkspaces_1    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "workspaces"}, ""))
-	pattern_WorkspaceService_GetWorkspace_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, ""))
-	pattern_WorkspaceService_ListWorkspaceKeys_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "workspace", "id", "keys"}, ""))
-	pattern_WorkspaceService_CreateWorkspace_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "workspace"}, ""))
-	pattern_WorkspaceService_UpdateWorkspace_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, ""))
-	pattern_WorkspaceService_DeleteWorkspace_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, ""))
-	pattern_WorkspaceService_UndeleteWorkspace_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, "undelete"))
+	pattern_WorkspaceService_ListWorkspaces_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "workspaces"}, ""))
+	pattern_WorkspaceService_ListWorkspaces_1      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "workspaces"}, ""))
+	pattern_WorkspaceService_GetWorkspace_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, ""))
+	pattern_WorkspaceService_ListWorkspaceKeys_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "workspace", "id", "keys"}, ""))
+	pattern_WorkspaceService_CreateWorkspace_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "workspace"}, ""))
+	pattern_WorkspaceService_UpdateWorkspace_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, ""))
+	pattern_WorkspaceService_DeleteWorkspace_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, ""))
+	pattern_WorkspaceService_UndeleteWorkspace_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, "undelete"))
+	pattern_WorkspaceService_ListWorkspaceEvents_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "workspace", "id", "events"}, ""))
 )
 
 var (
-	forward_WorkspaceService_ListWorkspaces_0    = runtime.ForwardResponseMessage
-	forward_WorkspaceService_ListWorkspaces_1    = runtime.ForwardResponseMessage
-	forward_WorkspaceService_GetWorkspace_0      = runtime.ForwardResponseMessage
-	forward_WorkspaceService_ListWorkspaceKeys_0 = runtime.ForwardResponseMessage
-	forward_WorkspaceService_CreateWorkspace_0   = runtime.ForwardResponseMessage
-	forward_WorkspaceService_UpdateWorkspace_0   = runtime.ForwardResponseMessage
-	forward_WorkspaceService_DeleteWorkspace_0   = runtime.ForwardResponseMessage
-	forward_WorkspaceService_UndeleteWorkspace_0 = runtime.ForwardResponseMessage
+	forward_WorkspaceService_ListWorkspaces_0      = runtime.ForwardResponseMessage
+	forward_WorkspaceService_ListWorkspaces_1      = runtime.ForwardResponseMessage
+	forward_WorkspaceService_GetWorkspace_0        = runtime.ForwardResponseMessage
+	forward_WorkspaceService_ListWorkspaceKeys_0   = runtime.ForwardResponseMessage
+	forward_WorkspaceService_CreateWorkspace_0     = runtime.ForwardResponseMessage
+	forward_WorkspaceService_UpdateWorkspace_0     = runtime.ForwardResponseMessage
+	forward_WorkspaceService_DeleteWorkspace_0     = runtime.ForwardResponseMessage
+	forward_WorkspaceService_UndeleteWorkspace_0   = runtime.ForwardResponseMessage
+	forward_WorkspaceService_ListWorkspaceEvents_0 = runtime.ForwardResponseMessage
 )

@@ -19,17 +19,19 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WorkspaceService_ListWorkspaces_FullMethodName      = "/workspace.v1.WorkspaceService/ListWorkspaces"
-	WorkspaceService_GetWorkspace_FullMethodName        = "/workspace.v1.WorkspaceService/GetWorkspace"
-	WorkspaceService_ListWorkspaceKeys_FullMethodName   = "/workspace.v1.WorkspaceService/ListWorkspaceKeys"
-	WorkspaceService_CreateWorkspace_FullMethodName     = "/workspace.v1.WorkspaceService/CreateWorkspace"
-	WorkspaceService_UpdateWorkspace_FullMethodName     = "/workspace.v1.WorkspaceService/UpdateWorkspace"
-	WorkspaceService_DeleteWorkspace_FullMethodName     = "/workspace.v1.WorkspaceService/DeleteWorkspace"
-	WorkspaceService_UndeleteWorkspace_FullMethodName   = "/workspace.v1.WorkspaceService/UndeleteWorkspace"
-	WorkspaceService_Authenticate_FullMethodName        = "/workspace.v1.WorkspaceService/Authenticate"
-	WorkspaceService_GetWorkspaceStatus_FullMethodName  = "/workspace.v1.WorkspaceService/GetWorkspaceStatus"
-	WorkspaceService_GetLtiConfiguration_FullMethodName = "/workspace.v1.WorkspaceService/GetLtiConfiguration"
-	WorkspaceService_VerifyLtiLaunch_FullMethodName     = "/workspace.v1.WorkspaceService/VerifyLtiLaunch"
+	WorkspaceService_ListWorkspaces_FullMethodName          = "/workspace.v1.WorkspaceService/ListWorkspaces"
+	WorkspaceService_GetWorkspace_FullMethodName            = "/workspace.v1.WorkspaceService/GetWorkspace"
+	WorkspaceService_ListWorkspaceKeys_FullMethodName       = "/workspace.v1.WorkspaceService/ListWorkspaceKeys"
+	WorkspaceService_CreateWorkspace_FullMethodName         = "/workspace.v1.WorkspaceService/CreateWorkspace"
+	WorkspaceService_UpdateWorkspace_FullMethodName         = "/workspace.v1.WorkspaceService/UpdateWorkspace"
+	WorkspaceService_DeleteWorkspace_FullMethodName         = "/workspace.v1.WorkspaceService/DeleteWorkspace"
+	WorkspaceService_UndeleteWorkspace_FullMethodName       = "/workspace.v1.WorkspaceService/UndeleteWorkspace"
+	WorkspaceService_ListWorkspaceEvents_FullMethodName     = "/workspace.v1.WorkspaceService/ListWorkspaceEvents"
+	WorkspaceService_RecordSessionRevocation_FullMethodName = "/workspace.v1.WorkspaceService/RecordSessionRevocation"
+	WorkspaceService_Authenticate_FullMethodName            = "/workspace.v1.WorkspaceService/Authenticate"
+	WorkspaceService_GetWorkspaceStatus_FullMethodName      = "/workspace.v1.WorkspaceService/GetWorkspaceStatus"
+	WorkspaceService_GetLtiConfiguration_FullMethodName     = "/workspace.v1.WorkspaceService/GetLtiConfiguration"
+	WorkspaceService_VerifyLtiLaunch_FullMethodName         = "/workspace.v1.WorkspaceService/VerifyLtiLaunch"
 )
 
 // WorkspaceServiceClient is the client API for WorkspaceService service.
@@ -61,6 +63,14 @@ type WorkspaceServiceClient interface {
 	DeleteWorkspace(ctx context.Context, in *DeleteWorkspaceRequest, opts ...grpc.CallOption) (*Workspace, error)
 	// UndeleteWorkspace restores a soft-deleted workspace the caller manages.
 	UndeleteWorkspace(ctx context.Context, in *UndeleteWorkspaceRequest, opts ...grpc.CallOption) (*Workspace, error)
+	// ListWorkspaceEvents returns a page of a workspace's audit trail, oldest
+	// first.
+	ListWorkspaceEvents(ctx context.Context, in *ListWorkspaceEventsRequest, opts ...grpc.CallOption) (*ListWorkspaceEventsResponse, error)
+	// RecordSessionRevocation adds a revocation of SDK sessions that the auth
+	// service made to the audit trail. Only the root workspace's key pairs may
+	// call it (the auth service presents its own); the auth service calls it
+	// after the revocation, and answers UNAVAILABLE when it fails.
+	RecordSessionRevocation(ctx context.Context, in *RecordSessionRevocationRequest, opts ...grpc.CallOption) (*RecordSessionRevocationResponse, error)
 	// Authenticate answers who the credentials in the call's metadata belong
 	// to. Other services (the auth service) use it to check their callers.
 	Authenticate(ctx context.Context, in *AuthenticateRequest, opts ...grpc.CallOption) (*AuthenticateResponse, error)
@@ -165,6 +175,26 @@ func (c *workspaceServiceClient) UndeleteWorkspace(ctx context.Context, in *Unde
 	return out, nil
 }
 
+func (c *workspaceServiceClient) ListWorkspaceEvents(ctx context.Context, in *ListWorkspaceEventsRequest, opts ...grpc.CallOption) (*ListWorkspaceEventsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListWorkspaceEventsResponse)
+	err := c.cc.Invoke(ctx, WorkspaceService_ListWorkspaceEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) RecordSessionRevocation(ctx context.Context, in *RecordSessionRevocationRequest, opts ...grpc.CallOption) (*RecordSessionRevocationResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordSessionRevocationResponse)
+	err := c.cc.Invoke(ctx, WorkspaceService_RecordSessionRevocation_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *workspaceServiceClient) Authenticate(ctx context.Context, in *AuthenticateRequest, opts ...grpc.CallOption) (*AuthenticateResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AuthenticateResponse)
@@ -234,6 +264,14 @@ type WorkspaceServiceServer interface {
 	DeleteWorkspace(context.Context, *DeleteWorkspaceRequest) (*Workspace, error)
 	// UndeleteWorkspace restores a soft-deleted workspace the caller manages.
 	UndeleteWorkspace(context.Context, *UndeleteWorkspaceRequest) (*Workspace, error)
+	// ListWorkspaceEvents returns a page of a workspace's audit trail, oldest
+	// first.
+	ListWorkspaceEvents(context.Context, *ListWorkspaceEventsRequest) (*ListWorkspaceEventsResponse, error)
+	// RecordSessionRevocation adds a revocation of SDK sessions that the auth
+	// service made to the audit trail. Only the root workspace's key pairs may
+	// call it (the auth service presents its own); the auth service calls it
+	// after the revocation, and answers UNAVAILABLE when it fails.
+	RecordSessionRevocation(context.Context, *RecordSessionRevocationRequest) (*RecordSessionRevocationResponse, error)
 	// Authenticate answers who the credentials in the call's metadata belong
 	// to. Other services (the auth service) use it to check their callers.
 	Authenticate(context.Context, *AuthenticateRequest) (*AuthenticateResponse, error)
@@ -288,6 +326,12 @@ func (UnimplementedWorkspaceServiceServer) DeleteWorkspace(context.Context, *Del
 }
 func (UnimplementedWorkspaceServiceServer) UndeleteWorkspace(context.Context, *UndeleteWorkspaceRequest) (*Workspace, error) {
 	return nil, status.Error(codes.Unimplemented, "method UndeleteWorkspace not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) ListWorkspaceEvents(context.Context, *ListWorkspaceEventsRequest) (*ListWorkspaceEventsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListWorkspaceEvents not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) RecordSessionRevocation(context.Context, *RecordSessionRevocationRequest) (*RecordSessionRevocationResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecordSessionRevocation not implemented")
 }
 func (UnimplementedWorkspaceServiceServer) Authenticate(context.Context, *AuthenticateRequest) (*AuthenticateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Authenticate not implemented")
@@ -448,6 +492,42 @@ func _WorkspaceService_UndeleteWorkspace_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkspaceService_ListWorkspaceEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListWorkspaceEventsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).ListWorkspaceEvents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_ListWorkspaceEvents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).ListWorkspaceEvents(ctx, req.(*ListWorkspaceEventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_RecordSessionRevocation_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordSessionRevocationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).RecordSessionRevocation(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_RecordSessionRevocation_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).RecordSessionRevocation(ctx, req.(*RecordSessionRevocationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _WorkspaceService_Authenticate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(AuthenticateRequest)
 	if err := dec(in); err != nil {
@@ -554,6 +634,14 @@ var WorkspaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UndeleteWorkspace",
 			Handler:    _WorkspaceService_UndeleteWorkspace_Handler,
+		},
+		{
+			MethodName: "ListWorkspaceEvents",
+			Handler:    _WorkspaceService_ListWorkspaceEvents_Handler,
+		},
+		{
+			MethodName: "RecordSessionRevocation",
+			Handler:    _WorkspaceService_RecordSessionRevocation_Handler,
 		},
 		{
 			MethodName: "Authenticate",

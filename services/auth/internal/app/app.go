@@ -40,6 +40,17 @@ func (noLimits) LimitKeyPair(context.Context, string, ratelimit.Limit) error { r
 // workspace the credentials may not see, Unavailable when it cannot answer.
 type Workspaces interface {
 	Status(ctx context.Context, authorization, workspaceID string) (WorkspaceStatus, error)
+	// RecordRevocation adds a revocation made here to the workspace's
+	// audit trail: every session of user in it, or of the whole workspace
+	// when user is empty, asked for by the key pair actorAppKey.
+	RecordRevocation(ctx context.Context, authorization string, r Revocation) error
+}
+
+// Revocation is a revocation of SDK sessions, for the audit trail.
+type Revocation struct {
+	WorkspaceID string
+	User        string // empty: every session of the workspace
+	ActorAppKey string
 }
 
 // Settings are the application's tunables.

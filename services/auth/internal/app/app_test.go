@@ -25,6 +25,23 @@ type workspaces struct {
 	status map[string]app.WorkspaceStatus
 	calls  int
 	down   bool
+	// recorded are the revocations recorded in the audit trail; while
+	// recordDown, recording fails.
+	recorded   []app.Revocation
+	recordDown bool
+}
+
+func (f *workspaces) RecordRevocation(_ context.Context, authz string, r app.Revocation) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.recordDown:
+		return fault.New(fault.Unavailable, "down")
+	case authz != service:
+		return fault.New(fault.PermissionDenied, "only the service records revocations")
+	}
+	f.recorded = append(f.recorded, r)
+	return nil
 }
 
 func (f *workspaces) Status(_ context.Context, authz, id string) (app.WorkspaceStatus, error) {
@@ -211,4 +228,37 @@ func TestRevocationDropsCachedAccess(t *testing.T) {
 	f.now = f.now.Add(time.Millisecond)
 	_, _, err := f.app.CreateToken(ctx, alice, "ada@example.com", "w1")
 	wantKind(t, err, fault.NotFound)
+}
+
+// A logout and a workspace's revocation are recorded in the audit trail
+// after they are made, with the service's own credentials; when recording
+// fails the answer is Unavailable, and the revocation stands.
+func TestRevocationsAreRecorded(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	token := f.login(t, "ada@example.com")
+	if err := f.app.RevokeUser(ctx, alice, "Ada@Example.com", "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.app.RevokeWorkspace(ctx, service, "w2"); err != nil {
+		t.Fatal(err)
+	}
+	want := []app.Revocation{{WorkspaceID: "w1", User: "ada@example.com"}, {WorkspaceID: "w2"}}
+	if len(f.ws.recorded) != 2 || f.ws.recorded[0].WorkspaceID != want[0].WorkspaceID || f.ws.recorded[0].User != want[0].User ||
+		f.ws.recorded[1].WorkspaceID != want[1].WorkspaceID || f.ws.recorded[1].User != "" {
+		t.Fatalf("recorded = %+v, want %+v", f.ws.recorded, want)
+	}
+	if _, err := f.app.Session(ctx, token); fault.KindOf(err) != fault.Unauthenticated {
+		t.Fatalf("session after logout: %v, want Unauthenticated", err)
+	}
+
+	f.ws.recordDown = true
+	token = f.login(t, "bob@example.com")
+	err := f.app.RevokeUser(ctx, alice, "bob@example.com", "w1")
+	if fault.KindOf(err) != fault.Unavailable {
+		t.Fatalf("logout with the audit trail down: %v, want Unavailable", err)
+	}
+	if _, err := f.app.Session(ctx, token); fault.KindOf(err) != fault.Unauthenticated {
+		t.Fatalf("session after a logout whose record failed: %v, want Unauthenticated (revoked all the same)", err)
+	}
 }

@@ -2,6 +2,9 @@ package app
 
 import (
 	"context"
+	"strings"
+
+	"github.com/liveproctor/workspaces/pkg/basicauth"
 
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
@@ -15,7 +18,19 @@ func (a *App) RevokeUser(ctx context.Context, authorization, email, workspaceID 
 	if _, err := a.authorize(ctx, authorization, workspaceID, false); err != nil {
 		return err
 	}
-	return a.store.RevokeUser(ctx, workspaceID, email)
+	if err := a.store.RevokeUser(ctx, workspaceID, email); err != nil {
+		return err
+	}
+	return a.recordRevocation(ctx, authorization, Revocation{WorkspaceID: workspaceID, User: strings.ToLower(email)})
+}
+
+// recordRevocation adds a revocation already made to the audit trail, in
+// the workspace service, presenting the service's own key pair. When that
+// fails the caller gets the failure (Unavailable) and may retry: the
+// revocation is made again, which changes nothing, and recorded again.
+func (a *App) recordRevocation(ctx context.Context, authorization string, r Revocation) error {
+	r.ActorAppKey, _, _ = basicauth.Parse(authorization)
+	return a.workspaces.RecordRevocation(ctx, a.settings.ServiceAuthorization, r)
 }
 
 // RevokeWorkspace revokes every token of a workspace the credentials may
@@ -28,7 +43,10 @@ func (a *App) RevokeWorkspace(ctx context.Context, authorization, workspaceID st
 		return err
 	}
 	a.revoked.Set(workspaceID, a.now())
-	return a.store.RevokeWorkspace(ctx, workspaceID)
+	if err := a.store.RevokeWorkspace(ctx, workspaceID); err != nil {
+		return err
+	}
+	return a.recordRevocation(ctx, authorization, Revocation{WorkspaceID: workspaceID})
 }
 
 // RevokeToken revokes one token of a workspace the credentials may act

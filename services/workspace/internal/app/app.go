@@ -24,9 +24,10 @@ type SecretBox interface {
 // Deleting a workspace calls it after the delete is stored; it returns at
 // once and keeps trying in the background. Tokens of a deleted workspace
 // are dead whether or not it has succeeded yet: the auth service checks
-// each token's workspace status (see GetWorkspaceStatus).
+// each token's workspace status (see GetWorkspaceStatus). requestID is the
+// delete's, which the revocation's audit event carries.
 type TokenRevoker interface {
-	RevokeWorkspaceTokens(workspaceID string)
+	RevokeWorkspaceTokens(workspaceID, requestID string)
 }
 
 // Settings are the application's tunables.
@@ -55,6 +56,9 @@ type App struct {
 	rootID      atomic.Pointer[string]
 	nonces      NonceStore   // nil: LTI launches are refused
 	launchGuard FailureGuard // nil: failed launches are not counted
+
+	events        EventLog // nil: events stay in the outboxes
+	eventSettings EventSettings
 }
 
 // Option changes how New builds an App.

@@ -325,7 +325,7 @@ func TestAuthenticateRefusesWrongSecret(t *testing.T) {
 // revocations records what the application asked the auth service to revoke.
 type revocations struct{ ids []string }
 
-func (r *revocations) RevokeWorkspaceTokens(id string) { r.ids = append(r.ids, id) }
+func (r *revocations) RevokeWorkspaceTokens(id, _ string) { r.ids = append(r.ids, id) }
 
 func TestDeleteRevokesTokensAndStatusRemembersIt(t *testing.T) {
 	revoked := &revocations{}

@@ -94,8 +94,12 @@ func (a *App) createRoot(ctx context.Context, cfg BootstrapConfig) (BootstrapRes
 	if err != nil {
 		return BootstrapResult{}, err
 	}
+	root.Attribute(bySystem.actor, "")
 	if err := a.repo.Create(ctx, root); err != nil {
 		return BootstrapResult{}, fmt.Errorf("create root workspace: %w", err)
+	}
+	if err := a.publish(ctx, root.ID()); err != nil {
+		return BootstrapResult{}, err
 	}
 	res.Created = true
 	return res, nil
@@ -106,7 +110,7 @@ func (a *App) createRoot(ctx context.Context, cfg BootstrapConfig) (BootstrapRes
 // have deleted it; it is restored.
 func (a *App) reconcileRoot(ctx context.Context, cfg BootstrapConfig) (*domain.Workspace, error) {
 	read := func() (*domain.Workspace, error) { return a.repo.Get(ctx, cfg.WorkspaceID) }
-	return a.write(ctx, read, Precondition{}, func(w *domain.Workspace) (bool, error) {
+	return a.write(ctx, bySystem, read, Precondition{}, func(w *domain.Workspace) (bool, error) {
 		if !w.Deleted() && w.Name() == cfg.Name && slices.Equal(w.Products(), cfg.Products) {
 			return false, nil
 		}

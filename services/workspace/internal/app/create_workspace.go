@@ -103,9 +103,13 @@ func (a *App) CreateWorkspace(ctx context.Context, caller domain.Caller, in Crea
 		if err != nil {
 			return CreateResult{}, err
 		}
+		w.Attribute(caller.Actor(), caller.RequestID)
 		err = a.repo.Create(ctx, w)
 		switch {
 		case err == nil:
+			if err := a.publish(ctx, w.ID()); err != nil {
+				return CreateResult{}, err
+			}
 			return a.createResult(w)
 		case errors.Is(err, domain.ErrIDTaken):
 			// A concurrent create of the same id won; it may be this very
@@ -129,6 +133,11 @@ func (a *App) retriedCreate(ctx context.Context, caller domain.Caller, id, finge
 	}
 	if w.CreatedBy() != caller.WorkspaceID || w.CreateFingerprint() != fingerprint {
 		return CreateResult{}, errIDTakenByOther
+	}
+	// The first attempt may have stored the workspace and failed to
+	// publish its event: the retry is acknowledged only once it is.
+	if err := a.publish(ctx, w.ID()); err != nil {
+		return CreateResult{}, err
 	}
 	return a.createResult(w)
 }

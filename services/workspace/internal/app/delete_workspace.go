@@ -11,7 +11,7 @@ import (
 // stay, still managed by the workspaces above it.
 func (a *App) DeleteWorkspace(ctx context.Context, caller domain.Caller, id string, cond Precondition) (*domain.Workspace, error) {
 	read := func() (*domain.Workspace, error) { return a.managedActive(ctx, caller, id) }
-	w, err := a.write(ctx, read, cond, func(w *domain.Workspace) (bool, error) {
+	w, err := a.write(ctx, by(caller), read, cond, func(w *domain.Workspace) (bool, error) {
 		return true, w.Delete(a.timestamp())
 	})
 	if err != nil {
@@ -19,7 +19,7 @@ func (a *App) DeleteWorkspace(ctx context.Context, caller domain.Caller, id stri
 	}
 	a.forgetKeys(w)
 	if a.revoker != nil {
-		a.revoker.RevokeWorkspaceTokens(w.ID())
+		a.revoker.RevokeWorkspaceTokens(w.ID(), caller.RequestID)
 	}
 	return w, nil
 }

@@ -31,7 +31,12 @@ var errConcurrentChanges = fault.New(fault.Aborted,
 // before the precondition's (a deleted workspace is not found, whatever the
 // caller's etag). apply reports whether it changed anything; when it did
 // not, nothing is written.
-func (a *App) write(ctx context.Context, read func() (*domain.Workspace, error), cond Precondition,
+//
+// The events the change records are stored with it, attributed to who, and
+// published before write returns: a change is acknowledged only with its
+// events in the audit trail (a failed publish is Unavailable; the change
+// stays stored and the relay publishes its events).
+func (a *App) write(ctx context.Context, who author, read func() (*domain.Workspace, error), cond Precondition,
 	apply func(*domain.Workspace) (bool, error)) (*domain.Workspace, error) {
 	for attempt := 1; ; attempt++ {
 		w, err := read()
@@ -48,9 +53,13 @@ func (a *App) write(ctx context.Context, read func() (*domain.Workspace, error),
 		if !changed {
 			return w, nil
 		}
+		w.Attribute(who.actor, who.requestID)
 		stored, err := a.repo.Update(ctx, w)
 		switch {
 		case err == nil:
+			if err := a.publish(ctx, stored.ID()); err != nil {
+				return nil, err
+			}
 			return stored, nil
 		case !errors.Is(err, domain.ErrRevisionChanged):
 			return nil, fmt.Errorf("write workspace %s: %w", w.ID(), err)

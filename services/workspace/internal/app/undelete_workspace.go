@@ -12,7 +12,7 @@ import (
 func (a *App) UndeleteWorkspace(ctx context.Context, caller domain.Caller, id string) (*domain.Workspace, error) {
 	read := func() (*domain.Workspace, error) { return a.managed(ctx, caller, id) }
 	restored := false
-	w, err := a.write(ctx, read, Precondition{}, func(w *domain.Workspace) (bool, error) {
+	w, err := a.write(ctx, by(caller), read, Precondition{}, func(w *domain.Workspace) (bool, error) {
 		restored = w.Undelete(a.timestamp())
 		return restored, nil
 	})

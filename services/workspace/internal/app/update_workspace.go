@@ -21,7 +21,7 @@ func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in Upda
 		return nil, err
 	}
 	read := func() (*domain.Workspace, error) { return a.managedActive(ctx, caller, in.ID) }
-	w, err := a.write(ctx, read, in.Precondition, func(w *domain.Workspace) (bool, error) {
+	w, err := a.write(ctx, by(caller), read, in.Precondition, func(w *domain.Workspace) (bool, error) {
 		// What needs other workspaces is checked against w as read, after
 		// what the entity checks alone.
 		newParent := c.ParentID != nil && *c.ParentID != "" && *c.ParentID != w.ParentID()

@@ -11,4 +11,10 @@ type Caller struct {
 	// RateLimit is the workspace's own limit for its key pairs; nil: the
 	// service's default.
 	RateLimit *RateLimit
+	// RequestID is the request's id (X-Request-Id), which the events of
+	// the changes it makes carry.
+	RequestID string
 }
+
+// Actor is the caller as the author of a change.
+func (c Caller) Actor() Actor { return Actor{WorkspaceID: c.WorkspaceID, AppKey: c.AppKey} }

@@ -128,6 +128,10 @@ type Workspace struct {
 	// revision counts stored changes; it is the workspace's etag and the
 	// guard of optimistic concurrency. Zero until the workspace is stored.
 	revision int64
+
+	// outbox holds the events of the changes made since the workspace was
+	// loaded (or built); the store writes them with the change.
+	outbox []Event
 }
 
 // Credentials are what a new workspace is reached by: its server and LTI
@@ -148,7 +152,7 @@ func NewWorkspace(id string, d Details, creator *Workspace, creds Credentials, f
 	if err != nil {
 		return nil, err
 	}
-	return &Workspace{
+	w := &Workspace{
 		id:                id,
 		details:           d.clone(),
 		createdBy:         creator.id,
@@ -158,7 +162,9 @@ func NewWorkspace(id string, d Details, creator *Workspace, creds Credentials, f
 		createFingerprint: fingerprint,
 		createdAt:         now,
 		updatedAt:         now,
-	}, nil
+	}
+	w.record(EventWorkspaceCreated, w.target(), now, nil)
+	return w, nil
 }
 
 // checkNew applies the rules of a new workspace's id and details, one
@@ -182,14 +188,19 @@ func NewRootWorkspace(id string, d Details, key SealedKey, now time.Time) (*Work
 	if err != nil {
 		return nil, err
 	}
-	return &Workspace{
+	w := &Workspace{
 		id:        id,
 		details:   d.clone(),
 		keys:      []KeyPair{NewKeyPair(RoleBootstrap, key, now)},
 		createdAt: now,
 		updatedAt: now,
-	}, nil
+	}
+	w.record(EventWorkspaceBootstrapped, w.target(), now, nil)
+	return w, nil
 }
+
+// target is the workspace as an event's target.
+func (w *Workspace) target() Target { return Target{Type: TargetWorkspace, ID: w.id} }
 
 // Update makes the changes c sets, or answers an error naming every field
 // that breaks a rule. A deleted workspace is not updated.
@@ -204,6 +215,7 @@ func (w *Workspace) Update(c Changes, now time.Time) error {
 	if c.ParentID != nil && *c.ParentID == w.id {
 		return errOwnParent
 	}
+	before := w.details.clone()
 	if c.Name != nil {
 		w.details.Name = *c.Name
 	}
@@ -230,7 +242,26 @@ func (w *Workspace) Update(c Changes, now time.Time) error {
 		w.details.RateLimit = &r
 	}
 	w.updatedAt = now
+	w.record(EventWorkspaceUpdated, w.target(), now, changedFields(before, w.details))
 	return nil
+}
+
+// changedFields names, by their JSON names, the details that differ.
+func changedFields(a, b Details) []string {
+	changed := []string{}
+	add := func(differ bool, field string) {
+		if differ {
+			changed = append(changed, field)
+		}
+	}
+	add(a.Name != b.Name, "name")
+	add(a.Type != b.Type, "type")
+	add(a.ParentID != b.ParentID, "parentWorkspaceId")
+	add(a.Address != b.Address, "address")
+	add(!slices.Equal(a.Products, b.Products), "products")
+	add(!slices.Equal(a.ObjectiveDocuments, b.ObjectiveDocuments), "objectiveDocuments")
+	add((a.RateLimit == nil) != (b.RateLimit == nil) || a.RateLimit != nil && *a.RateLimit != *b.RateLimit, "rateLimit")
+	return changed
 }
 
 // Delete soft-deletes the workspace: its key pairs stop authenticating and
@@ -241,6 +272,7 @@ func (w *Workspace) Delete(now time.Time) error {
 		return ErrDeleted
 	}
 	w.deletedAt, w.updatedAt, w.tokenCutoff = now, now, now
+	w.record(EventWorkspaceDeleted, w.target(), now, nil)
 	return nil
 }
 
@@ -252,6 +284,7 @@ func (w *Workspace) Undelete(now time.Time) bool {
 	}
 	w.deletedAt = time.Time{}
 	w.updatedAt, w.tokenCutoff = now, now
+	w.record(EventWorkspaceUndeleted, w.target(), now, nil)
 	return true
 }
 

@@ -54,6 +54,10 @@ type Config struct {
 	// Limits: RATE_LIMIT, RATE_LIMIT_BURST, AUTH_FAILURE_*, TRUSTED_PROXIES.
 	Limits ratelimit.Settings
 
+	// Events tune the audit trail: EVENTS_SETTLE, EVENT_RETENTION,
+	// EVENTS_RELAY_INTERVAL.
+	Events app.EventSettings
+
 	Telemetry telemetry.Settings // LOG_LEVEL, PPROF_ADDR, OTEL_*
 }
 
@@ -84,7 +88,12 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 		CredentialCacheSize: r.Int("CREDENTIAL_CACHE_SIZE", 10000, 1, 10_000_000),
 		Redis:               redisconn.ReadOptions(r, false),
 		Limits:              ratelimit.ReadSettings(r, ratelimit.ServiceTrustedProxies),
-		Telemetry:           telemetry.ReadSettings(r),
+		Events: app.EventSettings{
+			Settle:        r.Duration("EVENTS_SETTLE", 2*time.Second),
+			Retention:     r.Duration("EVENT_RETENTION", 90*24*time.Hour),
+			RelayInterval: r.Duration("EVENTS_RELAY_INTERVAL", 5*time.Second),
+		},
+		Telemetry: telemetry.ReadSettings(r),
 	}
 	cfg.Bootstrap.AppKey, cfg.Bootstrap.AppSecret, _ = r.Pair("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_SECRET")
 	var given bool
@@ -94,6 +103,9 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	}
 	if cfg.AuthServiceAddr != "" && cfg.ServiceAppKey == "" {
 		r.Invalid("SERVICE_APP_KEY", "is required with AUTH_SERVICE_ADDR (with SERVICE_APP_SECRET), unless BOOTSTRAP_APP_KEY and BOOTSTRAP_APP_SECRET are set")
+	}
+	if cfg.Events.Settle < 20*time.Millisecond {
+		r.Invalid("EVENTS_SETTLE", "must be at least 20ms: half of it bounds each event's publish")
 	}
 	if cfg.EncryptionKey == nil {
 		r.Required("KEY_ENCRYPTION_KEY")

@@ -47,6 +47,8 @@ type Service struct {
 	served chan error
 	stop   context.CancelFunc
 	probed chan struct{}
+	// relayed closes when the event relay has stopped.
+	relayed chan struct{}
 
 	redis    redis.UniversalClient // nil without REDIS_ADDR
 	authConn *grpc.ClientConn      // nil without AUTH_SERVICE_ADDR
@@ -125,7 +127,7 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	} else {
 		nonces = ltinonce.NewMemoryStore(launchNoncesInMemory, nil)
 	}
-	opts = append(opts, app.WithLTILaunches(nonces, limits))
+	opts = append(opts, app.WithLTILaunches(nonces, limits), app.WithEventLog(repo, s.cfg.Events))
 	application := app.New(repo, box, app.Settings{
 		LTIBaseURL:          s.cfg.LTIBaseURL,
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,
@@ -174,6 +176,13 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 		defer close(s.probed)
 		grpcmw.ProbeHealth(probeCtx, s.health, []string{workspacev1.WorkspaceService_ServiceDesc.ServiceName}, storeBreaker, repo.Ping, s.logger, "workspace store")
 	}()
+	// The relay publishes what requests left in outboxes (a crash between
+	// a change and its publish) and removes expired events.
+	s.relayed = make(chan struct{})
+	go func() {
+		defer close(s.relayed)
+		application.RelayEvents(probeCtx, s.logger)
+	}()
 	go func() { s.served <- s.grpc.Serve(s.lis) }()
 	s.logger.Info("workspace service serving", "addr", s.lis.Addr().String(), "database", s.cfg.MongoDatabase)
 	return nil
@@ -193,6 +202,7 @@ func (s *Service) Done() <-chan error { return s.served }
 func (s *Service) Close() error {
 	s.stop()
 	<-s.probed
+	<-s.relayed
 	grpcmw.StopGracefully(s.grpc, s.health, s.cfg.ShutdownTimeout)
 	if s.revoker != nil {
 		s.revoker.Close()

@@ -56,6 +56,20 @@ func (c *Client) Status(ctx context.Context, authorization, workspaceID string) 
 	return out, nil
 }
 
+// RecordRevocation calls RecordSessionRevocation presenting authorization.
+func (c *Client) RecordRevocation(ctx context.Context, authorization string, r app.Revocation) error {
+	ctx, cancel := context.WithTimeout(grpcmw.OutgoingRequestID(ctx), c.timeout)
+	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", authorization)
+	_, err := c.client.RecordSessionRevocation(ctx, &workspacev1.RecordSessionRevocationRequest{
+		WorkspaceId: r.WorkspaceID, User: r.User, ActorAppKey: r.ActorAppKey,
+	})
+	if err != nil {
+		return remoteError(err)
+	}
+	return nil
+}
+
 // VerifyLaunch calls VerifyLtiLaunch presenting authorization.
 func (c *Client) VerifyLaunch(ctx context.Context, authorization, method string, params []app.LaunchParameter) (app.Launch, error) {
 	ctx, cancel := context.WithTimeout(grpcmw.OutgoingRequestID(ctx), c.timeout)

@@ -62,25 +62,27 @@ func New(conn grpc.ClientConnInterface, appKey, appSecret string, settings Setti
 // RevokeWorkspaceTokens tries once, so that in the usual case the tokens
 // are gone when the delete answers, and if that fails keeps trying in the
 // background.
-func (r *Revoker) RevokeWorkspaceTokens(workspaceID string) {
-	err := r.attempt(workspaceID)
+// The auth service records the revocation in the workspace's audit trail,
+// with requestID (the delete's) as its request id.
+func (r *Revoker) RevokeWorkspaceTokens(workspaceID, requestID string) {
+	err := r.attempt(workspaceID, requestID)
 	if err == nil {
 		return
 	}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		r.retry(workspaceID, err)
+		r.retry(workspaceID, requestID, err)
 	}()
 }
 
 // retry goes on after a first failed attempt.
-func (r *Revoker) retry(workspaceID string, err error) {
+func (r *Revoker) retry(workspaceID, requestID string, err error) {
 	deadline := time.Now().Add(r.settings.GiveUpAfter)
 	wait := r.settings.FirstRetry
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
-			err = r.attempt(workspaceID)
+			err = r.attempt(workspaceID, requestID)
 		}
 		if err == nil {
 			if attempt > 1 {
@@ -111,10 +113,13 @@ func (r *Revoker) retry(workspaceID string, err error) {
 	}
 }
 
-func (r *Revoker) attempt(workspaceID string) error {
+func (r *Revoker) attempt(workspaceID, requestID string) error {
 	ctx, cancel := context.WithTimeout(r.ctx, r.settings.CallTimeout)
 	defer cancel()
 	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", r.authorization)
+	if requestID != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "x-request-id", requestID)
+	}
 	_, err := r.client.RevokeWorkspaceSdkTokens(ctx, &authv1.RevokeWorkspaceSdkTokensRequest{WorkspaceId: workspaceID})
 	return err
 }

@@ -62,7 +62,7 @@ func TestRevokerRetriesUntilTheAuthServiceAnswers(t *testing.T) {
 		CallTimeout: time.Second, GiveUpAfter: time.Minute, FirstRetry: 10 * time.Millisecond, MaxRetryWait: 50 * time.Millisecond,
 	}, slog.New(slog.DiscardHandler))
 	defer r.Close()
-	r.RevokeWorkspaceTokens("w1")
+	r.RevokeWorkspaceTokens("w1", "req-1")
 
 	select {
 	case <-fake.done:

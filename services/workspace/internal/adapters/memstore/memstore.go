@@ -19,13 +19,16 @@ type Repository struct {
 	workspaces map[string]*domain.Workspace
 	appKeys    map[string]string // app key -> workspace id
 	codes      map[string]string // registration code -> workspace id
+	outboxes   map[string][]domain.Event
+	events     map[string]domain.Event // by change key
 }
 
 var _ domain.Repository = (*Repository)(nil)
 
 // New returns an empty repository.
 func New() *Repository {
-	return &Repository{workspaces: map[string]*domain.Workspace{}, appKeys: map[string]string{}, codes: map[string]string{}}
+	return &Repository{workspaces: map[string]*domain.Workspace{}, appKeys: map[string]string{}, codes: map[string]string{},
+		outboxes: map[string][]domain.Event{}, events: map[string]domain.Event{}}
 }
 
 func (r *Repository) Create(_ context.Context, w *domain.Workspace) error {
@@ -54,6 +57,7 @@ func (r *Repository) Create(_ context.Context, w *domain.Workspace) error {
 	stored := record(w)
 	stored.Revision = 1
 	r.workspaces[w.ID()] = domain.UnmarshalWorkspaceFromDatabase(stored)
+	r.outboxes[w.ID()] = append(r.outboxes[w.ID()], w.PendingEvents()...)
 	return nil
 }
 
@@ -121,6 +125,7 @@ func (r *Repository) Update(_ context.Context, w *domain.Workspace) (*domain.Wor
 	next.UpdatedAt, next.DeletedAt, next.TokenCutoff = w.UpdatedAt(), w.DeletedAt(), w.TokenCutoff()
 	next.Revision++
 	r.workspaces[w.ID()] = domain.UnmarshalWorkspaceFromDatabase(next)
+	r.outboxes[w.ID()] = append(r.outboxes[w.ID()], w.PendingEvents()...)
 	return clone(r.workspaces[w.ID()]), nil
 }
 

@@ -3,6 +3,8 @@ package mongostore
 import (
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -32,6 +34,9 @@ type workspaceDoc struct {
 	DeletedAt          *time.Time `bson:"deletedAt"` // null while active; lists filter on it
 	TokenCutoff        *time.Time `bson:"tokenCutoff"`
 	Revision           int64      `bson:"revision"`
+	// Outbox holds the events of changes stored but not yet published to
+	// the events collection (see events_mongo.go).
+	Outbox []eventDoc `bson:"outbox"`
 }
 
 type addressDoc struct {
@@ -94,6 +99,7 @@ func fromWorkspace(w *domain.Workspace) workspaceDoc {
 		DeletedAt:          timeOrNil(w.DeletedAt()),
 		TokenCutoff:        timeOrNil(w.TokenCutoff()),
 		Revision:           w.Revision(),
+		Outbox:             fromEvents(w.PendingEvents()),
 	}
 	if parent := w.ParentID(); parent != "" {
 		d.ParentID = &parent
@@ -193,4 +199,79 @@ func timeOrNil(t time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// eventDoc is an event as a workspace's outbox holds it (Key is the change
+// key), and, with an _id and an id, as the events collection holds it.
+type eventDoc struct {
+	Key           string    `bson:"key"`
+	Type          string    `bson:"type"`
+	OccurredAt    time.Time `bson:"occurredAt"`
+	WorkspaceID   string    `bson:"workspaceId"`
+	Managers      []string  `bson:"managers"`
+	Actor         actorDoc  `bson:"actor"`
+	Target        targetDoc `bson:"target"`
+	RequestID     string    `bson:"requestId"`
+	ChangedFields []string  `bson:"changedFields"`
+}
+
+type actorDoc struct {
+	System      bool   `bson:"system"`
+	WorkspaceID string `bson:"workspaceId"`
+	AppKey      string `bson:"appKey"`
+}
+
+type targetDoc struct {
+	Type string `bson:"type"`
+	ID   string `bson:"id"`
+}
+
+// publishedEventDoc is an event of the audit trail. Its _id is the change
+// key, so a second publish of the same change is a duplicate key; id is the
+// public, time-ordered id lists are sorted and paged by.
+type publishedEventDoc struct {
+	Key   string   `bson:"_id"`
+	ID    string   `bson:"id"`
+	Event eventDoc `bson:",inline"`
+}
+
+// outboxDoc is the part of a workspace document the publisher reads. The
+// events stay raw: the stand-in's $pull takes no condition, so they are
+// removed by $pullAll with the exact documents read.
+type outboxDoc struct {
+	Outbox []bson.Raw `bson:"outbox"`
+}
+
+func fromEvents(events []domain.Event) []eventDoc {
+	out := make([]eventDoc, len(events))
+	for i, e := range events {
+		out[i] = eventDoc{
+			Key:           e.Key,
+			Type:          string(e.Type),
+			OccurredAt:    e.OccurredAt.UTC(),
+			WorkspaceID:   e.WorkspaceID,
+			Managers:      nonNil(e.Managers),
+			Actor:         actorDoc(e.Actor),
+			Target:        targetDoc(e.Target),
+			RequestID:     e.RequestID,
+			ChangedFields: nonNil(e.ChangedFields),
+		}
+	}
+	return out
+}
+
+func (d *publishedEventDoc) toEvent() domain.Event {
+	e := d.Event
+	return domain.Event{
+		ID:            d.ID,
+		Key:           d.Key,
+		Type:          domain.EventType(e.Type),
+		OccurredAt:    e.OccurredAt.UTC(),
+		WorkspaceID:   e.WorkspaceID,
+		Managers:      e.Managers,
+		Actor:         domain.Actor(e.Actor),
+		Target:        domain.Target(e.Target),
+		RequestID:     e.RequestID,
+		ChangedFields: e.ChangedFields,
+	}
 }

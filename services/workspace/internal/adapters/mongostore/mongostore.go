@@ -42,6 +42,7 @@ import (
 // Collection names.
 const (
 	WorkspacesCollection        = "workspaces"
+	EventsCollection            = "events"
 	AppKeysCollection           = "app_keys"
 	RegistrationCodesCollection = "registration_codes"
 )
@@ -55,6 +56,7 @@ type Repository struct {
 	workspaces *mongo.Collection
 	appKeys    *mongo.Collection
 	codes      *mongo.Collection
+	events     *mongo.Collection
 	now        func() time.Time
 	breaker    *breaker.Breaker // nil: operations go straight to the store
 }
@@ -74,6 +76,7 @@ func New(db *mongo.Database, opts ...Option) *Repository {
 		workspaces: db.Collection(WorkspacesCollection),
 		appKeys:    db.Collection(AppKeysCollection),
 		codes:      db.Collection(RegistrationCodesCollection),
+		events:     db.Collection(EventsCollection),
 		now:        time.Now,
 	}
 	for _, opt := range opts {
@@ -105,6 +108,7 @@ func (r *Repository) EnsureIndexes(ctx context.Context) error {
 		}},
 		{r.appKeys, []namedIndex{index("workspace", "workspaceId")}},
 		{r.codes, []namedIndex{index("workspace", "workspaceId")}},
+		{r.events, eventIndexes()},
 	}
 	for _, w := range wanted {
 		// Asking for an index that exists is a no-op on MongoDB but drops
@@ -310,11 +314,16 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 		{Key: "deletedAt", Value: d.DeletedAt},
 		{Key: "tokenCutoff", Value: d.TokenCutoff},
 	}
+	update := bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "revision", Value: int64(1)}}}}
+	if len(d.Outbox) > 0 {
+		// The change's events go into the outbox by the same write, after
+		// any a crash left there unpublished.
+		update = append(update, bson.E{Key: "$push", Value: bson.D{{Key: "outbox", Value: bson.D{{Key: "$each", Value: d.Outbox}}}}})
+	}
 	var res *mongo.UpdateResult
 	err := r.do(ctx, func(ctx context.Context) (err error) {
 		res, err = r.workspaces.UpdateOne(ctx,
-			bson.D{{Key: "_id", Value: d.ID}, {Key: "revision", Value: d.Revision}},
-			bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "revision", Value: int64(1)}}}})
+			bson.D{{Key: "_id", Value: d.ID}, {Key: "revision", Value: d.Revision}}, update)
 		return err
 	})
 	if err != nil {

@@ -19,9 +19,11 @@ type Authenticator interface {
 
 type callerKey struct{}
 
-// callerFrom returns the caller the auth interceptor put in ctx.
+// callerFrom returns the caller the auth interceptor put in ctx, with the
+// request's id (the events of its changes carry it).
 func callerFrom(ctx context.Context) domain.Caller {
 	c, _ := ctx.Value(callerKey{}).(domain.Caller)
+	c.RequestID = grpcmw.RequestID(ctx)
 	return c
 }
 
@@ -46,7 +48,8 @@ type Limits interface {
 // service's own key pair). VerifyLtiLaunch is one: every school's launches
 // would otherwise share the auth service's key pair's limit; the launch's
 // own failures are counted against its consumer key and the LMS's address.
-var unlimited = map[string]bool{authenticateMethod: true, statusMethod: true, verifyLaunchMethod: true}
+// RecordSessionRevocation is one too: the logout it records was counted.
+var unlimited = map[string]bool{authenticateMethod: true, statusMethod: true, verifyLaunchMethod: true, recordRevocationMethod: true}
 
 // publicMethods take no credentials: an LMS fetches a workspace's LTI
 // configuration anonymously. Credentials sent with them are not looked at,

@@ -1,0 +1,339 @@
+package mongostore_test
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// clock is a test clock the app stamps events with; settle is the default
+// 2 s, and tests move the clock past it instead of waiting.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+const settle = 2 * time.Second
+
+// pastSettle moves the clock past the settle window of everything so far.
+const pastSettle = settle + time.Millisecond
+
+type eventsFixture struct {
+	t     *testing.T
+	app   *app.App
+	repo  *mongostore.Repository
+	clock *clock
+	root  domain.Caller
+}
+
+// newEventsFixture is an app over a fresh database of the shared FerretDB,
+// publishing through log (the repository itself when nil), with the root
+// bootstrapped.
+func newEventsFixture(t *testing.T, wrap func(*mongostore.Repository) app.EventLog) *eventsFixture {
+	t.Helper()
+	repo := newRepository(t)
+	var log app.EventLog = repo
+	if wrap != nil {
+		log = wrap(repo)
+	}
+	box, err := secretbox.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{now: time.Now().UTC().Truncate(time.Millisecond)}
+	a := app.New(repo, box, app.Settings{LTIBaseURL: "https://lti.test"},
+		app.WithClock(c.Now), app.WithEventLog(log, app.EventSettings{Settle: settle}))
+	ctx := context.Background()
+	const key, secret = "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
+	if _, err := a.Bootstrap(ctx, app.BootstrapConfig{WorkspaceID: "root", Name: "Root", AppKey: key, AppSecret: secret}); err != nil {
+		t.Fatal(err)
+	}
+	root, err := a.Authenticate(ctx, key, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root.RequestID = "req-root"
+	return &eventsFixture{t: t, app: a, repo: repo, clock: c, root: root}
+}
+
+func (f *eventsFixture) create(id string) error {
+	f.clock.Advance(time.Millisecond)
+	_, err := f.app.CreateWorkspace(context.Background(), f.root, app.CreateInput{ID: id, Name: "Workspace " + id, Type: "DISTRICT"})
+	return err
+}
+
+// list reads one page of id's events as the root, after the settle window
+// of everything so far has passed.
+func (f *eventsFixture) list(in app.EventsInput) app.EventsResult {
+	f.t.Helper()
+	res, err := f.app.ListWorkspaceEvents(context.Background(), f.root, in)
+	if err != nil {
+		f.t.Fatalf("list events: %v", err)
+	}
+	return res
+}
+
+func types(events []domain.Event) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = string(e.Type)
+	}
+	return out
+}
+
+func wantTypes(t *testing.T, what string, got []domain.Event, want ...string) {
+	t.Helper()
+	if !slices.Equal(types(got), want) {
+		t.Fatalf("%s: event types = %v, want %v", what, types(got), want)
+	}
+}
+
+// A sequence of changes reads back in order, page by page with the cursor;
+// polling with the kept token returns only newer events.
+func TestEventsReadBackInOrderAndPoll(t *testing.T) {
+	f := newEventsFixture(t, nil)
+	ctx := context.Background()
+	if err := f.create("a"); err != nil {
+		t.Fatal(err)
+	}
+	name := "Renamed"
+	f.clock.Advance(time.Millisecond)
+	if _, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "a", Changes: domain.Changes{Name: &name}}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Millisecond)
+	if _, err := f.app.DeleteWorkspace(ctx, f.root, "a", app.Precondition{}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Millisecond)
+	if _, err := f.app.UndeleteWorkspace(ctx, f.root, "a"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Nothing is listed within the settle window; the token stays at the start.
+	first := f.list(app.EventsInput{WorkspaceID: "a"})
+	wantTypes(t, "within the settle window", first.Events)
+	if first.NextPageToken == "" {
+		t.Fatal("an empty page has no nextPageToken")
+	}
+
+	f.clock.Advance(pastSettle)
+	size := int32(3)
+	page := f.list(app.EventsInput{WorkspaceID: "a", PageSize: &size, PageToken: first.NextPageToken})
+	wantTypes(t, "first page", page.Events, "workspace.created", "workspace.updated", "workspace.deleted")
+	page2 := f.list(app.EventsInput{WorkspaceID: "a", PageSize: &size, PageToken: page.NextPageToken})
+	wantTypes(t, "second page", page2.Events, "workspace.undeleted")
+	all := append(page.Events, page2.Events...)
+	for i, e := range all {
+		if e.WorkspaceID != "a" || e.Target != (domain.Target{Type: "workspace", ID: "a"}) ||
+			e.Actor != (domain.Actor{WorkspaceID: "root", AppKey: f.root.AppKey}) || e.RequestID != "req-root" {
+			t.Errorf("event %d = %+v: want workspace a, actor root's pair, request req-root", i, e)
+		}
+		if i > 0 && all[i-1].ID >= e.ID {
+			t.Errorf("ids out of order: %s then %s", all[i-1].ID, e.ID)
+		}
+	}
+	if got := all[1].ChangedFields; !slices.Equal(got, []string{"name"}) {
+		t.Errorf("update's changed fields = %v, want [name]", got)
+	}
+
+	// Polling with the kept token: nothing new, and the token stays usable.
+	kept := page2.NextPageToken
+	again := f.list(app.EventsInput{WorkspaceID: "a", PageSize: &size, PageToken: kept})
+	wantTypes(t, "poll with nothing new", again.Events)
+	if again.NextPageToken != kept {
+		t.Fatalf("an empty page moved the token: %q, want %q", again.NextPageToken, kept)
+	}
+	f.clock.Advance(time.Millisecond)
+	if _, err := f.app.DeleteWorkspace(ctx, f.root, "a", app.Precondition{}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(pastSettle)
+	newer := f.list(app.EventsInput{WorkspaceID: "a", PageSize: &size, PageToken: kept})
+	wantTypes(t, "poll after one more change", newer.Events, "workspace.deleted")
+
+	// The root's own trail starts with its bootstrap, by the system; with
+	// includeManaged it holds a's events too; type filters.
+	rootOwn := f.list(app.EventsInput{WorkspaceID: "root"})
+	wantTypes(t, "root", rootOwn.Events, "workspace.bootstrapped")
+	if !rootOwn.Events[0].Actor.System {
+		t.Errorf("bootstrap actor = %+v, want the system", rootOwn.Events[0].Actor)
+	}
+	managed := f.list(app.EventsInput{WorkspaceID: "root", IncludeManaged: true})
+	wantTypes(t, "root with managed", managed.Events, "workspace.bootstrapped", "workspace.created", "workspace.updated",
+		"workspace.deleted", "workspace.undeleted", "workspace.deleted")
+	deletes := f.list(app.EventsInput{WorkspaceID: "root", IncludeManaged: true, Types: []string{"workspace.deleted"}})
+	wantTypes(t, "type filter", deletes.Events, "workspace.deleted", "workspace.deleted")
+
+	// A token is bound to its list.
+	_, err := f.app.ListWorkspaceEvents(ctx, f.root, app.EventsInput{WorkspaceID: "root", PageToken: kept})
+	if fault.KindOf(err) != fault.Invalid {
+		t.Fatalf("a's token on root's list: error = %v, want Invalid", err)
+	}
+}
+
+// The settle window keeps a cursor from passing an event still landing: an
+// event stamped earlier than one already stored, but inserted after it, is
+// listed before it, because neither is listed until both are settled.
+func TestEventsSettleWindowOrdersLateInserts(t *testing.T) {
+	f := newEventsFixture(t, nil)
+	ctx := context.Background()
+	if err := f.create("a"); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(pastSettle)
+	start := f.list(app.EventsInput{WorkspaceID: "a"})
+	wantTypes(t, "after create", start.Events, "workspace.created")
+
+	w, err := f.repo.Get(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := f.clock.Now()
+	later := domain.NewEvent(domain.EventUserSessionsRevoked, w, domain.Actor{WorkspaceID: "root"}, domain.Target{Type: "user", ID: "later@x.test"}, "", t0)
+	earlier := domain.NewEvent(domain.EventUserSessionsRevoked, w, domain.Actor{WorkspaceID: "root"}, domain.Target{Type: "user", ID: "earlier@x.test"}, "", t0)
+	// The event stamped at t0+100ms lands first.
+	if err := f.repo.AppendEvent(ctx, later, func() string { return domain.NewEventID(t0.Add(100 * time.Millisecond)) }); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(150 * time.Millisecond)
+	mid := f.list(app.EventsInput{WorkspaceID: "a", PageToken: start.NextPageToken})
+	wantTypes(t, "while the later event settles", mid.Events)
+	// The one stamped at t0 lands after it, within its bound (settle/2).
+	if err := f.repo.AppendEvent(ctx, earlier, func() string { return domain.NewEventID(t0) }); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(pastSettle)
+	res := f.list(app.EventsInput{WorkspaceID: "a", PageToken: mid.NextPageToken})
+	if len(res.Events) != 2 || res.Events[0].Target.ID != "earlier@x.test" || res.Events[1].Target.ID != "later@x.test" {
+		t.Fatalf("events after settling = %+v, want earlier then later", res.Events)
+	}
+}
+
+// failingPublisher takes the store down between the change's write and its
+// publish, once.
+type failingPublisher struct {
+	*mongostore.Repository
+	fail bool
+}
+
+func (p *failingPublisher) PublishOutbox(ctx context.Context, id string, newID func() string) error {
+	if p.fail {
+		p.fail = false
+		if err := store.Stop(); err != nil {
+			return err
+		}
+	}
+	return p.Repository.PublishOutbox(ctx, id, newID)
+}
+
+// The crash case: the store fails between the two writes. The change is
+// stored but not acknowledged (Unavailable); once the store is back, the
+// relay publishes exactly one event for it. A write that failed leaves no
+// event.
+func TestEventsStoreFailsBetweenTheWrites(t *testing.T) {
+	var pub *failingPublisher
+	f := newEventsFixture(t, func(r *mongostore.Repository) app.EventLog {
+		pub = &failingPublisher{Repository: r}
+		return pub
+	})
+	ctx := context.Background()
+	restarted := true
+	t.Cleanup(func() {
+		if !restarted {
+			_ = store.Restart(context.Background())
+		}
+	})
+
+	pub.fail, restarted = true, false
+	err := f.create("a")
+	if kind := fault.KindOf(err); kind != fault.Unavailable {
+		t.Fatalf("create with the store failing before the publish: error = %v (kind %v), want Unavailable", err, kind)
+	}
+	if err := store.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	if _, err := f.repo.Get(ctx, "a"); err != nil {
+		t.Fatalf("the change is not stored: %v", err)
+	}
+	f.clock.Advance(pastSettle)
+	wantTypes(t, "before the relay", f.list(app.EventsInput{WorkspaceID: "a"}).Events)
+
+	for range 2 {
+		if err := f.app.RelayOnce(ctx); err != nil {
+			t.Fatalf("relay: %v", err)
+		}
+	}
+	f.clock.Advance(pastSettle)
+	wantTypes(t, "after the relay ran twice", f.list(app.EventsInput{WorkspaceID: "a"}).Events, "workspace.created")
+	if pending, err := f.repo.WorkspacesWithOutbox(ctx, 10); err != nil || len(pending) != 0 {
+		t.Fatalf("outboxes left after the relay: %v, %v", pending, err)
+	}
+
+	// A retry of the create is acknowledged and adds no second event.
+	if err := f.create("a"); err != nil {
+		t.Fatalf("retried create: %v", err)
+	}
+	f.clock.Advance(pastSettle)
+	wantTypes(t, "after a retried create", f.list(app.EventsInput{WorkspaceID: "a"}).Events, "workspace.created")
+
+	// A write that fails leaves no event: the store is down for the update.
+	if err := store.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	restarted = false
+	name := "Never stored"
+	callCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	_, err = f.app.UpdateWorkspace(callCtx, f.root, app.UpdateInput{ID: "a", Changes: domain.Changes{Name: &name}})
+	cancel()
+	if err == nil {
+		t.Fatal("update with the store down succeeded")
+	}
+	if err := store.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	if err := f.app.RelayOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(pastSettle)
+	wantTypes(t, "after a failed update", f.list(app.EventsInput{WorkspaceID: "a"}).Events, "workspace.created")
+}
+
+// Retention: the relay removes events older than EVENT_RETENTION.
+func TestEventsRetention(t *testing.T) {
+	f := newEventsFixture(t, nil)
+	ctx := context.Background()
+	if err := f.create("a"); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(pastSettle)
+	wantTypes(t, "fresh", f.list(app.EventsInput{WorkspaceID: "a"}).Events, "workspace.created")
+	f.clock.Advance(90 * 24 * time.Hour)
+	if err := f.app.RelayOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantTypes(t, "after the retention", f.list(app.EventsInput{WorkspaceID: "a"}).Events)
+}

@@ -1,0 +1,64 @@
+package grpcport
+
+import (
+	"context"
+
+	"github.com/liveproctor/workspaces/pkg/apitime"
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+const recordRevocationMethod = workspacev1.WorkspaceService_RecordSessionRevocation_FullMethodName
+
+func (s *Server) ListWorkspaceEvents(ctx context.Context, req *workspacev1.ListWorkspaceEventsRequest) (*workspacev1.ListWorkspaceEventsResponse, error) {
+	res, err := s.app.ListWorkspaceEvents(ctx, callerFrom(ctx), app.EventsInput{
+		WorkspaceID:    req.GetId(),
+		IncludeManaged: req.GetIncludeManaged(),
+		Types:          req.GetType(),
+		PageSize:       req.PageSize,
+		PageToken:      req.GetPageToken(),
+	})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	out := &workspacev1.ListWorkspaceEventsResponse{
+		Events:        make([]*workspacev1.Event, len(res.Events)),
+		NextPageToken: res.NextPageToken,
+	}
+	for i, e := range res.Events {
+		out.Events[i] = eventToProto(e)
+	}
+	return out, nil
+}
+
+// RecordSessionRevocation records a revocation the auth service made (only
+// the root workspace's key pairs may call it; the app says so).
+func (s *Server) RecordSessionRevocation(ctx context.Context, req *workspacev1.RecordSessionRevocationRequest) (*workspacev1.RecordSessionRevocationResponse, error) {
+	err := s.app.RecordSessionRevocation(ctx, callerFrom(ctx), app.SessionRevocation{
+		WorkspaceID: req.GetWorkspaceId(),
+		User:        req.GetUser(),
+		ActorAppKey: req.GetActorAppKey(),
+	})
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return &workspacev1.RecordSessionRevocationResponse{}, nil
+}
+
+func eventToProto(e domain.Event) *workspacev1.Event {
+	actor := &workspacev1.EventActor{Type: "keyPair", WorkspaceId: e.Actor.WorkspaceID, AppKey: e.Actor.AppKey}
+	if e.Actor.System {
+		actor = &workspacev1.EventActor{Type: "system"}
+	}
+	return &workspacev1.Event{
+		Id:            e.ID,
+		Type:          string(e.Type),
+		OccurTime:     apitime.Format(e.OccurredAt),
+		WorkspaceId:   e.WorkspaceID,
+		Actor:         actor,
+		Target:        &workspacev1.EventTarget{Type: e.Target.Type, Id: e.Target.ID},
+		RequestId:     e.RequestID,
+		ChangedFields: e.ChangedFields,
+	}
+}
