@@ -1,5 +1,7 @@
 package domain
 
+import "time"
+
 // Caller is who a request comes from: the workspace owning the key pair it
 // authenticated with.
 type Caller struct {
@@ -11,4 +13,8 @@ type Caller struct {
 	// RateLimit is the workspace's own limit for its key pairs; nil: the
 	// service's default.
 	RateLimit *RateLimit
+	// KeyExpiresAt is when the key pair stops authenticating (zero: it
+	// does not expire), so a service that caches the caller's access can
+	// stop in time.
+	KeyExpiresAt time.Time
 }

@@ -147,7 +147,7 @@ func (w *Workspace) RotateKey(appKey string, successor SealedKey, expireAfter ti
 	}
 	p := NewKeyPair(w.keys[i].Role, successor, now)
 	p.Name, p.Tags = w.keys[i].Name, slices.Clone(w.keys[i].Tags)
-	w.keys[i].ExpiresAt, w.keys[i].UpdatedAt = now.Add(expireAfter), now
+	w.keys[i].ExpiresAt, w.keys[i].UpdatedAt = now.Add(expireAfter).Truncate(time.Millisecond), now
 	w.keys = append(w.keys, p)
 	return w.keys[i].clone(), p.clone(), nil
 }
