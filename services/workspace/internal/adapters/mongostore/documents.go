@@ -54,9 +54,9 @@ type tagDoc struct {
 // keyDoc is a key pair: the secret sealed (AES-GCM) and as a keyed digest,
 // never in the clear.
 type keyDoc struct {
-	AppKey       string    `bson:"appKey"`
-	SealedSecret []byte    `bson:"sealedSecret"`
-	SecretDigest []byte    `bson:"secretDigest"`
+	AppKey       string     `bson:"appKey"`
+	SealedSecret []byte     `bson:"sealedSecret"`
+	SecretDigest []byte     `bson:"secretDigest"`
 	Role         string     `bson:"role"`
 	Name         string     `bson:"name"`
 	Tags         []tagDoc   `bson:"tags"`
