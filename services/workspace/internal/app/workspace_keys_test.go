@@ -21,7 +21,7 @@ type clock struct {
 	now time.Time
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
 // forgotten records what the app asked the auth service to forget.
@@ -36,7 +36,11 @@ func (f *forgotten) ForgetKeyPairs(_ string, appKeys []string) {
 	f.mu.Unlock()
 }
 
-func (f *forgotten) has(k string) bool { f.mu.Lock(); defer f.mu.Unlock(); return slices.Contains(f.keys, k) }
+func (f *forgotten) has(k string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Contains(f.keys, k)
+}
 
 var restTags = []domain.Tag{domain.RESTAccessTag}
 
@@ -255,4 +259,8 @@ func (c *countingUses) RecordKeyUse(ctx context.Context, appKey string, at time.
 	return c.Repository.RecordKeyUse(ctx, appKey, at)
 }
 
-func (c *countingUses) writes(appKey string) int { c.mu.Lock(); defer c.mu.Unlock(); return c.n[appKey] }
+func (c *countingUses) writes(appKey string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[appKey]
+}
