@@ -48,6 +48,11 @@ const (
 	DeadlineExceeded
 	// MethodNotAllowed means the path does not take the method (HTTP 405).
 	MethodNotAllowed
+	// FailedPrecondition means the resource is not in a state that allows
+	// the change, such as removing a workspace's last working key pair
+	// (HTTP 409). Unlike PreconditionFailed, no etag is involved: the
+	// state must change first.
+	FailedPrecondition
 )
 
 var kindNames = [...]string{
@@ -66,6 +71,7 @@ var kindNames = [...]string{
 	RequestTimeout:       "request timeout",
 	DeadlineExceeded:     "deadline exceeded",
 	MethodNotAllowed:     "method not allowed",
+	FailedPrecondition:   "failed precondition",
 }
 
 func (k Kind) String() string {

@@ -44,6 +44,7 @@ var specs = [...]Spec{
 	fault.RequestTimeout:       {fault.RequestTimeout, "REQUEST_TIMEOUT", codes.DeadlineExceeded, http.StatusRequestTimeout, "The request body did not arrive within the request deadline."},
 	fault.DeadlineExceeded:     {fault.DeadlineExceeded, "DEADLINE_EXCEEDED", codes.DeadlineExceeded, http.StatusGatewayTimeout, "The request deadline passed before the answer was ready; retrying may help."},
 	fault.MethodNotAllowed:     {fault.MethodNotAllowed, "METHOD_NOT_ALLOWED", codes.Unimplemented, http.StatusMethodNotAllowed, "The path does not take this method."},
+	fault.FailedPrecondition:   {fault.FailedPrecondition, "FAILED_PRECONDITION", codes.FailedPrecondition, http.StatusConflict, "The workspace's state does not allow the change (a key pair rule: the last working REST key pair, the most active key pairs, a pair already expiring); the message says which."},
 }
 
 // SpecOf returns the row of kind; an unknown kind is Internal.

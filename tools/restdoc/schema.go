@@ -214,6 +214,11 @@ func (s *schemas) value(f *protogen.Field, rules *restv1.FieldRules, dir directi
 		case "google.protobuf.StringValue":
 			o.set("type", "string")
 			o.set("nullable", true)
+		case "google.protobuf.Duration":
+			// protojson writes a Duration as seconds with an "s" suffix.
+			o.set("type", "string")
+			o.set("pattern", `^-?[0-9]+(\.[0-9]{1,9})?s$`)
+			o.set("example", json.RawMessage(`"86400s"`))
 		default:
 			if wellKnown(f.Message) {
 				return nil, fmt.Errorf("%s: %s is not supported", f.Desc.FullName(), f.Message.Desc.FullName())

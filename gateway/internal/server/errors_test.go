@@ -17,7 +17,7 @@ import (
 )
 
 // Every kind a service answers with reaches REST with the status of its
-// reason, even where kinds share a gRPC code (412 and 409, 413 and 429,
+// reason, even where kinds share a gRPC code (412 and 409, 412 and 409 FAILED_PRECONDITION, 413 and 429,
 // 408 and 504), and with the headers its status calls for.
 func TestEveryKindAnswersWithItsStatus(t *testing.T) {
 	retry1 := map[string]string{"Retry-After": "1"}
@@ -35,6 +35,7 @@ func TestEveryKindAnswersWithItsStatus(t *testing.T) {
 		{fault.RequestTimeout, 408, "DEADLINE_EXCEEDED", nil},
 		{fault.Conflict, 409, "ALREADY_EXISTS", nil},
 		{fault.Aborted, 409, "ABORTED", nil},
+		{fault.FailedPrecondition, 409, "FAILED_PRECONDITION", nil},
 		{fault.PreconditionFailed, 412, "FAILED_PRECONDITION", nil},
 		{fault.TooLarge, 413, "RESOURCE_EXHAUSTED", nil},
 		{fault.UnsupportedMediaType, 415, "INVALID_ARGUMENT", nil},

@@ -375,6 +375,18 @@ type CreateSdkTokenResponse struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
+// CreateWorkspaceKeyRequest defines model for CreateWorkspaceKeyRequest.
+type CreateWorkspaceKeyRequest struct {
+	// Id The workspace (the path's id over REST).
+	Id *string `json:"id,omitempty"`
+
+	// Name 1 to 100 characters; surrounding spaces are trimmed.
+	Name string `json:"name"`
+
+	// Tags At most 20. allow-rest-api-access = TRUE (type string) gives REST access; key, type and value are at most 200 characters each.
+	Tags *[]TagInput `json:"tags,omitempty"`
+}
+
 // CreateWorkspaceRequest defines model for CreateWorkspaceRequest.
 type CreateWorkspaceRequest struct {
 	Address *AddressInput `json:"address,omitempty"`
@@ -500,6 +512,15 @@ type KeyPair struct {
 	AppSecret openapi_types.UUID `json:"appSecret"`
 	CreatedAt time.Time          `json:"createdAt"`
 
+	// ExpiresAt When the pair stops authenticating (RFC 3339, UTC, milliseconds); null while it does not expire. Set by a rotation.
+	ExpiresAt nullable.Nullable[time.Time] `json:"expiresAt"`
+
+	// LastUsedAt When the pair was last used, recorded at most once per pair per 15 minutes per replica; null if never recorded.
+	LastUsedAt nullable.Nullable[time.Time] `json:"lastUsedAt"`
+
+	// Name What the workspace calls the pair; a rotation's successor keeps it. The pairs a workspace was created with are named by their role: server, lti (and bootstrap for the root's configured pair).
+	Name string `json:"name"`
+
 	// Tags A pair tagged allow-rest-api-access = TRUE may call the REST routes.
 	Tags      []Tag     `json:"tags"`
 	UpdatedAt time.Time `json:"updatedAt"`
@@ -590,6 +611,29 @@ type RevokeUserSdkTokensRequest struct {
 // RevokeUserSdkTokensResponse Every token of the user in the workspace is revoked.
 type RevokeUserSdkTokensResponse = map[string]interface{}
 
+// RotateWorkspaceKeyRequest defines model for RotateWorkspaceKeyRequest.
+type RotateWorkspaceKeyRequest struct {
+	// AppKey The pair to rotate.
+	AppKey *string `json:"appKey,omitempty"`
+
+	// ExpireAfter How long the old pair keeps working: a duration in seconds with an s suffix, "0s" to "604800s" (7 days). Absent: "86400s" (24 hours).
+	//
+	// Example: 86400s
+	ExpireAfter *string `json:"expireAfter,omitempty"`
+
+	// Id The workspace (the path's id over REST).
+	Id *string `json:"id,omitempty"`
+}
+
+// RotateWorkspaceKeyResponse A rotation: the old pair, now with its expiresAt, and its successor.
+type RotateWorkspaceKeyResponse struct {
+	// Previous A key pair: HTTP Basic credentials appKey:appSecret.
+	Previous KeyPair `json:"previous"`
+
+	// Successor A key pair: HTTP Basic credentials appKey:appSecret.
+	Successor KeyPair `json:"successor"`
+}
+
 // SdkSession Who a token is for, and until when.
 type SdkSession struct {
 	// Email The address given at login.
@@ -617,6 +661,13 @@ type Tag struct {
 	Key   string `json:"key"`
 	Type  string `json:"type"`
 	Value string `json:"value"`
+}
+
+// TagInput A tag as a request sends it.
+type TagInput struct {
+	Key   string  `json:"key"`
+	Type  *string `json:"type,omitempty"`
+	Value *string `json:"value,omitempty"`
 }
 
 // UpdateWorkspaceRequest defines model for UpdateWorkspaceRequest.
@@ -829,6 +880,24 @@ type ListWorkspaceKeysParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// CreateWorkspaceKeyParams defines parameters for CreateWorkspaceKey.
+type CreateWorkspaceKeyParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// RevokeWorkspaceKeyParams defines parameters for RevokeWorkspaceKey.
+type RevokeWorkspaceKeyParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// RotateWorkspaceKeyParams defines parameters for RotateWorkspaceKey.
+type RotateWorkspaceKeyParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
 // UndeleteWorkspaceParams defines parameters for UndeleteWorkspace.
 type UndeleteWorkspaceParams struct {
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
@@ -929,6 +998,12 @@ type CreateWorkspaceJSONRequestBody = CreateWorkspaceRequest
 
 // UpdateWorkspaceJSONRequestBody defines body for UpdateWorkspace for application/json ContentType.
 type UpdateWorkspaceJSONRequestBody = UpdateWorkspaceRequest
+
+// CreateWorkspaceKeyJSONRequestBody defines body for CreateWorkspaceKey for application/json ContentType.
+type CreateWorkspaceKeyJSONRequestBody = CreateWorkspaceKeyRequest
+
+// RotateWorkspaceKeyJSONRequestBody defines body for RotateWorkspaceKey for application/json ContentType.
+type RotateWorkspaceKeyJSONRequestBody = RotateWorkspaceKeyRequest
 
 // ListWorkspacesJSONRequestBody defines body for ListWorkspaces for application/json ContentType.
 type ListWorkspacesJSONRequestBody = ListWorkspacesRequest
@@ -1334,10 +1409,53 @@ type ClientInterface interface {
 
 	// ListWorkspaceKeys List a workspace's key pairs
 	//
-	// Every key pair of the workspace, secrets included: the server pair (REST access) and the LTI pair.
+	// Every key pair of the workspace, secrets included: the server pair (REST access), the LTI pair, and those created or rotated since. A rotated pair shows its `expiresAt` until the sweeper removes it (within a minute or so of expiry); `lastUsedAt` is recorded at most once per pair per 15 minutes per replica.
 	//
 	// Corresponds with GET /api/workspace/{id}/keys (the `ListWorkspaceKeys` operationId).
 	ListWorkspaceKeys(ctx context.Context, id string, params *ListWorkspaceKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWorkspaceKeyWithBody Create a key pair
+	//
+	// Adds a key pair, secret included in the answer. Tagged `allow-rest-api-access` = `TRUE` it may call the API (a server pair); without that tag it is an LTI pair, which may sign LTI launches only. The workspace itself and the workspaces that manage it may manage its key pairs. A workspace holds at most 10 key pairs that have not expired: past that, 409 `FAILED_PRECONDITION`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/workspace/{id}/keys (the `CreateWorkspaceKey` operationId).
+	CreateWorkspaceKeyWithBody(ctx context.Context, id string, params *CreateWorkspaceKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWorkspaceKey Create a key pair
+	//
+	// Adds a key pair, secret included in the answer. Tagged `allow-rest-api-access` = `TRUE` it may call the API (a server pair); without that tag it is an LTI pair, which may sign LTI launches only. The workspace itself and the workspaces that manage it may manage its key pairs. A workspace holds at most 10 key pairs that have not expired: past that, 409 `FAILED_PRECONDITION`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/workspace/{id}/keys (the `CreateWorkspaceKey` operationId).
+	CreateWorkspaceKey(ctx context.Context, id string, params *CreateWorkspaceKeyParams, body CreateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeWorkspaceKey Revoke a key pair
+	//
+	// Removes the pair at once and answers it as it was: it is 401 from now on, on the serving replica at once and on the others within the credential cache's TTL (10 s by default). Its app key is never issued again. The workspace must keep a REST pair that does not expire: revoking the last one is 409 `FAILED_PRECONDITION`. An unknown or expired app key is 404.
+	//
+	// Corresponds with DELETE /api/workspace/{id}/keys/{appKey} (the `RevokeWorkspaceKey` operationId).
+	RevokeWorkspaceKey(ctx context.Context, id string, appKey string, params *RevokeWorkspaceKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWorkspaceKeyWithBody Rotate a key pair
+	//
+	// Creates a successor with the same name, role and tags (secret included in the answer) and sets the old pair's `expiresAt` to now plus `expireAfter` (0s to 604800s, default 86400s): both pairs work until then, and from then on the old one is 401 everywhere. Works for server and LTI pairs. A pair that was rotated already (it has an `expiresAt`) is not rotated again: 409 `FAILED_PRECONDITION`; rotate its successor. An unknown or expired app key is 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
+	RotateWorkspaceKeyWithBody(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWorkspaceKey Rotate a key pair
+	//
+	// Creates a successor with the same name, role and tags (secret included in the answer) and sets the old pair's `expiresAt` to now plus `expireAfter` (0s to 604800s, default 86400s): both pairs work until then, and from then on the old one is 401 everywhere. Works for server and LTI pairs. A pair that was rotated already (it has an `expiresAt`) is not rotated again: 409 `FAILED_PRECONDITION`; rotate its successor. An unknown or expired app key is 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
+	RotateWorkspaceKey(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, body RotateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UndeleteWorkspace Undelete a managed workspace
 	//
@@ -1648,11 +1766,104 @@ func (c *Client) ListWorkspaceEvents(ctx context.Context, id string, params *Lis
 
 // ListWorkspaceKeys List a workspace's key pairs
 //
-// Every key pair of the workspace, secrets included: the server pair (REST access) and the LTI pair.
+// Every key pair of the workspace, secrets included: the server pair (REST access), the LTI pair, and those created or rotated since. A rotated pair shows its `expiresAt` until the sweeper removes it (within a minute or so of expiry); `lastUsedAt` is recorded at most once per pair per 15 minutes per replica.
 //
 // Corresponds with GET /api/workspace/{id}/keys (the `ListWorkspaceKeys` operationId).
 func (c *Client) ListWorkspaceKeys(ctx context.Context, id string, params *ListWorkspaceKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListWorkspaceKeysRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWorkspaceKeyWithBody Create a key pair
+//
+// Adds a key pair, secret included in the answer. Tagged `allow-rest-api-access` = `TRUE` it may call the API (a server pair); without that tag it is an LTI pair, which may sign LTI launches only. The workspace itself and the workspaces that manage it may manage its key pairs. A workspace holds at most 10 key pairs that have not expired: past that, 409 `FAILED_PRECONDITION`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/workspace/{id}/keys (the `CreateWorkspaceKey` operationId).
+func (c *Client) CreateWorkspaceKeyWithBody(ctx context.Context, id string, params *CreateWorkspaceKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWorkspaceKeyRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWorkspaceKey Create a key pair
+//
+// Adds a key pair, secret included in the answer. Tagged `allow-rest-api-access` = `TRUE` it may call the API (a server pair); without that tag it is an LTI pair, which may sign LTI launches only. The workspace itself and the workspaces that manage it may manage its key pairs. A workspace holds at most 10 key pairs that have not expired: past that, 409 `FAILED_PRECONDITION`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/workspace/{id}/keys (the `CreateWorkspaceKey` operationId).
+func (c *Client) CreateWorkspaceKey(ctx context.Context, id string, params *CreateWorkspaceKeyParams, body CreateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWorkspaceKeyRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeWorkspaceKey Revoke a key pair
+//
+// Removes the pair at once and answers it as it was: it is 401 from now on, on the serving replica at once and on the others within the credential cache's TTL (10 s by default). Its app key is never issued again. The workspace must keep a REST pair that does not expire: revoking the last one is 409 `FAILED_PRECONDITION`. An unknown or expired app key is 404.
+//
+// Corresponds with DELETE /api/workspace/{id}/keys/{appKey} (the `RevokeWorkspaceKey` operationId).
+func (c *Client) RevokeWorkspaceKey(ctx context.Context, id string, appKey string, params *RevokeWorkspaceKeyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeWorkspaceKeyRequest(c.Server, id, appKey, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateWorkspaceKeyWithBody Rotate a key pair
+//
+// Creates a successor with the same name, role and tags (secret included in the answer) and sets the old pair's `expiresAt` to now plus `expireAfter` (0s to 604800s, default 86400s): both pairs work until then, and from then on the old one is 401 everywhere. Works for server and LTI pairs. A pair that was rotated already (it has an `expiresAt`) is not rotated again: 409 `FAILED_PRECONDITION`; rotate its successor. An unknown or expired app key is 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
+func (c *Client) RotateWorkspaceKeyWithBody(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWorkspaceKeyRequestWithBody(c.Server, id, appKey, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateWorkspaceKey Rotate a key pair
+//
+// Creates a successor with the same name, role and tags (secret included in the answer) and sets the old pair's `expiresAt` to now plus `expireAfter` (0s to 604800s, default 86400s): both pairs work until then, and from then on the old one is 401 everywhere. Works for server and LTI pairs. A pair that was rotated already (it has an `expiresAt`) is not rotated again: 409 `FAILED_PRECONDITION`; rotate its successor. An unknown or expired app key is 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
+func (c *Client) RotateWorkspaceKey(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, body RotateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWorkspaceKeyRequest(c.Server, id, appKey, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2414,6 +2625,193 @@ func NewListWorkspaceKeysRequest(server string, id string, params *ListWorkspace
 	return req, nil
 }
 
+// NewCreateWorkspaceKeyRequest calls the generic CreateWorkspaceKey builder with application/json body
+func NewCreateWorkspaceKeyRequest(server string, id string, params *CreateWorkspaceKeyParams, body CreateWorkspaceKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateWorkspaceKeyRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCreateWorkspaceKeyRequestWithBody constructs an http.Request for the CreateWorkspaceKey method, with any body, and a specified content type
+func NewCreateWorkspaceKeyRequestWithBody(server string, id string, params *CreateWorkspaceKeyParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRevokeWorkspaceKeyRequest constructs an http.Request for the RevokeWorkspaceKey method
+func NewRevokeWorkspaceKeyRequest(server string, id string, appKey string, params *RevokeWorkspaceKeyParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "appKey", appKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/keys/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRotateWorkspaceKeyRequest calls the generic RotateWorkspaceKey builder with application/json body
+func NewRotateWorkspaceKeyRequest(server string, id string, appKey string, params *RotateWorkspaceKeyParams, body RotateWorkspaceKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRotateWorkspaceKeyRequestWithBody(server, id, appKey, params, "application/json", bodyReader)
+}
+
+// NewRotateWorkspaceKeyRequestWithBody constructs an http.Request for the RotateWorkspaceKey method, with any body, and a specified content type
+func NewRotateWorkspaceKeyRequestWithBody(server string, id string, appKey string, params *RotateWorkspaceKeyParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "appKey", appKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/keys/%s:rotate", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewUndeleteWorkspaceRequest constructs an http.Request for the UndeleteWorkspace method
 func NewUndeleteWorkspaceRequest(server string, id string, params *UndeleteWorkspaceParams) (*http.Request, error) {
 	var err error
@@ -2993,12 +3391,57 @@ type ClientWithResponsesInterface interface {
 
 	// ListWorkspaceKeysWithResponse List a workspace's key pairs
 	//
-	// Every key pair of the workspace, secrets included: the server pair (REST access) and the LTI pair.
+	// Every key pair of the workspace, secrets included: the server pair (REST access), the LTI pair, and those created or rotated since. A rotated pair shows its `expiresAt` until the sweeper removes it (within a minute or so of expiry); `lastUsedAt` is recorded at most once per pair per 15 minutes per replica.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/workspace/{id}/keys (the `ListWorkspaceKeys` operationId).
 	ListWorkspaceKeysWithResponse(ctx context.Context, id string, params *ListWorkspaceKeysParams, reqEditors ...RequestEditorFn) (*ListWorkspaceKeysHTTPResponse, error)
+
+	// CreateWorkspaceKeyWithBodyWithResponse Create a key pair
+	//
+	// Adds a key pair, secret included in the answer. Tagged `allow-rest-api-access` = `TRUE` it may call the API (a server pair); without that tag it is an LTI pair, which may sign LTI launches only. The workspace itself and the workspaces that manage it may manage its key pairs. A workspace holds at most 10 key pairs that have not expired: past that, 409 `FAILED_PRECONDITION`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/{id}/keys (the `CreateWorkspaceKey` operationId).
+	CreateWorkspaceKeyWithBodyWithResponse(ctx context.Context, id string, params *CreateWorkspaceKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWorkspaceKeyHTTPResponse, error)
+
+	// CreateWorkspaceKeyWithResponse Create a key pair
+	//
+	// Adds a key pair, secret included in the answer. Tagged `allow-rest-api-access` = `TRUE` it may call the API (a server pair); without that tag it is an LTI pair, which may sign LTI launches only. The workspace itself and the workspaces that manage it may manage its key pairs. A workspace holds at most 10 key pairs that have not expired: past that, 409 `FAILED_PRECONDITION`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/{id}/keys (the `CreateWorkspaceKey` operationId).
+	CreateWorkspaceKeyWithResponse(ctx context.Context, id string, params *CreateWorkspaceKeyParams, body CreateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWorkspaceKeyHTTPResponse, error)
+
+	// RevokeWorkspaceKeyWithResponse Revoke a key pair
+	//
+	// Removes the pair at once and answers it as it was: it is 401 from now on, on the serving replica at once and on the others within the credential cache's TTL (10 s by default). Its app key is never issued again. The workspace must keep a REST pair that does not expire: revoking the last one is 409 `FAILED_PRECONDITION`. An unknown or expired app key is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/workspace/{id}/keys/{appKey} (the `RevokeWorkspaceKey` operationId).
+	RevokeWorkspaceKeyWithResponse(ctx context.Context, id string, appKey string, params *RevokeWorkspaceKeyParams, reqEditors ...RequestEditorFn) (*RevokeWorkspaceKeyHTTPResponse, error)
+
+	// RotateWorkspaceKeyWithBodyWithResponse Rotate a key pair
+	//
+	// Creates a successor with the same name, role and tags (secret included in the answer) and sets the old pair's `expiresAt` to now plus `expireAfter` (0s to 604800s, default 86400s): both pairs work until then, and from then on the old one is 401 everywhere. Works for server and LTI pairs. A pair that was rotated already (it has an `expiresAt`) is not rotated again: 409 `FAILED_PRECONDITION`; rotate its successor. An unknown or expired app key is 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
+	RotateWorkspaceKeyWithBodyWithResponse(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateWorkspaceKeyHTTPResponse, error)
+
+	// RotateWorkspaceKeyWithResponse Rotate a key pair
+	//
+	// Creates a successor with the same name, role and tags (secret included in the answer) and sets the old pair's `expiresAt` to now plus `expireAfter` (0s to 604800s, default 86400s): both pairs work until then, and from then on the old one is 401 everywhere. Works for server and LTI pairs. A pair that was rotated already (it has an `expiresAt`) is not rotated again: 409 `FAILED_PRECONDITION`; rotate its successor. An unknown or expired app key is 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
+	RotateWorkspaceKeyWithResponse(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, body RotateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWorkspaceKeyHTTPResponse, error)
 
 	// UndeleteWorkspaceWithResponse Undelete a managed workspace
 	//
@@ -5019,6 +5462,647 @@ func (r ListWorkspaceKeysHTTPResponse) ContentType() string {
 	return ""
 }
 
+// CreateWorkspaceKeyHTTPResponse200Headers the declared response headers of an HTTP 200 response for CreateWorkspaceKey
+type CreateWorkspaceKeyHTTPResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// CreateWorkspaceKeyHTTPResponse400Headers the declared response headers of an HTTP 400 response for CreateWorkspaceKey
+type CreateWorkspaceKeyHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// CreateWorkspaceKeyHTTPResponse401Headers the declared response headers of an HTTP 401 response for CreateWorkspaceKey
+type CreateWorkspaceKeyHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// CreateWorkspaceKeyHTTPResponse403Headers the declared response headers of an HTTP 403 response for CreateWorkspaceKey
+type CreateWorkspaceKeyHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// CreateWorkspaceKeyHTTPResponse404Headers the declared response headers of an HTTP 404 response for CreateWorkspaceKey
+type CreateWorkspaceKeyHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// CreateWorkspaceKeyHTTPResponse408Headers the declared response headers of an HTTP 408 response for CreateWorkspaceKey
+type CreateWorkspaceKeyHTTPResponse408Headers struct {
+	XRequestId string
+}
+
+// CreateWorkspaceKeyHTTPResponse409Headers the declared response headers of an HTTP 409 response for CreateWorkspaceKey
+type CreateWorkspaceKeyHTTPResponse409Headers struct {
+	XRequestId string
+}
+
+// CreateWorkspaceKeyHTTPResponse413Headers the declared response headers of an HTTP 413 response for CreateWorkspaceKey
+type CreateWorkspaceKeyHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// CreateWorkspaceKeyHTTPResponse415Headers the declared response headers of an HTTP 415 response for CreateWorkspaceKey
+type CreateWorkspaceKeyHTTPResponse415Headers struct {
+	XRequestId string
+}
+
+// CreateWorkspaceKeyHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateWorkspaceKey
+type CreateWorkspaceKeyHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// CreateWorkspaceKeyHTTPResponse500Headers the declared response headers of an HTTP 500 response for CreateWorkspaceKey
+type CreateWorkspaceKeyHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// CreateWorkspaceKeyHTTPResponse503Headers the declared response headers of an HTTP 503 response for CreateWorkspaceKey
+type CreateWorkspaceKeyHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// CreateWorkspaceKeyHTTPResponse504Headers the declared response headers of an HTTP 504 response for CreateWorkspaceKey
+type CreateWorkspaceKeyHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type CreateWorkspaceKeyHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *KeyPair
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateWorkspaceKeyHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateWorkspaceKeyHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateWorkspaceKeyHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateWorkspaceKeyHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateWorkspaceKeyHTTPResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *CreateWorkspaceKeyHTTPResponse408Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateWorkspaceKeyHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateWorkspaceKeyHTTPResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateWorkspaceKeyHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateWorkspaceKeyHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateWorkspaceKeyHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateWorkspaceKeyHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *CreateWorkspaceKeyHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateWorkspaceKeyHTTPResponse) GetJSON200() *KeyPair {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateWorkspaceKeyHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateWorkspaceKeyHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateWorkspaceKeyHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateWorkspaceKeyHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreateWorkspaceKeyHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateWorkspaceKeyHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateWorkspaceKeyHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateWorkspaceKeyHTTPResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateWorkspaceKeyHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateWorkspaceKeyHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateWorkspaceKeyHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateWorkspaceKeyHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateWorkspaceKeyHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateWorkspaceKeyHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateWorkspaceKeyHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateWorkspaceKeyHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RevokeWorkspaceKeyHTTPResponse200Headers the declared response headers of an HTTP 200 response for RevokeWorkspaceKey
+type RevokeWorkspaceKeyHTTPResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// RevokeWorkspaceKeyHTTPResponse400Headers the declared response headers of an HTTP 400 response for RevokeWorkspaceKey
+type RevokeWorkspaceKeyHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// RevokeWorkspaceKeyHTTPResponse401Headers the declared response headers of an HTTP 401 response for RevokeWorkspaceKey
+type RevokeWorkspaceKeyHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// RevokeWorkspaceKeyHTTPResponse403Headers the declared response headers of an HTTP 403 response for RevokeWorkspaceKey
+type RevokeWorkspaceKeyHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// RevokeWorkspaceKeyHTTPResponse404Headers the declared response headers of an HTTP 404 response for RevokeWorkspaceKey
+type RevokeWorkspaceKeyHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// RevokeWorkspaceKeyHTTPResponse409Headers the declared response headers of an HTTP 409 response for RevokeWorkspaceKey
+type RevokeWorkspaceKeyHTTPResponse409Headers struct {
+	XRequestId string
+}
+
+// RevokeWorkspaceKeyHTTPResponse413Headers the declared response headers of an HTTP 413 response for RevokeWorkspaceKey
+type RevokeWorkspaceKeyHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// RevokeWorkspaceKeyHTTPResponse429Headers the declared response headers of an HTTP 429 response for RevokeWorkspaceKey
+type RevokeWorkspaceKeyHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// RevokeWorkspaceKeyHTTPResponse500Headers the declared response headers of an HTTP 500 response for RevokeWorkspaceKey
+type RevokeWorkspaceKeyHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// RevokeWorkspaceKeyHTTPResponse503Headers the declared response headers of an HTTP 503 response for RevokeWorkspaceKey
+type RevokeWorkspaceKeyHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// RevokeWorkspaceKeyHTTPResponse504Headers the declared response headers of an HTTP 504 response for RevokeWorkspaceKey
+type RevokeWorkspaceKeyHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type RevokeWorkspaceKeyHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *KeyPair
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RevokeWorkspaceKeyHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RevokeWorkspaceKeyHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RevokeWorkspaceKeyHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RevokeWorkspaceKeyHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RevokeWorkspaceKeyHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RevokeWorkspaceKeyHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RevokeWorkspaceKeyHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RevokeWorkspaceKeyHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RevokeWorkspaceKeyHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RevokeWorkspaceKeyHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *RevokeWorkspaceKeyHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokeWorkspaceKeyHTTPResponse) GetJSON200() *KeyPair {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevokeWorkspaceKeyHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevokeWorkspaceKeyHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevokeWorkspaceKeyHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RevokeWorkspaceKeyHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RevokeWorkspaceKeyHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RevokeWorkspaceKeyHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RevokeWorkspaceKeyHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RevokeWorkspaceKeyHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RevokeWorkspaceKeyHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r RevokeWorkspaceKeyHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeWorkspaceKeyHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeWorkspaceKeyHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeWorkspaceKeyHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeWorkspaceKeyHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateWorkspaceKeyHTTPResponse200Headers the declared response headers of an HTTP 200 response for RotateWorkspaceKey
+type RotateWorkspaceKeyHTTPResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// RotateWorkspaceKeyHTTPResponse400Headers the declared response headers of an HTTP 400 response for RotateWorkspaceKey
+type RotateWorkspaceKeyHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// RotateWorkspaceKeyHTTPResponse401Headers the declared response headers of an HTTP 401 response for RotateWorkspaceKey
+type RotateWorkspaceKeyHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// RotateWorkspaceKeyHTTPResponse403Headers the declared response headers of an HTTP 403 response for RotateWorkspaceKey
+type RotateWorkspaceKeyHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// RotateWorkspaceKeyHTTPResponse404Headers the declared response headers of an HTTP 404 response for RotateWorkspaceKey
+type RotateWorkspaceKeyHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// RotateWorkspaceKeyHTTPResponse408Headers the declared response headers of an HTTP 408 response for RotateWorkspaceKey
+type RotateWorkspaceKeyHTTPResponse408Headers struct {
+	XRequestId string
+}
+
+// RotateWorkspaceKeyHTTPResponse409Headers the declared response headers of an HTTP 409 response for RotateWorkspaceKey
+type RotateWorkspaceKeyHTTPResponse409Headers struct {
+	XRequestId string
+}
+
+// RotateWorkspaceKeyHTTPResponse413Headers the declared response headers of an HTTP 413 response for RotateWorkspaceKey
+type RotateWorkspaceKeyHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// RotateWorkspaceKeyHTTPResponse415Headers the declared response headers of an HTTP 415 response for RotateWorkspaceKey
+type RotateWorkspaceKeyHTTPResponse415Headers struct {
+	XRequestId string
+}
+
+// RotateWorkspaceKeyHTTPResponse429Headers the declared response headers of an HTTP 429 response for RotateWorkspaceKey
+type RotateWorkspaceKeyHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// RotateWorkspaceKeyHTTPResponse500Headers the declared response headers of an HTTP 500 response for RotateWorkspaceKey
+type RotateWorkspaceKeyHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// RotateWorkspaceKeyHTTPResponse503Headers the declared response headers of an HTTP 503 response for RotateWorkspaceKey
+type RotateWorkspaceKeyHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// RotateWorkspaceKeyHTTPResponse504Headers the declared response headers of an HTTP 504 response for RotateWorkspaceKey
+type RotateWorkspaceKeyHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type RotateWorkspaceKeyHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RotateWorkspaceKeyResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RotateWorkspaceKeyHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RotateWorkspaceKeyHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RotateWorkspaceKeyHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RotateWorkspaceKeyHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RotateWorkspaceKeyHTTPResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *RotateWorkspaceKeyHTTPResponse408Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RotateWorkspaceKeyHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RotateWorkspaceKeyHTTPResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *RotateWorkspaceKeyHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateWorkspaceKeyHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RotateWorkspaceKeyHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateWorkspaceKeyHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *RotateWorkspaceKeyHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateWorkspaceKeyHTTPResponse) GetJSON200() *RotateWorkspaceKeyResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RotateWorkspaceKeyHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RotateWorkspaceKeyHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RotateWorkspaceKeyHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RotateWorkspaceKeyHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r RotateWorkspaceKeyHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RotateWorkspaceKeyHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RotateWorkspaceKeyHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RotateWorkspaceKeyHTTPResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RotateWorkspaceKeyHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RotateWorkspaceKeyHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RotateWorkspaceKeyHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r RotateWorkspaceKeyHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateWorkspaceKeyHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateWorkspaceKeyHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateWorkspaceKeyHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateWorkspaceKeyHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // UndeleteWorkspaceHTTPResponse200Headers the declared response headers of an HTTP 200 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse200Headers struct {
 	ETag            string
@@ -6211,7 +7295,7 @@ func (c *ClientWithResponses) ListWorkspaceEventsWithResponse(ctx context.Contex
 
 // ListWorkspaceKeysWithResponse List a workspace's key pairs
 //
-// Every key pair of the workspace, secrets included: the server pair (REST access) and the LTI pair.
+// Every key pair of the workspace, secrets included: the server pair (REST access), the LTI pair, and those created or rotated since. A rotated pair shows its `expiresAt` until the sweeper removes it (within a minute or so of expiry); `lastUsedAt` is recorded at most once per pair per 15 minutes per replica.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -6222,6 +7306,81 @@ func (c *ClientWithResponses) ListWorkspaceKeysWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseListWorkspaceKeysHTTPResponse(rsp)
+}
+
+// CreateWorkspaceKeyWithBodyWithResponse Create a key pair
+//
+// Adds a key pair, secret included in the answer. Tagged `allow-rest-api-access` = `TRUE` it may call the API (a server pair); without that tag it is an LTI pair, which may sign LTI launches only. The workspace itself and the workspaces that manage it may manage its key pairs. A workspace holds at most 10 key pairs that have not expired: past that, 409 `FAILED_PRECONDITION`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/{id}/keys (the `CreateWorkspaceKey` operationId).
+func (c *ClientWithResponses) CreateWorkspaceKeyWithBodyWithResponse(ctx context.Context, id string, params *CreateWorkspaceKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWorkspaceKeyHTTPResponse, error) {
+	rsp, err := c.CreateWorkspaceKeyWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWorkspaceKeyHTTPResponse(rsp)
+}
+
+// CreateWorkspaceKeyWithResponse Create a key pair
+//
+// Adds a key pair, secret included in the answer. Tagged `allow-rest-api-access` = `TRUE` it may call the API (a server pair); without that tag it is an LTI pair, which may sign LTI launches only. The workspace itself and the workspaces that manage it may manage its key pairs. A workspace holds at most 10 key pairs that have not expired: past that, 409 `FAILED_PRECONDITION`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/{id}/keys (the `CreateWorkspaceKey` operationId).
+func (c *ClientWithResponses) CreateWorkspaceKeyWithResponse(ctx context.Context, id string, params *CreateWorkspaceKeyParams, body CreateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWorkspaceKeyHTTPResponse, error) {
+	rsp, err := c.CreateWorkspaceKey(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWorkspaceKeyHTTPResponse(rsp)
+}
+
+// RevokeWorkspaceKeyWithResponse Revoke a key pair
+//
+// Removes the pair at once and answers it as it was: it is 401 from now on, on the serving replica at once and on the others within the credential cache's TTL (10 s by default). Its app key is never issued again. The workspace must keep a REST pair that does not expire: revoking the last one is 409 `FAILED_PRECONDITION`. An unknown or expired app key is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/workspace/{id}/keys/{appKey} (the `RevokeWorkspaceKey` operationId).
+func (c *ClientWithResponses) RevokeWorkspaceKeyWithResponse(ctx context.Context, id string, appKey string, params *RevokeWorkspaceKeyParams, reqEditors ...RequestEditorFn) (*RevokeWorkspaceKeyHTTPResponse, error) {
+	rsp, err := c.RevokeWorkspaceKey(ctx, id, appKey, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeWorkspaceKeyHTTPResponse(rsp)
+}
+
+// RotateWorkspaceKeyWithBodyWithResponse Rotate a key pair
+//
+// Creates a successor with the same name, role and tags (secret included in the answer) and sets the old pair's `expiresAt` to now plus `expireAfter` (0s to 604800s, default 86400s): both pairs work until then, and from then on the old one is 401 everywhere. Works for server and LTI pairs. A pair that was rotated already (it has an `expiresAt`) is not rotated again: 409 `FAILED_PRECONDITION`; rotate its successor. An unknown or expired app key is 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
+func (c *ClientWithResponses) RotateWorkspaceKeyWithBodyWithResponse(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateWorkspaceKeyHTTPResponse, error) {
+	rsp, err := c.RotateWorkspaceKeyWithBody(ctx, id, appKey, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateWorkspaceKeyHTTPResponse(rsp)
+}
+
+// RotateWorkspaceKeyWithResponse Rotate a key pair
+//
+// Creates a successor with the same name, role and tags (secret included in the answer) and sets the old pair's `expiresAt` to now plus `expireAfter` (0s to 604800s, default 86400s): both pairs work until then, and from then on the old one is 401 everywhere. Works for server and LTI pairs. A pair that was rotated already (it has an `expiresAt`) is not rotated again: 409 `FAILED_PRECONDITION`; rotate its successor. An unknown or expired app key is 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
+func (c *ClientWithResponses) RotateWorkspaceKeyWithResponse(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, body RotateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWorkspaceKeyHTTPResponse, error) {
+	rsp, err := c.RotateWorkspaceKey(ctx, id, appKey, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateWorkspaceKeyHTTPResponse(rsp)
 }
 
 // UndeleteWorkspaceWithResponse Undelete a managed workspace
@@ -8928,6 +10087,848 @@ func ParseListWorkspaceKeysHTTPResponse(rsp *http.Response) (*ListWorkspaceKeysH
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers ListWorkspaceKeysHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateWorkspaceKeyHTTPResponse parses an HTTP response from a CreateWorkspaceKeyWithResponse call
+func ParseCreateWorkspaceKeyHTTPResponse(rsp *http.Response) (*CreateWorkspaceKeyHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateWorkspaceKeyHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest KeyPair
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateWorkspaceKeyHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateWorkspaceKeyHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateWorkspaceKeyHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateWorkspaceKeyHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateWorkspaceKeyHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers CreateWorkspaceKeyHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateWorkspaceKeyHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateWorkspaceKeyHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateWorkspaceKeyHTTPResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateWorkspaceKeyHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateWorkspaceKeyHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateWorkspaceKeyHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers CreateWorkspaceKeyHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeWorkspaceKeyHTTPResponse parses an HTTP response from a RevokeWorkspaceKeyWithResponse call
+func ParseRevokeWorkspaceKeyHTTPResponse(rsp *http.Response) (*RevokeWorkspaceKeyHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeWorkspaceKeyHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest KeyPair
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RevokeWorkspaceKeyHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RevokeWorkspaceKeyHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RevokeWorkspaceKeyHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RevokeWorkspaceKeyHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RevokeWorkspaceKeyHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RevokeWorkspaceKeyHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RevokeWorkspaceKeyHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers RevokeWorkspaceKeyHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RevokeWorkspaceKeyHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RevokeWorkspaceKeyHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers RevokeWorkspaceKeyHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateWorkspaceKeyHTTPResponse parses an HTTP response from a RotateWorkspaceKeyWithResponse call
+func ParseRotateWorkspaceKeyHTTPResponse(rsp *http.Response) (*RotateWorkspaceKeyHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateWorkspaceKeyHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RotateWorkspaceKeyResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RotateWorkspaceKeyHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RotateWorkspaceKeyHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RotateWorkspaceKeyHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RotateWorkspaceKeyHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RotateWorkspaceKeyHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers RotateWorkspaceKeyHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 409:
+		var headers RotateWorkspaceKeyHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RotateWorkspaceKeyHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers RotateWorkspaceKeyHTTPResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateWorkspaceKeyHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RotateWorkspaceKeyHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateWorkspaceKeyHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers RotateWorkspaceKeyHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

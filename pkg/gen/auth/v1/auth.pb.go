@@ -667,6 +667,96 @@ func (*RevokeWorkspaceSdkTokensResponse) Descriptor() ([]byte, []int) {
 	return file_auth_v1_auth_proto_rawDescGZIP(), []int{13}
 }
 
+type ForgetKeyPairAccessRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace owning the key pairs.
+	WorkspaceId string `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	// The app keys whose access to forget; at most 100.
+	AppKeys       []string `protobuf:"bytes,2,rep,name=app_keys,json=appKeys,proto3" json:"app_keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForgetKeyPairAccessRequest) Reset() {
+	*x = ForgetKeyPairAccessRequest{}
+	mi := &file_auth_v1_auth_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForgetKeyPairAccessRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForgetKeyPairAccessRequest) ProtoMessage() {}
+
+func (x *ForgetKeyPairAccessRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForgetKeyPairAccessRequest.ProtoReflect.Descriptor instead.
+func (*ForgetKeyPairAccessRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ForgetKeyPairAccessRequest) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *ForgetKeyPairAccessRequest) GetAppKeys() []string {
+	if x != nil {
+		return x.AppKeys
+	}
+	return nil
+}
+
+type ForgetKeyPairAccessResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForgetKeyPairAccessResponse) Reset() {
+	*x = ForgetKeyPairAccessResponse{}
+	mi := &file_auth_v1_auth_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForgetKeyPairAccessResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForgetKeyPairAccessResponse) ProtoMessage() {}
+
+func (x *ForgetKeyPairAccessResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForgetKeyPairAccessResponse.ProtoReflect.Descriptor instead.
+func (*ForgetKeyPairAccessResponse) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{15}
+}
+
 type CreateLtiSessionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The HTTP method the LMS used (POST).
@@ -680,7 +770,7 @@ type CreateLtiSessionRequest struct {
 
 func (x *CreateLtiSessionRequest) Reset() {
 	*x = CreateLtiSessionRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[14]
+	mi := &file_auth_v1_auth_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -692,7 +782,7 @@ func (x *CreateLtiSessionRequest) String() string {
 func (*CreateLtiSessionRequest) ProtoMessage() {}
 
 func (x *CreateLtiSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[14]
+	mi := &file_auth_v1_auth_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -705,7 +795,7 @@ func (x *CreateLtiSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateLtiSessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateLtiSessionRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{14}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CreateLtiSessionRequest) GetMethod() string {
@@ -732,7 +822,7 @@ type LtiParameter struct {
 
 func (x *LtiParameter) Reset() {
 	*x = LtiParameter{}
-	mi := &file_auth_v1_auth_proto_msgTypes[15]
+	mi := &file_auth_v1_auth_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -744,7 +834,7 @@ func (x *LtiParameter) String() string {
 func (*LtiParameter) ProtoMessage() {}
 
 func (x *LtiParameter) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[15]
+	mi := &file_auth_v1_auth_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -757,7 +847,7 @@ func (x *LtiParameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiParameter.ProtoReflect.Descriptor instead.
 func (*LtiParameter) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{15}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *LtiParameter) GetName() string {
@@ -792,7 +882,7 @@ type LtiSession struct {
 
 func (x *LtiSession) Reset() {
 	*x = LtiSession{}
-	mi := &file_auth_v1_auth_proto_msgTypes[16]
+	mi := &file_auth_v1_auth_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -804,7 +894,7 @@ func (x *LtiSession) String() string {
 func (*LtiSession) ProtoMessage() {}
 
 func (x *LtiSession) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[16]
+	mi := &file_auth_v1_auth_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -817,7 +907,7 @@ func (x *LtiSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiSession.ProtoReflect.Descriptor instead.
 func (*LtiSession) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{16}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *LtiSession) GetAuth() string {
@@ -908,7 +998,11 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x16RevokeSdkTokenResponse\"D\n" +
 	"\x1fRevokeWorkspaceSdkTokensRequest\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\"\"\n" +
-	" RevokeWorkspaceSdkTokensResponse\"h\n" +
+	" RevokeWorkspaceSdkTokensResponse\"Z\n" +
+	"\x1aForgetKeyPairAccessRequest\x12!\n" +
+	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x19\n" +
+	"\bapp_keys\x18\x02 \x03(\tR\aappKeys\"\x1d\n" +
+	"\x1bForgetKeyPairAccessResponse\"h\n" +
 	"\x17CreateLtiSessionRequest\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x125\n" +
 	"\n" +
@@ -926,7 +1020,7 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\remail_derived\x18\x04 \x01(\bR\femailDerived\x12!\n" +
 	"\fworkspace_id\x18\x05 \x01(\tR\vworkspaceId\x12B\n" +
 	"\x11custom_parameters\x18\x06 \x03(\v2\x15.auth.v1.LtiParameterR\x10customParameters\x12C\n" +
-	"\x1elaunch_presentation_return_url\x18\a \x01(\tR\x1blaunchPresentationReturnUrl2\x8b\v\n" +
+	"\x1elaunch_presentation_return_url\x18\a \x01(\tR\x1blaunchPresentationReturnUrl2\xed\v\n" +
 	"\vAuthService\x12\xe2\x02\n" +
 	"\x0eCreateSdkToken\x12\x1e.auth.v1.CreateSdkTokenRequest\x1a\x1f.auth.v1.CreateSdkTokenResponse\"\x8e\x02\xb2\xe1\x18\x89\x02\x12\tNOT_FOUND*\fSDK sessions2\x19Log a user in for the SDK:\xd2\x01Server to server: an 8-hour token for the user in a workspace the caller owns or manages, to pass to the LiveProctor component as its `auth` option. One token launches any number of components until it expires.\x12\xfa\x01\n" +
 	"\rGetSdkSession\x12\x1d.auth.v1.GetSdkSessionRequest\x1a\x13.auth.v1.SdkSession\"\xb4\x01\xb2\xe1\x18\xaf\x01\b\x01*\fSDK sessions2\x18Read the token's session:\x82\x01For the browser: who the token is for and until when. Unknown, expired and revoked tokens are 401. Cross-origin calls are allowed.\x12\xc8\x01\n" +
@@ -934,7 +1028,8 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x13RevokeUserSdkTokens\x12#.auth.v1.RevokeUserSdkTokensRequest\x1a$.auth.v1.RevokeUserSdkTokensResponse\"~\xb2\xe1\x18z\x12\tNOT_FOUND*\fSDK sessions2\x0eLog a user out:ORevokes every token of the user (compared case-insensitively) in the workspace.\x12]\n" +
 	"\x12IntrospectSdkToken\x12\".auth.v1.IntrospectSdkTokenRequest\x1a#.auth.v1.IntrospectSdkTokenResponse\x12Q\n" +
 	"\x0eRevokeSdkToken\x12\x1e.auth.v1.RevokeSdkTokenRequest\x1a\x1f.auth.v1.RevokeSdkTokenResponse\x12o\n" +
-	"\x18RevokeWorkspaceSdkTokens\x12(.auth.v1.RevokeWorkspaceSdkTokensRequest\x1a).auth.v1.RevokeWorkspaceSdkTokensResponse\x12I\n" +
+	"\x18RevokeWorkspaceSdkTokens\x12(.auth.v1.RevokeWorkspaceSdkTokensRequest\x1a).auth.v1.RevokeWorkspaceSdkTokensResponse\x12`\n" +
+	"\x13ForgetKeyPairAccess\x12#.auth.v1.ForgetKeyPairAccessRequest\x1a$.auth.v1.ForgetKeyPairAccessResponse\x12I\n" +
 	"\x10CreateLtiSession\x12 .auth.v1.CreateLtiSessionRequest\x1a\x13.auth.v1.LtiSessionB:Z8github.com/liveproctor/workspaces/pkg/gen/auth/v1;authv1b\x06proto3"
 
 var (
@@ -949,7 +1044,7 @@ func file_auth_v1_auth_proto_rawDescGZIP() []byte {
 	return file_auth_v1_auth_proto_rawDescData
 }
 
-var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_auth_v1_auth_proto_goTypes = []any{
 	(*CreateSdkTokenRequest)(nil),            // 0: auth.v1.CreateSdkTokenRequest
 	(*CreateSdkTokenResponse)(nil),           // 1: auth.v1.CreateSdkTokenResponse
@@ -965,13 +1060,15 @@ var file_auth_v1_auth_proto_goTypes = []any{
 	(*RevokeSdkTokenResponse)(nil),           // 11: auth.v1.RevokeSdkTokenResponse
 	(*RevokeWorkspaceSdkTokensRequest)(nil),  // 12: auth.v1.RevokeWorkspaceSdkTokensRequest
 	(*RevokeWorkspaceSdkTokensResponse)(nil), // 13: auth.v1.RevokeWorkspaceSdkTokensResponse
-	(*CreateLtiSessionRequest)(nil),          // 14: auth.v1.CreateLtiSessionRequest
-	(*LtiParameter)(nil),                     // 15: auth.v1.LtiParameter
-	(*LtiSession)(nil),                       // 16: auth.v1.LtiSession
+	(*ForgetKeyPairAccessRequest)(nil),       // 14: auth.v1.ForgetKeyPairAccessRequest
+	(*ForgetKeyPairAccessResponse)(nil),      // 15: auth.v1.ForgetKeyPairAccessResponse
+	(*CreateLtiSessionRequest)(nil),          // 16: auth.v1.CreateLtiSessionRequest
+	(*LtiParameter)(nil),                     // 17: auth.v1.LtiParameter
+	(*LtiSession)(nil),                       // 18: auth.v1.LtiSession
 }
 var file_auth_v1_auth_proto_depIdxs = []int32{
-	15, // 0: auth.v1.CreateLtiSessionRequest.parameters:type_name -> auth.v1.LtiParameter
-	15, // 1: auth.v1.LtiSession.custom_parameters:type_name -> auth.v1.LtiParameter
+	17, // 0: auth.v1.CreateLtiSessionRequest.parameters:type_name -> auth.v1.LtiParameter
+	17, // 1: auth.v1.LtiSession.custom_parameters:type_name -> auth.v1.LtiParameter
 	0,  // 2: auth.v1.AuthService.CreateSdkToken:input_type -> auth.v1.CreateSdkTokenRequest
 	2,  // 3: auth.v1.AuthService.GetSdkSession:input_type -> auth.v1.GetSdkSessionRequest
 	4,  // 4: auth.v1.AuthService.DeleteSdkSession:input_type -> auth.v1.DeleteSdkSessionRequest
@@ -979,17 +1076,19 @@ var file_auth_v1_auth_proto_depIdxs = []int32{
 	8,  // 6: auth.v1.AuthService.IntrospectSdkToken:input_type -> auth.v1.IntrospectSdkTokenRequest
 	10, // 7: auth.v1.AuthService.RevokeSdkToken:input_type -> auth.v1.RevokeSdkTokenRequest
 	12, // 8: auth.v1.AuthService.RevokeWorkspaceSdkTokens:input_type -> auth.v1.RevokeWorkspaceSdkTokensRequest
-	14, // 9: auth.v1.AuthService.CreateLtiSession:input_type -> auth.v1.CreateLtiSessionRequest
-	1,  // 10: auth.v1.AuthService.CreateSdkToken:output_type -> auth.v1.CreateSdkTokenResponse
-	3,  // 11: auth.v1.AuthService.GetSdkSession:output_type -> auth.v1.SdkSession
-	5,  // 12: auth.v1.AuthService.DeleteSdkSession:output_type -> auth.v1.DeleteSdkSessionResponse
-	7,  // 13: auth.v1.AuthService.RevokeUserSdkTokens:output_type -> auth.v1.RevokeUserSdkTokensResponse
-	9,  // 14: auth.v1.AuthService.IntrospectSdkToken:output_type -> auth.v1.IntrospectSdkTokenResponse
-	11, // 15: auth.v1.AuthService.RevokeSdkToken:output_type -> auth.v1.RevokeSdkTokenResponse
-	13, // 16: auth.v1.AuthService.RevokeWorkspaceSdkTokens:output_type -> auth.v1.RevokeWorkspaceSdkTokensResponse
-	16, // 17: auth.v1.AuthService.CreateLtiSession:output_type -> auth.v1.LtiSession
-	10, // [10:18] is the sub-list for method output_type
-	2,  // [2:10] is the sub-list for method input_type
+	14, // 9: auth.v1.AuthService.ForgetKeyPairAccess:input_type -> auth.v1.ForgetKeyPairAccessRequest
+	16, // 10: auth.v1.AuthService.CreateLtiSession:input_type -> auth.v1.CreateLtiSessionRequest
+	1,  // 11: auth.v1.AuthService.CreateSdkToken:output_type -> auth.v1.CreateSdkTokenResponse
+	3,  // 12: auth.v1.AuthService.GetSdkSession:output_type -> auth.v1.SdkSession
+	5,  // 13: auth.v1.AuthService.DeleteSdkSession:output_type -> auth.v1.DeleteSdkSessionResponse
+	7,  // 14: auth.v1.AuthService.RevokeUserSdkTokens:output_type -> auth.v1.RevokeUserSdkTokensResponse
+	9,  // 15: auth.v1.AuthService.IntrospectSdkToken:output_type -> auth.v1.IntrospectSdkTokenResponse
+	11, // 16: auth.v1.AuthService.RevokeSdkToken:output_type -> auth.v1.RevokeSdkTokenResponse
+	13, // 17: auth.v1.AuthService.RevokeWorkspaceSdkTokens:output_type -> auth.v1.RevokeWorkspaceSdkTokensResponse
+	15, // 18: auth.v1.AuthService.ForgetKeyPairAccess:output_type -> auth.v1.ForgetKeyPairAccessResponse
+	18, // 19: auth.v1.AuthService.CreateLtiSession:output_type -> auth.v1.LtiSession
+	11, // [11:20] is the sub-list for method output_type
+	2,  // [2:11] is the sub-list for method input_type
 	2,  // [2:2] is the sub-list for extension type_name
 	2,  // [2:2] is the sub-list for extension extendee
 	0,  // [0:2] is the sub-list for field type_name
@@ -1006,7 +1105,7 @@ func file_auth_v1_auth_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_auth_proto_rawDesc), len(file_auth_v1_auth_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	AuthService_IntrospectSdkToken_FullMethodName       = "/auth.v1.AuthService/IntrospectSdkToken"
 	AuthService_RevokeSdkToken_FullMethodName           = "/auth.v1.AuthService/RevokeSdkToken"
 	AuthService_RevokeWorkspaceSdkTokens_FullMethodName = "/auth.v1.AuthService/RevokeWorkspaceSdkTokens"
+	AuthService_ForgetKeyPairAccess_FullMethodName      = "/auth.v1.AuthService/ForgetKeyPairAccess"
 	AuthService_CreateLtiSession_FullMethodName         = "/auth.v1.AuthService/CreateLtiSession"
 )
 
@@ -63,6 +64,13 @@ type AuthServiceClient interface {
 	// RevokeWorkspaceSdkTokens revokes every token of a workspace. The
 	// workspace service calls it when a workspace is deleted.
 	RevokeWorkspaceSdkTokens(ctx context.Context, in *RevokeWorkspaceSdkTokensRequest, opts ...grpc.CallOption) (*RevokeWorkspaceSdkTokensResponse, error)
+	// ForgetKeyPairAccess drops the access checks this replica reuses
+	// (ACCESS_CACHE_TTL) for key pairs of a workspace, so that a revoked or
+	// rotated pair is checked with the workspace service again on its next
+	// call. The workspace service calls it after revoking, rotating or
+	// sweeping key pairs, with a key pair of a workspace that manages (or is)
+	// workspace_id.
+	ForgetKeyPairAccess(ctx context.Context, in *ForgetKeyPairAccessRequest, opts ...grpc.CallOption) (*ForgetKeyPairAccessResponse, error)
 	// CreateLtiSession issues an 8-hour SDK token for the user of an LTI 1.1
 	// launch, once the workspace service (which holds the LTI secrets) has
 	// verified the launch. The gateway calls it with the launch it received;
@@ -149,6 +157,16 @@ func (c *authServiceClient) RevokeWorkspaceSdkTokens(ctx context.Context, in *Re
 	return out, nil
 }
 
+func (c *authServiceClient) ForgetKeyPairAccess(ctx context.Context, in *ForgetKeyPairAccessRequest, opts ...grpc.CallOption) (*ForgetKeyPairAccessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ForgetKeyPairAccessResponse)
+	err := c.cc.Invoke(ctx, AuthService_ForgetKeyPairAccess_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *authServiceClient) CreateLtiSession(ctx context.Context, in *CreateLtiSessionRequest, opts ...grpc.CallOption) (*LtiSession, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(LtiSession)
@@ -193,6 +211,13 @@ type AuthServiceServer interface {
 	// RevokeWorkspaceSdkTokens revokes every token of a workspace. The
 	// workspace service calls it when a workspace is deleted.
 	RevokeWorkspaceSdkTokens(context.Context, *RevokeWorkspaceSdkTokensRequest) (*RevokeWorkspaceSdkTokensResponse, error)
+	// ForgetKeyPairAccess drops the access checks this replica reuses
+	// (ACCESS_CACHE_TTL) for key pairs of a workspace, so that a revoked or
+	// rotated pair is checked with the workspace service again on its next
+	// call. The workspace service calls it after revoking, rotating or
+	// sweeping key pairs, with a key pair of a workspace that manages (or is)
+	// workspace_id.
+	ForgetKeyPairAccess(context.Context, *ForgetKeyPairAccessRequest) (*ForgetKeyPairAccessResponse, error)
 	// CreateLtiSession issues an 8-hour SDK token for the user of an LTI 1.1
 	// launch, once the workspace service (which holds the LTI secrets) has
 	// verified the launch. The gateway calls it with the launch it received;
@@ -229,6 +254,9 @@ func (UnimplementedAuthServiceServer) RevokeSdkToken(context.Context, *RevokeSdk
 }
 func (UnimplementedAuthServiceServer) RevokeWorkspaceSdkTokens(context.Context, *RevokeWorkspaceSdkTokensRequest) (*RevokeWorkspaceSdkTokensResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RevokeWorkspaceSdkTokens not implemented")
+}
+func (UnimplementedAuthServiceServer) ForgetKeyPairAccess(context.Context, *ForgetKeyPairAccessRequest) (*ForgetKeyPairAccessResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ForgetKeyPairAccess not implemented")
 }
 func (UnimplementedAuthServiceServer) CreateLtiSession(context.Context, *CreateLtiSessionRequest) (*LtiSession, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateLtiSession not implemented")
@@ -380,6 +408,24 @@ func _AuthService_RevokeWorkspaceSdkTokens_Handler(srv interface{}, ctx context.
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthService_ForgetKeyPairAccess_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ForgetKeyPairAccessRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).ForgetKeyPairAccess(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_ForgetKeyPairAccess_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).ForgetKeyPairAccess(ctx, req.(*ForgetKeyPairAccessRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AuthService_CreateLtiSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateLtiSessionRequest)
 	if err := dec(in); err != nil {
@@ -432,6 +478,10 @@ var AuthService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RevokeWorkspaceSdkTokens",
 			Handler:    _AuthService_RevokeWorkspaceSdkTokens_Handler,
+		},
+		{
+			MethodName: "ForgetKeyPairAccess",
+			Handler:    _AuthService_ForgetKeyPairAccess_Handler,
 		},
 		{
 			MethodName: "CreateLtiSession",

@@ -10,6 +10,7 @@ import (
 	_ "github.com/liveproctor/workspaces/pkg/gen/rest/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	fieldmaskpb "google.golang.org/protobuf/types/known/fieldmaskpb"
 	wrapperspb "google.golang.org/protobuf/types/known/wrapperspb"
 	reflect "reflect"
@@ -493,7 +494,17 @@ type KeyPair struct {
 	CreateTime string                 `protobuf:"bytes,3,opt,name=create_time,json=createdAt,proto3" json:"create_time,omitempty"`
 	UpdateTime string                 `protobuf:"bytes,4,opt,name=update_time,json=updatedAt,proto3" json:"update_time,omitempty"`
 	// A pair tagged allow-rest-api-access = TRUE may call the REST routes.
-	Tags          []*Tag `protobuf:"bytes,5,rep,name=tags,proto3" json:"tags,omitempty"`
+	Tags []*Tag `protobuf:"bytes,5,rep,name=tags,proto3" json:"tags,omitempty"`
+	// What the workspace calls the pair; a rotation's successor keeps it. The
+	// pairs a workspace was created with are named by their role: server,
+	// lti (and bootstrap for the root's configured pair).
+	Name string `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
+	// When the pair stops authenticating (RFC 3339, UTC, milliseconds); null
+	// while it does not expire. Set by a rotation.
+	ExpireTime *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=expire_time,json=expiresAt,proto3" json:"expire_time,omitempty"`
+	// When the pair was last used, recorded at most once per pair per 15
+	// minutes per replica; null if never recorded.
+	LastUseTime   *wrapperspb.StringValue `protobuf:"bytes,8,opt,name=last_use_time,json=lastUsedAt,proto3" json:"last_use_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -559,6 +570,27 @@ func (x *KeyPair) GetUpdateTime() string {
 func (x *KeyPair) GetTags() []*Tag {
 	if x != nil {
 		return x.Tags
+	}
+	return nil
+}
+
+func (x *KeyPair) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *KeyPair) GetExpireTime() *wrapperspb.StringValue {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+func (x *KeyPair) GetLastUseTime() *wrapperspb.StringValue {
+	if x != nil {
+		return x.LastUseTime
 	}
 	return nil
 }
@@ -910,6 +942,302 @@ func (x *ListWorkspaceKeysResponse) GetKeys() []*KeyPair {
 	return nil
 }
 
+type CreateWorkspaceKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace (the path's id over REST).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// 1 to 100 characters; surrounding spaces are trimmed.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// At most 20. allow-rest-api-access = TRUE (type string) gives REST
+	// access; key, type and value are at most 200 characters each.
+	Tags          []*TagInput `protobuf:"bytes,3,rep,name=tags,proto3" json:"tags,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateWorkspaceKeyRequest) Reset() {
+	*x = CreateWorkspaceKeyRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateWorkspaceKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateWorkspaceKeyRequest) ProtoMessage() {}
+
+func (x *CreateWorkspaceKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateWorkspaceKeyRequest.ProtoReflect.Descriptor instead.
+func (*CreateWorkspaceKeyRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CreateWorkspaceKeyRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CreateWorkspaceKeyRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateWorkspaceKeyRequest) GetTags() []*TagInput {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+// A tag as a request sends it.
+type TagInput struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Type          string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	Value         string                 `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TagInput) Reset() {
+	*x = TagInput{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TagInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TagInput) ProtoMessage() {}
+
+func (x *TagInput) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TagInput.ProtoReflect.Descriptor instead.
+func (*TagInput) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *TagInput) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *TagInput) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *TagInput) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+type RotateWorkspaceKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace (the path's id over REST).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The pair to rotate.
+	AppKey string `protobuf:"bytes,2,opt,name=app_key,json=appKey,proto3" json:"app_key,omitempty"`
+	// How long the old pair keeps working: a duration in seconds with an s
+	// suffix, "0s" to "604800s" (7 days). Absent: "86400s" (24 hours).
+	ExpireAfter   *durationpb.Duration `protobuf:"bytes,3,opt,name=expire_after,json=expireAfter,proto3" json:"expire_after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RotateWorkspaceKeyRequest) Reset() {
+	*x = RotateWorkspaceKeyRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateWorkspaceKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateWorkspaceKeyRequest) ProtoMessage() {}
+
+func (x *RotateWorkspaceKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RotateWorkspaceKeyRequest.ProtoReflect.Descriptor instead.
+func (*RotateWorkspaceKeyRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RotateWorkspaceKeyRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RotateWorkspaceKeyRequest) GetAppKey() string {
+	if x != nil {
+		return x.AppKey
+	}
+	return ""
+}
+
+func (x *RotateWorkspaceKeyRequest) GetExpireAfter() *durationpb.Duration {
+	if x != nil {
+		return x.ExpireAfter
+	}
+	return nil
+}
+
+// A rotation: the old pair, now with its expiresAt, and its successor.
+type RotateWorkspaceKeyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Previous      *KeyPair               `protobuf:"bytes,1,opt,name=previous,proto3" json:"previous,omitempty"`
+	Successor     *KeyPair               `protobuf:"bytes,2,opt,name=successor,proto3" json:"successor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RotateWorkspaceKeyResponse) Reset() {
+	*x = RotateWorkspaceKeyResponse{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateWorkspaceKeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateWorkspaceKeyResponse) ProtoMessage() {}
+
+func (x *RotateWorkspaceKeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RotateWorkspaceKeyResponse.ProtoReflect.Descriptor instead.
+func (*RotateWorkspaceKeyResponse) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *RotateWorkspaceKeyResponse) GetPrevious() *KeyPair {
+	if x != nil {
+		return x.Previous
+	}
+	return nil
+}
+
+func (x *RotateWorkspaceKeyResponse) GetSuccessor() *KeyPair {
+	if x != nil {
+		return x.Successor
+	}
+	return nil
+}
+
+type RevokeWorkspaceKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace (the path's id over REST).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The pair to revoke.
+	AppKey        string `protobuf:"bytes,2,opt,name=app_key,json=appKey,proto3" json:"app_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeWorkspaceKeyRequest) Reset() {
+	*x = RevokeWorkspaceKeyRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeWorkspaceKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeWorkspaceKeyRequest) ProtoMessage() {}
+
+func (x *RevokeWorkspaceKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeWorkspaceKeyRequest.ProtoReflect.Descriptor instead.
+func (*RevokeWorkspaceKeyRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *RevokeWorkspaceKeyRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RevokeWorkspaceKeyRequest) GetAppKey() string {
+	if x != nil {
+		return x.AppKey
+	}
+	return ""
+}
+
 type CreateWorkspaceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The new workspace's id: 1 to 128 of A-Z a-z 0-9 . _ -.
@@ -932,7 +1260,7 @@ type CreateWorkspaceRequest struct {
 
 func (x *CreateWorkspaceRequest) Reset() {
 	*x = CreateWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[14]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -944,7 +1272,7 @@ func (x *CreateWorkspaceRequest) String() string {
 func (*CreateWorkspaceRequest) ProtoMessage() {}
 
 func (x *CreateWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[14]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -957,7 +1285,7 @@ func (x *CreateWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{14}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CreateWorkspaceRequest) GetId() string {
@@ -1024,7 +1352,7 @@ type CreateWorkspaceResponse struct {
 
 func (x *CreateWorkspaceResponse) Reset() {
 	*x = CreateWorkspaceResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[15]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1036,7 +1364,7 @@ func (x *CreateWorkspaceResponse) String() string {
 func (*CreateWorkspaceResponse) ProtoMessage() {}
 
 func (x *CreateWorkspaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[15]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1049,7 +1377,7 @@ func (x *CreateWorkspaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWorkspaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateWorkspaceResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{15}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CreateWorkspaceResponse) GetWorkspaceId() string {
@@ -1097,7 +1425,7 @@ type RegistrationCode struct {
 
 func (x *RegistrationCode) Reset() {
 	*x = RegistrationCode{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[16]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1109,7 +1437,7 @@ func (x *RegistrationCode) String() string {
 func (*RegistrationCode) ProtoMessage() {}
 
 func (x *RegistrationCode) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[16]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1122,7 +1450,7 @@ func (x *RegistrationCode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegistrationCode.ProtoReflect.Descriptor instead.
 func (*RegistrationCode) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{16}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RegistrationCode) GetCode() string {
@@ -1142,7 +1470,7 @@ type AppKeys struct {
 
 func (x *AppKeys) Reset() {
 	*x = AppKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[17]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1154,7 +1482,7 @@ func (x *AppKeys) String() string {
 func (*AppKeys) ProtoMessage() {}
 
 func (x *AppKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[17]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1167,7 +1495,7 @@ func (x *AppKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppKeys.ProtoReflect.Descriptor instead.
 func (*AppKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{17}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AppKeys) GetLti() *LtiKeys {
@@ -1199,7 +1527,7 @@ type LtiKeys struct {
 
 func (x *LtiKeys) Reset() {
 	*x = LtiKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[18]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1211,7 +1539,7 @@ func (x *LtiKeys) String() string {
 func (*LtiKeys) ProtoMessage() {}
 
 func (x *LtiKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[18]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1224,7 +1552,7 @@ func (x *LtiKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiKeys.ProtoReflect.Descriptor instead.
 func (*LtiKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{18}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *LtiKeys) GetConsumerKey() string {
@@ -1266,7 +1594,7 @@ type ServerKeys struct {
 
 func (x *ServerKeys) Reset() {
 	*x = ServerKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[19]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1278,7 +1606,7 @@ func (x *ServerKeys) String() string {
 func (*ServerKeys) ProtoMessage() {}
 
 func (x *ServerKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[19]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1291,7 +1619,7 @@ func (x *ServerKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerKeys.ProtoReflect.Descriptor instead.
 func (*ServerKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{19}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ServerKeys) GetConsumerKey() string {
@@ -1342,7 +1670,7 @@ type UpdateWorkspaceRequest struct {
 
 func (x *UpdateWorkspaceRequest) Reset() {
 	*x = UpdateWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[20]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1354,7 +1682,7 @@ func (x *UpdateWorkspaceRequest) String() string {
 func (*UpdateWorkspaceRequest) ProtoMessage() {}
 
 func (x *UpdateWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[20]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1367,7 +1695,7 @@ func (x *UpdateWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{20}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *UpdateWorkspaceRequest) GetId() string {
@@ -1452,7 +1780,7 @@ type DeleteWorkspaceRequest struct {
 
 func (x *DeleteWorkspaceRequest) Reset() {
 	*x = DeleteWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[21]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1464,7 +1792,7 @@ func (x *DeleteWorkspaceRequest) String() string {
 func (*DeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[21]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1477,7 +1805,7 @@ func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{21}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DeleteWorkspaceRequest) GetId() string {
@@ -1503,7 +1831,7 @@ type UndeleteWorkspaceRequest struct {
 
 func (x *UndeleteWorkspaceRequest) Reset() {
 	*x = UndeleteWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[22]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1843,7 @@ func (x *UndeleteWorkspaceRequest) String() string {
 func (*UndeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *UndeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[22]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1856,7 @@ func (x *UndeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*UndeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{22}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *UndeleteWorkspaceRequest) GetId() string {
@@ -1556,7 +1884,7 @@ type ListWorkspaceEventsRequest struct {
 
 func (x *ListWorkspaceEventsRequest) Reset() {
 	*x = ListWorkspaceEventsRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +1896,7 @@ func (x *ListWorkspaceEventsRequest) String() string {
 func (*ListWorkspaceEventsRequest) ProtoMessage() {}
 
 func (x *ListWorkspaceEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +1909,7 @@ func (x *ListWorkspaceEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspaceEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkspaceEventsRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{23}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListWorkspaceEventsRequest) GetId() string {
@@ -1632,7 +1960,7 @@ type ListWorkspaceEventsResponse struct {
 
 func (x *ListWorkspaceEventsResponse) Reset() {
 	*x = ListWorkspaceEventsResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1644,7 +1972,7 @@ func (x *ListWorkspaceEventsResponse) String() string {
 func (*ListWorkspaceEventsResponse) ProtoMessage() {}
 
 func (x *ListWorkspaceEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1657,7 +1985,7 @@ func (x *ListWorkspaceEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspaceEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkspaceEventsResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{24}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListWorkspaceEventsResponse) GetEvents() []*Event {
@@ -1700,7 +2028,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1712,7 +2040,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1725,7 +2053,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{25}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Event) GetId() string {
@@ -1800,7 +2128,7 @@ type EventActor struct {
 
 func (x *EventActor) Reset() {
 	*x = EventActor{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[26]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1812,7 +2140,7 @@ func (x *EventActor) String() string {
 func (*EventActor) ProtoMessage() {}
 
 func (x *EventActor) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[26]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1825,7 +2153,7 @@ func (x *EventActor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventActor.ProtoReflect.Descriptor instead.
 func (*EventActor) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{26}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *EventActor) GetType() string {
@@ -1862,7 +2190,7 @@ type EventTarget struct {
 
 func (x *EventTarget) Reset() {
 	*x = EventTarget{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1874,7 +2202,7 @@ func (x *EventTarget) String() string {
 func (*EventTarget) ProtoMessage() {}
 
 func (x *EventTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1887,7 +2215,7 @@ func (x *EventTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventTarget.ProtoReflect.Descriptor instead.
 func (*EventTarget) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{27}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *EventTarget) GetType() string {
@@ -1919,7 +2247,7 @@ type RecordSessionRevocationRequest struct {
 
 func (x *RecordSessionRevocationRequest) Reset() {
 	*x = RecordSessionRevocationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1931,7 +2259,7 @@ func (x *RecordSessionRevocationRequest) String() string {
 func (*RecordSessionRevocationRequest) ProtoMessage() {}
 
 func (x *RecordSessionRevocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1944,7 +2272,7 @@ func (x *RecordSessionRevocationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSessionRevocationRequest.ProtoReflect.Descriptor instead.
 func (*RecordSessionRevocationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{28}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RecordSessionRevocationRequest) GetWorkspaceId() string {
@@ -1976,7 +2304,7 @@ type RecordSessionRevocationResponse struct {
 
 func (x *RecordSessionRevocationResponse) Reset() {
 	*x = RecordSessionRevocationResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1988,7 +2316,7 @@ func (x *RecordSessionRevocationResponse) String() string {
 func (*RecordSessionRevocationResponse) ProtoMessage() {}
 
 func (x *RecordSessionRevocationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2001,7 +2329,7 @@ func (x *RecordSessionRevocationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSessionRevocationResponse.ProtoReflect.Descriptor instead.
 func (*RecordSessionRevocationResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{29}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{34}
 }
 
 type GetWorkspaceStatusRequest struct {
@@ -2013,7 +2341,7 @@ type GetWorkspaceStatusRequest struct {
 
 func (x *GetWorkspaceStatusRequest) Reset() {
 	*x = GetWorkspaceStatusRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2353,7 @@ func (x *GetWorkspaceStatusRequest) String() string {
 func (*GetWorkspaceStatusRequest) ProtoMessage() {}
 
 func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2366,7 @@ func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWorkspaceStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetWorkspaceStatusRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{30}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetWorkspaceStatusRequest) GetId() string {
@@ -2061,13 +2389,17 @@ type WorkspaceStatus struct {
 	// The rate limit of the asking key pair's own workspace; unset while the
 	// service's default applies.
 	CallerRateLimit *RateLimit `protobuf:"bytes,4,opt,name=caller_rate_limit,json=callerRateLimit,proto3" json:"caller_rate_limit,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// When the asking key pair stops authenticating (RFC 3339); empty while
+	// it does not expire. The auth service reuses its access checks no
+	// longer than this.
+	CallerKeyExpireTime string `protobuf:"bytes,5,opt,name=caller_key_expire_time,json=callerKeyExpireTime,proto3" json:"caller_key_expire_time,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *WorkspaceStatus) Reset() {
 	*x = WorkspaceStatus{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2079,7 +2411,7 @@ func (x *WorkspaceStatus) String() string {
 func (*WorkspaceStatus) ProtoMessage() {}
 
 func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2092,7 +2424,7 @@ func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkspaceStatus.ProtoReflect.Descriptor instead.
 func (*WorkspaceStatus) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WorkspaceStatus) GetId() string {
@@ -2123,6 +2455,13 @@ func (x *WorkspaceStatus) GetCallerRateLimit() *RateLimit {
 	return nil
 }
 
+func (x *WorkspaceStatus) GetCallerKeyExpireTime() string {
+	if x != nil {
+		return x.CallerKeyExpireTime
+	}
+	return ""
+}
+
 type AuthenticateRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2131,7 +2470,7 @@ type AuthenticateRequest struct {
 
 func (x *AuthenticateRequest) Reset() {
 	*x = AuthenticateRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2143,7 +2482,7 @@ func (x *AuthenticateRequest) String() string {
 func (*AuthenticateRequest) ProtoMessage() {}
 
 func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2156,7 +2495,7 @@ func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{32}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{37}
 }
 
 type AuthenticateResponse struct {
@@ -2171,7 +2510,7 @@ type AuthenticateResponse struct {
 
 func (x *AuthenticateResponse) Reset() {
 	*x = AuthenticateResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2183,7 +2522,7 @@ func (x *AuthenticateResponse) String() string {
 func (*AuthenticateResponse) ProtoMessage() {}
 
 func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2196,7 +2535,7 @@ func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{33}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *AuthenticateResponse) GetWorkspaceId() string {
@@ -2229,7 +2568,7 @@ type GetLtiConfigurationRequest struct {
 
 func (x *GetLtiConfigurationRequest) Reset() {
 	*x = GetLtiConfigurationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2241,7 +2580,7 @@ func (x *GetLtiConfigurationRequest) String() string {
 func (*GetLtiConfigurationRequest) ProtoMessage() {}
 
 func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2254,7 +2593,7 @@ func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLtiConfigurationRequest.ProtoReflect.Descriptor instead.
 func (*GetLtiConfigurationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{34}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetLtiConfigurationRequest) GetWorkspaceId() string {
@@ -2282,7 +2621,7 @@ type LtiConfiguration struct {
 
 func (x *LtiConfiguration) Reset() {
 	*x = LtiConfiguration{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2294,7 +2633,7 @@ func (x *LtiConfiguration) String() string {
 func (*LtiConfiguration) ProtoMessage() {}
 
 func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2307,7 +2646,7 @@ func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiConfiguration.ProtoReflect.Descriptor instead.
 func (*LtiConfiguration) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{35}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *LtiConfiguration) GetWorkspaceId() string {
@@ -2359,7 +2698,7 @@ type VerifyLtiLaunchRequest struct {
 
 func (x *VerifyLtiLaunchRequest) Reset() {
 	*x = VerifyLtiLaunchRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2371,7 +2710,7 @@ func (x *VerifyLtiLaunchRequest) String() string {
 func (*VerifyLtiLaunchRequest) ProtoMessage() {}
 
 func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2384,7 +2723,7 @@ func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyLtiLaunchRequest.ProtoReflect.Descriptor instead.
 func (*VerifyLtiLaunchRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{36}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *VerifyLtiLaunchRequest) GetMethod() string {
@@ -2411,7 +2750,7 @@ type LtiParameter struct {
 
 func (x *LtiParameter) Reset() {
 	*x = LtiParameter{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2423,7 +2762,7 @@ func (x *LtiParameter) String() string {
 func (*LtiParameter) ProtoMessage() {}
 
 func (x *LtiParameter) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2436,7 +2775,7 @@ func (x *LtiParameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiParameter.ProtoReflect.Descriptor instead.
 func (*LtiParameter) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{37}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *LtiParameter) GetName() string {
@@ -2476,7 +2815,7 @@ type LtiLaunch struct {
 
 func (x *LtiLaunch) Reset() {
 	*x = LtiLaunch{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2488,7 +2827,7 @@ func (x *LtiLaunch) String() string {
 func (*LtiLaunch) ProtoMessage() {}
 
 func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2501,7 +2840,7 @@ func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiLaunch.ProtoReflect.Descriptor instead.
 func (*LtiLaunch) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{38}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *LtiLaunch) GetWorkspaceId() string {
@@ -2564,7 +2903,7 @@ var File_workspace_v1_workspace_proto protoreflect.FileDescriptor
 
 const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\n" +
-	"\x1cworkspace/v1/workspace.proto\x12\fworkspace.v1\x1a google/protobuf/field_mask.proto\x1a\x1egoogle/protobuf/wrappers.proto\x1a\x12rest/v1/rest.proto\"\x84\a\n" +
+	"\x1cworkspace/v1/workspace.proto\x12\fworkspace.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1egoogle/protobuf/wrappers.proto\x1a\x12rest/v1/rest.proto\"\x84\a\n" +
 	"\tWorkspace\x12-\n" +
 	"\btypename\x18\x01 \x01(\tB\x0f\xb2\xe1\x18\vR\tWorkspaceR\n" +
 	"__typename\x12-\n" +
@@ -2604,7 +2943,7 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x03Tag\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
-	"\x05value\x18\x03 \x01(\tR\x05value\"\xe2\x01\n" +
+	"\x05value\x18\x03 \x01(\tR\x05value\"\x97\x03\n" +
 	"\aKeyPair\x12#\n" +
 	"\aapp_key\x18\x01 \x01(\tB\n" +
 	"\xb2\xe1\x18\x06\x1a\x04uuidR\x06appKey\x12)\n" +
@@ -2613,7 +2952,11 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\xb2\xe1\x18\x06\x1a\x04uuidR\tappSecret\x12/\n" +
 	"\vcreate_time\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tcreatedAt\x12/\n" +
 	"\vupdate_time\x18\x04 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tupdatedAt\x12%\n" +
-	"\x04tags\x18\x05 \x03(\v2\x11.workspace.v1.TagR\x04tags\"\xad\x01\n" +
+	"\x04tags\x18\x05 \x03(\v2\x11.workspace.v1.TagR\x04tags\x12\x12\n" +
+	"\x04name\x18\x06 \x01(\tR\x04name\x12M\n" +
+	"\vexpire_time\x18\a \x01(\v2\x1c.google.protobuf.StringValueB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\texpiresAt\x12P\n" +
+	"\rlast_use_time\x18\b \x01(\v2\x1c.google.protobuf.StringValueB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\n" +
+	"lastUsedAt\"\xad\x01\n" +
 	"\x15ListWorkspacesRequest\x12:\n" +
 	"\x06filter\x18\x01 \x01(\v2\".workspace.v1.ListWorkspacesFilterR\x06filter\x12+\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xb2\xe1\x18\x05@\x01H\xe8\aH\x00R\bpageSize\x88\x01\x01\x12\x1d\n" +
@@ -2636,7 +2979,26 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x18ListWorkspaceKeysRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"F\n" +
 	"\x19ListWorkspaceKeysResponse\x12)\n" +
-	"\x04keys\x18\x01 \x03(\v2\x15.workspace.v1.KeyPairR\x04keys\"\x8b\x03\n" +
+	"\x04keys\x18\x01 \x03(\v2\x15.workspace.v1.KeyPairR\x04keys\"\x7f\n" +
+	"\x19CreateWorkspaceKeyRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1e\n" +
+	"\x04name\x18\x02 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\b\x01(\x010dR\x04name\x122\n" +
+	"\x04tags\x18\x03 \x03(\v2\x16.workspace.v1.TagInputB\x06\xb2\xe1\x18\x028\x14R\x04tags\"e\n" +
+	"\bTagInput\x12\x1d\n" +
+	"\x03key\x18\x01 \x01(\tB\v\xb2\xe1\x18\a\b\x01(\x010\xc8\x01R\x03key\x12\x1b\n" +
+	"\x04type\x18\x02 \x01(\tB\a\xb2\xe1\x18\x030\xc8\x01R\x04type\x12\x1d\n" +
+	"\x05value\x18\x03 \x01(\tB\a\xb2\xe1\x18\x030\xc8\x01R\x05value\"\x82\x01\n" +
+	"\x19RotateWorkspaceKeyRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
+	"\aapp_key\x18\x02 \x01(\tR\x06appKey\x12<\n" +
+	"\fexpire_after\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\vexpireAfter\"\x84\x01\n" +
+	"\x1aRotateWorkspaceKeyResponse\x121\n" +
+	"\bprevious\x18\x01 \x01(\v2\x15.workspace.v1.KeyPairR\bprevious\x123\n" +
+	"\tsuccessor\x18\x02 \x01(\v2\x15.workspace.v1.KeyPairR\tsuccessor\"D\n" +
+	"\x19RevokeWorkspaceKeyRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
+	"\aapp_key\x18\x02 \x01(\tR\x06appKey\"\x8b\x03\n" +
 	"\x16CreateWorkspaceRequest\x12/\n" +
 	"\x02id\x18\x01 \x01(\tB\x1f\xb2\xe1\x18\x1b\b\x01\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12\x1f\n" +
 	"\x04name\x18\x02 \x01(\tB\v\xb2\xe1\x18\a\b\x01(\x010\xc8\x01R\x04name\x12,\n" +
@@ -2730,12 +3092,13 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\ractor_app_key\x18\x03 \x01(\tR\vactorAppKey\"!\n" +
 	"\x1fRecordSessionRevocationResponse\"+\n" +
 	"\x19GetWorkspaceStatusRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xaa\x01\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xdf\x01\n" +
 	"\x0fWorkspaceStatus\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06active\x18\x02 \x01(\bR\x06active\x12*\n" +
 	"\x11token_cutoff_time\x18\x03 \x01(\tR\x0ftokenCutoffTime\x12C\n" +
-	"\x11caller_rate_limit\x18\x04 \x01(\v2\x17.workspace.v1.RateLimitR\x0fcallerRateLimit\"\x15\n" +
+	"\x11caller_rate_limit\x18\x04 \x01(\v2\x17.workspace.v1.RateLimitR\x0fcallerRateLimit\x123\n" +
+	"\x16caller_key_expire_time\x18\x05 \x01(\tR\x13callerKeyExpireTime\"\x15\n" +
 	"\x13AuthenticateRequest\"y\n" +
 	"\x14AuthenticateResponse\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x17\n" +
@@ -2766,14 +3129,17 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\auser_id\x18\x05 \x01(\tR\x06userId\x12(\n" +
 	"\x10resource_link_id\x18\x06 \x01(\tR\x0eresourceLinkId\x12G\n" +
 	"\x11custom_parameters\x18\a \x03(\v2\x1a.workspace.v1.LtiParameterR\x10customParameters\x12C\n" +
-	"\x1elaunch_presentation_return_url\x18\b \x01(\tR\x1blaunchPresentationReturnUrl2\xad\x1e\n" +
+	"\x1elaunch_presentation_return_url\x18\b \x01(\tR\x1blaunchPresentationReturnUrl2\xb2-\n" +
 	"\x10WorkspaceService\x12\x83\x03\n" +
 	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\xa5\x02\xb2\xe1\x18\xa0\x02*\n" +
 	"Workspaces2\x0fList workspaces:\x80\x02The caller's workspace and every workspace it manages, active only, ordered by name (case-insensitive) then id. Pass `nextPageToken` back as `pageToken`, with the same filter, until it is empty. `POST` takes the filter as a body, `GET` as query parameters.\x12\xda\x01\n" +
 	"\fGetWorkspace\x12!.workspace.v1.GetWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"\x8d\x01\xb2\xe1\x18\x88\x01\x12\tNOT_FOUND \x01*\n" +
-	"Workspaces2\x0fGet a workspace:\\The caller's own workspace or one it manages; any other id, and a deleted workspace, is 404.\x12\x85\x02\n" +
-	"\x11ListWorkspaceKeys\x12&.workspace.v1.ListWorkspaceKeysRequest\x1a'.workspace.v1.ListWorkspaceKeysResponse\"\x9e\x01\xb2\xe1\x18\x99\x01\x12\tNOT_FOUND*\n" +
-	"Workspaces2\x1cList a workspace's key pairs:bEvery key pair of the workspace, secrets included: the server pair (REST access) and the LTI pair.\x12\xf3\x03\n" +
+	"Workspaces2\x0fGet a workspace:\\The caller's own workspace or one it manages; any other id, and a deleted workspace, is 404.\x12\xd7\x03\n" +
+	"\x11ListWorkspaceKeys\x12&.workspace.v1.ListWorkspaceKeysRequest\x1a'.workspace.v1.ListWorkspaceKeysResponse\"\xf0\x02\xb2\xe1\x18\xeb\x02\x12\tNOT_FOUND*\n" +
+	"Workspaces2\x1cList a workspace's key pairs:\xb3\x02Every key pair of the workspace, secrets included: the server pair (REST access), the LTI pair, and those created or rotated since. A rotated pair shows its `expiresAt` until the sweeper removes it (within a minute or so of expiry); `lastUsedAt` is recorded at most once per pair per 15 minutes per replica.\x12\x9e\x04\n" +
+	"\x12CreateWorkspaceKey\x12'.workspace.v1.CreateWorkspaceKeyRequest\x1a\x15.workspace.v1.KeyPair\"\xc7\x03\xb2\xe1\x18\xc2\x03\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION\x12\bCONFLICT*\tKey pairs2\x11Create a key pair:\xf7\x02Adds a key pair, secret included in the answer. Tagged `allow-rest-api-access` = `TRUE` it may call the API (a server pair); without that tag it is an LTI pair, which may sign LTI launches only. The workspace itself and the workspaces that manage it may manage its key pairs. A workspace holds at most 10 key pairs that have not expired: past that, 409 `FAILED_PRECONDITION`.\x12\xff\x04\n" +
+	"\x12RotateWorkspaceKey\x12'.workspace.v1.RotateWorkspaceKeyRequest\x1a(.workspace.v1.RotateWorkspaceKeyResponse\"\x95\x04\xb2\xe1\x18\x90\x04\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION\x12\bCONFLICT*\tKey pairs2\x11Rotate a key pair:\xc5\x03Creates a successor with the same name, role and tags (secret included in the answer) and sets the old pair's `expiresAt` to now plus `expireAfter` (0s to 604800s, default 86400s): both pairs work until then, and from then on the old one is 401 everywhere. Works for server and LTI pairs. A pair that was rotated already (it has an `expiresAt`) is not rotated again: 409 `FAILED_PRECONDITION`; rotate its successor. An unknown or expired app key is 404.\x12\x8d\x04\n" +
+	"\x12RevokeWorkspaceKey\x12'.workspace.v1.RevokeWorkspaceKeyRequest\x1a\x15.workspace.v1.KeyPair\"\xb6\x03\xb2\xe1\x18\xb1\x03\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION\x12\bCONFLICT*\tKey pairs2\x11Revoke a key pair:\xe6\x02Removes the pair at once and answers it as it was: it is 401 from now on, on the serving replica at once and on the others within the credential cache's TTL (10 s by default). Its app key is never issued again. The workspace must keep a REST pair that does not expire: revoking the last one is 409 `FAILED_PRECONDITION`. An unknown or expired app key is 404.\x12\xf3\x03\n" +
 	"\x0fCreateWorkspace\x12$.workspace.v1.CreateWorkspaceRequest\x1a%.workspace.v1.CreateWorkspaceResponse\"\x92\x03\xb2\xe1\x18\x8d\x03\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT*\n" +
 	"Workspaces2\x1aCreate a managed workspace:\xba\x02The new workspace is managed by the caller's workspace. The answer holds its registration code, its server key pair and its LTI key pair. Repeating the same request returns the same answer (200), so retries are safe; another body for an existing id is 409. A parent or product the caller may not use is 404 or 403.\x12\x82\x04\n" +
 	"\x0fUpdateWorkspace\x12$.workspace.v1.UpdateWorkspaceRequest\x1a\x17.workspace.v1.Workspace\"\xaf\x03\xb2\xe1\x18\xaa\x03\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\bCONFLICT\x12\x13PRECONDITION_FAILED\x18\x01 \x01*\n" +
@@ -2801,7 +3167,7 @@ func file_workspace_v1_workspace_proto_rawDescGZIP() []byte {
 	return file_workspace_v1_workspace_proto_rawDescData
 }
 
-var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*Workspace)(nil),                       // 0: workspace.v1.Workspace
 	(*RateLimit)(nil),                       // 1: workspace.v1.RateLimit
@@ -2817,97 +3183,115 @@ var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*GetWorkspaceRequest)(nil),             // 11: workspace.v1.GetWorkspaceRequest
 	(*ListWorkspaceKeysRequest)(nil),        // 12: workspace.v1.ListWorkspaceKeysRequest
 	(*ListWorkspaceKeysResponse)(nil),       // 13: workspace.v1.ListWorkspaceKeysResponse
-	(*CreateWorkspaceRequest)(nil),          // 14: workspace.v1.CreateWorkspaceRequest
-	(*CreateWorkspaceResponse)(nil),         // 15: workspace.v1.CreateWorkspaceResponse
-	(*RegistrationCode)(nil),                // 16: workspace.v1.RegistrationCode
-	(*AppKeys)(nil),                         // 17: workspace.v1.AppKeys
-	(*LtiKeys)(nil),                         // 18: workspace.v1.LtiKeys
-	(*ServerKeys)(nil),                      // 19: workspace.v1.ServerKeys
-	(*UpdateWorkspaceRequest)(nil),          // 20: workspace.v1.UpdateWorkspaceRequest
-	(*DeleteWorkspaceRequest)(nil),          // 21: workspace.v1.DeleteWorkspaceRequest
-	(*UndeleteWorkspaceRequest)(nil),        // 22: workspace.v1.UndeleteWorkspaceRequest
-	(*ListWorkspaceEventsRequest)(nil),      // 23: workspace.v1.ListWorkspaceEventsRequest
-	(*ListWorkspaceEventsResponse)(nil),     // 24: workspace.v1.ListWorkspaceEventsResponse
-	(*Event)(nil),                           // 25: workspace.v1.Event
-	(*EventActor)(nil),                      // 26: workspace.v1.EventActor
-	(*EventTarget)(nil),                     // 27: workspace.v1.EventTarget
-	(*RecordSessionRevocationRequest)(nil),  // 28: workspace.v1.RecordSessionRevocationRequest
-	(*RecordSessionRevocationResponse)(nil), // 29: workspace.v1.RecordSessionRevocationResponse
-	(*GetWorkspaceStatusRequest)(nil),       // 30: workspace.v1.GetWorkspaceStatusRequest
-	(*WorkspaceStatus)(nil),                 // 31: workspace.v1.WorkspaceStatus
-	(*AuthenticateRequest)(nil),             // 32: workspace.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),            // 33: workspace.v1.AuthenticateResponse
-	(*GetLtiConfigurationRequest)(nil),      // 34: workspace.v1.GetLtiConfigurationRequest
-	(*LtiConfiguration)(nil),                // 35: workspace.v1.LtiConfiguration
-	(*VerifyLtiLaunchRequest)(nil),          // 36: workspace.v1.VerifyLtiLaunchRequest
-	(*LtiParameter)(nil),                    // 37: workspace.v1.LtiParameter
-	(*LtiLaunch)(nil),                       // 38: workspace.v1.LtiLaunch
-	(*wrapperspb.StringValue)(nil),          // 39: google.protobuf.StringValue
-	(*fieldmaskpb.FieldMask)(nil),           // 40: google.protobuf.FieldMask
+	(*CreateWorkspaceKeyRequest)(nil),       // 14: workspace.v1.CreateWorkspaceKeyRequest
+	(*TagInput)(nil),                        // 15: workspace.v1.TagInput
+	(*RotateWorkspaceKeyRequest)(nil),       // 16: workspace.v1.RotateWorkspaceKeyRequest
+	(*RotateWorkspaceKeyResponse)(nil),      // 17: workspace.v1.RotateWorkspaceKeyResponse
+	(*RevokeWorkspaceKeyRequest)(nil),       // 18: workspace.v1.RevokeWorkspaceKeyRequest
+	(*CreateWorkspaceRequest)(nil),          // 19: workspace.v1.CreateWorkspaceRequest
+	(*CreateWorkspaceResponse)(nil),         // 20: workspace.v1.CreateWorkspaceResponse
+	(*RegistrationCode)(nil),                // 21: workspace.v1.RegistrationCode
+	(*AppKeys)(nil),                         // 22: workspace.v1.AppKeys
+	(*LtiKeys)(nil),                         // 23: workspace.v1.LtiKeys
+	(*ServerKeys)(nil),                      // 24: workspace.v1.ServerKeys
+	(*UpdateWorkspaceRequest)(nil),          // 25: workspace.v1.UpdateWorkspaceRequest
+	(*DeleteWorkspaceRequest)(nil),          // 26: workspace.v1.DeleteWorkspaceRequest
+	(*UndeleteWorkspaceRequest)(nil),        // 27: workspace.v1.UndeleteWorkspaceRequest
+	(*ListWorkspaceEventsRequest)(nil),      // 28: workspace.v1.ListWorkspaceEventsRequest
+	(*ListWorkspaceEventsResponse)(nil),     // 29: workspace.v1.ListWorkspaceEventsResponse
+	(*Event)(nil),                           // 30: workspace.v1.Event
+	(*EventActor)(nil),                      // 31: workspace.v1.EventActor
+	(*EventTarget)(nil),                     // 32: workspace.v1.EventTarget
+	(*RecordSessionRevocationRequest)(nil),  // 33: workspace.v1.RecordSessionRevocationRequest
+	(*RecordSessionRevocationResponse)(nil), // 34: workspace.v1.RecordSessionRevocationResponse
+	(*GetWorkspaceStatusRequest)(nil),       // 35: workspace.v1.GetWorkspaceStatusRequest
+	(*WorkspaceStatus)(nil),                 // 36: workspace.v1.WorkspaceStatus
+	(*AuthenticateRequest)(nil),             // 37: workspace.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),            // 38: workspace.v1.AuthenticateResponse
+	(*GetLtiConfigurationRequest)(nil),      // 39: workspace.v1.GetLtiConfigurationRequest
+	(*LtiConfiguration)(nil),                // 40: workspace.v1.LtiConfiguration
+	(*VerifyLtiLaunchRequest)(nil),          // 41: workspace.v1.VerifyLtiLaunchRequest
+	(*LtiParameter)(nil),                    // 42: workspace.v1.LtiParameter
+	(*LtiLaunch)(nil),                       // 43: workspace.v1.LtiLaunch
+	(*wrapperspb.StringValue)(nil),          // 44: google.protobuf.StringValue
+	(*durationpb.Duration)(nil),             // 45: google.protobuf.Duration
+	(*fieldmaskpb.FieldMask)(nil),           // 46: google.protobuf.FieldMask
 }
 var file_workspace_v1_workspace_proto_depIdxs = []int32{
-	39, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
+	44, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
 	3,  // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
 	5,  // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
 	1,  // 4: workspace.v1.Workspace.rate_limit:type_name -> workspace.v1.RateLimit
 	4,  // 5: workspace.v1.Product.bank:type_name -> workspace.v1.Bank
 	5,  // 6: workspace.v1.KeyPair.tags:type_name -> workspace.v1.Tag
-	8,  // 7: workspace.v1.ListWorkspacesRequest.filter:type_name -> workspace.v1.ListWorkspacesFilter
-	9,  // 8: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
-	0,  // 9: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
-	6,  // 10: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
-	39, // 11: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
-	2,  // 12: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
-	3,  // 13: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	1,  // 14: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	16, // 15: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
-	17, // 16: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
-	18, // 17: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
-	19, // 18: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
-	39, // 19: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
-	2,  // 20: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
-	3,  // 21: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	40, // 22: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 23: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	25, // 24: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
-	26, // 25: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
-	27, // 26: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
-	1,  // 27: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
-	5,  // 28: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
-	37, // 29: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
-	37, // 30: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	7,  // 31: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
-	11, // 32: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
-	12, // 33: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
-	14, // 34: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
-	20, // 35: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
-	21, // 36: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
-	22, // 37: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
-	23, // 38: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
-	28, // 39: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
-	32, // 40: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
-	30, // 41: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
-	34, // 42: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
-	36, // 43: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
-	10, // 44: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
-	0,  // 45: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
-	13, // 46: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
-	15, // 47: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
-	0,  // 48: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 49: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 50: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
-	24, // 51: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
-	29, // 52: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
-	33, // 53: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
-	31, // 54: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
-	35, // 55: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
-	38, // 56: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
-	44, // [44:57] is the sub-list for method output_type
-	31, // [31:44] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	44, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
+	44, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
+	8,  // 9: workspace.v1.ListWorkspacesRequest.filter:type_name -> workspace.v1.ListWorkspacesFilter
+	9,  // 10: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
+	0,  // 11: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
+	6,  // 12: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
+	15, // 13: workspace.v1.CreateWorkspaceKeyRequest.tags:type_name -> workspace.v1.TagInput
+	45, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
+	6,  // 15: workspace.v1.RotateWorkspaceKeyResponse.previous:type_name -> workspace.v1.KeyPair
+	6,  // 16: workspace.v1.RotateWorkspaceKeyResponse.successor:type_name -> workspace.v1.KeyPair
+	44, // 17: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,  // 18: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
+	3,  // 19: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
+	1,  // 20: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
+	21, // 21: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
+	22, // 22: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
+	23, // 23: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
+	24, // 24: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
+	44, // 25: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,  // 26: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
+	3,  // 27: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
+	46, // 28: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	1,  // 29: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
+	30, // 30: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
+	31, // 31: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
+	32, // 32: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
+	1,  // 33: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
+	5,  // 34: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
+	42, // 35: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
+	42, // 36: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	7,  // 37: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
+	11, // 38: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
+	12, // 39: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
+	14, // 40: workspace.v1.WorkspaceService.CreateWorkspaceKey:input_type -> workspace.v1.CreateWorkspaceKeyRequest
+	16, // 41: workspace.v1.WorkspaceService.RotateWorkspaceKey:input_type -> workspace.v1.RotateWorkspaceKeyRequest
+	18, // 42: workspace.v1.WorkspaceService.RevokeWorkspaceKey:input_type -> workspace.v1.RevokeWorkspaceKeyRequest
+	19, // 43: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
+	25, // 44: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
+	26, // 45: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
+	27, // 46: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
+	28, // 47: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
+	33, // 48: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
+	37, // 49: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
+	35, // 50: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
+	39, // 51: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
+	41, // 52: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
+	10, // 53: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
+	0,  // 54: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
+	13, // 55: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
+	6,  // 56: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
+	17, // 57: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
+	6,  // 58: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
+	20, // 59: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
+	0,  // 60: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 61: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 62: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
+	29, // 63: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
+	34, // 64: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
+	38, // 65: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
+	36, // 66: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
+	40, // 67: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
+	43, // 68: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
+	53, // [53:69] is the sub-list for method output_type
+	37, // [37:53] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_workspace_v1_workspace_proto_init() }
@@ -2917,15 +3301,15 @@ func file_workspace_v1_workspace_proto_init() {
 	}
 	file_workspace_v1_workspace_proto_msgTypes[0].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[7].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[20].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[23].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[25].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[28].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_workspace_v1_workspace_proto_rawDesc), len(file_workspace_v1_workspace_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   39,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,9 @@ const (
 	WorkspaceService_ListWorkspaces_FullMethodName          = "/workspace.v1.WorkspaceService/ListWorkspaces"
 	WorkspaceService_GetWorkspace_FullMethodName            = "/workspace.v1.WorkspaceService/GetWorkspace"
 	WorkspaceService_ListWorkspaceKeys_FullMethodName       = "/workspace.v1.WorkspaceService/ListWorkspaceKeys"
+	WorkspaceService_CreateWorkspaceKey_FullMethodName      = "/workspace.v1.WorkspaceService/CreateWorkspaceKey"
+	WorkspaceService_RotateWorkspaceKey_FullMethodName      = "/workspace.v1.WorkspaceService/RotateWorkspaceKey"
+	WorkspaceService_RevokeWorkspaceKey_FullMethodName      = "/workspace.v1.WorkspaceService/RevokeWorkspaceKey"
 	WorkspaceService_CreateWorkspace_FullMethodName         = "/workspace.v1.WorkspaceService/CreateWorkspace"
 	WorkspaceService_UpdateWorkspace_FullMethodName         = "/workspace.v1.WorkspaceService/UpdateWorkspace"
 	WorkspaceService_DeleteWorkspace_FullMethodName         = "/workspace.v1.WorkspaceService/DeleteWorkspace"
@@ -53,6 +56,15 @@ type WorkspaceServiceClient interface {
 	GetWorkspace(ctx context.Context, in *GetWorkspaceRequest, opts ...grpc.CallOption) (*Workspace, error)
 	// ListWorkspaceKeys returns the key pairs of a workspace the caller may see.
 	ListWorkspaceKeys(ctx context.Context, in *ListWorkspaceKeysRequest, opts ...grpc.CallOption) (*ListWorkspaceKeysResponse, error)
+	// CreateWorkspaceKey adds a key pair to a workspace: the workspace itself
+	// or one that manages it may.
+	CreateWorkspaceKey(ctx context.Context, in *CreateWorkspaceKeyRequest, opts ...grpc.CallOption) (*KeyPair, error)
+	// RotateWorkspaceKey gives a key pair a successor with its name, role and
+	// tags, and makes the pair expire after expire_after; both work until
+	// then.
+	RotateWorkspaceKey(ctx context.Context, in *RotateWorkspaceKeyRequest, opts ...grpc.CallOption) (*RotateWorkspaceKeyResponse, error)
+	// RevokeWorkspaceKey removes a key pair at once.
+	RevokeWorkspaceKey(ctx context.Context, in *RevokeWorkspaceKeyRequest, opts ...grpc.CallOption) (*KeyPair, error)
 	// CreateWorkspace creates a workspace managed by the caller. Retrying with
 	// the same id and the same body returns the original result.
 	CreateWorkspace(ctx context.Context, in *CreateWorkspaceRequest, opts ...grpc.CallOption) (*CreateWorkspaceResponse, error)
@@ -129,6 +141,36 @@ func (c *workspaceServiceClient) ListWorkspaceKeys(ctx context.Context, in *List
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListWorkspaceKeysResponse)
 	err := c.cc.Invoke(ctx, WorkspaceService_ListWorkspaceKeys_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) CreateWorkspaceKey(ctx context.Context, in *CreateWorkspaceKeyRequest, opts ...grpc.CallOption) (*KeyPair, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(KeyPair)
+	err := c.cc.Invoke(ctx, WorkspaceService_CreateWorkspaceKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) RotateWorkspaceKey(ctx context.Context, in *RotateWorkspaceKeyRequest, opts ...grpc.CallOption) (*RotateWorkspaceKeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RotateWorkspaceKeyResponse)
+	err := c.cc.Invoke(ctx, WorkspaceService_RotateWorkspaceKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) RevokeWorkspaceKey(ctx context.Context, in *RevokeWorkspaceKeyRequest, opts ...grpc.CallOption) (*KeyPair, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(KeyPair)
+	err := c.cc.Invoke(ctx, WorkspaceService_RevokeWorkspaceKey_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -254,6 +296,15 @@ type WorkspaceServiceServer interface {
 	GetWorkspace(context.Context, *GetWorkspaceRequest) (*Workspace, error)
 	// ListWorkspaceKeys returns the key pairs of a workspace the caller may see.
 	ListWorkspaceKeys(context.Context, *ListWorkspaceKeysRequest) (*ListWorkspaceKeysResponse, error)
+	// CreateWorkspaceKey adds a key pair to a workspace: the workspace itself
+	// or one that manages it may.
+	CreateWorkspaceKey(context.Context, *CreateWorkspaceKeyRequest) (*KeyPair, error)
+	// RotateWorkspaceKey gives a key pair a successor with its name, role and
+	// tags, and makes the pair expire after expire_after; both work until
+	// then.
+	RotateWorkspaceKey(context.Context, *RotateWorkspaceKeyRequest) (*RotateWorkspaceKeyResponse, error)
+	// RevokeWorkspaceKey removes a key pair at once.
+	RevokeWorkspaceKey(context.Context, *RevokeWorkspaceKeyRequest) (*KeyPair, error)
 	// CreateWorkspace creates a workspace managed by the caller. Retrying with
 	// the same id and the same body returns the original result.
 	CreateWorkspace(context.Context, *CreateWorkspaceRequest) (*CreateWorkspaceResponse, error)
@@ -314,6 +365,15 @@ func (UnimplementedWorkspaceServiceServer) GetWorkspace(context.Context, *GetWor
 }
 func (UnimplementedWorkspaceServiceServer) ListWorkspaceKeys(context.Context, *ListWorkspaceKeysRequest) (*ListWorkspaceKeysResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListWorkspaceKeys not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) CreateWorkspaceKey(context.Context, *CreateWorkspaceKeyRequest) (*KeyPair, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateWorkspaceKey not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) RotateWorkspaceKey(context.Context, *RotateWorkspaceKeyRequest) (*RotateWorkspaceKeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RotateWorkspaceKey not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) RevokeWorkspaceKey(context.Context, *RevokeWorkspaceKeyRequest) (*KeyPair, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeWorkspaceKey not implemented")
 }
 func (UnimplementedWorkspaceServiceServer) CreateWorkspace(context.Context, *CreateWorkspaceRequest) (*CreateWorkspaceResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateWorkspace not implemented")
@@ -416,6 +476,60 @@ func _WorkspaceService_ListWorkspaceKeys_Handler(srv interface{}, ctx context.Co
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(WorkspaceServiceServer).ListWorkspaceKeys(ctx, req.(*ListWorkspaceKeysRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_CreateWorkspaceKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateWorkspaceKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).CreateWorkspaceKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_CreateWorkspaceKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).CreateWorkspaceKey(ctx, req.(*CreateWorkspaceKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_RotateWorkspaceKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RotateWorkspaceKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).RotateWorkspaceKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_RotateWorkspaceKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).RotateWorkspaceKey(ctx, req.(*RotateWorkspaceKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_RevokeWorkspaceKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeWorkspaceKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).RevokeWorkspaceKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_RevokeWorkspaceKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).RevokeWorkspaceKey(ctx, req.(*RevokeWorkspaceKeyRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -618,6 +732,18 @@ var WorkspaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListWorkspaceKeys",
 			Handler:    _WorkspaceService_ListWorkspaceKeys_Handler,
+		},
+		{
+			MethodName: "CreateWorkspaceKey",
+			Handler:    _WorkspaceService_CreateWorkspaceKey_Handler,
+		},
+		{
+			MethodName: "RotateWorkspaceKey",
+			Handler:    _WorkspaceService_RotateWorkspaceKey_Handler,
+		},
+		{
+			MethodName: "RevokeWorkspaceKey",
+			Handler:    _WorkspaceService_RevokeWorkspaceKey_Handler,
 		},
 		{
 			MethodName: "CreateWorkspace",

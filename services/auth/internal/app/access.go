@@ -3,11 +3,13 @@ package app
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/basicauth"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
+	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
 
 // cachedAccess is a workspace service answer and when it was received.
@@ -43,6 +45,13 @@ func (a *App) authorize(ctx context.Context, authorization, workspaceID string, 
 	if revokedAt, revoked := a.revoked.Get(workspaceID); ok && revoked && !cached.at.After(revokedAt) {
 		ok = false
 	}
+	appKey, _, _ := basicauth.Parse(authorization)
+	if forgottenAt, forgotten := a.forgotten.Get(appKey); ok && forgotten && !cached.at.After(forgottenAt) {
+		ok = false
+	}
+	if exp := cached.status.CallerKeyExpiresAt; ok && !exp.IsZero() && !a.now().Before(exp) {
+		ok = false // the key pair expired: the workspace service now refuses it
+	}
 	st := cached.status
 	if !ok {
 		at := a.now()
@@ -73,6 +82,30 @@ func (a *App) authorize(ctx context.Context, authorization, workspaceID string, 
 	}
 	return st, nil
 }
+
+// ForgetKeyPairs stops this replica reusing the access checks of key
+// pairs of a workspace the credentials may act for: the workspace service
+// calls it after revoking, rotating or sweeping them, so their next login
+// is checked again (and refused once they no longer authenticate).
+func (a *App) ForgetKeyPairs(ctx context.Context, authorization, workspaceID string, appKeys []string) error {
+	if err := domain.CheckWorkspaceID(workspaceID); err != nil {
+		return err
+	}
+	if len(appKeys) > maxForgetKeys {
+		return fault.InvalidField("appKeys", fmt.Sprintf("must have at most %d elements", maxForgetKeys))
+	}
+	if _, err := a.authorize(ctx, authorization, workspaceID, false); err != nil {
+		return err
+	}
+	now := a.now()
+	for _, k := range appKeys {
+		a.forgotten.Set(k, now)
+	}
+	return nil
+}
+
+// maxForgetKeys bounds the app keys of one ForgetKeyPairs call.
+const maxForgetKeys = 100
 
 // limit counts a call of credentials the workspace service accepted against
 // their key pair's rate limit (own, or the default when Off).

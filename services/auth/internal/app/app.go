@@ -20,6 +20,9 @@ type WorkspaceStatus struct {
 	// CallerLimit is the rate limit of the asking key pair's own workspace;
 	// Off when it has none of its own.
 	CallerLimit ratelimit.Limit
+	// CallerKeyExpiresAt is when the asking key pair stops authenticating;
+	// zero: it does not expire. A cached access check ends then.
+	CallerKeyExpiresAt time.Time
 }
 
 // Limits counts a key pair's calls against its rate limit: own when its
@@ -78,6 +81,9 @@ type App struct {
 	// revoked remembers when each workspace's tokens were last revoked
 	// here, so a cached "yes" from before a delete is not reused after it.
 	revoked *ttlcache.Cache[string, time.Time]
+	// forgotten remembers when the workspace service said each app key
+	// was revoked or rotated, so a cached "yes" from before is not reused.
+	forgotten *ttlcache.Cache[string, time.Time]
 }
 
 // Option changes how New builds an App.
@@ -103,5 +109,6 @@ func New(store domain.TokenStore, workspaces Workspaces, settings Settings, opts
 	}
 	a.access = ttlcache.New[accessKey, cachedAccess](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
 	a.revoked = ttlcache.New[string, time.Time](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
+	a.forgotten = ttlcache.New[string, time.Time](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
 	return a
 }

@@ -6,16 +6,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/liveproctor/workspaces/pkg/basicauth"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
 
-const (
-	service = "Basic service"
-	alice   = "Basic alice" // may act for workspace "w1"
-	mallory = "Basic mallory"
+var (
+	service = basicauth.Header("service-key", "service-secret")
+	alice   = basicauth.Header("alice-key", "alice-secret") // may act for workspace "w1"
+	mallory = basicauth.Header("mallory-key", "mallory-secret")
 )
 
 // workspaces answers like the workspace service: alice sees w1, the service
@@ -29,6 +30,9 @@ type workspaces struct {
 	// recordDown, recording fails.
 	recorded   []app.Revocation
 	recordDown bool
+	// revoked credentials answer Unauthenticated, as a revoked or expired
+	// key pair does.
+	revoked map[string]bool
 }
 
 func (f *workspaces) RecordRevocation(_ context.Context, authz string, r app.Revocation) error {
@@ -53,7 +57,7 @@ func (f *workspaces) Status(_ context.Context, authz, id string) (app.WorkspaceS
 	}
 	st, ok := f.status[id]
 	switch {
-	case authz != service && authz != alice && authz != mallory:
+	case authz != service && authz != alice && authz != mallory, f.revoked[authz]:
 		return app.WorkspaceStatus{}, fault.New(fault.Unauthenticated, "bad credentials")
 	case !ok, authz == mallory, authz == alice && id != "w1":
 		return app.WorkspaceStatus{}, fault.New(fault.NotFound, "not found")

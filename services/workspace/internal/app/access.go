@@ -74,6 +74,28 @@ func (a *App) managedActive(ctx context.Context, caller domain.Caller, id string
 	return w, nil
 }
 
+// keyManaged returns the active workspace id if the caller may manage its
+// key pairs: the workspace itself or one that manages it. Unlike update and
+// delete, a workspace manages its own pairs, so that a vendor can rotate a
+// leaked secret without its manager.
+func (a *App) keyManaged(ctx context.Context, caller domain.Caller, id string) (*domain.Workspace, error) {
+	return a.visible(ctx, caller, id)
+}
+
+// keyNotFound answers a key pair the workspace does not hold (or that has
+// expired).
+func keyNotFound(appKey string) error {
+	return fault.New(fault.NotFound, "key pair %q not found", truncate(appKey, 64))
+}
+
+// keyError names the app key in the domain's not-found answer.
+func keyError(err error, appKey string) error {
+	if errors.Is(err, domain.ErrKeyNotFound) {
+		return keyNotFound(appKey)
+	}
+	return err
+}
+
 // checkProducts refuses to share a product the caller's own workspace does
 // not hold. Products already shared (kept by this request) are not checked
 // again.

@@ -3,6 +3,7 @@
 package app
 
 import (
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +31,14 @@ type TokenRevoker interface {
 	RevokeWorkspaceTokens(workspaceID, requestID string)
 }
 
+// AccessRevoker tells the auth service that key pairs were revoked,
+// rotated or expired, so it stops reusing the access it cached for them
+// (ACCESS_CACHE_TTL) at once. Like TokenRevoker it returns at once; the
+// cache's TTL bounds what a lost message costs.
+type AccessRevoker interface {
+	ForgetKeyPairs(workspaceID string, appKeys []string)
+}
+
 // Settings are the application's tunables.
 type Settings struct {
 	// LTIBaseURL prefixes the LTI configuration and launch URLs returned on
@@ -49,7 +58,10 @@ type App struct {
 	settings Settings
 	now      func() time.Time
 	creds    *ttlcache.Cache[string, credential]
-	revoker  TokenRevoker // nil: no auth service to tell
+	revoker  TokenRevoker  // nil: no auth service to tell
+	access   AccessRevoker // nil: no auth service to tell
+	uses     *keyUses
+	logger   *slog.Logger
 
 	// rootID is the root workspace's id, known once Bootstrap has run;
 	// only its key pairs may verify LTI launches.
@@ -67,6 +79,13 @@ type Option func(*App)
 // WithTokenRevoker tells the auth service about deleted workspaces.
 func WithTokenRevoker(r TokenRevoker) Option { return func(a *App) { a.revoker = r } }
 
+// WithAccessRevoker tells the auth service about changed key pairs.
+func WithAccessRevoker(r AccessRevoker) Option { return func(a *App) { a.access = r } }
+
+// WithLogger is where background work (recording key uses, sweeping
+// expired key pairs) reports failures; slog.Default() otherwise.
+func WithLogger(l *slog.Logger) Option { return func(a *App) { a.logger = l } }
+
 // WithClock replaces time.Now, for tests.
 func WithClock(now func() time.Time) Option { return func(a *App) { a.now = now } }
 
@@ -78,11 +97,12 @@ func New(repo domain.Repository, secrets SecretBox, settings Settings, opts ...O
 	if settings.CredentialCacheSize <= 0 {
 		settings.CredentialCacheSize = 10000
 	}
-	a := &App{repo: repo, secrets: secrets, settings: settings, now: time.Now}
+	a := &App{repo: repo, secrets: secrets, settings: settings, now: time.Now, logger: slog.Default()}
 	for _, opt := range opts {
 		opt(a)
 	}
 	a.creds = ttlcache.New[string, credential](settings.CredentialCacheSize, settings.CredentialCacheTTL, a.now)
+	a.uses = newKeyUses(settings.CredentialCacheSize, a.now)
 	return a
 }
 

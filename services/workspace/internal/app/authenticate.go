@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
@@ -24,6 +25,10 @@ type credential struct {
 	tags        []domain.Tag
 	restAccess  bool
 	rateLimit   *domain.RateLimit // the workspace's own; nil: the default
+	// expiresAt is when the pair stops authenticating (zero: never),
+	// checked against the clock on every use, so a cached credential never
+	// outlives its pair.
+	expiresAt time.Time
 }
 
 // Authenticate returns the caller that owns the key pair.
@@ -34,15 +39,19 @@ func (a *App) Authenticate(ctx context.Context, appKey, appSecret string) (domai
 	}
 	// Hash even for unknown keys so both paths cost the same.
 	digest := a.secrets.Digest(appKey, appSecret)
-	if !cred.known || subtle.ConstantTimeCompare(digest, cred.digest) != 1 {
+	now := a.now()
+	if !cred.known || subtle.ConstantTimeCompare(digest, cred.digest) != 1 ||
+		(!cred.expiresAt.IsZero() && !now.Before(cred.expiresAt)) {
 		return domain.Caller{}, ErrBadCredentials
 	}
+	a.uses.note(appKey, now)
 	return domain.Caller{
-		WorkspaceID: cred.workspaceID,
-		AppKey:      appKey,
-		Tags:        slices.Clone(cred.tags),
-		RESTAccess:  cred.restAccess,
-		RateLimit:   cred.rateLimit,
+		WorkspaceID:  cred.workspaceID,
+		AppKey:       appKey,
+		Tags:         slices.Clone(cred.tags),
+		RESTAccess:   cred.restAccess,
+		RateLimit:    cred.rateLimit,
+		KeyExpiresAt: cred.expiresAt,
 	}, nil
 }
 
@@ -60,7 +69,8 @@ func (a *App) credential(ctx context.Context, appKey string) (credential, error)
 	var cred credential
 	if w != nil && !w.Deleted() {
 		if k, ok := w.KeyByAppKey(appKey); ok {
-			cred = credential{known: true, workspaceID: w.ID(), digest: k.SecretDigest, tags: k.Tags, restAccess: k.HasRESTAccess()}
+			cred = credential{known: true, workspaceID: w.ID(), digest: k.SecretDigest, tags: k.Tags,
+				restAccess: k.HasRESTAccess(), expiresAt: k.ExpiresAt}
 			if r, ok := w.RateLimit(); ok {
 				cred.rateLimit = &r
 			}
@@ -75,5 +85,17 @@ func (a *App) credential(ctx context.Context, appKey string) (credential, error)
 func (a *App) forgetKeys(w *domain.Workspace) {
 	for _, k := range w.Keys() {
 		a.creds.Delete(k.AppKey)
+	}
+}
+
+// forgetKeyPairs drops key pairs that changed (revoked, rotated, expired)
+// from this replica's credential cache at once, and asks the auth service
+// to stop reusing the access it granted them.
+func (a *App) forgetKeyPairs(workspaceID string, appKeys ...string) {
+	for _, k := range appKeys {
+		a.creds.Delete(k)
+	}
+	if a.access != nil && len(appKeys) > 0 {
+		a.access.ForgetKeyPairs(workspaceID, appKeys)
 	}
 }

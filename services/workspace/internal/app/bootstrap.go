@@ -136,7 +136,22 @@ func (a *App) addRootKey(ctx context.Context, root *domain.Workspace, cfg Bootst
 	if err != nil {
 		return err
 	}
-	if err := a.repo.AddKey(ctx, root.ID(), domain.NewKeyPair(domain.RoleBootstrap, key, a.timestamp())); err != nil {
+	if err := a.repo.ReserveAppKey(ctx, root.ID(), cfg.AppKey); errors.Is(err, domain.ErrAppKeyTaken) {
+		// Reserved but not on the root: revoked, or rotated away and
+		// expired. Adding it back would revive a key someone retired.
+		return fault.InvalidField("appKey", "was revoked or rotated away from the root workspace: "+
+			"configure the key pair that replaced it (or a new one)")
+	} else if err != nil {
+		return fmt.Errorf("reserve the configured app key: %w", err)
+	}
+	read := func() (*domain.Workspace, error) { return a.repo.Get(ctx, root.ID()) }
+	_, err = a.write(ctx, bySystem, read, Precondition{}, func(w *domain.Workspace) (bool, error) {
+		if _, ok := w.KeyByAppKey(cfg.AppKey); ok {
+			return false, nil
+		}
+		return true, w.AddBootstrapKey(key, a.timestamp())
+	})
+	if err != nil {
 		return fmt.Errorf("add the configured key pair to the root workspace: %w", err)
 	}
 	return nil

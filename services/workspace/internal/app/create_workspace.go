@@ -149,22 +149,22 @@ func (a *App) createResult(w *domain.Workspace) (CreateResult, error) {
 		Name:              w.Name(),
 		RegistrationCodes: w.RegistrationCodes(),
 	}
-	server, _ := w.KeyByRole(domain.RoleServer)
-	lti, _ := w.KeyByRole(domain.RoleLTI)
-	serverSecret, err := a.secrets.Open(server.AppKey, server.SealedSecret)
-	if err != nil {
-		return CreateResult{}, fmt.Errorf("open the server secret of %s: %w", w.ID(), err)
+	// A retry after the pairs were rotated or revoked answers the first
+	// pair of each role the workspace still holds (empty when none).
+	res.LTI = LTIKeys{ConfigurationURL: a.ltiConfigurationURL(w.ID()), LaunchURL: a.ltiLaunchURL()}
+	if server, ok := w.KeyByRole(domain.RoleServer); ok {
+		secret, err := a.secrets.Open(server.AppKey, server.SealedSecret)
+		if err != nil {
+			return CreateResult{}, fmt.Errorf("open the server secret of %s: %w", w.ID(), err)
+		}
+		res.Server = ServerKeys{ConsumerKey: server.AppKey, SharedSecret: secret}
 	}
-	ltiSecret, err := a.secrets.Open(lti.AppKey, lti.SealedSecret)
-	if err != nil {
-		return CreateResult{}, fmt.Errorf("open the LTI secret of %s: %w", w.ID(), err)
-	}
-	res.Server = ServerKeys{ConsumerKey: server.AppKey, SharedSecret: serverSecret}
-	res.LTI = LTIKeys{
-		ConsumerKey:      lti.AppKey,
-		SharedSecret:     ltiSecret,
-		ConfigurationURL: a.ltiConfigurationURL(w.ID()),
-		LaunchURL:        a.ltiLaunchURL(),
+	if lti, ok := w.KeyByRole(domain.RoleLTI); ok {
+		secret, err := a.secrets.Open(lti.AppKey, lti.SealedSecret)
+		if err != nil {
+			return CreateResult{}, fmt.Errorf("open the LTI secret of %s: %w", w.ID(), err)
+		}
+		res.LTI.ConsumerKey, res.LTI.SharedSecret = lti.AppKey, secret
 	}
 	return res, nil
 }

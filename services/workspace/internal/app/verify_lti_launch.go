@@ -96,7 +96,7 @@ func (a *App) verifyLaunch(ctx context.Context, signed domain.SignedLaunch, req 
 	if err != nil {
 		return domain.Launch{}, fmt.Errorf("find the workspace of a consumer key: %w", err)
 	}
-	key, err := w.LTIKey(signed.ConsumerKey)
+	key, err := w.LTIKey(signed.ConsumerKey, a.now())
 	if err != nil {
 		return domain.Launch{}, err
 	}

@@ -1,5 +1,7 @@
 package domain
 
+import "time"
+
 // Caller is who a request comes from: the workspace owning the key pair it
 // authenticated with.
 type Caller struct {
@@ -14,6 +16,10 @@ type Caller struct {
 	// RequestID is the request's id (X-Request-Id), which the events of
 	// the changes it makes carry.
 	RequestID string
+	// KeyExpiresAt is when the key pair stops authenticating (zero: it
+	// does not expire), so a service that caches the caller's access can
+	// stop in time.
+	KeyExpiresAt time.Time
 }
 
 // Actor is the caller as the author of a change.

@@ -36,9 +36,15 @@ type KeyPair struct {
 	SealedSecret []byte
 	SecretDigest []byte
 	Role         KeyRole
-	Tags         []Tag
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// Name is what the workspace calls the pair; a rotation's successor
+	// keeps it. Pairs stored before pairs had names are named by role.
+	Name      string
+	Tags      []Tag
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// ExpiresAt, when set, is when the pair stops authenticating: a
+	// rotated pair's end of overlap. Zero: it does not expire.
+	ExpiresAt time.Time
 }
 
 // NewKeyPair returns a key pair made for role. Every role but LTI may call
@@ -49,6 +55,7 @@ func NewKeyPair(role KeyRole, k SealedKey, now time.Time) KeyPair {
 		SealedSecret: k.SealedSecret,
 		SecretDigest: k.SecretDigest,
 		Role:         role,
+		Name:         string(role),
 		Tags:         []Tag{},
 		CreatedAt:    now,
 		UpdatedAt:    now,
@@ -62,6 +69,17 @@ func NewKeyPair(role KeyRole, k SealedKey, now time.Time) KeyPair {
 // HasRESTAccess reports whether the pair may call the API.
 func (k KeyPair) HasRESTAccess() bool {
 	return slices.Contains(k.Tags, RESTAccessTag)
+}
+
+// Expired reports whether the pair has stopped authenticating by now.
+func (k KeyPair) Expired(now time.Time) bool {
+	return !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt)
+}
+
+// Lasting reports whether the pair is a REST pair without an expiry: what
+// keeps a workspace reachable. Every workspace keeps at least one.
+func (k KeyPair) Lasting() bool {
+	return k.ExpiresAt.IsZero() && k.HasRESTAccess()
 }
 
 func (k KeyPair) clone() KeyPair {

@@ -159,8 +159,8 @@ func (s SignedLaunch) CheckFresh(now time.Time) error {
 
 // LTIKey returns the LTI key pair with the consumer key, for a launch: the
 // workspace must be active and the pair made for LTI (no API access).
-func (w *Workspace) LTIKey(consumerKey string) (KeyPair, error) {
-	k, ok := w.KeyByAppKey(consumerKey)
+func (w *Workspace) LTIKey(consumerKey string, now time.Time) (KeyPair, error) {
+	k, ok := w.ActiveKey(consumerKey, now)
 	switch {
 	case !ok:
 		return KeyPair{}, ErrLaunchUnknownKey

@@ -56,21 +56,21 @@ func TestCheckSignedLaunchReadsTheOAuthParameters(t *testing.T) {
 func TestLTIKey(t *testing.T) {
 	root := mustRoot(t)
 	w := mustCreate(t, "w", root)
-	if k, err := w.LTIKey("w-lti"); err != nil || k.Role != domain.RoleLTI {
+	if k, err := w.LTIKey("w-lti", t0); err != nil || k.Role != domain.RoleLTI {
 		t.Fatalf("LTIKey of the LTI pair = %+v, %v", k, err)
 	}
 	for key, want := range map[string]error{"w-server": domain.ErrLaunchNotLTIKey, "nope": domain.ErrLaunchUnknownKey} {
-		if _, err := w.LTIKey(key); !errors.Is(err, want) {
+		if _, err := w.LTIKey(key, t0); !errors.Is(err, want) {
 			t.Errorf("LTIKey(%s) = %v, want %v", key, err, want)
 		}
 	}
-	if _, err := root.LTIKey("root-key"); !errors.Is(err, domain.ErrLaunchNotLTIKey) {
+	if _, err := root.LTIKey("root-key", t0); !errors.Is(err, domain.ErrLaunchNotLTIKey) {
 		t.Errorf("the root's bootstrap pair: %v", err)
 	}
 	if err := w.Delete(t0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.LTIKey("w-lti"); !errors.Is(err, domain.ErrLaunchWorkspaceDeleted) {
+	if _, err := w.LTIKey("w-lti", t0); !errors.Is(err, domain.ErrLaunchWorkspaceDeleted) {
 		t.Errorf("LTIKey of a deleted workspace: %v", err)
 	}
 }

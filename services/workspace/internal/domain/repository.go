@@ -2,6 +2,7 @@ package domain
 
 import (
 	"context"
+	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 )
@@ -37,14 +38,32 @@ type Repository interface {
 	// List returns active workspaces matching q, in list order.
 	List(ctx context.Context, q ListQuery) ([]*Workspace, error)
 	// Update stores w's mutable fields (name, type, parent, address,
-	// products, objective documents, updated, deleted and token cutoff
-	// times) if the stored revision is still w.Revision(), and returns w as
-	// it now is: at the next revision. Otherwise it returns
-	// ErrRevisionChanged.
+	// products, objective documents, key pairs, updated, deleted and token
+	// cutoff times) if the stored revision is still w.Revision(), and
+	// returns w as it now is: at the next revision. Otherwise it returns
+	// ErrRevisionChanged. Every change of key pairs goes through it, so
+	// concurrent changes cannot lose a pair. A new pair's app key must be
+	// reserved (ReserveAppKey) before the Update that lists it.
 	Update(ctx context.Context, w *Workspace) (*Workspace, error)
-	// AddKey adds a key pair to an existing workspace.
-	AddKey(ctx context.Context, workspaceID string, k KeyPair) error
+	// ReserveAppKey claims appKey for workspaceID, store-wide and for good:
+	// a key once reserved is never reserved again, even after its pair is
+	// revoked (GetByAppKey then finds no owner). ErrAppKeyTaken when it
+	// is reserved already.
+	ReserveAppKey(ctx context.Context, workspaceID, appKey string) error
+	// RecordKeyUse notes that appKey was used at. It is called at most once
+	// per pair per KeyUseGranularity per replica, off the request's path.
+	RecordKeyUse(ctx context.Context, appKey string, at time.Time) error
+	// KeysLastUsed returns when each of appKeys was last recorded used;
+	// keys never recorded are absent.
+	KeysLastUsed(ctx context.Context, appKeys []string) (map[string]time.Time, error)
+	// WithExpiredKeys returns the ids of up to limit workspaces holding a
+	// key pair that expired by now, for the sweeper.
+	WithExpiredKeys(ctx context.Context, now time.Time, limit int) ([]string, error)
 }
+
+// KeyUseGranularity is how often, at most, a replica records a key pair's
+// use: lastUsedAt is exact to this much (per replica).
+const KeyUseGranularity = 15 * time.Minute
 
 // ListQuery selects active workspaces, ordered by NameKey(name) then id.
 type ListQuery struct {

@@ -373,6 +373,11 @@ type StoredWorkspace struct {
 // nothing, so a workspace stays readable when rules tighten after it was
 // written. The workspace takes s's slices as its own.
 func UnmarshalWorkspaceFromDatabase(s StoredWorkspace) *Workspace {
+	for i := range s.Keys {
+		if s.Keys[i].Name == "" {
+			s.Keys[i].Name = string(s.Keys[i].Role)
+		}
+	}
 	return &Workspace{
 		id: s.ID,
 		details: Details{

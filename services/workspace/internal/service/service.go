@@ -36,6 +36,11 @@ import (
 // remembers: ten minutes' worth of launches at over 150 a second.
 const launchNoncesInMemory = 100_000
 
+// keySweepInterval is how often each replica removes expired key pairs
+// from the workspaces holding them (they stop authenticating at their
+// expiresAt regardless).
+const keySweepInterval = time.Minute
+
 // Service is a running workspace service.
 type Service struct {
 	cfg    Config
@@ -49,6 +54,9 @@ type Service struct {
 	probed chan struct{}
 	// relayed closes when the event relay has stopped.
 	relayed chan struct{}
+	// background is closed once the app's background work (key uses, the
+	// expired key sweep) has stopped.
+	background chan struct{}
 
 	redis    redis.UniversalClient // nil without REDIS_ADDR
 	authConn *grpc.ClientConn      // nil without AUTH_SERVICE_ADDR
@@ -111,7 +119,7 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 		s.revoker = authclient.New(s.authConn, s.cfg.ServiceAppKey, s.cfg.ServiceAppSecret, authclient.Settings{
 			CallTimeout: s.cfg.CallTimeout, GiveUpAfter: 10 * time.Minute, FirstRetry: 500 * time.Millisecond, MaxRetryWait: 30 * time.Second,
 		}, s.logger)
-		opts = append(opts, app.WithTokenRevoker(s.revoker))
+		opts = append(opts, app.WithTokenRevoker(s.revoker), app.WithAccessRevoker(s.revoker))
 	}
 	if len(s.cfg.Redis.Addrs) == 0 {
 		s.logger.Warn("REDIS_ADDR is not set: each replica counts rate limits and failed authentications, and remembers LTI launch nonces, on its own")
@@ -127,7 +135,7 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	} else {
 		nonces = ltinonce.NewMemoryStore(launchNoncesInMemory, nil)
 	}
-	opts = append(opts, app.WithLTILaunches(nonces, limits), app.WithEventLog(repo, s.cfg.Events))
+	opts = append(opts, app.WithLTILaunches(nonces, limits), app.WithEventLog(repo, s.cfg.Events), app.WithLogger(s.logger))
 	application := app.New(repo, box, app.Settings{
 		LTIBaseURL:          s.cfg.LTIBaseURL,
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,
@@ -183,6 +191,11 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 		defer close(s.relayed)
 		application.RelayEvents(probeCtx, s.logger)
 	}()
+	s.background = make(chan struct{})
+	go func() {
+		defer close(s.background)
+		application.RunBackground(probeCtx, keySweepInterval)
+	}()
 	go func() { s.served <- s.grpc.Serve(s.lis) }()
 	s.logger.Info("workspace service serving", "addr", s.lis.Addr().String(), "database", s.cfg.MongoDatabase)
 	return nil
@@ -203,6 +216,7 @@ func (s *Service) Close() error {
 	s.stop()
 	<-s.probed
 	<-s.relayed
+	<-s.background
 	grpcmw.StopGracefully(s.grpc, s.health, s.cfg.ShutdownTimeout)
 	if s.revoker != nil {
 		s.revoker.Close()

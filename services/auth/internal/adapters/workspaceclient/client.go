@@ -48,6 +48,11 @@ func (c *Client) Status(ctx context.Context, authorization, workspaceID string) 
 	if r := st.GetCallerRateLimit(); r != nil {
 		out.CallerLimit = ratelimit.Limit{Rate: int(r.GetRequestsPerSecond()), Burst: int(r.GetBurst())}
 	}
+	if s := st.GetCallerKeyExpireTime(); s != "" {
+		if out.CallerKeyExpiresAt, err = apitime.Parse(s); err != nil {
+			return app.WorkspaceStatus{}, fault.Wrap(fault.Internal, fmt.Errorf("workspace status: caller_key_expire_time %q: %w", s, err), "internal error")
+		}
+	}
 	if s := st.GetTokenCutoffTime(); s != "" {
 		if out.TokenCutoff, err = apitime.Parse(s); err != nil {
 			return app.WorkspaceStatus{}, fault.Wrap(fault.Internal, fmt.Errorf("workspace status: token_cutoff_time %q: %w", s, err), "internal error")

@@ -84,6 +84,13 @@ func (s *Server) RevokeWorkspaceSdkTokens(ctx context.Context, req *authv1.Revok
 	return &authv1.RevokeWorkspaceSdkTokensResponse{}, nil
 }
 
+func (s *Server) ForgetKeyPairAccess(ctx context.Context, req *authv1.ForgetKeyPairAccessRequest) (*authv1.ForgetKeyPairAccessResponse, error) {
+	if err := s.app.ForgetKeyPairs(ctx, authorization(ctx), req.GetWorkspaceId(), req.GetAppKeys()); err != nil {
+		return nil, err
+	}
+	return &authv1.ForgetKeyPairAccessResponse{}, nil
+}
+
 func (s *Server) CreateLtiSession(ctx context.Context, req *authv1.CreateLtiSessionRequest) (*authv1.LtiSession, error) {
 	params := make([]app.LaunchParameter, len(req.GetParameters()))
 	for i, p := range req.GetParameters() {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -21,6 +22,7 @@ type Repository struct {
 	codes      map[string]string // registration code -> workspace id
 	outboxes   map[string][]domain.Event
 	events     map[string]domain.Event // by change key
+	lastUsed   map[string]time.Time
 }
 
 var _ domain.Repository = (*Repository)(nil)
@@ -28,7 +30,7 @@ var _ domain.Repository = (*Repository)(nil)
 // New returns an empty repository.
 func New() *Repository {
 	return &Repository{workspaces: map[string]*domain.Workspace{}, appKeys: map[string]string{}, codes: map[string]string{},
-		outboxes: map[string][]domain.Event{}, events: map[string]domain.Event{}}
+		outboxes: map[string][]domain.Event{}, events: map[string]domain.Event{}, lastUsed: map[string]time.Time{}}
 }
 
 func (r *Repository) Create(_ context.Context, w *domain.Workspace) error {
@@ -78,7 +80,14 @@ func (r *Repository) GetByAppKey(ctx context.Context, appKey string) (*domain.Wo
 	if !ok {
 		return nil, domain.ErrNotFound
 	}
-	return r.Get(ctx, id)
+	w, err := r.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if _, listed := w.KeyByAppKey(appKey); !listed {
+		return nil, domain.ErrNotFound // revoked: the reservation outlives the pair
+	}
+	return w, nil
 }
 
 func (r *Repository) List(_ context.Context, q domain.ListQuery) ([]*domain.Workspace, error) {
@@ -121,6 +130,7 @@ func (r *Repository) Update(_ context.Context, w *domain.Workspace) (*domain.Wor
 	next := record(stored)
 	next.Name, next.Type, next.ParentID, next.Address = w.Name(), w.Type(), w.ParentID(), w.Address()
 	next.Products, next.ObjectiveDocuments = w.Products(), w.ObjectiveDocuments()
+	next.Keys = w.Keys()
 	next.RateLimit = rateLimit(w)
 	next.UpdatedAt, next.DeletedAt, next.TokenCutoff = w.UpdatedAt(), w.DeletedAt(), w.TokenCutoff()
 	next.Revision++
@@ -129,22 +139,48 @@ func (r *Repository) Update(_ context.Context, w *domain.Workspace) (*domain.Wor
 	return clone(r.workspaces[w.ID()]), nil
 }
 
-func (r *Repository) AddKey(_ context.Context, workspaceID string, k domain.KeyPair) error {
+func (r *Repository) ReserveAppKey(_ context.Context, workspaceID, appKey string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	stored, ok := r.workspaces[workspaceID]
-	if !ok {
-		return domain.ErrNotFound
-	}
-	if _, taken := r.appKeys[k.AppKey]; taken {
+	if _, taken := r.appKeys[appKey]; taken {
 		return domain.ErrAppKeyTaken
 	}
-	r.appKeys[k.AppKey] = workspaceID
-	next := record(stored)
-	k.SealedSecret, k.SecretDigest, k.Tags = slices.Clone(k.SealedSecret), slices.Clone(k.SecretDigest), slices.Clone(k.Tags)
-	next.Keys = append(next.Keys, k)
-	r.workspaces[workspaceID] = domain.UnmarshalWorkspaceFromDatabase(next)
+	r.appKeys[appKey] = workspaceID
 	return nil
+}
+
+func (r *Repository) RecordKeyUse(_ context.Context, appKey string, at time.Time) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.appKeys[appKey]; ok {
+		r.lastUsed[appKey] = at
+	}
+	return nil
+}
+
+func (r *Repository) KeysLastUsed(_ context.Context, appKeys []string) (map[string]time.Time, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]time.Time{}
+	for _, k := range appKeys {
+		if at, ok := r.lastUsed[k]; ok {
+			out[k] = at
+		}
+	}
+	return out, nil
+}
+
+func (r *Repository) WithExpiredKeys(_ context.Context, now time.Time, limit int) ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for id, w := range r.workspaces {
+		if len(out) < limit && slices.ContainsFunc(w.Keys(), func(k domain.KeyPair) bool { return k.Expired(now) }) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // record is everything w holds. The getters copy, so it shares nothing

@@ -59,13 +59,15 @@ type tagDoc struct {
 // keyDoc is a key pair: the secret sealed (AES-GCM) and as a keyed digest,
 // never in the clear.
 type keyDoc struct {
-	AppKey       string    `bson:"appKey"`
-	SealedSecret []byte    `bson:"sealedSecret"`
-	SecretDigest []byte    `bson:"secretDigest"`
-	Role         string    `bson:"role"`
-	Tags         []tagDoc  `bson:"tags"`
-	CreatedAt    time.Time `bson:"createdAt"`
-	UpdatedAt    time.Time `bson:"updatedAt"`
+	AppKey       string     `bson:"appKey"`
+	SealedSecret []byte     `bson:"sealedSecret"`
+	SecretDigest []byte     `bson:"secretDigest"`
+	Role         string     `bson:"role"`
+	Name         string     `bson:"name"`
+	Tags         []tagDoc   `bson:"tags"`
+	CreatedAt    time.Time  `bson:"createdAt"`
+	UpdatedAt    time.Time  `bson:"updatedAt"`
+	ExpiresAt    *time.Time `bson:"expiresAt"` // null: does not expire; the sweeper looks for past ones
 }
 
 // reservationDoc claims an app key or a registration code for a workspace.
@@ -74,6 +76,10 @@ type reservationDoc struct {
 	ID          string    `bson:"_id"`
 	WorkspaceID string    `bson:"workspaceId"`
 	CreatedAt   time.Time `bson:"createdAt"`
+	// LastUsedAt is set on app key reservations, coarsely (see
+	// domain.KeyUseGranularity), so recording a use never rewrites the
+	// workspace document.
+	LastUsedAt *time.Time `bson:"lastUsedAt,omitempty"`
 }
 
 func fromWorkspace(w *domain.Workspace) workspaceDoc {
@@ -119,9 +125,11 @@ func fromKey(k domain.KeyPair) keyDoc {
 		SealedSecret: k.SealedSecret,
 		SecretDigest: k.SecretDigest,
 		Role:         string(k.Role),
+		Name:         k.Name,
 		Tags:         fromTags(k.Tags),
 		CreatedAt:    k.CreatedAt.UTC(),
 		UpdatedAt:    k.UpdatedAt.UTC(),
+		ExpiresAt:    timeOrNil(k.ExpiresAt),
 	}
 }
 
@@ -160,9 +168,13 @@ func (d *workspaceDoc) toWorkspace() *domain.Workspace {
 			SealedSecret: k.SealedSecret,
 			SecretDigest: k.SecretDigest,
 			Role:         domain.KeyRole(k.Role),
+			Name:         k.Name,
 			Tags:         toTags(k.Tags),
 			CreatedAt:    k.CreatedAt.UTC(),
 			UpdatedAt:    k.UpdatedAt.UTC(),
+		}
+		if k.ExpiresAt != nil {
+			s.Keys[i].ExpiresAt = k.ExpiresAt.UTC()
 		}
 	}
 	return domain.UnmarshalWorkspaceFromDatabase(s)

@@ -310,6 +310,7 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 		{Key: "products", Value: d.Products},
 		{Key: "objectiveDocuments", Value: d.ObjectiveDocuments},
 		{Key: "rateLimit", Value: d.RateLimit},
+		{Key: "keys", Value: d.Keys},
 		{Key: "updatedAt", Value: d.UpdatedAt},
 		{Key: "deletedAt", Value: d.DeletedAt},
 		{Key: "tokenCutoff", Value: d.TokenCutoff},
@@ -339,34 +340,75 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 	return d.toWorkspace(), nil
 }
 
-// AddKey reserves the key, then appends it to the workspace.
-func (r *Repository) AddKey(ctx context.Context, workspaceID string, k domain.KeyPair) error {
-	release, err := r.reserve(ctx, r.appKeys, k.AppKey, workspaceID, r.now().UTC(), domain.ErrAppKeyTaken)
-	if err != nil {
-		return err
-	}
-	var res *mongo.UpdateResult
-	err = r.do(ctx, func(ctx context.Context) (err error) {
-		res, err = r.workspaces.UpdateOne(ctx,
-			bson.D{{Key: "_id", Value: workspaceID}},
-			bson.D{{Key: "$push", Value: bson.D{{Key: "keys", Value: fromKey(k)}}}})
+// ReserveAppKey claims appKey for workspaceID. The reservation is never
+// removed once a pair was listed, so a revoked key is not issued again.
+func (r *Repository) ReserveAppKey(ctx context.Context, workspaceID, appKey string) error {
+	_, err := r.reserve(ctx, r.appKeys, appKey, workspaceID, r.now().UTC(), domain.ErrAppKeyTaken)
+	return err
+}
+
+// RecordKeyUse sets the reservation's lastUsedAt: one small write by _id,
+// never on the workspace document.
+func (r *Repository) RecordKeyUse(ctx context.Context, appKey string, at time.Time) error {
+	err := r.do(ctx, func(ctx context.Context) error {
+		_, err := r.appKeys.UpdateOne(ctx, bson.D{{Key: "_id", Value: appKey}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "lastUsedAt", Value: at.UTC()}}}})
 		return err
 	})
-	if err == nil && res.MatchedCount == 0 {
-		err = domain.ErrNotFound
-	}
 	if err != nil {
-		if !mayHaveApplied(err) {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-			defer cancel()
-			release(ctx)
-		}
-		if errors.Is(err, domain.ErrNotFound) {
-			return err
-		}
-		return storeError("add key", err)
+		return storeError("record key use", err)
 	}
 	return nil
+}
+
+// KeysLastUsed reads the reservations of appKeys.
+func (r *Repository) KeysLastUsed(ctx context.Context, appKeys []string) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	if len(appKeys) == 0 {
+		return out, nil
+	}
+	var docs []reservationDoc
+	err := r.do(ctx, func(ctx context.Context) error {
+		cur, err := r.appKeys.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: appKeys}}}})
+		if err != nil {
+			return err
+		}
+		return cur.All(ctx, &docs)
+	})
+	if err != nil {
+		return nil, storeError("read key uses", err)
+	}
+	for _, d := range docs {
+		if d.LastUsedAt != nil {
+			out[d.ID] = d.LastUsedAt.UTC()
+		}
+	}
+	return out, nil
+}
+
+// WithExpiredKeys finds workspaces with a key pair whose expiresAt has
+// passed. A null expiresAt never compares as less than a date.
+func (r *Repository) WithExpiredKeys(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	var docs []struct {
+		ID string `bson:"_id"`
+	}
+	err := r.do(ctx, func(ctx context.Context) error {
+		cur, err := r.workspaces.Find(ctx,
+			bson.D{{Key: "keys.expiresAt", Value: bson.D{{Key: "$lte", Value: now.UTC()}}}},
+			options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}).SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(max(limit, 1))))
+		if err != nil {
+			return err
+		}
+		return cur.All(ctx, &docs)
+	})
+	if err != nil {
+		return nil, storeError("find expired key pairs", err)
+	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	return ids, nil
 }
 
 // Ping reports whether the store answers; it is the breaker's probe.

@@ -34,7 +34,10 @@ func Run(t *testing.T, newRepo NewRepository) {
 		{"UpdateChecksRevision", updateChecksRevision},
 		{"UpdateKeepsImmutableFields", updateKeepsImmutableFields},
 		{"UpdateUnknownIsNotFound", updateUnknownIsNotFound},
-		{"AddKey", addKey},
+		{"KeysChangeThroughUpdate", keysChangeThroughUpdate},
+		{"ReserveAppKeyIsForGood", reserveAppKeyIsForGood},
+		{"KeyUses", keyUses},
+		{"WithExpiredKeys", withExpiredKeys},
 		{"ListVisibilityAndOrder", listVisibilityAndOrder},
 		{"ListFilters", listFilters},
 		{"ListPagesWithoutGapsOrRepeats", listPagesWithoutGapsOrRepeats},
@@ -258,7 +261,6 @@ func updateKeepsImmutableFields(t *testing.T, r domain.Repository) {
 	// Not the update's to change:
 	s.Managers = []string{"someone-else"}
 	s.CreatedAt = t1
-	s.Keys = nil
 	s.RegistrationCodes = nil
 	mustUpdate(t, r, workspace(s))
 	want := changed()
@@ -292,26 +294,133 @@ func updateUnknownIsNotFound(t *testing.T, r domain.Repository) {
 	}
 }
 
-func addKey(t *testing.T, r domain.Repository) {
+// keysChangeThroughUpdate: a new pair is reserved, then listed by a
+// revision-checked Update; a stale Update cannot drop it; a pair removed by
+// Update no longer finds its workspace, though its reservation stays.
+func keysChangeThroughUpdate(t *testing.T, r domain.Repository) {
+	ctx := context.Background()
 	mustCreate(t, r, sample("a"))
-	mustCreate(t, r, sample("b"))
-	k := domain.KeyPair{
-		AppKey: "extra", SealedSecret: []byte("s"), SecretDigest: []byte("d"),
-		Role: domain.RoleBootstrap, Tags: []domain.Tag{domain.RESTAccessTag}, CreatedAt: t1, UpdatedAt: t1,
-	}
-	if err := r.AddKey(context.Background(), "a", k); err != nil {
+	w := mustGet(t, r, "a")
+	stale := mustGet(t, r, "a")
+	if err := r.ReserveAppKey(ctx, "a", "extra"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := r.GetByAppKey(context.Background(), "extra")
+	sealed := domain.SealedKey{AppKey: "extra", SealedSecret: []byte("s"), SecretDigest: []byte("d")}
+	if _, err := w.CreateKey(domain.NewKey{Name: "ci", Tags: []domain.Tag{domain.RESTAccessTag}}, sealed, t1); err != nil {
+		t.Fatal(err)
+	}
+	old, _, err := w.RotateKey("key-a", domain.SealedKey{AppKey: "next", SealedSecret: []byte("s2"), SecretDigest: []byte("d2")}, time.Hour, t1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ReserveAppKey(ctx, "a", "next"); err != nil {
+		t.Fatal(err)
+	}
+	wantKeys := keys(w.Keys())
+	stored := mustUpdate(t, r, w)
+	got, err := r.GetByAppKey(ctx, "extra")
 	if err != nil || got.ID() != "a" {
 		t.Fatalf("GetByAppKey(extra) = %v, %v; want a", got, err)
 	}
-	if stored, ok := got.KeyByAppKey("extra"); !ok || stored.Role != domain.RoleBootstrap || !stored.CreatedAt.Equal(t1) {
-		t.Fatalf("added key as stored: %+v (found %v)", stored, ok)
+	if diff := compare(got, stored); diff != "" {
+		t.Fatalf("Update returned another workspace than is stored: %s", diff)
 	}
-	wantErr(t, "AddKey of a taken key", r.AddKey(context.Background(), "b", k), domain.ErrAppKeyTaken)
-	k.AppKey = "orphan"
-	wantErr(t, "AddKey to unknown workspace", r.AddKey(context.Background(), "ghost", k), domain.ErrNotFound)
+	if gotKeys := fmt.Sprintf("%#v", keys(got.Keys())); gotKeys != fmt.Sprintf("%#v", wantKeys) {
+		t.Fatalf("key pairs as stored: %s", gotKeys)
+	}
+	if k, _ := got.KeyByAppKey("key-a"); !k.ExpiresAt.Equal(old.ExpiresAt) || k.Name != "server" {
+		t.Fatalf("rotated pair as stored: expires %v name %q", k.ExpiresAt, k.Name)
+	}
+	if k, _ := got.KeyByAppKey("next"); k.Name != "server" || !k.ExpiresAt.IsZero() {
+		t.Fatalf("successor as stored: expires %v name %q", k.ExpiresAt, k.Name)
+	}
+
+	// A writer that read before the change cannot write over it.
+	renamed := "Renamed"
+	if err := stale.Update(domain.Changes{Name: &renamed}, t1); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Update(ctx, stale)
+	wantErr(t, "stale Update", err, domain.ErrRevisionChanged)
+
+	if _, err := got.RevokeKey("extra", t1); err != nil {
+		t.Fatal(err)
+	}
+	mustUpdate(t, r, got)
+	_, err = r.GetByAppKey(ctx, "extra")
+	wantErr(t, "GetByAppKey of a revoked pair", err, domain.ErrNotFound)
+	wantErr(t, "ReserveAppKey of a revoked pair", r.ReserveAppKey(ctx, "a", "extra"), domain.ErrAppKeyTaken)
+}
+
+func reserveAppKeyIsForGood(t *testing.T, r domain.Repository) {
+	ctx := context.Background()
+	mustCreate(t, r, sample("a"))
+	wantErr(t, "ReserveAppKey of a listed key", r.ReserveAppKey(ctx, "b", "key-a"), domain.ErrAppKeyTaken)
+	if err := r.ReserveAppKey(ctx, "a", "unlisted"); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "second ReserveAppKey", r.ReserveAppKey(ctx, "a", "unlisted"), domain.ErrAppKeyTaken)
+	// Reserved but not listed: it authenticates nothing.
+	_, err := r.GetByAppKey(ctx, "unlisted")
+	wantErr(t, "GetByAppKey of a reserved, unlisted key", err, domain.ErrNotFound)
+}
+
+func keyUses(t *testing.T, r domain.Repository) {
+	ctx := context.Background()
+	mustCreate(t, r, sample("a"))
+	mustCreate(t, r, sample("b"))
+	got, err := r.KeysLastUsed(ctx, []string{"key-a", "key-b", "nope"})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("KeysLastUsed before any use = %v, %v; want none", got, err)
+	}
+	if err := r.RecordKeyUse(ctx, "key-a", t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RecordKeyUse(ctx, "key-a", t1); err != nil {
+		t.Fatal(err)
+	}
+	got, err = r.KeysLastUsed(ctx, []string{"key-a", "key-b"})
+	if err != nil || len(got) != 1 || !ms(got["key-a"]).Equal(t1) {
+		t.Fatalf("KeysLastUsed = %v, %v; want key-a at %v", got, err, t1)
+	}
+	// Recording an unknown key creates nothing.
+	if err := r.RecordKeyUse(ctx, "nope", t1); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ReserveAppKey(ctx, "a", "nope"); err != nil {
+		t.Fatalf("ReserveAppKey after a use of an unknown key: %v", err)
+	}
+}
+
+func withExpiredKeys(t *testing.T, r domain.Repository) {
+	ctx := context.Background()
+	for _, id := range []string{"a", "b", "c"} {
+		mustCreate(t, r, sample(id))
+	}
+	for id, expireAfter := range map[string]time.Duration{"a": time.Minute, "b": time.Hour} {
+		w := mustGet(t, r, id)
+		if err := r.ReserveAppKey(ctx, id, "next-"+id); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := w.RotateKey("key-"+id, domain.SealedKey{AppKey: "next-" + id}, expireAfter, t0); err != nil {
+			t.Fatal(err)
+		}
+		mustUpdate(t, r, w)
+	}
+	got, err := r.WithExpiredKeys(ctx, t0.Add(2*time.Minute), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIDs(t, "WithExpiredKeys after 2 minutes", got, []string{"a"})
+	got, err = r.WithExpiredKeys(ctx, t0.Add(2*time.Hour), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIDs(t, "WithExpiredKeys after 2 hours", got, []string{"a", "b"})
+	got, err = r.WithExpiredKeys(ctx, t0.Add(2*time.Hour), 1)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("WithExpiredKeys with limit 1 = %v, %v", got, err)
+	}
 }
 
 func ids(ws []*domain.Workspace) []string {
@@ -475,7 +584,7 @@ func ms(t time.Time) time.Time {
 
 func keys(ks []domain.KeyPair) []domain.KeyPair {
 	for i := range ks {
-		ks[i].CreatedAt, ks[i].UpdatedAt = ms(ks[i].CreatedAt), ms(ks[i].UpdatedAt)
+		ks[i].CreatedAt, ks[i].UpdatedAt, ks[i].ExpiresAt = ms(ks[i].CreatedAt), ms(ks[i].UpdatedAt), ms(ks[i].ExpiresAt)
 		ks[i].Tags = nilIfEmpty(ks[i].Tags)
 	}
 	return nilIfEmpty(ks)

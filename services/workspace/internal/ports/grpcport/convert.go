@@ -81,16 +81,6 @@ func addressFromProto(a *workspacev1.Address) domain.Address {
 	return domain.Address{City: a.GetCity(), State: a.GetState(), Country: a.GetCountry()}
 }
 
-func keyPairToProto(k app.KeyPairView) *workspacev1.KeyPair {
-	return &workspacev1.KeyPair{
-		AppKey:     k.AppKey,
-		AppSecret:  k.AppSecret,
-		CreateTime: apitime.Format(k.CreatedAt),
-		UpdateTime: apitime.Format(k.UpdatedAt),
-		Tags:       tagsToProto(k.Tags),
-	}
-}
-
 func createResultToProto(r app.CreateResult) *workspacev1.CreateWorkspaceResponse {
 	codes := make([]*workspacev1.RegistrationCode, len(r.RegistrationCodes))
 	for i, c := range r.RegistrationCodes {

@@ -131,5 +131,8 @@ func (s *Server) GetWorkspaceStatus(ctx context.Context, req *workspacev1.GetWor
 	if r := callerFrom(ctx).RateLimit; r != nil {
 		out.CallerRateLimit = rateLimitToProto(*r)
 	}
+	if exp := callerFrom(ctx).KeyExpiresAt; !exp.IsZero() {
+		out.CallerKeyExpireTime = apitime.Format(exp)
+	}
 	return out, nil
 }

@@ -1,0 +1,37 @@
+package app
+
+import (
+	"context"
+
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// RevokeKeyResult is a revoked pair and the workspace as stored after.
+type RevokeKeyResult struct {
+	Revoked   KeyPairView
+	Workspace *domain.Workspace
+}
+
+// RevokeWorkspaceKey removes the pair appKey from a workspace the caller
+// owns or manages, at once: this replica's credential cache drops it and
+// the auth service is told; other replicas stop accepting it within
+// CREDENTIAL_CACHE_TTL. Its app key stays reserved, so it is never issued
+// again.
+func (a *App) RevokeWorkspaceKey(ctx context.Context, caller domain.Caller, id, appKey string) (RevokeKeyResult, error) {
+	var removed domain.KeyPair
+	w, err := a.write(ctx, by(caller), func() (*domain.Workspace, error) { return a.keyManaged(ctx, caller, id) }, Precondition{},
+		func(w *domain.Workspace) (bool, error) {
+			var err error
+			removed, err = w.RevokeKey(appKey, a.timestamp())
+			return err == nil, err
+		})
+	if err != nil {
+		return RevokeKeyResult{}, keyError(err, appKey)
+	}
+	a.forgetKeyPairs(w.ID(), appKey)
+	view, err := a.keyView(w.ID(), removed)
+	if err != nil {
+		return RevokeKeyResult{}, err
+	}
+	return RevokeKeyResult{Revoked: view, Workspace: w}, nil
+}

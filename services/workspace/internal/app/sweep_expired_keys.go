@@ -1,0 +1,46 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// sweepBatch bounds the workspaces one sweep visits.
+const sweepBatch = 100
+
+// SweepExpiredKeys removes key pairs past their expiresAt from the
+// workspaces holding them and returns what it removed, by workspace id.
+// Expired pairs stop authenticating at their expiresAt whether swept or
+// not; the sweep keeps documents small and the keys route current.
+func (a *App) SweepExpiredKeys(ctx context.Context) (map[string][]domain.KeyPair, error) {
+	ids, err := a.repo.WithExpiredKeys(ctx, a.now(), sweepBatch)
+	if err != nil {
+		return nil, fmt.Errorf("find expired key pairs: %w", err)
+	}
+	swept := map[string][]domain.KeyPair{}
+	var errs []error
+	for _, id := range ids {
+		var removed []domain.KeyPair
+		_, err := a.write(ctx, bySystem, func() (*domain.Workspace, error) { return a.repo.Get(ctx, id) }, Precondition{},
+			func(w *domain.Workspace) (bool, error) {
+				removed = w.RemoveExpiredKeys(a.now())
+				return len(removed) > 0, nil
+			})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sweep %s: %w", id, err))
+			continue
+		}
+		if len(removed) > 0 {
+			swept[id] = removed
+			appKeys := make([]string, len(removed))
+			for i, k := range removed {
+				appKeys[i] = k.AppKey
+			}
+			a.forgetKeyPairs(id, appKeys...)
+		}
+	}
+	return swept, errors.Join(errs...)
+}
