@@ -115,7 +115,7 @@ func TestEventsOfChangesAreListedAndPolled(t *testing.T) {
 	}
 	other.server(t).get("/api/workspace/"+child.WorkspaceID+"/events").wantError(http.StatusNotFound, "NOT_FOUND", "")
 	child.server(t).get("/api/workspace/"+a.WorkspaceID+"/events").wantError(http.StatusNotFound, "NOT_FOUND", "")
-	asA.get("/api/workspace/nope-" + unique(t, "x") + "/events").wantError(http.StatusNotFound, "NOT_FOUND", "")
+	asA.get("/api/workspace/nope-"+unique(t, "x")+"/events").wantError(http.StatusNotFound, "NOT_FOUND", "")
 
 	// Pages of two, then polling with the kept token.
 	first := asA.events(child.WorkspaceID, changes("pageSize", "2"))

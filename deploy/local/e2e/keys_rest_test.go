@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"testing"
 	"time"
 
@@ -339,5 +341,28 @@ func TestRevokedAndExpiredPairsOverGRPC(t *testing.T) {
 	}, "the expired pair is UNAUTHENTICATED over gRPC")
 	if _, err := ws.GetWorkspace(with(again.GetSuccessor().GetAppKey(), again.GetSuccessor().GetAppSecret()), get); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Key-pair changes are in the audit trail, in order, naming the pair by its
+// app key and the caller that made them.
+func TestKeyChangesAreInTheAuditTrail(t *testing.T) {
+	w := asRoot(t).create(unique(t, "w"), nil)
+	self := w.server(t)
+	ci := self.createKey(w.WorkspaceID, "ci", restTag)
+	rot := self.rotateKey(w.WorkspaceID, w.AppKeys.LTI.ConsumerKey, map[string]any{"expireAfter": "3600s"})
+	self.delete(keysPath(w.WorkspaceID) + "/" + ci.AppKey).ok(nil)
+
+	query := url.Values{"type": {"keyPair.created", "keyPair.rotated", "keyPair.revoked", "keyPair.expired"}}
+	page := self.waitEvents(w.WorkspaceID, query, "keyPair.created", "keyPair.rotated", "keyPair.created", "keyPair.revoked")
+	targets := []string{ci.AppKey, w.AppKeys.LTI.ConsumerKey, rot.Successor.AppKey, ci.AppKey}
+	for i, e := range page.Events {
+		if e.Target.Type != "keyPair" || e.Target.ID != targets[i] || e.Actor.AppKey != w.AppKeys.Server.ConsumerKey ||
+			e.Actor.WorkspaceID != w.WorkspaceID || e.RequestID == "" {
+			t.Errorf("event %d = %+v, want target %s by the workspace's server pair", i, e, targets[i])
+		}
+	}
+	if got := page.Events[1].ChangedFields; !slices.Equal(got, []string{"expiresAt"}) {
+		t.Errorf("rotation's changedFields = %v", got)
 	}
 }

@@ -113,7 +113,8 @@ func TestRevokeTakesEffectAtOnceOnThisReplica(t *testing.T) {
 func TestRotatedPairsExpireByTheClockEvenWhenCached(t *testing.T) {
 	c := &clock{now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
 	tell := &forgotten{}
-	f := newFixture(t, app.WithClock(c.Now), app.WithAccessRevoker(tell))
+	repo := memstore.New()
+	f := newFixtureOn(t, repo, app.WithClock(c.Now), app.WithAccessRevoker(tell), app.WithEventLog(repo, app.EventSettings{}))
 	ctx := context.Background()
 	res, self := f.create(f.root, app.CreateInput{ID: "w"})
 	old := res.Server
@@ -165,6 +166,16 @@ func TestRotatedPairsExpireByTheClockEvenWhenCached(t *testing.T) {
 	}
 	if swept, err := f.app.SweepExpiredKeys(ctx); err != nil || len(swept) != 0 {
 		t.Fatalf("a second sweep: %v, %v", swept, err)
+	}
+
+	// The sweep is the system's change, in the audit trail once settled.
+	c.Add(time.Minute)
+	page, err := f.app.ListWorkspaceEvents(ctx, f.root, app.EventsInput{WorkspaceID: "w", Types: []string{"keyPair.expired"}})
+	if err != nil || len(page.Events) != 1 {
+		t.Fatalf("expired events: %+v, %v", page.Events, err)
+	}
+	if e := page.Events[0]; !e.Actor.System || e.Target.ID != old.ConsumerKey {
+		t.Fatalf("expired event = %+v", e)
 	}
 }
 

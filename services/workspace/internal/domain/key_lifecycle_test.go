@@ -198,3 +198,44 @@ func TestRemoveExpiredKeys(t *testing.T) {
 		t.Fatalf("removed %+v, want w-lti", removed)
 	}
 }
+
+// Every key-pair change is an event about that pair, recorded with the
+// change: the app key is its target, never the secret.
+func TestKeyChangesAreEvents(t *testing.T) {
+	stored := mustCreate(t, "w", mustRoot(t)).Keys()
+	w := domain.UnmarshalWorkspaceFromDatabase(domain.StoredWorkspace{ID: "w", Name: "W", Type: domain.TypeCampus,
+		Managers: []string{"root"}, Keys: stored, Revision: 1})
+	if _, err := w.CreateKey(domain.NewKey{Name: "ci", Tags: rest}, sealed("w-ci"), t1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := w.RotateKey("w-lti", sealed("w-lti-2"), time.Hour, t1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.RevokeKey("w-ci", t1); err != nil {
+		t.Fatal(err)
+	}
+	if removed := w.RemoveExpiredKeys(t1.Add(time.Hour)); len(removed) != 1 {
+		t.Fatalf("removed %d expired pairs", len(removed))
+	}
+	type ev struct {
+		typ    domain.EventType
+		target string
+	}
+	want := []ev{
+		{domain.EventKeyPairCreated, "w-ci"},
+		{domain.EventKeyPairRotated, "w-lti"},
+		{domain.EventKeyPairCreated, "w-lti-2"},
+		{domain.EventKeyPairRevoked, "w-ci"},
+		{domain.EventKeyPairExpired, "w-lti"},
+	}
+	got := w.PendingEvents()
+	if len(got) != len(want) {
+		t.Fatalf("events = %+v", got)
+	}
+	for i, e := range got {
+		if e.Type != want[i].typ || e.Target != (domain.Target{Type: domain.TargetKeyPair, ID: want[i].target}) ||
+			e.Key != fmt.Sprintf("w/2/%d", i) {
+			t.Errorf("event %d = %+v, want %v", i, e, want[i])
+		}
+	}
+}
