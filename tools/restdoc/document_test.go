@@ -47,6 +47,7 @@ func TestEveryRouteWithItsSecurity(t *testing.T) {
 		{"POST", "/api/workspace/{id}/keys", "basic"},
 		{"POST", "/api/workspace/{id}/keys/{appKey}:rotate", "basic"},
 		{"DELETE", "/api/workspace/{id}/keys/{appKey}", "basic"},
+		{"GET", "/api/workspace/{id}/events", "basic"},
 		{"POST", "/api/workspace", "basic"},
 		{"PUT", "/api/workspace/{id}", "basic"},
 		{"DELETE", "/api/workspace/{id}", "basic"},
