@@ -310,6 +310,53 @@ func TestBootstrapIsIdempotentAndGeneratesOnce(t *testing.T) {
 	}
 }
 
+// A configured root key reserved but not on the root: a start that stopped
+// between the two writes is finished; a revoked key, or another
+// workspace's, is refused.
+func TestBootstrapFinishesAnUnfinishedKeyButNeverRevivesARevokedOne(t *testing.T) {
+	box, _ := secretbox.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
+	repo := memstore.New()
+	a := app.New(repo, box, app.Settings{}, app.WithClock(func() time.Time { return time.Unix(1e9, 0) }))
+	ctx := context.Background()
+	cfg := app.BootstrapConfig{WorkspaceID: "root", Name: "Root"}
+	first, err := a.Bootstrap(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Reserved for the root by a start that stopped there.
+	if err := repo.ReserveAppKey(ctx, "root", rootKey); err != nil {
+		t.Fatal(err)
+	}
+	cfg.AppKey, cfg.AppSecret = rootKey, rootSecret
+	if _, err := a.Bootstrap(ctx, cfg); err != nil {
+		t.Fatalf("finishing an unfinished root key: %v", err)
+	}
+	if c, err := a.Authenticate(ctx, rootKey, rootSecret); err != nil || c.WorkspaceID != "root" {
+		t.Fatalf("the finished root key: %+v, %v", c, err)
+	}
+
+	// Revoked: the configured key must not come back.
+	generated := domain.Caller{WorkspaceID: "root", AppKey: first.GeneratedKey}
+	if _, err := a.RevokeWorkspaceKey(ctx, generated, "root", rootKey); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Bootstrap(ctx, cfg)
+	wantKind(t, err, fault.Invalid)
+	if _, err := a.Authenticate(ctx, rootKey, rootSecret); !errors.Is(err, app.ErrBadCredentials) {
+		t.Fatalf("a revoked root key authenticates after a start: %v", err)
+	}
+
+	// Another workspace's key.
+	other := "00000000-0000-4000-8000-0000000000aa"
+	if err := repo.ReserveAppKey(ctx, "someone-else", other); err != nil {
+		t.Fatal(err)
+	}
+	cfg.AppKey = other
+	_, err = a.Bootstrap(ctx, cfg)
+	wantKind(t, err, fault.Invalid)
+}
+
 func TestAuthenticateRefusesWrongSecret(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.app.Authenticate(context.Background(), rootKey, "wrong")

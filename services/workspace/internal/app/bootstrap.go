@@ -137,10 +137,9 @@ func (a *App) addRootKey(ctx context.Context, root *domain.Workspace, cfg Bootst
 		return err
 	}
 	if err := a.repo.ReserveAppKey(ctx, root.ID(), cfg.AppKey); errors.Is(err, domain.ErrAppKeyTaken) {
-		// Reserved but not on the root: revoked, or rotated away and
-		// expired. Adding it back would revive a key someone retired.
-		return fault.InvalidField("appKey", "was revoked or rotated away from the root workspace: "+
-			"configure the key pair that replaced it (or a new one)")
+		if err := a.checkRootKeyReservation(ctx, root.ID(), cfg.AppKey); err != nil {
+			return err
+		}
 	} else if err != nil {
 		return fmt.Errorf("reserve the configured app key: %w", err)
 	}
@@ -153,6 +152,27 @@ func (a *App) addRootKey(ctx context.Context, root *domain.Workspace, cfg Bootst
 	})
 	if err != nil {
 		return fmt.Errorf("add the configured key pair to the root workspace: %w", err)
+	}
+	return nil
+}
+
+// checkRootKeyReservation decides about a configured app key that is
+// reserved but not on the root. Retired (revoked, or rotated away and
+// expired): adding it back would revive a key someone retired. Reserved for
+// the root and not retired: an earlier start stopped between reserving it
+// and adding it, and this start finishes the job. Another workspace's: it
+// is not the root's to take.
+func (a *App) checkRootKeyReservation(ctx context.Context, rootID, appKey string) error {
+	r, err := a.repo.AppKeyReservation(ctx, appKey)
+	if err != nil {
+		return fmt.Errorf("read the configured app key's reservation: %w", err)
+	}
+	switch {
+	case r.Retired:
+		return fault.InvalidField("appKey", "was revoked or rotated away from the root workspace: "+
+			"configure the key pair that replaced it (or a new one)")
+	case r.WorkspaceID != rootID:
+		return fault.InvalidField("appKey", "belongs to another workspace: configure a new app key")
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -18,6 +19,17 @@ type RevokeKeyResult struct {
 // CREDENTIAL_CACHE_TTL. Its app key stays reserved, so it is never issued
 // again.
 func (a *App) RevokeWorkspaceKey(ctx context.Context, caller domain.Caller, id, appKey string) (RevokeKeyResult, error) {
+	// Retire the key first (see domain.Repository.RetireAppKeys), once the
+	// revocation is known to be allowed on the workspace as read.
+	current, err := a.keyManaged(ctx, caller, id)
+	if err != nil {
+		return RevokeKeyResult{}, err
+	}
+	if _, err := current.RevokeKey(appKey, a.timestamp()); err == nil {
+		if err := a.repo.RetireAppKeys(ctx, []string{appKey}); err != nil {
+			return RevokeKeyResult{}, fmt.Errorf("retire the revoked app key: %w", err)
+		}
+	}
 	var removed domain.KeyPair
 	w, err := a.write(ctx, by(caller), func() (*domain.Workspace, error) { return a.keyManaged(ctx, caller, id) }, Precondition{},
 		func(w *domain.Workspace) (bool, error) {

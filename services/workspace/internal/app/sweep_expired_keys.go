@@ -23,6 +23,10 @@ func (a *App) SweepExpiredKeys(ctx context.Context) (map[string][]domain.KeyPair
 	swept := map[string][]domain.KeyPair{}
 	var errs []error
 	for _, id := range ids {
+		if err := a.retireExpiredKeys(ctx, id); err != nil {
+			errs = append(errs, fmt.Errorf("sweep %s: %w", id, err))
+			continue
+		}
 		var removed []domain.KeyPair
 		_, err := a.write(ctx, bySystem, func() (*domain.Workspace, error) { return a.repo.Get(ctx, id) }, Precondition{},
 			func(w *domain.Workspace) (bool, error) {
@@ -43,4 +47,19 @@ func (a *App) SweepExpiredKeys(ctx context.Context) (map[string][]domain.KeyPair
 		}
 	}
 	return swept, errors.Join(errs...)
+}
+
+// retireExpiredKeys retires the app keys of workspace id's expired pairs
+// before the write that removes them (see domain.Repository.RetireAppKeys).
+// An expired pair never comes back, so retiring early is always right.
+func (a *App) retireExpiredKeys(ctx context.Context, id string) error {
+	w, err := a.repo.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	var appKeys []string
+	for _, k := range w.RemoveExpiredKeys(a.now()) { // on this copy only
+		appKeys = append(appKeys, k.AppKey)
+	}
+	return a.repo.RetireAppKeys(ctx, appKeys)
 }

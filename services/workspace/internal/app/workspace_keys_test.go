@@ -167,6 +167,9 @@ func TestRotatedPairsExpireByTheClockEvenWhenCached(t *testing.T) {
 	if swept, err := f.app.SweepExpiredKeys(ctx); err != nil || len(swept) != 0 {
 		t.Fatalf("a second sweep: %v, %v", swept, err)
 	}
+	if res, err := repo.AppKeyReservation(ctx, old.ConsumerKey); err != nil || !res.Retired {
+		t.Fatalf("the swept key's reservation: %+v, %v; want retired", res, err)
+	}
 
 	// The sweep is the system's change, in the audit trail once settled.
 	c.Add(time.Minute)

@@ -50,6 +50,16 @@ type Repository interface {
 	// revoked (GetByAppKey then finds no owner). ErrAppKeyTaken when it
 	// is reserved already.
 	ReserveAppKey(ctx context.Context, workspaceID, appKey string) error
+	// RetireAppKeys marks the reservations of appKeys as retired: their
+	// pairs are being revoked or have expired, and must never be added
+	// back. It is called before the write that removes the pairs, so a
+	// crash in between leaves a retired key still listed (harmless: it is
+	// only consulted for keys a workspace no longer lists), never a removed
+	// key that looks unfinished.
+	RetireAppKeys(ctx context.Context, appKeys []string) error
+	// AppKeyReservation returns who reserved appKey and whether it was
+	// retired; ErrNotFound when it was never reserved.
+	AppKeyReservation(ctx context.Context, appKey string) (AppKeyReservation, error)
 	// RecordKeyUse notes that appKey was used at. It is called at most once
 	// per pair per KeyUseGranularity per replica, off the request's path.
 	RecordKeyUse(ctx context.Context, appKey string, at time.Time) error
@@ -64,6 +74,12 @@ type Repository interface {
 // KeyUseGranularity is how often, at most, a replica records a key pair's
 // use: lastUsedAt is exact to this much (per replica).
 const KeyUseGranularity = 15 * time.Minute
+
+// AppKeyReservation is the store-wide claim on an app key.
+type AppKeyReservation struct {
+	WorkspaceID string
+	Retired     bool
+}
 
 // ListQuery selects active workspaces, ordered by NameKey(name) then id.
 type ListQuery struct {

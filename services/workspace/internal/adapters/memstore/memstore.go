@@ -23,6 +23,7 @@ type Repository struct {
 	outboxes   map[string][]domain.Event
 	events     map[string]domain.Event // by change key
 	lastUsed   map[string]time.Time
+	retired    map[string]bool // app keys
 }
 
 var _ domain.Repository = (*Repository)(nil)
@@ -30,7 +31,7 @@ var _ domain.Repository = (*Repository)(nil)
 // New returns an empty repository.
 func New() *Repository {
 	return &Repository{workspaces: map[string]*domain.Workspace{}, appKeys: map[string]string{}, codes: map[string]string{},
-		outboxes: map[string][]domain.Event{}, events: map[string]domain.Event{}, lastUsed: map[string]time.Time{}}
+		outboxes: map[string][]domain.Event{}, events: map[string]domain.Event{}, lastUsed: map[string]time.Time{}, retired: map[string]bool{}}
 }
 
 func (r *Repository) Create(_ context.Context, w *domain.Workspace) error {
@@ -147,6 +148,27 @@ func (r *Repository) ReserveAppKey(_ context.Context, workspaceID, appKey string
 	}
 	r.appKeys[appKey] = workspaceID
 	return nil
+}
+
+func (r *Repository) RetireAppKeys(_ context.Context, appKeys []string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range appKeys {
+		if _, ok := r.appKeys[k]; ok {
+			r.retired[k] = true
+		}
+	}
+	return nil
+}
+
+func (r *Repository) AppKeyReservation(_ context.Context, appKey string) (domain.AppKeyReservation, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id, ok := r.appKeys[appKey]
+	if !ok {
+		return domain.AppKeyReservation{}, domain.ErrNotFound
+	}
+	return domain.AppKeyReservation{WorkspaceID: id, Retired: r.retired[appKey]}, nil
 }
 
 func (r *Repository) RecordKeyUse(_ context.Context, appKey string, at time.Time) error {

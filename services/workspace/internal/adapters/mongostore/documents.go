@@ -80,6 +80,8 @@ type reservationDoc struct {
 	// domain.KeyUseGranularity), so recording a use never rewrites the
 	// workspace document.
 	LastUsedAt *time.Time `bson:"lastUsedAt,omitempty"`
+	// RetiredAt is set on an app key whose pair was revoked or expired.
+	RetiredAt *time.Time `bson:"retiredAt,omitempty"`
 }
 
 func fromWorkspace(w *domain.Workspace) workspaceDoc {

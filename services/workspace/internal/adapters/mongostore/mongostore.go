@@ -347,6 +347,37 @@ func (r *Repository) ReserveAppKey(ctx context.Context, workspaceID, appKey stri
 	return err
 }
 
+// RetireAppKeys sets retiredAt on the reservations of appKeys.
+func (r *Repository) RetireAppKeys(ctx context.Context, appKeys []string) error {
+	if len(appKeys) == 0 {
+		return nil
+	}
+	err := r.do(ctx, func(ctx context.Context) error {
+		_, err := r.appKeys.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: appKeys}}}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "retiredAt", Value: r.now().UTC()}}}})
+		return err
+	})
+	if err != nil {
+		return storeError("retire app keys", err)
+	}
+	return nil
+}
+
+// AppKeyReservation reads the reservation of appKey.
+func (r *Repository) AppKeyReservation(ctx context.Context, appKey string) (domain.AppKeyReservation, error) {
+	var doc reservationDoc
+	err := r.do(ctx, func(ctx context.Context) error {
+		return r.appKeys.FindOne(ctx, bson.D{{Key: "_id", Value: appKey}}).Decode(&doc)
+	})
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return domain.AppKeyReservation{}, domain.ErrNotFound
+	}
+	if err != nil {
+		return domain.AppKeyReservation{}, storeError("read app key reservation", err)
+	}
+	return domain.AppKeyReservation{WorkspaceID: doc.WorkspaceID, Retired: doc.RetiredAt != nil}, nil
+}
+
 // RecordKeyUse sets the reservation's lastUsedAt: one small write by _id,
 // never on the workspace document.
 func (r *Repository) RecordKeyUse(ctx context.Context, appKey string, at time.Time) error {

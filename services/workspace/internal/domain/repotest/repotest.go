@@ -363,6 +363,20 @@ func reserveAppKeyIsForGood(t *testing.T, r domain.Repository) {
 	// Reserved but not listed: it authenticates nothing.
 	_, err := r.GetByAppKey(ctx, "unlisted")
 	wantErr(t, "GetByAppKey of a reserved, unlisted key", err, domain.ErrNotFound)
+
+	// A reservation says whose it is and whether it was retired.
+	if res, err := r.AppKeyReservation(ctx, "unlisted"); err != nil || res != (domain.AppKeyReservation{WorkspaceID: "a"}) {
+		t.Fatalf("AppKeyReservation before retiring = %+v, %v", res, err)
+	}
+	if err := r.RetireAppKeys(ctx, []string{"unlisted", "never-reserved"}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := r.AppKeyReservation(ctx, "unlisted"); err != nil || res != (domain.AppKeyReservation{WorkspaceID: "a", Retired: true}) {
+		t.Fatalf("AppKeyReservation after retiring = %+v, %v", res, err)
+	}
+	_, err = r.AppKeyReservation(ctx, "never-reserved")
+	wantErr(t, "AppKeyReservation of a key never reserved", err, domain.ErrNotFound)
+	wantErr(t, "ReserveAppKey of a retired key", r.ReserveAppKey(ctx, "a", "unlisted"), domain.ErrAppKeyTaken)
 }
 
 func keyUses(t *testing.T, r domain.Repository) {
