@@ -71,6 +71,7 @@ type App struct {
 
 	events        EventLog // nil: events stay in the outboxes
 	eventSettings EventSettings
+	eventIDs      domain.EventIDSource // ids in the order events are published
 }
 
 // Option changes how New builds an App.

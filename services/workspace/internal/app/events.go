@@ -91,7 +91,7 @@ func (a *App) publish(ctx context.Context, id string) error {
 	return nil
 }
 
-func (a *App) newEventID() string { return domain.NewEventID(a.now()) }
+func (a *App) newEventID() string { return a.eventIDs.Next(a.now()) }
 
 // relayBatch bounds the outboxes one relay pass publishes.
 const relayBatch = 100

@@ -2,10 +2,12 @@ package domain
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -149,11 +151,36 @@ func NewEvent(t EventType, w *Workspace, actor Actor, target Target, requestID s
 const EventIDLength = 28
 
 // NewEventID returns an event id for time t. Ids sort by time as strings
-// (to the millisecond; within one millisecond, at random).
+// (to the millisecond; within one millisecond, at random: use an
+// EventIDSource where the order of ids made together matters).
 func NewEventID(t time.Time) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return EventIDFloor(t) + hex.EncodeToString(b[:])
+}
+
+// EventIDSource makes event ids that also sort in the order it made them,
+// within one millisecond and when the clock steps back, so the events of
+// one change, published one after the other, keep their order. Safe for
+// concurrent use.
+type EventIDSource struct {
+	mu       sync.Mutex
+	lastMS   int64
+	lastRand uint64
+}
+
+// Next returns an id for time t, greater than every id it returned before.
+func (s *EventIDSource) Next(t time.Time) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	ms, r := max(t.UnixMilli(), 0)&(1<<48-1), binary.BigEndian.Uint64(b[:])>>1 // room to count up
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ms < s.lastMS || ms == s.lastMS && r <= s.lastRand {
+		ms, r = s.lastMS, s.lastRand+1
+	}
+	s.lastMS, s.lastRand = ms, r
+	return fmt.Sprintf("%012x%016x", ms, r)
 }
 
 // EventIDFloor is the time prefix of ids made at t: every id made before

@@ -87,3 +87,19 @@ func TestCheckEventQuery(t *testing.T) {
 		}
 	}
 }
+
+// Ids from one source sort in the order it made them: within a millisecond,
+// and when the clock steps back.
+func TestEventIDSourceIsMonotonic(t *testing.T) {
+	var src domain.EventIDSource
+	t0 := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+	times := []time.Time{t0, t0, t0, t0.Add(-time.Second), t0.Add(time.Millisecond), t0.Add(time.Millisecond)}
+	prev := ""
+	for i, at := range times {
+		id := src.Next(at)
+		if _, ok := domain.EventIDTime(id); !ok || id <= prev {
+			t.Fatalf("id %d = %q after %q", i, id, prev)
+		}
+		prev = id
+	}
+}
