@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -74,10 +75,32 @@ func refuseMalformedPathParams(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		for name, v := range params {
 			if !utf8.ValidString(v) {
-				writeKindError(w, r, fault.Invalid, name+": not valid UTF-8", fault.FieldViolation{Field: name, Description: "not valid UTF-8"})
+				field := pathParamName(name)
+				writeKindError(w, r, fault.Invalid, field+": not valid UTF-8", fault.FieldViolation{Field: field, Description: "not valid UTF-8"})
 				return
 			}
 		}
 		next(w, r, params)
 	}
+}
+
+// pathParamName is a path variable as the document names it: the routing
+// rules name variables by proto field (app_key), the document and every
+// answer by the field's JSON name (appKey), which for these fields is
+// protoc's default lowerCamelCase.
+func pathParamName(name string) string {
+	var b strings.Builder
+	upper := false
+	for _, c := range name {
+		switch {
+		case c == '_':
+			upper = true
+		case upper:
+			b.WriteRune(unicode.ToUpper(c))
+			upper = false
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
 }

@@ -24,6 +24,7 @@ func TestInvalidUTF8IsRefusedNamingTheField(t *testing.T) {
 		{"overlong slash", http.MethodGet, "/api/workspace/%c0%af", nil, "id"},
 		{"path variable before a literal", http.MethodGet, "/api/workspace/a%80b/keys", nil, "id"},
 		{"path variable before a verb", http.MethodPost, "/api/workspace/%fe:undelete", nil, "id"},
+		{"a path variable named by its JSON name", http.MethodDelete, "/api/workspace/w1/keys/%ff", nil, "appKey"},
 		{"query value", http.MethodGet, "/api/workspaces?filter.search=%ff", nil, "filter.search"},
 		{"repeated query value", http.MethodGet, "/api/workspaces?filter.address.state.include=US-CA&filter.address.state.include=%ff", nil, "filter.address.state.include"},
 		{"If-Match", http.MethodDelete, "/api/workspace/w1", map[string]string{"If-Match": "\"\xff\""}, "If-Match"},
