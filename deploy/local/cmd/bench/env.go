@@ -31,20 +31,33 @@ const (
 )
 
 // stackEnv is what the services are started with, besides the addresses
-// the stack package sets: the settings of `make run`, with fixed keys and
-// without rate limits, since the load comes from one key pair at one
-// address at thousands of requests a second.
-var stackEnv = append(stack.ThrowawayEnv(rootKey, rootSecret), stack.LimitsOffEnv()...)
+// the stack package sets: the settings of `make run`, with fixed keys.
+//
+// With -limits (the default) the rate limits stay on, as in production:
+// every call pays the limit's and the failure counters' Redis work. Only
+// the key pair's rate is raised (RATE_LIMIT is a setting, and 100 a second
+// would answer most of the load with 429), since the load comes from one key
+// pair at one address at thousands of requests a second. -limits=false
+// runs with RATE_LIMIT=0 and the failure limits off, as issue 12 allowed
+// for benchmarks, to show what the limits cost.
+func stackEnv(cfg config) []string {
+	env := stack.ThrowawayEnv(rootKey, rootSecret)
+	if !cfg.Limits {
+		return append(env, stack.LimitsOffEnv()...)
+	}
+	return append(env, "RATE_LIMIT=1000000", "RATE_LIMIT_BURST=1000000")
+}
 
 // benchEnv is stackEnv, with room for the large list: on the embedded
 // store one filtered page over 100,000 workspaces takes longer than the
 // default 5 s call deadline, which would answer 503 instead of a figure.
 // The deadlines bound the calls; they do not change how fast they are.
 func benchEnv(cfg config) []string {
+	env := stackEnv(cfg)
 	if !cfg.Large {
-		return stackEnv
+		return env
 	}
-	return append(append([]string(nil), stackEnv...), "WORKSPACE_CALL_TIMEOUT=2m", "REQUEST_TIMEOUT=2m", "MONGODB_TIMEOUT=2m")
+	return append(env, "WORKSPACE_CALL_TIMEOUT=2m", "REQUEST_TIMEOUT=2m", "MONGODB_TIMEOUT=2m")
 }
 
 // services are the stack's services, by their names in the stack package:
@@ -57,6 +70,7 @@ type env struct {
 	ref   *helper  // benchref
 	proxy *helper  // benchproxy
 	log   *os.File // the servers' output
+	tmp   string   // the run's temporary folder (wrk's scripts and figures)
 
 	http      *http.Client
 	basic     http.Header // Authorization with the root pair, JSON content
@@ -82,7 +96,7 @@ func startEnv(ctx context.Context, cfg config, root, tmp string) (e *env, err er
 		return nil, fmt.Errorf("build benchref and benchproxy: %w\n%s", err, out)
 	}
 
-	e = &env{}
+	e = &env{tmp: tmp}
 	defer func() {
 		if err != nil {
 			_ = e.Close()
@@ -168,15 +182,24 @@ func (e *env) processes() ([]namedPID, error) {
 	return append(ps, namedPID{"benchref", e.ref.PID()}, namedPID{"benchproxy", e.proxy.PID()}), nil
 }
 
-// cpuProcesses is processes and the other busy ones: the stand-ins and this
-// process (the load generator).
-func (e *env) cpuProcesses() ([]namedPID, error) {
+// serverProcesses is processes and the stand-ins: every server whose CPU
+// time and memory the figures count.
+func (e *env) serverProcesses() ([]namedPID, error) {
 	ps, err := e.processes()
 	if err != nil {
 		return nil, err
 	}
-	return append(ps, namedPID{"redis-server", e.stack.Redis.PID()}, namedPID{"ferretdb", e.stack.FerretDB.PID()},
-		namedPID{"bench", os.Getpid()}), nil
+	return append(ps, namedPID{"redis-server", e.stack.Redis.PID()}, namedPID{"ferretdb", e.stack.FerretDB.PID()}), nil
+}
+
+// cpuProcesses is serverProcesses and this process (the Go load generator
+// of the gRPC scenarios; idle while wrk drives HTTP).
+func (e *env) cpuProcesses() ([]namedPID, error) {
+	ps, err := e.serverProcesses()
+	if err != nil {
+		return nil, err
+	}
+	return append(ps, namedPID{"bench", os.Getpid()}), nil
 }
 
 type namedPID struct {

@@ -48,6 +48,7 @@ type config struct {
 	Verbose     bool          // copy the servers' output to stderr
 	Only        scenarioSet   // the scenarios to run; empty: all
 	ProfileDir  string        // where CPU profiles go; empty: none taken
+	Limits      bool          // run the stack with its rate limits on
 }
 
 func parseFlags() config {
@@ -62,6 +63,7 @@ func parseFlags() config {
 	flag.BoolVar(&c.Verbose, "v", false, "copy the servers' output to stderr")
 	flag.Var(&c.Only, "only", "run only these scenarios, comma-separated: "+strings.Join(scenarioNames(), ","))
 	flag.StringVar(&c.ProfileDir, "profile", "", "take CPU profiles of the services during the stack's first login and REST rounds, into this folder")
+	flag.BoolVar(&c.Limits, "limits", true, "keep the services' rate limits on (with a rate the load stays under); false: RATE_LIMIT=0 and no failure limits")
 	flag.Parse()
 	return c
 }

@@ -63,7 +63,7 @@ func (s scenarioSet) includes(name string) bool { return len(s) == 0 || s[name] 
 
 // measureAll runs every selected scenario in turn.
 func measureAll(ctx context.Context, cfg config, e *env) (*report, error) {
-	rep := &report{Date: time.Now(), Machine: describeMachine(), Config: cfg}
+	rep := &report{Date: time.Now(), Machine: describeMachine(), Config: cfg, LoadStart: loadAverage()}
 	for _, s := range scenarios {
 		if !cfg.Only.includes(s.name) {
 			continue
@@ -73,6 +73,7 @@ func measureAll(ctx context.Context, cfg config, e *env) (*report, error) {
 			return nil, err
 		}
 	}
+	rep.LoadEnd = loadAverage()
 	var err error
 	if rep.MemoryEnd, err = readAll(e); err != nil {
 		return nil, err
