@@ -23,8 +23,8 @@ type report struct {
 	// FrontGateway and FrontProxy are GetWorkspace through the gateway and
 	// through benchproxy, driven by wrk in alternating rounds.
 	FrontGateway, FrontProxy []measurement
-	Introspect           measurement
-	Lists                []listRun
+	Introspect               measurement
+	Lists                    []listRun
 }
 
 type processMemory struct {
