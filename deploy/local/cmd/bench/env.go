@@ -20,6 +20,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/basicauth"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
 // The fixed bootstrap key pair of the benchmark's stack; benchref accepts
@@ -67,10 +68,13 @@ var services = []string{"gateway", "workspace", "auth"}
 // env is everything a measurement talks to.
 type env struct {
 	stack *stack.Stack
-	ref   *helper  // benchref
-	proxy *helper  // benchproxy
-	log   *os.File // the servers' output
-	tmp   string   // the run's temporary folder (wrk's scripts and figures)
+	ref   *helper // benchref
+	// refRedis is benchref's own redis-server, so that the two sides'
+	// Redis CPU and memory are counted apart.
+	refRedis *testenv.Server
+	proxy    *helper  // benchproxy
+	log      *os.File // the servers' output
+	tmp      string   // the run's temporary folder (wrk's scripts and figures)
 
 	http      *http.Client
 	basic     http.Header // Authorization with the root pair, JSON content
@@ -131,8 +135,12 @@ func startEnv(ctx context.Context, cfg config, root, tmp string) (e *env, err er
 	if err != nil {
 		return nil, fmt.Errorf("start the stack: %w", err)
 	}
-	progress("starting benchref")
-	e.ref, err = startReference(ctx, filepath.Join(binDir, "benchref"), e.stack.RedisAddr, rootKey, rootSecret, out)
+	progress("starting benchref and its redis-server")
+	e.refRedis, err = testenv.StartRedis(ctx, testenv.RedisOptions{Dir: filepath.Join(tmp, "ref-redis"), Output: out})
+	if err != nil {
+		return nil, fmt.Errorf("start benchref's redis-server: %w", err)
+	}
+	e.ref, err = startReference(ctx, filepath.Join(binDir, "benchref"), e.refRedis.Addr(), rootKey, rootSecret, out)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +197,8 @@ func (e *env) serverProcesses() ([]namedPID, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(ps, namedPID{"redis-server", e.stack.Redis.PID()}, namedPID{"ferretdb", e.stack.FerretDB.PID()}), nil
+	return append(ps, namedPID{"redis-server", e.stack.Redis.PID()}, namedPID{"ferretdb", e.stack.FerretDB.PID()},
+		namedPID{"benchref-redis", e.refRedis.PID()}), nil
 }
 
 // cpuProcesses is serverProcesses and this process (the Go load generator
@@ -220,6 +229,9 @@ func (e *env) Close() error {
 		if h != nil {
 			errs = append(errs, h.Stop())
 		}
+	}
+	if e.refRedis != nil {
+		errs = append(errs, e.refRedis.Stop())
 	}
 	if e.stack != nil {
 		errs = append(errs, e.stack.Close())

@@ -6,20 +6,22 @@
 // redis-server, the workspace and auth services and the gateway, on
 // loopback, with a temporary data folder and a fixed bootstrap key pair),
 // and benchref, a bare net/http + go-redis login server doing only the
-// login's essential work against the same redis-server. One closed-loop
-// load generator (package loadgen) drives:
+// login's essential work against a redis-server of its own, and benchproxy,
+// a bare HTTP front making GetWorkspace's gRPC call. wrk drives the HTTP
+// load, the Go load generator (package loadgen) the gRPC calls:
 //
 //   - SDK login, reference and stack alternating A B A B, with each
-//     process's peak RSS during that load;
-//   - GetWorkspace over REST (through the gateway) and over direct gRPC, at
-//     1 and at -conns callers: the gateway hop;
+//     server process's CPU per request and peak RSS during that load;
+//   - GetWorkspace through the gateway and through benchproxy, alternating
+//     at -conns connections (the gateway's cost over the floor), and at one
+//     caller interleaved with the direct gRPC call;
 //   - token introspection over gRPC on the auth service;
 //   - a filtered list over 1,000 seeded workspaces (and 100,000 with
 //     -large), with the seeding rate.
 //
 // Usage:
 //
-//	go run ./deploy/local/cmd/bench [-round 10s] [-rounds 2] [-conns 64] [-large]
+//	go run ./deploy/local/cmd/bench [-round 10s] [-rounds 2] [-conns 64] [-limits=false] [-large]
 package main
 
 import (

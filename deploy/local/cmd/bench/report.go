@@ -177,7 +177,7 @@ func (r *report) writeTargets(w writer) {
 			processCPUPerCall(px, "benchproxy"), mark(r.FrontCPUFactor() > 0 && r.FrontCPUFactor() <= targetFrontFactor))
 	}
 	for _, p := range r.MemoryLogin {
-		if p.Name == "benchref" || p.Name == "benchproxy" {
+		if p.Name == "benchref" || p.Name == "benchproxy" || p.Name == "benchref-redis" {
 			continue
 		}
 		w("| %s ≤ %s RSS during the login load | %s | %s |\n",
