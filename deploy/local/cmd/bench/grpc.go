@@ -72,8 +72,9 @@ func measureHop(ctx context.Context, cfg config, e *env, rep *report) error {
 	get := func(name, base string) side {
 		return side{Name: name, Wrk: &wrkLoad{Method: http.MethodGet, URL: base + "/api/workspace/" + rootWorkspace, Header: e.basic}}
 	}
-	rep.FrontGateway, rep.FrontProxy, err = alternate(ctx, cfg, e, cfg.Conns,
-		get(restSide.Name, e.stack.GatewayURL), get(floorName, e.proxy.URL), nil)
+	// The gateway goes second: -profile samples the second side.
+	rep.FrontProxy, rep.FrontGateway, err = alternate(ctx, cfg, e, cfg.Conns,
+		get(floorName, e.proxy.URL), get(restSide.Name, e.stack.GatewayURL), nil)
 	return err
 }
 
