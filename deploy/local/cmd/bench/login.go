@@ -32,11 +32,22 @@ func measureLogin(ctx context.Context, cfg config, e *env, rep *report) error {
 				return err
 			}
 		}
+		for _, addr := range []string{e.stack.RedisAddr, e.refRedis.Addr()} {
+			if err := resetCommandStats(ctx, addr); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	rep.LoginRef, rep.LoginStack, err = alternate(ctx, cfg, e, cfg.Conns,
 		login("login, reference", e.ref.URL), login("login, stack", e.stack.GatewayURL), resetPeaks)
 	if err != nil {
+		return err
+	}
+	if rep.RedisLoginStack, err = readCommandStats(ctx, e.stack.RedisAddr); err != nil {
+		return err
+	}
+	if rep.RedisLoginRef, err = readCommandStats(ctx, e.refRedis.Addr()); err != nil {
 		return err
 	}
 	rep.MemoryLogin, err = readAll(e)

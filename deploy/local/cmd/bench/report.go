@@ -18,8 +18,11 @@ type report struct {
 
 	LoginRef, LoginStack []measurement // one per round, in order
 	MemoryLogin          []processMemory
-	MemoryEnd            []processMemory
-	Hop                  []hop
+	// RedisLoginStack and RedisLoginRef are each side's redis-server
+	// command statistics over the login rounds.
+	RedisLoginStack, RedisLoginRef []commandStat
+	MemoryEnd                      []processMemory
+	Hop                            []hop
 	// FrontGateway and FrontProxy are GetWorkspace through the gateway and
 	// through benchproxy, driven by wrk in alternating rounds.
 	FrontGateway, FrontProxy []measurement
@@ -145,6 +148,7 @@ func (r *report) Markdown() string {
 
 	r.writeTargets(w)
 	r.writeCPU(w)
+	r.writeRedis(w)
 	r.writeThroughput(w)
 	r.writeHop(w)
 	r.writeMemory(w)
@@ -294,6 +298,29 @@ func (r *report) writeCPU(w writer) {
 		w("| %s | %d | **%.0f** | %s | %.0f |\n", m.Scenario, m.Callers, serverCPU(m), strings.Join(cells, " | "), perCall(total, m.Requests))
 	}
 	w("\nThe CPU clock ticks at 10 ms, so a process that used little shows coarse figures.\n\n")
+}
+
+// writeRedis shows the Redis work of a login on each side, from
+// redis-server's own statistics.
+func (r *report) writeRedis(w writer) {
+	if len(r.LoginStack) == 0 || len(r.RedisLoginStack) == 0 {
+		return
+	}
+	w("## Redis work per login\n\nFrom each redis-server's `INFO commandstats` over the login rounds (reset after the warm-up), divided by the logins: calls and microseconds inside redis-server per login (a script's time includes the commands it ran, which are listed again on their own; reading and writing the sockets is not counted here, only in the CPU table).\n\n")
+	w("| side | command | calls per login | µs per login |\n|---|---|--:|--:|\n")
+	for _, side := range []struct {
+		name  string
+		stats []commandStat
+		n     int
+	}{{"reference", r.RedisLoginRef, pool(r.LoginRef).Requests}, {"stack", r.RedisLoginStack, pool(r.LoginStack).Requests}} {
+		for _, s := range side.stats {
+			if s.Calls == 0 || side.n == 0 {
+				continue
+			}
+			w("| %s | %s | %.2f | %.2f |\n", side.name, s.Command, float64(s.Calls)/float64(side.n), float64(s.Usec)/float64(side.n))
+		}
+	}
+	w("\n")
 }
 
 // cpuColumns lists the processes seen in runs, in the order first seen.
