@@ -114,15 +114,20 @@ func run(ctx context.Context, cfg config) error {
 
 	md := rep.Markdown()
 	fmt.Print(md)
+	var failed error
+	if len(rep.Failed) > 0 {
+		env.printLogTail(os.Stderr, 40)
+		failed = fmt.Errorf("%d scenario(s) failed: %s", len(rep.Failed), strings.Join(rep.Failed, "; "))
+	}
 	if !writeFiles {
-		return nil
+		return failed
 	}
 	path, err := writeResults(cfg.OutDir, rep.Date, md)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "\nwrote %s and %s\n", path, filepath.Join(cfg.OutDir, "latest.md"))
-	return nil
+	return failed
 }
 
 // writeResults writes results-<date>.md and latest.md into dir.

@@ -15,6 +15,8 @@ type report struct {
 	Took    time.Duration
 	// LoadStart and LoadEnd are the load average (1 min) around the run.
 	LoadStart, LoadEnd float64
+	// Failed names the scenarios that failed, with why.
+	Failed []string
 
 	LoginRef, LoginStack []measurement // one per round, in order
 	MemoryLogin          []processMemory
@@ -144,6 +146,12 @@ func (r *report) Markdown() string {
 
 	if len(c.Only) > 0 {
 		w("- only these scenarios ran: %s\n\n", c.Only.String())
+	}
+	for _, f := range r.Failed {
+		w("- **failed, no figures**: %s\n", echoLine(f))
+	}
+	if len(r.Failed) > 0 {
+		w("\n")
 	}
 
 	r.writeTargets(w)
@@ -350,6 +358,15 @@ func (r *report) writeMemory(w writer) {
 		w("| %s | %s | %s | %s | %s |\n", p.Name, mib(p.Peak), mib(p.Current), mib(e.Peak), mib(e.Current))
 	}
 	w("\nThe peaks were reset (`/proc/<pid>/clear_refs`) after the warm-up, just before the first measured login round.\n\n")
+}
+
+// echoLine keeps the first line of s, at most 300 bytes, for a report line.
+func echoLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
 }
 
 func mark(ok bool) string {
