@@ -25,7 +25,7 @@ import (
 
 // ReadOptions reads REDIS_ADDR (one address, or a comma-separated list of
 // Cluster nodes or Sentinels), REDIS_MASTER_NAME (selects Sentinel),
-// REDIS_USERNAME, REDIS_PASSWORD, REDIS_DB and REDIS_TIMEOUT. REDIS_ADDR is
+// REDIS_USERNAME, REDIS_PASSWORD, REDIS_DB, REDIS_TIMEOUT and REDIS_POOL_SIZE. REDIS_ADDR is
 // required when required is set; otherwise an empty address list means the
 // service runs without Redis.
 func ReadOptions(r *envconfig.Reader, required bool) redis.UniversalOptions {
@@ -40,6 +40,11 @@ func ReadOptions(r *envconfig.Reader, required bool) redis.UniversalOptions {
 		ReadTimeout:  timeout,
 		WriteTimeout: timeout,
 		PoolTimeout:  timeout,
+		// go-redis's default pool is 10 connections per core: 20 here,
+		// fewer than the calls a loaded replica has in flight, which then
+		// queue for a connection (a tenth of the auth service's time to
+		// take one went to that wait).
+		PoolSize: r.Int("REDIS_POOL_SIZE", 64, 1, 10_000),
 		// No retries (-1; 0 means go-redis's default of 3): against a Redis
 		// that hangs each try waits the full timeout.
 		MaxRetries: -1,
