@@ -120,7 +120,7 @@ define fuzz
 endef
 
 .PHONY: bench
-bench: build run-deps ## Go micro-benchmarks, then the load benchmark (bench/latest.md; BENCH_FLAGS=-large for 100k)
+bench: build run-deps bench-deps ## Go micro-benchmarks, then the load benchmark (bench/latest.md; BENCH_FLAGS=-large for 100k)
 	go test -run '^$$' -bench . -benchmem ./pkg/... ./services/workspace/... ./services/auth/... ./gateway/...
 	go run ./deploy/local/cmd/bench $(BENCH_FLAGS)
 
@@ -224,6 +224,11 @@ endef
 .PHONY: run-deps
 run-deps:
 	$(call debian_package,redis-server,redis-server)
+
+# `make bench` drives the HTTP load with wrk.
+.PHONY: bench-deps
+bench-deps:
+	$(call debian_package,wrk,wrk)
 
 .PHONY: test-deps
 test-deps: run-deps

@@ -39,8 +39,7 @@ func Header(appKey, appSecret string) string {
 
 // FromIncoming returns the credentials in a gRPC call's metadata.
 func FromIncoming(ctx context.Context) (appKey, appSecret string, ok bool) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	values := md.Get("authorization")
+	values := metadata.ValueFromIncomingContext(ctx, "authorization")
 	if len(values) != 1 {
 		return "", "", false
 	}

@@ -96,8 +96,7 @@ func (r Resolver) FromIncoming(ctx context.Context) netip.Addr {
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		from = parseHostPort(p.Addr.String())
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	return r.Resolve(from, md.Get(ForwardedFor))
+	return r.Resolve(from, metadata.ValueFromIncomingContext(ctx, ForwardedFor))
 }
 
 // Forward returns ctx with addr as the outgoing x-forwarded-for, so the

@@ -76,8 +76,7 @@ func logCall(ctx context.Context, logger *slog.Logger, level slog.Level, method 
 // RequestID is the gateway's X-Request-Id, forwarded as x-request-id
 // metadata; empty when absent or implausibly long.
 func RequestID(ctx context.Context) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	if v := md.Get("x-request-id"); len(v) == 1 && len(v[0]) <= 128 {
+	if v := metadata.ValueFromIncomingContext(ctx, "x-request-id"); len(v) == 1 && len(v[0]) <= 128 {
 		return v[0]
 	}
 	return ""

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -75,17 +77,6 @@ func failureKeys(addr, appKey string) []string {
 	return keys
 }
 
-// checkScript returns {index of the first counter at its bound (0: none),
-// its milliseconds to live}. ARGV holds the bounds, in KEYS order.
-var checkScript = redis.NewScript(`
-for i, key in ipairs(KEYS) do
-  local bound = tonumber(ARGV[i])
-  if bound > 0 and tonumber(redis.call('GET', key) or '0') >= bound then
-    return {i, redis.call('PTTL', key)}
-  end
-end
-return {0, 0}`)
-
 // failScript counts one failure on every key; a key's window starts at its
 // first failure. ARGV[1] is the window in milliseconds.
 var failScript = redis.NewScript(`
@@ -108,23 +99,48 @@ func (f *Failures) Check(ctx context.Context, addr, appKey string) Decision {
 	}
 	if f.redis != nil && f.down.useRedis() {
 		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.timeout)
-		args := make([]any, len(bounds))
-		for i, b := range bounds {
-			args[i] = b
-		}
-		res, err := checkScript.Run(c, f.redis, keys, args...).Int64Slice()
+		blocked, ttl, err := f.checkRedis(c, keys, bounds)
 		cancel()
-		if err == nil && len(res) == 2 {
-			f.down.succeeded()
-			return f.decide(d, bounds, int(res[0]), time.Duration(res[1])*time.Millisecond)
-		}
 		if err == nil {
-			err = redis.Nil
+			f.down.succeeded()
+			return f.decide(d, bounds, blocked, ttl)
 		}
 		f.down.failed(err)
 	}
 	i, ttl := f.local.check(keys, bounds)
 	return f.decide(d, bounds, i, ttl)
+}
+
+// checkRedis reads the counters with one MGET (they share a hash tag, so
+// one Cluster slot) and returns the index (from 1) of the first at its
+// bound, 0 when none is, and that counter's time to live. Every call of
+// every method pays this check, so it is a plain read rather than a
+// script: the time to live, a second round trip, is read only for a
+// refusal.
+func (f *Failures) checkRedis(ctx context.Context, keys []string, bounds []int) (int, time.Duration, error) {
+	vals, err := f.redis.MGet(ctx, keys...).Result()
+	if err != nil {
+		return 0, 0, err
+	}
+	for i, v := range vals {
+		s, ok := v.(string)
+		if !ok || bounds[i] <= 0 {
+			continue // nil: no failures counted
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return 0, 0, fmt.Errorf("failure counter %s holds %q", keys[i], s)
+		}
+		if n < bounds[i] {
+			continue
+		}
+		ttl, err := f.redis.PTTL(ctx, keys[i]).Result()
+		if err != nil {
+			return 0, 0, err
+		}
+		return i + 1, ttl, nil
+	}
+	return 0, 0, nil
 }
 
 func (f *Failures) decide(d Decision, bounds []int, blocked int, ttl time.Duration) Decision {

@@ -20,6 +20,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/basicauth"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
 // The fixed bootstrap key pair of the benchmark's stack; benchref accepts
@@ -31,20 +32,33 @@ const (
 )
 
 // stackEnv is what the services are started with, besides the addresses
-// the stack package sets: the settings of `make run`, with fixed keys and
-// without rate limits, since the load comes from one key pair at one
-// address at thousands of requests a second.
-var stackEnv = append(stack.ThrowawayEnv(rootKey, rootSecret), stack.LimitsOffEnv()...)
+// the stack package sets: the settings of `make run`, with fixed keys.
+//
+// With -limits (the default) the rate limits stay on, as in production:
+// every call pays the limit's and the failure counters' Redis work. Only
+// the key pair's rate is raised (RATE_LIMIT is a setting, and 100 a second
+// would answer most of the load with 429), since the load comes from one key
+// pair at one address at thousands of requests a second. -limits=false
+// runs with RATE_LIMIT=0 and the failure limits off, as issue 12 allowed
+// for benchmarks, to show what the limits cost.
+func stackEnv(cfg config) []string {
+	env := stack.ThrowawayEnv(rootKey, rootSecret)
+	if !cfg.Limits {
+		return append(env, stack.LimitsOffEnv()...)
+	}
+	return append(env, "RATE_LIMIT=1000000", "RATE_LIMIT_BURST=1000000")
+}
 
 // benchEnv is stackEnv, with room for the large list: on the embedded
 // store one filtered page over 100,000 workspaces takes longer than the
 // default 5 s call deadline, which would answer 503 instead of a figure.
 // The deadlines bound the calls; they do not change how fast they are.
 func benchEnv(cfg config) []string {
+	env := stackEnv(cfg)
 	if !cfg.Large {
-		return stackEnv
+		return env
 	}
-	return append(append([]string(nil), stackEnv...), "WORKSPACE_CALL_TIMEOUT=2m", "REQUEST_TIMEOUT=2m", "MONGODB_TIMEOUT=2m")
+	return append(env, "WORKSPACE_CALL_TIMEOUT=2m", "REQUEST_TIMEOUT=2m", "MONGODB_TIMEOUT=2m")
 }
 
 // services are the stack's services, by their names in the stack package:
@@ -54,9 +68,13 @@ var services = []string{"gateway", "workspace", "auth"}
 // env is everything a measurement talks to.
 type env struct {
 	stack *stack.Stack
-	ref   *helper  // benchref
-	proxy *helper  // benchproxy
-	log   *os.File // the servers' output
+	ref   *helper // benchref
+	// refRedis is benchref's own redis-server, so that the two sides'
+	// Redis CPU and memory are counted apart.
+	refRedis *testenv.Server
+	proxy    *helper  // benchproxy
+	log      *os.File // the servers' output
+	tmp      string   // the run's temporary folder (wrk's scripts and figures)
 
 	http      *http.Client
 	basic     http.Header // Authorization with the root pair, JSON content
@@ -82,7 +100,7 @@ func startEnv(ctx context.Context, cfg config, root, tmp string) (e *env, err er
 		return nil, fmt.Errorf("build benchref and benchproxy: %w\n%s", err, out)
 	}
 
-	e = &env{}
+	e = &env{tmp: tmp}
 	defer func() {
 		if err != nil {
 			_ = e.Close()
@@ -117,8 +135,12 @@ func startEnv(ctx context.Context, cfg config, root, tmp string) (e *env, err er
 	if err != nil {
 		return nil, fmt.Errorf("start the stack: %w", err)
 	}
-	progress("starting benchref")
-	e.ref, err = startReference(ctx, filepath.Join(binDir, "benchref"), e.stack.RedisAddr, rootKey, rootSecret, out)
+	progress("starting benchref and its redis-server")
+	e.refRedis, err = testenv.StartRedis(ctx, testenv.RedisOptions{Dir: filepath.Join(tmp, "ref-redis"), Output: out})
+	if err != nil {
+		return nil, fmt.Errorf("start benchref's redis-server: %w", err)
+	}
+	e.ref, err = startReference(ctx, filepath.Join(binDir, "benchref"), e.refRedis.Addr(), rootKey, rootSecret, out)
 	if err != nil {
 		return nil, err
 	}
@@ -168,15 +190,25 @@ func (e *env) processes() ([]namedPID, error) {
 	return append(ps, namedPID{"benchref", e.ref.PID()}, namedPID{"benchproxy", e.proxy.PID()}), nil
 }
 
-// cpuProcesses is processes and the other busy ones: the stand-ins and this
-// process (the load generator).
-func (e *env) cpuProcesses() ([]namedPID, error) {
+// serverProcesses is processes and the stand-ins: every server whose CPU
+// time and memory the figures count.
+func (e *env) serverProcesses() ([]namedPID, error) {
 	ps, err := e.processes()
 	if err != nil {
 		return nil, err
 	}
 	return append(ps, namedPID{"redis-server", e.stack.Redis.PID()}, namedPID{"ferretdb", e.stack.FerretDB.PID()},
-		namedPID{"bench", os.Getpid()}), nil
+		namedPID{"benchref-redis", e.refRedis.PID()}), nil
+}
+
+// cpuProcesses is serverProcesses and this process (the Go load generator
+// of the gRPC scenarios; idle while wrk drives HTTP).
+func (e *env) cpuProcesses() ([]namedPID, error) {
+	ps, err := e.serverProcesses()
+	if err != nil {
+		return nil, err
+	}
+	return append(ps, namedPID{"bench", os.Getpid()}), nil
 }
 
 type namedPID struct {
@@ -197,6 +229,9 @@ func (e *env) Close() error {
 		if h != nil {
 			errs = append(errs, h.Stop())
 		}
+	}
+	if e.refRedis != nil {
+		errs = append(errs, e.refRedis.Stop())
 	}
 	if e.stack != nil {
 		errs = append(errs, e.stack.Close())

@@ -31,8 +31,8 @@ const hopBlock = 50
 // of hopBlock calls (see loadgen.Interleave), since the difference of two
 // medians taken seconds apart on a shared machine is mostly noise, and so
 // does the same call through benchproxy, the floor any HTTP front pays on
-// this machine; with cfg.Conns callers gateway and direct calls alternate
-// by round, so neither loads the other.
+// this machine; with cfg.Conns connections wrk drives the gateway and
+// benchproxy in alternating rounds, so neither loads the other.
 func measureHop(ctx context.Context, cfg config, e *env, rep *report) error {
 	rest := loadgen.HTTPRequest{Client: e.http, Method: http.MethodGet,
 		URL: e.stack.GatewayURL + "/api/workspace/" + rootWorkspace, Header: e.basic}.Op()
@@ -44,7 +44,7 @@ func measureHop(ctx context.Context, cfg config, e *env, rep *report) error {
 	})
 	floor := loadgen.HTTPRequest{Client: e.http, Method: http.MethodGet,
 		URL: e.proxy.URL + "/api/workspace/" + rootWorkspace, Header: e.basic}.Op()
-	grpcSide, restSide := side{"GetWorkspace, direct gRPC", direct}, side{"GetWorkspace, REST via gateway", rest}
+	grpcSide, restSide := side{Name: "GetWorkspace, direct gRPC", Op: direct}, side{Name: "GetWorkspace, REST via gateway", Op: rest}
 	floorName := "GetWorkspace, REST via benchproxy"
 
 	// At 1 caller the three paths take turns in one run, so the gateway
@@ -66,12 +66,16 @@ func measureHop(ctx context.Context, cfg config, e *env, rep *report) error {
 		REST:  measurement{Scenario: restSide.Name, Callers: 1, Result: rs[1]},
 		Floor: &measurement{Scenario: floorName, Callers: 1, Result: rs[2]}})
 
-	grpcRounds, restRounds, err := alternate(ctx, cfg, e, cfg.Conns, grpcSide, restSide, nil)
-	if err != nil {
-		return err
+	// At cfg.Conns connections wrk drives the gateway and benchproxy in
+	// alternating rounds: what each front spends per call, beside the
+	// other, is the gateway's cost over the floor.
+	get := func(name, base string) side {
+		return side{Name: name, Wrk: &wrkLoad{Method: http.MethodGet, URL: base + "/api/workspace/" + rootWorkspace, Header: e.basic}}
 	}
-	rep.Hop = append(rep.Hop, hop{Callers: cfg.Conns, GRPC: pool(grpcRounds), REST: pool(restRounds)})
-	return nil
+	// The gateway goes second: -profile samples the second side.
+	rep.FrontProxy, rep.FrontGateway, err = alternate(ctx, cfg, e, cfg.Conns,
+		get(floorName, e.proxy.URL), get(restSide.Name, e.stack.GatewayURL), nil)
+	return err
 }
 
 // interleaved is one op that calls each of ops in turn, for warming them

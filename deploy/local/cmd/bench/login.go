@@ -4,26 +4,25 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-
-	"github.com/liveproctor/workspaces/deploy/local/loadgen"
 )
 
 // loginUsers is how many different users the login load cycles through,
 // on both servers alike.
 const loginUsers = 1000
 
-// measureLogin alternates reference and stack rounds of SDK login at
-// cfg.Conns callers, and reads every process's peak RSS over those rounds.
+// measureLogin alternates reference and stack rounds of SDK login, driven
+// by wrk at cfg.Conns connections, and reads every process's peak RSS over
+// those rounds.
 func measureLogin(ctx context.Context, cfg config, e *env, rep *report) error {
 	bodies := make([][]byte, loginUsers)
 	for i := range bodies {
 		bodies[i] = fmt.Appendf(nil, `{"email":"user%04d@bench.example","workspaceId":%q}`, i, rootWorkspace)
 	}
-	login := func(base string) loadgen.Op {
-		return loadgen.HTTPRequest{Client: e.http, Method: http.MethodPost, URL: base + "/api/login/sdk",
-			Header: e.basic, Bodies: bodies}.Op()
+	login := func(name, base string) side {
+		return side{Name: name, Wrk: &wrkLoad{Method: http.MethodPost, URL: base + "/api/login/sdk",
+			Header: e.basic, Bodies: bodies}}
 	}
-	procs, err := e.processes()
+	procs, err := e.serverProcesses()
 	if err != nil {
 		return err
 	}
@@ -33,11 +32,22 @@ func measureLogin(ctx context.Context, cfg config, e *env, rep *report) error {
 				return err
 			}
 		}
+		for _, addr := range []string{e.stack.RedisAddr, e.refRedis.Addr()} {
+			if err := resetCommandStats(ctx, addr); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	rep.LoginRef, rep.LoginStack, err = alternate(ctx, cfg, e, cfg.Conns,
-		side{"login, reference", login(e.ref.URL)}, side{"login, stack", login(e.stack.GatewayURL)}, resetPeaks)
+		login("login, reference", e.ref.URL), login("login, stack", e.stack.GatewayURL), resetPeaks)
 	if err != nil {
+		return err
+	}
+	if rep.RedisLoginStack, err = readCommandStats(ctx, e.stack.RedisAddr); err != nil {
+		return err
+	}
+	if rep.RedisLoginRef, err = readCommandStats(ctx, e.refRedis.Addr()); err != nil {
 		return err
 	}
 	rep.MemoryLogin, err = readAll(e)
@@ -46,7 +56,7 @@ func measureLogin(ctx context.Context, cfg config, e *env, rep *report) error {
 
 // readAll reads the memory of every measured process.
 func readAll(e *env) ([]processMemory, error) {
-	procs, err := e.processes()
+	procs, err := e.serverProcesses()
 	if err != nil {
 		return nil, err
 	}

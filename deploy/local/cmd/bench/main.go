@@ -6,20 +6,22 @@
 // redis-server, the workspace and auth services and the gateway, on
 // loopback, with a temporary data folder and a fixed bootstrap key pair),
 // and benchref, a bare net/http + go-redis login server doing only the
-// login's essential work against the same redis-server. One closed-loop
-// load generator (package loadgen) drives:
+// login's essential work against a redis-server of its own, and benchproxy,
+// a bare HTTP front making GetWorkspace's gRPC call. wrk drives the HTTP
+// load, the Go load generator (package loadgen) the gRPC calls:
 //
 //   - SDK login, reference and stack alternating A B A B, with each
-//     process's peak RSS during that load;
-//   - GetWorkspace over REST (through the gateway) and over direct gRPC, at
-//     1 and at -conns callers: the gateway hop;
+//     server process's CPU per request and peak RSS during that load;
+//   - GetWorkspace through the gateway and through benchproxy, alternating
+//     at -conns connections (the gateway's cost over the floor), and at one
+//     caller interleaved with the direct gRPC call;
 //   - token introspection over gRPC on the auth service;
 //   - a filtered list over 1,000 seeded workspaces (and 100,000 with
 //     -large), with the seeding rate.
 //
 // Usage:
 //
-//	go run ./deploy/local/cmd/bench [-round 10s] [-rounds 2] [-conns 64] [-large]
+//	go run ./deploy/local/cmd/bench [-round 10s] [-rounds 2] [-conns 64] [-limits=false] [-large]
 package main
 
 import (
@@ -48,6 +50,7 @@ type config struct {
 	Verbose     bool          // copy the servers' output to stderr
 	Only        scenarioSet   // the scenarios to run; empty: all
 	ProfileDir  string        // where CPU profiles go; empty: none taken
+	Limits      bool          // run the stack with its rate limits on
 }
 
 func parseFlags() config {
@@ -62,6 +65,7 @@ func parseFlags() config {
 	flag.BoolVar(&c.Verbose, "v", false, "copy the servers' output to stderr")
 	flag.Var(&c.Only, "only", "run only these scenarios, comma-separated: "+strings.Join(scenarioNames(), ","))
 	flag.StringVar(&c.ProfileDir, "profile", "", "take CPU profiles of the services during the stack's first login and REST rounds, into this folder")
+	flag.BoolVar(&c.Limits, "limits", true, "keep the services' rate limits on (with a rate the load stays under); false: RATE_LIMIT=0 and no failure limits")
 	flag.Parse()
 	return c
 }
@@ -110,15 +114,20 @@ func run(ctx context.Context, cfg config) error {
 
 	md := rep.Markdown()
 	fmt.Print(md)
+	var failed error
+	if len(rep.Failed) > 0 {
+		env.printLogTail(os.Stderr, 40)
+		failed = fmt.Errorf("%d scenario(s) failed: %s", len(rep.Failed), strings.Join(rep.Failed, "; "))
+	}
 	if !writeFiles {
-		return nil
+		return failed
 	}
 	path, err := writeResults(cfg.OutDir, rep.Date, md)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "\nwrote %s and %s\n", path, filepath.Join(cfg.OutDir, "latest.md"))
-	return nil
+	return failed
 }
 
 // writeResults writes results-<date>.md and latest.md into dir.

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/liveproctor/workspaces/deploy/local/loadgen"
@@ -15,16 +18,30 @@ type measurement struct {
 	*loadgen.Result
 	// CPU is what each process used during the run, when it was read.
 	CPU []processCPU
+	// Load is the machine's load average (1 minute) as the run began.
+	Load float64
 }
 
 // warmUp drives op, unmeasured, for cfg.Warmup, and fails when not one
 // call succeeded: a broken scenario should stop the run, not fill a table
 // with errors.
 func warmUp(ctx context.Context, cfg config, name string, callers int, op loadgen.Op) error {
+	return warmUpSide(ctx, cfg, nil, callers, side{Name: name, Op: op})
+}
+
+// warmUpSide is warmUp for either kind of side.
+func warmUpSide(ctx context.Context, cfg config, e *env, callers int, s side) error {
 	if cfg.Warmup <= 0 {
 		return nil
 	}
-	res, err := loadgen.Run(ctx, loadgen.Options{Workers: callers, Duration: cfg.Warmup}, op)
+	name := s.Name
+	var res *loadgen.Result
+	var err error
+	if s.Wrk != nil {
+		res, _, err = runWrk(ctx, e.tmp, *s.Wrk, callers, cfg.Warmup)
+	} else {
+		res, err = loadgen.Run(ctx, loadgen.Options{Workers: callers, Duration: cfg.Warmup}, s.Op)
+	}
 	if err != nil {
 		return fmt.Errorf("warm up %s: %w", name, err)
 	}
@@ -67,7 +84,7 @@ func grpcOp(call func(ctx context.Context) error) loadgen.Op {
 // during b's first round.
 func alternate(ctx context.Context, cfg config, e *env, callers int, a, b side, before func() error) (as, bs []measurement, err error) {
 	for _, s := range []side{a, b} {
-		if err := warmUp(ctx, cfg, s.Name, callers, s.Op); err != nil {
+		if err := warmUpSide(ctx, cfg, e, callers, s); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -92,14 +109,18 @@ func alternate(ctx context.Context, cfg config, e *env, callers int, a, b side, 
 			if err != nil {
 				return nil, nil, err
 			}
-			m, err := measure(ctx, cfg, fmt.Sprintf("%s (round %d)", s.Name, i+1), callers, s.Op)
+			load := loadAverage()
+			m, err := e.measureSide(ctx, cfg, fmt.Sprintf("%s (round %d)", s.Name, i+1), callers, s)
 			if err != nil {
 				return nil, nil, err
 			}
 			m.Scenario = s.Name
-			if m.CPU, err = meter.stop(); err != nil {
+			m.Load = load
+			cpu, err := meter.stop()
+			if err != nil {
 				return nil, nil, err
 			}
+			m.CPU = append(cpu, m.CPU...)
 			if err := profiling.wait(); err != nil {
 				return nil, nil, err
 			}
@@ -109,10 +130,36 @@ func alternate(ctx context.Context, cfg config, e *env, callers int, a, b side, 
 	return got[0], got[1], nil
 }
 
-// side is one of the two operations an alternation compares.
+// side is one of the two operations an alternation compares: driven by
+// the Go load generator (Op) or by wrk (Wrk).
 type side struct {
 	Name string
 	Op   loadgen.Op
+	Wrk  *wrkLoad
+}
+
+// measureSide runs one round of s; a wrk round's CPU holds wrk's own.
+func (e *env) measureSide(ctx context.Context, cfg config, name string, callers int, s side) (measurement, error) {
+	if s.Wrk == nil {
+		return measure(ctx, cfg, name, callers, s.Op)
+	}
+	res, used, err := runWrk(ctx, e.tmp, *s.Wrk, callers, cfg.Round)
+	if err != nil {
+		return measurement{}, fmt.Errorf("%s: %w", name, err)
+	}
+	progress("  %-40s %3d conns (wrk): %s", name, callers, res)
+	return measurement{Scenario: name, Callers: callers, Result: res, CPU: []processCPU{{Name: "wrk", Used: used}}}, nil
+}
+
+// loadAverage reads the machine's load average over the last minute; 0
+// when it cannot.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
+	return f
 }
 
 // pool combines the rounds of one operation at one concurrency, CPU time
@@ -134,6 +181,9 @@ func pool(rounds []measurement) measurement {
 		}
 	}
 	pooled := measurement{Scenario: rounds[0].Scenario, Callers: rounds[0].Callers, Result: loadgen.Combine(rs...)}
+	for _, m := range rounds {
+		pooled.Load += m.Load / float64(len(rounds))
+	}
 	for _, n := range names {
 		pooled.CPU = append(pooled.CPU, processCPU{Name: n, Used: cpu[n]})
 	}

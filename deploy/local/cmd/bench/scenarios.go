@@ -61,18 +61,26 @@ func (s *scenarioSet) Set(v string) error {
 // includes reports whether the scenario is to run.
 func (s scenarioSet) includes(name string) bool { return len(s) == 0 || s[name] }
 
-// measureAll runs every selected scenario in turn.
+// measureAll runs every selected scenario in turn. A scenario that fails
+// is named in the report and the others still run, so one scenario's
+// trouble (the embedded store timing out while seeding, say) does not take
+// the other figures with it; the run still fails in the end.
 func measureAll(ctx context.Context, cfg config, e *env) (*report, error) {
-	rep := &report{Date: time.Now(), Machine: describeMachine(), Config: cfg}
+	rep := &report{Date: time.Now(), Machine: describeMachine(), Config: cfg, LoadStart: loadAverage()}
 	for _, s := range scenarios {
 		if !cfg.Only.includes(s.name) {
 			continue
 		}
 		progress("%s", s.title)
 		if err := s.run(ctx, cfg, e, rep); err != nil {
-			return nil, err
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			progress("  %s failed: %v", s.name, err)
+			rep.Failed = append(rep.Failed, fmt.Sprintf("%s: %v", s.name, err))
 		}
 	}
+	rep.LoadEnd = loadAverage()
 	var err error
 	if rep.MemoryEnd, err = readAll(e); err != nil {
 		return nil, err

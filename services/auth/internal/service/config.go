@@ -20,7 +20,7 @@ type Config struct {
 
 	// Redis: REDIS_ADDR (one address, or a comma-separated list of Cluster
 	// nodes or Sentinels), REDIS_MASTER_NAME (selects Sentinel),
-	// REDIS_USERNAME, REDIS_PASSWORD, REDIS_DB, REDIS_TIMEOUT.
+	// REDIS_USERNAME, REDIS_PASSWORD, REDIS_DB, REDIS_TIMEOUT, REDIS_POOL_SIZE.
 	Redis redis.UniversalOptions
 
 	WorkspaceServiceAddr string // WORKSPACE_SERVICE_ADDR

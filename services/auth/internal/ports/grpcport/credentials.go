@@ -17,8 +17,7 @@ var errNoBearer = fault.New(fault.Unauthenticated,
 // credentials are not checked here: the workspace service, which owns key
 // pairs, checks them when the application asks it about the workspace.
 func authorization(ctx context.Context) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	if v := md.Get("authorization"); len(v) == 1 {
+	if v := metadata.ValueFromIncomingContext(ctx, "authorization"); len(v) == 1 {
 		return v[0]
 	}
 	return ""

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// commandStat is what redis-server's INFO commandstats says of one command.
+type commandStat struct {
+	Command string
+	Calls   int64
+	Usec    int64 // microseconds spent in it, commands run by scripts included
+}
+
+// resetCommandStats zeroes a redis-server's command statistics.
+func resetCommandStats(ctx context.Context, addr string) error {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	defer rdb.Close()
+	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+		return fmt.Errorf("reset the command statistics of %s: %w", addr, err)
+	}
+	return nil
+}
+
+// readCommandStats reads a redis-server's command statistics, most time
+// first. A script's time holds that of the commands it ran, which are also
+// listed on their own.
+func readCommandStats(ctx context.Context, addr string) ([]commandStat, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	defer rdb.Close()
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil, fmt.Errorf("read the command statistics of %s: %w", addr, err)
+	}
+	var stats []commandStat
+	for _, line := range strings.Split(info, "\n") {
+		name, fields, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		s := commandStat{Command: strings.TrimPrefix(name, "cmdstat_")}
+		for _, f := range strings.Split(fields, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			n, _ := strconv.ParseInt(v, 10, 64)
+			switch k {
+			case "calls":
+				s.Calls = n
+			case "usec":
+				s.Usec = n
+			}
+		}
+		if s.Command == "info" || s.Command == "config|resetstat" {
+			continue // ours
+		}
+		stats = append(stats, s)
+	}
+	sort.Slice(stats, func(i, j int) bool { return stats[i].Usec > stats[j].Usec })
+	return stats, nil
+}
