@@ -55,6 +55,10 @@ func copyOf(template bson.D, n int) bson.D {
 			field.Value = id
 		case "name", "nameKey":
 			field.Value = name
+		case "address":
+			if n%stateEvery == 0 {
+				field.Value = bson.D{{Key: "city", Value: "Springfield"}, {Key: "state", Value: "US-CA"}, {Key: "country", Value: "US"}}
+			}
 		case "keys", "registrationCodes":
 			field.Value = bson.A{}
 		case "createFingerprint":
