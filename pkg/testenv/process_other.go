@@ -2,7 +2,10 @@
 
 package testenv
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 // sysProcAttr puts the child in a process group of its own. A parent-death
 // signal exists only on Linux: elsewhere a child outlives this process if
@@ -10,3 +13,7 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// waitStopped cannot tell a stopped process here; SIGSTOP is taken as
+// effective at once.
+func waitStopped(int, time.Duration) error { return nil }

@@ -110,7 +110,22 @@ func (s *Server) take() *Process {
 // Pause suspends the running server (SIGSTOP): it keeps its connections
 // and its port, and the kernel still accepts new connections for it, but
 // nothing is answered, as with a server that hangs. Resume undoes it.
-func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+//
+// It returns once the process is stopped: the signal is delivered
+// asynchronously, and on a busy machine a request sent right after it
+// could otherwise still be answered.
+func (s *Server) Pause() error {
+	if err := s.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	p := s.proc
+	s.mu.Unlock()
+	if p == nil {
+		return fmt.Errorf("%s is not running", s.name)
+	}
+	return waitStopped(p.cmd.Process.Pid, 5*time.Second)
+}
 
 // Resume lets a paused server run again (SIGCONT).
 func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
