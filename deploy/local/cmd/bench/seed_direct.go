@@ -28,17 +28,29 @@ func (e *env) seedDirect(ctx context.Context, from, to int) (time.Duration, erro
 	}
 	defer client.Disconnect(context.Background())
 	coll := client.Database("workspaces").Collection("workspaces")
+	// Lists select and order by the list entries (one small document per
+	// active workspace, see mongostore), so each copy gets one too.
+	entries := client.Database("workspaces").Collection("list_entries")
+	var templateEntry bson.D
+	if err := entries.FindOne(ctx, bson.D{{Key: "_id", Value: "bench-000001"}}).Decode(&templateEntry); err != nil {
+		return 0, fmt.Errorf("read the template's list entry: %w", err)
+	}
 	var template bson.D
 	if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: "bench-000001"}}).Decode(&template); err != nil {
 		return 0, fmt.Errorf("read the template workspace: %w", err)
 	}
 	for first := from + 1; first <= to; first += directBatch {
 		docs := make([]any, 0, directBatch)
+		entryDocs := make([]any, 0, directBatch)
 		for n := first; n < first+directBatch && n <= to; n++ {
 			docs = append(docs, copyOf(template, n))
+			entryDocs = append(entryDocs, entryOf(templateEntry, n))
 		}
 		if _, err := coll.InsertMany(ctx, docs); err != nil {
 			return 0, fmt.Errorf("insert workspaces from %d: %w", first, err)
+		}
+		if _, err := entries.InsertMany(ctx, entryDocs); err != nil {
+			return 0, fmt.Errorf("insert list entries from %d: %w", first, err)
 		}
 	}
 	return time.Since(start), nil
@@ -63,6 +75,32 @@ func copyOf(template bson.D, n int) bson.D {
 			field.Value = bson.A{}
 		case "createFingerprint":
 			field.Value = ""
+		}
+		out = append(out, field)
+	}
+	return out
+}
+
+// entryOf is the template's list entry as workspace number n's.
+func entryOf(template bson.D, n int) bson.D {
+	id := fmt.Sprintf("bench-%06d", n)
+	out := make(bson.D, 0, len(template))
+	for _, field := range template {
+		switch field.Key {
+		case "_id":
+			field.Value = id
+		case "nameKey":
+			field.Value = fmt.Sprintf("bench workspace %06d", n)
+		case "state":
+			if n%stateEvery == 0 {
+				field.Value = "US-CA"
+			}
+		case "visibleTo":
+			visible := bson.A{id}
+			if a, ok := field.Value.(bson.A); ok && len(a) > 1 {
+				visible = append(visible, a[1:]...)
+			}
+			field.Value = visible
 		}
 		out = append(out, field)
 	}

@@ -68,6 +68,11 @@ func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() 
 		}
 		published[i] = raw
 	}
+	// The list entry follows the workspace before the events leave the
+	// outbox, so a failed entry write is retried by the relay.
+	if err := r.resyncEntry(ctx, id); err != nil {
+		return err
+	}
 	// Events a concurrent change pushed meanwhile stay for the next publish.
 	err = r.do(ctx, func(ctx context.Context) error {
 		_, err := r.workspaces.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}},

@@ -72,6 +72,11 @@ type Repository struct {
 	outboxPending   *mongo.Collection
 	keyExpiries     *mongo.Collection
 	outboxesScanned atomic.Bool
+	// entries are the list entries (list_entries_mongo.go); lists use
+	// them once entriesReady.
+	entries         *mongo.Collection
+	meta            *mongo.Collection
+	entriesReady    atomic.Bool
 	expiriesScanned atomic.Bool
 	now             func() time.Time
 	breaker         *breaker.Breaker // nil: operations go straight to the store
@@ -95,6 +100,8 @@ func New(db *mongo.Database, opts ...Option) *Repository {
 		events:        db.Collection(EventsCollection),
 		outboxPending: db.Collection(OutboxPendingCollection),
 		keyExpiries:   db.Collection(KeyExpiriesCollection),
+		entries:       db.Collection(ListEntriesCollection),
+		meta:          db.Collection(StoreMetaCollection),
 		now:           time.Now,
 	}
 	for _, opt := range opts {
@@ -148,7 +155,7 @@ func (r *Repository) EnsureIndexes(ctx context.Context) error {
 			return storeError("create "+w.c.Name()+" indexes", err)
 		}
 	}
-	return nil
+	return r.buildEntries(ctx)
 }
 
 // namedIndex is an index model and its name (the driver's options builder
@@ -215,7 +222,7 @@ func (r *Repository) Create(ctx context.Context, w *domain.Workspace) error {
 		}
 		return storeError("insert workspace", err)
 	}
-	return nil
+	return r.syncEntry(ctx, &doc)
 }
 
 // reserve claims id in c for workspaceID. It returns a function that removes
@@ -280,8 +287,12 @@ func (r *Repository) GetByAppKey(ctx context.Context, appKey string) (*domain.Wo
 	return w, nil
 }
 
-// List returns active workspaces matching q in (nameKey, _id) order.
+// List returns active workspaces matching q in (nameKey, _id) order: from
+// the list entries once they are built, from the workspaces until then.
 func (r *Repository) List(ctx context.Context, q domain.ListQuery) ([]*domain.Workspace, error) {
+	if r.entriesReady.Load() {
+		return r.listByEntries(ctx, q)
+	}
 	filter := bson.A{
 		bson.D{{Key: "deletedAt", Value: nil}},
 		bson.D{{Key: "$or", Value: bson.A{
@@ -367,6 +378,9 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 		return nil, domain.ErrRevisionChanged
 	}
 	d.Revision++
+	if err := r.syncEntry(ctx, &d); err != nil {
+		return nil, err
+	}
 	return d.toWorkspace(), nil
 }
 

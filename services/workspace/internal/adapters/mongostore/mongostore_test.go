@@ -217,3 +217,53 @@ func TestHungStoreFailsFastWithBreaker(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Workspaces stored before list entries existed are listed: the first
+// EnsureIndexes on such a store writes their entries, and a list entry that
+// lags behind its workspace (here: still there after the delete) never
+// shows a deleted workspace.
+func TestListEntriesOfOlderWorkspaces(t *testing.T) {
+	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	ctx := context.Background()
+	older := mongostore.New(db)
+	for _, id := range []string{"b", "a", "c"} {
+		w := domain.UnmarshalWorkspaceFromDatabase(domain.StoredWorkspace{ID: id, Name: "W " + id, Type: domain.TypeCampus,
+			Managers: []string{"root"}, CreatedAt: time.Now(), UpdatedAt: time.Now()})
+		if err := older.Create(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// As a store written before entries: none, and nothing recorded.
+	if err := db.Collection(mongostore.ListEntriesCollection).Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	repo := mongostore.New(db)
+	if err := repo.EnsureIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	listIDs := func() []string {
+		t.Helper()
+		ws, err := repo.List(ctx, domain.ListQuery{VisibleTo: "root", NameContains: "w ", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]string, len(ws))
+		for i, w := range ws {
+			ids[i] = w.ID()
+		}
+		return ids
+	}
+	if got := fmt.Sprint(listIDs()); got != "[a b c]" {
+		t.Fatalf("list after the entries were built = %s, want [a b c]", got)
+	}
+
+	// Delete b behind the entries' back: its entry stays, the list drops it.
+	if _, err := db.Collection(mongostore.WorkspacesCollection).UpdateOne(ctx, bson.D{{Key: "_id", Value: "b"}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "deletedAt", Value: time.Now()}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(listIDs()); got != "[a c]" {
+		t.Fatalf("list with a lagging entry = %s, want [a c]", got)
+	}
+}
