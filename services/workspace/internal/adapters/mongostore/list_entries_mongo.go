@@ -95,6 +95,23 @@ func (r *Repository) resyncEntry(ctx context.Context, id string) error {
 		if doc.Revision == prev {
 			return nil
 		}
+		// Most often the write before the publish wrote the entry already.
+		var entry struct {
+			Revision int64 `bson:"revision"`
+		}
+		err = r.do(ctx, func(ctx context.Context) error {
+			return r.entries.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&entry)
+		})
+		switch {
+		case errors.Is(err, mongo.ErrNoDocuments):
+			if doc.DeletedAt != nil {
+				return nil
+			}
+		case err != nil:
+			return storeError("read list entry", err)
+		case doc.DeletedAt == nil && entry.Revision == doc.Revision:
+			return nil
+		}
 		if err := r.syncEntry(ctx, &doc); err != nil {
 			return err
 		}

@@ -77,6 +77,7 @@ type Repository struct {
 	entries         *mongo.Collection
 	meta            *mongo.Collection
 	entriesReady    atomic.Bool
+	claims          *mongo.Collection // revision claims
 	expiriesScanned atomic.Bool
 	now             func() time.Time
 	breaker         *breaker.Breaker // nil: operations go straight to the store
@@ -102,6 +103,7 @@ func New(db *mongo.Database, opts ...Option) *Repository {
 		keyExpiries:   db.Collection(KeyExpiriesCollection),
 		entries:       db.Collection(ListEntriesCollection),
 		meta:          db.Collection(StoreMetaCollection),
+		claims:        db.Collection(RevisionClaimsCollection),
 		now:           time.Now,
 	}
 	for _, opt := range opts {
@@ -362,20 +364,31 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 		// any a crash left there unpublished.
 		update = append(update, bson.E{Key: "$push", Value: bson.D{{Key: "outbox", Value: bson.D{{Key: "$each", Value: d.Outbox}}}}})
 	}
+	// The revision check is a claim (revision_claims_mongo.go), so the
+	// write itself filters on _id alone.
+	release, err := r.claimRevision(ctx, d.ID, d.Revision)
+	if err != nil {
+		return nil, err
+	}
 	var res *mongo.UpdateResult
-	err := r.do(ctx, func(ctx context.Context) (err error) {
-		res, err = r.workspaces.UpdateOne(ctx,
-			bson.D{{Key: "_id", Value: d.ID}, {Key: "revision", Value: d.Revision}}, update)
+	err = r.do(ctx, func(ctx context.Context) (err error) {
+		res, err = r.workspaces.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}}, update)
 		return err
 	})
+	releaseNow := func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		release(ctx)
+	}
 	if err != nil {
+		if !mayHaveApplied(err) {
+			releaseNow()
+		}
 		return nil, storeError("update workspace", err)
 	}
 	if res.MatchedCount == 0 {
-		if _, err := r.Get(ctx, d.ID); err != nil {
-			return nil, err
-		}
-		return nil, domain.ErrRevisionChanged
+		releaseNow()
+		return nil, domain.ErrNotFound
 	}
 	d.Revision++
 	if err := r.syncEntry(ctx, &d); err != nil {

@@ -267,3 +267,57 @@ func TestListEntriesOfOlderWorkspaces(t *testing.T) {
 		t.Fatalf("list with a lagging entry = %s, want [a c]", got)
 	}
 }
+
+// Update's revision check is a claim per revision: a fresh claim held by
+// another writer is a changed revision; a claim whose holder died long ago
+// without writing is taken over, so the workspace is not blocked for good.
+func TestRevisionClaims(t *testing.T) {
+	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	ctx := context.Background()
+	repo := mongostore.New(db)
+	if err := repo.EnsureIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := domain.UnmarshalWorkspaceFromDatabase(domain.StoredWorkspace{ID: "w", Name: "W", Type: domain.TypeCampus,
+		CreatedAt: time.Now(), UpdatedAt: time.Now()})
+	if err := repo.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	claims := db.Collection(mongostore.RevisionClaimsCollection)
+	rename := func(name string) error {
+		t.Helper()
+		got, err := repo.Get(ctx, "w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := got.Update(domain.Changes{Name: &name}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		_, err = repo.Update(ctx, got)
+		return err
+	}
+
+	// A writer holds the claim on revision 1 right now.
+	if _, err := claims.InsertOne(ctx, bson.D{{Key: "_id", Value: "w@1.0"}, {Key: "createdAt", Value: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rename("Blocked"); !errors.Is(err, domain.ErrRevisionChanged) {
+		t.Fatalf("Update while another writer holds the claim: %v, want revision changed", err)
+	}
+	// That writer died an hour ago without writing: the claim is taken over.
+	if _, err := claims.UpdateOne(ctx, bson.D{{Key: "_id", Value: "w@1.0"}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "createdAt", Value: time.Now().Add(-time.Hour)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rename("Taken over"); err != nil {
+		t.Fatalf("Update after the claim's holder died: %v", err)
+	}
+	got, err := repo.Get(ctx, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name() != "Taken over" || got.Revision() != 2 {
+		t.Fatalf("after the takeover: name %q revision %d, want \"Taken over\" 2", got.Name(), got.Revision())
+	}
+}
