@@ -163,8 +163,41 @@ func (r *Repository) buildEntries(ctx context.Context) error {
 }
 
 // listByEntries selects and orders by the list entries, then reads the
-// page's workspaces by _id and keeps those that still match q.
+// page's workspaces by _id and keeps those that still match q. When an
+// entry lagged behind its workspace (the workspace no longer matches), it
+// reads on past the page, so a full page still means more may follow.
 func (r *Repository) listByEntries(ctx context.Context, q domain.ListQuery) ([]*domain.Workspace, error) {
+	limit := max(q.Limit, 1)
+	var out []*domain.Workspace
+	for range listRefills {
+		want := limit - len(out)
+		entries, err := r.readEntries(ctx, q, want)
+		if err != nil {
+			return nil, err
+		}
+		docs, err := r.readListed(ctx, entries)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range docs {
+			if d != nil && matches(d, q) {
+				out = append(out, d.toWorkspace())
+			}
+		}
+		if len(out) == limit || len(entries) < want {
+			return out, nil // a full page, or the last one
+		}
+		last := entries[len(entries)-1]
+		q.After = &domain.ListPosition{NameKey: last.NameKey, ID: last.ID}
+	}
+	return out, nil
+}
+
+// listRefills bounds the reads of one list past lagging entries.
+const listRefills = 3
+
+// readEntries reads up to n entries matching q, in list order.
+func (r *Repository) readEntries(ctx context.Context, q domain.ListQuery, n int) ([]listEntryDoc, error) {
 	filter := bson.A{bson.D{{Key: "visibleTo", Value: q.VisibleTo}}}
 	if q.NameContains != "" {
 		filter = append(filter, bson.D{{Key: "nameKey", Value: bson.D{{Key: "$regex", Value: regexp.QuoteMeta(q.NameContains)}}}})
@@ -180,7 +213,7 @@ func (r *Repository) listByEntries(ctx context.Context, q domain.ListQuery) ([]*
 	}
 	opts := options.Find().
 		SetSort(bson.D{{Key: "nameKey", Value: 1}, {Key: "_id", Value: 1}}).
-		SetLimit(int64(max(q.Limit, 1)))
+		SetLimit(int64(max(n, 1)))
 	var entries []listEntryDoc
 	err := r.do(ctx, func(ctx context.Context) error {
 		cur, err := r.entries.Find(ctx, bson.D{{Key: "$and", Value: filter}}, opts)
@@ -192,8 +225,12 @@ func (r *Repository) listByEntries(ctx context.Context, q domain.ListQuery) ([]*
 	if err != nil {
 		return nil, storeError("list workspaces", err)
 	}
+	return entries, nil
+}
 
-	// Read the page's workspaces by _id, a few at a time.
+// readListed reads the workspaces of entries by _id, a few at a time; a
+// workspace that is gone is nil.
+func (r *Repository) readListed(ctx context.Context, entries []listEntryDoc) ([]*workspaceDoc, error) {
 	const readers = 8
 	docs := make([]*workspaceDoc, len(entries))
 	errs := make([]error, len(entries))
@@ -221,13 +258,7 @@ func (r *Repository) listByEntries(ctx context.Context, q domain.ListQuery) ([]*
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	out := make([]*domain.Workspace, 0, len(docs))
-	for _, d := range docs {
-		if d != nil && matches(d, q) {
-			out = append(out, d.toWorkspace())
-		}
-	}
-	return out, nil
+	return docs, nil
 }
 
 // matches reports whether workspace d belongs in the list q selects.

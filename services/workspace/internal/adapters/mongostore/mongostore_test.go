@@ -221,7 +221,7 @@ func TestHungStoreFailsFastWithBreaker(t *testing.T) {
 // Workspaces stored before list entries existed are listed: the first
 // EnsureIndexes on such a store writes their entries, and a list entry that
 // lags behind its workspace (here: still there after the delete) never
-// shows a deleted workspace.
+// shows a deleted workspace nor shortens a page.
 func TestListEntriesOfOlderWorkspaces(t *testing.T) {
 	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
 	t.Cleanup(func() { _ = db.Drop(context.Background()) })
@@ -242,9 +242,9 @@ func TestListEntriesOfOlderWorkspaces(t *testing.T) {
 	if err := repo.EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}
-	listIDs := func() []string {
+	listIDs := func(limit int) []string {
 		t.Helper()
-		ws, err := repo.List(ctx, domain.ListQuery{VisibleTo: "root", NameContains: "w ", Limit: 10})
+		ws, err := repo.List(ctx, domain.ListQuery{VisibleTo: "root", NameContains: "w ", Limit: limit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +254,7 @@ func TestListEntriesOfOlderWorkspaces(t *testing.T) {
 		}
 		return ids
 	}
-	if got := fmt.Sprint(listIDs()); got != "[a b c]" {
+	if got := fmt.Sprint(listIDs(10)); got != "[a b c]" {
 		t.Fatalf("list after the entries were built = %s, want [a b c]", got)
 	}
 
@@ -263,8 +263,12 @@ func TestListEntriesOfOlderWorkspaces(t *testing.T) {
 		bson.D{{Key: "$set", Value: bson.D{{Key: "deletedAt", Value: time.Now()}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(listIDs()); got != "[a c]" {
+	if got := fmt.Sprint(listIDs(10)); got != "[a c]" {
 		t.Fatalf("list with a lagging entry = %s, want [a c]", got)
+	}
+	// A page of two reads on past the lagging entry, so it is still full.
+	if got := fmt.Sprint(listIDs(2)); got != "[a c]" {
+		t.Fatalf("page of 2 with a lagging entry = %s, want [a c]", got)
 	}
 }
 
