@@ -97,8 +97,19 @@ func measureLists(ctx context.Context, cfg config, e *env, rep *report) error {
 			return err
 		}
 	}
+	if cfg.Large {
+		// Creates through REST once the store holds the most workspaces,
+		// whether those were created or copied.
+		if _, _, err := e.seed(ctx, cfg, seeded, seeded+createsAtSize); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// createsAtSize is how many workspaces -large creates through REST after
+// the largest list, for the creates' latency at that size.
+const createsAtSize = 2_000
 
 // measureStateList measures the list with a state filter at size
 // workspaces. Its figures are printed, not part of the results file.
