@@ -9,7 +9,10 @@
 //     (_id is the key or code), which is what makes them unique store-wide;
 //   - events: the audit trail (events_mongo.go);
 //   - outbox_pending and key_expiries: markers of the background work, so
-//     that finding it reads no workspace (markers_mongo.go).
+//     that finding it reads no workspace (markers_mongo.go);
+//   - list_entries and store_meta: what lists select and order by, one
+//     small document per active workspace (list_entries_mongo.go);
+//   - revision_claims: Update's revision check (revision_claims_mongo.go).
 //
 // On the embedded store (FerretDB v1.24, SQLite) only a filter of a lone
 // _id equality reaches an index; any other filter or sort reads every
@@ -72,15 +75,16 @@ type Repository struct {
 	outboxPending   *mongo.Collection
 	keyExpiries     *mongo.Collection
 	outboxesScanned atomic.Bool
-	// entries are the list entries (list_entries_mongo.go); lists use
-	// them once entriesReady.
-	entries         *mongo.Collection
-	meta            *mongo.Collection
-	entriesReady    atomic.Bool
-	claims          *mongo.Collection // revision claims
 	expiriesScanned atomic.Bool
-	now             func() time.Time
-	breaker         *breaker.Breaker // nil: operations go straight to the store
+	// entries are the list entries (list_entries_mongo.go); lists use
+	// them once entriesReady. meta records that they were built.
+	entries      *mongo.Collection
+	meta         *mongo.Collection
+	entriesReady atomic.Bool
+	// claims are Update's revision claims (revision_claims_mongo.go).
+	claims  *mongo.Collection
+	now     func() time.Time
+	breaker *breaker.Breaker // nil: operations go straight to the store
 }
 
 var _ domain.Repository = (*Repository)(nil)
