@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -81,7 +82,9 @@ func copyOf(template bson.D, n int) bson.D {
 	return out
 }
 
-// entryOf is the template's list entry as workspace number n's.
+// entryOf is the template's list entry as workspace number n's. An entry
+// is one string: nameKey, id, state, revision, then the workspace and its
+// managers, separated by NUL (see mongostore).
 func entryOf(template bson.D, n int) bson.D {
 	id := fmt.Sprintf("bench-%06d", n)
 	out := make(bson.D, 0, len(template))
@@ -89,18 +92,16 @@ func entryOf(template bson.D, n int) bson.D {
 		switch field.Key {
 		case "_id":
 			field.Value = id
-		case "nameKey":
-			field.Value = fmt.Sprintf("bench workspace %06d", n)
-		case "state":
+		case "entry":
+			parts := strings.Split(field.Value.(string), "\x00")
+			if len(parts) < 5 {
+				break
+			}
+			parts[0], parts[1], parts[4] = fmt.Sprintf("bench workspace %06d", n), id, id
 			if n%stateEvery == 0 {
-				field.Value = "US-CA"
+				parts[2] = "US-CA"
 			}
-		case "visibleTo":
-			visible := bson.A{id}
-			if a, ok := field.Value.(bson.A); ok && len(a) > 1 {
-				visible = append(visible, a[1:]...)
-			}
-			field.Value = visible
+			field.Value = strings.Join(parts, "\x00")
 		}
 		out = append(out, field)
 	}

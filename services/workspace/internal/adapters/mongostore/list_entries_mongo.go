@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -39,14 +40,67 @@ const (
 // its list entry.
 const entriesBuilt = "list_entries_built"
 
-// listEntryDoc is a workspace as lists see it.
+// listEntryDoc is a workspace as lists see it: one string, so that the
+// stand-in, whose cost is per value it parses, reads two values per
+// workspace (a 5-field entry cost it 2 to 3 times as much; see
+// bench/store-scale.md). The string is the fields of entryFields joined
+// by NUL, in this order:
+//
+//	nameKey NUL id NUL state NUL revision NUL visibleTo[0] NUL visibleTo[1] …
+//
+// Names, ids and states hold no control characters (domain validation),
+// so sorting by it is sorting by (nameKey, id), and a list's filter is one
+// anchored regular expression over it (entryPattern).
 type listEntryDoc struct {
-	ID string `bson:"_id"`
+	ID    string `bson:"_id"`
+	Entry string `bson:"entry"`
+}
+
+// entryFields is an entry unpacked.
+type entryFields struct {
+	NameKey, ID, State string
+	Revision           int64
 	// VisibleTo is the workspace itself and its managers.
-	VisibleTo []string `bson:"visibleTo"`
-	NameKey   string   `bson:"nameKey"`
-	State     string   `bson:"state"`
-	Revision  int64    `bson:"revision"`
+	VisibleTo []string
+}
+
+const entrySep = "\x00"
+
+func packEntry(d *workspaceDoc) string {
+	parts := append([]string{d.NameKey, d.ID, d.Address.State, strconv.FormatInt(d.Revision, 10), d.ID}, d.Managers...)
+	return strings.Join(parts, entrySep)
+}
+
+func unpackEntry(s string) entryFields {
+	parts := strings.Split(s, entrySep)
+	for len(parts) < 5 {
+		parts = append(parts, "")
+	}
+	rev, _ := strconv.ParseInt(parts[3], 10, 64)
+	return entryFields{NameKey: parts[0], ID: parts[1], State: parts[2], Revision: rev, VisibleTo: parts[4:]}
+}
+
+// entryPattern is the regular expression (RE2, as the stand-in and
+// MongoDB take it) selecting the entries q selects, but for the position.
+func entryPattern(q domain.ListQuery) string {
+	const field = `[^\x00]*`
+	states := field
+	if len(q.States) > 0 {
+		quoted := make([]string, len(q.States))
+		for i, st := range q.States {
+			quoted[i] = regexp.QuoteMeta(st)
+		}
+		states = "(?:" + strings.Join(quoted, "|") + ")"
+	}
+	// nameKey containing the search, id, state, revision, then the
+	// caller among the rest.
+	return "^" + field + regexp.QuoteMeta(q.NameContains) + field + `\x00` + field + `\x00` + states + `\x00` + field +
+		`\x00(?:.*\x00)?` + regexp.QuoteMeta(q.VisibleTo) + `(?:\x00|$)`
+}
+
+// entryAfter is the smallest entry string past position pos.
+func entryAfter(pos domain.ListPosition) string {
+	return pos.NameKey + entrySep + pos.ID + "\x01"
 }
 
 // syncEntry makes d's list entry match d: removed while d is deleted.
@@ -57,12 +111,7 @@ func (r *Repository) syncEntry(ctx context.Context, d *workspaceDoc) error {
 			return err
 		}
 		_, err := r.entries.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}},
-			bson.D{{Key: "$set", Value: bson.D{
-				{Key: "visibleTo", Value: append([]string{d.ID}, d.Managers...)},
-				{Key: "nameKey", Value: d.NameKey},
-				{Key: "state", Value: d.Address.State},
-				{Key: "revision", Value: d.Revision},
-			}}}, options.UpdateOne().SetUpsert(true))
+			bson.D{{Key: "$set", Value: bson.D{{Key: "entry", Value: packEntry(d)}}}}, options.UpdateOne().SetUpsert(true))
 		if mongo.IsDuplicateKeyError(err) {
 			return nil // a concurrent upsert inserted it; the publish syncs again
 		}
@@ -96,9 +145,7 @@ func (r *Repository) resyncEntry(ctx context.Context, id string) error {
 			return nil
 		}
 		// Most often the write before the publish wrote the entry already.
-		var entry struct {
-			Revision int64 `bson:"revision"`
-		}
+		var entry listEntryDoc
 		err = r.do(ctx, func(ctx context.Context) error {
 			return r.entries.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&entry)
 		})
@@ -109,7 +156,7 @@ func (r *Repository) resyncEntry(ctx context.Context, id string) error {
 			}
 		case err != nil:
 			return storeError("read list entry", err)
-		case doc.DeletedAt == nil && entry.Revision == doc.Revision:
+		case doc.DeletedAt == nil && unpackEntry(entry.Entry).Revision == doc.Revision:
 			return nil
 		}
 		if err := r.syncEntry(ctx, &doc); err != nil {
@@ -187,7 +234,7 @@ func (r *Repository) listByEntries(ctx context.Context, q domain.ListQuery) ([]*
 		if len(out) == limit || len(entries) < want {
 			return out, nil // a full page, or the last one
 		}
-		last := entries[len(entries)-1]
+		last := unpackEntry(entries[len(entries)-1].Entry)
 		q.After = &domain.ListPosition{NameKey: last.NameKey, ID: last.ID}
 	}
 	return out, nil
@@ -198,22 +245,15 @@ const listRefills = 3
 
 // readEntries reads up to n entries matching q, in list order.
 func (r *Repository) readEntries(ctx context.Context, q domain.ListQuery, n int) ([]listEntryDoc, error) {
-	filter := bson.A{bson.D{{Key: "visibleTo", Value: q.VisibleTo}}}
-	if q.NameContains != "" {
-		filter = append(filter, bson.D{{Key: "nameKey", Value: bson.D{{Key: "$regex", Value: regexp.QuoteMeta(q.NameContains)}}}})
+	pattern := entryPattern(q)
+	if strings.ContainsRune(pattern, 0) {
+		return nil, nil // a NUL in the query: no entry holds one, and a pattern cannot
 	}
-	if len(q.States) > 0 {
-		filter = append(filter, bson.D{{Key: "state", Value: bson.D{{Key: "$in", Value: q.States}}}})
-	}
+	filter := bson.A{bson.D{{Key: "entry", Value: bson.D{{Key: "$regex", Value: pattern}}}}}
 	if q.After != nil {
-		filter = append(filter, bson.D{{Key: "$or", Value: bson.A{
-			bson.D{{Key: "nameKey", Value: bson.D{{Key: "$gt", Value: q.After.NameKey}}}},
-			bson.D{{Key: "nameKey", Value: q.After.NameKey}, {Key: "_id", Value: bson.D{{Key: "$gt", Value: q.After.ID}}}},
-		}}})
+		filter = append(filter, bson.D{{Key: "entry", Value: bson.D{{Key: "$gt", Value: entryAfter(*q.After)}}}})
 	}
-	opts := options.Find().
-		SetSort(bson.D{{Key: "nameKey", Value: 1}, {Key: "_id", Value: 1}}).
-		SetLimit(int64(max(n, 1)))
+	opts := options.Find().SetSort(bson.D{{Key: "entry", Value: 1}}).SetLimit(int64(max(n, 1)))
 	var entries []listEntryDoc
 	err := r.do(ctx, func(ctx context.Context) error {
 		cur, err := r.entries.Find(ctx, bson.D{{Key: "$and", Value: filter}}, opts)

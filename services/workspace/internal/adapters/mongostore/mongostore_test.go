@@ -325,3 +325,43 @@ func TestRevisionClaims(t *testing.T) {
 		t.Fatalf("after the takeover: name %q revision %d, want \"Taken over\" 2", got.Name(), got.Revision())
 	}
 }
+
+// A list entry is one string of fields; a filter matches each field where
+// it stands: a caller whose id equals a state, or a search that matches an
+// id but no name, selects nothing it should not.
+func TestListEntryFieldsDoNotMix(t *testing.T) {
+	repo := newRepository(t)
+	ctx := context.Background()
+	w := domain.UnmarshalWorkspaceFromDatabase(domain.StoredWorkspace{ID: "ws-1", Name: "Springfield", Type: domain.TypeCampus,
+		Address: domain.Address{State: "US-CA", Country: "US"}, Managers: []string{"root"}, CreatedAt: time.Now(), UpdatedAt: time.Now()})
+	if err := repo.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		q    domain.ListQuery
+		want string
+	}{
+		{"its manager", domain.ListQuery{VisibleTo: "root"}, "[ws-1]"},
+		{"itself", domain.ListQuery{VisibleTo: "ws-1"}, "[ws-1]"},
+		{"a caller named like its state", domain.ListQuery{VisibleTo: "US-CA"}, "[]"},
+		{"a caller named like a prefix of its manager", domain.ListQuery{VisibleTo: "ro"}, "[]"},
+		{"a search matching its id only", domain.ListQuery{VisibleTo: "root", NameContains: "ws-"}, "[]"},
+		{"a search across name and id", domain.ListQuery{VisibleTo: "root", NameContains: "field\x00ws"}, "[]"},
+		{"its state", domain.ListQuery{VisibleTo: "root", States: []string{"US-TX", "US-CA"}}, "[ws-1]"},
+		{"another state", domain.ListQuery{VisibleTo: "root", States: []string{"US"}}, "[]"},
+	} {
+		tc.q.Limit = 10
+		ws, err := repo.List(ctx, tc.q)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		ids := make([]string, len(ws))
+		for i, w := range ws {
+			ids[i] = w.ID()
+		}
+		if got := fmt.Sprint(ids); got != tc.want {
+			t.Errorf("%s: list = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
