@@ -16,40 +16,34 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// waitStopped returns once every thread of the process is stopped (state T
-// in /proc/<pid>/stat), or after within.
-func (p *Process) waitStopped(within time.Duration) error {
-	pid := p.cmd.Process.Pid
-	deadline := time.Now().Add(within)
+// waitStopped waits until every thread of process pid is stopped (state T
+// in /proc/<pid>/task/*/stat), for at most timeout.
+func waitStopped(pid int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
 	for {
-		stopped, err := threadsStopped(pid)
-		if err != nil || stopped {
-			return err
+		tasks, err := os.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("read the state of process %d: %w", pid, err)
+		}
+		stopped := true
+		for _, t := range tasks {
+			stat, err := os.ReadFile(dir + "/" + t.Name() + "/stat")
+			if err != nil {
+				continue // the thread ended
+			}
+			// The state follows the command name, which is in parentheses.
+			if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || (stat[i+2] != 'T' && stat[i+2] != 't') {
+				stopped = false
+				break
+			}
+		}
+		if stopped {
+			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s (pid %d) did not stop within %v", p.name, pid, within)
+			return fmt.Errorf("process %d did not stop within %s", pid, timeout)
 		}
-		time.Sleep(time.Millisecond) // polling the kernel's state, not waiting for time to pass
+		time.Sleep(time.Millisecond)
 	}
-}
-
-// threadsStopped reports whether every thread of pid is stopped.
-func threadsStopped(pid int) (bool, error) {
-	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	tasks, err := os.ReadDir(dir)
-	if err != nil {
-		return false, fmt.Errorf("read the threads of pid %d: %w", pid, err)
-	}
-	for _, t := range tasks {
-		stat, err := os.ReadFile(dir + "/" + t.Name() + "/stat")
-		if err != nil {
-			return false, nil // a thread that ended meanwhile: look again
-		}
-		// The state follows the command name, which is in parentheses.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 || i+2 >= len(stat) || stat[i+2] != 'T' {
-			return false, nil
-		}
-	}
-	return true, nil
 }

@@ -14,6 +14,6 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
-// waitStopped has no portable way to see a stopped process here: it trusts
-// the signal.
-func (p *Process) waitStopped(time.Duration) error { return nil }
+// waitStopped cannot tell a stopped process here; SIGSTOP is taken as
+// effective at once.
+func waitStopped(int, time.Duration) error { return nil }

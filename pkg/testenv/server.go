@@ -110,20 +110,22 @@ func (s *Server) take() *Process {
 // Pause suspends the running server (SIGSTOP): it keeps its connections
 // and its port, and the kernel still accepts new connections for it, but
 // nothing is answered, as with a server that hangs. Resume undoes it.
+//
+// It returns once the process is stopped: the signal is delivered
+// asynchronously, and on a busy machine a request sent right after it
+// could otherwise still be answered.
 func (s *Server) Pause() error {
 	if err := s.signal(syscall.SIGSTOP); err != nil {
 		return err
 	}
-	// kill(2) only queues the signal: a request the server is answering
-	// right now could still be answered. Return once it has stopped.
 	s.mu.Lock()
 	p := s.proc
 	s.mu.Unlock()
-	return p.waitStopped(stopWait)
+	if p == nil {
+		return fmt.Errorf("%s is not running", s.name)
+	}
+	return waitStopped(p.cmd.Process.Pid, 5*time.Second)
 }
-
-// stopWait bounds how long Pause waits for the server to stop.
-const stopWait = 10 * time.Second
 
 // Resume lets a paused server run again (SIGCONT).
 func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }

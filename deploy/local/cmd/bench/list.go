@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"sync/atomic"
@@ -15,10 +16,20 @@ import (
 // workspace matches, one page of 100.
 const listBody = `{"filter":{"search":"bench"},"pageSize":100}`
 
-// listSizes are the numbers of workspaces the list is measured at.
+// stateListBody is the list with a state filter, which one seeded workspace
+// in stateEvery matches (see seedBody): a page of 100 then reaches deep
+// into the list order.
+const stateListBody = `{"filter":{"address.state":{"include":["US-CA"]}},"pageSize":100}`
+
+// stateEvery: every stateEvery-th seeded workspace is in US-CA, the others
+// in US-IL.
+const stateEvery = 10
+
+// listSizes are the numbers of workspaces the list is measured at: with
+// -large, up to the 50,000 workspaces of a large vendor.
 func listSizes(cfg config) []int {
 	if cfg.Large {
-		return []int{1_000, 100_000}
+		return []int{1_000, 10_000, 25_000, 50_000}
 	}
 	return []int{1_000}
 }
@@ -29,9 +40,16 @@ func listSizes(cfg config) []int {
 // until the services' 5 s call timeout answers 503.
 const listCallers = 1
 
-// restSeedLimit is how many workspaces are created through the REST route;
-// beyond it they are copied straight into the store (see seedDirect).
-const restSeedLimit = 1_000
+// restSeedLimit is how many workspaces are created through the REST route
+// (-seed-rest); beyond it they are copied straight into the store (see
+// seedDirect). -seed-rest 50000 -large creates every one through REST,
+// which measures creates as the store grows.
+var restSeedLimit = 1_000
+
+func init() {
+	flag.IntVar(&restSeedLimit, "seed-rest", restSeedLimit,
+		"how many of the list's workspaces are created through the REST route; the rest are copied into the store")
+}
 
 // measureLists seeds workspaces up to each size in turn, and measures the
 // filtered list after each.
@@ -41,7 +59,7 @@ func measureLists(ctx context.Context, cfg config, e *env, rep *report) error {
 		var seed measurement
 		var retried int
 		var err error
-		if seeded < restSeedLimit {
+		if seeded < min(size, restSeedLimit) {
 			seed, retried, err = e.seed(ctx, cfg, seeded, min(size, restSeedLimit))
 			if err != nil {
 				return err
@@ -75,8 +93,47 @@ func measureLists(ctx context.Context, cfg config, e *env, rep *report) error {
 			return err
 		}
 		rep.Lists = append(rep.Lists, run)
+		if err := measureStateList(ctx, cfg, e, size); err != nil {
+			return err
+		}
+	}
+	if cfg.Large {
+		// Creates through REST once the store holds the most workspaces,
+		// whether those were created or copied.
+		if _, _, err := e.seed(ctx, cfg, seeded, seeded+createsAtSize); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// createsAtSize is how many workspaces -large creates through REST after
+// the largest list, for the creates' latency at that size.
+const createsAtSize = 2_000
+
+// measureStateList measures the list with a state filter at size
+// workspaces. Its figures are printed, not part of the results file.
+func measureStateList(ctx context.Context, cfg config, e *env, size int) error {
+	var page struct {
+		Workspaces []struct{} `json:"workspaces"`
+	}
+	if err := e.postJSON(ctx, "/api/workspaces", stateListBody, &page); err != nil {
+		return fmt.Errorf("state list at %d workspaces: %w", size, err)
+	}
+	op := loadgen.HTTPRequest{Client: e.http, Method: http.MethodPost, URL: e.stack.GatewayURL + "/api/workspaces",
+		Header: e.basic, Body: []byte(stateListBody)}.Op()
+	_, err := measure(ctx, cfg, fmt.Sprintf("list with a state filter (%d returned), %d workspaces", len(page.Workspaces), size), listCallers, op)
+	return err
+}
+
+// seedBody is the create request of bench-<n>.
+func seedBody(n int64) []byte {
+	state := "US-IL"
+	if n%stateEvery == 0 {
+		state = "US-CA"
+	}
+	return fmt.Appendf(nil, `{"id":"bench-%06d","name":"bench workspace %06d","type":"DISTRICT",`+
+		`"parentWorkspaceId":null,"address":{"city":"Springfield","state":%q,"country":"US"},"products":[]}`, n, n, state)
 }
 
 // seedAttempts bounds the tries of one create. The embedded store
@@ -97,8 +154,7 @@ func (e *env) seed(ctx context.Context, cfg config, from, to int) (measurement, 
 	next.Store(int64(from))
 	op := func(ctx context.Context) error {
 		n := next.Add(1)
-		body := fmt.Appendf(nil, `{"id":"bench-%06d","name":"bench workspace %06d","type":"DISTRICT",`+
-			`"parentWorkspaceId":null,"address":{"city":"Springfield","state":"US-IL","country":"US"},"products":[]}`, n, n)
+		body := seedBody(n)
 		for attempt := 1; ; attempt++ {
 			err := create.Send(ctx, body)
 			var status *loadgen.StatusError

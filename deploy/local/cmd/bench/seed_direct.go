@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -28,17 +29,29 @@ func (e *env) seedDirect(ctx context.Context, from, to int) (time.Duration, erro
 	}
 	defer client.Disconnect(context.Background())
 	coll := client.Database("workspaces").Collection("workspaces")
+	// Lists select and order by the list entries (one small document per
+	// active workspace, see mongostore), so each copy gets one too.
+	entries := client.Database("workspaces").Collection("list_entries")
+	var templateEntry bson.D
+	if err := entries.FindOne(ctx, bson.D{{Key: "_id", Value: "bench-000001"}}).Decode(&templateEntry); err != nil {
+		return 0, fmt.Errorf("read the template's list entry: %w", err)
+	}
 	var template bson.D
 	if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: "bench-000001"}}).Decode(&template); err != nil {
 		return 0, fmt.Errorf("read the template workspace: %w", err)
 	}
 	for first := from + 1; first <= to; first += directBatch {
 		docs := make([]any, 0, directBatch)
+		entryDocs := make([]any, 0, directBatch)
 		for n := first; n < first+directBatch && n <= to; n++ {
 			docs = append(docs, copyOf(template, n))
+			entryDocs = append(entryDocs, entryOf(templateEntry, n))
 		}
 		if _, err := coll.InsertMany(ctx, docs); err != nil {
 			return 0, fmt.Errorf("insert workspaces from %d: %w", first, err)
+		}
+		if _, err := entries.InsertMany(ctx, entryDocs); err != nil {
+			return 0, fmt.Errorf("insert list entries from %d: %w", first, err)
 		}
 	}
 	return time.Since(start), nil
@@ -55,10 +68,40 @@ func copyOf(template bson.D, n int) bson.D {
 			field.Value = id
 		case "name", "nameKey":
 			field.Value = name
+		case "address":
+			if n%stateEvery == 0 {
+				field.Value = bson.D{{Key: "city", Value: "Springfield"}, {Key: "state", Value: "US-CA"}, {Key: "country", Value: "US"}}
+			}
 		case "keys", "registrationCodes":
 			field.Value = bson.A{}
 		case "createFingerprint":
 			field.Value = ""
+		}
+		out = append(out, field)
+	}
+	return out
+}
+
+// entryOf is the template's list entry as workspace number n's. An entry
+// is one string: nameKey, id, state, revision, then the workspace and its
+// managers, separated by NUL (see mongostore).
+func entryOf(template bson.D, n int) bson.D {
+	id := fmt.Sprintf("bench-%06d", n)
+	out := make(bson.D, 0, len(template))
+	for _, field := range template {
+		switch field.Key {
+		case "_id":
+			field.Value = id
+		case "entry":
+			parts := strings.Split(field.Value.(string), "\x00")
+			if len(parts) < 5 {
+				break
+			}
+			parts[0], parts[1], parts[4] = fmt.Sprintf("bench workspace %06d", n), id, id
+			if n%stateEvery == 0 {
+				parts[2] = "US-CA"
+			}
+			field.Value = strings.Join(parts, "\x00")
 		}
 		out = append(out, field)
 	}

@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 )
@@ -49,16 +51,25 @@ func run(listen, dir string) error {
 	defer stop()
 	// New binds the listener, so a busy port fails here, with "address
 	// already in use" in the message.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	f, err := ferretdb.New(&ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: listen},
-		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:    logger,
 		Handler:   "sqlite",
 		SQLiteURL: "file:" + dir + "/",
 	})
 	if err != nil {
 		return err
 	}
+	indexer := &idIndexer{dir: dir, interval: time.Second, log: logger, dbs: map[string]*sql.DB{}}
+	indexed := make(chan struct{})
+	go func() {
+		defer close(indexed)
+		indexer.run(ctx)
+	}()
 	// Run returns once the listener, the connections (given about three
 	// seconds to finish) and the SQLite files are closed.
-	return f.Run(ctx)
+	err = f.Run(ctx)
+	<-indexed
+	return err
 }

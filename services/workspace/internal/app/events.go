@@ -137,9 +137,31 @@ func (a *App) RelayOnce(ctx context.Context) error {
 			break
 		}
 	}
-	floor := domain.EventIDFloor(a.now().Add(-a.eventSettings.Retention))
+	return a.applyRetention(ctx)
+}
+
+// retentionEvery is how often, at most, the relay removes expired events:
+// on the embedded store that delete reads every event, so it runs on a
+// fraction of the relay's passes. Events then outlive EVENT_RETENTION by up
+// to this much.
+const retentionEvery = 10 * time.Minute
+
+// applyRetention removes expired events on the relay's first pass and then
+// once per retentionEvery.
+func (a *App) applyRetention(ctx context.Context) error {
+	now := a.now()
+	a.retentionMu.Lock()
+	due := a.lastRetention.IsZero() || !now.Before(a.lastRetention.Add(retentionEvery))
+	a.retentionMu.Unlock()
+	if !due {
+		return nil
+	}
+	floor := domain.EventIDFloor(now.Add(-a.eventSettings.Retention))
 	if _, err := a.events.DeleteEventsBefore(ctx, floor); err != nil {
 		return fmt.Errorf("remove expired events: %w", err)
 	}
+	a.retentionMu.Lock()
+	a.lastRetention = now
+	a.retentionMu.Unlock()
 	return nil
 }

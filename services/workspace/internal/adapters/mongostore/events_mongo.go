@@ -52,11 +52,13 @@ func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() 
 		return nil
 	}
 	published := make(bson.A, len(doc.Outbox))
+	keys := make([]string, len(doc.Outbox))
 	for i, raw := range doc.Outbox {
 		var e eventDoc
 		if err := bson.Unmarshal(raw, &e); err != nil {
 			return storeError("decode outbox", err)
 		}
+		keys[i] = e.Key
 		err := r.do(ctx, func(ctx context.Context) error {
 			_, err := r.events.InsertOne(ctx, publishedEventDoc{Key: e.Key, ID: newID(), Event: e})
 			return err
@@ -65,6 +67,11 @@ func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() 
 			return storeError("publish event", err)
 		}
 		published[i] = raw
+	}
+	// The list entry follows the workspace before the events leave the
+	// outbox, so a failed entry write is retried by the relay.
+	if err := r.resyncEntry(ctx, id); err != nil {
+		return err
 	}
 	// Events a concurrent change pushed meanwhile stay for the next publish.
 	err = r.do(ctx, func(ctx context.Context) error {
@@ -75,31 +82,8 @@ func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() 
 	if err != nil {
 		return storeError("clear outbox", err)
 	}
-	return nil
-}
-
-// WorkspacesWithOutbox returns the ids of up to limit workspaces whose
-// outbox holds events: what the relay publishes.
-func (r *Repository) WorkspacesWithOutbox(ctx context.Context, limit int) ([]string, error) {
-	var docs []struct {
-		ID string `bson:"_id"`
-	}
-	err := r.do(ctx, func(ctx context.Context) error {
-		cur, err := r.workspaces.Find(ctx, bson.D{{Key: "outbox.0", Value: bson.D{{Key: "$exists", Value: true}}}},
-			options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(max(limit, 1))))
-		if err != nil {
-			return err
-		}
-		return cur.All(ctx, &docs)
-	})
-	if err != nil {
-		return nil, storeError("find outboxes", err)
-	}
-	ids := make([]string, len(docs))
-	for i, d := range docs {
-		ids[i] = d.ID
-	}
-	return ids, nil
+	// A marker left by a failure here is dropped by the relay later.
+	return r.unmark(ctx, r.outboxPending, keys...)
 }
 
 // AppendEvent stores an event that rides on no workspace write straight

@@ -1,12 +1,23 @@
 // Package mongostore stores workspaces in MongoDB (or a MongoDB-protocol
 // server such as FerretDB) through the official v2 driver.
 //
-// Three collections:
+// The collections:
 //
 //   - workspaces: one document per workspace, with its key pairs and
 //     registration codes embedded (_id is the workspace id);
 //   - app_keys and registration_codes: one reservation per app key or code
-//     (_id is the key or code), which is what makes them unique store-wide.
+//     (_id is the key or code), which is what makes them unique store-wide;
+//   - events: the audit trail (events_mongo.go);
+//   - outbox_pending and key_expiries: markers of the background work, so
+//     that finding it reads no workspace (markers_mongo.go);
+//   - list_entries and store_meta: what lists select and order by, one
+//     small document per active workspace (list_entries_mongo.go);
+//   - revision_claims: Update's revision check (revision_claims_mongo.go).
+//
+// On the embedded store (FerretDB v1.24, SQLite) only a filter of a lone
+// _id equality reaches an index; any other filter or sort reads every
+// document of the collection. So every operation on a request's path is a
+// lookup, insert, update or delete by _id.
 //
 // There are no multi-document transactions, so a create writes the
 // reservations first and the workspace document last. The workspace insert
@@ -27,6 +38,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -57,8 +69,22 @@ type Repository struct {
 	appKeys    *mongo.Collection
 	codes      *mongo.Collection
 	events     *mongo.Collection
-	now        func() time.Time
-	breaker    *breaker.Breaker // nil: operations go straight to the store
+	// outboxPending and keyExpiries hold the markers of background work
+	// (markers_mongo.go); the flags say whether this process has scanned
+	// the workspaces once for work that has none.
+	outboxPending   *mongo.Collection
+	keyExpiries     *mongo.Collection
+	outboxesScanned atomic.Bool
+	expiriesScanned atomic.Bool
+	// entries are the list entries (list_entries_mongo.go); lists use
+	// them once entriesReady. meta records that they were built.
+	entries      *mongo.Collection
+	meta         *mongo.Collection
+	entriesReady atomic.Bool
+	// claims are Update's revision claims (revision_claims_mongo.go).
+	claims  *mongo.Collection
+	now     func() time.Time
+	breaker *breaker.Breaker // nil: operations go straight to the store
 }
 
 var _ domain.Repository = (*Repository)(nil)
@@ -73,11 +99,16 @@ func WithBreaker(b *breaker.Breaker) Option { return func(r *Repository) { r.bre
 // New returns a repository on db. Call EnsureIndexes once before serving.
 func New(db *mongo.Database, opts ...Option) *Repository {
 	r := &Repository{
-		workspaces: db.Collection(WorkspacesCollection),
-		appKeys:    db.Collection(AppKeysCollection),
-		codes:      db.Collection(RegistrationCodesCollection),
-		events:     db.Collection(EventsCollection),
-		now:        time.Now,
+		workspaces:    db.Collection(WorkspacesCollection),
+		appKeys:       db.Collection(AppKeysCollection),
+		codes:         db.Collection(RegistrationCodesCollection),
+		events:        db.Collection(EventsCollection),
+		outboxPending: db.Collection(OutboxPendingCollection),
+		keyExpiries:   db.Collection(KeyExpiriesCollection),
+		entries:       db.Collection(ListEntriesCollection),
+		meta:          db.Collection(StoreMetaCollection),
+		claims:        db.Collection(RevisionClaimsCollection),
+		now:           time.Now,
 	}
 	for _, opt := range opts {
 		opt(r)
@@ -130,7 +161,7 @@ func (r *Repository) EnsureIndexes(ctx context.Context) error {
 			return storeError("create "+w.c.Name()+" indexes", err)
 		}
 	}
-	return nil
+	return r.buildEntries(ctx)
 }
 
 // namedIndex is an index model and its name (the driver's options builder
@@ -152,6 +183,14 @@ func index(name string, fields ...string) namedIndex {
 // Create reserves the workspace's app keys and codes, then inserts it.
 func (r *Repository) Create(ctx context.Context, w *domain.Workspace) error {
 	now := r.now().UTC()
+	doc := fromWorkspace(w)
+	doc.Revision = 1
+	if err := r.markOutbox(ctx, doc.ID, doc.Outbox); err != nil {
+		return err
+	}
+	if err := r.markKeyExpiry(ctx, &doc); err != nil {
+		return err
+	}
 	var reserved []func(context.Context)
 	undo := func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -176,8 +215,6 @@ func (r *Repository) Create(ctx context.Context, w *domain.Workspace) error {
 		}
 		reserved = append(reserved, release)
 	}
-	doc := fromWorkspace(w)
-	doc.Revision = 1
 	err := r.do(ctx, func(ctx context.Context) error {
 		_, err := r.workspaces.InsertOne(ctx, doc)
 		return err
@@ -191,7 +228,7 @@ func (r *Repository) Create(ctx context.Context, w *domain.Workspace) error {
 		}
 		return storeError("insert workspace", err)
 	}
-	return nil
+	return r.syncEntry(ctx, &doc)
 }
 
 // reserve claims id in c for workspaceID. It returns a function that removes
@@ -256,8 +293,12 @@ func (r *Repository) GetByAppKey(ctx context.Context, appKey string) (*domain.Wo
 	return w, nil
 }
 
-// List returns active workspaces matching q in (nameKey, _id) order.
+// List returns active workspaces matching q in (nameKey, _id) order: from
+// the list entries once they are built, from the workspaces until then.
 func (r *Repository) List(ctx context.Context, q domain.ListQuery) ([]*domain.Workspace, error) {
+	if r.entriesReady.Load() {
+		return r.listByEntries(ctx, q)
+	}
 	filter := bson.A{
 		bson.D{{Key: "deletedAt", Value: nil}},
 		bson.D{{Key: "$or", Value: bson.A{
@@ -316,27 +357,47 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 		{Key: "tokenCutoff", Value: d.TokenCutoff},
 	}
 	update := bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "revision", Value: int64(1)}}}}
+	if err := r.markOutbox(ctx, d.ID, d.Outbox); err != nil {
+		return nil, err
+	}
+	if err := r.markKeyExpiry(ctx, &d); err != nil {
+		return nil, err
+	}
 	if len(d.Outbox) > 0 {
 		// The change's events go into the outbox by the same write, after
 		// any a crash left there unpublished.
 		update = append(update, bson.E{Key: "$push", Value: bson.D{{Key: "outbox", Value: bson.D{{Key: "$each", Value: d.Outbox}}}}})
 	}
+	// The revision check is a claim (revision_claims_mongo.go), so the
+	// write itself filters on _id alone.
+	release, err := r.claimRevision(ctx, d.ID, d.Revision)
+	if err != nil {
+		return nil, err
+	}
 	var res *mongo.UpdateResult
-	err := r.do(ctx, func(ctx context.Context) (err error) {
-		res, err = r.workspaces.UpdateOne(ctx,
-			bson.D{{Key: "_id", Value: d.ID}, {Key: "revision", Value: d.Revision}}, update)
+	err = r.do(ctx, func(ctx context.Context) (err error) {
+		res, err = r.workspaces.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}}, update)
 		return err
 	})
+	releaseNow := func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		release(ctx)
+	}
 	if err != nil {
+		if !mayHaveApplied(err) {
+			releaseNow()
+		}
 		return nil, storeError("update workspace", err)
 	}
 	if res.MatchedCount == 0 {
-		if _, err := r.Get(ctx, d.ID); err != nil {
-			return nil, err
-		}
-		return nil, domain.ErrRevisionChanged
+		releaseNow()
+		return nil, domain.ErrNotFound
 	}
 	d.Revision++
+	if err := r.syncEntry(ctx, &d); err != nil {
+		return nil, err
+	}
 	return d.toWorkspace(), nil
 }
 
@@ -415,31 +476,6 @@ func (r *Repository) KeysLastUsed(ctx context.Context, appKeys []string) (map[st
 		}
 	}
 	return out, nil
-}
-
-// WithExpiredKeys finds workspaces with a key pair whose expiresAt has
-// passed. A null expiresAt never compares as less than a date.
-func (r *Repository) WithExpiredKeys(ctx context.Context, now time.Time, limit int) ([]string, error) {
-	var docs []struct {
-		ID string `bson:"_id"`
-	}
-	err := r.do(ctx, func(ctx context.Context) error {
-		cur, err := r.workspaces.Find(ctx,
-			bson.D{{Key: "keys.expiresAt", Value: bson.D{{Key: "$lte", Value: now.UTC()}}}},
-			options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}).SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(max(limit, 1))))
-		if err != nil {
-			return err
-		}
-		return cur.All(ctx, &docs)
-	})
-	if err != nil {
-		return nil, storeError("find expired key pairs", err)
-	}
-	ids := make([]string, len(docs))
-	for i, d := range docs {
-		ids[i] = d.ID
-	}
-	return ids, nil
 }
 
 // Ping reports whether the store answers; it is the breaker's probe.

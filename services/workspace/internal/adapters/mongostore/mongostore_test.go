@@ -217,3 +217,151 @@ func TestHungStoreFailsFastWithBreaker(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Workspaces stored before list entries existed are listed: the first
+// EnsureIndexes on such a store writes their entries, and a list entry that
+// lags behind its workspace (here: still there after the delete) never
+// shows a deleted workspace nor shortens a page.
+func TestListEntriesOfOlderWorkspaces(t *testing.T) {
+	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	ctx := context.Background()
+	older := mongostore.New(db)
+	for _, id := range []string{"b", "a", "c"} {
+		w := domain.UnmarshalWorkspaceFromDatabase(domain.StoredWorkspace{ID: id, Name: "W " + id, Type: domain.TypeCampus,
+			Managers: []string{"root"}, CreatedAt: time.Now(), UpdatedAt: time.Now()})
+		if err := older.Create(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// As a store written before entries: none, and nothing recorded.
+	if err := db.Collection(mongostore.ListEntriesCollection).Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	repo := mongostore.New(db)
+	if err := repo.EnsureIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	listIDs := func(limit int) []string {
+		t.Helper()
+		ws, err := repo.List(ctx, domain.ListQuery{VisibleTo: "root", NameContains: "w ", Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]string, len(ws))
+		for i, w := range ws {
+			ids[i] = w.ID()
+		}
+		return ids
+	}
+	if got := fmt.Sprint(listIDs(10)); got != "[a b c]" {
+		t.Fatalf("list after the entries were built = %s, want [a b c]", got)
+	}
+
+	// Delete b behind the entries' back: its entry stays, the list drops it.
+	if _, err := db.Collection(mongostore.WorkspacesCollection).UpdateOne(ctx, bson.D{{Key: "_id", Value: "b"}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "deletedAt", Value: time.Now()}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(listIDs(10)); got != "[a c]" {
+		t.Fatalf("list with a lagging entry = %s, want [a c]", got)
+	}
+	// A page of two reads on past the lagging entry, so it is still full.
+	if got := fmt.Sprint(listIDs(2)); got != "[a c]" {
+		t.Fatalf("page of 2 with a lagging entry = %s, want [a c]", got)
+	}
+}
+
+// Update's revision check is a claim per revision: a fresh claim held by
+// another writer is a changed revision; a claim whose holder died long ago
+// without writing is taken over, so the workspace is not blocked for good.
+func TestRevisionClaims(t *testing.T) {
+	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	ctx := context.Background()
+	repo := mongostore.New(db)
+	if err := repo.EnsureIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := domain.UnmarshalWorkspaceFromDatabase(domain.StoredWorkspace{ID: "w", Name: "W", Type: domain.TypeCampus,
+		CreatedAt: time.Now(), UpdatedAt: time.Now()})
+	if err := repo.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	claims := db.Collection(mongostore.RevisionClaimsCollection)
+	rename := func(name string) error {
+		t.Helper()
+		got, err := repo.Get(ctx, "w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := got.Update(domain.Changes{Name: &name}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		_, err = repo.Update(ctx, got)
+		return err
+	}
+
+	// A writer holds the claim on revision 1 right now.
+	if _, err := claims.InsertOne(ctx, bson.D{{Key: "_id", Value: "w@1.0"}, {Key: "createdAt", Value: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rename("Blocked"); !errors.Is(err, domain.ErrRevisionChanged) {
+		t.Fatalf("Update while another writer holds the claim: %v, want revision changed", err)
+	}
+	// That writer died an hour ago without writing: the claim is taken over.
+	if _, err := claims.UpdateOne(ctx, bson.D{{Key: "_id", Value: "w@1.0"}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "createdAt", Value: time.Now().Add(-time.Hour)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rename("Taken over"); err != nil {
+		t.Fatalf("Update after the claim's holder died: %v", err)
+	}
+	got, err := repo.Get(ctx, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name() != "Taken over" || got.Revision() != 2 {
+		t.Fatalf("after the takeover: name %q revision %d, want \"Taken over\" 2", got.Name(), got.Revision())
+	}
+}
+
+// A list entry is one string of fields; a filter matches each field where
+// it stands: a caller whose id equals a state, or a search that matches an
+// id but no name, selects nothing it should not.
+func TestListEntryFieldsDoNotMix(t *testing.T) {
+	repo := newRepository(t)
+	ctx := context.Background()
+	w := domain.UnmarshalWorkspaceFromDatabase(domain.StoredWorkspace{ID: "ws-1", Name: "Springfield", Type: domain.TypeCampus,
+		Address: domain.Address{State: "US-CA", Country: "US"}, Managers: []string{"root"}, CreatedAt: time.Now(), UpdatedAt: time.Now()})
+	if err := repo.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		q    domain.ListQuery
+		want string
+	}{
+		{"its manager", domain.ListQuery{VisibleTo: "root"}, "[ws-1]"},
+		{"itself", domain.ListQuery{VisibleTo: "ws-1"}, "[ws-1]"},
+		{"a caller named like its state", domain.ListQuery{VisibleTo: "US-CA"}, "[]"},
+		{"a caller named like a prefix of its manager", domain.ListQuery{VisibleTo: "ro"}, "[]"},
+		{"a search matching its id only", domain.ListQuery{VisibleTo: "root", NameContains: "ws-"}, "[]"},
+		{"a search across name and id", domain.ListQuery{VisibleTo: "root", NameContains: "field\x00ws"}, "[]"},
+		{"its state", domain.ListQuery{VisibleTo: "root", States: []string{"US-TX", "US-CA"}}, "[ws-1]"},
+		{"another state", domain.ListQuery{VisibleTo: "root", States: []string{"US"}}, "[]"},
+	} {
+		tc.q.Limit = 10
+		ws, err := repo.List(ctx, tc.q)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		ids := make([]string, len(ws))
+		for i, w := range ws {
+			ids[i] = w.ID()
+		}
+		if got := fmt.Sprint(ids); got != tc.want {
+			t.Errorf("%s: list = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}

@@ -411,6 +411,11 @@ func withExpiredKeys(t *testing.T, r domain.Repository) {
 	for _, id := range []string{"a", "b", "c"} {
 		mustCreate(t, r, sample(id))
 	}
+	// Asked before any pair expires, the store still finds the pairs that
+	// expire afterwards (a store may remember where to look).
+	if got, err := r.WithExpiredKeys(ctx, t0.Add(2*time.Hour), 10); err != nil || len(got) != 0 {
+		t.Fatalf("WithExpiredKeys before any pair expires = %v, %v", got, err)
+	}
 	for id, expireAfter := range map[string]time.Duration{"a": time.Minute, "b": time.Hour} {
 		w := mustGet(t, r, id)
 		if err := r.ReserveAppKey(ctx, id, "next-"+id); err != nil {
