@@ -35,7 +35,8 @@ type workspaceDoc struct {
 	TokenCutoff        *time.Time `bson:"tokenCutoff"`
 	Revision           int64      `bson:"revision"`
 	// Outbox holds the events of changes stored but not yet published to
-	// the events collection (see events_mongo.go).
+	// the events collection (those with an outbox_pending marker), and
+	// until the next Update those published since (see events_mongo.go).
 	Outbox []eventDoc `bson:"outbox"`
 }
 
@@ -249,9 +250,9 @@ type publishedEventDoc struct {
 	Event eventDoc `bson:",inline"`
 }
 
-// outboxDoc is the part of a workspace document the publisher reads. The
-// events stay raw: the stand-in's $pull takes no condition, so they are
-// removed by $pullAll with the exact documents read.
+// outboxDoc is the part of a workspace document the publisher and Update
+// read. The events stay raw, so Update writes the unpublished ones back
+// exactly as they were stored.
 type outboxDoc struct {
 	Outbox []bson.Raw `bson:"outbox"`
 }

@@ -51,38 +51,41 @@ func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() 
 	if len(doc.Outbox) == 0 {
 		return nil
 	}
-	published := make(bson.A, len(doc.Outbox))
-	keys := make([]string, len(doc.Outbox))
-	for i, raw := range doc.Outbox {
+	var keys []string
+	for _, raw := range doc.Outbox {
 		var e eventDoc
 		if err := bson.Unmarshal(raw, &e); err != nil {
 			return storeError("decode outbox", err)
 		}
-		keys[i] = e.Key
-		err := r.do(ctx, func(ctx context.Context) error {
+		pending, err := r.marked(ctx, r.outboxPending, e.Key)
+		if err != nil {
+			return err
+		}
+		if !pending {
+			continue // published already; the next Update drops it
+		}
+		err = r.do(ctx, func(ctx context.Context) error {
 			_, err := r.events.InsertOne(ctx, publishedEventDoc{Key: e.Key, ID: newID(), Event: e})
 			return err
 		})
 		if err != nil && !mongo.IsDuplicateKeyError(err) {
 			return storeError("publish event", err)
 		}
-		published[i] = raw
+		keys = append(keys, e.Key)
 	}
-	// The list entry follows the workspace before the events leave the
-	// outbox, so a failed entry write is retried by the relay.
+	if len(keys) == 0 {
+		return nil
+	}
+	// The list entry follows the workspace before the events count as
+	// published, so a failed entry write is retried by the relay.
 	if err := r.resyncEntry(ctx, id); err != nil {
 		return err
 	}
-	// Events a concurrent change pushed meanwhile stay for the next publish.
-	err = r.do(ctx, func(ctx context.Context) error {
-		_, err := r.workspaces.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}},
-			bson.D{{Key: "$pullAll", Value: bson.D{{Key: "outbox", Value: published}}}})
-		return err
-	})
-	if err != nil {
-		return storeError("clear outbox", err)
-	}
-	// A marker left by a failure here is dropped by the relay later.
+	// Removing the markers is what makes the events published. The
+	// workspace document is not written here: on the embedded store an
+	// update is a read then a write, and a write here could undo a
+	// concurrent Update (which holds the revision's claim). Update drops
+	// published entries from the outbox instead.
 	return r.unmark(ctx, r.outboxPending, keys...)
 }
 

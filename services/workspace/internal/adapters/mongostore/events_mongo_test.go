@@ -3,6 +3,7 @@ package mongostore_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -342,3 +343,56 @@ func TestEventsRetention(t *testing.T) {
 	}
 	wantTypes(t, "after the retention", f.list(app.EventsInput{WorkspaceID: "a"}).Events)
 }
+
+// Updates of one workspace racing with the publish of its events (by the
+// relay) lose neither a change nor an event. On the embedded store an
+// update is a read then a write, so a publish that wrote the workspace
+// document could undo a concurrent change; it writes only markers and
+// events.
+func TestPublishingNeverUndoesAConcurrentChange(t *testing.T) {
+	f := newEventsFixture(t, nil)
+	ctx := context.Background()
+	if err := f.create("busy"); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	relayed := make(chan struct{})
+	var ids domain.EventIDSource
+	go func() {
+		defer close(relayed)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = f.repo.PublishOutbox(ctx, "busy", func() string { return ids.Next(f.clock.Now()) })
+			}
+		}
+	}()
+	const updates = 20
+	applied := 0
+	for i := range updates {
+		name := fmt.Sprintf("Name %d", i)
+		if _, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "busy", Changes: domain.Changes{Name: &name}}); err != nil {
+			t.Fatalf("update %d: %v", i, err)
+		}
+		applied++
+	}
+	close(stop)
+	<-relayed
+
+	w, err := f.repo.Get(ctx, "busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Name() != fmt.Sprintf("Name %d", updates-1) || w.Revision() != int64(1+applied) {
+		t.Fatalf("after %d updates: name %q, revision %d", applied, w.Name(), w.Revision())
+	}
+	f.clock.Advance(pastSettle)
+	res := f.list(app.EventsInput{WorkspaceID: "busy", Types: []string{"workspace.updated"}, PageSize: ptr(int32(100))})
+	if len(res.Events) != updates {
+		t.Fatalf("%d update events for %d updates", len(res.Events), updates)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

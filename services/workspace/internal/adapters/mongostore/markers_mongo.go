@@ -27,9 +27,11 @@ import (
 //     held, a key pair with an expiresAt, inserted before the write that
 //     sets it; the sweeper drops it once the workspace holds none.
 //
+// An outbox entry is unpublished exactly while its marker exists: the
+// publish inserts the event, then deletes the marker, and never writes the
+// workspace document; the next Update drops the entries without a marker.
 // Each process also scans the workspaces once, on its first call of
-// WorkspacesWithOutbox and WithExpiredKeys, for outboxes and expiring pairs
-// written before markers existed.
+// WithExpiredKeys, for expiring pairs written before markers existed.
 const (
 	OutboxPendingCollection = "outbox_pending"
 	KeyExpiriesCollection   = "key_expiries"
@@ -126,16 +128,6 @@ func (r *Repository) dropStale(ctx context.Context, c *mongo.Collection, m marke
 // WorkspacesWithOutbox returns the ids of up to limit workspaces whose
 // outbox may hold events, from the outbox markers (see above).
 func (r *Repository) WorkspacesWithOutbox(ctx context.Context, limit int) ([]string, error) {
-	if !r.outboxesScanned.Load() {
-		ids, err := r.scanOutboxes(ctx, limit)
-		if err != nil {
-			return nil, err
-		}
-		if len(ids) > 0 {
-			return ids, nil
-		}
-		r.outboxesScanned.Store(true)
-	}
 	ms, err := r.markers(ctx, r.outboxPending, markerReads)
 	if err != nil {
 		return nil, err
@@ -174,30 +166,6 @@ func (r *Repository) WorkspacesWithOutbox(ctx context.Context, limit int) ([]str
 
 // markerReads bounds the markers one call reads.
 const markerReads = 1000
-
-// scanOutboxes finds outboxes holding events by reading every workspace:
-// once per process, for outboxes written before markers existed.
-func (r *Repository) scanOutboxes(ctx context.Context, limit int) ([]string, error) {
-	var docs []struct {
-		ID string `bson:"_id"`
-	}
-	err := r.do(ctx, func(ctx context.Context) error {
-		cur, err := r.workspaces.Find(ctx, bson.D{{Key: "outbox.0", Value: bson.D{{Key: "$exists", Value: true}}}},
-			options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(max(limit, 1))))
-		if err != nil {
-			return err
-		}
-		return cur.All(ctx, &docs)
-	})
-	if err != nil {
-		return nil, storeError("find outboxes", err)
-	}
-	ids := make([]string, len(docs))
-	for i, d := range docs {
-		ids[i] = d.ID
-	}
-	return ids, nil
-}
 
 // WithExpiredKeys finds workspaces with a key pair whose expiresAt has
 // passed, from the key expiry markers (see above).
@@ -268,6 +236,20 @@ func (r *Repository) scanExpiredKeys(ctx context.Context, now time.Time, limit i
 		ids[i] = d.ID
 	}
 	return ids, nil
+}
+
+// marked reports whether c holds the marker id.
+func (r *Repository) marked(ctx context.Context, c *mongo.Collection, id string) (bool, error) {
+	err := r.do(ctx, func(ctx context.Context) error {
+		return c.FindOne(ctx, bson.D{{Key: "_id", Value: id}}, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+	})
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	if err != nil {
+		return false, storeError("read a marker in "+c.Name(), err)
+	}
+	return true, nil
 }
 
 // unmark deletes the markers with ids from c, one by _id each.

@@ -70,11 +70,10 @@ type Repository struct {
 	codes      *mongo.Collection
 	events     *mongo.Collection
 	// outboxPending and keyExpiries hold the markers of background work
-	// (markers_mongo.go); the flags say whether this process has scanned
-	// the workspaces once for work that has none.
+	// (markers_mongo.go); the flag says whether this process has scanned
+	// the workspaces once for expiring pairs that have none.
 	outboxPending   *mongo.Collection
 	keyExpiries     *mongo.Collection
-	outboxesScanned atomic.Bool
 	expiriesScanned atomic.Bool
 	// entries are the list entries (list_entries_mongo.go); lists use
 	// them once entriesReady. meta records that they were built.
@@ -363,17 +362,26 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 	if err := r.markKeyExpiry(ctx, &d); err != nil {
 		return nil, err
 	}
-	if len(d.Outbox) > 0 {
-		// The change's events go into the outbox by the same write, after
-		// any a crash left there unpublished.
-		update = append(update, bson.E{Key: "$push", Value: bson.D{{Key: "outbox", Value: bson.D{{Key: "$each", Value: d.Outbox}}}}})
-	}
 	// The revision check is a claim (revision_claims_mongo.go), so the
 	// write itself filters on _id alone.
 	release, err := r.claimRevision(ctx, d.ID, d.Revision)
 	if err != nil {
 		return nil, err
 	}
+	// The change's events go into the outbox by the same write, after
+	// those still unpublished; published ones leave it here (the publish
+	// never writes the workspace document). With the claim held, no other
+	// Update writes the outbox meanwhile.
+	outbox, err := r.pendingOutbox(ctx, d.ID)
+	if err != nil {
+		release(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	for _, e := range d.Outbox {
+		outbox = append(outbox, e)
+	}
+	set = append(set, bson.E{Key: "outbox", Value: outbox})
+	update[0].Value = set
 	var res *mongo.UpdateResult
 	err = r.do(ctx, func(ctx context.Context) (err error) {
 		res, err = r.workspaces.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}}, update)
@@ -514,4 +522,32 @@ func storeError(op string, err error) error {
 		return fault.Wrap(fault.Unavailable, fmt.Errorf("%s: %w", op, err), "the workspace store is unavailable; retry shortly")
 	}
 	return fault.Wrap(fault.Internal, fmt.Errorf("%s: %w", op, err), "internal error")
+}
+
+// pendingOutbox returns the entries of workspace id's outbox that are not
+// published yet (their marker is still there), as stored.
+func (r *Repository) pendingOutbox(ctx context.Context, id string) (bson.A, error) {
+	var doc outboxDoc
+	err := r.do(ctx, func(ctx context.Context) error {
+		return r.workspaces.FindOne(ctx, bson.D{{Key: "_id", Value: id}},
+			options.FindOne().SetProjection(bson.D{{Key: "outbox", Value: 1}})).Decode(&doc)
+	})
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return bson.A{}, nil // Update answers not found
+	}
+	if err != nil {
+		return nil, storeError("read outbox", err)
+	}
+	kept := bson.A{}
+	for _, raw := range doc.Outbox {
+		key, _ := raw.Lookup("key").StringValueOK()
+		pending, err := r.marked(ctx, r.outboxPending, key)
+		if err != nil {
+			return nil, err
+		}
+		if pending {
+			kept = append(kept, raw)
+		}
+	}
+	return kept, nil
 }
