@@ -403,6 +403,10 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 		return nil, domain.ErrNotFound
 	}
 	d.Revision++
+	// The revision moved on: a writer that read the old one and claims it
+	// now finds the workspace past it (see claimRevision), so the claim
+	// need not stay.
+	releaseNow()
 	if err := r.syncEntry(ctx, &d); err != nil {
 		return nil, err
 	}

@@ -324,6 +324,30 @@ func TestRevisionClaims(t *testing.T) {
 	if got.Name() != "Taken over" || got.Revision() != 2 {
 		t.Fatalf("after the takeover: name %q revision %d, want \"Taken over\" 2", got.Name(), got.Revision())
 	}
+
+	// A write releases its claim; a writer that read the revision before
+	// still loses, since the workspace has moved past it.
+	stale, err := repo.Get(ctx, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rename("Current"); err != nil {
+		t.Fatal(err)
+	}
+	// Only the dead writer's claim stays (its outcome is unknown).
+	if n, err := claims.CountDocuments(ctx, bson.D{}); err != nil || n != 1 {
+		t.Fatalf("claims left after the writes: %d, %v; want the dead writer's only", n, err)
+	}
+	name := "Stale"
+	if err := stale.Update(domain.Changes{Name: &name}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Update(ctx, stale); !errors.Is(err, domain.ErrRevisionChanged) {
+		t.Fatalf("Update from a revision already written: %v, want revision changed", err)
+	}
+	if got, _ := repo.Get(ctx, "w"); got.Name() != "Current" || got.Revision() != 3 {
+		t.Fatalf("after the stale write: name %q revision %d", got.Name(), got.Revision())
+	}
 }
 
 // A list entry is one string of fields; a filter matches each field where

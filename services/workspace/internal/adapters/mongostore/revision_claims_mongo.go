@@ -20,9 +20,12 @@ import (
 // bench/store-scale.md). Instead, an Update first inserts a claim whose _id
 // is "<workspace id>@<revision it read>.<k>": _id is unique, so of the
 // writers that read one revision, one inserts the claim and the others get
-// a duplicate key (ErrRevisionChanged). The claim holder then writes the
-// workspace by _id alone. Claims stay (a writer that read an old revision
-// must still find its claim taken); they are small.
+// a duplicate key (ErrRevisionChanged). The claim holder checks that the
+// workspace is still at that revision (a claim is released once its write
+// moved the revision on, so a writer that read an old revision may get the
+// claim, and then finds the workspace past it), writes the workspace by _id
+// alone, and releases the claim. Only claims of writes in flight, or whose
+// outcome is unknown, stay.
 //
 // A claim whose holder died before writing would block the workspace, so a
 // claim older than claimStale, on a workspace still at that revision, is
@@ -53,12 +56,25 @@ func (r *Repository) claimRevision(ctx context.Context, id string, rev int64) (f
 			return err
 		})
 		if err == nil {
-			return func(ctx context.Context) {
+			release := func(ctx context.Context) {
 				_ = r.do(ctx, func(ctx context.Context) error {
 					_, err := r.claims.DeleteOne(ctx, bson.D{{Key: "_id", Value: claim}})
 					return err
 				})
-			}, nil
+			}
+			// The claim of a revision is released once the write moved
+			// past it, so holding it proves nothing until the workspace
+			// is seen still at that revision. No other claimed write can
+			// move it meanwhile.
+			current, err := r.Get(ctx, id)
+			if err == nil && current.Revision() != rev {
+				err = domain.ErrRevisionChanged
+			}
+			if err != nil {
+				release(context.WithoutCancel(ctx))
+				return nil, err
+			}
+			return release, nil
 		}
 		if !mongo.IsDuplicateKeyError(err) {
 			return nil, storeError("claim revision", err)
