@@ -3,7 +3,6 @@ package domain
 import (
 	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -150,16 +149,8 @@ func NewEvent(t EventType, w *Workspace, actor Actor, target Target, requestID s
 // milliseconds, then 16 of randomness.
 const EventIDLength = 28
 
-// NewEventID returns an event id for time t. Ids sort by time as strings
-// (to the millisecond; within one millisecond, at random: use an
-// EventIDSource where the order of ids made together matters).
-func NewEventID(t time.Time) string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return EventIDFloor(t) + hex.EncodeToString(b[:])
-}
-
-// EventIDSource makes event ids that also sort in the order it made them,
+// EventIDSource makes event ids: they sort by time as strings (to the
+// millisecond) and also in the order one source made them,
 // within one millisecond and when the clock steps back, so the events of
 // one change, published one after the other, keep their order. Safe for
 // concurrent use.

@@ -13,7 +13,7 @@ func TestEventIDsSortByTime(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
 	var ids []string
 	for i := range 50 {
-		ids = append(ids, domain.NewEventID(t0.Add(time.Duration(i)*time.Millisecond)))
+		ids = append(ids, new(domain.EventIDSource).Next(t0.Add(time.Duration(i)*time.Millisecond)))
 	}
 	if !slices.IsSorted(ids) {
 		t.Fatalf("ids made later sort earlier: %v", ids)
@@ -32,7 +32,7 @@ func TestEventIDsSortByTime(t *testing.T) {
 			t.Fatalf("floor %q does not separate %q from the ids before it", floor, id)
 		}
 	}
-	if a, b := domain.NewEventID(t0), domain.NewEventID(t0); a == b {
+	if a, b := new(domain.EventIDSource).Next(t0), new(domain.EventIDSource).Next(t0); a == b {
 		t.Fatalf("two ids of one millisecond are equal: %s", a)
 	}
 	for _, bad := range []string{"", "xyz", "01a2106d8ce24a77e4184f9b634", "01A2106D8CE24A77E4184F9B6348", "01a2106d8ce24a77e4184f9b634g"} {

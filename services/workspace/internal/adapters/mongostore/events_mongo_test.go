@@ -215,14 +215,14 @@ func TestEventsSettleWindowOrdersLateInserts(t *testing.T) {
 	later := domain.NewEvent(domain.EventUserSessionsRevoked, w, domain.Actor{WorkspaceID: "root"}, domain.Target{Type: "user", ID: "later@x.test"}, "", t0)
 	earlier := domain.NewEvent(domain.EventUserSessionsRevoked, w, domain.Actor{WorkspaceID: "root"}, domain.Target{Type: "user", ID: "earlier@x.test"}, "", t0)
 	// The event stamped at t0+100ms lands first.
-	if err := f.repo.AppendEvent(ctx, later, func() string { return domain.NewEventID(t0.Add(100 * time.Millisecond)) }); err != nil {
+	if err := f.repo.AppendEvent(ctx, later, func() string { return new(domain.EventIDSource).Next(t0.Add(100 * time.Millisecond)) }); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Advance(150 * time.Millisecond)
 	mid := f.list(app.EventsInput{WorkspaceID: "a", PageToken: start.NextPageToken})
 	wantTypes(t, "while the later event settles", mid.Events)
 	// The one stamped at t0 lands after it, within its bound (settle/2).
-	if err := f.repo.AppendEvent(ctx, earlier, func() string { return domain.NewEventID(t0) }); err != nil {
+	if err := f.repo.AppendEvent(ctx, earlier, func() string { return new(domain.EventIDSource).Next(t0) }); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Advance(pastSettle)

@@ -364,7 +364,7 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 	}
 	// The revision check is a claim (revision_claims_mongo.go), so the
 	// write itself filters on _id alone.
-	release, err := r.claimRevision(ctx, d.ID, d.Revision)
+	release, stored, err := r.claimRevision(ctx, d.ID, d.Revision)
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +372,7 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 	// those still unpublished; published ones leave it here (the publish
 	// never writes the workspace document). With the claim held, no other
 	// Update writes the outbox meanwhile.
-	outbox, err := r.pendingOutbox(ctx, d.ID)
+	outbox, err := r.stillPending(ctx, stored)
 	if err != nil {
 		release(context.WithoutCancel(ctx))
 		return nil, err
@@ -528,22 +528,11 @@ func storeError(op string, err error) error {
 	return fault.Wrap(fault.Internal, fmt.Errorf("%s: %w", op, err), "internal error")
 }
 
-// pendingOutbox returns the entries of workspace id's outbox that are not
-// published yet (their marker is still there), as stored.
-func (r *Repository) pendingOutbox(ctx context.Context, id string) (bson.A, error) {
-	var doc outboxDoc
-	err := r.do(ctx, func(ctx context.Context) error {
-		return r.workspaces.FindOne(ctx, bson.D{{Key: "_id", Value: id}},
-			options.FindOne().SetProjection(bson.D{{Key: "outbox", Value: 1}})).Decode(&doc)
-	})
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return bson.A{}, nil // Update answers not found
-	}
-	if err != nil {
-		return nil, storeError("read outbox", err)
-	}
+// stillPending keeps the outbox entries that are not published yet (their
+// marker is still there), as stored.
+func (r *Repository) stillPending(ctx context.Context, outbox []bson.Raw) (bson.A, error) {
 	kept := bson.A{}
-	for _, raw := range doc.Outbox {
+	for _, raw := range outbox {
 		key, _ := raw.Lookup("key").StringValueOK()
 		pending, err := r.marked(ctx, r.outboxPending, key)
 		if err != nil {

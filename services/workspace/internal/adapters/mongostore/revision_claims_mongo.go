@@ -8,6 +8,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -46,9 +47,11 @@ type claimDoc struct {
 }
 
 // claimRevision claims the move of workspace id from revision rev. It
-// returns a function that releases the claim, ErrRevisionChanged when
-// another writer holds or used it, or ErrNotFound.
-func (r *Repository) claimRevision(ctx context.Context, id string, rev int64) (func(context.Context), error) {
+// returns a function that releases the claim and the workspace's outbox as
+// stored at that revision (read to check the revision, and what Update
+// rewrites), ErrRevisionChanged when another writer holds or used it, or
+// ErrNotFound.
+func (r *Repository) claimRevision(ctx context.Context, id string, rev int64) (func(context.Context), []bson.Raw, error) {
 	for k := range claimTakeovers {
 		claim := fmt.Sprintf("%s@%d.%d", id, rev, k)
 		err := r.do(ctx, func(ctx context.Context) error {
@@ -66,18 +69,30 @@ func (r *Repository) claimRevision(ctx context.Context, id string, rev int64) (f
 			// past it, so holding it proves nothing until the workspace
 			// is seen still at that revision. No other claimed write can
 			// move it meanwhile.
-			current, err := r.Get(ctx, id)
-			if err == nil && current.Revision() != rev {
+			var doc struct {
+				Revision int64      `bson:"revision"`
+				Outbox   []bson.Raw `bson:"outbox"`
+			}
+			err := r.do(ctx, func(ctx context.Context) error {
+				return r.workspaces.FindOne(ctx, bson.D{{Key: "_id", Value: id}},
+					options.FindOne().SetProjection(bson.D{{Key: "revision", Value: 1}, {Key: "outbox", Value: 1}})).Decode(&doc)
+			})
+			switch {
+			case errors.Is(err, mongo.ErrNoDocuments):
+				err = domain.ErrNotFound
+			case err != nil:
+				err = storeError("read workspace", err)
+			case doc.Revision != rev:
 				err = domain.ErrRevisionChanged
 			}
 			if err != nil {
 				release(context.WithoutCancel(ctx))
-				return nil, err
+				return nil, nil, err
 			}
-			return release, nil
+			return release, doc.Outbox, nil
 		}
 		if !mongo.IsDuplicateKeyError(err) {
-			return nil, storeError("claim revision", err)
+			return nil, nil, storeError("claim revision", err)
 		}
 		// Taken: by a writer that wrote (the revision moved on), one
 		// writing now, or one that died before writing.
@@ -86,20 +101,20 @@ func (r *Repository) claimRevision(ctx context.Context, id string, rev int64) (f
 			return r.claims.FindOne(ctx, bson.D{{Key: "_id", Value: claim}}).Decode(&held)
 		})
 		if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, storeError("read revision claim", err)
+			return nil, nil, storeError("read revision claim", err)
 		}
 		if err == nil && held.CreatedAt.After(r.now().Add(-claimStale)) {
-			return nil, r.revisionChanged(ctx, id)
+			return nil, nil, r.revisionChanged(ctx, id)
 		}
 		current, err := r.Get(ctx, id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if current.Revision() != rev {
-			return nil, domain.ErrRevisionChanged
+			return nil, nil, domain.ErrRevisionChanged
 		}
 	}
-	return nil, domain.ErrRevisionChanged
+	return nil, nil, domain.ErrRevisionChanged
 }
 
 // revisionChanged answers a lost claim: ErrNotFound when the workspace is
