@@ -11,45 +11,39 @@ import (
 // {ws:<id>}, so it lives in one Cluster slot and one script can touch it.
 // A token's own key cannot: a lookup knows only the token.
 //
-//	tok:<digest>                  hash: email, workspaceId, issuedAt, expiresAt, gen, ugen
-//	{ws:<id>}:tokens              set of the workspace's token digests
-//	{ws:<id>}:u:<user>:tokens     set of one user's token digests
-//	{ws:<id>}:gen                 the workspace's revocation generation
-//	{ws:<id>}:u:<user>:gen        the user's revocation generation
+//	t:<id>                   string: the token's session (see value.go)
+//	{ws:<id>}:gen            the workspace's revocation generation
+//	{ws:<id>}:u:<user>:gen   the user's revocation generation
 //
-// <digest> is the hex SHA-256 of the token and <user> the hex SHA-256 of
-// domain.UserKey(email): neither a token nor an address appears in a key.
+// A token's <id> is the hex of the first 16 bytes of its SHA-256 digest
+// (keyIDBytes), and <user> the hex SHA-256 of domain.UserKey(email):
+// neither a token nor an address appears in a key.
+//
+// Stores written before this layout kept a token as a hash under
+// tok:<full hex digest> and indexed it in {ws:<id>}:tokens and
+// {ws:<id>}:u:<user>:tokens. Lookup and Revoke still read that key for a
+// token's lifetime after the process starts (see legacy.go); the index
+// sets are never written again and expire on their own.
 type keys struct {
-	workspaceTokens, userTokens, workspaceGen, userGen string
+	workspaceGen, userGen string
 }
 
-// Fields of a token's hash. issuedAt and expiresAt are Unix milliseconds;
-// gen and ugen are the workspace and user generations it was issued under.
-const (
-	fieldEmail       = "email"
-	fieldWorkspaceID = "workspaceId"
-	fieldIssuedAt    = "issuedAt"
-	fieldExpiresAt   = "expiresAt"
-	fieldGen         = "gen"
-	fieldUserGen     = "ugen"
-)
+// keyIDBytes is how much of a token's digest names its key. 128 bits keep
+// accidental collisions out of reach (about 2^64 live tokens before one is
+// likely) and finding a token that shares a live one's key as hard as
+// guessing the token, at half the bytes per key of the whole digest.
+const keyIDBytes = 16
 
-// digestHex is a digest as it appears in key names and index sets.
-func digestHex(d domain.Digest) string { return hex.EncodeToString(d[:]) }
+// tokenKey is the key of the token with digest d.
+func tokenKey(d domain.Digest) string { return "t:" + hex.EncodeToString(d[:keyIDBytes]) }
 
-// tokenKey is the key of the token whose hex digest is h.
-func tokenKey(h string) string { return "tok:" + h }
-
-// keysOf returns the workspace's keys and those of the user with email in
-// it (the user keys are meaningless when email is "").
+// keysOf returns the workspace's counter and that of the user with email
+// in it (meaningless when email is "").
 func keysOf(workspaceID, email string) keys {
 	user := sha256.Sum256([]byte(domain.UserKey(email)))
 	ws := "{ws:" + workspaceID + "}:"
-	u := ws + "u:" + hex.EncodeToString(user[:]) + ":"
 	return keys{
-		workspaceTokens: ws + "tokens",
-		userTokens:      u + "tokens",
-		workspaceGen:    ws + "gen",
-		userGen:         u + "gen",
+		workspaceGen: ws + "gen",
+		userGen:      ws + "u:" + hex.EncodeToString(user[:]) + ":gen",
 	}
 }

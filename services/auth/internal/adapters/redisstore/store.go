@@ -3,13 +3,14 @@
 //
 // # Keys
 //
-// Only digests are stored. A token's key is tok:<hex SHA-256 of the
-// token>, so a Redis dump yields no usable token, and users appear in key
-// names only as the SHA-256 of domain.UserKey(email). Everything else about
-// a workspace carries the hash tag {ws:<workspaceId>}, so it lands in one
-// Cluster slot and one script can change it atomically; a token's key
-// cannot share that slot, because a lookup knows only the token. See
-// keys.go for the full list.
+// Only digests are stored. A token's key is t:<hex of the first 16 bytes
+// of the token's SHA-256>, so a Redis dump yields no usable token, and
+// users appear in key names only as the SHA-256 of domain.UserKey(email).
+// The token's session is one string in that key (value.go). Everything
+// else about a workspace carries the hash tag {ws:<workspaceId>}, so it
+// lands in one Cluster slot and one script can change it atomically; a
+// token's key cannot share that slot, because a lookup knows only the
+// token. See keys.go for the full list.
 //
 // # Revocation by generation
 //
@@ -18,35 +19,36 @@
 // issued, and Lookup accepts it only while both counters still hold
 // exactly those values (read with one MGET: they share a slot). Revoking a
 // user or a workspace is therefore one INCR: atomic, immediate, and free
-// of transactions across slots. Deleting the revoked tokens' keys
-// afterwards, from the index sets {ws:W}:tokens and {ws:W}:u:<user>:tokens,
-// only frees memory; it is best effort.
+// of transactions across slots. The revoked tokens' keys are left to
+// expire (within domain.TokenTTL): finding them would take an index of
+// every workspace's tokens, and keeping one cost every login two set
+// insertions and more than half of each token's memory (bench/README.md).
 //
 // # Save order
 //
-// Save first registers the token on the workspace's slot (one script: add
-// the digest to both indexes, create missing counters at 0, make indexes
-// and counters live at least until the token expires, and read the two
-// generations), then writes the token's hash and its expiry in one MULTI
-// on the token's key. A crash between the two leaves at most an index
-// entry without a token, never a token outside its indexes. On a single
-// Redis server (a *redis.Client: standalone or Sentinel) both steps run as
-// one script, in one round trip.
+// Save first registers the token on the workspace's slot (one script:
+// create missing counters at 0, make them live at least until the token
+// expires, and read the two generations), then writes the token's key
+// with its expiry (one SET with PXAT). A crash between the two leaves
+// counters that live a little longer, never a token outside its
+// generations. On a single Redis server (a *redis.Client: standalone or
+// Sentinel) both steps run as one script, in one round trip.
 //
 // # Expiry
 //
-// A token's key expires exactly at its session's ExpiresAt (PEXPIREAT).
-// Indexes and counters expire at least expiryMargin later, rounded up to
-// the next whole expiry step (a minute), and their expiry is only ever moved later, so
-// a counter outlives every token issued under it; if it could expire
+// A token's key expires exactly at its session's ExpiresAt (PXAT).
+// Counters expire at least expiryMargin later, rounded up to the next
+// whole expiry step (a minute), and their expiry is only ever moved later,
+// so a counter outlives every token issued under it; if it could expire
 // first, it would come back at 0 and could revive a revoked token that was
-// issued under generation 0. The rounding lets the keys of a busy
-// workspace keep their expiry for a minute of logins instead of getting a
-// new one on each.
+// issued under generation 0. For the same reason a counter that is missing
+// (evicted, say) vouches for no token. The rounding lets the counters of a
+// busy workspace keep their expiry for a minute of logins instead of
+// getting a new one on each.
 //
 // # Errors
 //
-// A token that is unknown, expired, revoked or half written is
+// A token that is unknown, expired, revoked or damaged is
 // domain.ErrTokenNotFound. A Redis that cannot be reached is
 // fault.Unavailable; how soon that answer comes is bounded by the context
 // and by the client's own timeouts (DialTimeout, ReadTimeout, PoolTimeout,
@@ -57,7 +59,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -88,6 +89,9 @@ type Store struct {
 	rdb        redis.UniversalClient
 	now        func() time.Time
 	expiryStep time.Duration
+	// legacyUntil is when tokens of the earlier key layout have all
+	// expired (legacy.go).
+	legacyUntil time.Time
 }
 
 var _ domain.TokenStore = (*Store)(nil)
@@ -98,8 +102,8 @@ type Option func(*Store)
 // WithClock replaces time.Now, for tests.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
-// WithExpiryStep changes what the expiry of indexes and counters is
-// rounded up to (a minute by default), so tests can watch them expire.
+// WithExpiryStep changes what the expiry of counters is rounded up to (a
+// minute by default), so tests can watch them expire.
 func WithExpiryStep(d time.Duration) Option { return func(s *Store) { s.expiryStep = d } }
 
 // New returns a Store on rdb, which the caller builds (standalone, Sentinel
@@ -109,6 +113,7 @@ func New(rdb redis.UniversalClient, opts ...Option) *Store {
 	for _, opt := range opts {
 		opt(s)
 	}
+	s.legacyUntil = s.now().Add(domain.TokenTTL + expiryMargin)
 	return s
 }
 
@@ -126,100 +131,65 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Save registers the token in its indexes, then writes it (see the package
-// documentation). A session that has already expired is not stored.
+// Save registers the token with its generations, then writes it (see the
+// package documentation). A session that has already expired is not
+// stored.
 func (s *Store) Save(ctx context.Context, d domain.Digest, session domain.Session) error {
 	if !s.now().Before(session.ExpiresAt) {
 		return nil
 	}
 	k := keysOf(session.WorkspaceID, session.Email)
-	member, exp := digestHex(d), session.ExpiresAt.UnixMilli()
+	counters := []string{k.workspaceGen, k.userGen}
 	keep := s.keepUntil(session.ExpiresAt)
-	indexKeys := []string{k.workspaceTokens, k.userTokens, k.workspaceGen, k.userGen}
 
 	if _, single := s.rdb.(*redis.Client); single {
-		err := saveScript.Run(ctx, s.rdb, append(indexKeys, tokenKey(member)),
-			member, keep, session.Email, session.WorkspaceID, session.IssuedAt.UnixMilli(), exp).Err()
+		err := saveScript.Run(ctx, s.rdb, append(counters, tokenKey(d)),
+			keep, sessionSuffix(session), session.ExpiresAt.UnixMilli()).Err()
 		if err != nil {
 			return storeError("save token", err)
 		}
 		return nil
 	}
 
-	gens, err := registerScript.Run(ctx, s.rdb, indexKeys, member, keep).StringSlice()
+	gens, err := registerScript.Run(ctx, s.rdb, counters, keep).StringSlice()
 	if err != nil {
 		return storeError("register token", err)
 	}
 	if len(gens) != 2 {
 		return storeError("register token", fmt.Errorf("script answered %d values, want 2", len(gens)))
 	}
-	key := tokenKey(member)
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key,
-			fieldEmail, session.Email,
-			fieldWorkspaceID, session.WorkspaceID,
-			fieldIssuedAt, session.IssuedAt.UnixMilli(),
-			fieldExpiresAt, exp,
-			fieldGen, gens[0],
-			fieldUserGen, gens[1])
-		p.PExpireAt(ctx, key, session.ExpiresAt)
-		return nil
-	})
+	err = s.rdb.SetArgs(ctx, tokenKey(d), encodeValue(gens[0], gens[1], session),
+		redis.SetArgs{ExpireAt: session.ExpiresAt}).Err()
 	if err != nil {
 		return storeError("write token", err)
 	}
 	return nil
 }
 
-// stored is a token's hash as read back.
+// stored is a token as read back.
 type stored struct {
 	session   domain.Session
 	gen, ugen string
 }
 
-// read returns the token's hash, or ErrTokenNotFound when it is absent or
-// incomplete.
+// read returns the token, or ErrTokenNotFound when it is absent or
+// damaged.
 func (s *Store) read(ctx context.Context, d domain.Digest) (stored, error) {
-	vals, err := s.rdb.HMGet(ctx, tokenKey(digestHex(d)),
-		fieldEmail, fieldWorkspaceID, fieldIssuedAt, fieldExpiresAt, fieldGen, fieldUserGen).Result()
+	v, err := s.rdb.Get(ctx, tokenKey(d)).Result()
 	if errors.Is(err, redis.Nil) {
+		if s.readsLegacy() {
+			return s.readLegacy(ctx, d)
+		}
 		return stored{}, domain.ErrTokenNotFound
 	}
 	if err != nil {
 		return stored{}, storeError("read token", err)
 	}
-	str, ok := allStrings(vals)
+	t, ok := decodeValue(v)
 	if !ok {
 		return stored{}, domain.ErrTokenNotFound
 	}
-	iat, err1 := strconv.ParseInt(str[2], 10, 64)
-	exp, err2 := strconv.ParseInt(str[3], 10, 64)
-	if err1 != nil || err2 != nil {
-		return stored{}, domain.ErrTokenNotFound
-	}
-	return stored{
-		session: domain.Session{
-			Email:       str[0],
-			WorkspaceID: str[1],
-			IssuedAt:    time.UnixMilli(iat).UTC(),
-			ExpiresAt:   time.UnixMilli(exp).UTC(),
-		},
-		gen:  str[4],
-		ugen: str[5],
-	}, nil
-}
-
-// allStrings returns vals as strings, or false when one is missing (nil).
-func allStrings(vals []any) ([]string, bool) {
-	out := make([]string, len(vals))
-	for i, v := range vals {
-		s, ok := v.(string)
-		if !ok {
-			return nil, false
-		}
-		out[i] = s
-	}
-	return out, true
+	return t, nil
 }
 
 // Lookup returns the session of a live token whose workspace and user
@@ -239,59 +209,54 @@ func (s *Store) Lookup(ctx context.Context, d domain.Digest) (domain.Session, er
 	}
 	// A missing counter fails the check too: counters outlive their
 	// tokens, so one that is gone cannot vouch for any token.
-	gens, ok := allStrings(vals)
-	if !ok || gens[0] != t.gen || gens[1] != t.ugen {
+	if len(vals) != 2 || vals[0] != t.gen || vals[1] != t.ugen {
 		return domain.Session{}, domain.ErrTokenNotFound
 	}
 	return t.session, nil
 }
 
-// Revoke deletes one token, then its index entries. A token that is
-// unknown or half written has no index entries this store can find; its
-// key, if any, is deleted all the same.
+// Revoke deletes one token (under the earlier layout's key too, while
+// such tokens may live).
 func (s *Store) Revoke(ctx context.Context, d domain.Digest) error {
-	member := digestHex(d)
-	key := tokenKey(member)
-	vals, err := s.rdb.HMGet(ctx, key, fieldEmail, fieldWorkspaceID).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return storeError("read token", err)
+	var err error
+	if s.readsLegacy() {
+		// Two keys in two slots: a pipeline, which a Cluster client
+		// splits by node, rather than one DEL.
+		_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Del(ctx, tokenKey(d))
+			p.Del(ctx, legacyKey(d))
+			return nil
+		})
+	} else {
+		err = s.rdb.Del(ctx, tokenKey(d)).Err()
 	}
-	if err := s.rdb.Del(ctx, key).Err(); err != nil {
-		return storeError("delete token", err)
-	}
-	owner, ok := allStrings(vals)
-	if !ok {
-		return nil
-	}
-	k := keysOf(owner[1], owner[0])
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.SRem(ctx, k.workspaceTokens, member)
-		p.SRem(ctx, k.userTokens, member)
-		return nil
-	})
 	if err != nil {
-		return storeError("unindex token", err)
+		return storeError("delete token", err)
 	}
 	return nil
 }
 
-// RevokeUser revokes every token of the user in the workspace (one INCR),
-// then deletes them.
+// RevokeUser revokes every token of the user in the workspace: one INCR.
 func (s *Store) RevokeUser(ctx context.Context, workspaceID, email string) error {
 	k := keysOf(workspaceID, email)
-	if err := bumpScript.Run(ctx, s.rdb, []string{k.userGen}, domain.TokenTTL.Milliseconds()).Err(); err != nil {
+	if err := s.bump(ctx, k.userGen); err != nil {
 		return storeError("revoke user", err)
 	}
-	return s.sweep(ctx, k.userTokens, k.workspaceTokens)
+	return nil
 }
 
-// RevokeWorkspace revokes every token of the workspace (one INCR), then
-// deletes them. The users' index sets are left to expire: they can only
-// name tokens that are already revoked or deleted, or issued later.
+// RevokeWorkspace revokes every token of the workspace: one INCR.
 func (s *Store) RevokeWorkspace(ctx context.Context, workspaceID string) error {
 	k := keysOf(workspaceID, "")
-	if err := bumpScript.Run(ctx, s.rdb, []string{k.workspaceGen}, domain.TokenTTL.Milliseconds()).Err(); err != nil {
+	if err := s.bump(ctx, k.workspaceGen); err != nil {
 		return storeError("revoke workspace", err)
 	}
-	return s.sweep(ctx, k.workspaceTokens)
+	return nil
+}
+
+// bump advances a generation counter. A counter it creates lives as long
+// as a token issued now, and its margin and step, would.
+func (s *Store) bump(ctx context.Context, counter string) error {
+	life := domain.TokenTTL + expiryMargin + s.expiryStep
+	return bumpScript.Run(ctx, s.rdb, []string{counter}, life.Milliseconds()).Err()
 }
