@@ -45,7 +45,6 @@ require (
 
 require (
 	github.com/dghubble/oauth1 v0.7.3
-	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/liveproctor/workspaces/pkg/testenv v0.0.0-00010101000000-000000000000
 )
 

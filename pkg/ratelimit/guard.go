@@ -94,7 +94,11 @@ func address(ctx context.Context) string {
 // authenticate too often lately, with appKey (the key it presents; empty
 // for a token) or at all. It runs before any credential check.
 func (g *Guard) CheckFailures(ctx context.Context, appKey string) error {
-	d := g.failures.Check(ctx, address(ctx), appKey)
+	return failureAnswer(ctx, g.failures.Check(ctx, address(ctx), appKey))
+}
+
+// failureAnswer is a failure check's answer to the caller.
+func failureAnswer(ctx context.Context, d Decision) error {
 	if d.Allowed {
 		return nil
 	}
@@ -112,9 +116,19 @@ func (g *Guard) Failed(ctx context.Context, appKey string) {
 // workspace's limit (own, when not Off) or the default, sending the
 // rate-limit fields; it refuses the call over the limit.
 func (g *Guard) LimitKeyPair(ctx context.Context, appKey string, own Limit) error {
-	lim := g.settings.Default
+	key, lim := g.keyPairLimit(appKey, own)
 	if lim.Off() {
 		return nil // RATE_LIMIT=0: limits are off, overrides too
+	}
+	return g.limit(ctx, key, lim)
+}
+
+// keyPairLimit is the limit a key pair's calls count against, own or the
+// default (Off when RATE_LIMIT=0 turns every limit off), and its key.
+func (g *Guard) keyPairLimit(appKey string, own Limit) (string, Limit) {
+	lim := g.settings.Default
+	if lim.Off() {
+		return "", lim
 	}
 	if !own.Off() {
 		lim = own
@@ -122,7 +136,7 @@ func (g *Guard) LimitKeyPair(ctx context.Context, appKey string, own Limit) erro
 	// The limit is part of the key: GCRA keeps what was spent as time
 	// owed under the old rate, so a raised limit starts a bucket of its
 	// own, full, instead of paying that debt at the new rate.
-	return g.limit(ctx, "keypair:"+appKey+":"+strconv.Itoa(lim.Rate)+":"+strconv.Itoa(lim.Burst), lim)
+	return "keypair:" + appKey + ":" + strconv.Itoa(lim.Rate) + ":" + strconv.Itoa(lim.Burst), lim
 }
 
 // LimitToken counts a call presenting an SDK token against the default
@@ -133,7 +147,12 @@ func (g *Guard) LimitToken(ctx context.Context, token string) error {
 }
 
 func (g *Guard) limit(ctx context.Context, key string, lim Limit) error {
-	d := g.limiter.Allow(ctx, key, lim)
+	return rateAnswer(ctx, g.limiter.Allow(ctx, key, lim), lim)
+}
+
+// rateAnswer is a rate limit's answer to the caller: the rate-limit fields,
+// and a refusal when the call is over the limit.
+func rateAnswer(ctx context.Context, d Decision, lim Limit) error {
 	SetHeaders(ctx, d)
 	if d.Allowed {
 		return nil

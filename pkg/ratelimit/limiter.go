@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -28,7 +27,7 @@ func (l Limit) window() time.Duration {
 // Limiter applies Limits to keys, in Redis when it answers.
 type Limiter struct {
 	policy  string
-	redis   *redis_rate.Limiter // nil: this replica only
+	redis   redis.UniversalClient // nil: this replica only
 	timeout time.Duration
 	local   *localGCRA
 	down    *fallback
@@ -61,7 +60,7 @@ func NewLimiter(rdb redis.UniversalClient, o LimiterOptions) *Limiter {
 		down:    &fallback{logger: o.Logger, what: "rate limits", now: now, retryEvery: time.Second},
 	}
 	if rdb != nil {
-		l.redis = redis_rate.NewLimiter(rdb)
+		l.redis = rdb
 	}
 	return l
 }
@@ -74,14 +73,13 @@ func (l *Limiter) Allow(ctx context.Context, key string, lim Limit) Decision {
 	d := Decision{Policy: l.policy, Quota: lim.Burst, Window: lim.window()}
 	if l.redis != nil && l.down.useRedis() {
 		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
-		res, err := l.redis.Allow(c, key, redis_rate.Limit{Rate: lim.Rate, Burst: lim.Burst, Period: time.Second})
+		v, err := gcraScript.Run(c, l.redis, []string{gcraKeyPrefix + key}, lim.interval(), lim.Burst).Result()
 		cancel()
 		if err == nil {
+			d, err = gcraAnswer(d, v)
+		}
+		if err == nil {
 			l.down.succeeded()
-			d.Allowed = res.Allowed > 0
-			d.Remaining = res.Remaining
-			d.RetryAfter = max(res.RetryAfter, 0)
-			d.ResetAfter = max(res.ResetAfter, 0)
 			return d
 		}
 		l.down.failed(err)

@@ -1,6 +1,5 @@
 // Package ratelimit keeps the request limits every replica shares: a
-// generic cell rate algorithm per key pair (github.com/go-redis/redis_rate)
-// and counters of failed authentications per client address, both in Redis.
+// generic cell rate algorithm per key pair (scripts.go) and counters of failed authentications per client address, both in Redis.
 //
 // When Redis cannot be reached, both fall back to counters kept by this
 // replica alone, with the same parameters: limits stay in force, but each

@@ -117,7 +117,7 @@ func TestLimiterFallsBackToLocalCountsWhileRedisIsDownAndReturns(t *testing.T) {
 	if passed != 3 {
 		t.Fatalf("after Redis returned %d passed, want a fresh burst of 3 counted there", passed)
 	}
-	if n, err := rdb.Exists(context.Background(), "rate:k").Result(); err != nil || n != 1 {
+	if n, err := rdb.Exists(context.Background(), "gcra:k").Result(); err != nil || n != 1 {
 		t.Fatalf("Redis holds no count for k: %d, %v", n, err)
 	}
 }

@@ -169,14 +169,17 @@ func TestFailedAuthenticationsBlockOnlyThatAddress(t *testing.T) {
 	wantThrottled(t, owner.from("127.0.0.2").post("/api/login/sdk", map[string]any{"email": "ada@example.com", "workspaceId": "guarded"}), "auth-failures")
 	owner.from("127.0.0.3").get("/api/workspace/guarded").ok(nil)
 
-	// Guesses at the login route are counted too.
+	// Guesses at the login route are counted too, and block the address
+	// even for a login whose access the auth service remembers (it checks
+	// such a login's limits in the same Redis script as the token's save).
+	tok := owner.from("127.0.0.4").login("ada@example.com", "guarded")
 	loginGuesser := as(t, key, "wrong-secret").on(s).from("127.0.0.3")
 	for range 3 {
 		loginGuesser.post("/api/login/sdk", map[string]any{"email": "ada@example.com", "workspaceId": "guarded"}).
 			wantError(http.StatusUnauthorized, "UNAUTHENTICATED", "")
 	}
 	wantThrottled(t, owner.from("127.0.0.3").post("/api/login/sdk", map[string]any{"email": "ada@example.com", "workspaceId": "guarded"}), "auth-failures")
-	tok := owner.from("127.0.0.4").login("ada@example.com", "guarded")
+	owner.from("127.0.0.4").login("ada@example.com", "guarded")
 
 	// Guessed SDK tokens: five from one address, then that address is refused.
 	for range 5 {
@@ -222,7 +225,7 @@ func TestLimitsHoldWhileRedisIsDown(t *testing.T) {
 	fresh := asRoot(t).on(s)
 	testenv.Eventually(t, 30*time.Second, func() error {
 		fresh.get("/api/workspace/fallback")
-		keys, err := rdb.Keys(context.Background(), "rate:keypair:"+rootKey+":*").Result()
+		keys, err := rdb.Keys(context.Background(), "gcra:keypair:"+rootKey+":*").Result()
 		if err == nil && len(keys) == 0 {
 			return errors.New("no count for the root key pair in Redis")
 		}

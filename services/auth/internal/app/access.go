@@ -25,6 +25,10 @@ type accessKey struct {
 	workspaceID string
 }
 
+func newAccessKey(authorization, workspaceID string) accessKey {
+	return accessKey{credentials: sha256.Sum256([]byte(authorization)), workspaceID: workspaceID}
+}
+
 var errNoCredentials = fault.New(fault.Unauthenticated,
 	"missing credentials: send Authorization: Basic base64(appKey:appSecret)")
 
@@ -40,19 +44,9 @@ func (a *App) authorize(ctx context.Context, authorization, workspaceID string, 
 	if authorization == "" {
 		return WorkspaceStatus{}, errNoCredentials
 	}
-	key := accessKey{credentials: sha256.Sum256([]byte(authorization)), workspaceID: workspaceID}
-	cached, ok := a.access.Get(key)
-	if revokedAt, revoked := a.revoked.Get(workspaceID); ok && revoked && !cached.at.After(revokedAt) {
-		ok = false
-	}
+	key := newAccessKey(authorization, workspaceID)
 	appKey, _, _ := basicauth.Parse(authorization)
-	if forgottenAt, forgotten := a.forgotten.Get(appKey); ok && forgotten && !cached.at.After(forgottenAt) {
-		ok = false
-	}
-	if exp := cached.status.CallerKeyExpiresAt; ok && !exp.IsZero() && !a.now().Before(exp) {
-		ok = false // the key pair expired: the workspace service now refuses it
-	}
-	st := cached.status
+	st, ok := a.cachedAccess(key, appKey)
 	if !ok {
 		at := a.now()
 		var err error
@@ -81,6 +75,28 @@ func (a *App) authorize(ctx context.Context, authorization, workspaceID string, 
 		return WorkspaceStatus{}, fault.New(fault.NotFound, "workspace %q not found", workspaceID)
 	}
 	return st, nil
+}
+
+// cachedAccess returns the workspace service's answer for the credentials
+// (of app key appKey) and workspace of key, when one is remembered and
+// still holds: no revocation of the workspace's tokens, no revocation or
+// rotation of the key pair, and no expiry of the key pair since it was
+// given.
+func (a *App) cachedAccess(key accessKey, appKey string) (WorkspaceStatus, bool) {
+	cached, ok := a.access.Get(key)
+	if !ok {
+		return WorkspaceStatus{}, false
+	}
+	if revokedAt, revoked := a.revoked.Get(key.workspaceID); revoked && !cached.at.After(revokedAt) {
+		return WorkspaceStatus{}, false
+	}
+	if forgottenAt, forgotten := a.forgotten.Get(appKey); forgotten && !cached.at.After(forgottenAt) {
+		return WorkspaceStatus{}, false
+	}
+	if exp := cached.status.CallerKeyExpiresAt; !exp.IsZero() && !a.now().Before(exp) {
+		return WorkspaceStatus{}, false // the key pair expired: the workspace service now refuses it
+	}
+	return cached.status, true
 }
 
 // ForgetKeyPairs stops this replica reusing the access checks of key

@@ -25,15 +25,36 @@ type WorkspaceStatus struct {
 	CallerKeyExpiresAt time.Time
 }
 
-// Limits counts a key pair's calls against its rate limit: own when its
-// workspace has one, else the default. Over it, the error is Throttled.
+// Limits guards the calls of key pairs. Over a limit, the error is
+// Throttled.
 type Limits interface {
+	// CheckFailures refuses a client address that has failed to
+	// authenticate too often lately, with appKey or at all; it comes
+	// before any credential check.
+	CheckFailures(ctx context.Context, appKey string) error
+	// LimitKeyPair counts a call of a key pair whose credentials were
+	// accepted against its rate limit: own when its workspace has one,
+	// else the default.
 	LimitKeyPair(ctx context.Context, appKey string, own ratelimit.Limit) error
+}
+
+// Planner is Limits that can hand both checks of a key pair's call to a
+// GuardedStore, to run in the same step as the token's save.
+type Planner interface {
+	Plan(ctx context.Context, appKey string, own ratelimit.Limit) ratelimit.Planned
+}
+
+// GuardedStore is a token store that runs a login's limits and the save of
+// its token as one step (on Redis: one round trip instead of three), and
+// saves nothing when the limits refuse.
+type GuardedStore interface {
+	SaveGuarded(ctx context.Context, d domain.Digest, s domain.Session, limits ratelimit.Planned) error
 }
 
 // noLimits limits nothing.
 type noLimits struct{}
 
+func (noLimits) CheckFailures(context.Context, string) error                 { return nil }
 func (noLimits) LimitKeyPair(context.Context, string, ratelimit.Limit) error { return nil }
 
 // Workspaces asks the workspace service about a workspace, presenting the
@@ -76,8 +97,12 @@ type App struct {
 	settings   Settings
 	now        func() time.Time
 	limits     Limits
-	launches   Launches // nil: no LTI launches
-	access     *ttlcache.Cache[accessKey, cachedAccess]
+	// planner and guarded are set when the limits and the store can run
+	// a login's checks and save in one step (see CreateToken).
+	planner  Planner
+	guarded  GuardedStore
+	launches Launches // nil: no LTI launches
+	access   *ttlcache.Cache[accessKey, cachedAccess]
 	// revoked remembers when each workspace's tokens were last revoked
 	// here, so a cached "yes" from before a delete is not reused after it.
 	revoked *ttlcache.Cache[string, time.Time]
@@ -107,6 +132,8 @@ func New(store domain.TokenStore, workspaces Workspaces, settings Settings, opts
 	for _, opt := range opts {
 		opt(a)
 	}
+	a.planner, _ = a.limits.(Planner)
+	a.guarded, _ = store.(GuardedStore)
 	a.access = ttlcache.New[accessKey, cachedAccess](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
 	a.revoked = ttlcache.New[string, time.Time](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
 	a.forgotten = ttlcache.New[string, time.Time](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)

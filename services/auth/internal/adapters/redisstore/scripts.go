@@ -1,12 +1,18 @@
 package redisstore
 
-import "github.com/redis/go-redis/v9"
+import (
+	"fmt"
 
-// registerLua is the part of saving a token that touches only the
-// workspace's slot: it creates the two generation counters at 0 if they
-// are missing (SET NX GET answers the value before the call, false in Lua
-// when there was none) and makes both live until at least the given
-// instant.
+	"github.com/redis/go-redis/v9"
+
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
+)
+
+// registerLua defines register(wgen, ugen, keep), the part of saving a
+// token that touches only the workspace's slot: it creates the two
+// generation counters at 0 if they are missing (SET NX GET answers the
+// value before the call, false in Lua when there was none), makes both
+// live until at least keep (Unix milliseconds), and answers their values.
 //
 // An expiry is only ever moved later: a counter gets the new instant when
 // it has no expiry (PEXPIRETIME answers -1) or an earlier one. The caller
@@ -14,25 +20,35 @@ import "github.com/redis/go-redis/v9"
 // workspace already live long enough on nearly every login, and cost one
 // read each. The instant is absolute, the same kind the token's own key
 // gets, so the clock of the service that calls does not matter.
-//
-// KEYS: workspace generation, user generation.
-// ARGV: keep-until instant (Unix milliseconds), then what saveScript uses.
 const registerLua = `
-local gen = redis.call('SET', KEYS[1], '0', 'NX', 'GET') or '0'
-local ugen = redis.call('SET', KEYS[2], '0', 'NX', 'GET') or '0'
-local keep = tonumber(ARGV[1])
-for i = 1, 2 do
-  if redis.call('PEXPIRETIME', KEYS[i]) < keep then
-    redis.call('PEXPIREAT', KEYS[i], keep)
+local function register(wgen, ugen, keep)
+  local gen = redis.call('SET', wgen, '0', 'NX', 'GET') or '0'
+  local ugn = redis.call('SET', ugen, '0', 'NX', 'GET') or '0'
+  for _, key in ipairs({wgen, ugen}) do
+    if redis.call('PEXPIRETIME', key) < keep then
+      redis.call('PEXPIREAT', key, keep)
+    end
   end
+  return gen, ugn
+end
+`
+
+// writeLua writes a token's key: the value (see value.go) from the
+// generations and the session part, expiring at exp.
+const writeLua = `
+local function write(key, gen, ugen, session, exp)
+  redis.call('SET', key, '` + valueVersion + ` ' .. gen .. ' ' .. ugen .. ' ' .. session, 'PXAT', exp)
 end
 `
 
 // registerScript reads the two generations a token is issued under,
 // {workspace generation, user generation}, creating and keeping the
-// counters as registerLua says. Its keys share the workspace's hash tag,
-// so it runs on one Cluster slot.
+// counters as register does. Its keys share the workspace's hash tag, so
+// it runs on one Cluster slot.
+//
+// KEYS: workspace generation, user generation. ARGV: keep-until instant.
 var registerScript = redis.NewScript(registerLua + `
+local gen, ugen = register(KEYS[1], KEYS[2], tonumber(ARGV[1]))
 return {gen, ugen}
 `)
 
@@ -44,10 +60,26 @@ return {gen, ugen}
 // KEYS: as registerScript, then the token's key. ARGV: as registerScript,
 // then the value's session part (sessionSuffix) and the expiry instant
 // (Unix milliseconds).
-var saveScript = redis.NewScript(registerLua + `
-redis.call('SET', KEYS[3], '` + valueVersion + ` ' .. gen .. ' ' .. ugen .. ' ' .. ARGV[2], 'PXAT', ARGV[3])
+var saveScript = redis.NewScript(registerLua + writeLua + `
+local gen, ugen = register(KEYS[1], KEYS[2], tonumber(ARGV[1]))
+write(KEYS[3], gen, ugen, ARGV[2], ARGV[3])
 return {gen, ugen}
 `)
+
+// guardedSaveScript checks a login's limits (ratelimit.GuardLua: the
+// failure counters of the client's address, then the key pair's rate) and
+// only when they let it pass registers and writes the token, as saveScript
+// does: one round trip for all of a login's Redis work. A single Redis
+// server only, like saveScript. It answers guard's verdict.
+//
+// KEYS: guard's, then saveScript's. ARGV: guard's, then saveScript's.
+var guardedSaveScript = redis.NewScript(ratelimit.GuardLua + registerLua + writeLua + fmt.Sprintf(`
+local verdict = guard(1, 1)
+if verdict[1] ~= 'ok' then return verdict end
+local gen, ugen = register(KEYS[%[1]d + 1], KEYS[%[1]d + 2], tonumber(ARGV[%[2]d + 1]))
+write(KEYS[%[1]d + 3], gen, ugen, ARGV[%[2]d + 2], ARGV[%[2]d + 3])
+return verdict
+`, ratelimit.GuardKeys, ratelimit.GuardArgs))
 
 // bumpScript advances a revocation generation, which revokes at once every
 // token issued under the previous one. INCR keeps an existing expiry (the

@@ -63,6 +63,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
 
@@ -164,6 +165,28 @@ func (s *Store) Save(ctx context.Context, d domain.Digest, session domain.Sessio
 		return storeError("write token", err)
 	}
 	return nil
+}
+
+// SaveGuarded checks a login's limits and saves its token only when they
+// let it pass (see Save): on a single Redis server in one script, one
+// round trip for the whole login; elsewhere the limits with calls of their
+// own, then Save. A refusal is the limits' error, and no token is saved.
+func (s *Store) SaveGuarded(ctx context.Context, d domain.Digest, session domain.Session, limits ratelimit.Planned) error {
+	_, single := s.rdb.(*redis.Client)
+	if !single || !s.now().Before(session.ExpiresAt) {
+		if err := limits.Separately(ctx); err != nil {
+			return err
+		}
+		return s.Save(ctx, d, session)
+	}
+	k := keysOf(session.WorkspaceID, session.Email)
+	keys := append(limits.Keys(), k.workspaceGen, k.userGen, tokenKey(d))
+	args := append(limits.Args(), s.keepUntil(session.ExpiresAt), sessionSuffix(session), session.ExpiresAt.UnixMilli())
+	verdict, err := guardedSaveScript.Run(ctx, s.rdb, keys, args...).Result()
+	if err != nil {
+		return storeError("save token", err)
+	}
+	return limits.Settle(ctx, verdict)
 }
 
 // stored is a token as read back.

@@ -26,6 +26,13 @@ var bearerMethods = map[string]bool{
 	authv1.AuthService_DeleteSdkSession_FullMethodName: true,
 }
 
+// checksOwnFailures are the methods whose application checks the client's
+// failed authentications itself, first thing: a login does it in the same
+// Redis round trip as the save of its token (app.CreateToken).
+var checksOwnFailures = map[string]bool{
+	authv1.AuthService_CreateSdkToken_FullMethodName: true,
+}
+
 // LimitInterceptor refuses a client address with too many recent failed
 // authentications before any credential check. On the token routes it
 // counts a token that is not live as a failure of that address, and
@@ -37,6 +44,9 @@ func LimitInterceptor(limits Limits) grpc.UnaryServerInterceptor {
 			return handler(ctx, req)
 		}
 		if !bearerMethods[info.FullMethod] {
+			if checksOwnFailures[info.FullMethod] {
+				return handler(ctx, req)
+			}
 			appKey, _, _ := basicauth.FromIncoming(ctx)
 			if err := limits.CheckFailures(ctx, appKey); err != nil {
 				return nil, err
