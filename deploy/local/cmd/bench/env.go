@@ -72,9 +72,13 @@ type env struct {
 	// refRedis is benchref's own redis-server, so that the two sides'
 	// Redis CPU and memory are counted apart.
 	refRedis *testenv.Server
-	proxy    *helper  // benchproxy
-	log      *os.File // the servers' output
-	tmp      string   // the run's temporary folder (wrk's scripts and figures)
+	// floorAuth (benchauth) behind benchproxy is the login floor, with its
+	// own redis-server, floorRedis.
+	floorAuth  *helper
+	floorRedis *testenv.Server
+	proxy      *helper  // benchproxy
+	log        *os.File // the servers' output
+	tmp        string   // the run's temporary folder (wrk's scripts and figures)
 
 	http      *http.Client
 	basic     http.Header // Authorization with the root pair, JSON content
@@ -85,19 +89,19 @@ type env struct {
 	pprofAddrs map[string]string // by service, with -profile
 }
 
-// startEnv builds the binaries into tmp, then starts the stack, benchref and
-// benchproxy.
+// startEnv builds the binaries into tmp, then starts the stack, benchref,
+// benchauth and benchproxy.
 func startEnv(ctx context.Context, cfg config, root, tmp string) (e *env, err error) {
 	binDir := filepath.Join(tmp, "bin")
-	progress("building the stack, benchref and benchproxy")
+	progress("building the stack, benchref, benchauth and benchproxy")
 	if err := stack.Build(ctx, root, binDir); err != nil {
 		return nil, err
 	}
 	build := exec.CommandContext(ctx, "go", "build", "-o", binDir+string(filepath.Separator),
-		"./deploy/local/cmd/benchref", "./deploy/local/cmd/benchproxy")
+		"./deploy/local/cmd/benchref", "./deploy/local/cmd/benchauth", "./deploy/local/cmd/benchproxy")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build benchref and benchproxy: %w\n%s", err, out)
+		return nil, fmt.Errorf("build benchref, benchauth and benchproxy: %w\n%s", err, out)
 	}
 
 	e = &env{tmp: tmp}
@@ -144,8 +148,17 @@ func startEnv(ctx context.Context, cfg config, root, tmp string) (e *env, err er
 	if err != nil {
 		return nil, err
 	}
+	progress("starting benchauth and its redis-server")
+	e.floorRedis, err = testenv.StartRedis(ctx, testenv.RedisOptions{Dir: filepath.Join(tmp, "floor-redis"), Output: out})
+	if err != nil {
+		return nil, fmt.Errorf("start benchauth's redis-server: %w", err)
+	}
+	e.floorAuth, err = startTokenService(ctx, filepath.Join(binDir, "benchauth"), e.floorRedis.Addr(), rootKey, rootSecret, out)
+	if err != nil {
+		return nil, err
+	}
 	progress("starting benchproxy")
-	e.proxy, err = startProxy(ctx, filepath.Join(binDir, "benchproxy"), e.stack.WorkspaceAddr, out)
+	e.proxy, err = startProxy(ctx, filepath.Join(binDir, "benchproxy"), e.stack.WorkspaceAddr, e.floorAuth.Addr, out)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +200,8 @@ func (e *env) processes() ([]namedPID, error) {
 		}
 		ps = append(ps, namedPID{name, pid})
 	}
-	return append(ps, namedPID{"benchref", e.ref.PID()}, namedPID{"benchproxy", e.proxy.PID()}), nil
+	return append(ps, namedPID{"benchref", e.ref.PID()}, namedPID{"benchproxy", e.proxy.PID()},
+		namedPID{"benchauth", e.floorAuth.PID()}), nil
 }
 
 // serverProcesses is processes and the stand-ins: every server whose CPU
@@ -198,7 +212,7 @@ func (e *env) serverProcesses() ([]namedPID, error) {
 		return nil, err
 	}
 	return append(ps, namedPID{"redis-server", e.stack.Redis.PID()}, namedPID{"ferretdb", e.stack.FerretDB.PID()},
-		namedPID{"benchref-redis", e.refRedis.PID()}), nil
+		namedPID{"benchref-redis", e.refRedis.PID()}, namedPID{"benchauth-redis", e.floorRedis.PID()}), nil
 }
 
 // cpuProcesses is serverProcesses and this process (the Go load generator
@@ -216,7 +230,8 @@ type namedPID struct {
 	PID  int
 }
 
-// Close stops benchproxy, benchref and the stack and closes the clients.
+// Close stops benchproxy, benchauth, benchref, their redis-servers and the
+// stack, and closes the clients.
 func (e *env) Close() error {
 	var errs []error
 	for _, c := range e.grpcConns {
@@ -225,13 +240,15 @@ func (e *env) Close() error {
 	if e.http != nil {
 		e.http.CloseIdleConnections()
 	}
-	for _, h := range []*helper{e.proxy, e.ref} {
+	for _, h := range []*helper{e.proxy, e.floorAuth, e.ref} {
 		if h != nil {
 			errs = append(errs, h.Stop())
 		}
 	}
-	if e.refRedis != nil {
-		errs = append(errs, e.refRedis.Stop())
+	for _, r := range []*testenv.Server{e.floorRedis, e.refRedis} {
+		if r != nil {
+			errs = append(errs, r.Stop())
+		}
 	}
 	if e.stack != nil {
 		errs = append(errs, e.stack.Close())

@@ -73,9 +73,13 @@ func measureHop(ctx context.Context, cfg config, e *env, rep *report) error {
 		return side{Name: name, Wrk: &wrkLoad{Method: http.MethodGet, URL: base + "/api/workspace/" + rootWorkspace, Header: e.basic}}
 	}
 	// The gateway goes second: -profile samples the second side.
-	rep.FrontProxy, rep.FrontGateway, err = alternate(ctx, cfg, e, cfg.Conns,
-		get(floorName, e.proxy.URL), get(restSide.Name, e.stack.GatewayURL), nil)
-	return err
+	fronts, err := alternate(ctx, cfg, e, cfg.Conns,
+		[]side{get(floorName, e.proxy.URL), get(restSide.Name, e.stack.GatewayURL)}, nil)
+	if err != nil {
+		return err
+	}
+	rep.FrontProxy, rep.FrontGateway = fronts[0], fronts[1]
+	return nil
 }
 
 // interleaved is one op that calls each of ops in turn, for warming them

@@ -4,16 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
 // helper is a bench-only server running beside the stack: benchref, the
-// login reference, or benchproxy, the floor of the gateway hop.
+// login reference, benchproxy, the floor of the gateway hop and the HTTP
+// half of the login floor, or benchauth, its token service.
 type helper struct {
 	*testenv.Process
-	URL string
+	Addr string // where it listens
+	URL  string // http://Addr, for an HTTP server
 }
 
 // startReference runs benchref on a free loopback port against redisAddr
@@ -24,10 +27,34 @@ func startReference(ctx context.Context, bin, redisAddr, key, secret string, out
 		[]string{"BENCHREF_APP_KEY=" + key, "BENCHREF_APP_SECRET=" + secret}, out)
 }
 
+// startTokenService runs benchauth, the login floor's token service, on a
+// free loopback port against redisAddr with one key pair, and waits until
+// its port is open (it answers Redis before it listens).
+func startTokenService(ctx context.Context, bin, redisAddr, key, secret string, out io.Writer) (*helper, error) {
+	addr, err := testenv.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	p, err := testenv.StartProcess(testenv.Command{
+		Name: "benchauth", Path: bin, Args: []string{"-listen", addr, "-redis", redisAddr},
+		Env: []string{"BENCHAUTH_APP_KEY=" + key, "BENCHAUTH_APP_SECRET=" + secret}, Output: out,
+	})
+	if err != nil {
+		return nil, err
+	}
+	h := &helper{Process: p, Addr: addr}
+	if err := h.waitReady(ctx, 10*time.Second, tcpOpen(addr)); err != nil {
+		_ = h.Stop()
+		return nil, err
+	}
+	return h, nil
+}
+
 // startProxy runs benchproxy on a free loopback port in front of the
-// workspace service at workspaceAddr, and waits until it answers.
-func startProxy(ctx context.Context, bin, workspaceAddr string, out io.Writer) (*helper, error) {
-	return startHelper(ctx, "benchproxy", bin, []string{"-workspace", workspaceAddr}, nil, out)
+// workspace service at workspaceAddr and the token service at authAddr,
+// and waits until it answers.
+func startProxy(ctx context.Context, bin, workspaceAddr, authAddr string, out io.Writer) (*helper, error) {
+	return startHelper(ctx, "benchproxy", bin, []string{"-workspace", workspaceAddr, "-auth", authAddr}, nil, out)
 }
 
 // startHelper runs bin with -listen on a free loopback port, args and env
@@ -44,20 +71,33 @@ func startHelper(ctx context.Context, name, bin string, args, env []string, out 
 	if err != nil {
 		return nil, err
 	}
-	h := &helper{Process: p, URL: "http://" + addr}
-	if err := h.waitReady(ctx, 10*time.Second); err != nil {
+	h := &helper{Process: p, Addr: addr, URL: "http://" + addr}
+	if err := h.waitReady(ctx, 10*time.Second, testenv.HTTPOK(h.URL+"/healthz")); err != nil {
 		_ = h.Stop()
 		return nil, err
 	}
 	return h, nil
 }
 
-func (h *helper) waitReady(ctx context.Context, timeout time.Duration) error {
+// waitReady waits until check passes, for at most timeout.
+func (h *helper) waitReady(ctx context.Context, timeout time.Duration, check func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := testenv.WaitReady(ctx, testenv.HTTPOK(h.URL+"/healthz"), h.Process)
+	err := testenv.WaitReady(ctx, check, h.Process)
 	if err != nil {
 		return fmt.Errorf("%s was not ready within %s: %w", h.Name(), timeout, err)
 	}
 	return nil
+}
+
+// tcpOpen checks that addr accepts a TCP connection.
+func tcpOpen(addr string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	}
 }

@@ -10,9 +10,12 @@ import (
 // on both servers alike.
 const loginUsers = 1000
 
-// measureLogin alternates reference and stack rounds of SDK login, driven
-// by wrk at cfg.Conns connections, and reads every process's peak RSS over
-// those rounds.
+// measureLogin alternates reference, floor and stack rounds of SDK login
+// (A B C A B C…), driven by wrk at cfg.Conns connections, and reads every
+// process's peak RSS and each redis-server's command statistics over those
+// rounds. The floor is benchproxy in front of benchauth: the least the
+// stack's architecture (an HTTP front, one gRPC hop to a token service,
+// Redis) can do for a login, between the bare reference and the stack.
 func measureLogin(ctx context.Context, cfg config, e *env, rep *report) error {
 	bodies := make([][]byte, loginUsers)
 	for i := range bodies {
@@ -32,22 +35,27 @@ func measureLogin(ctx context.Context, cfg config, e *env, rep *report) error {
 				return err
 			}
 		}
-		for _, addr := range []string{e.stack.RedisAddr, e.refRedis.Addr()} {
+		for _, addr := range []string{e.stack.RedisAddr, e.refRedis.Addr(), e.floorRedis.Addr()} {
 			if err := resetCommandStats(ctx, addr); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	rep.LoginRef, rep.LoginStack, err = alternate(ctx, cfg, e, cfg.Conns,
-		login("login, reference", e.ref.URL), login("login, stack", e.stack.GatewayURL), resetPeaks)
+	// The stack goes last: -profile samples the last side.
+	rounds, err := alternate(ctx, cfg, e, cfg.Conns, []side{login("login, reference", e.ref.URL),
+		login("login, floor", e.proxy.URL), login("login, stack", e.stack.GatewayURL)}, resetPeaks)
 	if err != nil {
 		return err
 	}
+	rep.LoginRef, rep.LoginFloor, rep.LoginStack = rounds[0], rounds[1], rounds[2]
 	if rep.RedisLoginStack, err = readCommandStats(ctx, e.stack.RedisAddr); err != nil {
 		return err
 	}
 	if rep.RedisLoginRef, err = readCommandStats(ctx, e.refRedis.Addr()); err != nil {
+		return err
+	}
+	if rep.RedisLoginFloor, err = readCommandStats(ctx, e.floorRedis.Addr()); err != nil {
 		return err
 	}
 	rep.MemoryLogin, err = readAll(e)

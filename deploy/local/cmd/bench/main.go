@@ -6,12 +6,15 @@
 // redis-server, the workspace and auth services and the gateway, on
 // loopback, with a temporary data folder and a fixed bootstrap key pair),
 // and benchref, a bare net/http + go-redis login server doing only the
-// login's essential work against a redis-server of its own, and benchproxy,
-// a bare HTTP front making GetWorkspace's gRPC call. wrk drives the HTTP
-// load, the Go load generator (package loadgen) the gRPC calls:
+// login's essential work against a redis-server of its own, benchauth, a
+// bare gRPC token service doing the same work against another, and
+// benchproxy, a bare HTTP front making GetWorkspace's gRPC call and, in
+// front of benchauth, the login's. wrk drives the HTTP load, the Go load
+// generator (package loadgen) the gRPC calls:
 //
-//   - SDK login, reference and stack alternating A B A B, with each
-//     server process's CPU per request and peak RSS during that load;
+//   - SDK login, reference, floor (benchproxy → benchauth) and stack
+//     alternating A B C A B C, with each server process's CPU per request
+//     and peak RSS during that load;
 //   - GetWorkspace through the gateway and through benchproxy, alternating
 //     at -conns connections (the gateway's cost over the floor), and at one
 //     caller interleaved with the direct gRPC call;
@@ -41,7 +44,7 @@ import (
 // config is what the flags set.
 type config struct {
 	Round       time.Duration // length of one measured run
-	Rounds      int           // A B rounds of the login comparison
+	Rounds      int           // rounds of each comparison (login: A B C)
 	Warmup      time.Duration // unmeasured load before each comparison
 	Conns       int           // concurrent callers of the loaded runs
 	SeedWorkers int           // concurrent creators while seeding
@@ -56,7 +59,7 @@ type config struct {
 func parseFlags() config {
 	var c config
 	flag.DurationVar(&c.Round, "round", 10*time.Second, "length of one measured run")
-	flag.IntVar(&c.Rounds, "rounds", 2, "rounds of the login comparison (each: reference, then stack)")
+	flag.IntVar(&c.Rounds, "rounds", 2, "rounds of each comparison (login: reference, floor, then stack)")
 	flag.DurationVar(&c.Warmup, "warmup", 2*time.Second, "unmeasured load before each measurement")
 	flag.IntVar(&c.Conns, "conns", 64, "concurrent callers of the loaded runs")
 	flag.IntVar(&c.SeedWorkers, "seed-workers", 32, "concurrent creators while seeding workspaces")

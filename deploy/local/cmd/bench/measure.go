@@ -76,61 +76,61 @@ func grpcOp(call func(ctx context.Context) error) loadgen.Op {
 	}
 }
 
-// alternate measures a and b in cfg.Rounds rounds of a then b, so that
-// drift over the run (heat, a store growing) touches both alike, and
-// returns each side's rounds with the CPU time every process used in each.
-// before, when not nil, runs after the warm-up, just before the first
-// measured round. With -profile, the services' CPU profiles are taken
-// during b's first round.
-func alternate(ctx context.Context, cfg config, e *env, callers int, a, b side, before func() error) (as, bs []measurement, err error) {
-	for _, s := range []side{a, b} {
+// alternate measures the sides in cfg.Rounds rounds of each in turn
+// (A B A B…, or A B C A B C… with three), so that drift over the run
+// (heat, a store growing) touches all alike, and returns each side's
+// rounds, in the order of sides, with the CPU time every process used in
+// each. before, when not nil, runs after the warm-up, just before the
+// first measured round. With -profile, the services' CPU profiles are
+// taken during the last side's first round.
+func alternate(ctx context.Context, cfg config, e *env, callers int, sides []side, before func() error) ([][]measurement, error) {
+	for _, s := range sides {
 		if err := warmUpSide(ctx, cfg, e, callers, s); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	if before != nil {
 		if err := before(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	procs, err := e.cpuProcesses()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	sides := [2]side{a, b}
-	var got [2][]measurement
+	got := make([][]measurement, len(sides))
 	for i := range cfg.Rounds {
 		for j, s := range sides {
 			var profiling *profileCapture
-			if j == 1 && i == 0 {
+			if j == len(sides)-1 && i == 0 {
 				profiling = e.startProfiles(ctx, cfg, s.Name, callers)
 			}
 			meter, err := startCPU(procs)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			load := loadAverage()
 			m, err := e.measureSide(ctx, cfg, fmt.Sprintf("%s (round %d)", s.Name, i+1), callers, s)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			m.Scenario = s.Name
 			m.Load = load
 			cpu, err := meter.stop()
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			m.CPU = append(cpu, m.CPU...)
 			if err := profiling.wait(); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			got[j] = append(got[j], m)
 		}
 	}
-	return got[0], got[1], nil
+	return got, nil
 }
 
-// side is one of the two operations an alternation compares: driven by
+// side is one of the operations an alternation compares: driven by
 // the Go load generator (Op) or by wrk (Wrk).
 type side struct {
 	Name string

@@ -18,13 +18,15 @@ type report struct {
 	// Failed names the scenarios that failed, with why.
 	Failed []string
 
-	LoginRef, LoginStack []measurement // one per round, in order
-	MemoryLogin          []processMemory
-	// RedisLoginStack and RedisLoginRef are each side's redis-server
-	// command statistics over the login rounds.
-	RedisLoginStack, RedisLoginRef []commandStat
-	MemoryEnd                      []processMemory
-	Hop                            []hop
+	// LoginRef, LoginFloor and LoginStack have one measurement per round,
+	// in order. The floor is benchproxy in front of benchauth.
+	LoginRef, LoginFloor, LoginStack []measurement
+	MemoryLogin                      []processMemory
+	// RedisLoginStack, RedisLoginRef and RedisLoginFloor are each side's
+	// redis-server command statistics over the login rounds.
+	RedisLoginStack, RedisLoginRef, RedisLoginFloor []commandStat
+	MemoryEnd                                       []processMemory
+	Hop                                             []hop
 	// FrontGateway and FrontProxy are GetWorkspace through the gateway and
 	// through benchproxy, driven by wrk in alternating rounds.
 	FrontGateway, FrontProxy []measurement
@@ -104,21 +106,32 @@ func processCPUPerCall(m measurement, name string) float64 {
 }
 
 // LoginCPURatio is the reference's server CPU per login over the stack's.
-func (r *report) LoginCPURatio() float64 {
-	stk := serverCPU(pool(r.LoginStack))
-	if stk == 0 {
-		return 0
-	}
-	return serverCPU(pool(r.LoginRef)) / stk
-}
+func (r *report) LoginCPURatio() float64 { return cpuRatio(r.LoginRef, r.LoginStack) }
 
 // LoginRatio is the stack's login throughput over the reference's.
-func (r *report) LoginRatio() float64 {
-	ref := pool(r.LoginRef).RPS()
-	if ref == 0 {
+func (r *report) LoginRatio() float64 { return rpsRatio(r.LoginStack, r.LoginRef) }
+
+// cpuRatio is cheap's server CPU per call over dear's, rounds pooled.
+func cpuRatio(cheap, dear []measurement) float64 {
+	d := serverCPU(pool(dear))
+	if d == 0 {
 		return 0
 	}
-	return pool(r.LoginStack).RPS() / ref
+	return serverCPU(pool(cheap)) / d
+}
+
+// rpsRatio is slow's throughput over fast's, rounds pooled.
+func rpsRatio(slow, fast []measurement) float64 {
+	f := pool(fast).RPS()
+	if f == 0 {
+		return 0
+	}
+	return pool(slow).RPS() / f
+}
+
+// p99Factor is how many times slow's pooled p99 is fast's.
+func p99Factor(slow, fast []measurement) float64 {
+	return float64(pool(slow).Percentile(99)) / float64(max(pool(fast).Percentile(99), 1))
 }
 
 // FrontCPUFactor is the gateway's CPU per GetWorkspace over benchproxy's.
@@ -139,10 +152,10 @@ func (r *report) Markdown() string {
 
 	w("# Benchmark results, %s\n\n", r.Date.Format("2006-01-02 15:04 MST"))
 	w("- machine: %s, %d cores, %s, Linux %s, %s\n", m.CPU, m.Cores, m.OS, m.Kernel, m.Go)
-	w("- settings: rounds of %s, %d rounds of each comparison (A B A B…: reference/stack, gRPC/REST), %s warm-up, %d callers, seeding with %d workers; took %s\n",
+	w("- settings: rounds of %s, %d rounds of each comparison (login A B C A B C…: reference/floor/stack; GetWorkspace A B A B…: benchproxy/gateway), %s warm-up, %d callers, seeding with %d workers; took %s\n",
 		c.Round, c.Rounds, c.Warmup, c.Conns, c.SeedWorkers, r.Took.Round(time.Second))
 	w("- HTTP load from wrk (`-t%d -c%d --latency`, a Lua script for the bodies and the Basic header); the gRPC load and the one-caller hop from the Go load generator (the bench process)\n", wrkThreads, c.Conns)
-	w("- everything shares this machine: the load generators, FerretDB, redis-server, the three services, benchref and benchproxy; load average (1 min) at the start: %.2f, at the end: %.2f\n\n", r.LoadStart, r.LoadEnd)
+	w("- everything shares this machine: the load generators, FerretDB, redis-server, the three services, benchref, benchauth and benchproxy; load average (1 min) at the start: %.2f, at the end: %.2f\n\n", r.LoadStart, r.LoadEnd)
 
 	if len(c.Only) > 0 {
 		w("- only these scenarios ran: %s\n\n", c.Only.String())
@@ -189,12 +202,13 @@ func (r *report) writeTargets(w writer) {
 			processCPUPerCall(px, "benchproxy"), mark(r.FrontCPUFactor() > 0 && r.FrontCPUFactor() <= targetFrontFactor))
 	}
 	for _, p := range r.MemoryLogin {
-		if p.Name == "benchref" || p.Name == "benchproxy" || p.Name == "benchref-redis" {
+		if slices.Contains(benchHelpers, p.Name) {
 			continue
 		}
 		w("| %s ≤ %s RSS during the login load | %s | %s |\n",
 			p.Name, mib(targetRSS), mib(p.Peak), mark(p.Peak <= targetRSS))
 	}
+	r.writeFloorRatios(w)
 	w("\n")
 	if len(r.LoginStack) > 0 {
 		limits := "on (the key pair's rate raised to 1,000,000/s so that the one benchmark pair is not throttled; every call still does the limits' Redis work)"
@@ -204,6 +218,34 @@ func (r *report) writeTargets(w writer) {
 		w("Rate limits: %s. Load average (1 min) at the start of the login rounds: %.2f on average.\n\n",
 			limits, (ref.Load+stk.Load)/2)
 	}
+	if len(r.LoginFloor) > 0 {
+		w("The floor rows are not targets of the issue: they compare with benchproxy → benchauth (`deploy/local/cmd/benchproxy`, `deploy/local/cmd/benchauth`), the least the stack's architecture (an HTTP front, one gRPC hop to a token service, Redis) can do for a login. The stack costs at least what the floor does, so a reference / floor ratio below a target puts that target out of reach of any stack of this architecture on this machine.\n\n")
+	}
+}
+
+// benchHelpers are the bench's own servers, which no target holds to a
+// memory bound.
+var benchHelpers = []string{"benchref", "benchproxy", "benchauth", "benchref-redis", "benchauth-redis"}
+
+// writeFloorRatios adds the login floor's ratios, to the reference and to
+// the stack, to the targets table: informational, not targets.
+func (r *report) writeFloorRatios(w writer) {
+	if len(r.LoginFloor) == 0 || len(r.LoginStack) == 0 {
+		return
+	}
+	ref, flo, stk := pool(r.LoginRef), pool(r.LoginFloor), pool(r.LoginStack)
+	w("| floor (informational): CPU per request of the servers, reference / floor | %.3f (%.0f µs / %.0f µs) | — |\n",
+		cpuRatio(r.LoginRef, r.LoginFloor), serverCPU(ref), serverCPU(flo))
+	w("| floor (informational): CPU per request of the servers, floor / stack | %.3f (%.0f µs / %.0f µs) | — |\n",
+		cpuRatio(r.LoginFloor, r.LoginStack), serverCPU(flo), serverCPU(stk))
+	w("| floor (informational): wrk throughput, floor / reference | %.3f (%.0f / %.0f req/s), %d errors on the floor | — |\n",
+		rpsRatio(r.LoginFloor, r.LoginRef), flo.RPS(), ref.RPS(), flo.Errors)
+	w("| floor (informational): wrk throughput, stack / floor | %.3f (%.0f / %.0f req/s) | — |\n",
+		rpsRatio(r.LoginStack, r.LoginFloor), stk.RPS(), flo.RPS())
+	w("| floor (informational): p99, floor vs the reference | %s vs %s (%.2f×) | — |\n",
+		ms(flo.Percentile(99)), ms(ref.Percentile(99)), p99Factor(r.LoginFloor, r.LoginRef))
+	w("| floor (informational): p99, stack vs the floor | %s vs %s (%.2f×) | — |\n",
+		ms(stk.Percentile(99)), ms(flo.Percentile(99)), p99Factor(r.LoginStack, r.LoginFloor))
 }
 
 func (r *report) writeThroughput(w writer) {
@@ -221,10 +263,16 @@ func (r *report) writeThroughput(w writer) {
 	}
 	if len(r.LoginStack) > 0 {
 		row(fmt.Sprintf("login, reference (benchref), %d rounds", len(r.LoginRef)), pool(r.LoginRef))
+		if len(r.LoginFloor) > 0 {
+			row(fmt.Sprintf("login, floor (benchproxy → benchauth), %d rounds", len(r.LoginFloor)), pool(r.LoginFloor))
+		}
 		row(fmt.Sprintf("login, stack (gateway → auth → workspace), %d rounds", len(r.LoginStack)), pool(r.LoginStack))
 	}
 	for i := range r.LoginRef {
 		row(fmt.Sprintf("  round %d: reference", i+1), r.LoginRef[i])
+		if i < len(r.LoginFloor) {
+			row(fmt.Sprintf("  round %d: floor", i+1), r.LoginFloor[i])
+		}
 		row(fmt.Sprintf("  round %d: stack", i+1), r.LoginStack[i])
 	}
 	for _, h := range r.Hop {
@@ -250,7 +298,8 @@ func (r *report) writeThroughput(w writer) {
 		row(fmt.Sprintf("list, search \"bench\", page of 100 (%d returned), %d workspaces", l.Returned, l.Workspaces), l.List)
 	}
 	if len(r.LoginStack) > 0 {
-		w("\nLogin ratio stack/reference (wrk req/s): **%.3f**; the login rows are wrk's figures (errors: answers with a status ≥ 400 and socket errors).\n", r.LoginRatio())
+		w("\nLogin ratio stack/reference (wrk req/s): **%.3f**; floor/reference: %.3f; the login rows are wrk's figures (errors: answers with a status ≥ 400 and socket errors).\n",
+			r.LoginRatio(), rpsRatio(r.LoginFloor, r.LoginRef))
 	}
 	w("\n")
 }
@@ -281,7 +330,11 @@ func (r *report) writeHop(w writer) {
 func (r *report) writeCPU(w writer) {
 	var runs []measurement
 	if len(r.LoginStack) > 0 {
-		runs = append(runs, pool(r.LoginRef), pool(r.LoginStack))
+		runs = append(runs, pool(r.LoginRef))
+		if len(r.LoginFloor) > 0 {
+			runs = append(runs, pool(r.LoginFloor))
+		}
+		runs = append(runs, pool(r.LoginStack))
 	}
 	if len(r.FrontGateway) > 0 {
 		runs = append(runs, pool(r.FrontGateway), pool(r.FrontProxy))
@@ -320,7 +373,8 @@ func (r *report) writeRedis(w writer) {
 		name  string
 		stats []commandStat
 		n     int
-	}{{"reference", r.RedisLoginRef, pool(r.LoginRef).Requests}, {"stack", r.RedisLoginStack, pool(r.LoginStack).Requests}} {
+	}{{"reference", r.RedisLoginRef, pool(r.LoginRef).Requests}, {"floor", r.RedisLoginFloor, pool(r.LoginFloor).Requests},
+		{"stack", r.RedisLoginStack, pool(r.LoginStack).Requests}} {
 		for _, s := range side.stats {
 			if s.Calls == 0 || side.n == 0 {
 				continue

@@ -18,7 +18,7 @@ var scenarios = []struct {
 	title string
 	run   func(context.Context, config, *env, *report) error
 }{
-	{"login", "login: reference and stack, alternating", measureLogin},
+	{"login", "login: reference, floor and stack, alternating", measureLogin},
 	{"hop", "GetWorkspace: REST through the gateway and direct gRPC", measureHop},
 	{"introspect", "token introspection over gRPC", measureIntrospection},
 	{"list", "filtered list", measureLists},

@@ -1,6 +1,6 @@
 // Command benchproxy is the floor `make bench` holds the gateway hop
-// against: the least a JSON/REST front of the workspace service can do, in
-// one bare process.
+// against: the least a JSON/REST front of our gRPC services can do, in one
+// bare process.
 //
 // It answers GET /api/workspace/{id} by calling GetWorkspace on the
 // workspace service with the caller's Authorization header and a deadline
@@ -12,9 +12,15 @@
 // the gateway's own features cost, and what benchproxy costs beyond a
 // direct gRPC call is what any HTTP front costs on the machine.
 //
+// With -auth it also answers POST /api/login/sdk, the HTTP half of the
+// login floor: it decodes {email, workspaceId}, calls CreateSdkToken on
+// that address (benchauth, a bare token service) over one client
+// connection with the caller's Authorization as metadata, and writes
+// {auth, expiresAt}, the fields the gateway answers.
+//
 // Flags (each defaults to the environment variable named in its usage):
 //
-//	benchproxy -listen 127.0.0.1:8091 -workspace 127.0.0.1:9090
+//	benchproxy -listen 127.0.0.1:8091 -workspace 127.0.0.1:9090 [-auth 127.0.0.1:9092]
 package main
 
 import (
@@ -34,6 +40,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
 )
@@ -48,19 +55,27 @@ func main() {
 func run() error {
 	listen := flag.String("listen", envOr("BENCHPROXY_ADDR", "127.0.0.1:8091"), "listen address (BENCHPROXY_ADDR)")
 	backend := flag.String("workspace", envOr("WORKSPACE_SERVICE_ADDR", "127.0.0.1:9090"), "workspace service address (WORKSPACE_SERVICE_ADDR)")
+	authAddr := flag.String("auth", os.Getenv("AUTH_SERVICE_ADDR"), "token service address for POST /api/login/sdk; empty: no login route (AUTH_SERVICE_ADDR)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	conn, err := grpc.NewClient(*backend, append(grpcmw.DialTransportOptions(),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	conn, err := dial(*backend)
 	if err != nil {
-		return fmt.Errorf("dial %s: %w", *backend, err)
+		return err
 	}
 	defer conn.Close()
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /api/workspace/{id}", &getHandler{client: workspacev1.NewWorkspaceServiceClient(conn)})
+	if *authAddr != "" {
+		authConn, err := dial(*authAddr)
+		if err != nil {
+			return err
+		}
+		defer authConn.Close()
+		mux.Handle("POST /api/login/sdk", &loginHandler{client: authv1.NewAuthServiceClient(authConn)})
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 
@@ -80,6 +95,16 @@ func run() error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return errors.Join(srv.Shutdown(shutdown), conn.Close())
+}
+
+// dial makes a client connection set up like the gateway's.
+func dial(addr string) (*grpc.ClientConn, error) {
+	conn, err := grpc.NewClient(addr, append(grpcmw.DialTransportOptions(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	return conn, nil
 }
 
 // callTimeout bounds each call, as the gateway's default REQUEST_TIMEOUT does.
