@@ -9,9 +9,9 @@ package ratelimit
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,8 +52,10 @@ type Decision struct {
 func (d Decision) Off() bool { return d.Quota == 0 }
 
 // PolicyField is the RateLimit-Policy value: "name";q=quota;w=window.
+// (Both fields are built with strconv rather than fmt: they are sent on
+// every limited call.)
 func (d Decision) PolicyField() string {
-	return fmt.Sprintf("%q;q=%d;w=%d", d.Policy, d.Quota, seconds(d.Window))
+	return d.field(";q=", d.Quota, ";w=", seconds(d.Window))
 }
 
 // StateField is the RateLimit value: "name";r=remaining;t=seconds until
@@ -63,7 +65,16 @@ func (d Decision) StateField() string {
 	if !d.Allowed {
 		t = d.RetryAfter
 	}
-	return fmt.Sprintf("%q;r=%d;t=%d", d.Policy, d.Remaining, seconds(t))
+	return d.field(";r=", d.Remaining, ";t=", seconds(t))
+}
+
+// field is "policy" followed by two named integers.
+func (d Decision) field(name1 string, v1 int, name2 string, v2 int) string {
+	b := make([]byte, 0, len(d.Policy)+32)
+	b = strconv.AppendQuote(b, d.Policy)
+	b = strconv.AppendInt(append(b, name1...), int64(v1), 10)
+	b = strconv.AppendInt(append(b, name2...), int64(v2), 10)
+	return string(b)
 }
 
 // RetryAfterSeconds is the Retry-After value of a refusal, at least 1.
