@@ -18,4 +18,6 @@ func StopCompactionAt(r *Repository, step string, err error) {
 }
 
 // CompactListsNow is CompactLists with any pending change due.
-func CompactListsNow(ctx context.Context, r *Repository) (bool, error) { return r.compactLists(ctx, true) }
+func CompactListsNow(ctx context.Context, r *Repository) (bool, error) {
+	return r.compactLists(ctx, true)
+}
