@@ -170,7 +170,7 @@ func run(sizeList string, lists bool) error {
 		// its generation changed since the process read it last) and the
 		// whole change log.
 		shapes = append(shapes,
-			shape{fmt.Sprintf("list snapshot: %d chunks by _id (all %d entries)", len(chunkIDs), seeded), 5, func() error {
+			shape{fmt.Sprintf("snapshot: %d chunks by _id (%d entries)", len(chunkIDs), seeded), 5, func() error {
 				for _, id := range chunkIDs {
 					if err := chunks.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Err(); err != nil {
 						return err
@@ -178,7 +178,7 @@ func run(sizeList string, lists bool) error {
 				}
 				return nil
 			}},
-			shape{"list changes: find {} (all 500)", 5, func() error { return all(ctx, changes, bson.D{}, nil, 0) }},
+			shape{"change log: find {} (500 changes)", 5, func() error { return all(ctx, changes, bson.D{}, nil, 0) }},
 		)
 		for _, s := range shapes {
 			if err := s.time(); err != nil {
