@@ -339,3 +339,72 @@ func TestCompactionLease(t *testing.T) {
 		t.Fatalf("the lease stays after the compaction: %d", n)
 	}
 }
+
+// Chunks no pointer names any more (a generation written by a compaction
+// that stopped before moving the pointer, as a crash would) are swept by
+// a later compaction; only the current generation and the one before stay.
+func TestOrphanedGenerationsAreSwept(t *testing.T) {
+	db, rs := replicas(t, 1)
+	r := rs[0]
+	ctx := context.Background()
+	create := func(i int) {
+		t.Helper()
+		if err := r.Create(ctx, campus(fmt.Sprintf("w%03d", i), fmt.Sprintf("School %03d", i), "US-CA")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create(0)
+	crash := errors.New("crash")
+	mongostore.StopCompactionAt(r, "written", crash)
+	if _, err := mongostore.CompactListsNow(ctx, r); !errors.Is(err, crash) {
+		t.Fatalf("compaction stopped after writing its chunks: %v", err)
+	}
+	mongostore.StopCompactionAt(r, "", nil)
+	chunks := db.Collection(mongostore.ListChunksCollection)
+	var pointer struct {
+		Gen        string `bson:"gen"`
+		Chunks     int    `bson:"chunks"`
+		PrevGen    string `bson:"prevGen"`
+		PrevChunks int    `bson:"prevChunks"`
+		Seq        int64  `bson:"seq"`
+	}
+	for i := 1; pointer.Seq < 16; i++ {
+		create(i)
+		expireLease(t, db)
+		if _, err := mongostore.CompactListsNow(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Collection(mongostore.StoreMetaCollection).FindOne(ctx, bson.D{{Key: "_id", Value: "list_snapshot"}}).Decode(&pointer); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var left []struct {
+		ID string `bson:"_id"`
+	}
+	cur, err := chunks.Find(ctx, bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cur.All(ctx, &left); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for k := range pointer.Chunks {
+		want = append(want, fmt.Sprintf("%s/%d", pointer.Gen, k))
+	}
+	for k := range pointer.PrevChunks {
+		want = append(want, fmt.Sprintf("%s/%d", pointer.PrevGen, k))
+	}
+	var got []string
+	for _, c := range left {
+		got = append(got, c.ID)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("chunks after generation %d: %v, want those of the last two generations %v", pointer.Seq, got, want)
+	}
+	if got := listAll(t, r, "", nil, 100); len(got) != int(pointer.Seq) {
+		t.Fatalf("list after the sweep: %d workspaces, want %d", len(got), pointer.Seq)
+	}
+}
