@@ -5,8 +5,10 @@
 // can be seen: a shape that reads every document grows with the
 // collection, an index seek does not. The documents are shaped like the
 // store's (two key pairs, an empty outbox) and written straight in; list
-// entries are the small documents lists select by. Figures are the
-// stand-in's, on this machine: see bench/store-scale.md.
+// entries are the small documents lists selected by until a snapshot of
+// packed entries (list_chunks) and a change log (list_changes) replaced
+// them, which it times too. Figures are the stand-in's, on this machine:
+// see bench/store-scale.md.
 //
 // Usage:
 //
@@ -68,12 +70,24 @@ func run(sizeList string, lists bool) error {
 	defer c.Disconnect(ctx)
 	db := c.Database("probe")
 	ws, en := db.Collection("workspaces"), db.Collection("list_entries")
+	chunks, changes := db.Collection("list_chunks"), db.Collection("list_changes")
 	// Create the collections, then give the ferretdb command a moment to
 	// add its _id index, as it does within a second for a running service.
 	if _, err := ws.InsertOne(ctx, workspaceDoc(0)); err != nil {
 		return err
 	}
 	if _, err := en.InsertOne(ctx, entryDoc(0)); err != nil {
+		return err
+	}
+	// A change log as lists find it between compactions: 500 changes.
+	var changeDocs []any
+	for n := range 500 {
+		changeDocs = append(changeDocs, bson.D{{Key: "_id", Value: fmt.Sprintf("bench-%06d@2", n+1)}, {Key: "entry", Value: packed(n + 1)}})
+	}
+	if _, err := changes.InsertMany(ctx, changeDocs); err != nil {
+		return err
+	}
+	if _, err := chunks.InsertOne(ctx, bson.D{{Key: "_id", Value: "probe/init"}}); err != nil {
 		return err
 	}
 	time.Sleep(2 * time.Second)
@@ -97,6 +111,10 @@ func run(sizeList string, lists bool) error {
 			}
 		}
 		fmt.Printf("%d documents (written in %s)\n", size, time.Since(start).Round(time.Millisecond))
+		chunkIDs, err := writeSnapshot(ctx, chunks, seeded)
+		if err != nil {
+			return err
+		}
 		mid := fmt.Sprintf("bench-%06d", size/2)
 		shapes := []shape{
 			{"findOne {_id} (workspaces)", 20, func() error { return ws.FindOne(ctx, bson.D{{Key: "_id", Value: mid}}).Err() }},
@@ -148,6 +166,20 @@ func run(sizeList string, lists bool) error {
 				shape{"find {}, limit 1000 (a marker read, at its worst)", 5, func() error { return all(ctx, en, bson.D{}, nil, 1000) }},
 			)
 		}
+		// What a list reads now: the snapshot's chunks by _id (only when
+		// its generation changed since the process read it last) and the
+		// whole change log.
+		shapes = append(shapes,
+			shape{fmt.Sprintf("snapshot: %d chunks by _id (%d entries)", len(chunkIDs), seeded), 5, func() error {
+				for _, id := range chunkIDs {
+					if err := chunks.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Err(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}},
+			shape{"change log: find {} (500 changes)", 5, func() error { return all(ctx, changes, bson.D{}, nil, 0) }},
+		)
 		for _, s := range shapes {
 			if err := s.time(); err != nil {
 				return err
@@ -224,7 +256,49 @@ func workspaceDoc(n int) bson.D {
 		{Key: "revision", Value: int64(1)}, {Key: "outbox", Value: bson.A{}}}
 }
 
-// entryDoc is workspace number n's list entry.
+// packed is workspace number n's list entry as lists store it now: one
+// string of nameKey, id, state, revision, the workspace and its managers,
+// separated by NUL.
+func packed(n int) string {
+	id := fmt.Sprintf("bench-%06d", n)
+	return strings.Join([]string{"bench workspace " + id[6:], id, state(n), "1", id, "root"}, "\x00")
+}
+
+// writeSnapshot replaces the list snapshot's chunks with the entries of
+// workspaces 1 to n, packed as the store packs them (entries separated by
+// 0x1e, at most 1 MiB a chunk), and returns the chunks' ids.
+func writeSnapshot(ctx context.Context, chunks *mongo.Collection, n int) ([]string, error) {
+	if _, err := chunks.DeleteMany(ctx, bson.D{}); err != nil {
+		return nil, err
+	}
+	var ids []string
+	var b strings.Builder
+	flush := func() error {
+		id := fmt.Sprintf("probe/%d", len(ids))
+		if _, err := chunks.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "seq", Value: int64(1)}, {Key: "entries", Value: b.String()}}); err != nil {
+			return err
+		}
+		ids = append(ids, id)
+		b.Reset()
+		return nil
+	}
+	for i := 1; i <= n; i++ {
+		e := packed(i)
+		if b.Len() > 0 && b.Len()+len(e) >= 1<<20 {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+		if b.Len() > 0 {
+			b.WriteString("\x1e")
+		}
+		b.WriteString(e)
+	}
+	return ids, flush()
+}
+
+// entryDoc is workspace number n's list entry, as a document of five
+// fields (the layout of bench/store-scale.md's runs 3 and 4).
 func entryDoc(n int) bson.D {
 	id := fmt.Sprintf("bench-%06d", n)
 	return bson.D{{Key: "_id", Value: id}, {Key: "visibleTo", Value: bson.A{id, "root"}}, {Key: "nameKey", Value: "bench workspace " + id[6:]},

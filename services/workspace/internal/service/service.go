@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -40,6 +41,11 @@ const launchNoncesInMemory = 100_000
 // from the workspaces holding them (they stop authenticating at their
 // expiresAt regardless).
 const keySweepInterval = time.Minute
+
+// listCompactionInterval is how often each replica looks whether the list
+// snapshot's changes are due for folding (reading at most a few thousand
+// small documents when they are not).
+const listCompactionInterval = 5 * time.Second
 
 // Service is a running workspace service.
 type Service struct {
@@ -194,7 +200,12 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	s.background = make(chan struct{})
 	go func() {
 		defer close(s.background)
+		var wg sync.WaitGroup
+		// Lists read a snapshot and the changes since; the compaction
+		// folds the changes in now and then (one replica at a time).
+		wg.Go(func() { repo.RunListCompaction(probeCtx, listCompactionInterval, s.logger) })
 		application.RunBackground(probeCtx, keySweepInterval)
+		wg.Wait()
 	}()
 	go func() { s.served <- s.grpc.Serve(s.lis) }()
 	s.logger.Info("workspace service serving", "addr", s.lis.Addr().String(), "database", s.cfg.MongoDatabase)

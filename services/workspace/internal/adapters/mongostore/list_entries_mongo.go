@@ -1,9 +1,9 @@
 package mongostore
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,212 +16,243 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
-// List entries: what a list selects and orders by, one small document per
-// active workspace, so that a list reads small documents instead of whole
-// workspaces. On the embedded store every list query reads every document
-// of its collection, and the cost is per document and per byte: at 50,000
-// a sorted filtered page over the workspaces took 41 s, over these entries
-// 4.5 s (bench/store-scale.md). The page's workspaces are then read by _id.
+// List entries: what a list selects and orders by, one short string per
+// workspace, so that a list never reads the workspaces it does not return.
+// On the embedded store every query but an _id equality reads every
+// document of its collection, and the cost is per document (about 35 µs,
+// however small): one document per workspace made a filtered page at
+// 50,000 take 1.9 s (bench/store-scale.md). So the entries are kept as
 //
-// An entry is written after each workspace write (Create, Update) and again
-// by each publish of the workspace's events, which reads the workspace as
-// it is: a write whose entry failed is not acknowledged (its events are not
-// published), and the publish or the relay brings the entry up to date. A
+//   - a snapshot: every workspace's entry, packed many to a document in
+//     list_chunks and read by _id, plus a pointer to the current
+//     generation in store_meta (list_snapshot_mongo.go);
+//   - a change log: list_changes, one small document per workspace write
+//     since (the entry at that revision, or a tombstone), read whole,
+//     without a filter, which is cheap while it is short.
+//
+// A list merges the two, keeping per workspace the entry of the highest
+// revision, then filters and orders in the service, reads the page's
+// workspaces by _id and keeps those that still match. A compaction folds
+// the changes into a new generation now and then (list_snapshot_mongo.go).
+//
+// A change is written after each workspace write (Create, Update), before
+// it is acknowledged, and again by each publish of the workspace's events
+// when it is missing: a write whose change failed is not acknowledged (its
+// events are not published), and the publish or the relay writes it. A
 // list checks every workspace it returns against the query, so an entry
 // that lags for a moment never shows a deleted or foreign workspace.
 const (
-	ListEntriesCollection = "list_entries"
-	// StoreMetaCollection records one-time work on the store, such as
-	// building the list entries of workspaces written before they existed.
+	ListChangesCollection = "list_changes"
+	// StoreMetaCollection holds the snapshot's pointer and the
+	// compaction's lease.
 	StoreMetaCollection = "store_meta"
 )
 
-// entriesBuilt is the store_meta document that says every workspace has
-// its list entry.
-const entriesBuilt = "list_entries_built"
-
-// listEntryDoc is a workspace as lists see it: one string, so that the
-// stand-in, whose cost is per value it parses, reads two values per
-// workspace (a 5-field entry cost it 2 to 3 times as much; see
-// bench/store-scale.md). The string is the fields of entryFields joined
-// by NUL, in this order:
+// entryFields is a workspace as lists see it. Packed (packEntry), it is its
+// fields joined by NUL, in this order:
 //
 //	nameKey NUL id NUL state NUL revision NUL visibleTo[0] NUL visibleTo[1] …
 //
 // Names, ids and states hold no control characters (domain validation),
-// so sorting by it is sorting by (nameKey, id), and a list's filter is one
-// anchored regular expression over it (entryPattern).
-type listEntryDoc struct {
-	ID    string `bson:"_id"`
-	Entry string `bson:"entry"`
-}
-
-// entryFields is an entry unpacked.
+// so ordering by the packed string is ordering by (nameKey, id). A
+// deleted workspace is a tombstone: visible to nobody, with an empty name
+// and state, kept so that a change of an older revision written late
+// never brings it back.
 type entryFields struct {
 	NameKey, ID, State string
 	Revision           int64
-	// VisibleTo is the workspace itself and its managers.
+	// VisibleTo is the workspace itself and its managers; empty for a
+	// tombstone.
 	VisibleTo []string
 }
 
 const entrySep = "\x00"
 
 func packEntry(d *workspaceDoc) string {
-	parts := append([]string{d.NameKey, d.ID, d.Address.State, strconv.FormatInt(d.Revision, 10), d.ID}, d.Managers...)
+	rev := strconv.FormatInt(d.Revision, 10)
+	if d.DeletedAt != nil {
+		return strings.Join([]string{"", d.ID, "", rev}, entrySep)
+	}
+	parts := append([]string{d.NameKey, d.ID, d.Address.State, rev, d.ID}, d.Managers...)
 	return strings.Join(parts, entrySep)
 }
 
 func unpackEntry(s string) entryFields {
 	parts := strings.Split(s, entrySep)
-	for len(parts) < 5 {
+	for len(parts) < 4 {
 		parts = append(parts, "")
 	}
 	rev, _ := strconv.ParseInt(parts[3], 10, 64)
 	return entryFields{NameKey: parts[0], ID: parts[1], State: parts[2], Revision: rev, VisibleTo: parts[4:]}
 }
 
-// entryPattern is the regular expression (RE2, as the stand-in and
-// MongoDB take it) selecting the entries q selects, but for the position.
-func entryPattern(q domain.ListQuery) string {
-	const field = `[^\x00]*`
-	states := field
-	if len(q.States) > 0 {
-		quoted := make([]string, len(q.States))
-		for i, st := range q.States {
-			quoted[i] = regexp.QuoteMeta(st)
-		}
-		states = "(?:" + strings.Join(quoted, "|") + ")"
-	}
-	// nameKey containing the search, id, state, revision, then the
-	// caller among the rest.
-	return "^" + field + regexp.QuoteMeta(q.NameContains) + field + `\x00` + field + `\x00` + states + `\x00` + field +
-		`\x00(?:.*\x00)?` + regexp.QuoteMeta(q.VisibleTo) + `(?:\x00|$)`
+// compareEntries orders entries as lists do: by nameKey, then id.
+func compareEntries(a, b entryFields) int {
+	return cmp.Or(strings.Compare(a.NameKey, b.NameKey), strings.Compare(a.ID, b.ID))
 }
 
-// entryAfter is the smallest entry string past position pos.
-func entryAfter(pos domain.ListPosition) string {
-	return pos.NameKey + entrySep + pos.ID + "\x01"
+// past reports whether e comes after position pos (always, without one).
+func past(e entryFields, pos *domain.ListPosition) bool {
+	return pos == nil || compareEntries(e, entryFields{NameKey: pos.NameKey, ID: pos.ID}) > 0
 }
 
-// syncEntry makes d's list entry match d: removed while d is deleted.
-func (r *Repository) syncEntry(ctx context.Context, d *workspaceDoc) error {
+// selects reports whether q selects entry e, but for the position: the
+// same test as matches, on the entry.
+func selects(e entryFields, q domain.ListQuery) bool {
+	return slices.Contains(e.VisibleTo, q.VisibleTo) &&
+		strings.Contains(e.NameKey, q.NameContains) &&
+		(len(q.States) == 0 || slices.Contains(q.States, e.State))
+}
+
+// changeDoc is one workspace write's entry in list_changes. Its _id is
+// "<workspace id>@<revision>", so writing it again is a duplicate key and
+// changes of one revision are never two.
+type changeDoc struct {
+	ID    string `bson:"_id"`
+	Entry string `bson:"entry"`
+}
+
+func changeID(id string, rev int64) string { return id + "@" + strconv.FormatInt(rev, 10) }
+
+// recordEntry logs d's entry as it is at d's revision.
+func (r *Repository) recordEntry(ctx context.Context, d *workspaceDoc) error {
 	err := r.do(ctx, func(ctx context.Context) error {
-		if d.DeletedAt != nil {
-			_, err := r.entries.DeleteOne(ctx, bson.D{{Key: "_id", Value: d.ID}})
-			return err
-		}
-		_, err := r.entries.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}},
-			bson.D{{Key: "$set", Value: bson.D{{Key: "entry", Value: packEntry(d)}}}}, options.UpdateOne().SetUpsert(true))
-		if mongo.IsDuplicateKeyError(err) {
-			return nil // a concurrent upsert inserted it; the publish syncs again
-		}
+		_, err := r.changes.InsertOne(ctx, changeDoc{ID: changeID(d.ID, d.Revision), Entry: packEntry(d)})
 		return err
 	})
-	if err != nil {
-		return storeError("write list entry", err)
+	if err != nil && !mongo.IsDuplicateKeyError(err) {
+		return storeError("write list change", err)
 	}
 	return nil
 }
 
-// resyncEntry brings workspace id's entry up to date, reading it until its
-// revision holds still across the write, so that a sync from an older read
-// that landed last is corrected.
+// resyncEntry makes sure the change of workspace id's current revision is
+// logged: after a write whose change failed, it is missing. When it was
+// logged and folded into the snapshot since, logging it again is harmless
+// (a list keeps one entry per revision).
 func (r *Repository) resyncEntry(ctx context.Context, id string) error {
-	const attempts = 5
-	var prev int64 = -1
-	for range attempts {
-		var doc workspaceDoc
-		err := r.do(ctx, func(ctx context.Context) error {
-			return r.workspaces.FindOne(ctx, bson.D{{Key: "_id", Value: id}},
-				options.FindOne().SetProjection(bson.D{{Key: "outbox", Value: 0}})).Decode(&doc)
-		})
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil
-		}
-		if err != nil {
-			return storeError("read workspace", err)
-		}
-		if doc.Revision == prev {
-			return nil
-		}
-		// Most often the write before the publish wrote the entry already.
-		var entry listEntryDoc
-		err = r.do(ctx, func(ctx context.Context) error {
-			return r.entries.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&entry)
-		})
-		switch {
-		case errors.Is(err, mongo.ErrNoDocuments):
-			if doc.DeletedAt != nil {
-				return nil
-			}
-		case err != nil:
-			return storeError("read list entry", err)
-		case doc.DeletedAt == nil && unpackEntry(entry.Entry).Revision == doc.Revision:
-			return nil
-		}
-		if err := r.syncEntry(ctx, &doc); err != nil {
-			return err
-		}
-		prev = doc.Revision
-	}
-	return nil
-}
-
-// buildEntries writes the list entries of every workspace once per store
-// (recorded in store_meta), for workspaces written before entries existed.
-// Lists read the workspaces themselves until then.
-func (r *Repository) buildEntries(ctx context.Context) error {
+	var doc workspaceDoc
 	err := r.do(ctx, func(ctx context.Context) error {
-		return r.meta.FindOne(ctx, bson.D{{Key: "_id", Value: entriesBuilt}}).Err()
+		return r.workspaces.FindOne(ctx, bson.D{{Key: "_id", Value: id}},
+			options.FindOne().SetProjection(bson.D{{Key: "outbox", Value: 0}, {Key: "keys", Value: 0}})).Decode(&doc)
 	})
-	if err == nil {
-		r.entriesReady.Store(true)
+	if errors.Is(err, mongo.ErrNoDocuments) {
 		return nil
 	}
-	if !errors.Is(err, mongo.ErrNoDocuments) {
-		return storeError("read store_meta", err)
+	if err != nil {
+		return storeError("read workspace", err)
 	}
-	var docs []workspaceDoc
-	err = r.do(ctx, func(ctx context.Context) error {
-		cur, err := r.workspaces.Find(ctx, bson.D{{Key: "deletedAt", Value: nil}},
-			options.Find().SetProjection(bson.D{{Key: "outbox", Value: 0}, {Key: "keys", Value: 0}}))
+	logged, err := r.marked(ctx, r.changes, changeID(id, doc.Revision))
+	if err != nil || logged {
+		return err
+	}
+	return r.recordEntry(ctx, &doc)
+}
+
+// readChanges reads the change log, at most limit changes (0: all) in no
+// particular order: without a filter, which the embedded store reads
+// without parsing a query.
+func (r *Repository) readChanges(ctx context.Context, limit int) ([]changeDoc, error) {
+	opts := options.Find()
+	if limit > 0 {
+		opts.SetLimit(int64(limit))
+	}
+	var docs []changeDoc
+	err := r.do(ctx, func(ctx context.Context) error {
+		cur, err := r.changes.Find(ctx, bson.D{}, opts)
 		if err != nil {
 			return err
 		}
 		return cur.All(ctx, &docs)
 	})
 	if err != nil {
-		return storeError("read workspaces for list entries", err)
+		return nil, storeError("read list changes", err)
 	}
-	for i := range docs {
-		if err := r.syncEntry(ctx, &docs[i]); err != nil {
-			return err
+	return docs, nil
+}
+
+// listView is every workspace's entry at one moment: a snapshot and the
+// changes newer than its entries.
+type listView struct {
+	snap *snapshot
+	// newer holds, by workspace id, the logged entries of a higher
+	// revision than the snapshot's.
+	newer map[string]entryFields
+}
+
+// merge puts the changes over snap, keeping per workspace the highest
+// revision.
+func merge(snap *snapshot, changes []changeDoc) *listView {
+	v := &listView{snap: snap, newer: map[string]entryFields{}}
+	for _, c := range changes {
+		e := unpackEntry(c.Entry)
+		if rev, ok := snap.revs[e.ID]; ok && rev >= e.Revision {
+			continue
+		}
+		if cur, ok := v.newer[e.ID]; ok && cur.Revision >= e.Revision {
+			continue
+		}
+		v.newer[e.ID] = e
+	}
+	return v
+}
+
+// all returns every entry of v in list order, tombstones included: what a
+// compaction writes as the next snapshot.
+func (v *listView) all() []entryFields {
+	out := make([]entryFields, 0, len(v.snap.entries)+len(v.newer))
+	for _, e := range v.snap.entries {
+		if _, ok := v.newer[e.ID]; !ok {
+			out = append(out, e)
 		}
 	}
-	err = r.do(ctx, func(ctx context.Context) error {
-		_, err := r.meta.InsertOne(ctx, bson.D{{Key: "_id", Value: entriesBuilt}})
-		return err
-	})
-	if err != nil && !mongo.IsDuplicateKeyError(err) {
-		return storeError("write store_meta", err)
+	for _, e := range v.newer {
+		out = append(out, e)
 	}
-	r.entriesReady.Store(true)
-	return nil
+	slices.SortFunc(out, compareEntries)
+	return out
+}
+
+// selectEntries returns up to n entries q selects, in list order.
+func (v *listView) selectEntries(q domain.ListQuery, n int) []entryFields {
+	var fromSnap []entryFields
+	start := 0
+	if q.After != nil {
+		start, _ = slices.BinarySearchFunc(v.snap.entries, entryFields{NameKey: q.After.NameKey, ID: q.After.ID}, compareEntries)
+	}
+	for _, e := range v.snap.entries[start:] {
+		if len(fromSnap) == n {
+			break
+		}
+		if _, replaced := v.newer[e.ID]; replaced || !past(e, q.After) || !selects(e, q) {
+			continue
+		}
+		fromSnap = append(fromSnap, e)
+	}
+	var fromChanges []entryFields
+	for _, e := range v.newer {
+		if past(e, q.After) && selects(e, q) {
+			fromChanges = append(fromChanges, e)
+		}
+	}
+	if len(fromChanges) == 0 {
+		return fromSnap
+	}
+	out := append(fromSnap, fromChanges...)
+	slices.SortFunc(out, compareEntries)
+	return out[:min(n, len(out))]
 }
 
 // listByEntries selects and orders by the list entries, then reads the
 // page's workspaces by _id and keeps those that still match q. When an
 // entry lagged behind its workspace (the workspace no longer matches), it
 // reads on past the page, so a full page still means more may follow.
-func (r *Repository) listByEntries(ctx context.Context, q domain.ListQuery) ([]*domain.Workspace, error) {
+func (r *Repository) listByEntries(ctx context.Context, v *listView, q domain.ListQuery) ([]*domain.Workspace, error) {
 	limit := max(q.Limit, 1)
 	var out []*domain.Workspace
 	for range listRefills {
 		want := limit - len(out)
-		entries, err := r.readEntries(ctx, q, want)
-		if err != nil {
-			return nil, err
-		}
+		entries := v.selectEntries(q, want)
 		docs, err := r.readListed(ctx, entries)
 		if err != nil {
 			return nil, err
@@ -234,7 +265,7 @@ func (r *Repository) listByEntries(ctx context.Context, q domain.ListQuery) ([]*
 		if len(out) == limit || len(entries) < want {
 			return out, nil // a full page, or the last one
 		}
-		last := unpackEntry(entries[len(entries)-1].Entry)
+		last := entries[len(entries)-1]
 		q.After = &domain.ListPosition{NameKey: last.NameKey, ID: last.ID}
 	}
 	return out, nil
@@ -243,34 +274,9 @@ func (r *Repository) listByEntries(ctx context.Context, q domain.ListQuery) ([]*
 // listRefills bounds the reads of one list past lagging entries.
 const listRefills = 3
 
-// readEntries reads up to n entries matching q, in list order.
-func (r *Repository) readEntries(ctx context.Context, q domain.ListQuery, n int) ([]listEntryDoc, error) {
-	pattern := entryPattern(q)
-	if strings.ContainsRune(pattern, 0) {
-		return nil, nil // a NUL in the query: no entry holds one, and a pattern cannot
-	}
-	filter := bson.A{bson.D{{Key: "entry", Value: bson.D{{Key: "$regex", Value: pattern}}}}}
-	if q.After != nil {
-		filter = append(filter, bson.D{{Key: "entry", Value: bson.D{{Key: "$gt", Value: entryAfter(*q.After)}}}})
-	}
-	opts := options.Find().SetSort(bson.D{{Key: "entry", Value: 1}}).SetLimit(int64(max(n, 1)))
-	var entries []listEntryDoc
-	err := r.do(ctx, func(ctx context.Context) error {
-		cur, err := r.entries.Find(ctx, bson.D{{Key: "$and", Value: filter}}, opts)
-		if err != nil {
-			return err
-		}
-		return cur.All(ctx, &entries)
-	})
-	if err != nil {
-		return nil, storeError("list workspaces", err)
-	}
-	return entries, nil
-}
-
 // readListed reads the workspaces of entries by _id, a few at a time; a
 // workspace that is gone is nil.
-func (r *Repository) readListed(ctx context.Context, entries []listEntryDoc) ([]*workspaceDoc, error) {
+func (r *Repository) readListed(ctx context.Context, entries []entryFields) ([]*workspaceDoc, error) {
 	const readers = 8
 	docs := make([]*workspaceDoc, len(entries))
 	errs := make([]error, len(entries))

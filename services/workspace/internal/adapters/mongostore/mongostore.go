@@ -10,8 +10,10 @@
 //   - events: the audit trail (events_mongo.go);
 //   - outbox_pending and key_expiries: markers of the background work, so
 //     that finding it reads no workspace (markers_mongo.go);
-//   - list_entries and store_meta: what lists select and order by, one
-//     small document per active workspace (list_entries_mongo.go);
+//   - list_chunks, list_changes and store_meta: what lists select and
+//     order by, a snapshot of every workspace's entry packed into a few
+//     documents and the changes since (list_entries_mongo.go,
+//     list_snapshot_mongo.go);
 //   - revision_claims: Update's revision check (revision_claims_mongo.go).
 //
 // On the embedded store (FerretDB v1.24, SQLite) only a filter of a lone
@@ -75,11 +77,18 @@ type Repository struct {
 	outboxPending   *mongo.Collection
 	keyExpiries     *mongo.Collection
 	expiriesScanned atomic.Bool
-	// entries are the list entries (list_entries_mongo.go); lists use
-	// them once entriesReady. meta records that they were built.
-	entries      *mongo.Collection
+	// chunks and changes are the list snapshot and the changes since
+	// (list_entries_mongo.go); lists use them once entriesReady. meta
+	// holds the snapshot's pointer and the compaction's lease, which
+	// holder names this repository in. snap is the generation read last.
+	chunks       *mongo.Collection
+	changes      *mongo.Collection
 	meta         *mongo.Collection
 	entriesReady atomic.Bool
+	snap         atomic.Pointer[snapshot]
+	holder       string
+	// stopAt, set by tests, ends a compaction at a step (as a crash).
+	stopAt func(step string) error
 	// claims are Update's revision claims (revision_claims_mongo.go).
 	claims  *mongo.Collection
 	now     func() time.Time
@@ -104,8 +113,10 @@ func New(db *mongo.Database, opts ...Option) *Repository {
 		events:        db.Collection(EventsCollection),
 		outboxPending: db.Collection(OutboxPendingCollection),
 		keyExpiries:   db.Collection(KeyExpiriesCollection),
-		entries:       db.Collection(ListEntriesCollection),
+		chunks:        db.Collection(ListChunksCollection),
+		changes:       db.Collection(ListChangesCollection),
 		meta:          db.Collection(StoreMetaCollection),
+		holder:        randomHex(),
 		claims:        db.Collection(RevisionClaimsCollection),
 		now:           time.Now,
 	}
@@ -160,7 +171,7 @@ func (r *Repository) EnsureIndexes(ctx context.Context) error {
 			return storeError("create "+w.c.Name()+" indexes", err)
 		}
 	}
-	return r.buildEntries(ctx)
+	return r.buildSnapshot(ctx)
 }
 
 // namedIndex is an index model and its name (the driver's options builder
@@ -227,7 +238,7 @@ func (r *Repository) Create(ctx context.Context, w *domain.Workspace) error {
 		}
 		return storeError("insert workspace", err)
 	}
-	return r.syncEntry(ctx, &doc)
+	return r.recordEntry(ctx, &doc)
 }
 
 // reserve claims id in c for workspaceID. It returns a function that removes
@@ -293,10 +304,17 @@ func (r *Repository) GetByAppKey(ctx context.Context, appKey string) (*domain.Wo
 }
 
 // List returns active workspaces matching q in (nameKey, _id) order: from
-// the list entries once they are built, from the workspaces until then.
+// the list entries once their snapshot is built, from the workspaces until
+// then.
 func (r *Repository) List(ctx context.Context, q domain.ListQuery) ([]*domain.Workspace, error) {
 	if r.entriesReady.Load() {
-		return r.listByEntries(ctx, q)
+		v, err := r.readListView(ctx)
+		if err == nil {
+			return r.listByEntries(ctx, v, q)
+		}
+		if !errors.Is(err, errNoSnapshot) {
+			return nil, err
+		}
 	}
 	filter := bson.A{
 		bson.D{{Key: "deletedAt", Value: nil}},
@@ -407,7 +425,7 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 	// now finds the workspace past it (see claimRevision), so the claim
 	// need not stay.
 	releaseNow()
-	if err := r.syncEntry(ctx, &d); err != nil {
+	if err := r.recordEntry(ctx, &d); err != nil {
 		return nil, err
 	}
 	return d.toWorkspace(), nil

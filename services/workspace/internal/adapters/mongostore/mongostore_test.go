@@ -218,8 +218,8 @@ func TestHungStoreFailsFastWithBreaker(t *testing.T) {
 	}
 }
 
-// Workspaces stored before list entries existed are listed: the first
-// EnsureIndexes on such a store writes their entries, and a list entry that
+// Workspaces stored before list snapshots existed are listed: the first
+// EnsureIndexes on such a store writes their snapshot, and a list entry that
 // lags behind its workspace (here: still there after the delete) never
 // shows a deleted workspace nor shortens a page.
 func TestListEntriesOfOlderWorkspaces(t *testing.T) {
@@ -234,9 +234,11 @@ func TestListEntriesOfOlderWorkspaces(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// As a store written before entries: none, and nothing recorded.
-	if err := db.Collection(mongostore.ListEntriesCollection).Drop(ctx); err != nil {
-		t.Fatal(err)
+	// As a store written before snapshots: no snapshot, no changes.
+	for _, c := range []string{mongostore.ListChangesCollection, mongostore.ListChunksCollection, mongostore.StoreMetaCollection} {
+		if err := db.Collection(c).Drop(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	repo := mongostore.New(db)
 	if err := repo.EnsureIndexes(ctx); err != nil {
