@@ -58,6 +58,14 @@ func measureLogin(ctx context.Context, cfg config, e *env, rep *report) error {
 	if rep.RedisLoginFloor, err = readCommandStats(ctx, e.floorRedis.Addr()); err != nil {
 		return err
 	}
+	for _, r := range []struct {
+		addr string
+		into *keyspace
+	}{{e.refRedis.Addr(), &rep.KeysRef}, {e.floorRedis.Addr(), &rep.KeysFloor}, {e.stack.RedisAddr, &rep.KeysStack}} {
+		if *r.into, err = readKeyspace(ctx, r.addr); err != nil {
+			return err
+		}
+	}
 	rep.MemoryLogin, err = readAll(e)
 	return err
 }

@@ -62,3 +62,33 @@ func readCommandStats(ctx context.Context, addr string) ([]commandStat, error) {
 	sort.Slice(stats, func(i, j int) bool { return stats[i].Usec > stats[j].Usec })
 	return stats, nil
 }
+
+// keyspace is what a redis-server holds: its keys, and the memory its
+// allocator counts for them (INFO memory's used_memory, which leaves out
+// what RSS adds: fragmentation and freed pages not returned).
+type keyspace struct {
+	Keys       int64
+	UsedMemory int64
+}
+
+// readKeyspace reads how many keys a redis-server holds and its used
+// memory.
+func readKeyspace(ctx context.Context, addr string) (keyspace, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
+	defer rdb.Close()
+	n, err := rdb.DBSize(ctx).Result()
+	if err != nil {
+		return keyspace{}, fmt.Errorf("count the keys of %s: %w", addr, err)
+	}
+	info, err := rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		return keyspace{}, fmt.Errorf("read the memory of %s: %w", addr, err)
+	}
+	k := keyspace{Keys: n}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			k.UsedMemory, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return k, nil
+}

@@ -25,6 +25,10 @@ type report struct {
 	// RedisLoginStack, RedisLoginRef and RedisLoginFloor are each side's
 	// redis-server command statistics over the login rounds.
 	RedisLoginStack, RedisLoginRef, RedisLoginFloor []commandStat
+	// KeysRef, KeysFloor and KeysStack are what each side's redis-server
+	// holds after the login rounds: mostly the tokens of every login the
+	// run made, warm-ups included.
+	KeysRef, KeysFloor, KeysStack keyspace
 	MemoryEnd                                       []processMemory
 	Hop                                             []hop
 	// FrontGateway and FrontProxy are GetWorkspace through the gateway and
@@ -381,6 +385,30 @@ func (r *report) writeRedis(w writer) {
 			}
 			w("| %s | %s | %.2f | %.2f |\n", side.name, s.Command, float64(s.Calls)/float64(side.n), float64(s.Usec)/float64(side.n))
 		}
+	}
+	w("\n")
+	r.writeKeyspaces(w)
+}
+
+// writeKeyspaces shows what each side's redis-server holds after the
+// login rounds: a store of 8-hour tokens grows with every login, so its
+// RSS says how many logins the run made as much as how it stores them;
+// bytes per key says the latter.
+func (r *report) writeKeyspaces(w writer) {
+	if r.KeysStack.Keys == 0 {
+		return
+	}
+	w("### What each redis-server holds after the login rounds\n\n")
+	w("Keys (`DBSIZE`: nearly all of them tokens, one per login of the run, warm-ups included) and the memory redis-server's allocator counts for them (`INFO memory` `used_memory`, less than RSS, which adds fragmentation and freed pages). Tokens live 8 hours, so this grows with every login, whatever the store; bytes per key is what it costs per login.\n\n")
+	w("| side | keys | used memory | bytes per key |\n|---|--:|--:|--:|\n")
+	for _, side := range []struct {
+		name string
+		k    keyspace
+	}{{"reference (benchref-redis)", r.KeysRef}, {"floor (benchauth-redis)", r.KeysFloor}, {"stack (redis-server)", r.KeysStack}} {
+		if side.k.Keys == 0 {
+			continue
+		}
+		w("| %s | %d | %.1f MiB | %d |\n", side.name, side.k.Keys, float64(side.k.UsedMemory)/(1<<20), side.k.UsedMemory/side.k.Keys)
 	}
 	w("\n")
 }

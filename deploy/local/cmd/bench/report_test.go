@@ -47,3 +47,27 @@ func TestReportShowsTheFloorBesideTheTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestReportShowsBytesPerStoredKey checks the table of what each side's
+// redis-server holds after the login rounds.
+func TestReportShowsBytesPerStoredKey(t *testing.T) {
+	r := &report{
+		Config:          config{Round: 10 * time.Second, Rounds: 1, Conns: 64},
+		LoginStack:      []measurement{{Scenario: "login, stack", Callers: 64, Result: &loadgen.Result{Requests: 1000, Elapsed: time.Second}}},
+		RedisLoginStack: []commandStat{{Command: "evalsha", Calls: 1000, Usec: 20000}},
+		KeysRef:         keyspace{Keys: 4000, UsedMemory: 4000 * 330},
+		KeysStack:       keyspace{Keys: 2048, UsedMemory: 1 << 20},
+	}
+	md := r.Markdown()
+	for _, want := range []string{
+		"| reference (benchref-redis) | 4000 | 1.3 MiB | 330 |",
+		"| stack (redis-server) | 2048 | 1.0 MiB | 512 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "floor (benchauth-redis)") {
+		t.Error("the report shows a floor redis that was not measured")
+	}
+}
