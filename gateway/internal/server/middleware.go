@@ -77,18 +77,29 @@ func accessLog(logger *slog.Logger, metrics *telemetry.Metrics, next http.Handle
 		if route == "" {
 			route = "unmatched"
 		}
+		took := time.Since(start)
 		if metrics != nil {
-			metrics.ObserveHTTP(r.Method, route, status, time.Since(start))
+			metrics.ObserveHTTP(r.Method, route, status, took)
 		}
-		logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		ctx := r.Context()
+		if !logger.Enabled(ctx, slog.LevelInfo) {
+			return
+		}
+		// The record is built here rather than by logger.LogAttrs, which
+		// walks the stack for the caller's program counter on every line;
+		// the gateway's loggers never print the source, so a request need
+		// not pay for it.
+		rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+		rec.AddAttrs(
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.String("route", route),
 			slog.Int("status", status),
 			slog.Int64("bytes", sw.bytes),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
-			slog.String("request_id", requestIDFrom(r.Context())),
+			slog.Float64("duration_ms", float64(took.Microseconds())/1000),
+			slog.String("request_id", requestIDFrom(ctx)),
 		)
+		_ = logger.Handler().Handle(ctx, rec)
 	})
 }
 
