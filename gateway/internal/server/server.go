@@ -185,12 +185,29 @@ func serveDocument(w http.ResponseWriter, _ *http.Request, _ map[string]string) 
 // recordRoute notes the matched route pattern for the metrics and the
 // trace, which must not be labelled by raw paths (one series per workspace
 // id), and the path parameters for the body decoder.
+//
+// grpc-gateway chains the middlewares once for each route it registers, so
+// each closure only ever sees one pattern: its text is built on the route's
+// first request and kept, where runtime.Pattern.String would build it anew
+// (four allocations) on every request. The span is only renamed when traces
+// are exported; otherwise there is none.
 func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
+	var route atomic.Pointer[string]
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		state := stateFrom(r.Context())
-		if pattern, ok := runtime.HTTPPattern(r.Context()); ok {
-			state.route = pattern.String()
-			telemetry.NameHTTPSpan(r.Context(), r.Method, state.route)
+		name := route.Load()
+		if name == nil {
+			if pattern, ok := runtime.HTTPPattern(r.Context()); ok {
+				text := pattern.String()
+				name = &text
+				route.Store(name)
+			}
+		}
+		if name != nil {
+			state.route = *name
+			if telemetry.TracingEnabled() {
+				telemetry.NameHTTPSpan(r.Context(), r.Method, state.route)
+			}
 		}
 		state.pathParams = params
 		next(w, r, params)
