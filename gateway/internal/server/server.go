@@ -134,14 +134,7 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 		runtime.SetQueryParameterParser(queryParser{}),
 		runtime.WithMiddlewares(recordRoute, refuseMalformedPathParams, requireJSON, queries.middleware),
 	)
-	ctx := context.Background()
-	if err := workspacev1.RegisterWorkspaceServiceHandlerClient(ctx, mux, workspacev1.NewWorkspaceServiceClient(workspaceConn)); err != nil {
-		return nil, err
-	}
 	authClient := authv1.NewAuthServiceClient(authConn)
-	if err := authv1.RegisterAuthServiceHandlerClient(ctx, mux, authClient); err != nil {
-		return nil, err
-	}
 	if err := mux.HandlePath(http.MethodPost, ltiLaunchPath, ltiLaunch(authClient, requestMetadata(cfg.Proxies), cfg.MaxBodyBytes, s.logger)); err != nil {
 		return nil, err
 	}
@@ -170,6 +163,17 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 				return nil, err
 			}
 		}
+	}
+	// The services' routes come last: the mux tries a method's routes one
+	// pattern match after another, from the last registered to the first,
+	// so the API's routes are tried before the handful above, whose paths
+	// (outside /api/) no API route can match.
+	ctx := context.Background()
+	if err := workspacev1.RegisterWorkspaceServiceHandlerClient(ctx, mux, workspacev1.NewWorkspaceServiceClient(workspaceConn)); err != nil {
+		return nil, err
+	}
+	if err := authv1.RegisterAuthServiceHandlerClient(ctx, mux, authClient); err != nil {
+		return nil, err
 	}
 	return mux, nil
 }
