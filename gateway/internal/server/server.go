@@ -229,15 +229,18 @@ func incomingHeader(key string) (string, bool) {
 }
 
 // outgoingHeader turns the backends' etag and rate-limit header metadata
-// into HTTP headers and drops all other metadata.
+// into HTTP headers and drops all other metadata. The names are in Go's
+// canonical form, which is how net/http sends them whatever the case they
+// are added in (ETag goes out as Etag); given that way, adding them costs
+// no copy.
 func outgoingHeader(key string) (string, bool) {
 	switch strings.ToLower(key) {
 	case "etag":
-		return "ETag", true
+		return "Etag", true
 	case "ratelimit": // pkg/ratelimit.StateHeader
-		return "RateLimit", true
+		return "Ratelimit", true
 	case "ratelimit-policy": // pkg/ratelimit.PolicyHeader
-		return "RateLimit-Policy", true
+		return "Ratelimit-Policy", true
 	}
 	return "", false
 }
@@ -252,12 +255,17 @@ func dropHeader(string) (string, bool) { return "", false }
 // gateway's own TRUSTED_PROXIES find it.
 func requestMetadata(proxies clientaddr.Resolver) func(context.Context, *http.Request) metadata.MD {
 	return func(ctx context.Context, r *http.Request) metadata.MD {
-		md := metadata.MD{}
+		// One map and one array for both values: md.Set would allocate
+		// a slice per key.
+		md := make(metadata.MD, 2)
+		values := make([]string, 0, 2)
 		if id := requestIDFrom(ctx); id != "" {
-			md.Set(requestIDMetadata, id)
+			values = append(values, id)
+			md[requestIDMetadata] = values[0:1:1]
 		}
 		if a := proxies.FromRequest(r); a.IsValid() {
-			md.Set(clientaddr.ForwardedFor, a.String())
+			values = append(values, a.String())
+			md[clientaddr.ForwardedFor] = values[len(values)-1 : len(values) : len(values)]
 		}
 		return md
 	}
