@@ -19,10 +19,9 @@ func limitBody(max int64, next http.Handler) http.Handler {
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = &limitedBody{
-				ReadCloser: http.MaxBytesReader(w, r.Body, max),
-				state:      stateFrom(r.Context()),
-			}
+			state := stateFrom(r.Context())
+			state.body.ReadCloser, state.body.state = http.MaxBytesReader(w, r.Body, max), state
+			r.Body = &state.body
 		}
 		next.ServeHTTP(w, r)
 	})

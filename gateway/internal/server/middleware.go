@@ -19,10 +19,15 @@ type statusWriter struct {
 	bytes  int64
 }
 
-// trackStatus wraps w, or returns it when it already is a statusWriter.
-func trackStatus(w http.ResponseWriter) *statusWriter {
+// trackStatus wraps w, or returns it when it already is a statusWriter. The
+// wrapper is the one in r's state when it is still free.
+func trackStatus(w http.ResponseWriter, r *http.Request) *statusWriter {
 	if sw, ok := w.(*statusWriter); ok {
 		return sw
+	}
+	if state, ok := r.Context().Value(stateKey).(*requestState); ok && state.writer.ResponseWriter == nil {
+		state.writer.ResponseWriter = w
+		return &state.writer
 	}
 	return &statusWriter{ResponseWriter: w}
 }
@@ -67,7 +72,7 @@ func (w *statusWriter) started() bool { return w.status != 0 }
 func accessLog(logger *slog.Logger, metrics *telemetry.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := trackStatus(w)
+		sw := trackStatus(w, r)
 		next.ServeHTTP(sw, r)
 		status := sw.status
 		if status == 0 {
@@ -77,18 +82,29 @@ func accessLog(logger *slog.Logger, metrics *telemetry.Metrics, next http.Handle
 		if route == "" {
 			route = "unmatched"
 		}
+		took := time.Since(start)
 		if metrics != nil {
-			metrics.ObserveHTTP(r.Method, route, status, time.Since(start))
+			metrics.ObserveHTTP(r.Method, route, status, took)
 		}
-		logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		ctx := r.Context()
+		if !logger.Enabled(ctx, slog.LevelInfo) {
+			return
+		}
+		// The record is built here rather than by logger.LogAttrs, which
+		// walks the stack for the caller's program counter on every line;
+		// the gateway's loggers never print the source, so a request need
+		// not pay for it.
+		rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+		rec.AddAttrs(
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.String("route", route),
 			slog.Int("status", status),
 			slog.Int64("bytes", sw.bytes),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
-			slog.String("request_id", requestIDFrom(r.Context())),
+			slog.Float64("duration_ms", float64(took.Microseconds())/1000),
+			slog.String("request_id", requestIDFrom(ctx)),
 		)
+		_ = logger.Handler().Handle(ctx, rec)
 	})
 }
 
@@ -96,7 +112,7 @@ func accessLog(logger *slog.Logger, metrics *telemetry.Metrics, next http.Handle
 // when nothing has been sent yet. http.ErrAbortHandler keeps its meaning.
 func recoverPanics(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sw := trackStatus(w)
+		sw := trackStatus(w, r)
 		defer func() {
 			v := recover()
 			if v == nil {

@@ -39,6 +39,12 @@ type requestState struct {
 	// pathParams are the matched route's path variables by proto field
 	// path (id), which a body may repeat but not contradict.
 	pathParams map[string]string
+
+	// writer and body are the request's status-tracking writer and capped
+	// body (trackStatus, limitBody), kept here so that a request allocates
+	// one state rather than three objects.
+	writer statusWriter
+	body   limitedBody
 }
 
 // stateFrom returns the request's state, or an empty one outside the

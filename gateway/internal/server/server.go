@@ -134,14 +134,7 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 		runtime.SetQueryParameterParser(queryParser{}),
 		runtime.WithMiddlewares(recordRoute, refuseMalformedPathParams, requireJSON, queries.middleware),
 	)
-	ctx := context.Background()
-	if err := workspacev1.RegisterWorkspaceServiceHandlerClient(ctx, mux, workspacev1.NewWorkspaceServiceClient(workspaceConn)); err != nil {
-		return nil, err
-	}
 	authClient := authv1.NewAuthServiceClient(authConn)
-	if err := authv1.RegisterAuthServiceHandlerClient(ctx, mux, authClient); err != nil {
-		return nil, err
-	}
 	if err := mux.HandlePath(http.MethodPost, ltiLaunchPath, ltiLaunch(authClient, requestMetadata(cfg.Proxies), cfg.MaxBodyBytes, s.logger)); err != nil {
 		return nil, err
 	}
@@ -171,6 +164,17 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 			}
 		}
 	}
+	// The services' routes come last: the mux tries a method's routes one
+	// pattern match after another, from the last registered to the first,
+	// so the API's routes are tried before the handful above, whose paths
+	// (outside /api/) no API route can match.
+	ctx := context.Background()
+	if err := workspacev1.RegisterWorkspaceServiceHandlerClient(ctx, mux, workspacev1.NewWorkspaceServiceClient(workspaceConn)); err != nil {
+		return nil, err
+	}
+	if err := authv1.RegisterAuthServiceHandlerClient(ctx, mux, authClient); err != nil {
+		return nil, err
+	}
 	return mux, nil
 }
 
@@ -185,12 +189,29 @@ func serveDocument(w http.ResponseWriter, _ *http.Request, _ map[string]string) 
 // recordRoute notes the matched route pattern for the metrics and the
 // trace, which must not be labelled by raw paths (one series per workspace
 // id), and the path parameters for the body decoder.
+//
+// grpc-gateway chains the middlewares once for each route it registers, so
+// each closure only ever sees one pattern: its text is built on the route's
+// first request and kept, where runtime.Pattern.String would build it anew
+// (four allocations) on every request. The span is only renamed when traces
+// are exported; otherwise there is none.
 func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
+	var route atomic.Pointer[string]
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		state := stateFrom(r.Context())
-		if pattern, ok := runtime.HTTPPattern(r.Context()); ok {
-			state.route = pattern.String()
-			telemetry.NameHTTPSpan(r.Context(), r.Method, state.route)
+		name := route.Load()
+		if name == nil {
+			if pattern, ok := runtime.HTTPPattern(r.Context()); ok {
+				text := pattern.String()
+				name = &text
+				route.Store(name)
+			}
+		}
+		if name != nil {
+			state.route = *name
+			if telemetry.TracingEnabled() {
+				telemetry.NameHTTPSpan(r.Context(), r.Method, state.route)
+			}
 		}
 		state.pathParams = params
 		next(w, r, params)
@@ -208,15 +229,18 @@ func incomingHeader(key string) (string, bool) {
 }
 
 // outgoingHeader turns the backends' etag and rate-limit header metadata
-// into HTTP headers and drops all other metadata.
+// into HTTP headers and drops all other metadata. The names are in Go's
+// canonical form, which is how net/http sends them whatever the case they
+// are added in (ETag goes out as Etag); given that way, adding them costs
+// no copy.
 func outgoingHeader(key string) (string, bool) {
 	switch strings.ToLower(key) {
 	case "etag":
-		return "ETag", true
+		return "Etag", true
 	case "ratelimit": // pkg/ratelimit.StateHeader
-		return "RateLimit", true
+		return "Ratelimit", true
 	case "ratelimit-policy": // pkg/ratelimit.PolicyHeader
-		return "RateLimit-Policy", true
+		return "Ratelimit-Policy", true
 	}
 	return "", false
 }
@@ -231,12 +255,17 @@ func dropHeader(string) (string, bool) { return "", false }
 // gateway's own TRUSTED_PROXIES find it.
 func requestMetadata(proxies clientaddr.Resolver) func(context.Context, *http.Request) metadata.MD {
 	return func(ctx context.Context, r *http.Request) metadata.MD {
-		md := metadata.MD{}
+		// One map and one array for both values: md.Set would allocate
+		// a slice per key.
+		md := make(metadata.MD, 2)
+		values := make([]string, 0, 2)
 		if id := requestIDFrom(ctx); id != "" {
-			md.Set(requestIDMetadata, id)
+			values = append(values, id)
+			md[requestIDMetadata] = values[0:1:1]
 		}
 		if a := proxies.FromRequest(r); a.IsValid() {
-			md.Set(clientaddr.ForwardedFor, a.String())
+			values = append(values, a.String())
+			md[clientaddr.ForwardedFor] = values[len(values)-1 : len(values) : len(values)]
 		}
 		return md
 	}
