@@ -10,7 +10,6 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // jsonMarshaler renders responses like runtime.JSONPb and decodes request
@@ -30,15 +29,6 @@ func newJSONMarshaler() *jsonMarshaler {
 		MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: true, UseProtoNames: false},
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
 	}}
-}
-
-// Marshal renders v as runtime.JSONPb does, without copying a message's
-// JSON through a buffer first.
-func (m *jsonMarshaler) Marshal(v any) ([]byte, error) {
-	if msg, ok := v.(proto.Message); ok {
-		return m.MarshalOptions.Marshal(msg)
-	}
-	return m.JSONPb.Marshal(v)
 }
 
 // NewDecoder returns a decoder reading all of r. An empty body decodes as
@@ -69,7 +59,7 @@ func (m *jsonMarshaler) decode(r io.Reader, v any) error {
 		return io.EOF
 	}
 	top, de := checkBody(data, msg.ProtoReflect().Descriptor(), bound)
-	if de == nil && !decodePlainStrings(data, msg) {
+	if de == nil {
 		if err := m.UnmarshalOptions.Unmarshal(data, msg); err != nil {
 			de = newDecodeError(err)
 		}
@@ -82,96 +72,6 @@ func (m *jsonMarshaler) decode(r io.Reader, v any) error {
 	}
 	fillUpdateMask(msg, top, bound)
 	return nil
-}
-
-// maxPlainFields bounds the members decodePlainStrings takes on.
-const maxPlainFields = 8
-
-// decodePlainStrings decodes a body that checkBody has accepted when it is
-// the common simple case, an object whose members are all plain strings (no
-// escapes) of singular string fields outside any oneof, such as a login's
-// {email, workspaceId}, and reports whether it did. protojson would decode
-// such a body to the same message (its strings are the bytes between the
-// quotes, already checked as UTF-8) but costs several times more; anything
-// else is left to protojson.
-func decodePlainStrings(data []byte, msg proto.Message) bool {
-	m := msg.ProtoReflect()
-	fields := restFieldsOf(m.Descriptor())
-	var found [maxPlainFields]struct {
-		fd    protoreflect.FieldDescriptor
-		value []byte
-	}
-	n := 0
-	pos := skipSpace(data, 0) + 1 // past the '{' checkBody has seen
-	for {
-		pos = skipSpace(data, pos)
-		if pos < len(data) && data[pos] == '}' && n == 0 {
-			break
-		}
-		key, next, ok := plainString(data, pos)
-		if !ok {
-			return false
-		}
-		fd := fields.byJSONName[string(key)]
-		if fd == nil || fd.Kind() != protoreflect.StringKind || fd.Cardinality() == protoreflect.Repeated || fd.ContainingOneof() != nil {
-			return false
-		}
-		pos = skipSpace(data, next)
-		if pos >= len(data) || data[pos] != ':' {
-			return false
-		}
-		value, next, ok := plainString(data, skipSpace(data, pos+1))
-		if !ok || n == maxPlainFields {
-			return false
-		}
-		found[n].fd, found[n].value = fd, value
-		n++
-		pos = skipSpace(data, next)
-		if pos < len(data) && data[pos] == ',' {
-			pos++
-			continue
-		}
-		if pos < len(data) && data[pos] == '}' {
-			break
-		}
-		return false
-	}
-	proto.Reset(msg)
-	for _, f := range found[:n] {
-		m.Set(f.fd, protoreflect.ValueOfString(string(f.value)))
-	}
-	return true
-}
-
-// plainString reads a JSON string without escapes at data[pos:], returning
-// its contents and the position after it.
-func plainString(data []byte, pos int) (contents []byte, next int, ok bool) {
-	if pos >= len(data) || data[pos] != '"' {
-		return nil, 0, false
-	}
-	for i := pos + 1; i < len(data); i++ {
-		switch data[i] {
-		case '"':
-			return data[pos+1 : i], i + 1, true
-		case '\\':
-			return nil, 0, false
-		}
-	}
-	return nil, 0, false
-}
-
-// skipSpace returns the position of the first byte at or after pos that is
-// not JSON whitespace.
-func skipSpace(data []byte, pos int) int {
-	for pos < len(data) {
-		switch data[pos] {
-		case ' ', '\t', '\n', '\r':
-			pos++
-		default:
-			return pos
-		}
-	}
-	return pos
 }
 
 // decodeError explains why a request body or query could not be decoded,
