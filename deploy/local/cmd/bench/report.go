@@ -29,8 +29,8 @@ type report struct {
 	// holds after the login rounds: mostly the tokens of every login the
 	// run made, warm-ups included.
 	KeysRef, KeysFloor, KeysStack keyspace
-	MemoryEnd                                       []processMemory
-	Hop                                             []hop
+	MemoryEnd                     []processMemory
+	Hop                           []hop
 	// FrontGateway and FrontProxy are GetWorkspace through the gateway and
 	// through benchproxy, driven by wrk in alternating rounds.
 	FrontGateway, FrontProxy []measurement

@@ -27,17 +27,15 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 
+	"github.com/liveproctor/workspaces/deploy/local/benchlogin"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
 )
@@ -49,51 +47,31 @@ func main() {
 	}
 }
 
-// config is what the flags and environment set.
-type config struct {
-	listen, redisAddr string
-	appKey, appSecret string
-}
-
-func parseFlags() (config, error) {
-	var c config
-	flag.StringVar(&c.listen, "listen", envOr("BENCHAUTH_ADDR", "127.0.0.1:9092"), "listen address (BENCHAUTH_ADDR)")
-	flag.StringVar(&c.redisAddr, "redis", envOr("REDIS_ADDR", "127.0.0.1:6379"), "redis address (REDIS_ADDR)")
-	flag.StringVar(&c.appKey, "app-key", os.Getenv("BENCHAUTH_APP_KEY"), "the one accepted app key (BENCHAUTH_APP_KEY)")
-	flag.StringVar(&c.appSecret, "app-secret", os.Getenv("BENCHAUTH_APP_SECRET"), "its secret (BENCHAUTH_APP_SECRET)")
-	flag.Parse()
-	if c.appKey == "" || c.appSecret == "" {
-		return c, errors.New("a key pair is required: -app-key and -app-secret (or BENCHAUTH_APP_KEY, BENCHAUTH_APP_SECRET)")
-	}
-	return c, nil
-}
-
 func run() error {
-	cfg, err := parseFlags()
+	cfg, err := benchlogin.ParseFlags("BENCHAUTH_", "127.0.0.1:9092")
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	// go-redis's defaults, as benchref's: the two differ only by the hop.
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.redisAddr})
-	defer rdb.Close()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("reach redis at %s: %w", cfg.redisAddr, err)
+	issuer, err := benchlogin.Connect(ctx, cfg)
+	if err != nil {
+		return err
 	}
+	defer issuer.Close()
 
 	srv := grpc.NewServer(grpcmw.ServerTransportOptions()...)
-	authv1.RegisterAuthServiceServer(srv, &tokenServer{rdb: rdb, key: []byte(cfg.appKey), secret: []byte(cfg.appSecret)})
+	authv1.RegisterAuthServiceServer(srv, &tokenServer{issuer: issuer})
 
 	// Redis answered before the port opens, so an open port means ready.
-	lis, err := net.Listen("tcp", cfg.listen)
+	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
-	fmt.Printf("benchauth listening on %s (redis %s)\n", lis.Addr(), cfg.redisAddr)
+	fmt.Printf("benchauth listening on %s (redis %s)\n", lis.Addr(), cfg.RedisAddr)
 
 	select {
 	case err := <-served:
@@ -102,11 +80,4 @@ func run() error {
 	}
 	srv.GracefulStop()
 	return nil
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

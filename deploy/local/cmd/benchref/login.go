@@ -1,36 +1,21 @@
 package main
 
 import (
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
-	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/liveproctor/workspaces/deploy/local/benchlogin"
 )
-
-// tokenTTL is the life of a token, as in the auth service.
-const tokenTTL = 8 * time.Hour
 
 // loginHandler issues tokens for the one key pair it knows.
 type loginHandler struct {
-	rdb         *redis.Client
-	key, secret []byte
+	issuer *benchlogin.Issuer
 }
 
 type loginRequest struct {
 	Email       string `json:"email"`
 	WorkspaceID string `json:"workspaceId"`
-}
-
-type session struct {
-	Email       string    `json:"email"`
-	WorkspaceID string    `json:"workspaceId"`
-	ExpiresAt   time.Time `json:"expiresAt"`
 }
 
 type loginResponse struct {
@@ -39,7 +24,7 @@ type loginResponse struct {
 }
 
 func (h *loginHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !h.authorized(r) {
+	if !h.issuer.Authorized(r.BasicAuth()) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="workspaces"`)
 		http.Error(w, `{"error":"unauthenticated"}`, http.StatusUnauthorized)
 		return
@@ -49,35 +34,16 @@ func (h *loginHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"invalid argument"}`, http.StatusBadRequest)
 		return
 	}
-
-	raw := make([]byte, 32)
-	_, _ = rand.Read(raw) // never fails (crypto/rand panics on a broken source)
-	token := base64.StdEncoding.EncodeToString(raw)
-	digest := sha256.Sum256([]byte(token))
-	expires := time.Now().Add(tokenTTL).UTC()
-	value, err := json.Marshal(session{Email: req.Email, WorkspaceID: req.WorkspaceID, ExpiresAt: expires})
-	if err != nil {
-		http.Error(w, `{"error":"internal"}`, http.StatusInternalServerError)
-		return
-	}
-	if err := h.rdb.Set(r.Context(), hex.EncodeToString(digest[:]), value, tokenTTL).Err(); err != nil {
+	auth, expiresAt, err := h.issuer.Issue(r.Context(), req.Email, req.WorkspaceID)
+	switch {
+	case errors.Is(err, benchlogin.ErrStore):
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, `{"error":"unavailable"}`, http.StatusServiceUnavailable)
 		return
+	case err != nil:
+		http.Error(w, `{"error":"internal"}`, http.StatusInternalServerError)
+		return
 	}
-
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(loginResponse{Auth: token, ExpiresAt: expires.Format("2006-01-02T15:04:05.000Z")})
-}
-
-// authorized compares the request's Basic credentials with the configured
-// pair in constant time (both halves are always compared).
-func (h *loginHandler) authorized(r *http.Request) bool {
-	key, secret, ok := r.BasicAuth()
-	if !ok {
-		return false
-	}
-	k := subtle.ConstantTimeCompare([]byte(key), h.key)
-	s := subtle.ConstantTimeCompare([]byte(secret), h.secret)
-	return k&s == 1
+	_ = json.NewEncoder(w).Encode(loginResponse{Auth: auth, ExpiresAt: expiresAt})
 }

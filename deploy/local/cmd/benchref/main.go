@@ -18,8 +18,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -28,7 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/liveproctor/workspaces/deploy/local/benchlogin"
 )
 
 func main() {
@@ -38,51 +36,32 @@ func main() {
 	}
 }
 
-// config is what the flags and environment set.
-type config struct {
-	listen, redisAddr string
-	appKey, appSecret string
-}
-
-func parseFlags() (config, error) {
-	var c config
-	flag.StringVar(&c.listen, "listen", envOr("BENCHREF_ADDR", "127.0.0.1:8090"), "listen address (BENCHREF_ADDR)")
-	flag.StringVar(&c.redisAddr, "redis", envOr("REDIS_ADDR", "127.0.0.1:6379"), "redis address (REDIS_ADDR)")
-	flag.StringVar(&c.appKey, "app-key", os.Getenv("BENCHREF_APP_KEY"), "the one accepted app key (BENCHREF_APP_KEY)")
-	flag.StringVar(&c.appSecret, "app-secret", os.Getenv("BENCHREF_APP_SECRET"), "its secret (BENCHREF_APP_SECRET)")
-	flag.Parse()
-	if c.appKey == "" || c.appSecret == "" {
-		return c, errors.New("a key pair is required: -app-key and -app-secret (or BENCHREF_APP_KEY, BENCHREF_APP_SECRET)")
-	}
-	return c, nil
-}
-
 func run() error {
-	cfg, err := parseFlags()
+	cfg, err := benchlogin.ParseFlags("BENCHREF_", "127.0.0.1:8090")
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.redisAddr})
-	defer rdb.Close()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("reach redis at %s: %w", cfg.redisAddr, err)
+	issuer, err := benchlogin.Connect(ctx, cfg)
+	if err != nil {
+		return err
 	}
+	defer issuer.Close()
 
 	mux := http.NewServeMux()
-	mux.Handle("POST /api/login/sdk", &loginHandler{rdb: rdb, key: []byte(cfg.appKey), secret: []byte(cfg.appSecret)})
+	mux.Handle("POST /api/login/sdk", &loginHandler{issuer: issuer})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 
-	lis, err := net.Listen("tcp", cfg.listen)
+	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()
-	fmt.Printf("benchref listening on %s (redis %s)\n", lis.Addr(), cfg.redisAddr)
+	fmt.Printf("benchref listening on %s (redis %s)\n", lis.Addr(), cfg.RedisAddr)
 
 	select {
 	case err := <-served:
@@ -92,11 +71,4 @@ func run() error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

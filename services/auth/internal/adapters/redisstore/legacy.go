@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
-	"strconv"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -54,19 +52,9 @@ func (s *Store) readLegacy(ctx context.Context, d domain.Digest) (stored, error)
 		}
 		str[i] = s
 	}
-	iat, err1 := strconv.ParseInt(str[2], 10, 64)
-	exp, err2 := strconv.ParseInt(str[3], 10, 64)
-	if err1 != nil || err2 != nil {
+	t, ok := storedFrom(str[0], str[1], str[2], str[3], str[4], str[5])
+	if !ok {
 		return stored{}, domain.ErrTokenNotFound
 	}
-	return stored{
-		session: domain.Session{
-			Email:       str[0],
-			WorkspaceID: str[1],
-			IssuedAt:    time.UnixMilli(iat).UTC(),
-			ExpiresAt:   time.UnixMilli(exp).UTC(),
-		},
-		gen:  str[4],
-		ugen: str[5],
-	}, nil
+	return t, nil
 }

@@ -51,19 +51,25 @@ func decodeValue(v string) (stored, bool) {
 	if len(f) != valueFields || f[0] != valueVersion || f[1] == "" || f[2] == "" || f[5] == "" || f[6] == "" {
 		return stored{}, false
 	}
-	iat, err1 := strconv.ParseInt(f[3], 10, 64)
-	exp, err2 := strconv.ParseInt(f[4], 10, 64)
+	return storedFrom(f[6], f[5], f[3], f[4], f[1], f[2])
+}
+
+// storedFrom is a token from its fields as stored (the times in Unix
+// milliseconds); false when a time is not a number.
+func storedFrom(email, workspaceID, issuedAt, expiresAt, gen, ugen string) (stored, bool) {
+	iat, err1 := strconv.ParseInt(issuedAt, 10, 64)
+	exp, err2 := strconv.ParseInt(expiresAt, 10, 64)
 	if err1 != nil || err2 != nil {
 		return stored{}, false
 	}
 	return stored{
 		session: domain.Session{
-			Email:       f[6],
-			WorkspaceID: f[5],
+			Email:       email,
+			WorkspaceID: workspaceID,
 			IssuedAt:    time.UnixMilli(iat).UTC(),
 			ExpiresAt:   time.UnixMilli(exp).UTC(),
 		},
-		gen:  f[1],
-		ugen: f[2],
+		gen:  gen,
+		ugen: ugen,
 	}, true
 }
