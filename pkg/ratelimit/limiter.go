@@ -55,12 +55,10 @@ func NewLimiter(rdb redis.UniversalClient, o LimiterOptions) *Limiter {
 	}
 	l := &Limiter{
 		policy:  o.Policy,
+		redis:   rdb,
 		timeout: o.Timeout,
 		local:   &localGCRA{now: now, max: max(o.LocalKeys, 1), tat: map[string]time.Time{}},
 		down:    &fallback{logger: o.Logger, what: "rate limits", now: now, retryEvery: time.Second},
-	}
-	if rdb != nil {
-		l.redis = rdb
 	}
 	return l
 }

@@ -54,7 +54,7 @@ func (a *App) authorize(ctx context.Context, authorization, workspaceID string, 
 		if k := fault.KindOf(err); k == fault.NotFound || k == fault.PermissionDenied {
 			// The credentials are good, the workspace not theirs (or
 			// the key pair not for the API): the call still counts.
-			if lerr := a.limit(ctx, authorization, ratelimit.Limit{}); lerr != nil {
+			if lerr := a.limits.LimitKeyPair(ctx, appKey, ratelimit.Limit{}); lerr != nil {
 				return WorkspaceStatus{}, lerr
 			}
 			return WorkspaceStatus{}, err
@@ -68,7 +68,7 @@ func (a *App) authorize(ctx context.Context, authorization, workspaceID string, 
 			a.access.Set(key, cachedAccess{status: st, at: at})
 		}
 	}
-	if err := a.limit(ctx, authorization, st.CallerLimit); err != nil {
+	if err := a.limits.LimitKeyPair(ctx, appKey, st.CallerLimit); err != nil {
 		return WorkspaceStatus{}, err
 	}
 	if live && !st.Active {
@@ -122,10 +122,3 @@ func (a *App) ForgetKeyPairs(ctx context.Context, authorization, workspaceID str
 
 // maxForgetKeys bounds the app keys of one ForgetKeyPairs call.
 const maxForgetKeys = 100
-
-// limit counts a call of credentials the workspace service accepted against
-// their key pair's rate limit (own, or the default when Off).
-func (a *App) limit(ctx context.Context, authorization string, own ratelimit.Limit) error {
-	appKey, _, _ := basicauth.Parse(authorization)
-	return a.limits.LimitKeyPair(ctx, appKey, own)
-}

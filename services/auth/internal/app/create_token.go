@@ -20,7 +20,8 @@ import (
 // one Redis round trip instead of three, and its order is the same.
 func (a *App) CreateToken(ctx context.Context, authorization, email, workspaceID string) (domain.Token, domain.Session, error) {
 	appKey, _, _ := basicauth.Parse(authorization)
-	if authorization != "" && a.planner != nil && a.guarded != nil && domain.CheckLogin(email, workspaceID) == nil {
+	invalid := domain.CheckLogin(email, workspaceID)
+	if invalid == nil && authorization != "" && a.planner != nil && a.guarded != nil {
 		if st, ok := a.cachedAccess(newAccessKey(authorization, workspaceID), appKey); ok && st.Active {
 			limits := a.planner.Plan(ctx, appKey, st.CallerLimit)
 			return a.issueWith(email, workspaceID, func(d domain.Digest, s domain.Session) error {
@@ -31,8 +32,8 @@ func (a *App) CreateToken(ctx context.Context, authorization, email, workspaceID
 	if err := a.limits.CheckFailures(ctx, appKey); err != nil {
 		return "", domain.Session{}, err
 	}
-	if err := domain.CheckLogin(email, workspaceID); err != nil {
-		return "", domain.Session{}, err
+	if invalid != nil {
+		return "", domain.Session{}, invalid
 	}
 	if _, err := a.authorize(ctx, authorization, workspaceID, true); err != nil {
 		return "", domain.Session{}, err
