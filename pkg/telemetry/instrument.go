@@ -43,7 +43,11 @@ func HTTPHandler(h http.Handler, operation string) http.Handler {
 }
 
 // NameHTTPSpan names the request's span, if any, by its method and the
-// route pattern it matched.
+// route pattern it matched; without tracing it does nothing, not even build
+// the name.
 func NameHTTPSpan(ctx context.Context, method, route string) {
+	if !TracingEnabled() {
+		return
+	}
 	trace.SpanFromContext(ctx).SetName(methodLabel(method) + " " + route)
 }

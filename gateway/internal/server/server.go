@@ -209,9 +209,7 @@ func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 		}
 		if name != nil {
 			state.route = *name
-			if telemetry.TracingEnabled() {
-				telemetry.NameHTTPSpan(r.Context(), r.Method, state.route)
-			}
+			telemetry.NameHTTPSpan(r.Context(), r.Method, state.route)
 		}
 		state.pathParams = params
 		next(w, r, params)

@@ -120,7 +120,8 @@ func withETag(ctx context.Context) func(*domain.Workspace, error) (*workspacev1.
 }
 
 func (s *Server) GetWorkspaceStatus(ctx context.Context, req *workspacev1.GetWorkspaceStatusRequest) (*workspacev1.WorkspaceStatus, error) {
-	w, err := s.app.GetWorkspaceStatus(ctx, callerFrom(ctx), req.GetId())
+	caller := callerFrom(ctx)
+	w, err := s.app.GetWorkspaceStatus(ctx, caller, req.GetId())
 	if err != nil {
 		return nil, apiError(err)
 	}
@@ -128,10 +129,10 @@ func (s *Server) GetWorkspaceStatus(ctx context.Context, req *workspacev1.GetWor
 	if cutoff := w.TokenCutoff(); !cutoff.IsZero() {
 		out.TokenCutoffTime = apitime.Format(cutoff)
 	}
-	if r := callerFrom(ctx).RateLimit; r != nil {
+	if r := caller.RateLimit; r != nil {
 		out.CallerRateLimit = rateLimitToProto(*r)
 	}
-	if exp := callerFrom(ctx).KeyExpiresAt; !exp.IsZero() {
+	if exp := caller.KeyExpiresAt; !exp.IsZero() {
 		out.CallerKeyExpireTime = apitime.Format(exp)
 	}
 	return out, nil
