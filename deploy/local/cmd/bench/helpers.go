@@ -29,25 +29,15 @@ func startReference(ctx context.Context, bin, redisAddr, key, secret string, out
 
 // startTokenService runs benchauth, the login floor's token service, on a
 // free loopback port against redisAddr with one key pair, and waits until
-// its port is open (it answers Redis before it listens).
+// its port is open (it answers Redis before it listens). It speaks gRPC
+// only, so it has no URL.
 func startTokenService(ctx context.Context, bin, redisAddr, key, secret string, out io.Writer) (*helper, error) {
-	addr, err := testenv.FreeAddr()
-	if err != nil {
-		return nil, err
+	h, err := startHelperReady(ctx, "benchauth", bin, []string{"-redis", redisAddr},
+		[]string{"BENCHAUTH_APP_KEY=" + key, "BENCHAUTH_APP_SECRET=" + secret}, out, tcpOpen)
+	if h != nil {
+		h.URL = ""
 	}
-	p, err := testenv.StartProcess(testenv.Command{
-		Name: "benchauth", Path: bin, Args: []string{"-listen", addr, "-redis", redisAddr},
-		Env: []string{"BENCHAUTH_APP_KEY=" + key, "BENCHAUTH_APP_SECRET=" + secret}, Output: out,
-	})
-	if err != nil {
-		return nil, err
-	}
-	h := &helper{Process: p, Addr: addr}
-	if err := h.waitReady(ctx, 10*time.Second, tcpOpen(addr)); err != nil {
-		_ = h.Stop()
-		return nil, err
-	}
-	return h, nil
+	return h, err
 }
 
 // startProxy runs benchproxy on a free loopback port in front of the
@@ -61,6 +51,15 @@ func startProxy(ctx context.Context, bin, workspaceAddr, authAddr string, out io
 // added to ours, as the stack runs its services, and waits until its
 // /healthz answers.
 func startHelper(ctx context.Context, name, bin string, args, env []string, out io.Writer) (*helper, error) {
+	return startHelperReady(ctx, name, bin, args, env, out, func(addr string) func(context.Context) error {
+		return testenv.HTTPOK("http://" + addr + "/healthz")
+	})
+}
+
+// startHelperReady is startHelper with its own readiness check of the
+// address it listens on.
+func startHelperReady(ctx context.Context, name, bin string, args, env []string, out io.Writer,
+	ready func(addr string) func(context.Context) error) (*helper, error) {
 	addr, err := testenv.FreeAddr()
 	if err != nil {
 		return nil, err
@@ -72,7 +71,7 @@ func startHelper(ctx context.Context, name, bin string, args, env []string, out 
 		return nil, err
 	}
 	h := &helper{Process: p, Addr: addr, URL: "http://" + addr}
-	if err := h.waitReady(ctx, 10*time.Second, testenv.HTTPOK(h.URL+"/healthz")); err != nil {
+	if err := h.waitReady(ctx, 10*time.Second, ready(addr)); err != nil {
 		_ = h.Stop()
 		return nil, err
 	}
