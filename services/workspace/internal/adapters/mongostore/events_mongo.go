@@ -37,10 +37,13 @@ func eventIndexes() []namedIndex {
 // was. It answers nil when the workspace does not exist or has nothing to
 // publish.
 func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() string) error {
-	var doc outboxDoc
+	// One read serves the outbox and the list entry below.
+	var raw bson.Raw
 	err := r.do(ctx, func(ctx context.Context) error {
-		return r.workspaces.FindOne(ctx, bson.D{{Key: "_id", Value: id}},
-			options.FindOne().SetProjection(bson.D{{Key: "outbox", Value: 1}})).Decode(&doc)
+		var err error
+		raw, err = r.workspaces.FindOne(ctx, bson.D{{Key: "_id", Value: id}},
+			options.FindOne().SetProjection(bson.D{{Key: "keys", Value: 0}})).Raw()
+		return err
 	})
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return nil
@@ -48,21 +51,21 @@ func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() 
 	if err != nil {
 		return storeError("read outbox", err)
 	}
-	if len(doc.Outbox) == 0 {
-		return nil
+	var doc outboxDoc
+	if err := bson.Unmarshal(raw, &doc); err != nil {
+		return storeError("decode outbox", err)
+	}
+	// Entries whose marker is gone are published already; the next Update
+	// drops them.
+	pending, err := r.stillPending(ctx, doc.Outbox)
+	if err != nil {
+		return err
 	}
 	var keys []string
-	for _, raw := range doc.Outbox {
+	for _, p := range pending {
 		var e eventDoc
-		if err := bson.Unmarshal(raw, &e); err != nil {
+		if err := bson.Unmarshal(p.(bson.Raw), &e); err != nil {
 			return storeError("decode outbox", err)
-		}
-		pending, err := r.marked(ctx, r.outboxPending, e.Key)
-		if err != nil {
-			return err
-		}
-		if !pending {
-			continue // published already; the next Update drops it
 		}
 		err = r.do(ctx, func(ctx context.Context) error {
 			_, err := r.events.InsertOne(ctx, publishedEventDoc{Key: e.Key, ID: newID(), Event: e})
@@ -78,7 +81,11 @@ func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() 
 	}
 	// The list entry follows the workspace before the events count as
 	// published, so a failed entry write is retried by the relay.
-	if err := r.resyncEntry(ctx, id); err != nil {
+	var ws workspaceDoc
+	if err := bson.Unmarshal(raw, &ws); err != nil {
+		return storeError("decode workspace", err)
+	}
+	if err := r.resyncEntry(ctx, &ws); err != nil {
 		return err
 	}
 	// Removing the markers is what makes the events published. The

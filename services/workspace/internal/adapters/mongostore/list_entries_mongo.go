@@ -126,27 +126,16 @@ func (r *Repository) recordEntry(ctx context.Context, d *workspaceDoc) error {
 	return nil
 }
 
-// resyncEntry makes sure the change of workspace id's current revision is
-// logged: after a write whose change failed, it is missing. When it was
-// logged and folded into the snapshot since, logging it again is harmless
-// (a list keeps one entry per revision).
-func (r *Repository) resyncEntry(ctx context.Context, id string) error {
-	var doc workspaceDoc
-	err := r.do(ctx, func(ctx context.Context) error {
-		return r.workspaces.FindOne(ctx, bson.D{{Key: "_id", Value: id}},
-			options.FindOne().SetProjection(bson.D{{Key: "outbox", Value: 0}, {Key: "keys", Value: 0}})).Decode(&doc)
-	})
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil
-	}
-	if err != nil {
-		return storeError("read workspace", err)
-	}
-	logged, err := r.marked(ctx, r.changes, changeID(id, doc.Revision))
+// resyncEntry makes sure the change of the workspace's current revision,
+// as read in doc, is logged: after a write whose change failed, it is
+// missing. When it was logged and folded into the snapshot since, logging
+// it again is harmless (a list keeps one entry per revision).
+func (r *Repository) resyncEntry(ctx context.Context, doc *workspaceDoc) error {
+	logged, err := r.marked(ctx, r.changes, changeID(doc.ID, doc.Revision))
 	if err != nil || logged {
 		return err
 	}
-	return r.recordEntry(ctx, &doc)
+	return r.recordEntry(ctx, doc)
 }
 
 // readChanges reads the change log, at most limit changes (0: all) in no

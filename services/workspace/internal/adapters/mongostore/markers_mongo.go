@@ -30,8 +30,8 @@ import (
 // An outbox entry is unpublished exactly while its marker exists: the
 // publish inserts the event, then deletes the marker, and never writes the
 // workspace document; the next Update drops the entries without a marker.
-// Each process also scans the workspaces once, on its first call of
-// WithExpiredKeys, for expiring pairs written before markers existed.
+// Markers came with expiring key pairs and the outbox, so no store holds
+// either without them.
 const (
 	OutboxPendingCollection = "outbox_pending"
 	KeyExpiriesCollection   = "key_expiries"
@@ -170,16 +170,6 @@ const markerReads = 1000
 // WithExpiredKeys finds workspaces with a key pair whose expiresAt has
 // passed, from the key expiry markers (see above).
 func (r *Repository) WithExpiredKeys(ctx context.Context, now time.Time, limit int) ([]string, error) {
-	if !r.expiriesScanned.Load() {
-		ids, err := r.scanExpiredKeys(ctx, now, limit)
-		if err != nil {
-			return nil, err
-		}
-		if len(ids) > 0 {
-			return ids, nil
-		}
-		r.expiriesScanned.Store(true)
-	}
 	ms, err := r.markers(ctx, r.keyExpiries, markerReads)
 	if err != nil {
 		return nil, err
@@ -209,32 +199,6 @@ func (r *Repository) WithExpiredKeys(ctx context.Context, now time.Time, limit i
 		}
 	}
 	slices.Sort(ids)
-	return ids, nil
-}
-
-// scanExpiredKeys finds expired key pairs by reading every workspace: once
-// per process, for pairs written before markers existed. A null expiresAt
-// never compares as less than a date.
-func (r *Repository) scanExpiredKeys(ctx context.Context, now time.Time, limit int) ([]string, error) {
-	var docs []struct {
-		ID string `bson:"_id"`
-	}
-	err := r.do(ctx, func(ctx context.Context) error {
-		cur, err := r.workspaces.Find(ctx,
-			bson.D{{Key: "keys.expiresAt", Value: bson.D{{Key: "$lte", Value: now.UTC()}}}},
-			options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}).SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(max(limit, 1))))
-		if err != nil {
-			return err
-		}
-		return cur.All(ctx, &docs)
-	})
-	if err != nil {
-		return nil, storeError("find expired key pairs", err)
-	}
-	ids := make([]string, len(docs))
-	for i, d := range docs {
-		ids[i] = d.ID
-	}
 	return ids, nil
 }
 

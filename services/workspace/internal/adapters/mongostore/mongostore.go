@@ -72,11 +72,9 @@ type Repository struct {
 	codes      *mongo.Collection
 	events     *mongo.Collection
 	// outboxPending and keyExpiries hold the markers of background work
-	// (markers_mongo.go); the flag says whether this process has scanned
-	// the workspaces once for expiring pairs that have none.
-	outboxPending   *mongo.Collection
-	keyExpiries     *mongo.Collection
-	expiriesScanned atomic.Bool
+	// (markers_mongo.go).
+	outboxPending *mongo.Collection
+	keyExpiries   *mongo.Collection
 	// chunks and changes are the list snapshot and the changes since
 	// (list_entries_mongo.go); lists use them once entriesReady. meta
 	// holds the snapshot's pointer and the compaction's lease, which
