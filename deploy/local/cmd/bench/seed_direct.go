@@ -3,8 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
+	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -20,9 +19,7 @@ const directBatch = 1000
 // name and no key pairs or codes. Creating 100,000 workspaces through the
 // API takes hours on the embedded store (every create's writes slow down as
 // the SQLite tables grow), so the large list is measured over copies; the
-// list query cannot tell them from created workspaces. It returns once the
-// service has folded the copies' list changes into its snapshot (see
-// mongostore), as it would have while they were created one by one.
+// list query cannot tell them from created workspaces.
 func (e *env) seedDirect(ctx context.Context, from, to int) (time.Duration, error) {
 	progress("  copying bench-000001 into workspaces %d to %d, %d per insert", from+1, to, directBatch)
 	start := time.Now()
@@ -32,42 +29,17 @@ func (e *env) seedDirect(ctx context.Context, from, to int) (time.Duration, erro
 	}
 	defer client.Disconnect(context.Background())
 	coll := client.Database("workspaces").Collection("workspaces")
-	// Lists read a snapshot of every workspace's entry and the changes
-	// logged since (see mongostore), so each copy gets a change, as a
-	// create logs one; the service's compaction folds them in.
-	changes := client.Database("workspaces").Collection("list_changes")
 	var template bson.D
 	if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: "bench-000001"}}).Decode(&template); err != nil {
 		return 0, fmt.Errorf("read the template workspace: %w", err)
 	}
 	for first := from + 1; first <= to; first += directBatch {
 		docs := make([]any, 0, directBatch)
-		changeDocs := make([]any, 0, directBatch)
 		for n := first; n < first+directBatch && n <= to; n++ {
-			doc := copyOf(template, n)
-			docs = append(docs, doc)
-			changeDocs = append(changeDocs, changeOf(doc))
+			docs = append(docs, copyOf(template, n))
 		}
 		if _, err := coll.InsertMany(ctx, docs); err != nil {
 			return 0, fmt.Errorf("insert workspaces from %d: %w", first, err)
-		}
-		if _, err := changes.InsertMany(ctx, changeDocs); err != nil {
-			return 0, fmt.Errorf("insert list changes from %d: %w", first, err)
-		}
-	}
-	progress("  copied in %s; waiting for the service to fold the copies' list changes into its snapshot", time.Since(start).Round(time.Millisecond))
-	for {
-		n, err := changes.CountDocuments(ctx, bson.D{})
-		if err != nil {
-			return 0, fmt.Errorf("count list changes: %w", err)
-		}
-		if n < foldedBelow {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(2 * time.Second):
 		}
 	}
 	return time.Since(start), nil
@@ -88,47 +60,18 @@ func copyOf(template bson.D, n int) bson.D {
 			if n%stateEvery == 0 {
 				field.Value = bson.D{{Key: "city", Value: "Springfield"}, {Key: "state", Value: "US-CA"}, {Key: "country", Value: "US"}}
 			}
-		case "keys", "registrationCodes":
+		case "keys", "registrationCodes", "outbox":
 			field.Value = bson.A{}
+		case "visibleTo":
+			visible := slices.Clone(field.Value.(bson.A))
+			visible[0] = id
+			field.Value = visible
+		case "pendingSince":
+			continue
 		case "createFingerprint":
 			field.Value = ""
 		}
 		out = append(out, field)
 	}
 	return out
-}
-
-// foldedBelow: the copies count as folded once fewer changes than this
-// wait (the service compacts at 500; creates keep logging new ones).
-const foldedBelow = 500
-
-// changeOf is the list change a create of workspace doc logs: its _id is
-// "<id>@<revision>", its entry one string of nameKey, id, state, revision,
-// then the workspace and its managers, separated by NUL (see mongostore).
-func changeOf(doc bson.D) bson.D {
-	var id, nameKey, state string
-	var rev int64
-	var managers []string
-	for _, f := range doc {
-		switch f.Key {
-		case "_id":
-			id = f.Value.(string)
-		case "nameKey":
-			nameKey = f.Value.(string)
-		case "revision":
-			rev, _ = f.Value.(int64)
-		case "address":
-			for _, a := range f.Value.(bson.D) {
-				if a.Key == "state" {
-					state, _ = a.Value.(string)
-				}
-			}
-		case "managers":
-			for _, m := range f.Value.(bson.A) {
-				managers = append(managers, m.(string))
-			}
-		}
-	}
-	parts := append([]string{nameKey, id, state, strconv.FormatInt(rev, 10), id}, managers...)
-	return bson.D{{Key: "_id", Value: fmt.Sprintf("%s@%d", id, rev)}, {Key: "entry", Value: strings.Join(parts, "\x00")}}
 }

@@ -99,29 +99,41 @@ func keyError(err error, appKey string) error {
 // checkProducts refuses to share a product the caller's own workspace does
 // not hold. Products already shared (kept by this request) are not checked
 // again.
-func (a *App) checkProducts(ctx context.Context, caller domain.Caller, products, shared []string) error {
-	var own *domain.Workspace
+func checkProducts(own *domain.Workspace, products, shared []string) error {
 	for i, bank := range products {
-		if slices.Contains(shared, bank) {
+		if slices.Contains(shared, bank) || own.HoldsProduct(bank) {
 			continue
 		}
-		if own == nil {
-			w, err := a.repo.Get(ctx, caller.WorkspaceID)
-			if err != nil {
-				return fmt.Errorf("get caller workspace: %w", err)
-			}
-			own = w
-		}
-		if !own.HoldsProduct(bank) {
-			field := fmt.Sprintf("products[%d]", i)
-			return &fault.Error{
-				Kind:    fault.PermissionDenied,
-				Message: fmt.Sprintf("%s: your workspace does not hold product %q, so it cannot share it", field, bank),
-				Fields:  []fault.FieldViolation{{Field: field, Description: "not held by the caller's workspace"}},
-			}
+		field := fmt.Sprintf("products[%d]", i)
+		return &fault.Error{
+			Kind:    fault.PermissionDenied,
+			Message: fmt.Sprintf("%s: your workspace does not hold product %q, so it cannot share it", field, bank),
+			Fields:  []fault.FieldViolation{{Field: field, Description: "not held by the caller's workspace"}},
 		}
 	}
 	return nil
+}
+
+// checkCallerProducts is checkProducts with the caller's workspace read
+// only when a product needs checking.
+func (a *App) checkCallerProducts(ctx context.Context, caller domain.Caller, products, shared []string) error {
+	if !slices.ContainsFunc(products, func(bank string) bool { return !slices.Contains(shared, bank) }) {
+		return nil
+	}
+	own, err := a.repo.Get(ctx, caller.WorkspaceID)
+	if err != nil {
+		return fmt.Errorf("get caller workspace: %w", err)
+	}
+	return checkProducts(own, products, shared)
+}
+
+// parentNotFound answers a parent the caller may not see.
+func parentNotFound(parentID string) error {
+	return &fault.Error{
+		Kind:    fault.NotFound,
+		Message: fmt.Sprintf("parent: workspace %q not found", truncate(parentID, 128)),
+		Fields:  []fault.FieldViolation{{Field: "parent", Description: "not found"}},
+	}
 }
 
 // maxParentDepth bounds the walk up a parent chain.
@@ -129,17 +141,13 @@ const maxParentDepth = 100
 
 // checkParent makes sure parentID is a workspace the caller may see and that
 // making it child's parent forms no cycle through other workspaces (the
-// entity refuses to be its own parent). child is empty on create.
+// entity refuses to be its own parent).
 func (a *App) checkParent(ctx context.Context, caller domain.Caller, child, parentID string) error {
 	parent, err := a.visible(ctx, caller, parentID)
 	if fault.KindOf(err) == fault.NotFound {
-		return &fault.Error{
-			Kind:    fault.NotFound,
-			Message: fmt.Sprintf("parent: workspace %q not found", truncate(parentID, 128)),
-			Fields:  []fault.FieldViolation{{Field: "parent", Description: "not found"}},
-		}
+		return parentNotFound(parentID)
 	}
-	if err != nil || child == "" {
+	if err != nil {
 		return err
 	}
 	for depth := 0; parent.ParentID() != ""; depth++ {

@@ -4,7 +4,6 @@ package app
 
 import (
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -73,9 +72,6 @@ type App struct {
 	events        EventLog // nil: events stay in the outboxes
 	eventSettings EventSettings
 	eventIDs      domain.EventIDSource // ids in the order events are published
-	// lastRetention is when the relay last removed expired events.
-	retentionMu   sync.Mutex
-	lastRetention time.Time
 }
 
 // Option changes how New builds an App.

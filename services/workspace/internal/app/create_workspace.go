@@ -77,20 +77,31 @@ func (a *App) CreateWorkspace(ctx context.Context, caller domain.Caller, in Crea
 	in.Name = d.Name // an identical retry may differ in spaces around the name
 	fingerprint := createFingerprint(caller.WorkspaceID, in)
 
-	if res, err := a.retriedCreate(ctx, caller, in.ID, fingerprint); !errors.Is(err, domain.ErrNotFound) {
-		return res, err
+	// One read brings what the create depends on: the caller's workspace
+	// (its products, and the managers the new one inherits), the parent,
+	// and the id itself, which exists already when this is a retry.
+	ids := []string{caller.WorkspaceID, in.ID}
+	if in.ParentID != "" {
+		ids = append(ids, in.ParentID)
+	}
+	found, err := a.repo.GetMany(ctx, ids...)
+	if err != nil {
+		return CreateResult{}, fmt.Errorf("get the workspaces a create depends on: %w", err)
+	}
+	if existing, ok := found[in.ID]; ok {
+		return a.answerRetry(ctx, caller, existing, fingerprint)
+	}
+	creator, ok := found[caller.WorkspaceID]
+	if !ok {
+		return CreateResult{}, fmt.Errorf("get caller workspace: %w", domain.ErrNotFound)
 	}
 	if in.ParentID != "" {
-		if err := a.checkParent(ctx, caller, "", in.ParentID); err != nil {
-			return CreateResult{}, err
+		if parent := found[in.ParentID]; parent == nil || parent.Deleted() || !parent.VisibleTo(caller.WorkspaceID) {
+			return CreateResult{}, parentNotFound(in.ParentID)
 		}
 	}
-	if err := a.checkProducts(ctx, caller, in.Products, nil); err != nil {
+	if err := checkProducts(creator, in.Products, nil); err != nil {
 		return CreateResult{}, err
-	}
-	creator, err := a.repo.Get(ctx, caller.WorkspaceID)
-	if err != nil {
-		return CreateResult{}, fmt.Errorf("get caller workspace: %w", err)
 	}
 
 	now := a.timestamp()
@@ -123,14 +134,19 @@ func (a *App) CreateWorkspace(ctx context.Context, caller domain.Caller, in Crea
 	}
 }
 
-// retriedCreate answers a create of an id that may exist already: the
-// original result when the caller and body are the same, a conflict when
-// not, domain.ErrNotFound when the id is free.
+// retriedCreate answers a create whose id turned out to be taken by a
+// concurrent one.
 func (a *App) retriedCreate(ctx context.Context, caller domain.Caller, id, fingerprint string) (CreateResult, error) {
 	w, err := a.repo.Get(ctx, id)
 	if err != nil {
-		return CreateResult{}, err
+		return CreateResult{}, fmt.Errorf("get workspace: %w", err)
 	}
+	return a.answerRetry(ctx, caller, w, fingerprint)
+}
+
+// answerRetry answers a create of an id that exists: the original result
+// when the caller and body are the same, a conflict when not.
+func (a *App) answerRetry(ctx context.Context, caller domain.Caller, w *domain.Workspace, fingerprint string) (CreateResult, error) {
 	if w.CreatedBy() != caller.WorkspaceID || w.CreateFingerprint() != fingerprint {
 		return CreateResult{}, errIDTakenByOther
 	}

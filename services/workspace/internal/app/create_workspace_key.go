@@ -28,7 +28,8 @@ func (a *App) CreateWorkspaceKey(ctx context.Context, caller domain.Caller, id s
 	if err != nil {
 		return CreateKeyResult{}, err
 	}
-	if _, err := a.keyManaged(ctx, caller, id); err != nil {
+	current, err := a.keyManaged(ctx, caller, id)
+	if err != nil {
 		return CreateKeyResult{}, err
 	}
 	sealed, err := a.reserveNewKey(ctx, id)
@@ -36,7 +37,8 @@ func (a *App) CreateWorkspaceKey(ctx context.Context, caller domain.Caller, id s
 		return CreateKeyResult{}, err
 	}
 	var added domain.KeyPair
-	w, err := a.write(ctx, by(caller), func() (*domain.Workspace, error) { return a.keyManaged(ctx, caller, id) }, Precondition{},
+	read := readFirst(current, func() (*domain.Workspace, error) { return a.keyManaged(ctx, caller, id) })
+	w, err := a.write(ctx, by(caller), read, Precondition{},
 		func(w *domain.Workspace) (bool, error) {
 			added, err = w.CreateKey(k, sealed, a.timestamp())
 			return err == nil, err

@@ -20,14 +20,13 @@ type EventLog interface {
 	// keeps its first copy.
 	PublishOutbox(ctx context.Context, workspaceID string, newID func() string) error
 	// WorkspacesWithOutbox returns up to limit workspaces whose outbox
-	// holds events.
-	WorkspacesWithOutbox(ctx context.Context, limit int) ([]string, error)
+	// holds an event that occurred before before, the longest waiting
+	// first.
+	WorkspacesWithOutbox(ctx context.Context, before time.Time, limit int) ([]string, error)
 	// AppendEvent stores an event that rides on no workspace write.
 	AppendEvent(ctx context.Context, e domain.Event, newID func() string) error
 	// ListEvents returns the events q selects, in id order.
 	ListEvents(ctx context.Context, q domain.EventQuery) ([]domain.Event, error)
-	// DeleteEventsBefore removes events whose id sorts before beforeID.
-	DeleteEventsBefore(ctx context.Context, beforeID string) (int64, error)
 }
 
 // EventSettings tune the audit trail.
@@ -36,10 +35,9 @@ type EventSettings struct {
 	// (EVENTS_SETTLE): a publish is bounded by half of it, so an event
 	// stamped earlier never lands behind a cursor that passed its id.
 	Settle time.Duration
-	// Retention is how long events are kept (EVENT_RETENTION).
-	Retention time.Duration
-	// RelayInterval is how often the relay publishes leftover outboxes and
-	// removes expired events (EVENTS_RELAY_INTERVAL).
+	// RelayInterval is how often the relay publishes leftover outboxes
+	// (EVENTS_RELAY_INTERVAL). How long events are kept is the store's
+	// business (EVENT_RETENTION).
 	RelayInterval time.Duration
 }
 
@@ -49,9 +47,6 @@ func WithEventLog(log EventLog, s EventSettings) Option {
 	return func(a *App) {
 		if s.Settle <= 0 {
 			s.Settle = 2 * time.Second
-		}
-		if s.Retention <= 0 {
-			s.Retention = 90 * 24 * time.Hour
 		}
 		if s.RelayInterval <= 0 {
 			s.RelayInterval = 5 * time.Second
@@ -100,9 +95,8 @@ const relayBatch = 100
 const relayBatches = 10
 
 // RelayEvents publishes the outboxes that requests left behind (a crash or
-// an outage between a change and its publish) and removes events older than
-// the retention. It runs once at once, then every RelayInterval until ctx
-// ends.
+// an outage between a change and its publish). It runs once at once, then
+// every RelayInterval until ctx ends.
 func (a *App) RelayEvents(ctx context.Context, logger *slog.Logger) {
 	if a.events == nil {
 		return
@@ -121,10 +115,12 @@ func (a *App) RelayEvents(ctx context.Context, logger *slog.Logger) {
 	}
 }
 
-// RelayOnce is one pass of the relay.
+// RelayOnce is one pass of the relay. It takes the outboxes whose oldest
+// event is older than the settle window: a request publishes its own within
+// half of it, so what is older was left behind.
 func (a *App) RelayOnce(ctx context.Context) error {
 	for range relayBatches {
-		ids, err := a.events.WorkspacesWithOutbox(ctx, relayBatch)
+		ids, err := a.events.WorkspacesWithOutbox(ctx, a.now().Add(-a.eventSettings.Settle), relayBatch)
 		if err != nil {
 			return err
 		}
@@ -137,31 +133,5 @@ func (a *App) RelayOnce(ctx context.Context) error {
 			break
 		}
 	}
-	return a.applyRetention(ctx)
-}
-
-// retentionEvery is how often, at most, the relay removes expired events:
-// on the embedded store that delete reads every event, so it runs on a
-// fraction of the relay's passes. Events then outlive EVENT_RETENTION by up
-// to this much.
-const retentionEvery = 10 * time.Minute
-
-// applyRetention removes expired events on the relay's first pass and then
-// once per retentionEvery.
-func (a *App) applyRetention(ctx context.Context) error {
-	now := a.now()
-	a.retentionMu.Lock()
-	due := a.lastRetention.IsZero() || !now.Before(a.lastRetention.Add(retentionEvery))
-	a.retentionMu.Unlock()
-	if !due {
-		return nil
-	}
-	floor := domain.EventIDFloor(now.Add(-a.eventSettings.Retention))
-	if _, err := a.events.DeleteEventsBefore(ctx, floor); err != nil {
-		return fmt.Errorf("remove expired events: %w", err)
-	}
-	a.retentionMu.Lock()
-	a.lastRetention = now
-	a.retentionMu.Unlock()
 	return nil
 }

@@ -70,3 +70,17 @@ func (a *App) write(ctx context.Context, who author, read func() (*domain.Worksp
 		}
 	}
 }
+
+// readFirst is a write's read that answers w, already read (and checked) by
+// the caller, on the first attempt and reads again with read on later ones,
+// so a write whose caller looked at the workspace first costs no second
+// read.
+func readFirst(w *domain.Workspace, read func() (*domain.Workspace, error)) func() (*domain.Workspace, error) {
+	return func() (*domain.Workspace, error) {
+		if first := w; first != nil {
+			w = nil
+			return first, nil
+		}
+		return read()
+	}
+}

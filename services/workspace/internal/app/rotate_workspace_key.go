@@ -39,7 +39,8 @@ func (a *App) RotateWorkspaceKey(ctx context.Context, caller domain.Caller, id, 
 		return RotateKeyResult{}, err
 	}
 	var old, added domain.KeyPair
-	w, err = a.write(ctx, by(caller), func() (*domain.Workspace, error) { return a.keyManaged(ctx, caller, id) }, Precondition{},
+	read := readFirst(w, func() (*domain.Workspace, error) { return a.keyManaged(ctx, caller, id) })
+	w, err = a.write(ctx, by(caller), read, Precondition{},
 		func(w *domain.Workspace) (bool, error) {
 			old, added, err = w.RotateKey(appKey, sealed, overlap, a.timestamp())
 			return err == nil, err

@@ -35,7 +35,7 @@ func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in Upda
 			}
 		}
 		if c.Products != nil {
-			if err := a.checkProducts(ctx, caller, *c.Products, shared); err != nil {
+			if err := a.checkCallerProducts(ctx, caller, *c.Products, shared); err != nil {
 				return false, err
 			}
 		}

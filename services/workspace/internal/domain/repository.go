@@ -1,7 +1,10 @@
 package domain
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
@@ -33,15 +36,21 @@ type Repository interface {
 	Create(ctx context.Context, w *Workspace) error
 	// Get returns the workspace with the id, soft-deleted or not.
 	Get(ctx context.Context, id string) (*Workspace, error)
+	// GetMany returns, by id, those of the workspaces with the ids that
+	// exist, soft-deleted or not, in one read.
+	GetMany(ctx context.Context, ids ...string) (map[string]*Workspace, error)
 	// GetByAppKey returns the workspace owning the app key, soft-deleted or not.
 	GetByAppKey(ctx context.Context, appKey string) (*Workspace, error)
-	// List returns active workspaces matching q, in list order.
+	// List returns the first q.Limit workspaces q selects (ListQuery.Selects),
+	// in list order.
 	List(ctx context.Context, q ListQuery) ([]*Workspace, error)
 	// Update stores w's mutable fields (name, type, parent, address,
 	// products, objective documents, key pairs, updated, deleted and token
 	// cutoff times) if the stored revision is still w.Revision(), and
 	// returns w as it now is: at the next revision. Otherwise it returns
-	// ErrRevisionChanged. Every change of key pairs goes through it, so
+	// ErrRevisionChanged: of concurrent Updates from one revision, exactly
+	// one succeeds. The events w recorded are stored with the change, in
+	// the same write. Every change of key pairs goes through it, so
 	// concurrent changes cannot lose a pair. A new pair's app key must be
 	// reserved (ReserveAppKey) before the Update that lists it.
 	Update(ctx context.Context, w *Workspace) (*Workspace, error)
@@ -67,7 +76,7 @@ type Repository interface {
 	// keys never recorded are absent.
 	KeysLastUsed(ctx context.Context, appKeys []string) (map[string]time.Time, error)
 	// WithExpiredKeys returns the ids of up to limit workspaces holding a
-	// key pair that expired by now, for the sweeper.
+	// key pair that expired by now, for the sweeper, sorted.
 	WithExpiredKeys(ctx context.Context, now time.Time, limit int) ([]string, error)
 }
 
@@ -96,8 +105,39 @@ type ListQuery struct {
 	Limit int
 }
 
+// Selects reports whether w belongs to the list q describes, wherever the
+// page starts: active, visible to the caller, its name key containing
+// NameContains, its state one of States (when any), and past After (when
+// set). It is the rule every store's list query implements; the memory
+// store applies it as it stands and the contract suite (repotest) checks
+// other stores against it.
+func (q ListQuery) Selects(w *Workspace) bool {
+	key := NameKey(w.Name())
+	switch {
+	case w.Deleted() || !w.VisibleTo(q.VisibleTo):
+		return false
+	case !strings.Contains(key, q.NameContains):
+		return false
+	case len(q.States) > 0 && !slices.Contains(q.States, w.Address().State):
+		return false
+	case q.After != nil && (ListPosition{NameKey: key, ID: w.ID()}).Compare(*q.After) <= 0:
+		return false
+	}
+	return true
+}
+
 // ListPosition is a place in list order.
 type ListPosition struct {
 	NameKey string
 	ID      string
+}
+
+// PositionOf is where w stands in list order.
+func PositionOf(w *Workspace) ListPosition {
+	return ListPosition{NameKey: NameKey(w.Name()), ID: w.ID()}
+}
+
+// Compare orders positions as lists do: by name key, then id.
+func (p ListPosition) Compare(o ListPosition) int {
+	return cmp.Or(strings.Compare(p.NameKey, o.NameKey), strings.Compare(p.ID, o.ID))
 }

@@ -54,9 +54,10 @@ type Config struct {
 	// Limits: RATE_LIMIT, RATE_LIMIT_BURST, AUTH_FAILURE_*, TRUSTED_PROXIES.
 	Limits ratelimit.Settings
 
-	// Events tune the audit trail: EVENTS_SETTLE, EVENT_RETENTION,
-	// EVENTS_RELAY_INTERVAL.
+	// Events tune the audit trail: EVENTS_SETTLE, EVENTS_RELAY_INTERVAL.
 	Events app.EventSettings
+	// EventRetention is how long the store keeps events (EVENT_RETENTION).
+	EventRetention time.Duration
 
 	Telemetry telemetry.Settings // LOG_LEVEL, PPROF_ADDR, OTEL_*
 }
@@ -90,10 +91,10 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 		Limits:              ratelimit.ReadSettings(r, ratelimit.ServiceTrustedProxies),
 		Events: app.EventSettings{
 			Settle:        r.Duration("EVENTS_SETTLE", 2*time.Second),
-			Retention:     r.Duration("EVENT_RETENTION", 90*24*time.Hour),
 			RelayInterval: r.Duration("EVENTS_RELAY_INTERVAL", 5*time.Second),
 		},
-		Telemetry: telemetry.ReadSettings(r),
+		EventRetention: r.Duration("EVENT_RETENTION", 90*24*time.Hour),
+		Telemetry:      telemetry.ReadSettings(r),
 	}
 	cfg.Bootstrap.AppKey, cfg.Bootstrap.AppSecret, _ = r.Pair("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_SECRET")
 	var given bool

@@ -42,11 +42,6 @@ const launchNoncesInMemory = 100_000
 // expiresAt regardless).
 const keySweepInterval = time.Minute
 
-// listCompactionInterval is how often each replica looks whether the list
-// snapshot's changes are due for folding (reading at most a few thousand
-// small documents when they are not).
-const listCompactionInterval = 5 * time.Second
-
 // Service is a running workspace service.
 type Service struct {
 	cfg    Config
@@ -111,7 +106,8 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	guard := breaker.Defaults(s.cfg.StoreTimeout)
 	guard.Unreachable = mongostore.Unreachable
 	storeBreaker := breaker.New(guard)
-	repo := mongostore.New(s.mongo.Database(s.cfg.MongoDatabase), mongostore.WithBreaker(storeBreaker))
+	repo := mongostore.New(s.mongo.Database(s.cfg.MongoDatabase), mongostore.WithBreaker(storeBreaker),
+		mongostore.WithEventRetention(s.cfg.EventRetention))
 	var opts []app.Option
 	if s.cfg.AuthServiceAddr == "" {
 		s.logger.Warn("AUTH_SERVICE_ADDR is not set: deleted workspaces' tokens are refused by the auth service's status check but not removed")
@@ -150,7 +146,7 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 
 	var boot app.BootstrapResult
 	err = retryUntil(ctx, s.cfg.StartTimeout, s.logger, "prepare the workspace store", func(ctx context.Context) error {
-		if err := repo.EnsureIndexes(ctx); err != nil {
+		if err := repo.Prepare(ctx); err != nil {
 			return err
 		}
 		boot, err = application.Bootstrap(ctx, s.cfg.Bootstrap)
@@ -158,6 +154,10 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	})
 	if err != nil {
 		return err
+	}
+	if v := repo.StandIn(); v != "" {
+		s.logger.Warn("the workspace store is the embedded stand-in (FerretDB "+v+"): it supports one workspace-service replica; "+
+			"set MONGODB_URI to a MongoDB replica set for more", "ferretdb_version", v)
 	}
 	if boot.GeneratedKey != "" {
 		fmt.Fprintf(out, "\nRoot workspace %q created with a generated key pair, shown this once:\n  appKey:    %s\n  appSecret: %s\n"+
@@ -201,9 +201,9 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	go func() {
 		defer close(s.background)
 		var wg sync.WaitGroup
-		// Lists read a snapshot and the changes since; the compaction
-		// folds the changes in now and then (one replica at a time).
-		wg.Go(func() { repo.RunListCompaction(probeCtx, listCompactionInterval, s.logger) })
+		// MongoDB expires events by a TTL index; on the stand-in this
+		// loop does.
+		wg.Go(func() { repo.RunEventRetention(probeCtx, s.logger) })
 		application.RunBackground(probeCtx, keySweepInterval)
 		wg.Wait()
 	}()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
@@ -24,12 +25,12 @@ func (r *Repository) PublishOutbox(_ context.Context, id string, newID func() st
 	return nil
 }
 
-func (r *Repository) WorkspacesWithOutbox(_ context.Context, limit int) ([]string, error) {
+func (r *Repository) WorkspacesWithOutbox(_ context.Context, before time.Time, limit int) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var ids []string
 	for id, box := range r.outboxes {
-		if len(box) > 0 && len(ids) < limit {
+		if len(ids) < limit && slices.ContainsFunc(box, func(e domain.Event) bool { return e.OccurredAt.Before(before) }) {
 			ids = append(ids, id)
 		}
 	}
@@ -63,17 +64,4 @@ func (r *Repository) ListEvents(_ context.Context, q domain.EventQuery) ([]domai
 		out = out[:q.Limit]
 	}
 	return out, nil
-}
-
-func (r *Repository) DeleteEventsBefore(_ context.Context, beforeID string) (int64, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var n int64
-	for k, e := range r.events {
-		if e.ID < beforeID {
-			delete(r.events, k)
-			n++
-		}
-	}
-	return n, nil
 }

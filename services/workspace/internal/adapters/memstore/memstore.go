@@ -3,10 +3,8 @@
 package memstore
 
 import (
-	"cmp"
 	"context"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -74,6 +72,18 @@ func (r *Repository) Get(_ context.Context, id string) (*domain.Workspace, error
 	return clone(w), nil
 }
 
+func (r *Repository) GetMany(_ context.Context, ids ...string) (map[string]*domain.Workspace, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]*domain.Workspace{}
+	for _, id := range ids {
+		if w, ok := r.workspaces[id]; ok {
+			out[id] = clone(w)
+		}
+	}
+	return out, nil
+}
+
 func (r *Repository) GetByAppKey(ctx context.Context, appKey string) (*domain.Workspace, error) {
 	r.mu.Lock()
 	id, ok := r.appKeys[appKey]
@@ -96,19 +106,11 @@ func (r *Repository) List(_ context.Context, q domain.ListQuery) ([]*domain.Work
 	defer r.mu.Unlock()
 	var out []*domain.Workspace
 	for _, w := range r.workspaces {
-		key := domain.NameKey(w.Name())
-		switch {
-		case w.Deleted() || !w.VisibleTo(q.VisibleTo):
-		case !strings.Contains(key, q.NameContains):
-		case len(q.States) > 0 && !slices.Contains(q.States, w.Address().State):
-		case q.After != nil && (key < q.After.NameKey || key == q.After.NameKey && w.ID() <= q.After.ID):
-		default:
+		if q.Selects(w) {
 			out = append(out, w)
 		}
 	}
-	slices.SortFunc(out, func(a, b *domain.Workspace) int {
-		return cmp.Or(strings.Compare(domain.NameKey(a.Name()), domain.NameKey(b.Name())), strings.Compare(a.ID(), b.ID()))
-	})
+	slices.SortFunc(out, func(a, b *domain.Workspace) int { return domain.PositionOf(a).Compare(domain.PositionOf(b)) })
 	if len(out) > q.Limit {
 		out = out[:q.Limit]
 	}

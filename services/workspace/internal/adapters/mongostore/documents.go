@@ -3,8 +3,6 @@ package mongostore
 import (
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -34,10 +32,16 @@ type workspaceDoc struct {
 	DeletedAt          *time.Time `bson:"deletedAt"` // null while active; lists filter on it
 	TokenCutoff        *time.Time `bson:"tokenCutoff"`
 	Revision           int64      `bson:"revision"`
+	// VisibleTo is the workspace itself and its managers: the callers
+	// whose lists show it while it is active. One array, so that a list is
+	// one equality on one index (list_mongo.go).
+	VisibleTo []string `bson:"visibleTo"`
 	// Outbox holds the events of changes stored but not yet published to
-	// the events collection (those with an outbox_pending marker), and
-	// until the next Update those published since (see events_mongo.go).
-	Outbox []eventDoc `bson:"outbox"`
+	// the events collection (events_mongo.go); PendingSince is when the
+	// oldest of them occurred, and is absent while the outbox is empty, so
+	// that the relay finds its work on a small sparse index.
+	Outbox       []eventDoc `bson:"outbox"`
+	PendingSince *time.Time `bson:"pendingSince,omitempty"`
 }
 
 type addressDoc struct {
@@ -108,8 +112,10 @@ func fromWorkspace(w *domain.Workspace) workspaceDoc {
 		DeletedAt:          timeOrNil(w.DeletedAt()),
 		TokenCutoff:        timeOrNil(w.TokenCutoff()),
 		Revision:           w.Revision(),
+		VisibleTo:          append([]string{w.ID()}, w.Managers()...),
 		Outbox:             fromEvents(w.PendingEvents()),
 	}
+	d.PendingSince = oldest(d.Outbox)
 	if parent := w.ParentID(); parent != "" {
 		d.ParentID = &parent
 	}
@@ -216,6 +222,18 @@ func timeOrNil(t time.Time) *time.Time {
 	return &u
 }
 
+// oldest is when the first of events occurred; nil when there are none.
+func oldest(events []eventDoc) *time.Time {
+	var first *time.Time
+	for _, e := range events {
+		if first == nil || e.OccurredAt.Before(*first) {
+			at := e.OccurredAt
+			first = &at
+		}
+	}
+	return first
+}
+
 // eventDoc is an event as a workspace's outbox holds it (Key is the change
 // key), and, with an _id and an id, as the events collection holds it.
 type eventDoc struct {
@@ -248,13 +266,6 @@ type publishedEventDoc struct {
 	Key   string   `bson:"_id"`
 	ID    string   `bson:"id"`
 	Event eventDoc `bson:",inline"`
-}
-
-// outboxDoc is the part of a workspace document the publisher and Update
-// read. The events stay raw, so Update writes the unpublished ones back
-// exactly as they were stored.
-type outboxDoc struct {
-	Outbox []bson.Raw `bson:"outbox"`
 }
 
 func fromEvents(events []domain.Event) []eventDoc {

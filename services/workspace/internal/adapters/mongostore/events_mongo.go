@@ -3,6 +3,8 @@ package mongostore
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -13,37 +15,29 @@ import (
 )
 
 // The audit trail. A change to a workspace stores its events in the
-// workspace document's outbox array by the same single-document write
-// (Create, Update); PublishOutbox then copies them into the events
-// collection, whose _id is the change key (a second copy is a duplicate key,
-// ignored), and pulls them out of the outbox. See docs/events.md.
+// workspace document's outbox by the same single-document write (Create,
+// Update), which also sets pendingSince when the outbox was empty.
+// PublishOutbox then copies them into the events collection, whose _id is
+// the change key (a second copy is a duplicate key, ignored), and empties
+// the outbox if no change added to it meanwhile. See docs/events.md.
 
-// eventIndexes are the events collection's indexes: the public id (unique:
-// lists page by it), and the two ways lists select, each ordered by id.
-func eventIndexes() []namedIndex {
-	byID := index("id", "id")
-	byID.model.Options.SetUnique(true)
-	return []namedIndex{
-		byID,
-		index("workspace_id", "workspaceId", "id"),
-		index("managers_id", "managers", "id"),
-	}
-}
-
-// PublishOutbox publishes the events in workspace id's outbox: each is
-// inserted into the events collection with a public id from newID, made
-// just before its insert, then the published ones leave the outbox. An
-// event published before (by another request or the relay) is left as it
-// was. It answers nil when the workspace does not exist or has nothing to
-// publish.
+// PublishOutbox publishes the events in workspace id's outbox: one read of
+// the outbox, one insert of its events, each with a public id from newID
+// made just before the insert, and one write that empties the outbox while
+// the workspace is still at the revision read. When a change came in
+// between, only the events published leave the outbox: the outbox is not
+// empty, and whoever publishes that change (its request, or the relay)
+// empties it. It answers nil when the workspace does not exist or has
+// nothing to publish.
 func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() string) error {
-	// One read serves the outbox and the list entry below.
-	var raw bson.Raw
+	var doc struct {
+		Revision     int64      `bson:"revision"`
+		Outbox       []eventDoc `bson:"outbox"`
+		PendingSince *time.Time `bson:"pendingSince"`
+	}
 	err := r.do(ctx, func(ctx context.Context) error {
-		var err error
-		raw, err = r.workspaces.FindOne(ctx, bson.D{{Key: "_id", Value: id}},
-			options.FindOne().SetProjection(bson.D{{Key: "keys", Value: 0}})).Raw()
-		return err
+		return r.workspaces.FindOne(ctx, bson.D{{Key: "_id", Value: id}},
+			options.FindOne().SetProjection(bson.D{{Key: "revision", Value: 1}, {Key: "outbox", Value: 1}, {Key: "pendingSince", Value: 1}})).Decode(&doc)
 	})
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return nil
@@ -51,49 +45,85 @@ func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() 
 	if err != nil {
 		return storeError("read outbox", err)
 	}
-	var doc outboxDoc
-	if err := bson.Unmarshal(raw, &doc); err != nil {
-		return storeError("decode outbox", err)
-	}
-	// Entries whose marker is gone are published already; the next Update
-	// drops them.
-	pending, err := r.stillPending(ctx, doc.Outbox)
-	if err != nil {
-		return err
-	}
-	var keys []string
-	for _, p := range pending {
-		var e eventDoc
-		if err := bson.Unmarshal(p.(bson.Raw), &e); err != nil {
-			return storeError("decode outbox", err)
-		}
-		err = r.do(ctx, func(ctx context.Context) error {
-			_, err := r.events.InsertOne(ctx, publishedEventDoc{Key: e.Key, ID: newID(), Event: e})
-			return err
-		})
-		if err != nil && !mongo.IsDuplicateKeyError(err) {
-			return storeError("publish event", err)
-		}
-		keys = append(keys, e.Key)
-	}
-	if len(keys) == 0 {
+	if len(doc.Outbox) == 0 && doc.PendingSince == nil {
 		return nil
 	}
-	// The list entry follows the workspace before the events count as
-	// published, so a failed entry write is retried by the relay.
-	var ws workspaceDoc
-	if err := bson.Unmarshal(raw, &ws); err != nil {
-		return storeError("decode workspace", err)
+	keys := make([]string, len(doc.Outbox))
+	if len(doc.Outbox) > 0 {
+		published := make([]any, len(doc.Outbox))
+		for i, e := range doc.Outbox {
+			keys[i] = e.Key
+			published[i] = publishedEventDoc{Key: e.Key, ID: newID(), Event: e}
+		}
+		err = r.do(ctx, func(ctx context.Context) error {
+			_, err := r.events.InsertMany(ctx, published, options.InsertMany().SetOrdered(false))
+			return err
+		})
+		if err != nil && !onlyDuplicates(err) {
+			return storeError("publish events", err)
+		}
 	}
-	if err := r.resyncEntry(ctx, &ws); err != nil {
+	defer r.standIn.serialise(id)()
+	var res *mongo.UpdateResult
+	err = r.do(ctx, func(ctx context.Context) (err error) {
+		res, err = r.workspaces.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "revision", Value: doc.Revision}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "outbox", Value: bson.A{}}}}, {Key: "$unset", Value: bson.D{{Key: "pendingSince", Value: ""}}}})
 		return err
+	})
+	if err == nil && res.MatchedCount == 0 && len(keys) > 0 {
+		err = r.do(ctx, func(ctx context.Context) error {
+			_, err := r.workspaces.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}},
+				bson.D{{Key: "$pull", Value: bson.D{{Key: "outbox", Value: bson.D{{Key: "key", Value: bson.D{{Key: "$in", Value: keys}}}}}}}})
+			return err
+		})
 	}
-	// Removing the markers is what makes the events published. The
-	// workspace document is not written here: on the embedded store an
-	// update is a read then a write, and a write here could undo a
-	// concurrent Update (which holds the revision's claim). Update drops
-	// published entries from the outbox instead.
-	return r.unmark(ctx, r.outboxPending, keys...)
+	if err != nil {
+		return storeError("clear outbox", err)
+	}
+	return nil
+}
+
+// onlyDuplicates reports whether every write error of a bulk insert was a
+// duplicate key.
+func onlyDuplicates(err error) bool {
+	var bulk mongo.BulkWriteException
+	if !errors.As(err, &bulk) || bulk.WriteConcernError != nil || len(bulk.WriteErrors) == 0 {
+		return mongo.IsDuplicateKeyError(err)
+	}
+	for _, we := range bulk.WriteErrors {
+		if !mongo.IsDuplicateKeyError(we) {
+			return false
+		}
+	}
+	return true
+}
+
+// WorkspacesWithOutbox returns up to limit workspaces holding an event that
+// occurred before, the longest waiting first, on the sparse pendingSince
+// index.
+func (r *Repository) WorkspacesWithOutbox(ctx context.Context, before time.Time, limit int) ([]string, error) {
+	var docs []struct {
+		ID string `bson:"_id"`
+	}
+	err := r.do(ctx, func(ctx context.Context) error {
+		cur, err := r.workspaces.Find(ctx, bson.D{{Key: "pendingSince", Value: bson.D{{Key: "$lt", Value: before.UTC()}}}},
+			options.Find().
+				SetSort(bson.D{{Key: "pendingSince", Value: 1}}).
+				SetLimit(int64(max(limit, 1))).
+				SetProjection(bson.D{{Key: "_id", Value: 1}}))
+		if err != nil {
+			return err
+		}
+		return cur.All(ctx, &docs)
+	})
+	if err != nil {
+		return nil, storeError("find outboxes", err)
+	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	return ids, nil
 }
 
 // AppendEvent stores an event that rides on no workspace write straight
@@ -156,18 +186,45 @@ func (r *Repository) ListEvents(ctx context.Context, q domain.EventQuery) ([]dom
 	return out, nil
 }
 
-// DeleteEventsBefore removes the events whose id sorts before beforeID (an
-// EventIDFloor): retention. It returns how many it removed.
-func (r *Repository) DeleteEventsBefore(ctx context.Context, beforeID string) (int64, error) {
+// ExpireEvents removes the events that occurred more than the retention
+// ago, on the "expiry" index; it returns how many. On MongoDB the same
+// index is a TTL index and the server does this itself.
+func (r *Repository) ExpireEvents(ctx context.Context) (int64, error) {
 	var res *mongo.DeleteResult
 	err := r.do(ctx, func(ctx context.Context) (err error) {
-		res, err = r.events.DeleteMany(ctx, bson.D{{Key: "id", Value: bson.D{{Key: "$lt", Value: beforeID}}}})
+		res, err = r.events.DeleteMany(ctx, bson.D{{Key: "occurredAt", Value: bson.D{{Key: "$lt", Value: r.now().Add(-r.retention).UTC()}}}})
 		return err
 	})
 	if err != nil {
 		return 0, storeError("delete old events", err)
 	}
 	return res.DeletedCount, nil
+}
+
+// retentionEvery is how often RunEventRetention removes expired events:
+// they outlive the retention by up to this much, as they do by up to a
+// minute with MongoDB's TTL monitor.
+const retentionEvery = 10 * time.Minute
+
+// RunEventRetention removes expired events every retentionEvery until ctx
+// ends, on the stand-in, which has no TTL indexes. On MongoDB it returns at
+// once.
+func (r *Repository) RunEventRetention(ctx context.Context, logger *slog.Logger) {
+	if r.standIn.version == "" {
+		return
+	}
+	t := time.NewTicker(retentionEvery)
+	defer t.Stop()
+	for {
+		if _, err := r.ExpireEvents(ctx); err != nil && ctx.Err() == nil {
+			logger.Warn("removing expired events failed; trying again", "error", err.Error(), "retry_in", retentionEvery)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 var _ app.EventLog = (*Repository)(nil)

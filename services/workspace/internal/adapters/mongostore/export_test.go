@@ -1,23 +1,13 @@
 package mongostore
 
-import "context"
+import "go.mongodb.org/mongo-driver/v2/bson"
 
-// StopCompactionAt makes r's compactions end at step ("written",
-// "flipped" or "folded") with err, as a crash there would; "" clears it.
-func StopCompactionAt(r *Repository, step string, err error) {
-	if step == "" {
-		r.stopAt = nil
-		return
+// DeclaredIndexes are the key patterns of the indexes Prepare creates, by
+// collection (the _id indexes aside).
+func DeclaredIndexes() map[string][]bson.D {
+	out := map[string][]bson.D{}
+	for _, ix := range indexes {
+		out[ix.collection] = append(out[ix.collection], ix.model(false, 0).Keys.(bson.D))
 	}
-	r.stopAt = func(s string) error {
-		if s == step {
-			return err
-		}
-		return nil
-	}
-}
-
-// CompactListsNow is CompactLists with any pending change due.
-func CompactListsNow(ctx context.Context, r *Repository) (bool, error) {
-	return r.compactLists(ctx, true)
+	return out
 }

@@ -3,6 +3,7 @@ package mongostore_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -22,11 +23,13 @@ import (
 )
 
 // One FerretDB serves every test of the package; each test gets its own
-// database.
+// database. Every command sent through client is logged and checked
+// (commands_test.go).
 var (
-	store   *testenv.Server
-	client  *mongo.Client
-	dbCount atomic.Int64
+	store    *testenv.Server
+	client   *mongo.Client
+	commands = newCommandLog()
+	dbCount  atomic.Int64
 )
 
 func TestMain(m *testing.M) {
@@ -48,40 +51,55 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer store.Stop()
-	client, err = connect(store.URI())
+	client, err = mongo.Connect(options.Client().ApplyURI(store.URI()).
+		SetServerSelectionTimeout(2 * time.Second).
+		SetConnectTimeout(2 * time.Second).
+		SetMonitor(commands.monitor()))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer client.Disconnect(context.Background())
-	return m.Run()
+	code := m.Run()
+	// Whether every kind of query was seen only means something when
+	// every test ran.
+	whole := flag.Lookup("test.run").Value.String() == ""
+	if err := commands.verdict(whole); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		return 1
+	}
+	return code
 }
 
-func connect(uri string) (*mongo.Client, error) {
-	return mongo.Connect(options.Client().ApplyURI(uri).
-		SetServerSelectionTimeout(2 * time.Second).
-		SetConnectTimeout(2 * time.Second))
+// newRepository is a prepared repository on a database of its own.
+func newRepository(t *testing.T, opts ...mongostore.Option) *mongostore.Repository {
+	repo, _ := newRepositoryIn(t, opts...)
+	return repo
 }
 
-func newRepository(t *testing.T) *mongostore.Repository {
+// newRepositoryIn is newRepository, and the name of its database.
+func newRepositoryIn(t *testing.T, opts ...mongostore.Option) (*mongostore.Repository, string) {
 	t.Helper()
 	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
 	t.Cleanup(func() { _ = db.Drop(context.Background()) })
-	repo := mongostore.New(db)
-	if err := repo.EnsureIndexes(context.Background()); err != nil {
+	repo := mongostore.New(db, opts...)
+	if err := repo.Prepare(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return repo
+	return repo, db.Name()
 }
 
 func TestRepositoryContract(t *testing.T) {
 	repotest.Run(t, func(t *testing.T) domain.Repository { return newRepository(t) })
 }
 
-func TestEnsureIndexesIsRepeatable(t *testing.T) {
+func TestPrepareIsRepeatable(t *testing.T) {
 	repo := newRepository(t)
-	if err := repo.EnsureIndexes(context.Background()); err != nil {
-		t.Fatalf("second EnsureIndexes: %v", err)
+	if err := repo.Prepare(context.Background()); err != nil {
+		t.Fatalf("second Prepare: %v", err)
+	}
+	if repo.StandIn() == "" {
+		t.Fatal("Prepare did not recognise FerretDB as the stand-in")
 	}
 }
 
@@ -218,176 +236,61 @@ func TestHungStoreFailsFastWithBreaker(t *testing.T) {
 	}
 }
 
-// Workspaces stored before list snapshots existed are listed: the first
-// EnsureIndexes on such a store writes their snapshot, and a list entry that
-// lags behind its workspace (here: still there after the delete) never
-// shows a deleted workspace nor shortens a page.
-func TestListEntriesOfOlderWorkspaces(t *testing.T) {
+// A store written by the version before lists read the workspaces
+// collection: its documents have no visibleTo, and their outboxes (events
+// published or not) no pendingSince. Prepare brings them up to date, so
+// they are listed, and the relay publishes their events exactly once.
+func TestPrepareUpgradesEarlierDocuments(t *testing.T) {
 	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
 	t.Cleanup(func() { _ = db.Drop(context.Background()) })
 	ctx := context.Background()
-	older := mongostore.New(db)
-	for _, id := range []string{"b", "a", "c"} {
-		w := domain.UnmarshalWorkspaceFromDatabase(domain.StoredWorkspace{ID: id, Name: "W " + id, Type: domain.TypeCampus,
-			Managers: []string{"root"}, CreatedAt: time.Now(), UpdatedAt: time.Now()})
-		if err := older.Create(ctx, w); err != nil {
-			t.Fatal(err)
-		}
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	earlier := func(id string, managers []string, outbox bson.A) bson.D {
+		return bson.D{{Key: "_id", Value: id}, {Key: "name", Value: "W " + id}, {Key: "nameKey", Value: "w " + id},
+			{Key: "type", Value: "CAMPUS"}, {Key: "managers", Value: managers}, {Key: "keys", Value: bson.A{}},
+			{Key: "createdAt", Value: at}, {Key: "updatedAt", Value: at}, {Key: "deletedAt", Value: nil},
+			{Key: "revision", Value: int64(1)}, {Key: "outbox", Value: outbox}}
 	}
-	// As a store written before snapshots: no snapshot, no changes.
-	for _, c := range []string{mongostore.ListChangesCollection, mongostore.ListChunksCollection, mongostore.StoreMetaCollection} {
-		if err := db.Collection(c).Drop(ctx); err != nil {
-			t.Fatal(err)
-		}
+	event := bson.D{{Key: "key", Value: "b/1/0"}, {Key: "type", Value: "workspace.created"}, {Key: "occurredAt", Value: at},
+		{Key: "workspaceId", Value: "b"}, {Key: "managers", Value: bson.A{"root"}}}
+	docs := []any{
+		earlier("root", []string{}, bson.A{}),
+		earlier("a", []string{"root"}, bson.A{}),
+		earlier("b", []string{"root"}, bson.A{event}),
+	}
+	if _, err := db.Collection(mongostore.WorkspacesCollection).InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
 	}
 	repo := mongostore.New(db)
-	if err := repo.EnsureIndexes(ctx); err != nil {
+	if err := repo.Prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
-	listIDs := func(limit int) []string {
-		t.Helper()
-		ws, err := repo.List(ctx, domain.ListQuery{VisibleTo: "root", NameContains: "w ", Limit: limit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids := make([]string, len(ws))
-		for i, w := range ws {
-			ids[i] = w.ID()
-		}
-		return ids
-	}
-	if got := fmt.Sprint(listIDs(10)); got != "[a b c]" {
-		t.Fatalf("list after the entries were built = %s, want [a b c]", got)
-	}
-
-	// Delete b behind the entries' back: its entry stays, the list drops it.
-	if _, err := db.Collection(mongostore.WorkspacesCollection).UpdateOne(ctx, bson.D{{Key: "_id", Value: "b"}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "deletedAt", Value: time.Now()}}}}); err != nil {
-		t.Fatal(err)
-	}
-	if got := fmt.Sprint(listIDs(10)); got != "[a c]" {
-		t.Fatalf("list with a lagging entry = %s, want [a c]", got)
-	}
-	// A page of two reads on past the lagging entry, so it is still full.
-	if got := fmt.Sprint(listIDs(2)); got != "[a c]" {
-		t.Fatalf("page of 2 with a lagging entry = %s, want [a c]", got)
-	}
-}
-
-// Update's revision check is a claim per revision: a fresh claim held by
-// another writer is a changed revision; a claim whose holder died long ago
-// without writing is taken over, so the workspace is not blocked for good.
-func TestRevisionClaims(t *testing.T) {
-	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
-	ctx := context.Background()
-	repo := mongostore.New(db)
-	if err := repo.EnsureIndexes(ctx); err != nil {
-		t.Fatal(err)
-	}
-	w := domain.UnmarshalWorkspaceFromDatabase(domain.StoredWorkspace{ID: "w", Name: "W", Type: domain.TypeCampus,
-		CreatedAt: time.Now(), UpdatedAt: time.Now()})
-	if err := repo.Create(ctx, w); err != nil {
-		t.Fatal(err)
-	}
-	claims := db.Collection(mongostore.RevisionClaimsCollection)
-	rename := func(name string) error {
-		t.Helper()
-		got, err := repo.Get(ctx, "w")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := got.Update(domain.Changes{Name: &name}, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		_, err = repo.Update(ctx, got)
-		return err
-	}
-
-	// A writer holds the claim on revision 1 right now.
-	if _, err := claims.InsertOne(ctx, bson.D{{Key: "_id", Value: "w@1.0"}, {Key: "createdAt", Value: time.Now()}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := rename("Blocked"); !errors.Is(err, domain.ErrRevisionChanged) {
-		t.Fatalf("Update while another writer holds the claim: %v, want revision changed", err)
-	}
-	// That writer died an hour ago without writing: the claim is taken over.
-	if _, err := claims.UpdateOne(ctx, bson.D{{Key: "_id", Value: "w@1.0"}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "createdAt", Value: time.Now().Add(-time.Hour)}}}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := rename("Taken over"); err != nil {
-		t.Fatalf("Update after the claim's holder died: %v", err)
-	}
-	got, err := repo.Get(ctx, "w")
+	ws, err := repo.List(ctx, domain.ListQuery{VisibleTo: "root", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Name() != "Taken over" || got.Revision() != 2 {
-		t.Fatalf("after the takeover: name %q revision %d, want \"Taken over\" 2", got.Name(), got.Revision())
+	var ids []string
+	for _, w := range ws {
+		ids = append(ids, w.ID())
 	}
-
-	// A write releases its claim; a writer that read the revision before
-	// still loses, since the workspace has moved past it.
-	stale, err := repo.Get(ctx, "w")
-	if err != nil {
-		t.Fatal(err)
+	if got := fmt.Sprint(ids); got != "[a b root]" {
+		t.Fatalf("list after the upgrade = %s, want [a b root]", got)
 	}
-	if err := rename("Current"); err != nil {
-		t.Fatal(err)
+	pending, err := repo.WorkspacesWithOutbox(ctx, time.Now(), 10)
+	if err != nil || fmt.Sprint(pending) != "[b]" {
+		t.Fatalf("outboxes to relay after the upgrade = %v, %v; want [b]", pending, err)
 	}
-	// Only the dead writer's claim stays (its outcome is unknown).
-	if n, err := claims.CountDocuments(ctx, bson.D{}); err != nil || n != 1 {
-		t.Fatalf("claims left after the writes: %d, %v; want the dead writer's only", n, err)
-	}
-	name := "Stale"
-	if err := stale.Update(domain.Changes{Name: &name}, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := repo.Update(ctx, stale); !errors.Is(err, domain.ErrRevisionChanged) {
-		t.Fatalf("Update from a revision already written: %v, want revision changed", err)
-	}
-	if got, _ := repo.Get(ctx, "w"); got.Name() != "Current" || got.Revision() != 3 {
-		t.Fatalf("after the stale write: name %q revision %d", got.Name(), got.Revision())
-	}
-}
-
-// A list entry is one string of fields; a filter matches each field where
-// it stands: a caller whose id equals a state, or a search that matches an
-// id but no name, selects nothing it should not.
-func TestListEntryFieldsDoNotMix(t *testing.T) {
-	repo := newRepository(t)
-	ctx := context.Background()
-	w := domain.UnmarshalWorkspaceFromDatabase(domain.StoredWorkspace{ID: "ws-1", Name: "Springfield", Type: domain.TypeCampus,
-		Address: domain.Address{State: "US-CA", Country: "US"}, Managers: []string{"root"}, CreatedAt: time.Now(), UpdatedAt: time.Now()})
-	if err := repo.Create(ctx, w); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name string
-		q    domain.ListQuery
-		want string
-	}{
-		{"its manager", domain.ListQuery{VisibleTo: "root"}, "[ws-1]"},
-		{"itself", domain.ListQuery{VisibleTo: "ws-1"}, "[ws-1]"},
-		{"a caller named like its state", domain.ListQuery{VisibleTo: "US-CA"}, "[]"},
-		{"a caller named like a prefix of its manager", domain.ListQuery{VisibleTo: "ro"}, "[]"},
-		{"a search matching its id only", domain.ListQuery{VisibleTo: "root", NameContains: "ws-"}, "[]"},
-		{"a search across name and id", domain.ListQuery{VisibleTo: "root", NameContains: "field\x00ws"}, "[]"},
-		{"its state", domain.ListQuery{VisibleTo: "root", States: []string{"US-TX", "US-CA"}}, "[ws-1]"},
-		{"another state", domain.ListQuery{VisibleTo: "root", States: []string{"US"}}, "[]"},
-	} {
-		tc.q.Limit = 10
-		ws, err := repo.List(ctx, tc.q)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
+	var n int
+	for range 2 { // the second publish finds nothing left
+		if err := repo.PublishOutbox(ctx, "b", func() string { n++; return fmt.Sprintf("%028d", n) }); err != nil {
+			t.Fatal(err)
 		}
-		ids := make([]string, len(ws))
-		for i, w := range ws {
-			ids[i] = w.ID()
-		}
-		if got := fmt.Sprint(ids); got != tc.want {
-			t.Errorf("%s: list = %s, want %s", tc.name, got, tc.want)
-		}
+	}
+	events, err := repo.ListEvents(ctx, domain.EventQuery{WorkspaceID: "b", Limit: 10})
+	if err != nil || len(events) != 1 || events[0].Key != "b/1/0" {
+		t.Fatalf("events of b after the relay = %+v, %v; want its create, once", events, err)
+	}
+	if pending, err := repo.WorkspacesWithOutbox(ctx, time.Now(), 10); err != nil || len(pending) != 0 {
+		t.Fatalf("outboxes left after the publish: %v, %v", pending, err)
 	}
 }

@@ -42,6 +42,10 @@ func Run(t *testing.T, newRepo NewRepository) {
 		{"ListFilters", listFilters},
 		{"ListPagesWithoutGapsOrRepeats", listPagesWithoutGapsOrRepeats},
 		{"ListLeavesOutDeleted", listLeavesOutDeleted},
+		{"ListAgreesWithSelects", listAgreesWithSelects},
+		{"GetMany", getMany},
+		{"ConcurrentUpdatesHaveOneWinner", concurrentUpdatesHaveOneWinner},
+		{"ConcurrentKeyChangesLoseNoPair", concurrentKeyChangesLoseNoPair},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newRepo(t)) })
@@ -143,6 +147,21 @@ func getUnknownIsNotFound(t *testing.T, r domain.Repository) {
 	wantErr(t, "Get", err, domain.ErrNotFound)
 	_, err = r.GetByAppKey(context.Background(), "nope")
 	wantErr(t, "GetByAppKey", err, domain.ErrNotFound)
+}
+
+func getMany(t *testing.T, r domain.Repository) {
+	mustCreate(t, r, sample("a"))
+	mustCreate(t, r, sample("b"))
+	got, err := r.GetMany(context.Background(), "b", "nope", "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["a"] == nil || got["b"] == nil {
+		t.Fatalf("GetMany(b, nope, a, b) = %v; want a and b", got)
+	}
+	if diff := compare(got["b"], mustGet(t, r, "b")); diff != "" {
+		t.Fatalf("GetMany's b differs from Get's: %s", diff)
+	}
 }
 
 func createRefusesTakenID(t *testing.T, r domain.Repository) {
@@ -412,7 +431,7 @@ func withExpiredKeys(t *testing.T, r domain.Repository) {
 		mustCreate(t, r, sample(id))
 	}
 	// Asked before any pair expires, the store still finds the pairs that
-	// expire afterwards (a store may remember where to look).
+	// expire afterwards.
 	if got, err := r.WithExpiredKeys(ctx, t0.Add(2*time.Hour), 10); err != nil || len(got) != 0 {
 		t.Fatalf("WithExpiredKeys before any pair expires = %v, %v", got, err)
 	}

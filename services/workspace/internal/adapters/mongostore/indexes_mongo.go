@@ -1,0 +1,194 @@
+package mongostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// indexSpec is an index the adapter declares, and the query it is for. Keys
+// follow MongoDB's equality–sort–range rule: the fields a query matches
+// exactly, then those it sorts by, then those it filters by range or
+// pattern. A test (indexrules_test.go) checks every query the adapter sends
+// against these.
+type indexSpec struct {
+	collection string
+	name       string
+	keys       []string
+	unique     bool
+	// sparse leaves out documents without the first key: an index of the
+	// few workspaces with work pending, not of all of them.
+	sparse bool
+	// expires makes it a TTL index of the retention, where the store has
+	// them (not the stand-in, where RunEventRetention does the work).
+	expires bool
+}
+
+// indexes are every index the adapter declares, besides each collection's
+// _id index: what gets, reservations and publishes use.
+var indexes = []indexSpec{
+	// List: visible to the caller and active (equality), in list order
+	// (sort), then the state filter on the index keys; the name search is
+	// a pattern on nameKey, also read from the keys.
+	{collection: WorkspacesCollection, name: "list", keys: []string{"visibleTo", "deletedAt", "nameKey", "_id", "address.state"}},
+	// GetByAppKey: the workspace listing a pair.
+	{collection: WorkspacesCollection, name: "app_key", keys: []string{"keys.appKey"}},
+	// WithExpiredKeys: pairs past their expiry, the oldest first.
+	{collection: WorkspacesCollection, name: "key_expiry", keys: []string{"keys.expiresAt"}},
+	// WorkspacesWithOutbox: outboxes their requests left behind.
+	{collection: WorkspacesCollection, name: "pending_events", keys: []string{"pendingSince"}, sparse: true},
+	// The public id is unique; ListEvents selects by workspace or manager
+	// and pages by id, with the type filter on the keys.
+	{collection: EventsCollection, name: "id", keys: []string{"id"}, unique: true},
+	{collection: EventsCollection, name: "workspace_events", keys: []string{"workspaceId", "id", "type"}},
+	{collection: EventsCollection, name: "managed_events", keys: []string{"managers", "id", "type"}},
+	// Retention: a TTL index on MongoDB, the loop's range on the stand-in.
+	{collection: EventsCollection, name: "expiry", keys: []string{"occurredAt"}, expires: true},
+}
+
+// model is the index as createIndexes takes it.
+func (ix indexSpec) model(standIn bool, retention time.Duration) mongo.IndexModel {
+	keys := make(bson.D, len(ix.keys))
+	for i, k := range ix.keys {
+		keys[i] = bson.E{Key: k, Value: 1}
+	}
+	opts := options.Index().SetName(ix.name)
+	if ix.unique {
+		opts.SetUnique(true)
+	}
+	if ix.sparse {
+		opts.SetSparse(true)
+	}
+	if ix.expires && !standIn {
+		opts.SetExpireAfterSeconds(int32(retention / time.Second))
+	}
+	return mongo.IndexModel{Keys: keys, Options: opts}
+}
+
+// Prepare readies the store for this version of the service, at every
+// start: it finds out whether the store is the stand-in, creates the
+// indexes that are missing (and moves the events' TTL to the configured
+// retention), and brings documents written by earlier versions to the
+// current layout.
+func (r *Repository) Prepare(ctx context.Context) error {
+	if err := r.detectStandIn(ctx); err != nil {
+		return err
+	}
+	db := r.workspaces.Database()
+	for _, c := range []string{WorkspacesCollection, EventsCollection} {
+		if err := r.ensureIndexes(ctx, db.Collection(c)); err != nil {
+			return err
+		}
+	}
+	return r.upgradeDocuments(ctx)
+}
+
+// ensureIndexes creates c's declared indexes that are missing. Asking for
+// an index that exists is a no-op on MongoDB but drops the connection on
+// the stand-in, so it looks first.
+func (r *Repository) ensureIndexes(ctx context.Context, c *mongo.Collection) error {
+	var existing []mongo.IndexSpecification
+	err := r.do(ctx, func(ctx context.Context) (err error) {
+		existing, err = c.Indexes().ListSpecifications(ctx)
+		return err
+	})
+	if err != nil {
+		return storeError("list "+c.Name()+" indexes", err)
+	}
+	standIn := r.standIn.version != ""
+	ttl := int32(r.retention / time.Second)
+	var missing []mongo.IndexModel
+	for _, ix := range indexes {
+		if ix.collection != c.Name() {
+			continue
+		}
+		at := slices.IndexFunc(existing, func(s mongo.IndexSpecification) bool { return s.Name == ix.name })
+		switch {
+		case at < 0:
+			missing = append(missing, ix.model(standIn, r.retention))
+		case ix.expires && !standIn && (existing[at].ExpireAfterSeconds == nil || *existing[at].ExpireAfterSeconds != ttl):
+			if err := r.setTTL(ctx, c, ix.name, ttl); err != nil {
+				return err
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	err = r.do(ctx, func(ctx context.Context) error {
+		_, err := c.Indexes().CreateMany(ctx, missing)
+		return err
+	})
+	if err != nil {
+		return storeError("create "+c.Name()+" indexes", err)
+	}
+	return nil
+}
+
+// setTTL changes how long a TTL index keeps documents.
+func (r *Repository) setTTL(ctx context.Context, c *mongo.Collection, index string, seconds int32) error {
+	err := r.do(ctx, func(ctx context.Context) error {
+		return c.Database().RunCommand(ctx, bson.D{
+			{Key: "collMod", Value: c.Name()},
+			{Key: "index", Value: bson.D{{Key: "name", Value: index}, {Key: "expireAfterSeconds", Value: seconds}}},
+		}).Err()
+	})
+	if err != nil {
+		return storeError(fmt.Sprintf("set the TTL of %s.%s", c.Name(), index), err)
+	}
+	return nil
+}
+
+// upgradeBatch bounds the documents one read of upgradeDocuments returns.
+const upgradeBatch = 500
+
+// upgradeDocuments gives workspaces written by versions before lists read
+// the workspaces collection their visibleTo, and their leftover outbox a
+// pendingSince, so the relay publishes what it holds (events published
+// already are duplicates of their change key, which the publish ignores).
+// It finds them on the list index (a missing field is indexed as null) and
+// finds none once done.
+func (r *Repository) upgradeDocuments(ctx context.Context) error {
+	for {
+		var docs []struct {
+			ID       string     `bson:"_id"`
+			Managers []string   `bson:"managers"`
+			Outbox   []eventDoc `bson:"outbox"`
+		}
+		err := r.do(ctx, func(ctx context.Context) error {
+			cur, err := r.workspaces.Find(ctx, bson.D{{Key: "visibleTo", Value: bson.D{{Key: "$exists", Value: false}}}},
+				options.Find().SetLimit(upgradeBatch).SetProjection(bson.D{{Key: "managers", Value: 1}, {Key: "outbox", Value: 1}}))
+			if err != nil {
+				return err
+			}
+			return cur.All(ctx, &docs)
+		})
+		if err != nil {
+			return storeError("find workspaces to upgrade", err)
+		}
+		for _, d := range docs {
+			set := bson.D{{Key: "visibleTo", Value: append([]string{d.ID}, d.Managers...)}}
+			if since := oldest(d.Outbox); since != nil {
+				set = append(set, bson.E{Key: "pendingSince", Value: *since})
+			}
+			unlock := r.standIn.serialise(d.ID)
+			err := r.do(ctx, func(ctx context.Context) error {
+				_, err := r.workspaces.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}}, bson.D{{Key: "$set", Value: set}})
+				return err
+			})
+			unlock()
+			if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+				return storeError("upgrade workspace", err)
+			}
+		}
+		if len(docs) < upgradeBatch {
+			return nil
+		}
+	}
+}

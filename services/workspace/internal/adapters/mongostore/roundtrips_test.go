@@ -1,0 +1,100 @@
+package mongostore_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// The round trips each use case makes to the store, counted by the command
+// monitor (commands_test.go) as the commands one call sends, in order. The
+// README's Architecture section has the same table. The publish of a
+// change's events is the same three commands after every change: read the
+// outbox, insert its events, empty it.
+var publish = []sentCommand{"find workspaces", "insert events", "update workspaces"}
+
+func TestRoundTripsPerOperation(t *testing.T) {
+	f := newEventsFixture(t, nil)
+	ctx := context.Background()
+	root := f.root
+	measure := func(what string, want []sentCommand, call func() error) {
+		t.Helper()
+		mark := commands.mark(f.db)
+		if err := call(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got := commands.since(f.db, mark); !slices.Equal(got, want) {
+			t.Errorf("%s sent %d commands %s, want %d %s", what, len(got), sequence(got), len(want), sequence(want))
+		}
+	}
+	with := func(cmds []sentCommand, more ...[]sentCommand) []sentCommand {
+		return slices.Concat(append([][]sentCommand{cmds}, more...)...)
+	}
+
+	// Create: one read of the caller, the parent and the id (a retry's
+	// original), the reservations of app keys and codes, the insert.
+	for _, id := range []string{"a", "b", "c"} {
+		in := app.CreateInput{ID: id, Name: "Workspace " + id, Type: "DISTRICT"}
+		if id != "a" {
+			in.ParentID = "a"
+		}
+		measure("create "+id, with([]sentCommand{"find workspaces", "insert app_keys", "insert registration_codes", "insert workspaces"}, publish),
+			func() error { _, err := f.app.CreateWorkspace(ctx, root, in); return err })
+	}
+	// A retry answers from the one read; its publish finds nothing left.
+	measure("a create's retry", []sentCommand{"find workspaces", "find workspaces"}, func() error {
+		_, err := f.app.CreateWorkspace(ctx, root, app.CreateInput{ID: "a", Name: "Workspace a", Type: "DISTRICT"})
+		return err
+	})
+
+	measure("get", []sentCommand{"find workspaces"}, func() error {
+		_, err := f.app.GetWorkspace(ctx, root, "b")
+		return err
+	})
+	// A login's access check (the auth service's GetWorkspaceStatus), with
+	// the caller's credential remembered, as it is after its first call.
+	measure("a login's access check", []sentCommand{"find workspaces"}, func() error {
+		_, err := f.app.GetWorkspaceStatus(ctx, root, "b")
+		return err
+	})
+	// A key pair's first use on a replica finds its workspace in one read.
+	measure("a find by app key", []sentCommand{"find workspaces"}, func() error {
+		_, err := f.repo.GetByAppKey(ctx, root.AppKey)
+		return err
+	})
+	for _, size := range []int32{1, 2, 1000} {
+		measure("a list page", []sentCommand{"find workspaces"}, func() error {
+			res, err := f.app.ListWorkspaces(ctx, root, app.ListInput{PageSize: &size, Search: "workspace"})
+			if err == nil && len(res.Workspaces) != min(int(size), 3) {
+				t.Errorf("page of %d holds %d workspaces", size, len(res.Workspaces))
+			}
+			return err
+		})
+	}
+
+	// Update, delete, undelete: read, then the conditional write.
+	name := "Renamed"
+	measure("update", with([]sentCommand{"find workspaces", "update workspaces"}, publish), func() error {
+		_, err := f.app.UpdateWorkspace(ctx, root, app.UpdateInput{ID: "b", Changes: domain.Changes{Name: &name}})
+		return err
+	})
+	measure("delete", with([]sentCommand{"find workspaces", "update workspaces"}, publish), func() error {
+		_, err := f.app.DeleteWorkspace(ctx, root, "c", app.Precondition{})
+		return err
+	})
+
+	// Key pairs: read, reserve the new app key, the conditional write.
+	var appKey string
+	measure("create a key pair", with([]sentCommand{"find workspaces", "insert app_keys", "update workspaces"}, publish), func() error {
+		res, err := f.app.CreateWorkspaceKey(ctx, root, "b", domain.NewKey{Name: "ci"})
+		appKey = res.Key.AppKey
+		return err
+	})
+	measure("rotate a key pair", with([]sentCommand{"find workspaces", "insert app_keys", "update workspaces"}, publish), func() error {
+		_, err := f.app.RotateWorkspaceKey(ctx, root, "b", appKey, nil)
+		return err
+	})
+}
