@@ -97,4 +97,10 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		_, err := f.app.RotateWorkspaceKey(ctx, root, "b", appKey, nil)
 		return err
 	})
+	// Revoking retires the app key first, so it reads the workspace to
+	// know the revocation is allowed, then again for the write.
+	measure("revoke a key pair", with([]sentCommand{"find workspaces", "update app_keys", "find workspaces", "update workspaces"}, publish), func() error {
+		_, err := f.app.RevokeWorkspaceKey(ctx, root, "b", appKey)
+		return err
+	})
 }
