@@ -102,26 +102,9 @@ func onlyDuplicates(err error) bool {
 // occurred before, the longest waiting first, on the sparse pendingSince
 // index.
 func (r *Repository) WorkspacesWithOutbox(ctx context.Context, before time.Time, limit int) ([]string, error) {
-	var docs []struct {
-		ID string `bson:"_id"`
-	}
-	err := r.do(ctx, func(ctx context.Context) error {
-		cur, err := r.workspaces.Find(ctx, bson.D{{Key: "pendingSince", Value: bson.D{{Key: "$lt", Value: before.UTC()}}}},
-			options.Find().
-				SetSort(bson.D{{Key: "pendingSince", Value: 1}}).
-				SetLimit(int64(max(limit, 1))).
-				SetProjection(bson.D{{Key: "_id", Value: 1}}))
-		if err != nil {
-			return err
-		}
-		return cur.All(ctx, &docs)
-	})
+	ids, err := r.workspaceIDs(ctx, "pendingSince", bson.D{{Key: "$lt", Value: before.UTC()}}, limit)
 	if err != nil {
 		return nil, storeError("find outboxes", err)
-	}
-	ids := make([]string, len(docs))
-	for i, d := range docs {
-		ids[i] = d.ID
 	}
 	return ids, nil
 }

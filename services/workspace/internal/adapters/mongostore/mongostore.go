@@ -323,13 +323,24 @@ func (r *Repository) missed(ctx context.Context, id string) error {
 // WithExpiredKeys finds workspaces holding a key pair whose expiresAt has
 // passed, the longest expired first, on the index of the pairs' expiry.
 func (r *Repository) WithExpiredKeys(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	ids, err := r.workspaceIDs(ctx, "keys.expiresAt", bson.D{{Key: "$lte", Value: now.UTC()}}, limit)
+	if err != nil {
+		return nil, storeError("find expired key pairs", err)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// workspaceIDs returns the ids of up to limit workspaces whose field
+// matches cond, in the order of field: one query on field's index.
+func (r *Repository) workspaceIDs(ctx context.Context, field string, cond bson.D, limit int) ([]string, error) {
 	var docs []struct {
 		ID string `bson:"_id"`
 	}
 	err := r.do(ctx, func(ctx context.Context) error {
-		cur, err := r.workspaces.Find(ctx, bson.D{{Key: "keys.expiresAt", Value: bson.D{{Key: "$lte", Value: now.UTC()}}}},
+		cur, err := r.workspaces.Find(ctx, bson.D{{Key: field, Value: cond}},
 			options.Find().
-				SetSort(bson.D{{Key: "keys.expiresAt", Value: 1}}).
+				SetSort(bson.D{{Key: field, Value: 1}}).
 				SetLimit(int64(max(limit, 1))).
 				SetProjection(bson.D{{Key: "_id", Value: 1}}))
 		if err != nil {
@@ -337,15 +348,11 @@ func (r *Repository) WithExpiredKeys(ctx context.Context, now time.Time, limit i
 		}
 		return cur.All(ctx, &docs)
 	})
-	if err != nil {
-		return nil, storeError("find expired key pairs", err)
-	}
 	ids := make([]string, len(docs))
 	for i, d := range docs {
 		ids[i] = d.ID
 	}
-	slices.Sort(ids)
-	return ids, nil
+	return ids, err
 }
 
 // ReserveAppKey claims appKey for workspaceID. The reservation is never
