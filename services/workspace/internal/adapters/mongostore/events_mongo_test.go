@@ -349,10 +349,9 @@ func TestEventsRetention(t *testing.T) {
 }
 
 // Updates of one workspace racing with the publish of its events (by the
-// relay) lose neither a change nor an event. On the embedded store an
-// update is a read then a write, so a publish that wrote the workspace
-// document could undo a concurrent change; it writes only markers and
-// events.
+// relay) lose neither a change nor an event: a publish empties the outbox
+// only while the workspace is at the revision it read, and on the embedded
+// store, whose updates are a read then a write, the two are serialised.
 func TestPublishingNeverUndoesAConcurrentChange(t *testing.T) {
 	f := newEventsFixture(t, nil)
 	ctx := context.Background()
