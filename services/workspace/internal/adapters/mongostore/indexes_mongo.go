@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -66,7 +67,7 @@ func (ix indexSpec) model(standIn bool, retention time.Duration) mongo.IndexMode
 		opts.SetSparse(true)
 	}
 	if ix.expires && !standIn {
-		opts.SetExpireAfterSeconds(int32(retention / time.Second))
+		opts.SetExpireAfterSeconds(ttlSeconds(retention))
 	}
 	return mongo.IndexModel{Keys: keys, Options: opts}
 }
@@ -102,7 +103,7 @@ func (r *Repository) ensureIndexes(ctx context.Context, c *mongo.Collection) err
 		return storeError("list "+c.Name()+" indexes", err)
 	}
 	standIn := r.standIn.version != ""
-	ttl := int32(r.retention / time.Second)
+	ttl := ttlSeconds(r.retention)
 	var missing []mongo.IndexModel
 	for _, ix := range indexes {
 		if ix.collection != c.Name() {
@@ -129,6 +130,12 @@ func (r *Repository) ensureIndexes(ctx context.Context, c *mongo.Collection) err
 		return storeError("create "+c.Name()+" indexes", err)
 	}
 	return nil
+}
+
+// ttlSeconds is a retention as a TTL index takes it: whole seconds, at most
+// the int32 MongoDB allows (68 years).
+func ttlSeconds(retention time.Duration) int32 {
+	return int32(min(retention/time.Second, math.MaxInt32))
 }
 
 // setTTL changes how long a TTL index keeps documents.
