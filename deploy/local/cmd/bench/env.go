@@ -49,13 +49,14 @@ func stackEnv(cfg config) []string {
 	return append(env, "RATE_LIMIT=1000000", "RATE_LIMIT_BURST=1000000")
 }
 
-// benchEnv is stackEnv, with room for the large list: on the embedded
-// store one filtered page over 100,000 workspaces takes longer than the
-// default 5 s call deadline, which would answer 503 instead of a figure.
-// The deadlines bound the calls; they do not change how fast they are.
+// benchEnv is stackEnv, with room for the large list and the store-scale
+// scenario: on the embedded store one filtered page over 10,000 workspaces
+// or so takes longer than the default 5 s call deadline, which would answer
+// 503 instead of a figure. The deadlines bound the calls; they do
+// not change how fast they are.
 func benchEnv(cfg config) []string {
 	env := stackEnv(cfg)
-	if !cfg.Large {
+	if !cfg.Large && !cfg.Only.includes("store") {
 		return env
 	}
 	return append(env, "WORKSPACE_CALL_TIMEOUT=2m", "REQUEST_TIMEOUT=2m", "MONGODB_TIMEOUT=2m")
@@ -79,6 +80,9 @@ type env struct {
 	proxy      *helper  // benchproxy
 	log        *os.File // the servers' output
 	tmp        string   // the run's temporary folder (wrk's scripts and figures)
+	// seeded is how many bench workspaces (bench-000001 on, see seedBody)
+	// the store holds: the list and store-scale scenarios both grow it.
+	seeded int
 
 	http      *http.Client
 	basic     http.Header // Authorization with the root pair, JSON content

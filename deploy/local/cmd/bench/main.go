@@ -19,12 +19,15 @@
 //     at -conns connections (the gateway's cost over the floor), and at one
 //     caller interleaved with the direct gRPC call;
 //   - token introspection over gRPC on the auth service;
-//   - a filtered list over 1,000 seeded workspaces (and 100,000 with
-//     -large), with the seeding rate.
+//   - the store at scale: a filtered list, an update and a create, one
+//     caller, as the store grows in steps (-store-steps), until every one
+//     is past the p50 the README holds it to;
+//   - a filtered list over 1,000 seeded workspaces (and up to 50,000 with
+//     -large), with the seeding rate, unless the store holds more already.
 //
 // Usage:
 //
-//	go run ./deploy/local/cmd/bench [-round 10s] [-rounds 2] [-conns 64] [-limits=false] [-large]
+//	go run ./deploy/local/cmd/bench [-round 10s] [-rounds 2] [-conns 64] [-limits=false] [-large] [-store-steps 50,100,250,…]
 package main
 
 import (
@@ -34,6 +37,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -48,12 +52,14 @@ type config struct {
 	Warmup      time.Duration // unmeasured load before each comparison
 	Conns       int           // concurrent callers of the loaded runs
 	SeedWorkers int           // concurrent creators while seeding
-	Large       bool          // also seed and list 100,000 workspaces
+	Large       bool          // also seed and list up to 50,000 workspaces
 	OutDir      string        // where results go; empty: <repo>/bench
 	Verbose     bool          // copy the servers' output to stderr
 	Only        scenarioSet   // the scenarios to run; empty: all
 	ProfileDir  string        // where CPU profiles go; empty: none taken
 	Limits      bool          // run the stack with its rate limits on
+	StoreSteps  steps         // the store-scale scenario's numbers of workspaces
+	StoreCalls  int           // calls per operation and step of the store-scale scenario
 }
 
 func parseFlags() config {
@@ -62,13 +68,16 @@ func parseFlags() config {
 	flag.IntVar(&c.Rounds, "rounds", 2, "rounds of each comparison (login: reference, floor, then stack)")
 	flag.DurationVar(&c.Warmup, "warmup", 2*time.Second, "unmeasured load before each measurement")
 	flag.IntVar(&c.Conns, "conns", 64, "concurrent callers of the loaded runs")
-	flag.IntVar(&c.SeedWorkers, "seed-workers", 32, "concurrent creators while seeding workspaces")
-	flag.BoolVar(&c.Large, "large", false, "also seed and list 100,000 workspaces (slow on the embedded store)")
+	flag.IntVar(&c.SeedWorkers, "seed-workers", defaultSeedWorkers, "concurrent creators while seeding workspaces")
+	flag.BoolVar(&c.Large, "large", false, "also seed and list 10,000, 25,000 and 50,000 workspaces (slow on the embedded store)")
 	flag.StringVar(&c.OutDir, "out", "", "folder for the results (default: bench/ at the repository root)")
 	flag.BoolVar(&c.Verbose, "v", false, "copy the servers' output to stderr")
 	flag.Var(&c.Only, "only", "run only these scenarios, comma-separated: "+strings.Join(scenarioNames(), ","))
 	flag.StringVar(&c.ProfileDir, "profile", "", "take CPU profiles of the services during the stack's first login and REST rounds, into this folder")
 	flag.BoolVar(&c.Limits, "limits", true, "keep the services' rate limits on (with a rate the load stays under); false: RATE_LIMIT=0 and no failure limits")
+	c.StoreSteps = slices.Clone(defaultStoreSteps)
+	flag.Var(&c.StoreSteps, "store-steps", "numbers of workspaces the store-scale scenario measures at, ascending (it stops once every operation is past its threshold)")
+	flag.IntVar(&c.StoreCalls, "store-calls", 30, "calls of each operation at each store-scale step (fewer when they outlast -round)")
 	flag.Parse()
 	return c
 }

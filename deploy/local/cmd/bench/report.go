@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -36,6 +37,12 @@ type report struct {
 	FrontGateway, FrontProxy []measurement
 	Introspect               measurement
 	Lists                    []listRun
+	// ListSkipped has the list's sizes below what the store held already.
+	ListSkipped steps
+	// Store has the store-scale scenario's steps, in order; StoreSkipped
+	// the steps below what the store held already.
+	Store        []storeStep
+	StoreSkipped steps
 }
 
 type processMemory struct {
@@ -64,14 +71,9 @@ func (h hop) FloorP50Diff() time.Duration { return h.Floor.Percentile(50) - h.GR
 // listRun is the filtered list at one number of workspaces.
 type listRun struct {
 	Workspaces int
-	Seed       measurement
-	// SeedRetries counts creates retried after a 503.
-	SeedRetries int
-	Returned    int // workspaces on the first page
-	List        measurement
-	// Copied workspaces were written straight into the store, in CopyTook.
-	Copied   int
-	CopyTook time.Duration
+	growth         // how the store got there
+	Returned   int // workspaces on the first page
+	List       measurement
 }
 
 // The targets the figures are held against (issue 15).
@@ -176,8 +178,9 @@ func (r *report) Markdown() string {
 	r.writeRedis(w)
 	r.writeThroughput(w)
 	r.writeHop(w)
+	r.writeStore(w)
 	r.writeMemory(w)
-	if len(r.Lists) > 0 {
+	if len(r.Lists) > 0 || len(r.Store) > 0 {
 		w("The list figures are those of the stand-in (FerretDB on SQLite), not of a MongoDB server.\n")
 	}
 	return b.String()
@@ -301,6 +304,9 @@ func (r *report) writeThroughput(w writer) {
 		}
 		row(fmt.Sprintf("list, search \"bench\", page of 100 (%d returned), %d workspaces", l.Returned, l.Workspaces), l.List)
 	}
+	if len(r.ListSkipped) > 0 {
+		w("\nThe list at %s workspaces was skipped: the store held more already (the store-scale table below has the list at each of its steps; `-only list` measures it alone).\n", r.ListSkipped.String())
+	}
 	if len(r.LoginStack) > 0 {
 		w("\nLogin ratio stack/reference (wrk req/s): **%.3f**; floor/reference: %.3f; the login rows are wrk's figures (errors: answers with a status ≥ 400 and socket errors).\n",
 			r.LoginRatio(), rpsRatio(r.LoginFloor, r.LoginRef))
@@ -327,6 +333,106 @@ func (r *report) writeHop(w writer) {
 		}
 	}
 	w("\nbenchproxy (`deploy/local/cmd/benchproxy`) is the least an HTTP front of the workspace service can do: one handler that makes the same gRPC call and writes the answer as JSON, without routing table, middleware or logs. What it adds to the direct call is what any HTTP hop costs on this machine; what the gateway adds beyond it is grpc-gateway's and the gateway's own work.\n\n")
+}
+
+// writeStore shows the store-scale scenario: each operation's p50 and p99
+// at each step, and for each the largest step at which its p50 met its
+// threshold.
+func (r *report) writeStore(w writer) {
+	if len(r.Store) == 0 {
+		return
+	}
+	c := r.Config
+	w("## The store at scale (the embedded stand-in)\n\n")
+	w("One caller through the gateway, at each number of workspaces: a filtered list (`POST /api/workspaces`, `%s`) and one with a state filter (`%s`, one workspace in %d matches), an update (`PUT /api/workspace/{id}` with a new name, of a workspace anywhere in the store, a different one each call, spread evenly over it) and a create (`POST /api/workspace`, a new id each call); %d calls of each, or as many as one round (%s) holds, after one uncounted call. The store grows through the REST create route up to %d workspaces (%d workers), then by copies of a created workspace written straight into it; each step's creates stay in it. Workspaces: the bench's, as each step began (the store also holds the root). Cells: p50 / p99 in ms (calls), ✓ when the p50 is within its threshold.\n\n",
+		listBody, stateListBody, stateEvery, c.StoreCalls, c.Round, restSeedLimit, c.SeedWorkers)
+	w("| workspaces | list p50 / p99 | state list p50 / p99 | update p50 / p99 | create p50 / p99 | grown by | load avg | time (UTC) |\n|--:|--:|--:|--:|--:|---|--:|---|\n")
+	for i := range r.Store {
+		s := &r.Store[i]
+		cells := make([]string, len(storeOps))
+		for j, op := range storeOps {
+			cells[j] = storeCell(op.Of(s), op.within(s))
+		}
+		w("| %d | %s | %s | %.2f | %s |\n", s.Workspaces, strings.Join(cells, " | "), s.grownBy(), s.Load, s.At.Format("15:04:05"))
+	}
+	w("\n")
+	for _, op := range storeOps {
+		w("- %s, p50 within %s: %s\n", op.Name, op.Threshold, r.largestWithin(op))
+	}
+	last := r.Store[len(r.Store)-1]
+	if slices.ContainsFunc(storeOps, func(op storeOp) bool { return op.within(&last) }) {
+		w("\nThe last step measured was the last of `-store-steps`; larger stores were not measured.\n")
+	} else {
+		w("\nThe store grew no further: every operation was past its threshold at %d workspaces.\n", last.Workspaces)
+	}
+	if len(r.StoreSkipped) > 0 {
+		w("Skipped, since the store held more workspaces already (the step before and its creates): %s.\n", r.StoreSkipped.String())
+	}
+	if slices.ContainsFunc(r.Store, func(s storeStep) bool {
+		return slices.ContainsFunc(storeOps, func(op storeOp) bool { m := op.Of(&s); return m.Result != nil && m.Errors > 0 })
+	}) {
+		w("Errors are answers outside 2xx, in practice 503: a create's or update's publish of its event is bounded by 1 s (half of `EVENTS_SETTLE`), and past it the change is stored but answered \"retry shortly\".\n")
+	}
+	w("The first pages held %d and %d workspaces at the last step. On the stand-in every query but a lone `_id` equality reads and parses the collection's documents in the order they were written (all of them, or up to the first match for a read or write of one document), and one query runs at a time: these figures grow with the store, and would not on MongoDB with the adapter's indexes.\n\n",
+		last.Returned, last.StateReturned)
+}
+
+// largestWithin says at which of the measured steps op's p50 was within its
+// threshold: the largest, every one or none.
+func (r *report) largestWithin(op storeOp) string {
+	largest := -1
+	for i := range r.Store {
+		if op.within(&r.Store[i]) {
+			largest = i
+		}
+	}
+	switch {
+	case largest < 0:
+		return fmt.Sprintf("none of the steps (the smallest, %d workspaces: %s)", r.Store[0].Workspaces, ms(op.Of(&r.Store[0]).Percentile(50)))
+	case !slices.ContainsFunc(r.Store, func(s storeStep) bool { return !op.within(&s) }):
+		return fmt.Sprintf("every step, up to %d workspaces", r.Store[largest].Workspaces)
+	}
+	s := fmt.Sprintf("the largest step at which it is: **%d workspaces**", r.Store[largest].Workspaces)
+	var below []string
+	for i := range largest {
+		if !op.within(&r.Store[i]) {
+			below = append(below, strconv.Itoa(r.Store[i].Workspaces))
+		}
+	}
+	if len(below) > 0 {
+		s += fmt.Sprintf(" (though past it at the smaller %s)", strings.Join(below, ", "))
+	}
+	return s
+}
+
+// storeCell is one operation's figures at one step.
+func storeCell(m measurement, within bool) string {
+	if m.Result == nil || m.Requests == 0 {
+		return "—"
+	}
+	c := fmt.Sprintf("%.1f / %.1f (%d)", msf(m.Percentile(50)), msf(m.Percentile(99)), m.Requests)
+	if m.Errors > 0 {
+		c += fmt.Sprintf(", %d errors", m.Errors)
+	}
+	if within {
+		c += " ✓"
+	}
+	return c
+}
+
+// grownBy says how the store got to the step's size.
+func (s *storeStep) grownBy() string {
+	var parts []string
+	if s.Seed.Result != nil && s.Seed.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("%d REST creates, %.0f/s, %d retried", s.Seed.Requests, s.Seed.RPS(), s.SeedRetries))
+	}
+	if s.Copied > 0 {
+		parts = append(parts, fmt.Sprintf("%d copies in %s", s.Copied, s.CopyTook.Round(100*time.Millisecond)))
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // writeCPU shows where the CPU time of the compared runs went: what each
@@ -457,6 +563,9 @@ func mark(ok bool) string {
 	}
 	return "✗"
 }
+
+// msf is a latency in milliseconds.
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // ms formats a latency in milliseconds.
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }

@@ -21,6 +21,9 @@ var scenarios = []struct {
 	{"login", "login: reference, floor and stack, alternating", measureLogin},
 	{"hop", "GetWorkspace: REST through the gateway and direct gRPC", measureHop},
 	{"introspect", "token introspection over gRPC", measureIntrospection},
+	// The store-scale scenario comes first: it starts from few workspaces,
+	// and the list's sizes below what it leaves are skipped.
+	{"store", "the store at scale: list, update and create as the store grows", measureStoreScale},
 	{"list", "filtered list", measureLists},
 }
 

@@ -1,14 +1,15 @@
-// Command storeprobe times each query shape the workspace store uses on the
-// embedded MongoDB stand-in (FerretDB v1.24 on SQLite, started by
-// pkg/testenv as the tests and `make run` start it) at 1,000, 10,000 and
-// 50,000 workspace documents, so that what the stand-in reads per query
-// can be seen: a shape that reads every document grows with the
-// collection, an index seek does not. The documents are shaped like the
-// store's (two key pairs, an empty outbox) and written straight in; list
-// entries are the small documents lists selected by until a snapshot of
-// packed entries (list_chunks) and a change log (list_changes) replaced
-// them, which it times too. Figures are the stand-in's, on this machine:
-// see bench/store-scale.md.
+// Command storeprobe times each query shape the workspace store
+// (services/workspace/internal/adapters/mongostore) sends, on the embedded
+// MongoDB stand-in (FerretDB v1.24 on SQLite, started by pkg/testenv as the
+// tests and `make run` start it) at 1,000, 10,000 and 50,000 workspace
+// documents, so that what the stand-in reads per query can be seen: a shape
+// that reads every document grows with the collection, an index seek does
+// not. The documents are shaped like the store's (two key pairs, visibleTo,
+// an empty outbox), written straight in, with the adapter's indexes. The
+// load benchmark's store-scale scenario (`-only store`) measures what these
+// add up to through the gateway; this says which query a request's time
+// goes to. Figures are the stand-in's, on this machine: see
+// bench/store-scale.md.
 //
 // Usage:
 //
@@ -35,12 +36,22 @@ import (
 
 func main() {
 	sizes := flag.String("sizes", "1000,10000,50000", "numbers of documents to time the shapes at, ascending")
-	lists := flag.Bool("lists", true, "also time the list and relay shapes (minutes at 50,000: each reads every document)")
+	lists := flag.Bool("lists", true, "also time the list and background shapes (minutes at 50,000: each reads every document)")
 	flag.Parse()
 	if err := run(*sizes, *lists); err != nil {
 		fmt.Fprintln(os.Stderr, "storeprobe:", err)
 		os.Exit(1)
 	}
+}
+
+// indexes are the adapter's on the workspaces collection (indexes_mongo.go),
+// so that an insert maintains what it maintains in the service.
+var indexes = []mongo.IndexModel{
+	{Keys: bson.D{{Key: "visibleTo", Value: 1}, {Key: "deletedAt", Value: 1}, {Key: "nameKey", Value: 1}, {Key: "_id", Value: 1}, {Key: "address.state", Value: 1}},
+		Options: options.Index().SetName("list")},
+	{Keys: bson.D{{Key: "keys.appKey", Value: 1}}, Options: options.Index().SetName("app_key")},
+	{Keys: bson.D{{Key: "keys.expiresAt", Value: 1}}, Options: options.Index().SetName("key_expiry")},
+	{Keys: bson.D{{Key: "pendingSince", Value: 1}}, Options: options.Index().SetName("pending_events").SetSparse(true)},
 }
 
 func run(sizeList string, lists bool) error {
@@ -69,63 +80,83 @@ func run(sizeList string, lists bool) error {
 	}
 	defer c.Disconnect(ctx)
 	db := c.Database("probe")
-	ws, en := db.Collection("workspaces"), db.Collection("list_entries")
-	chunks, changes := db.Collection("list_chunks"), db.Collection("list_changes")
-	// Create the collections, then give the ferretdb command a moment to
-	// add its _id index, as it does within a second for a running service.
+	ws, appKeys := db.Collection("workspaces"), db.Collection("app_keys")
+	// Create the collections and the adapter's indexes, then give the
+	// ferretdb command a moment to add its _id index, as it does within a
+	// second for a running service.
 	if _, err := ws.InsertOne(ctx, workspaceDoc(0)); err != nil {
 		return err
 	}
-	if _, err := en.InsertOne(ctx, entryDoc(0)); err != nil {
+	if _, err := ws.Indexes().CreateMany(ctx, indexes); err != nil {
 		return err
 	}
-	// A change log as lists find it between compactions: 500 changes.
-	var changeDocs []any
-	for n := range 500 {
-		changeDocs = append(changeDocs, bson.D{{Key: "_id", Value: fmt.Sprintf("bench-%06d@2", n+1)}, {Key: "entry", Value: packed(n + 1)}})
-	}
-	if _, err := changes.InsertMany(ctx, changeDocs); err != nil {
-		return err
-	}
-	if _, err := chunks.InsertOne(ctx, bson.D{{Key: "_id", Value: "probe/init"}}); err != nil {
+	if _, err := appKeys.InsertOne(ctx, bson.D{{Key: "_id", Value: "probe"}}); err != nil {
 		return err
 	}
 	time.Sleep(2 * time.Second)
 
 	seeded := 0
-	extra := 1_000_000 // ids of the timed inserts, past the seeded ones
+	extra := 1_000_000              // ids of the timed inserts, past the seeded ones
+	revisions := map[string]int64{} // of the updated documents
 	for _, size := range sizes {
 		start := time.Now()
 		for seeded < size {
-			var wsDocs, entryDocs []any
+			var docs []any
 			for range 1000 {
 				seeded++
-				wsDocs = append(wsDocs, workspaceDoc(seeded))
-				entryDocs = append(entryDocs, entryDoc(seeded))
+				docs = append(docs, workspaceDoc(seeded))
 			}
-			if _, err := ws.InsertMany(ctx, wsDocs); err != nil {
-				return err
-			}
-			if _, err := en.InsertMany(ctx, entryDocs); err != nil {
+			if _, err := ws.InsertMany(ctx, docs); err != nil {
 				return err
 			}
 		}
 		fmt.Printf("%d documents (written in %s)\n", size, time.Since(start).Round(time.Millisecond))
-		chunkIDs, err := writeSnapshot(ctx, chunks, seeded)
-		if err != nil {
+		mid := fmt.Sprintf("bench-%06d", size/2)
+		var midDoc struct {
+			Keys []struct {
+				AppKey string `bson:"appKey"`
+			} `bson:"keys"`
+		}
+		if err := ws.FindOne(ctx, bson.D{{Key: "_id", Value: mid}}).Decode(&midDoc); err != nil {
 			return err
 		}
-		mid := fmt.Sprintf("bench-%06d", size/2)
+		midKey := midDoc.Keys[1].AppKey
 		shapes := []shape{
-			{"findOne {_id} (workspaces)", 20, func() error { return ws.FindOne(ctx, bson.D{{Key: "_id", Value: mid}}).Err() }},
-			{"findOne {_id} (list_entries)", 20, func() error { return en.FindOne(ctx, bson.D{{Key: "_id", Value: mid}}).Err() }},
-			{"updateOne {_id}", 5, func() error {
-				_, err := ws.UpdateOne(ctx, bson.D{{Key: "_id", Value: mid}}, bson.D{{Key: "$set", Value: bson.D{{Key: "supportToolId", Value: "y"}}}})
-				return err
+			{"findOne {_id} (Get; a publish's read)", 20, func() error { return ws.FindOne(ctx, bson.D{{Key: "_id", Value: mid}}).Err() }},
+			{"findOne {keys.appKey} (GetByAppKey)", 3, func() error {
+				return ws.FindOne(ctx, bson.D{{Key: "keys.appKey", Value: midKey}}).Err()
 			}},
-			{"updateOne {_id, revision} (Update)", 3, func() error {
-				_, err := ws.UpdateOne(ctx, bson.D{{Key: "_id", Value: mid}, {Key: "revision", Value: int64(1)}},
-					bson.D{{Key: "$set", Value: bson.D{{Key: "supportToolId", Value: "z"}}}})
+			{"find {_id: {$in: 2 ids}} (a create's read)", 3, func() error {
+				return all(ctx, ws, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: bson.A{mid, "bench-new"}}}}}, nil, 0)
+			}},
+		}
+		// The stand-in's updateOne reads the documents in the order they
+		// were written and stops at the first match, so where the document
+		// sits decides what an update reads: it is timed at the first, the
+		// middle and the last of them.
+		for _, at := range []struct {
+			name string
+			n    int
+		}{{"first", 1}, {"middle", size / 2}, {"last", size}} {
+			id := fmt.Sprintf("bench-%06d", at.n)
+			if revisions[id] == 0 {
+				revisions[id] = 1
+			}
+			shapes = append(shapes, shape{fmt.Sprintf("updateOne {_id, revision}, the %s (Update)", at.name), 3, func() error {
+				res, err := ws.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "revision", Value: revisions[id]}},
+					bson.D{{Key: "$set", Value: bson.D{{Key: "supportToolId", Value: "z"}}}, {Key: "$inc", Value: bson.D{{Key: "revision", Value: int64(1)}}}})
+				if err == nil && res.MatchedCount != 1 {
+					err = fmt.Errorf("matched %d", res.MatchedCount)
+				}
+				revisions[id]++
+				return err
+			}})
+		}
+		shapes = append(shapes, []shape{
+			{"insertMany 2 reservations (app_keys)", 5, func() error {
+				extra++
+				_, err := appKeys.InsertMany(ctx, []any{
+					bson.D{{Key: "_id", Value: fmt.Sprintf("key-%d-a", extra)}}, bson.D{{Key: "_id", Value: fmt.Sprintf("key-%d-b", extra)}}})
 				return err
 			}},
 			{"insertOne workspace", 5, func() error {
@@ -133,53 +164,24 @@ func run(sizeList string, lists bool) error {
 				_, err := ws.InsertOne(ctx, workspaceDoc(extra))
 				return err
 			}},
-			{"find {_id: {$in: 100 ids}}", 3, func() error {
-				ids := bson.A{}
-				for i := range 100 {
-					ids = append(ids, fmt.Sprintf("bench-%06d", i+1))
-				}
-				return all(ctx, ws, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}, nil, 0)
-			}},
-		}
+		}...)
 		if lists {
-			search := bson.D{{Key: "$and", Value: bson.A{
-				bson.D{{Key: "deletedAt", Value: nil}},
-				bson.D{{Key: "$or", Value: bson.A{bson.D{{Key: "_id", Value: "root"}}, bson.D{{Key: "managers", Value: "root"}}}}},
-				bson.D{{Key: "nameKey", Value: bson.D{{Key: "$regex", Value: "bench"}}}},
-			}}}
-			state := bson.D{{Key: "$and", Value: bson.A{
-				bson.D{{Key: "deletedAt", Value: nil}},
-				bson.D{{Key: "managers", Value: "root"}},
-				bson.D{{Key: "address.state", Value: bson.D{{Key: "$in", Value: bson.A{"US-CA"}}}}},
-			}}}
 			order := bson.D{{Key: "nameKey", Value: 1}, {Key: "_id", Value: 1}}
-			entrySearch := bson.D{{Key: "visibleTo", Value: "root"}, {Key: "nameKey", Value: bson.D{{Key: "$regex", Value: "bench"}}}}
+			visible := bson.D{{Key: "visibleTo", Value: "root"}, {Key: "deletedAt", Value: nil}}
+			search := append(slices.Clone(visible), bson.E{Key: "nameKey", Value: bson.D{{Key: "$regex", Value: "bench"}}})
+			state := append(slices.Clone(visible), bson.E{Key: "address.state", Value: bson.D{{Key: "$in", Value: bson.A{"US-CA"}}}})
+			ids := func(field string, cond bson.D) func() error {
+				return func() error {
+					return all(ctx, ws, bson.D{{Key: field, Value: cond}}, bson.D{{Key: field, Value: 1}}, 100)
+				}
+			}
 			shapes = append(shapes,
-				shape{"list: search, sorted, 101 (workspaces)", 2, func() error { return all(ctx, ws, search, order, 101) }},
-				shape{"list: search, unsorted, 101 (workspaces)", 2, func() error { return all(ctx, ws, search, nil, 101) }},
-				shape{"list: state, sorted, 101 (workspaces)", 2, func() error { return all(ctx, ws, state, order, 101) }},
-				shape{"relay: outbox.0 $exists (workspaces)", 2, func() error {
-					return all(ctx, ws, bson.D{{Key: "outbox.0", Value: bson.D{{Key: "$exists", Value: true}}}}, nil, 100)
-				}},
-				shape{"list: search, sorted, 101 (list_entries)", 2, func() error { return all(ctx, en, entrySearch, order, 101) }},
-				shape{"list: search, unsorted, all (list_entries)", 2, func() error { return all(ctx, en, entrySearch, nil, 0) }},
-				shape{"find {}, limit 1000 (a marker read, at its worst)", 5, func() error { return all(ctx, en, bson.D{}, nil, 1000) }},
+				shape{"list: search, sorted, 101", 2, func() error { return all(ctx, ws, search, order, 101) }},
+				shape{"list: state, sorted, 101", 2, func() error { return all(ctx, ws, state, order, 101) }},
+				shape{"relay: pendingSince $lt, sorted, 100", 2, ids("pendingSince", bson.D{{Key: "$lt", Value: time.Now().UTC()}})},
+				shape{"sweeper: keys.expiresAt $lte, sorted, 100", 2, ids("keys.expiresAt", bson.D{{Key: "$lte", Value: time.Now().UTC()}})},
 			)
 		}
-		// What a list reads now: the snapshot's chunks by _id (only when
-		// its generation changed since the process read it last) and the
-		// whole change log.
-		shapes = append(shapes,
-			shape{fmt.Sprintf("snapshot: %d chunks by _id (%d entries)", len(chunkIDs), seeded), 5, func() error {
-				for _, id := range chunkIDs {
-					if err := chunks.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Err(); err != nil {
-						return err
-					}
-				}
-				return nil
-			}},
-			shape{"change log: find {} (500 changes)", 5, func() error { return all(ctx, changes, bson.D{}, nil, 0) }},
-		)
 		for _, s := range shapes {
 			if err := s.time(); err != nil {
 				return err
@@ -206,7 +208,7 @@ func (s shape) time() error {
 		took[i] = time.Since(start)
 	}
 	slices.Sort(took)
-	fmt.Printf("  %-45s p50 %9.1f ms   max %9.1f ms   (%d runs)\n", s.name, ms(took[len(took)/2]), ms(took[len(took)-1]), s.reps)
+	fmt.Printf("  %-55s p50 %9.1f ms   max %9.1f ms   (%d runs)\n", s.name, ms(took[len(took)/2]), ms(took[len(took)-1]), s.reps)
 	return nil
 }
 
@@ -235,7 +237,8 @@ func random(n int) []byte {
 	return b
 }
 
-// workspaceDoc is workspace number n, shaped as the store keeps one.
+// workspaceDoc is workspace number n, shaped as the store keeps one
+// (mongostore's documents.go).
 func workspaceDoc(n int) bson.D {
 	id := fmt.Sprintf("bench-%06d", n)
 	now := time.Now().UTC()
@@ -253,56 +256,7 @@ func workspaceDoc(n int) bson.D {
 		{Key: "keys", Value: bson.A{key("server"), key("lti")}}, {Key: "registrationCodes", Value: bson.A{"ABCD-EFGH"}},
 		{Key: "createFingerprint", Value: fmt.Sprintf("%x", random(32))}, {Key: "schemaVersion", Value: "2026-11-22"},
 		{Key: "createdAt", Value: now}, {Key: "updatedAt", Value: now}, {Key: "deletedAt", Value: nil}, {Key: "tokenCutoff", Value: nil},
-		{Key: "revision", Value: int64(1)}, {Key: "outbox", Value: bson.A{}}}
-}
-
-// packed is workspace number n's list entry as lists store it now: one
-// string of nameKey, id, state, revision, the workspace and its managers,
-// separated by NUL.
-func packed(n int) string {
-	id := fmt.Sprintf("bench-%06d", n)
-	return strings.Join([]string{"bench workspace " + id[6:], id, state(n), "1", id, "root"}, "\x00")
-}
-
-// writeSnapshot replaces the list snapshot's chunks with the entries of
-// workspaces 1 to n, packed as the store packs them (entries separated by
-// 0x1e, at most 1 MiB a chunk), and returns the chunks' ids.
-func writeSnapshot(ctx context.Context, chunks *mongo.Collection, n int) ([]string, error) {
-	if _, err := chunks.DeleteMany(ctx, bson.D{}); err != nil {
-		return nil, err
-	}
-	var ids []string
-	var b strings.Builder
-	flush := func() error {
-		id := fmt.Sprintf("probe/%d", len(ids))
-		if _, err := chunks.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "seq", Value: int64(1)}, {Key: "entries", Value: b.String()}}); err != nil {
-			return err
-		}
-		ids = append(ids, id)
-		b.Reset()
-		return nil
-	}
-	for i := 1; i <= n; i++ {
-		e := packed(i)
-		if b.Len() > 0 && b.Len()+len(e) >= 1<<20 {
-			if err := flush(); err != nil {
-				return nil, err
-			}
-		}
-		if b.Len() > 0 {
-			b.WriteString("\x1e")
-		}
-		b.WriteString(e)
-	}
-	return ids, flush()
-}
-
-// entryDoc is workspace number n's list entry, as a document of five
-// fields (the layout of bench/store-scale.md's runs 3 and 4).
-func entryDoc(n int) bson.D {
-	id := fmt.Sprintf("bench-%06d", n)
-	return bson.D{{Key: "_id", Value: id}, {Key: "visibleTo", Value: bson.A{id, "root"}}, {Key: "nameKey", Value: "bench workspace " + id[6:]},
-		{Key: "state", Value: state(n)}, {Key: "revision", Value: int64(1)}}
+		{Key: "revision", Value: int64(1)}, {Key: "visibleTo", Value: bson.A{id, "root"}}, {Key: "outbox", Value: bson.A{}}}
 }
 
 // state puts one workspace in ten in US-CA, as the bench seeds them.
