@@ -156,8 +156,8 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 		return err
 	}
 	if v := repo.StandIn(); v != "" {
-		s.logger.Warn("the workspace store is the embedded stand-in (FerretDB "+v+"): it supports one workspace-service replica; "+
-			"set MONGODB_URI to a MongoDB replica set for more", "ferretdb_version", v)
+		s.logger.Warn("the workspace store is the embedded stand-in (FerretDB): it supports one workspace-service replica "+
+			"and a few thousand workspaces; set MONGODB_URI to a MongoDB replica set for more", "ferretdb_version", v)
 	}
 	if boot.GeneratedKey != "" {
 		fmt.Fprintf(out, "\nRoot workspace %q created with a generated key pair, shown this once:\n  appKey:    %s\n  appSecret: %s\n"+
