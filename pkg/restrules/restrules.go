@@ -23,6 +23,19 @@ func Field(fd protoreflect.FieldDescriptor) *restv1.FieldRules {
 // marked hidden is gRPC only, neither documented nor accepted over REST.
 func Published(fd protoreflect.FieldDescriptor) bool { return !Field(fd).GetHidden() }
 
+// Nullable reports whether a request may send JSON null for fd, which then
+// clears it: a message field marked (rest.v1.field).nullable (an update's
+// rateLimit), or a single string wrapper (parentWorkspaceId), whose null is
+// how JSON says "no value". Any other field, and any element of a list,
+// refuses null: a client that means to leave a field as it is leaves it
+// out.
+func Nullable(fd protoreflect.FieldDescriptor) bool {
+	if fd.IsList() || fd.IsMap() || fd.Message() == nil {
+		return false
+	}
+	return Field(fd).GetNullable() || fd.Message().FullName() == "google.protobuf.StringValue"
+}
+
 // Leaf reports whether md is one of protobuf's well-known types, which JSON
 // writes in forms of their own (a wrapper as its bare value, a field mask as
 // one string): REST bodies and the document treat them as single values.

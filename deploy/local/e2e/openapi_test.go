@@ -28,6 +28,7 @@ var apiDoc *servedDocument
 
 // servedDocument is an OpenAPI document with a router over its paths.
 type servedDocument struct {
+	doc       *openapi3.T
 	router    routers.Router
 	host      string // the gateway's host:port the router takes
 	errorBody *openapi3.Schema
@@ -81,7 +82,7 @@ func loadServedDocument(ctx context.Context, base string) (*servedDocument, erro
 	if errorBody == nil {
 		return nil, errors.New("the document has no ErrorBody schema")
 	}
-	return &servedDocument{router: router, host: baseURL.Host, errorBody: errorBody.Value}, nil
+	return &servedDocument{doc: doc, router: router, host: baseURL.Host, errorBody: errorBody.Value}, nil
 }
 
 // defineFormats teaches kin-openapi the string formats the document uses

@@ -124,7 +124,7 @@ func (c *bodyChecker) object(md protoreflect.MessageDescriptor) *decodeError {
 func (c *bodyChecker) value(fd protoreflect.FieldDescriptor) *decodeError {
 	switch first := c.next(); {
 	case first == 'n':
-		return c.literal("null") // null leaves the field unset
+		return c.null(restrules.Nullable(fd))
 	case fd.IsList():
 		if first != '[' {
 			return c.mismatch("an array")
@@ -174,9 +174,21 @@ func (c *bodyChecker) value(fd protoreflect.FieldDescriptor) *decodeError {
 // single checks one element of a list or one value of a map.
 func (c *bodyChecker) single(fd protoreflect.FieldDescriptor) *decodeError {
 	if c.next() == 'n' {
-		return c.literal("null") // protojson decides whether a null element may be
+		return c.null(false)
 	}
 	return c.check(fd)
+}
+
+// null reads a null where a value starts: taken (the field is cleared) when
+// the document marks the value nullable, and refused, naming the field,
+// everywhere else. Taking null as "empty" would let a client that writes
+// null for what it does not set (many serialisers do) wipe what it meant
+// to keep.
+func (c *bodyChecker) null(nullable bool) *decodeError {
+	if de := c.literal("null"); de != nil || nullable {
+		return de
+	}
+	return c.fieldError("must not be null (leave the field out instead)", "")
 }
 
 // check checks a value of fd's kind.

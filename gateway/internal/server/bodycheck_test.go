@@ -11,6 +11,10 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 )
 
+// nullRefused is checkBody's description of a null the document does not
+// allow.
+const nullRefused = "must not be null (leave the field out instead)"
+
 func TestCheckBody(t *testing.T) {
 	update := (&workspacev1.UpdateWorkspaceRequest{}).ProtoReflect().Descriptor()
 	list := (&workspacev1.ListWorkspacesRequest{}).ProtoReflect().Descriptor()
@@ -24,15 +28,28 @@ func TestCheckBody(t *testing.T) {
 		refused     bool     // refused without a field (not JSON)
 	}{
 		{name: "empty object", md: update, body: ` { } `, top: []string{}},
-		{name: "white space and nulls", md: update, body: "{\n\t\"name\" : null ,\r\n \"address\":{ }, \"products\":[ ],\"parentWorkspaceId\":null}",
-			top: []string{"name", "address", "products", "parentWorkspaceId"}},
+		{name: "white space and the nulls the document allows", md: update,
+			body: "{\n\t\"rateLimit\" : null ,\r\n \"address\":{ }, \"products\":[ ],\"parentWorkspaceId\":null}",
+			top: []string{"rateLimit", "address", "products", "parentWorkspaceId"}},
 		{name: "escaped key", md: update, body: `{"n\u0061me":"x"}`, top: []string{"name"}},
 		{name: "escapes in values", md: update, body: `{"name":"a\"b\\","objectiveDocuments":["\u00e9\n"]}`, top: []string{"name", "objectiveDocuments"}},
 		{name: "dotted name", md: list, body: `{"filter":{"address.state":{"include":["US-CA"]}},"pageSize":-1e3}`, top: []string{"filter", "pageSize"}},
 		{name: "numbers quoted", md: list, body: `{"pageSize":"7"}`, top: []string{"pageSize"}},
 		{name: "same id", md: update, body: `{"id":"w1"}`, top: []string{"id"}},
 		{name: "same id escaped", md: update, body: `{"id":"\u0077\u0031"}`, top: []string{"id"}},
-		{name: "null id", md: update, body: `{"id":null}`, top: []string{"id"}},
+
+		// null is refused wherever the document does not mark it nullable.
+		{name: "null id", md: update, body: `{"id":null}`, field: "id", desc: nullRefused},
+		{name: "null name", md: update, body: `{"name":null}`, field: "name", desc: nullRefused},
+		{name: "null list", md: update, body: `{"products":null}`, field: "products", desc: nullRefused},
+		{name: "null object", md: update, body: `{"address":null}`, field: "address", desc: nullRefused},
+		{name: "null inside", md: update, body: `{"address":{"city":"x","state":null}}`, field: "address.state", desc: nullRefused},
+		{name: "null element", md: update, body: `{"objectiveDocuments":["a#b#c:2020",null]}`, field: "objectiveDocuments[1]", desc: nullRefused},
+		{name: "null deep", md: update, body: `{"products":[{"bank":null}]}`, field: "products[0].bank", desc: nullRefused},
+		{name: "null number", md: list, body: `{"pageSize":null}`, field: "pageSize", desc: nullRefused},
+		{name: "null filter", md: list, body: `{"filter":null}`, field: "filter", desc: nullRefused},
+		{name: "null dotted", md: list, body: `{"filter":{"address.state":null}}`, field: "filter.address.state", desc: nullRefused},
+		{name: "null include", md: list, body: `{"filter":{"address.state":{"include":null}}}`, field: "filter.address.state.include", desc: nullRefused},
 
 		{name: "other id", md: update, body: `{"name":"n","id":"w2"}`, field: "id", desc: "the identifier cannot be modified"},
 		{name: "empty id", md: update, body: `{"id":""}`, field: "id", desc: "the identifier cannot be modified"},
