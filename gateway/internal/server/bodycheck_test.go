@@ -30,7 +30,7 @@ func TestCheckBody(t *testing.T) {
 		{name: "empty object", md: update, body: ` { } `, top: []string{}},
 		{name: "white space and the nulls the document allows", md: update,
 			body: "{\n\t\"rateLimit\" : null ,\r\n \"address\":{ }, \"products\":[ ],\"parentWorkspaceId\":null}",
-			top: []string{"rateLimit", "address", "products", "parentWorkspaceId"}},
+			top:  []string{"rateLimit", "address", "products", "parentWorkspaceId"}},
 		{name: "escaped key", md: update, body: `{"n\u0061me":"x"}`, top: []string{"name"}},
 		{name: "escapes in values", md: update, body: `{"name":"a\"b\\","objectiveDocuments":["\u00e9\n"]}`, top: []string{"name", "objectiveDocuments"}},
 		{name: "dotted name", md: list, body: `{"filter":{"address.state":{"include":["US-CA"]}},"pageSize":-1e3}`, top: []string{"filter", "pageSize"}},
