@@ -134,7 +134,9 @@ build: ## build every binary into bin/
 	cd $(FERRETDB_MODULE) && GOWORK=off go build -o $(BIN)/ferretdb .
 
 .PHONY: vet
-vet: ## go vet every module
+vet: ## gofmt and go vet every module
+	@unformatted=$$(gofmt -l $(MODULES) $(FERRETDB_MODULE) | grep -v '^pkg/gen/' || true); \
+	if [ -n "$$unformatted" ]; then echo "not gofmt'd (run gofmt -w):" >&2; echo "$$unformatted" >&2; exit 1; fi
 	go vet $(PACKAGES)
 	cd $(FERRETDB_MODULE) && GOWORK=off go vet ./...
 
