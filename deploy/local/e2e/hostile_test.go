@@ -64,6 +64,9 @@ func TestHostileInvalidUTF8(t *testing.T) {
 		{"If-Match", "PUT", "/api/workspace/" + w.WorkspaceID, `{"name":"changed"}`, []string{"If-Match", "\"\xff\""}, "If-Match"},
 		{"If-Match that is not ASCII", "DELETE", "/api/workspace/" + w.WorkspaceID, nil, []string{"If-Match", `"é"`}, "If-Match"},
 		{"X-Request-Id", "GET", "/api/workspace/" + w.WorkspaceID, nil, []string{"X-Request-Id", "a\xffb"}, "X-Request-Id"},
+		// The public routes answer the same, and declare it.
+		{"X-Request-Id on the document", "GET", "/openapi.json", nil, []string{"X-Request-Id", "a\xffb"}, "X-Request-Id"},
+		{"a query parameter on the document", "GET", "/openapi.json?anything=x", nil, nil, "anything"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -801,31 +801,31 @@ type UnsupportedMediaType = ErrorBody
 
 // CreateSdkTokenParams defines parameters for CreateSdkToken.
 type CreateSdkTokenParams struct {
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // RevokeUserSdkTokensParams defines parameters for RevokeUserSdkTokens.
 type RevokeUserSdkTokensParams struct {
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // DeleteSdkSessionParams defines parameters for DeleteSdkSession.
 type DeleteSdkSessionParams struct {
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetSdkSessionParams defines parameters for GetSdkSession.
 type GetSdkSessionParams struct {
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // CreateWorkspaceParams defines parameters for CreateWorkspace.
 type CreateWorkspaceParams struct {
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
@@ -834,13 +834,13 @@ type DeleteWorkspaceParams struct {
 	// IfMatch The workspace's ETag as last read (or `*`): the request applies only if the workspace has not changed since, and answers 412 otherwise.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // GetWorkspaceParams defines parameters for GetWorkspace.
 type GetWorkspaceParams struct {
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
@@ -849,7 +849,7 @@ type UpdateWorkspaceParams struct {
 	// IfMatch The workspace's ETag as last read (or `*`): the request applies only if the workspace has not changed since, and answers 412 otherwise.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
@@ -867,7 +867,7 @@ type ListWorkspaceEventsParams struct {
 	// IncludeManaged Add the events of every workspace this one manages.
 	IncludeManaged *bool `form:"includeManaged,omitempty" json:"includeManaged,omitempty"`
 
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
@@ -876,31 +876,31 @@ type ListWorkspaceEventsParamsType string
 
 // ListWorkspaceKeysParams defines parameters for ListWorkspaceKeys.
 type ListWorkspaceKeysParams struct {
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // CreateWorkspaceKeyParams defines parameters for CreateWorkspaceKey.
 type CreateWorkspaceKeyParams struct {
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // RevokeWorkspaceKeyParams defines parameters for RevokeWorkspaceKey.
 type RevokeWorkspaceKeyParams struct {
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // RotateWorkspaceKeyParams defines parameters for RotateWorkspaceKey.
 type RotateWorkspaceKeyParams struct {
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // UndeleteWorkspaceParams defines parameters for UndeleteWorkspace.
 type UndeleteWorkspaceParams struct {
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
@@ -918,13 +918,13 @@ type ListWorkspacesGetParams struct {
 	// PageToken The nextPageToken of the previous page, sent with the same filter.
 	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // ListWorkspacesParams defines parameters for ListWorkspaces.
 type ListWorkspacesParams struct {
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
@@ -959,7 +959,7 @@ type LtiLaunchParams struct {
 	// Launch Launch parameters an LMS may send in the query string as well (Canvas copies them); they are signed like the body's.
 	Launch *map[string]string `form:"launch,omitempty" json:"launch,omitempty"`
 
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
@@ -977,13 +977,19 @@ type LtiLaunchFormdataBodyOauthVersion string
 
 // GetLtiConfigurationXmlParams defines parameters for GetLtiConfigurationXml.
 type GetLtiConfigurationXmlParams struct {
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
 // HeadLtiConfigurationXmlParams defines parameters for HeadLtiConfigurationXml.
 type HeadLtiConfigurationXmlParams struct {
-	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Any other value is replaced by one the gateway makes.
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetOpenAPIDocumentParams defines parameters for GetOpenAPIDocument.
+type GetOpenAPIDocumentParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
@@ -1524,7 +1530,7 @@ type ClientInterface interface {
 	// GetOpenAPIDocument This document
 	//
 	// Corresponds with GET /openapi.json (the `GetOpenAPIDocument` operationId).
-	GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetOpenAPIDocument(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // CreateSdkTokenWithBody Log a user in for the SDK
@@ -2021,8 +2027,8 @@ func (c *Client) HeadLtiConfigurationXml(ctx context.Context, id string, params 
 // GetOpenAPIDocument This document
 //
 // Corresponds with GET /openapi.json (the `GetOpenAPIDocument` operationId).
-func (c *Client) GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetOpenAPIDocumentRequest(c.Server)
+func (c *Client) GetOpenAPIDocument(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenAPIDocumentRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3202,7 +3208,7 @@ func NewHeadLtiConfigurationXmlRequest(server string, id string, params *HeadLti
 }
 
 // NewGetOpenAPIDocumentRequest constructs an http.Request for the GetOpenAPIDocument method
-func NewGetOpenAPIDocumentRequest(server string) (*http.Request, error) {
+func NewGetOpenAPIDocumentRequest(server string, params *GetOpenAPIDocumentParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3223,6 +3229,21 @@ func NewGetOpenAPIDocumentRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -3520,7 +3541,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /openapi.json (the `GetOpenAPIDocument` operationId).
-	GetOpenAPIDocumentWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentHTTPResponse, error)
+	GetOpenAPIDocumentWithResponse(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentHTTPResponse, error)
 }
 
 // CreateSdkTokenHTTPResponse200Headers the declared response headers of an HTTP 200 response for CreateSdkToken
@@ -7027,6 +7048,11 @@ type GetOpenAPIDocumentHTTPResponse200Headers struct {
 	XRequestId string
 }
 
+// GetOpenAPIDocumentHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetOpenAPIDocument
+type GetOpenAPIDocumentHTTPResponse400Headers struct {
+	XRequestId string
+}
+
 // GetOpenAPIDocumentHTTPResponse413Headers the declared response headers of an HTTP 413 response for GetOpenAPIDocument
 type GetOpenAPIDocumentHTTPResponse413Headers struct {
 	XRequestId string
@@ -7042,12 +7068,16 @@ type GetOpenAPIDocumentHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *map[string]interface{}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOpenAPIDocumentHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetOpenAPIDocumentHTTPResponse400Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *GetOpenAPIDocumentHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -7057,6 +7087,11 @@ type GetOpenAPIDocumentHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetOpenAPIDocumentHTTPResponse) GetJSON200() *map[string]interface{} {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOpenAPIDocumentHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -7508,8 +7543,8 @@ func (c *ClientWithResponses) HeadLtiConfigurationXmlWithResponse(ctx context.Co
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /openapi.json (the `GetOpenAPIDocument` operationId).
-func (c *ClientWithResponses) GetOpenAPIDocumentWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentHTTPResponse, error) {
-	rsp, err := c.GetOpenAPIDocument(ctx, reqEditors...)
+func (c *ClientWithResponses) GetOpenAPIDocumentWithResponse(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentHTTPResponse, error) {
+	rsp, err := c.GetOpenAPIDocument(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -12152,6 +12187,13 @@ func ParseGetOpenAPIDocumentHTTPResponse(rsp *http.Response) (*GetOpenAPIDocumen
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest RequestEntityTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12179,6 +12221,16 @@ func ParseGetOpenAPIDocumentHTTPResponse(rsp *http.Response) (*GetOpenAPIDocumen
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetOpenAPIDocumentHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 413:
 		var headers GetOpenAPIDocumentHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
