@@ -81,7 +81,7 @@ func TestGeneratedClientCreatesListsAndClearsParents(t *testing.T) {
 	create := apiclient.CreateWorkspaceJSONRequestBody{
 		Id: parentID, Name: "Client parent " + tag, Type: apiclient.CreateWorkspaceRequestTypeDISTRICT,
 		ParentWorkspaceId: nullable.NewNullNullable[string](),
-		Address:           &apiclient.AddressInput{State: ptr("US-CA"), Country: ptr("US")},
+		Address:           &apiclient.AddressInput{State: ptr("US-CA"), Country: ptr(apiclient.AddressInputCountryUS)},
 	}
 	if data, err := json.Marshal(create); err != nil || !bytes.Contains(data, []byte(`"parentWorkspaceId":null`)) {
 		t.Fatalf("the create body does not hold an explicit null: %s %v", data, err)
@@ -115,7 +115,7 @@ func TestGeneratedClientCreatesListsAndClearsParents(t *testing.T) {
 	child, err := vendor.CreateWorkspaceWithResponse(ctx, nil, apiclient.CreateWorkspaceJSONRequestBody{
 		Id: childID, Name: "Client child " + tag, Type: apiclient.CreateWorkspaceRequestTypeCAMPUS,
 		ParentWorkspaceId: nullable.NewNullableWithValue(parentID),
-		Address:           &apiclient.AddressInput{State: ptr("US-NY"), Country: ptr("US")},
+		Address:           &apiclient.AddressInput{State: ptr("US-NY"), Country: ptr(apiclient.AddressInputCountryUS)},
 	})
 	if err != nil {
 		t.Fatal(err)

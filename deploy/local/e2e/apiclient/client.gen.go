@@ -20,6 +20,1530 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AddressCountry.
+const (
+	AddressCountryAD    AddressCountry = "AD"
+	AddressCountryAE    AddressCountry = "AE"
+	AddressCountryAF    AddressCountry = "AF"
+	AddressCountryAG    AddressCountry = "AG"
+	AddressCountryAI    AddressCountry = "AI"
+	AddressCountryAL    AddressCountry = "AL"
+	AddressCountryAM    AddressCountry = "AM"
+	AddressCountryAO    AddressCountry = "AO"
+	AddressCountryAQ    AddressCountry = "AQ"
+	AddressCountryAR    AddressCountry = "AR"
+	AddressCountryAS    AddressCountry = "AS"
+	AddressCountryAT    AddressCountry = "AT"
+	AddressCountryAU    AddressCountry = "AU"
+	AddressCountryAW    AddressCountry = "AW"
+	AddressCountryAX    AddressCountry = "AX"
+	AddressCountryAZ    AddressCountry = "AZ"
+	AddressCountryBA    AddressCountry = "BA"
+	AddressCountryBB    AddressCountry = "BB"
+	AddressCountryBD    AddressCountry = "BD"
+	AddressCountryBE    AddressCountry = "BE"
+	AddressCountryBF    AddressCountry = "BF"
+	AddressCountryBG    AddressCountry = "BG"
+	AddressCountryBH    AddressCountry = "BH"
+	AddressCountryBI    AddressCountry = "BI"
+	AddressCountryBJ    AddressCountry = "BJ"
+	AddressCountryBL    AddressCountry = "BL"
+	AddressCountryBM    AddressCountry = "BM"
+	AddressCountryBN    AddressCountry = "BN"
+	AddressCountryBO    AddressCountry = "BO"
+	AddressCountryBQ    AddressCountry = "BQ"
+	AddressCountryBR    AddressCountry = "BR"
+	AddressCountryBS    AddressCountry = "BS"
+	AddressCountryBT    AddressCountry = "BT"
+	AddressCountryBV    AddressCountry = "BV"
+	AddressCountryBW    AddressCountry = "BW"
+	AddressCountryBY    AddressCountry = "BY"
+	AddressCountryBZ    AddressCountry = "BZ"
+	AddressCountryCA    AddressCountry = "CA"
+	AddressCountryCC    AddressCountry = "CC"
+	AddressCountryCD    AddressCountry = "CD"
+	AddressCountryCF    AddressCountry = "CF"
+	AddressCountryCG    AddressCountry = "CG"
+	AddressCountryCH    AddressCountry = "CH"
+	AddressCountryCI    AddressCountry = "CI"
+	AddressCountryCK    AddressCountry = "CK"
+	AddressCountryCL    AddressCountry = "CL"
+	AddressCountryCM    AddressCountry = "CM"
+	AddressCountryCN    AddressCountry = "CN"
+	AddressCountryCO    AddressCountry = "CO"
+	AddressCountryCR    AddressCountry = "CR"
+	AddressCountryCU    AddressCountry = "CU"
+	AddressCountryCV    AddressCountry = "CV"
+	AddressCountryCW    AddressCountry = "CW"
+	AddressCountryCX    AddressCountry = "CX"
+	AddressCountryCY    AddressCountry = "CY"
+	AddressCountryCZ    AddressCountry = "CZ"
+	AddressCountryDE    AddressCountry = "DE"
+	AddressCountryDJ    AddressCountry = "DJ"
+	AddressCountryDK    AddressCountry = "DK"
+	AddressCountryDM    AddressCountry = "DM"
+	AddressCountryDO    AddressCountry = "DO"
+	AddressCountryDZ    AddressCountry = "DZ"
+	AddressCountryEC    AddressCountry = "EC"
+	AddressCountryEE    AddressCountry = "EE"
+	AddressCountryEG    AddressCountry = "EG"
+	AddressCountryEH    AddressCountry = "EH"
+	AddressCountryER    AddressCountry = "ER"
+	AddressCountryES    AddressCountry = "ES"
+	AddressCountryET    AddressCountry = "ET"
+	AddressCountryEmpty AddressCountry = ""
+	AddressCountryFI    AddressCountry = "FI"
+	AddressCountryFJ    AddressCountry = "FJ"
+	AddressCountryFK    AddressCountry = "FK"
+	AddressCountryFM    AddressCountry = "FM"
+	AddressCountryFO    AddressCountry = "FO"
+	AddressCountryFR    AddressCountry = "FR"
+	AddressCountryGA    AddressCountry = "GA"
+	AddressCountryGB    AddressCountry = "GB"
+	AddressCountryGD    AddressCountry = "GD"
+	AddressCountryGE    AddressCountry = "GE"
+	AddressCountryGF    AddressCountry = "GF"
+	AddressCountryGG    AddressCountry = "GG"
+	AddressCountryGH    AddressCountry = "GH"
+	AddressCountryGI    AddressCountry = "GI"
+	AddressCountryGL    AddressCountry = "GL"
+	AddressCountryGM    AddressCountry = "GM"
+	AddressCountryGN    AddressCountry = "GN"
+	AddressCountryGP    AddressCountry = "GP"
+	AddressCountryGQ    AddressCountry = "GQ"
+	AddressCountryGR    AddressCountry = "GR"
+	AddressCountryGS    AddressCountry = "GS"
+	AddressCountryGT    AddressCountry = "GT"
+	AddressCountryGU    AddressCountry = "GU"
+	AddressCountryGW    AddressCountry = "GW"
+	AddressCountryGY    AddressCountry = "GY"
+	AddressCountryHK    AddressCountry = "HK"
+	AddressCountryHM    AddressCountry = "HM"
+	AddressCountryHN    AddressCountry = "HN"
+	AddressCountryHR    AddressCountry = "HR"
+	AddressCountryHT    AddressCountry = "HT"
+	AddressCountryHU    AddressCountry = "HU"
+	AddressCountryID    AddressCountry = "ID"
+	AddressCountryIE    AddressCountry = "IE"
+	AddressCountryIL    AddressCountry = "IL"
+	AddressCountryIM    AddressCountry = "IM"
+	AddressCountryIN    AddressCountry = "IN"
+	AddressCountryIO    AddressCountry = "IO"
+	AddressCountryIQ    AddressCountry = "IQ"
+	AddressCountryIR    AddressCountry = "IR"
+	AddressCountryIS    AddressCountry = "IS"
+	AddressCountryIT    AddressCountry = "IT"
+	AddressCountryJE    AddressCountry = "JE"
+	AddressCountryJM    AddressCountry = "JM"
+	AddressCountryJO    AddressCountry = "JO"
+	AddressCountryJP    AddressCountry = "JP"
+	AddressCountryKE    AddressCountry = "KE"
+	AddressCountryKG    AddressCountry = "KG"
+	AddressCountryKH    AddressCountry = "KH"
+	AddressCountryKI    AddressCountry = "KI"
+	AddressCountryKM    AddressCountry = "KM"
+	AddressCountryKN    AddressCountry = "KN"
+	AddressCountryKP    AddressCountry = "KP"
+	AddressCountryKR    AddressCountry = "KR"
+	AddressCountryKW    AddressCountry = "KW"
+	AddressCountryKY    AddressCountry = "KY"
+	AddressCountryKZ    AddressCountry = "KZ"
+	AddressCountryLA    AddressCountry = "LA"
+	AddressCountryLB    AddressCountry = "LB"
+	AddressCountryLC    AddressCountry = "LC"
+	AddressCountryLI    AddressCountry = "LI"
+	AddressCountryLK    AddressCountry = "LK"
+	AddressCountryLR    AddressCountry = "LR"
+	AddressCountryLS    AddressCountry = "LS"
+	AddressCountryLT    AddressCountry = "LT"
+	AddressCountryLU    AddressCountry = "LU"
+	AddressCountryLV    AddressCountry = "LV"
+	AddressCountryLY    AddressCountry = "LY"
+	AddressCountryMA    AddressCountry = "MA"
+	AddressCountryMC    AddressCountry = "MC"
+	AddressCountryMD    AddressCountry = "MD"
+	AddressCountryME    AddressCountry = "ME"
+	AddressCountryMF    AddressCountry = "MF"
+	AddressCountryMG    AddressCountry = "MG"
+	AddressCountryMH    AddressCountry = "MH"
+	AddressCountryMK    AddressCountry = "MK"
+	AddressCountryML    AddressCountry = "ML"
+	AddressCountryMM    AddressCountry = "MM"
+	AddressCountryMN    AddressCountry = "MN"
+	AddressCountryMO    AddressCountry = "MO"
+	AddressCountryMP    AddressCountry = "MP"
+	AddressCountryMQ    AddressCountry = "MQ"
+	AddressCountryMR    AddressCountry = "MR"
+	AddressCountryMS    AddressCountry = "MS"
+	AddressCountryMT    AddressCountry = "MT"
+	AddressCountryMU    AddressCountry = "MU"
+	AddressCountryMV    AddressCountry = "MV"
+	AddressCountryMW    AddressCountry = "MW"
+	AddressCountryMX    AddressCountry = "MX"
+	AddressCountryMY    AddressCountry = "MY"
+	AddressCountryMZ    AddressCountry = "MZ"
+	AddressCountryNA    AddressCountry = "NA"
+	AddressCountryNC    AddressCountry = "NC"
+	AddressCountryNE    AddressCountry = "NE"
+	AddressCountryNF    AddressCountry = "NF"
+	AddressCountryNG    AddressCountry = "NG"
+	AddressCountryNI    AddressCountry = "NI"
+	AddressCountryNL    AddressCountry = "NL"
+	AddressCountryNO    AddressCountry = "NO"
+	AddressCountryNP    AddressCountry = "NP"
+	AddressCountryNR    AddressCountry = "NR"
+	AddressCountryNU    AddressCountry = "NU"
+	AddressCountryNZ    AddressCountry = "NZ"
+	AddressCountryOM    AddressCountry = "OM"
+	AddressCountryPA    AddressCountry = "PA"
+	AddressCountryPE    AddressCountry = "PE"
+	AddressCountryPF    AddressCountry = "PF"
+	AddressCountryPG    AddressCountry = "PG"
+	AddressCountryPH    AddressCountry = "PH"
+	AddressCountryPK    AddressCountry = "PK"
+	AddressCountryPL    AddressCountry = "PL"
+	AddressCountryPM    AddressCountry = "PM"
+	AddressCountryPN    AddressCountry = "PN"
+	AddressCountryPR    AddressCountry = "PR"
+	AddressCountryPS    AddressCountry = "PS"
+	AddressCountryPT    AddressCountry = "PT"
+	AddressCountryPW    AddressCountry = "PW"
+	AddressCountryPY    AddressCountry = "PY"
+	AddressCountryQA    AddressCountry = "QA"
+	AddressCountryRE    AddressCountry = "RE"
+	AddressCountryRO    AddressCountry = "RO"
+	AddressCountryRS    AddressCountry = "RS"
+	AddressCountryRU    AddressCountry = "RU"
+	AddressCountryRW    AddressCountry = "RW"
+	AddressCountrySA    AddressCountry = "SA"
+	AddressCountrySB    AddressCountry = "SB"
+	AddressCountrySC    AddressCountry = "SC"
+	AddressCountrySD    AddressCountry = "SD"
+	AddressCountrySE    AddressCountry = "SE"
+	AddressCountrySG    AddressCountry = "SG"
+	AddressCountrySH    AddressCountry = "SH"
+	AddressCountrySI    AddressCountry = "SI"
+	AddressCountrySJ    AddressCountry = "SJ"
+	AddressCountrySK    AddressCountry = "SK"
+	AddressCountrySL    AddressCountry = "SL"
+	AddressCountrySM    AddressCountry = "SM"
+	AddressCountrySN    AddressCountry = "SN"
+	AddressCountrySO    AddressCountry = "SO"
+	AddressCountrySR    AddressCountry = "SR"
+	AddressCountrySS    AddressCountry = "SS"
+	AddressCountryST    AddressCountry = "ST"
+	AddressCountrySV    AddressCountry = "SV"
+	AddressCountrySX    AddressCountry = "SX"
+	AddressCountrySY    AddressCountry = "SY"
+	AddressCountrySZ    AddressCountry = "SZ"
+	AddressCountryTC    AddressCountry = "TC"
+	AddressCountryTD    AddressCountry = "TD"
+	AddressCountryTF    AddressCountry = "TF"
+	AddressCountryTG    AddressCountry = "TG"
+	AddressCountryTH    AddressCountry = "TH"
+	AddressCountryTJ    AddressCountry = "TJ"
+	AddressCountryTK    AddressCountry = "TK"
+	AddressCountryTL    AddressCountry = "TL"
+	AddressCountryTM    AddressCountry = "TM"
+	AddressCountryTN    AddressCountry = "TN"
+	AddressCountryTO    AddressCountry = "TO"
+	AddressCountryTR    AddressCountry = "TR"
+	AddressCountryTT    AddressCountry = "TT"
+	AddressCountryTV    AddressCountry = "TV"
+	AddressCountryTW    AddressCountry = "TW"
+	AddressCountryTZ    AddressCountry = "TZ"
+	AddressCountryUA    AddressCountry = "UA"
+	AddressCountryUG    AddressCountry = "UG"
+	AddressCountryUM    AddressCountry = "UM"
+	AddressCountryUS    AddressCountry = "US"
+	AddressCountryUY    AddressCountry = "UY"
+	AddressCountryUZ    AddressCountry = "UZ"
+	AddressCountryVA    AddressCountry = "VA"
+	AddressCountryVC    AddressCountry = "VC"
+	AddressCountryVE    AddressCountry = "VE"
+	AddressCountryVG    AddressCountry = "VG"
+	AddressCountryVI    AddressCountry = "VI"
+	AddressCountryVN    AddressCountry = "VN"
+	AddressCountryVU    AddressCountry = "VU"
+	AddressCountryWF    AddressCountry = "WF"
+	AddressCountryWS    AddressCountry = "WS"
+	AddressCountryYE    AddressCountry = "YE"
+	AddressCountryYT    AddressCountry = "YT"
+	AddressCountryZA    AddressCountry = "ZA"
+	AddressCountryZM    AddressCountry = "ZM"
+	AddressCountryZW    AddressCountry = "ZW"
+)
+
+// Valid indicates whether the value is a known member of the AddressCountry enum.
+func (e AddressCountry) Valid() bool {
+	switch e {
+	case AddressCountryAD:
+		return true
+	case AddressCountryAE:
+		return true
+	case AddressCountryAF:
+		return true
+	case AddressCountryAG:
+		return true
+	case AddressCountryAI:
+		return true
+	case AddressCountryAL:
+		return true
+	case AddressCountryAM:
+		return true
+	case AddressCountryAO:
+		return true
+	case AddressCountryAQ:
+		return true
+	case AddressCountryAR:
+		return true
+	case AddressCountryAS:
+		return true
+	case AddressCountryAT:
+		return true
+	case AddressCountryAU:
+		return true
+	case AddressCountryAW:
+		return true
+	case AddressCountryAX:
+		return true
+	case AddressCountryAZ:
+		return true
+	case AddressCountryBA:
+		return true
+	case AddressCountryBB:
+		return true
+	case AddressCountryBD:
+		return true
+	case AddressCountryBE:
+		return true
+	case AddressCountryBF:
+		return true
+	case AddressCountryBG:
+		return true
+	case AddressCountryBH:
+		return true
+	case AddressCountryBI:
+		return true
+	case AddressCountryBJ:
+		return true
+	case AddressCountryBL:
+		return true
+	case AddressCountryBM:
+		return true
+	case AddressCountryBN:
+		return true
+	case AddressCountryBO:
+		return true
+	case AddressCountryBQ:
+		return true
+	case AddressCountryBR:
+		return true
+	case AddressCountryBS:
+		return true
+	case AddressCountryBT:
+		return true
+	case AddressCountryBV:
+		return true
+	case AddressCountryBW:
+		return true
+	case AddressCountryBY:
+		return true
+	case AddressCountryBZ:
+		return true
+	case AddressCountryCA:
+		return true
+	case AddressCountryCC:
+		return true
+	case AddressCountryCD:
+		return true
+	case AddressCountryCF:
+		return true
+	case AddressCountryCG:
+		return true
+	case AddressCountryCH:
+		return true
+	case AddressCountryCI:
+		return true
+	case AddressCountryCK:
+		return true
+	case AddressCountryCL:
+		return true
+	case AddressCountryCM:
+		return true
+	case AddressCountryCN:
+		return true
+	case AddressCountryCO:
+		return true
+	case AddressCountryCR:
+		return true
+	case AddressCountryCU:
+		return true
+	case AddressCountryCV:
+		return true
+	case AddressCountryCW:
+		return true
+	case AddressCountryCX:
+		return true
+	case AddressCountryCY:
+		return true
+	case AddressCountryCZ:
+		return true
+	case AddressCountryDE:
+		return true
+	case AddressCountryDJ:
+		return true
+	case AddressCountryDK:
+		return true
+	case AddressCountryDM:
+		return true
+	case AddressCountryDO:
+		return true
+	case AddressCountryDZ:
+		return true
+	case AddressCountryEC:
+		return true
+	case AddressCountryEE:
+		return true
+	case AddressCountryEG:
+		return true
+	case AddressCountryEH:
+		return true
+	case AddressCountryER:
+		return true
+	case AddressCountryES:
+		return true
+	case AddressCountryET:
+		return true
+	case AddressCountryEmpty:
+		return true
+	case AddressCountryFI:
+		return true
+	case AddressCountryFJ:
+		return true
+	case AddressCountryFK:
+		return true
+	case AddressCountryFM:
+		return true
+	case AddressCountryFO:
+		return true
+	case AddressCountryFR:
+		return true
+	case AddressCountryGA:
+		return true
+	case AddressCountryGB:
+		return true
+	case AddressCountryGD:
+		return true
+	case AddressCountryGE:
+		return true
+	case AddressCountryGF:
+		return true
+	case AddressCountryGG:
+		return true
+	case AddressCountryGH:
+		return true
+	case AddressCountryGI:
+		return true
+	case AddressCountryGL:
+		return true
+	case AddressCountryGM:
+		return true
+	case AddressCountryGN:
+		return true
+	case AddressCountryGP:
+		return true
+	case AddressCountryGQ:
+		return true
+	case AddressCountryGR:
+		return true
+	case AddressCountryGS:
+		return true
+	case AddressCountryGT:
+		return true
+	case AddressCountryGU:
+		return true
+	case AddressCountryGW:
+		return true
+	case AddressCountryGY:
+		return true
+	case AddressCountryHK:
+		return true
+	case AddressCountryHM:
+		return true
+	case AddressCountryHN:
+		return true
+	case AddressCountryHR:
+		return true
+	case AddressCountryHT:
+		return true
+	case AddressCountryHU:
+		return true
+	case AddressCountryID:
+		return true
+	case AddressCountryIE:
+		return true
+	case AddressCountryIL:
+		return true
+	case AddressCountryIM:
+		return true
+	case AddressCountryIN:
+		return true
+	case AddressCountryIO:
+		return true
+	case AddressCountryIQ:
+		return true
+	case AddressCountryIR:
+		return true
+	case AddressCountryIS:
+		return true
+	case AddressCountryIT:
+		return true
+	case AddressCountryJE:
+		return true
+	case AddressCountryJM:
+		return true
+	case AddressCountryJO:
+		return true
+	case AddressCountryJP:
+		return true
+	case AddressCountryKE:
+		return true
+	case AddressCountryKG:
+		return true
+	case AddressCountryKH:
+		return true
+	case AddressCountryKI:
+		return true
+	case AddressCountryKM:
+		return true
+	case AddressCountryKN:
+		return true
+	case AddressCountryKP:
+		return true
+	case AddressCountryKR:
+		return true
+	case AddressCountryKW:
+		return true
+	case AddressCountryKY:
+		return true
+	case AddressCountryKZ:
+		return true
+	case AddressCountryLA:
+		return true
+	case AddressCountryLB:
+		return true
+	case AddressCountryLC:
+		return true
+	case AddressCountryLI:
+		return true
+	case AddressCountryLK:
+		return true
+	case AddressCountryLR:
+		return true
+	case AddressCountryLS:
+		return true
+	case AddressCountryLT:
+		return true
+	case AddressCountryLU:
+		return true
+	case AddressCountryLV:
+		return true
+	case AddressCountryLY:
+		return true
+	case AddressCountryMA:
+		return true
+	case AddressCountryMC:
+		return true
+	case AddressCountryMD:
+		return true
+	case AddressCountryME:
+		return true
+	case AddressCountryMF:
+		return true
+	case AddressCountryMG:
+		return true
+	case AddressCountryMH:
+		return true
+	case AddressCountryMK:
+		return true
+	case AddressCountryML:
+		return true
+	case AddressCountryMM:
+		return true
+	case AddressCountryMN:
+		return true
+	case AddressCountryMO:
+		return true
+	case AddressCountryMP:
+		return true
+	case AddressCountryMQ:
+		return true
+	case AddressCountryMR:
+		return true
+	case AddressCountryMS:
+		return true
+	case AddressCountryMT:
+		return true
+	case AddressCountryMU:
+		return true
+	case AddressCountryMV:
+		return true
+	case AddressCountryMW:
+		return true
+	case AddressCountryMX:
+		return true
+	case AddressCountryMY:
+		return true
+	case AddressCountryMZ:
+		return true
+	case AddressCountryNA:
+		return true
+	case AddressCountryNC:
+		return true
+	case AddressCountryNE:
+		return true
+	case AddressCountryNF:
+		return true
+	case AddressCountryNG:
+		return true
+	case AddressCountryNI:
+		return true
+	case AddressCountryNL:
+		return true
+	case AddressCountryNO:
+		return true
+	case AddressCountryNP:
+		return true
+	case AddressCountryNR:
+		return true
+	case AddressCountryNU:
+		return true
+	case AddressCountryNZ:
+		return true
+	case AddressCountryOM:
+		return true
+	case AddressCountryPA:
+		return true
+	case AddressCountryPE:
+		return true
+	case AddressCountryPF:
+		return true
+	case AddressCountryPG:
+		return true
+	case AddressCountryPH:
+		return true
+	case AddressCountryPK:
+		return true
+	case AddressCountryPL:
+		return true
+	case AddressCountryPM:
+		return true
+	case AddressCountryPN:
+		return true
+	case AddressCountryPR:
+		return true
+	case AddressCountryPS:
+		return true
+	case AddressCountryPT:
+		return true
+	case AddressCountryPW:
+		return true
+	case AddressCountryPY:
+		return true
+	case AddressCountryQA:
+		return true
+	case AddressCountryRE:
+		return true
+	case AddressCountryRO:
+		return true
+	case AddressCountryRS:
+		return true
+	case AddressCountryRU:
+		return true
+	case AddressCountryRW:
+		return true
+	case AddressCountrySA:
+		return true
+	case AddressCountrySB:
+		return true
+	case AddressCountrySC:
+		return true
+	case AddressCountrySD:
+		return true
+	case AddressCountrySE:
+		return true
+	case AddressCountrySG:
+		return true
+	case AddressCountrySH:
+		return true
+	case AddressCountrySI:
+		return true
+	case AddressCountrySJ:
+		return true
+	case AddressCountrySK:
+		return true
+	case AddressCountrySL:
+		return true
+	case AddressCountrySM:
+		return true
+	case AddressCountrySN:
+		return true
+	case AddressCountrySO:
+		return true
+	case AddressCountrySR:
+		return true
+	case AddressCountrySS:
+		return true
+	case AddressCountryST:
+		return true
+	case AddressCountrySV:
+		return true
+	case AddressCountrySX:
+		return true
+	case AddressCountrySY:
+		return true
+	case AddressCountrySZ:
+		return true
+	case AddressCountryTC:
+		return true
+	case AddressCountryTD:
+		return true
+	case AddressCountryTF:
+		return true
+	case AddressCountryTG:
+		return true
+	case AddressCountryTH:
+		return true
+	case AddressCountryTJ:
+		return true
+	case AddressCountryTK:
+		return true
+	case AddressCountryTL:
+		return true
+	case AddressCountryTM:
+		return true
+	case AddressCountryTN:
+		return true
+	case AddressCountryTO:
+		return true
+	case AddressCountryTR:
+		return true
+	case AddressCountryTT:
+		return true
+	case AddressCountryTV:
+		return true
+	case AddressCountryTW:
+		return true
+	case AddressCountryTZ:
+		return true
+	case AddressCountryUA:
+		return true
+	case AddressCountryUG:
+		return true
+	case AddressCountryUM:
+		return true
+	case AddressCountryUS:
+		return true
+	case AddressCountryUY:
+		return true
+	case AddressCountryUZ:
+		return true
+	case AddressCountryVA:
+		return true
+	case AddressCountryVC:
+		return true
+	case AddressCountryVE:
+		return true
+	case AddressCountryVG:
+		return true
+	case AddressCountryVI:
+		return true
+	case AddressCountryVN:
+		return true
+	case AddressCountryVU:
+		return true
+	case AddressCountryWF:
+		return true
+	case AddressCountryWS:
+		return true
+	case AddressCountryYE:
+		return true
+	case AddressCountryYT:
+		return true
+	case AddressCountryZA:
+		return true
+	case AddressCountryZM:
+		return true
+	case AddressCountryZW:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AddressInputCountry.
+const (
+	AddressInputCountryAD    AddressInputCountry = "AD"
+	AddressInputCountryAE    AddressInputCountry = "AE"
+	AddressInputCountryAF    AddressInputCountry = "AF"
+	AddressInputCountryAG    AddressInputCountry = "AG"
+	AddressInputCountryAI    AddressInputCountry = "AI"
+	AddressInputCountryAL    AddressInputCountry = "AL"
+	AddressInputCountryAM    AddressInputCountry = "AM"
+	AddressInputCountryAO    AddressInputCountry = "AO"
+	AddressInputCountryAQ    AddressInputCountry = "AQ"
+	AddressInputCountryAR    AddressInputCountry = "AR"
+	AddressInputCountryAS    AddressInputCountry = "AS"
+	AddressInputCountryAT    AddressInputCountry = "AT"
+	AddressInputCountryAU    AddressInputCountry = "AU"
+	AddressInputCountryAW    AddressInputCountry = "AW"
+	AddressInputCountryAX    AddressInputCountry = "AX"
+	AddressInputCountryAZ    AddressInputCountry = "AZ"
+	AddressInputCountryBA    AddressInputCountry = "BA"
+	AddressInputCountryBB    AddressInputCountry = "BB"
+	AddressInputCountryBD    AddressInputCountry = "BD"
+	AddressInputCountryBE    AddressInputCountry = "BE"
+	AddressInputCountryBF    AddressInputCountry = "BF"
+	AddressInputCountryBG    AddressInputCountry = "BG"
+	AddressInputCountryBH    AddressInputCountry = "BH"
+	AddressInputCountryBI    AddressInputCountry = "BI"
+	AddressInputCountryBJ    AddressInputCountry = "BJ"
+	AddressInputCountryBL    AddressInputCountry = "BL"
+	AddressInputCountryBM    AddressInputCountry = "BM"
+	AddressInputCountryBN    AddressInputCountry = "BN"
+	AddressInputCountryBO    AddressInputCountry = "BO"
+	AddressInputCountryBQ    AddressInputCountry = "BQ"
+	AddressInputCountryBR    AddressInputCountry = "BR"
+	AddressInputCountryBS    AddressInputCountry = "BS"
+	AddressInputCountryBT    AddressInputCountry = "BT"
+	AddressInputCountryBV    AddressInputCountry = "BV"
+	AddressInputCountryBW    AddressInputCountry = "BW"
+	AddressInputCountryBY    AddressInputCountry = "BY"
+	AddressInputCountryBZ    AddressInputCountry = "BZ"
+	AddressInputCountryCA    AddressInputCountry = "CA"
+	AddressInputCountryCC    AddressInputCountry = "CC"
+	AddressInputCountryCD    AddressInputCountry = "CD"
+	AddressInputCountryCF    AddressInputCountry = "CF"
+	AddressInputCountryCG    AddressInputCountry = "CG"
+	AddressInputCountryCH    AddressInputCountry = "CH"
+	AddressInputCountryCI    AddressInputCountry = "CI"
+	AddressInputCountryCK    AddressInputCountry = "CK"
+	AddressInputCountryCL    AddressInputCountry = "CL"
+	AddressInputCountryCM    AddressInputCountry = "CM"
+	AddressInputCountryCN    AddressInputCountry = "CN"
+	AddressInputCountryCO    AddressInputCountry = "CO"
+	AddressInputCountryCR    AddressInputCountry = "CR"
+	AddressInputCountryCU    AddressInputCountry = "CU"
+	AddressInputCountryCV    AddressInputCountry = "CV"
+	AddressInputCountryCW    AddressInputCountry = "CW"
+	AddressInputCountryCX    AddressInputCountry = "CX"
+	AddressInputCountryCY    AddressInputCountry = "CY"
+	AddressInputCountryCZ    AddressInputCountry = "CZ"
+	AddressInputCountryDE    AddressInputCountry = "DE"
+	AddressInputCountryDJ    AddressInputCountry = "DJ"
+	AddressInputCountryDK    AddressInputCountry = "DK"
+	AddressInputCountryDM    AddressInputCountry = "DM"
+	AddressInputCountryDO    AddressInputCountry = "DO"
+	AddressInputCountryDZ    AddressInputCountry = "DZ"
+	AddressInputCountryEC    AddressInputCountry = "EC"
+	AddressInputCountryEE    AddressInputCountry = "EE"
+	AddressInputCountryEG    AddressInputCountry = "EG"
+	AddressInputCountryEH    AddressInputCountry = "EH"
+	AddressInputCountryER    AddressInputCountry = "ER"
+	AddressInputCountryES    AddressInputCountry = "ES"
+	AddressInputCountryET    AddressInputCountry = "ET"
+	AddressInputCountryEmpty AddressInputCountry = ""
+	AddressInputCountryFI    AddressInputCountry = "FI"
+	AddressInputCountryFJ    AddressInputCountry = "FJ"
+	AddressInputCountryFK    AddressInputCountry = "FK"
+	AddressInputCountryFM    AddressInputCountry = "FM"
+	AddressInputCountryFO    AddressInputCountry = "FO"
+	AddressInputCountryFR    AddressInputCountry = "FR"
+	AddressInputCountryGA    AddressInputCountry = "GA"
+	AddressInputCountryGB    AddressInputCountry = "GB"
+	AddressInputCountryGD    AddressInputCountry = "GD"
+	AddressInputCountryGE    AddressInputCountry = "GE"
+	AddressInputCountryGF    AddressInputCountry = "GF"
+	AddressInputCountryGG    AddressInputCountry = "GG"
+	AddressInputCountryGH    AddressInputCountry = "GH"
+	AddressInputCountryGI    AddressInputCountry = "GI"
+	AddressInputCountryGL    AddressInputCountry = "GL"
+	AddressInputCountryGM    AddressInputCountry = "GM"
+	AddressInputCountryGN    AddressInputCountry = "GN"
+	AddressInputCountryGP    AddressInputCountry = "GP"
+	AddressInputCountryGQ    AddressInputCountry = "GQ"
+	AddressInputCountryGR    AddressInputCountry = "GR"
+	AddressInputCountryGS    AddressInputCountry = "GS"
+	AddressInputCountryGT    AddressInputCountry = "GT"
+	AddressInputCountryGU    AddressInputCountry = "GU"
+	AddressInputCountryGW    AddressInputCountry = "GW"
+	AddressInputCountryGY    AddressInputCountry = "GY"
+	AddressInputCountryHK    AddressInputCountry = "HK"
+	AddressInputCountryHM    AddressInputCountry = "HM"
+	AddressInputCountryHN    AddressInputCountry = "HN"
+	AddressInputCountryHR    AddressInputCountry = "HR"
+	AddressInputCountryHT    AddressInputCountry = "HT"
+	AddressInputCountryHU    AddressInputCountry = "HU"
+	AddressInputCountryID    AddressInputCountry = "ID"
+	AddressInputCountryIE    AddressInputCountry = "IE"
+	AddressInputCountryIL    AddressInputCountry = "IL"
+	AddressInputCountryIM    AddressInputCountry = "IM"
+	AddressInputCountryIN    AddressInputCountry = "IN"
+	AddressInputCountryIO    AddressInputCountry = "IO"
+	AddressInputCountryIQ    AddressInputCountry = "IQ"
+	AddressInputCountryIR    AddressInputCountry = "IR"
+	AddressInputCountryIS    AddressInputCountry = "IS"
+	AddressInputCountryIT    AddressInputCountry = "IT"
+	AddressInputCountryJE    AddressInputCountry = "JE"
+	AddressInputCountryJM    AddressInputCountry = "JM"
+	AddressInputCountryJO    AddressInputCountry = "JO"
+	AddressInputCountryJP    AddressInputCountry = "JP"
+	AddressInputCountryKE    AddressInputCountry = "KE"
+	AddressInputCountryKG    AddressInputCountry = "KG"
+	AddressInputCountryKH    AddressInputCountry = "KH"
+	AddressInputCountryKI    AddressInputCountry = "KI"
+	AddressInputCountryKM    AddressInputCountry = "KM"
+	AddressInputCountryKN    AddressInputCountry = "KN"
+	AddressInputCountryKP    AddressInputCountry = "KP"
+	AddressInputCountryKR    AddressInputCountry = "KR"
+	AddressInputCountryKW    AddressInputCountry = "KW"
+	AddressInputCountryKY    AddressInputCountry = "KY"
+	AddressInputCountryKZ    AddressInputCountry = "KZ"
+	AddressInputCountryLA    AddressInputCountry = "LA"
+	AddressInputCountryLB    AddressInputCountry = "LB"
+	AddressInputCountryLC    AddressInputCountry = "LC"
+	AddressInputCountryLI    AddressInputCountry = "LI"
+	AddressInputCountryLK    AddressInputCountry = "LK"
+	AddressInputCountryLR    AddressInputCountry = "LR"
+	AddressInputCountryLS    AddressInputCountry = "LS"
+	AddressInputCountryLT    AddressInputCountry = "LT"
+	AddressInputCountryLU    AddressInputCountry = "LU"
+	AddressInputCountryLV    AddressInputCountry = "LV"
+	AddressInputCountryLY    AddressInputCountry = "LY"
+	AddressInputCountryMA    AddressInputCountry = "MA"
+	AddressInputCountryMC    AddressInputCountry = "MC"
+	AddressInputCountryMD    AddressInputCountry = "MD"
+	AddressInputCountryME    AddressInputCountry = "ME"
+	AddressInputCountryMF    AddressInputCountry = "MF"
+	AddressInputCountryMG    AddressInputCountry = "MG"
+	AddressInputCountryMH    AddressInputCountry = "MH"
+	AddressInputCountryMK    AddressInputCountry = "MK"
+	AddressInputCountryML    AddressInputCountry = "ML"
+	AddressInputCountryMM    AddressInputCountry = "MM"
+	AddressInputCountryMN    AddressInputCountry = "MN"
+	AddressInputCountryMO    AddressInputCountry = "MO"
+	AddressInputCountryMP    AddressInputCountry = "MP"
+	AddressInputCountryMQ    AddressInputCountry = "MQ"
+	AddressInputCountryMR    AddressInputCountry = "MR"
+	AddressInputCountryMS    AddressInputCountry = "MS"
+	AddressInputCountryMT    AddressInputCountry = "MT"
+	AddressInputCountryMU    AddressInputCountry = "MU"
+	AddressInputCountryMV    AddressInputCountry = "MV"
+	AddressInputCountryMW    AddressInputCountry = "MW"
+	AddressInputCountryMX    AddressInputCountry = "MX"
+	AddressInputCountryMY    AddressInputCountry = "MY"
+	AddressInputCountryMZ    AddressInputCountry = "MZ"
+	AddressInputCountryNA    AddressInputCountry = "NA"
+	AddressInputCountryNC    AddressInputCountry = "NC"
+	AddressInputCountryNE    AddressInputCountry = "NE"
+	AddressInputCountryNF    AddressInputCountry = "NF"
+	AddressInputCountryNG    AddressInputCountry = "NG"
+	AddressInputCountryNI    AddressInputCountry = "NI"
+	AddressInputCountryNL    AddressInputCountry = "NL"
+	AddressInputCountryNO    AddressInputCountry = "NO"
+	AddressInputCountryNP    AddressInputCountry = "NP"
+	AddressInputCountryNR    AddressInputCountry = "NR"
+	AddressInputCountryNU    AddressInputCountry = "NU"
+	AddressInputCountryNZ    AddressInputCountry = "NZ"
+	AddressInputCountryOM    AddressInputCountry = "OM"
+	AddressInputCountryPA    AddressInputCountry = "PA"
+	AddressInputCountryPE    AddressInputCountry = "PE"
+	AddressInputCountryPF    AddressInputCountry = "PF"
+	AddressInputCountryPG    AddressInputCountry = "PG"
+	AddressInputCountryPH    AddressInputCountry = "PH"
+	AddressInputCountryPK    AddressInputCountry = "PK"
+	AddressInputCountryPL    AddressInputCountry = "PL"
+	AddressInputCountryPM    AddressInputCountry = "PM"
+	AddressInputCountryPN    AddressInputCountry = "PN"
+	AddressInputCountryPR    AddressInputCountry = "PR"
+	AddressInputCountryPS    AddressInputCountry = "PS"
+	AddressInputCountryPT    AddressInputCountry = "PT"
+	AddressInputCountryPW    AddressInputCountry = "PW"
+	AddressInputCountryPY    AddressInputCountry = "PY"
+	AddressInputCountryQA    AddressInputCountry = "QA"
+	AddressInputCountryRE    AddressInputCountry = "RE"
+	AddressInputCountryRO    AddressInputCountry = "RO"
+	AddressInputCountryRS    AddressInputCountry = "RS"
+	AddressInputCountryRU    AddressInputCountry = "RU"
+	AddressInputCountryRW    AddressInputCountry = "RW"
+	AddressInputCountrySA    AddressInputCountry = "SA"
+	AddressInputCountrySB    AddressInputCountry = "SB"
+	AddressInputCountrySC    AddressInputCountry = "SC"
+	AddressInputCountrySD    AddressInputCountry = "SD"
+	AddressInputCountrySE    AddressInputCountry = "SE"
+	AddressInputCountrySG    AddressInputCountry = "SG"
+	AddressInputCountrySH    AddressInputCountry = "SH"
+	AddressInputCountrySI    AddressInputCountry = "SI"
+	AddressInputCountrySJ    AddressInputCountry = "SJ"
+	AddressInputCountrySK    AddressInputCountry = "SK"
+	AddressInputCountrySL    AddressInputCountry = "SL"
+	AddressInputCountrySM    AddressInputCountry = "SM"
+	AddressInputCountrySN    AddressInputCountry = "SN"
+	AddressInputCountrySO    AddressInputCountry = "SO"
+	AddressInputCountrySR    AddressInputCountry = "SR"
+	AddressInputCountrySS    AddressInputCountry = "SS"
+	AddressInputCountryST    AddressInputCountry = "ST"
+	AddressInputCountrySV    AddressInputCountry = "SV"
+	AddressInputCountrySX    AddressInputCountry = "SX"
+	AddressInputCountrySY    AddressInputCountry = "SY"
+	AddressInputCountrySZ    AddressInputCountry = "SZ"
+	AddressInputCountryTC    AddressInputCountry = "TC"
+	AddressInputCountryTD    AddressInputCountry = "TD"
+	AddressInputCountryTF    AddressInputCountry = "TF"
+	AddressInputCountryTG    AddressInputCountry = "TG"
+	AddressInputCountryTH    AddressInputCountry = "TH"
+	AddressInputCountryTJ    AddressInputCountry = "TJ"
+	AddressInputCountryTK    AddressInputCountry = "TK"
+	AddressInputCountryTL    AddressInputCountry = "TL"
+	AddressInputCountryTM    AddressInputCountry = "TM"
+	AddressInputCountryTN    AddressInputCountry = "TN"
+	AddressInputCountryTO    AddressInputCountry = "TO"
+	AddressInputCountryTR    AddressInputCountry = "TR"
+	AddressInputCountryTT    AddressInputCountry = "TT"
+	AddressInputCountryTV    AddressInputCountry = "TV"
+	AddressInputCountryTW    AddressInputCountry = "TW"
+	AddressInputCountryTZ    AddressInputCountry = "TZ"
+	AddressInputCountryUA    AddressInputCountry = "UA"
+	AddressInputCountryUG    AddressInputCountry = "UG"
+	AddressInputCountryUM    AddressInputCountry = "UM"
+	AddressInputCountryUS    AddressInputCountry = "US"
+	AddressInputCountryUY    AddressInputCountry = "UY"
+	AddressInputCountryUZ    AddressInputCountry = "UZ"
+	AddressInputCountryVA    AddressInputCountry = "VA"
+	AddressInputCountryVC    AddressInputCountry = "VC"
+	AddressInputCountryVE    AddressInputCountry = "VE"
+	AddressInputCountryVG    AddressInputCountry = "VG"
+	AddressInputCountryVI    AddressInputCountry = "VI"
+	AddressInputCountryVN    AddressInputCountry = "VN"
+	AddressInputCountryVU    AddressInputCountry = "VU"
+	AddressInputCountryWF    AddressInputCountry = "WF"
+	AddressInputCountryWS    AddressInputCountry = "WS"
+	AddressInputCountryYE    AddressInputCountry = "YE"
+	AddressInputCountryYT    AddressInputCountry = "YT"
+	AddressInputCountryZA    AddressInputCountry = "ZA"
+	AddressInputCountryZM    AddressInputCountry = "ZM"
+	AddressInputCountryZW    AddressInputCountry = "ZW"
+)
+
+// Valid indicates whether the value is a known member of the AddressInputCountry enum.
+func (e AddressInputCountry) Valid() bool {
+	switch e {
+	case AddressInputCountryAD:
+		return true
+	case AddressInputCountryAE:
+		return true
+	case AddressInputCountryAF:
+		return true
+	case AddressInputCountryAG:
+		return true
+	case AddressInputCountryAI:
+		return true
+	case AddressInputCountryAL:
+		return true
+	case AddressInputCountryAM:
+		return true
+	case AddressInputCountryAO:
+		return true
+	case AddressInputCountryAQ:
+		return true
+	case AddressInputCountryAR:
+		return true
+	case AddressInputCountryAS:
+		return true
+	case AddressInputCountryAT:
+		return true
+	case AddressInputCountryAU:
+		return true
+	case AddressInputCountryAW:
+		return true
+	case AddressInputCountryAX:
+		return true
+	case AddressInputCountryAZ:
+		return true
+	case AddressInputCountryBA:
+		return true
+	case AddressInputCountryBB:
+		return true
+	case AddressInputCountryBD:
+		return true
+	case AddressInputCountryBE:
+		return true
+	case AddressInputCountryBF:
+		return true
+	case AddressInputCountryBG:
+		return true
+	case AddressInputCountryBH:
+		return true
+	case AddressInputCountryBI:
+		return true
+	case AddressInputCountryBJ:
+		return true
+	case AddressInputCountryBL:
+		return true
+	case AddressInputCountryBM:
+		return true
+	case AddressInputCountryBN:
+		return true
+	case AddressInputCountryBO:
+		return true
+	case AddressInputCountryBQ:
+		return true
+	case AddressInputCountryBR:
+		return true
+	case AddressInputCountryBS:
+		return true
+	case AddressInputCountryBT:
+		return true
+	case AddressInputCountryBV:
+		return true
+	case AddressInputCountryBW:
+		return true
+	case AddressInputCountryBY:
+		return true
+	case AddressInputCountryBZ:
+		return true
+	case AddressInputCountryCA:
+		return true
+	case AddressInputCountryCC:
+		return true
+	case AddressInputCountryCD:
+		return true
+	case AddressInputCountryCF:
+		return true
+	case AddressInputCountryCG:
+		return true
+	case AddressInputCountryCH:
+		return true
+	case AddressInputCountryCI:
+		return true
+	case AddressInputCountryCK:
+		return true
+	case AddressInputCountryCL:
+		return true
+	case AddressInputCountryCM:
+		return true
+	case AddressInputCountryCN:
+		return true
+	case AddressInputCountryCO:
+		return true
+	case AddressInputCountryCR:
+		return true
+	case AddressInputCountryCU:
+		return true
+	case AddressInputCountryCV:
+		return true
+	case AddressInputCountryCW:
+		return true
+	case AddressInputCountryCX:
+		return true
+	case AddressInputCountryCY:
+		return true
+	case AddressInputCountryCZ:
+		return true
+	case AddressInputCountryDE:
+		return true
+	case AddressInputCountryDJ:
+		return true
+	case AddressInputCountryDK:
+		return true
+	case AddressInputCountryDM:
+		return true
+	case AddressInputCountryDO:
+		return true
+	case AddressInputCountryDZ:
+		return true
+	case AddressInputCountryEC:
+		return true
+	case AddressInputCountryEE:
+		return true
+	case AddressInputCountryEG:
+		return true
+	case AddressInputCountryEH:
+		return true
+	case AddressInputCountryER:
+		return true
+	case AddressInputCountryES:
+		return true
+	case AddressInputCountryET:
+		return true
+	case AddressInputCountryEmpty:
+		return true
+	case AddressInputCountryFI:
+		return true
+	case AddressInputCountryFJ:
+		return true
+	case AddressInputCountryFK:
+		return true
+	case AddressInputCountryFM:
+		return true
+	case AddressInputCountryFO:
+		return true
+	case AddressInputCountryFR:
+		return true
+	case AddressInputCountryGA:
+		return true
+	case AddressInputCountryGB:
+		return true
+	case AddressInputCountryGD:
+		return true
+	case AddressInputCountryGE:
+		return true
+	case AddressInputCountryGF:
+		return true
+	case AddressInputCountryGG:
+		return true
+	case AddressInputCountryGH:
+		return true
+	case AddressInputCountryGI:
+		return true
+	case AddressInputCountryGL:
+		return true
+	case AddressInputCountryGM:
+		return true
+	case AddressInputCountryGN:
+		return true
+	case AddressInputCountryGP:
+		return true
+	case AddressInputCountryGQ:
+		return true
+	case AddressInputCountryGR:
+		return true
+	case AddressInputCountryGS:
+		return true
+	case AddressInputCountryGT:
+		return true
+	case AddressInputCountryGU:
+		return true
+	case AddressInputCountryGW:
+		return true
+	case AddressInputCountryGY:
+		return true
+	case AddressInputCountryHK:
+		return true
+	case AddressInputCountryHM:
+		return true
+	case AddressInputCountryHN:
+		return true
+	case AddressInputCountryHR:
+		return true
+	case AddressInputCountryHT:
+		return true
+	case AddressInputCountryHU:
+		return true
+	case AddressInputCountryID:
+		return true
+	case AddressInputCountryIE:
+		return true
+	case AddressInputCountryIL:
+		return true
+	case AddressInputCountryIM:
+		return true
+	case AddressInputCountryIN:
+		return true
+	case AddressInputCountryIO:
+		return true
+	case AddressInputCountryIQ:
+		return true
+	case AddressInputCountryIR:
+		return true
+	case AddressInputCountryIS:
+		return true
+	case AddressInputCountryIT:
+		return true
+	case AddressInputCountryJE:
+		return true
+	case AddressInputCountryJM:
+		return true
+	case AddressInputCountryJO:
+		return true
+	case AddressInputCountryJP:
+		return true
+	case AddressInputCountryKE:
+		return true
+	case AddressInputCountryKG:
+		return true
+	case AddressInputCountryKH:
+		return true
+	case AddressInputCountryKI:
+		return true
+	case AddressInputCountryKM:
+		return true
+	case AddressInputCountryKN:
+		return true
+	case AddressInputCountryKP:
+		return true
+	case AddressInputCountryKR:
+		return true
+	case AddressInputCountryKW:
+		return true
+	case AddressInputCountryKY:
+		return true
+	case AddressInputCountryKZ:
+		return true
+	case AddressInputCountryLA:
+		return true
+	case AddressInputCountryLB:
+		return true
+	case AddressInputCountryLC:
+		return true
+	case AddressInputCountryLI:
+		return true
+	case AddressInputCountryLK:
+		return true
+	case AddressInputCountryLR:
+		return true
+	case AddressInputCountryLS:
+		return true
+	case AddressInputCountryLT:
+		return true
+	case AddressInputCountryLU:
+		return true
+	case AddressInputCountryLV:
+		return true
+	case AddressInputCountryLY:
+		return true
+	case AddressInputCountryMA:
+		return true
+	case AddressInputCountryMC:
+		return true
+	case AddressInputCountryMD:
+		return true
+	case AddressInputCountryME:
+		return true
+	case AddressInputCountryMF:
+		return true
+	case AddressInputCountryMG:
+		return true
+	case AddressInputCountryMH:
+		return true
+	case AddressInputCountryMK:
+		return true
+	case AddressInputCountryML:
+		return true
+	case AddressInputCountryMM:
+		return true
+	case AddressInputCountryMN:
+		return true
+	case AddressInputCountryMO:
+		return true
+	case AddressInputCountryMP:
+		return true
+	case AddressInputCountryMQ:
+		return true
+	case AddressInputCountryMR:
+		return true
+	case AddressInputCountryMS:
+		return true
+	case AddressInputCountryMT:
+		return true
+	case AddressInputCountryMU:
+		return true
+	case AddressInputCountryMV:
+		return true
+	case AddressInputCountryMW:
+		return true
+	case AddressInputCountryMX:
+		return true
+	case AddressInputCountryMY:
+		return true
+	case AddressInputCountryMZ:
+		return true
+	case AddressInputCountryNA:
+		return true
+	case AddressInputCountryNC:
+		return true
+	case AddressInputCountryNE:
+		return true
+	case AddressInputCountryNF:
+		return true
+	case AddressInputCountryNG:
+		return true
+	case AddressInputCountryNI:
+		return true
+	case AddressInputCountryNL:
+		return true
+	case AddressInputCountryNO:
+		return true
+	case AddressInputCountryNP:
+		return true
+	case AddressInputCountryNR:
+		return true
+	case AddressInputCountryNU:
+		return true
+	case AddressInputCountryNZ:
+		return true
+	case AddressInputCountryOM:
+		return true
+	case AddressInputCountryPA:
+		return true
+	case AddressInputCountryPE:
+		return true
+	case AddressInputCountryPF:
+		return true
+	case AddressInputCountryPG:
+		return true
+	case AddressInputCountryPH:
+		return true
+	case AddressInputCountryPK:
+		return true
+	case AddressInputCountryPL:
+		return true
+	case AddressInputCountryPM:
+		return true
+	case AddressInputCountryPN:
+		return true
+	case AddressInputCountryPR:
+		return true
+	case AddressInputCountryPS:
+		return true
+	case AddressInputCountryPT:
+		return true
+	case AddressInputCountryPW:
+		return true
+	case AddressInputCountryPY:
+		return true
+	case AddressInputCountryQA:
+		return true
+	case AddressInputCountryRE:
+		return true
+	case AddressInputCountryRO:
+		return true
+	case AddressInputCountryRS:
+		return true
+	case AddressInputCountryRU:
+		return true
+	case AddressInputCountryRW:
+		return true
+	case AddressInputCountrySA:
+		return true
+	case AddressInputCountrySB:
+		return true
+	case AddressInputCountrySC:
+		return true
+	case AddressInputCountrySD:
+		return true
+	case AddressInputCountrySE:
+		return true
+	case AddressInputCountrySG:
+		return true
+	case AddressInputCountrySH:
+		return true
+	case AddressInputCountrySI:
+		return true
+	case AddressInputCountrySJ:
+		return true
+	case AddressInputCountrySK:
+		return true
+	case AddressInputCountrySL:
+		return true
+	case AddressInputCountrySM:
+		return true
+	case AddressInputCountrySN:
+		return true
+	case AddressInputCountrySO:
+		return true
+	case AddressInputCountrySR:
+		return true
+	case AddressInputCountrySS:
+		return true
+	case AddressInputCountryST:
+		return true
+	case AddressInputCountrySV:
+		return true
+	case AddressInputCountrySX:
+		return true
+	case AddressInputCountrySY:
+		return true
+	case AddressInputCountrySZ:
+		return true
+	case AddressInputCountryTC:
+		return true
+	case AddressInputCountryTD:
+		return true
+	case AddressInputCountryTF:
+		return true
+	case AddressInputCountryTG:
+		return true
+	case AddressInputCountryTH:
+		return true
+	case AddressInputCountryTJ:
+		return true
+	case AddressInputCountryTK:
+		return true
+	case AddressInputCountryTL:
+		return true
+	case AddressInputCountryTM:
+		return true
+	case AddressInputCountryTN:
+		return true
+	case AddressInputCountryTO:
+		return true
+	case AddressInputCountryTR:
+		return true
+	case AddressInputCountryTT:
+		return true
+	case AddressInputCountryTV:
+		return true
+	case AddressInputCountryTW:
+		return true
+	case AddressInputCountryTZ:
+		return true
+	case AddressInputCountryUA:
+		return true
+	case AddressInputCountryUG:
+		return true
+	case AddressInputCountryUM:
+		return true
+	case AddressInputCountryUS:
+		return true
+	case AddressInputCountryUY:
+		return true
+	case AddressInputCountryUZ:
+		return true
+	case AddressInputCountryVA:
+		return true
+	case AddressInputCountryVC:
+		return true
+	case AddressInputCountryVE:
+		return true
+	case AddressInputCountryVG:
+		return true
+	case AddressInputCountryVI:
+		return true
+	case AddressInputCountryVN:
+		return true
+	case AddressInputCountryVU:
+		return true
+	case AddressInputCountryWF:
+		return true
+	case AddressInputCountryWS:
+		return true
+	case AddressInputCountryYE:
+		return true
+	case AddressInputCountryYT:
+		return true
+	case AddressInputCountryZA:
+		return true
+	case AddressInputCountryZM:
+		return true
+	case AddressInputCountryZW:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateWorkspaceRequestType.
 const (
 	CreateWorkspaceRequestTypeCAMPUS   CreateWorkspaceRequestType = "CAMPUS"
@@ -318,23 +1842,29 @@ func (e LtiLaunchFormdataBodyOauthVersion) Valid() bool {
 type Address struct {
 	City string `json:"city"`
 
-	// Country ISO 3166-1 alpha-2: US.
-	Country string `json:"country"`
+	// Country ISO 3166-1 alpha-2: US (one of the 249 officially assigned codes), or empty.
+	Country AddressCountry `json:"country"`
 
-	// State ISO 3166-2, starting with the country: US-CA. Requires country.
+	// State ISO 3166-2, starting with the country: US-CA. address.country is required when address.state is set.
 	State string `json:"state"`
 }
+
+// AddressCountry ISO 3166-1 alpha-2: US (one of the 249 officially assigned codes), or empty.
+type AddressCountry string
 
 // AddressInput defines model for AddressInput.
 type AddressInput struct {
 	City *string `json:"city,omitempty"`
 
-	// Country ISO 3166-1 alpha-2: US.
-	Country *string `json:"country,omitempty"`
+	// Country ISO 3166-1 alpha-2: US (one of the 249 officially assigned codes), or empty.
+	Country *AddressInputCountry `json:"country,omitempty"`
 
-	// State ISO 3166-2, starting with the country: US-CA. Requires country.
+	// State ISO 3166-2, starting with the country: US-CA. address.country is required when address.state is set.
 	State *string `json:"state,omitempty"`
 }
+
+// AddressInputCountry ISO 3166-1 alpha-2: US (one of the 249 officially assigned codes), or empty.
+type AddressInputCountry string
 
 // AppKeys defines model for AppKeys.
 type AppKeys struct {
