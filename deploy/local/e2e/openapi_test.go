@@ -124,8 +124,9 @@ func xmlBodyDecoder(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ open
 //     no default response to fall back on), every header declared for it,
 //     and a body of its schema with no field the schema leaves out;
 //   - a request the server accepted (below 400) must be one the operation
-//     takes, with credentials of its scheme; a refused one is a test of
-//     the refusal;
+//     takes, with credentials of its scheme; one it refused with 400 must be
+//     one the operation refuses too, unless a rule the document states only
+//     in prose refused it (proseRules);
 //   - a path or method the document lacks is fine outside /api/ (health,
 //     readiness, the SDK's files); under /api/ only when refused with 404 or
 //     405 (or 400 for a path that is not UTF-8), in the error shape.
@@ -165,7 +166,7 @@ func (d *servedDocument) check(t *testing.T, req *http.Request, status int, head
 	}
 
 	ctx := context.Background()
-	if status < 400 {
+	if status < 400 || status == http.StatusBadRequest {
 		opts := &openapi3filter.Options{
 			MultiError:                        true,
 			AuthenticationFunc:                schemeAgrees,
@@ -173,8 +174,14 @@ func (d *servedDocument) check(t *testing.T, req *http.Request, status int, head
 		}
 		opts.WithCustomSchemaErrorFunc(briefly)
 		in := &openapi3filter.RequestValidationInput{Request: sent, PathParams: params, Route: route, Options: opts}
-		if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
+		err := openapi3filter.ValidateRequest(ctx, in)
+		switch {
+		case status < 400 && err != nil:
 			t.Errorf("%s: the server took a request the document refuses: %v", what, err)
+		case status == http.StatusBadRequest && err == nil:
+			if rule := proseRule(body); rule == "" {
+				t.Errorf("%s: the server refused a request the document takes, by no rule the document states in prose: %s", what, body)
+			}
 		}
 	}
 
@@ -300,4 +307,51 @@ func undocumented(schema *openapi3.Schema, value any, path string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// proseRules are the rules the service checks that the document states in
+// its descriptions only, because JSON Schema (as OpenAPI 3.0 has it) cannot
+// say them, or not in a way generated clients take: each is a field and
+// the start of the error's description, which the document quotes where it
+// states the rule ("*": any field, for the rules of the document's
+// introduction). A 400 for a request the document takes must be one of
+// these.
+var proseRules = []struct{ field, description string }{
+	// info.description: what every operation refuses.
+	{"*", "unknown query parameter"},
+	{"*", "given more than once"},
+	{"*", "not valid UTF-8"},
+	// The If-Match parameter's description.
+	{"If-Match", "must be entity tags in printable ASCII"},
+	// The fields' descriptions.
+	{"pageToken", "is not a token from this list"},
+	{"id", "the identifier cannot be modified"},
+	{"parentWorkspaceId", "a workspace cannot be its own parent"},
+	{"parentWorkspaceId", "would make a cycle"},
+	{"expireAfter", "must be between 0s and 604800s"},
+	{"address.state", "must start with the country code"},
+	{"address.country", "is required when address.state is set"},
+}
+
+// proseRule returns the rule of proseRules that a 400's body names, or "".
+func proseRule(body []byte) string {
+	var e struct {
+		Error struct {
+			Details []struct {
+				Field       string `json:"field"`
+				Description string `json:"description"`
+			} `json:"details"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return ""
+	}
+	for _, d := range e.Error.Details {
+		for _, r := range proseRules {
+			if (r.field == "*" || d.Field == r.field) && strings.HasPrefix(d.Description, r.description) {
+				return r.field + ": " + r.description
+			}
+		}
+	}
+	return ""
 }

@@ -1845,7 +1845,7 @@ type Address struct {
 	// Country ISO 3166-1 alpha-2: US (one of the 249 officially assigned codes), or empty.
 	Country AddressCountry `json:"country"`
 
-	// State ISO 3166-2, starting with the country: US-CA. address.country is required when address.state is set.
+	// State ISO 3166-2, such as US-CA: it "must start with the country code" and a hyphen. address.country "is required when address.state is set".
 	State string `json:"state"`
 }
 
@@ -1859,7 +1859,7 @@ type AddressInput struct {
 	// Country ISO 3166-1 alpha-2: US (one of the 249 officially assigned codes), or empty.
 	Country *AddressInputCountry `json:"country,omitempty"`
 
-	// State ISO 3166-2, starting with the country: US-CA. address.country is required when address.state is set.
+	// State ISO 3166-2, such as US-CA: it "must start with the country code" and a hyphen. address.country "is required when address.state is set".
 	State *string `json:"state,omitempty"`
 }
 
@@ -1910,7 +1910,7 @@ type CreateWorkspaceKeyRequest struct {
 	// Id The workspace (the path's id over REST).
 	Id *string `json:"id,omitempty"`
 
-	// Name 1 to 100 characters; surrounding spaces are trimmed.
+	// Name 1 to 100 characters, not only spaces ("is required" otherwise); surrounding spaces are trimmed.
 	Name string `json:"name"`
 
 	// Tags At most 20. allow-rest-api-access = TRUE (type string) gives REST access; key, type and value are at most 200 characters each.
@@ -1924,7 +1924,7 @@ type CreateWorkspaceRequest struct {
 	// Id The new workspace's id: 1 to 128 of A-Z a-z 0-9 . _ -.
 	Id string `json:"id"`
 
-	// Name 1 to 200 characters; surrounding spaces are trimmed.
+	// Name 1 to 200 characters, not only spaces ("is required" otherwise); surrounding spaces are trimmed.
 	Name string `json:"name"`
 
 	// ParentWorkspaceId The caller's own workspace or one it manages; null or absent: no parent.
@@ -2079,7 +2079,7 @@ type ListWorkspacesRequest struct {
 	// PageSize How many workspaces a page holds at most: 1 to 1000, 1000 when absent.
 	PageSize *int32 `json:"pageSize,omitempty"`
 
-	// PageToken The nextPageToken of the previous page, sent with the same filter.
+	// PageToken The nextPageToken of the previous page, sent with the same filter; any other token is refused: "is not a token from this list".
 	PageToken *string `json:"pageToken,omitempty"`
 }
 
@@ -2146,7 +2146,7 @@ type RotateWorkspaceKeyRequest struct {
 	// AppKey The pair to rotate.
 	AppKey *string `json:"appKey,omitempty"`
 
-	// ExpireAfter How long the old pair keeps working: a duration in seconds with an s suffix, "0s" to "604800s" (7 days). Absent: "86400s" (24 hours).
+	// ExpireAfter How long the old pair keeps working: a duration in seconds with an s suffix that "must be between 0s and 604800s (7 days)". Absent: "86400s" (24 hours).
 	//
 	// Example: 86400s
 	ExpireAfter *string `json:"expireAfter,omitempty"`
@@ -2204,16 +2204,16 @@ type TagInput struct {
 type UpdateWorkspaceRequest struct {
 	Address *AddressInput `json:"address,omitempty"`
 
-	// Id The workspace to update (the path's id over REST). A REST body may repeat it; any other value is refused: ids cannot change.
+	// Id The workspace to update (the path's id over REST). A REST body may repeat it; any other value is refused: "the identifier cannot be modified".
 	Id *string `json:"id,omitempty"`
 
-	// Name 1 to 200 characters; surrounding spaces are trimmed.
+	// Name 1 to 200 characters, not only spaces ("is required" otherwise); surrounding spaces are trimmed.
 	Name *string `json:"name,omitempty"`
 
 	// ObjectiveDocuments Replaces the objective documents: <authority>#<set>#<subject>:<year>.
 	ObjectiveDocuments *[]string `json:"objectiveDocuments,omitempty"`
 
-	// ParentWorkspaceId The caller's own workspace or one it manages; null clears the parent.
+	// ParentWorkspaceId The caller's own workspace or one it manages; null clears the parent. Refused: "a workspace cannot be its own parent", and a parent below the workspace, which "would make a cycle".
 	ParentWorkspaceId nullable.Nullable[string] `json:"parentWorkspaceId,omitempty"`
 
 	// Products Replaces the shared products; the caller's workspace must hold each product not already shared.
@@ -2361,7 +2361,7 @@ type CreateWorkspaceParams struct {
 
 // DeleteWorkspaceParams defines parameters for DeleteWorkspace.
 type DeleteWorkspaceParams struct {
-	// IfMatch The workspace's ETag as last read (or `*`): the request applies only if the workspace has not changed since, and answers 412 otherwise.
+	// IfMatch The workspace's ETag as last read (or `*`): the request applies only if the workspace has not changed since, and answers 412 otherwise. It "must be entity tags in printable ASCII" (400 otherwise).
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
@@ -2376,7 +2376,7 @@ type GetWorkspaceParams struct {
 
 // UpdateWorkspaceParams defines parameters for UpdateWorkspace.
 type UpdateWorkspaceParams struct {
-	// IfMatch The workspace's ETag as last read (or `*`): the request applies only if the workspace has not changed since, and answers 412 otherwise.
+	// IfMatch The workspace's ETag as last read (or `*`): the request applies only if the workspace has not changed since, and answers 412 otherwise. It "must be entity tags in printable ASCII" (400 otherwise).
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
@@ -2388,7 +2388,7 @@ type ListWorkspaceEventsParams struct {
 	// PageSize How many events a page holds at most: 1 to 1000, 100 when absent.
 	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 
-	// PageToken The nextPageToken of an earlier page of the same list.
+	// PageToken The nextPageToken of an earlier page of the same list; any other token is refused: "is not a token from this list".
 	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 
 	// Type Only events of these types (repeat the parameter for several).
@@ -2445,7 +2445,7 @@ type ListWorkspacesGetParams struct {
 	// PageSize How many workspaces a page holds at most: 1 to 1000, 1000 when absent.
 	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 
-	// PageToken The nextPageToken of the previous page, sent with the same filter.
+	// PageToken The nextPageToken of the previous page, sent with the same filter; any other token is refused: "is not a token from this list".
 	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.

@@ -277,8 +277,8 @@ func (x *RateLimit) GetBurst() int32 {
 type Address struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	City  string                 `protobuf:"bytes,1,opt,name=city,proto3" json:"city,omitempty"`
-	// ISO 3166-2, starting with the country: US-CA. address.country is
-	// required when address.state is set.
+	// ISO 3166-2, such as US-CA: it "must start with the country code" and a
+	// hyphen. address.country "is required when address.state is set".
 	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
 	// ISO 3166-1 alpha-2: US (one of the 249 officially assigned codes), or
 	// empty.
@@ -602,7 +602,8 @@ type ListWorkspacesRequest struct {
 	Filter *ListWorkspacesFilter  `protobuf:"bytes,1,opt,name=filter,proto3" json:"filter,omitempty"`
 	// How many workspaces a page holds at most: 1 to 1000, 1000 when absent.
 	PageSize *int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3,oneof" json:"page_size,omitempty"`
-	// The nextPageToken of the previous page, sent with the same filter.
+	// The nextPageToken of the previous page, sent with the same filter; any
+	// other token is refused: "is not a token from this list".
 	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -948,7 +949,8 @@ type CreateWorkspaceKeyRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The workspace (the path's id over REST).
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// 1 to 100 characters; surrounding spaces are trimmed.
+	// 1 to 100 characters, not only spaces ("is required" otherwise);
+	// surrounding spaces are trimmed.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// At most 20. allow-rest-api-access = TRUE (type string) gives REST
 	// access; key, type and value are at most 200 characters each.
@@ -1076,7 +1078,8 @@ type RotateWorkspaceKeyRequest struct {
 	// The pair to rotate.
 	AppKey string `protobuf:"bytes,2,opt,name=app_key,json=appKey,proto3" json:"app_key,omitempty"`
 	// How long the old pair keeps working: a duration in seconds with an s
-	// suffix, "0s" to "604800s" (7 days). Absent: "86400s" (24 hours).
+	// suffix that "must be between 0s and 604800s (7 days)". Absent: "86400s"
+	// (24 hours).
 	ExpireAfter   *durationpb.Duration `protobuf:"bytes,3,opt,name=expire_after,json=expireAfter,proto3" json:"expire_after,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1244,7 +1247,8 @@ type CreateWorkspaceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The new workspace's id: 1 to 128 of A-Z a-z 0-9 . _ -.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// 1 to 200 characters; surrounding spaces are trimmed.
+	// 1 to 200 characters, not only spaces ("is required" otherwise);
+	// surrounding spaces are trimmed.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	Type string `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
 	// The caller's own workspace or one it manages; null or absent: no parent.
@@ -1641,12 +1645,16 @@ func (x *ServerKeys) GetSharedSecret() string {
 type UpdateWorkspaceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The workspace to update (the path's id over REST). A REST body may
-	// repeat it; any other value is refused: ids cannot change.
+	// repeat it; any other value is refused: "the identifier cannot be
+	// modified".
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// 1 to 200 characters; surrounding spaces are trimmed.
+	// 1 to 200 characters, not only spaces ("is required" otherwise);
+	// surrounding spaces are trimmed.
 	Name *string `protobuf:"bytes,3,opt,name=name,proto3,oneof" json:"name,omitempty"`
 	Type *string `protobuf:"bytes,4,opt,name=type,proto3,oneof" json:"type,omitempty"`
 	// The caller's own workspace or one it manages; null clears the parent.
+	// Refused: "a workspace cannot be its own parent", and a parent below the
+	// workspace, which "would make a cycle".
 	ParentWorkspaceId *wrapperspb.StringValue `protobuf:"bytes,5,opt,name=parent_workspace_id,json=parentWorkspaceId,proto3" json:"parent_workspace_id,omitempty"`
 	// Replaces the whole address.
 	Address *Address `protobuf:"bytes,6,opt,name=address,proto3" json:"address,omitempty"`
@@ -1874,7 +1882,8 @@ type ListWorkspaceEventsRequest struct {
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// How many events a page holds at most: 1 to 1000, 100 when absent.
 	PageSize *int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3,oneof" json:"page_size,omitempty"`
-	// The nextPageToken of an earlier page of the same list.
+	// The nextPageToken of an earlier page of the same list; any other token
+	// is refused: "is not a token from this list".
 	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Only events of these types (repeat the parameter for several).
 	Type []string `protobuf:"bytes,4,rep,name=type,proto3" json:"type,omitempty"`
@@ -2981,11 +2990,11 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x18ListWorkspaceKeysRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"F\n" +
 	"\x19ListWorkspaceKeysResponse\x12)\n" +
-	"\x04keys\x18\x01 \x03(\v2\x15.workspace.v1.KeyPairR\x04keys\"\x7f\n" +
+	"\x04keys\x18\x01 \x03(\v2\x15.workspace.v1.KeyPairR\x04keys\"\x83\x01\n" +
 	"\x19CreateWorkspaceKeyRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1e\n" +
-	"\x04name\x18\x02 \x01(\tB\n" +
-	"\xb2\xe1\x18\x06\b\x01(\x010dR\x04name\x122\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\"\n" +
+	"\x04name\x18\x02 \x01(\tB\x0e\xb2\xe1\x18\n" +
+	"\b\x01\"\x02\\S(\x010dR\x04name\x122\n" +
 	"\x04tags\x18\x03 \x03(\v2\x16.workspace.v1.TagInputB\x06\xb2\xe1\x18\x028\x14R\x04tags\"e\n" +
 	"\bTagInput\x12\x1d\n" +
 	"\x03key\x18\x01 \x01(\tB\v\xb2\xe1\x18\a\b\x01(\x010\xc8\x01R\x03key\x12\x1b\n" +
@@ -3000,10 +3009,10 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\tsuccessor\x18\x02 \x01(\v2\x15.workspace.v1.KeyPairR\tsuccessor\"D\n" +
 	"\x19RevokeWorkspaceKeyRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
-	"\aapp_key\x18\x02 \x01(\tR\x06appKey\"\x8b\x03\n" +
+	"\aapp_key\x18\x02 \x01(\tR\x06appKey\"\x8f\x03\n" +
 	"\x16CreateWorkspaceRequest\x12/\n" +
-	"\x02id\x18\x01 \x01(\tB\x1f\xb2\xe1\x18\x1b\b\x01\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12\x1f\n" +
-	"\x04name\x18\x02 \x01(\tB\v\xb2\xe1\x18\a\b\x01(\x010\xc8\x01R\x04name\x12,\n" +
+	"\x02id\x18\x01 \x01(\tB\x1f\xb2\xe1\x18\x1b\b\x01\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12#\n" +
+	"\x04name\x18\x02 \x01(\tB\x0f\xb2\xe1\x18\v\b\x01\"\x02\\S(\x010\xc8\x01R\x04name\x12,\n" +
 	"\x04type\x18\x03 \x01(\tB\x18\xb2\xe1\x18\x14\b\x01R\bDISTRICTR\x06CAMPUSR\x04type\x12L\n" +
 	"\x13parent_workspace_id\x18\x04 \x01(\v2\x1c.google.protobuf.StringValueR\x11parentWorkspaceId\x12/\n" +
 	"\aaddress\x18\x05 \x01(\v2\x15.workspace.v1.AddressR\aaddress\x12:\n" +
@@ -3034,10 +3043,10 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\fconsumer_key\x18\x01 \x01(\tB\n" +
 	"\xb2\xe1\x18\x06\x1a\x04uuidR\vconsumerKey\x12/\n" +
 	"\rshared_secret\x18\x02 \x01(\tB\n" +
-	"\xb2\xe1\x18\x06\x1a\x04uuidR\fsharedSecret\"\xee\x04\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\fsharedSecret\"\xf2\x04\n" +
 	"\x16UpdateWorkspaceRequest\x12-\n" +
-	"\x02id\x18\x01 \x01(\tB\x1d\xb2\xe1\x18\x19\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12\"\n" +
-	"\x04name\x18\x03 \x01(\tB\t\xb2\xe1\x18\x05(\x010\xc8\x01H\x00R\x04name\x88\x01\x01\x12/\n" +
+	"\x02id\x18\x01 \x01(\tB\x1d\xb2\xe1\x18\x19\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12&\n" +
+	"\x04name\x18\x03 \x01(\tB\r\xb2\xe1\x18\t\"\x02\\S(\x010\xc8\x01H\x00R\x04name\x88\x01\x01\x12/\n" +
 	"\x04type\x18\x04 \x01(\tB\x16\xb2\xe1\x18\x12R\bDISTRICTR\x06CAMPUSH\x01R\x04type\x88\x01\x01\x12L\n" +
 	"\x13parent_workspace_id\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\x11parentWorkspaceId\x12/\n" +
 	"\aaddress\x18\x06 \x01(\v2\x15.workspace.v1.AddressR\aaddress\x12:\n" +
