@@ -139,6 +139,10 @@ func TestLtiLaunchesFromAnLMS(t *testing.T) {
 	missing := launchParams(exam)
 	missing.Del("resource_link_id")
 	refused("no resource_link_id", sign(lti.ConsumerKey, lti.SharedSecret, missing), http.StatusBadRequest, "resource_link_id")
+	nobody := launchParams(exam)
+	nobody.Del("user_id")
+	nobody.Del("lis_person_contact_email_primary")
+	refused("neither user_id nor an e-mail", sign(lti.ConsumerKey, lti.SharedSecret, nobody), http.StatusBadRequest, "user_id")
 	server := w.AppKeys.Server
 	refused("the server key pair", sign(server.ConsumerKey, server.SharedSecret, launchParams(exam)), http.StatusUnauthorized, "consumer key")
 	refused("an unknown key", sign("no-such-key", "x", launchParams(exam)), http.StatusUnauthorized, "consumer key")

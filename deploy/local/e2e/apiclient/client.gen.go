@@ -2463,7 +2463,7 @@ type LtiLaunchFormdataBody struct {
 	// CustomExamConfigId The exam configuration to open, the LMS's custom parameter `exam_config_id`.
 	CustomExamConfigId openapi_types.UUID `form:"custom_exam_config_id" json:"custom_exam_config_id"`
 
-	// LisPersonContactEmailPrimary The user's e-mail; without it the user is an identity derived from `user_id`.
+	// LisPersonContactEmailPrimary The user's e-mail; without it the user is an identity derived from `user_id`, which is then required.
 	LisPersonContactEmailPrimary *string                             `form:"lis_person_contact_email_primary,omitempty" json:"lis_person_contact_email_primary,omitempty"`
 	LtiMessageType               LtiLaunchFormdataBodyLtiMessageType `form:"lti_message_type" json:"lti_message_type"`
 	LtiVersion                   LtiLaunchFormdataBodyLtiVersion     `form:"lti_version" json:"lti_version"`
@@ -2482,6 +2482,7 @@ type LtiLaunchFormdataBody struct {
 	ResourceLinkId       string                             `form:"resource_link_id" json:"resource_link_id"`
 	UserId               *string                            `form:"user_id,omitempty" json:"user_id,omitempty"`
 	AdditionalProperties map[string]string                  `json:"-"`
+	union                json.RawMessage
 }
 
 // LtiLaunchParams defines parameters for LtiLaunch.
@@ -2504,6 +2505,12 @@ type LtiLaunchFormdataBodyOauthSignatureMethod string
 
 // LtiLaunchFormdataBodyOauthVersion defines parameters for LtiLaunch.
 type LtiLaunchFormdataBodyOauthVersion string
+
+// LtiLaunchFormdataBody0 defines parameters for LtiLaunch.
+type LtiLaunchFormdataBody0 = interface{}
+
+// LtiLaunchFormdataBody1 defines parameters for LtiLaunch.
+type LtiLaunchFormdataBody1 = interface{}
 
 // GetLtiConfigurationXmlParams defines parameters for GetLtiConfigurationXml.
 type GetLtiConfigurationXmlParams struct {
@@ -2564,10 +2571,66 @@ func (a *LtiLaunchFormdataBody) Set(fieldName string, value string) {
 	a.AdditionalProperties[fieldName] = value
 }
 
-// Override default JSON handling for LtiLaunchFormdataBody to handle AdditionalProperties
+// AsLtiLaunchFormdataBody0 returns the union data inside the LtiLaunchFormdataBody as a LtiLaunchFormdataBody0
+func (t LtiLaunchFormdataBody) AsLtiLaunchFormdataBody0() (LtiLaunchFormdataBody0, error) {
+	var body LtiLaunchFormdataBody0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLtiLaunchFormdataBody0 overwrites any union data inside the LtiLaunchFormdataBody as the provided LtiLaunchFormdataBody0
+func (t *LtiLaunchFormdataBody) FromLtiLaunchFormdataBody0(v LtiLaunchFormdataBody0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLtiLaunchFormdataBody0 performs a merge with any union data inside the LtiLaunchFormdataBody, using the provided LtiLaunchFormdataBody0
+func (t *LtiLaunchFormdataBody) MergeLtiLaunchFormdataBody0(v LtiLaunchFormdataBody0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLtiLaunchFormdataBody1 returns the union data inside the LtiLaunchFormdataBody as a LtiLaunchFormdataBody1
+func (t LtiLaunchFormdataBody) AsLtiLaunchFormdataBody1() (LtiLaunchFormdataBody1, error) {
+	var body LtiLaunchFormdataBody1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLtiLaunchFormdataBody1 overwrites any union data inside the LtiLaunchFormdataBody as the provided LtiLaunchFormdataBody1
+func (t *LtiLaunchFormdataBody) FromLtiLaunchFormdataBody1(v LtiLaunchFormdataBody1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLtiLaunchFormdataBody1 performs a merge with any union data inside the LtiLaunchFormdataBody, using the provided LtiLaunchFormdataBody1
+func (t *LtiLaunchFormdataBody) MergeLtiLaunchFormdataBody1(v LtiLaunchFormdataBody1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// Override default JSON handling for LtiLaunchFormdataBody to handle AdditionalProperties and union
 func (a *LtiLaunchFormdataBody) UnmarshalJSON(b []byte) error {
+	err := a.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
 	object := make(map[string]json.RawMessage)
-	err := json.Unmarshal(b, &object)
+	err = json.Unmarshal(b, &object)
 	if err != nil {
 		return err
 	}
@@ -2682,10 +2745,20 @@ func (a *LtiLaunchFormdataBody) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Override default JSON handling for LtiLaunchFormdataBody to handle AdditionalProperties
+// Override default JSON handling for LtiLaunchFormdataBody to handle AdditionalProperties and union
 func (a LtiLaunchFormdataBody) MarshalJSON() ([]byte, error) {
 	var err error
+	b, err := a.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
 	object := make(map[string]json.RawMessage)
+	if a.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
 
 	object["custom_exam_config_id"], err = json.Marshal(a.CustomExamConfigId)
 	if err != nil {
