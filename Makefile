@@ -31,6 +31,8 @@ COMMANDS := workspace auth gateway devstack
 OPENAPI_DOC  := pkg/gen/openapi/openapi.json
 APICLIENT    := deploy/local/e2e/apiclient
 OPENAPI_LINT := tools/openapi-lint
+# The request generator of the e2e fuzzer (json-schema-faker, pinned).
+OPENAPI_FUZZ := tools/openapi-fuzz
 
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
@@ -233,8 +235,13 @@ bench-deps:
 	$(call debian_package,wrk,wrk)
 
 .PHONY: test-deps
-test-deps: run-deps
+test-deps: run-deps $(OPENAPI_FUZZ)/node_modules/.installed
 	$(call debian_package,chromium,/usr/bin/chromium)
+
+$(OPENAPI_FUZZ)/node_modules/.installed: $(OPENAPI_FUZZ)/package.json $(OPENAPI_FUZZ)/package-lock.json
+	$(call debian_package,nodejs npm,npm)
+	cd $(OPENAPI_FUZZ) && npm ci --no-audit --no-fund
+	touch $@
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module

@@ -5,6 +5,8 @@
 package restrules
 
 import (
+	"regexp"
+
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -48,3 +50,13 @@ func Operation(md protoreflect.MethodDescriptor) *restv1.Operation {
 	op, _ := proto.GetExtension(md.Options(), restv1.E_Operation).(*restv1.Operation)
 	return op
 }
+
+// DurationPattern is the form a google.protobuf.Duration takes in a request:
+// seconds with an s suffix ("86400s", "1.5s"), without leading zeros or an
+// exponent, and at most 11 digits of seconds, so that every value it
+// admits is one protobuf can hold (up to about 10,000 years). The document
+// states it and the gateway holds requests to it.
+const DurationPattern = `^-?(0|[1-9][0-9]{0,10})(\.[0-9]{1,9})?s$`
+
+// ValidDuration reports whether s has the form DurationPattern describes.
+var ValidDuration = regexp.MustCompile(DurationPattern).MatchString

@@ -188,6 +188,9 @@ func (s *schemas) field(f *protogen.Field, rules *restv1.FieldRules, dir directi
 	if n := rules.GetMaxItems(); n > 0 {
 		arr.set("maxItems", n)
 	}
+	if rules.GetUniqueItems() {
+		arr.set("uniqueItems", true)
+	}
 	return arr, nil
 }
 
@@ -217,7 +220,7 @@ func (s *schemas) value(f *protogen.Field, rules *restv1.FieldRules, dir directi
 		case "google.protobuf.Duration":
 			// protojson writes a Duration as seconds with an "s" suffix.
 			o.set("type", "string")
-			o.set("pattern", `^-?[0-9]+(\.[0-9]{1,9})?s$`)
+			o.set("pattern", restrules.DurationPattern)
 			o.set("example", json.RawMessage(`"86400s"`))
 		default:
 			if wellKnown(f.Message) {

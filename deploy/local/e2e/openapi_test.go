@@ -321,11 +321,13 @@ var proseRules = []struct{ field, description string }{
 	{"*", "unknown query parameter"},
 	{"*", "given more than once"},
 	{"*", "not valid UTF-8"},
+	{"*", "expected true or false"},
 	// The If-Match parameter's description.
 	{"If-Match", "must be entity tags in printable ASCII"},
 	// The fields' descriptions.
 	{"pageToken", "is not a token from this list"},
 	{"id", "the identifier cannot be modified"},
+	{"appKey", "the identifier cannot be modified"},
 	{"parentWorkspaceId", "a workspace cannot be its own parent"},
 	{"parentWorkspaceId", "would make a cycle"},
 	{"expireAfter", "must be between 0s and 604800s"},

@@ -179,6 +179,23 @@ func (c *bodyChecker) single(fd protoreflect.FieldDescriptor) *decodeError {
 	return c.check(fd)
 }
 
+// duration checks a Duration against the form the document states, so that
+// a value protojson would refuse without naming it is refused here, named.
+func (c *bodyChecker) duration() *decodeError {
+	if c.next() != '"' {
+		return c.mismatch("a string")
+	}
+	start := c.pos
+	s, de := c.str()
+	if de != nil {
+		return de
+	}
+	if !restrules.ValidDuration(string(s)) {
+		return c.fieldError(`must be seconds with an s suffix, such as "86400s"`, string(c.data[start:c.pos]))
+	}
+	return nil
+}
+
 // null reads a null where a value starts: taken (the field is cleared) when
 // the document marks the value nullable, and refused, naming the field,
 // everywhere else. Taking null as "empty" would let a client that writes
@@ -198,6 +215,9 @@ func (c *bodyChecker) check(fd protoreflect.FieldDescriptor) *decodeError {
 		if restrules.Leaf(md) {
 			if v := md.Fields().ByName("value"); md.Fields().Len() == 1 && v != nil && !v.IsList() {
 				return c.check(v) // a wrapper is its bare value
+			}
+			if md.FullName() == "google.protobuf.Duration" {
+				return c.duration()
 			}
 			start := c.pos
 			if de := c.skip(); de != nil {

@@ -15,9 +15,13 @@ import (
 // allow.
 const nullRefused = "must not be null (leave the field out instead)"
 
+// durationForm is checkBody's description of a malformed duration.
+const durationForm = `must be seconds with an s suffix, such as "86400s"`
+
 func TestCheckBody(t *testing.T) {
 	update := (&workspacev1.UpdateWorkspaceRequest{}).ProtoReflect().Descriptor()
 	list := (&workspacev1.ListWorkspacesRequest{}).ProtoReflect().Descriptor()
+	rotate := (&workspacev1.RotateWorkspaceKeyRequest{}).ProtoReflect().Descriptor()
 	bound := map[string]string{"id": "w1"}
 	tests := []struct {
 		name        string
@@ -50,6 +54,14 @@ func TestCheckBody(t *testing.T) {
 		{name: "null filter", md: list, body: `{"filter":null}`, field: "filter", desc: nullRefused},
 		{name: "null dotted", md: list, body: `{"filter":{"address.state":null}}`, field: "filter.address.state", desc: nullRefused},
 		{name: "null include", md: list, body: `{"filter":{"address.state":{"include":null}}}`, field: "filter.address.state.include", desc: nullRefused},
+
+		// A duration in the form the document states, which protojson
+		// would refuse without naming the field.
+		{name: "duration", md: rotate, body: `{"expireAfter":"86400s"}`, top: []string{"expireAfter"}},
+		{name: "duration with a fraction", md: rotate, body: `{"expireAfter":"1.5s"}`, top: []string{"expireAfter"}},
+		{name: "duration with a leading zero", md: rotate, body: `{"expireAfter":"0717s"}`, field: "expireAfter", desc: durationForm + `, got "0717s"`},
+		{name: "duration out of range", md: rotate, body: `{"expireAfter":"99999999999999s"}`, field: "expireAfter", desc: durationForm + `, got "99999999999999s"`},
+		{name: "duration as a number", md: rotate, body: `{"expireAfter":3600}`, field: "expireAfter", desc: "expected a string, got 3600"},
 
 		{name: "other id", md: update, body: `{"name":"n","id":"w2"}`, field: "id", desc: "the identifier cannot be modified"},
 		{name: "empty id", md: update, body: `{"id":""}`, field: "id", desc: "the identifier cannot be modified"},

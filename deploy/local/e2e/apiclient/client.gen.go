@@ -1840,6 +1840,7 @@ func (e LtiLaunchFormdataBodyOauthVersion) Valid() bool {
 
 // Address defines model for Address.
 type Address struct {
+	// City At most 200 characters, none of them control characters.
 	City string `json:"city"`
 
 	// Country ISO 3166-1 alpha-2: US (one of the 249 officially assigned codes), or empty.
@@ -1854,6 +1855,7 @@ type AddressCountry string
 
 // AddressInput defines model for AddressInput.
 type AddressInput struct {
+	// City At most 200 characters, none of them control characters.
 	City *string `json:"city,omitempty"`
 
 	// Country ISO 3166-1 alpha-2: US (one of the 249 officially assigned codes), or empty.
@@ -1877,13 +1879,13 @@ type AppKeys struct {
 
 // Bank defines model for Bank.
 type Bank struct {
-	// Id <publisher>/<bank>: two non-empty parts without '/' or spaces.
+	// Id <publisher>/<bank>: two non-empty parts without '/', spaces or control characters.
 	Id string `json:"id"`
 }
 
 // BankInput defines model for BankInput.
 type BankInput struct {
-	// Id <publisher>/<bank>: two non-empty parts without '/' or spaces.
+	// Id <publisher>/<bank>: two non-empty parts without '/', spaces or control characters.
 	Id string `json:"id"`
 }
 
@@ -1907,10 +1909,10 @@ type CreateSdkTokenResponse struct {
 
 // CreateWorkspaceKeyRequest defines model for CreateWorkspaceKeyRequest.
 type CreateWorkspaceKeyRequest struct {
-	// Id The workspace (the path's id over REST).
+	// Id The workspace (the path's id over REST). A REST body may repeat it; any other value is refused: "the identifier cannot be modified".
 	Id *string `json:"id,omitempty"`
 
-	// Name 1 to 100 characters, not only spaces ("is required" otherwise); surrounding spaces are trimmed.
+	// Name 1 to 100 characters, not only spaces ("is required" otherwise); it "must not contain control characters"; surrounding spaces are trimmed.
 	Name string `json:"name"`
 
 	// Tags At most 20. allow-rest-api-access = TRUE (type string) gives REST access; key, type and value are at most 200 characters each.
@@ -1924,7 +1926,7 @@ type CreateWorkspaceRequest struct {
 	// Id The new workspace's id: 1 to 128 of A-Z a-z 0-9 . _ -.
 	Id string `json:"id"`
 
-	// Name 1 to 200 characters, not only spaces ("is required" otherwise); surrounding spaces are trimmed.
+	// Name 1 to 200 characters, not only spaces ("is required" otherwise); it "must not contain control characters"; surrounding spaces are trimmed.
 	Name string `json:"name"`
 
 	// ParentWorkspaceId The caller's own workspace or one it manages; null or absent: no parent.
@@ -2143,7 +2145,7 @@ type RevokeUserSdkTokensResponse = map[string]interface{}
 
 // RotateWorkspaceKeyRequest defines model for RotateWorkspaceKeyRequest.
 type RotateWorkspaceKeyRequest struct {
-	// AppKey The pair to rotate.
+	// AppKey The pair to rotate (the path's appKey over REST). A REST body may repeat it; any other value is refused: "the identifier cannot be modified".
 	AppKey *string `json:"appKey,omitempty"`
 
 	// ExpireAfter How long the old pair keeps working: a duration in seconds with an s suffix that "must be between 0s and 604800s (7 days)". Absent: "86400s" (24 hours).
@@ -2151,7 +2153,7 @@ type RotateWorkspaceKeyRequest struct {
 	// Example: 86400s
 	ExpireAfter *string `json:"expireAfter,omitempty"`
 
-	// Id The workspace (the path's id over REST).
+	// Id The workspace (the path's id over REST). A REST body may repeat it; any other value is refused: "the identifier cannot be modified".
 	Id *string `json:"id,omitempty"`
 }
 
@@ -2207,7 +2209,7 @@ type UpdateWorkspaceRequest struct {
 	// Id The workspace to update (the path's id over REST). A REST body may repeat it; any other value is refused: "the identifier cannot be modified".
 	Id *string `json:"id,omitempty"`
 
-	// Name 1 to 200 characters, not only spaces ("is required" otherwise); surrounding spaces are trimmed.
+	// Name 1 to 200 characters, not only spaces ("is required" otherwise); it "must not contain control characters"; surrounding spaces are trimmed.
 	Name *string `json:"name,omitempty"`
 
 	// ObjectiveDocuments Replaces the objective documents: <authority>#<set>#<subject>:<year>.

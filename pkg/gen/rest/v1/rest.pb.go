@@ -103,7 +103,9 @@ type FieldRules struct {
 	Example string `protobuf:"bytes,11,opt,name=example,proto3" json:"example,omitempty"`
 	// A message field of a request that accepts JSON null, which clears it
 	// (an update's rateLimit).
-	Nullable      bool `protobuf:"varint,12,opt,name=nullable,proto3" json:"nullable,omitempty"`
+	Nullable bool `protobuf:"varint,12,opt,name=nullable,proto3" json:"nullable,omitempty"`
+	// A repeated field whose elements must all differ.
+	UniqueItems   bool `protobuf:"varint,13,opt,name=unique_items,json=uniqueItems,proto3" json:"unique_items,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -218,6 +220,13 @@ func (x *FieldRules) GetExample() string {
 func (x *FieldRules) GetNullable() bool {
 	if x != nil {
 		return x.Nullable
+	}
+	return false
+}
+
+func (x *FieldRules) GetUniqueItems() bool {
+	if x != nil {
+		return x.UniqueItems
 	}
 	return false
 }
@@ -546,7 +555,7 @@ var File_rest_v1_rest_proto protoreflect.FileDescriptor
 
 const file_rest_v1_rest_proto_rawDesc = "" +
 	"\n" +
-	"\x12rest/v1/rest.proto\x12\arest.v1\x1a google/protobuf/descriptor.proto\"\xed\x02\n" +
+	"\x12rest/v1/rest.proto\x12\arest.v1\x1a google/protobuf/descriptor.proto\"\x90\x03\n" +
 	"\n" +
 	"FieldRules\x12\x1a\n" +
 	"\brequired\x18\x01 \x01(\bR\brequired\x12\x16\n" +
@@ -563,7 +572,8 @@ const file_rest_v1_rest_proto_rawDesc = "" +
 	"\x04enum\x18\n" +
 	" \x03(\tR\x04enum\x12\x18\n" +
 	"\aexample\x18\v \x01(\tR\aexample\x12\x1a\n" +
-	"\bnullable\x18\f \x01(\bR\bnullableB\n" +
+	"\bnullable\x18\f \x01(\bR\bnullable\x12!\n" +
+	"\funique_items\x18\r \x01(\bR\vuniqueItemsB\n" +
 	"\n" +
 	"\b_minimumB\n" +
 	"\n" +

@@ -276,7 +276,8 @@ func (x *RateLimit) GetBurst() int32 {
 
 type Address struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	City  string                 `protobuf:"bytes,1,opt,name=city,proto3" json:"city,omitempty"`
+	// At most 200 characters, none of them control characters.
+	City string `protobuf:"bytes,1,opt,name=city,proto3" json:"city,omitempty"`
 	// ISO 3166-2, such as US-CA: it "must start with the country code" and a
 	// hyphen. address.country "is required when address.state is set".
 	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
@@ -385,7 +386,8 @@ func (x *Product) GetBank() *Bank {
 
 type Bank struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// <publisher>/<bank>: two non-empty parts without '/' or spaces.
+	// <publisher>/<bank>: two non-empty parts without '/', spaces or control
+	// characters.
 	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -947,10 +949,11 @@ func (x *ListWorkspaceKeysResponse) GetKeys() []*KeyPair {
 
 type CreateWorkspaceKeyRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The workspace (the path's id over REST).
+	// The workspace (the path's id over REST). A REST body may repeat it; any
+	// other value is refused: "the identifier cannot be modified".
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// 1 to 100 characters, not only spaces ("is required" otherwise);
-	// surrounding spaces are trimmed.
+	// 1 to 100 characters, not only spaces ("is required" otherwise); it
+	// "must not contain control characters"; surrounding spaces are trimmed.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// At most 20. allow-rest-api-access = TRUE (type string) gives REST
 	// access; key, type and value are at most 200 characters each.
@@ -1073,9 +1076,12 @@ func (x *TagInput) GetValue() string {
 
 type RotateWorkspaceKeyRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The workspace (the path's id over REST).
+	// The workspace (the path's id over REST). A REST body may repeat it; any
+	// other value is refused: "the identifier cannot be modified".
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// The pair to rotate.
+	// The pair to rotate (the path's appKey over REST). A REST body may
+	// repeat it; any other value is refused: "the identifier cannot be
+	// modified".
 	AppKey string `protobuf:"bytes,2,opt,name=app_key,json=appKey,proto3" json:"app_key,omitempty"`
 	// How long the old pair keeps working: a duration in seconds with an s
 	// suffix that "must be between 0s and 604800s (7 days)". Absent: "86400s"
@@ -1247,8 +1253,8 @@ type CreateWorkspaceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The new workspace's id: 1 to 128 of A-Z a-z 0-9 . _ -.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// 1 to 200 characters, not only spaces ("is required" otherwise);
-	// surrounding spaces are trimmed.
+	// 1 to 200 characters, not only spaces ("is required" otherwise); it
+	// "must not contain control characters"; surrounding spaces are trimmed.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	Type string `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
 	// The caller's own workspace or one it manages; null or absent: no parent.
@@ -1648,8 +1654,8 @@ type UpdateWorkspaceRequest struct {
 	// repeat it; any other value is refused: "the identifier cannot be
 	// modified".
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// 1 to 200 characters, not only spaces ("is required" otherwise);
-	// surrounding spaces are trimmed.
+	// 1 to 200 characters, not only spaces ("is required" otherwise); it
+	// "must not contain control characters"; surrounding spaces are trimmed.
 	Name *string `protobuf:"bytes,3,opt,name=name,proto3,oneof" json:"name,omitempty"`
 	Type *string `protobuf:"bytes,4,opt,name=type,proto3,oneof" json:"type,omitempty"`
 	// The caller's own workspace or one it manages; null clears the parent.
@@ -2942,15 +2948,15 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\v_rate_limit\"m\n" +
 	"\tRateLimit\x12<\n" +
 	"\x13requests_per_second\x18\x01 \x01(\x05B\f\xb2\xe1\x18\b\b\x01@\x01H\xa0\x8d\x06R\x11requestsPerSecond\x12\"\n" +
-	"\x05burst\x18\x02 \x01(\x05B\f\xb2\xe1\x18\b\b\x01@\x01H\xc0\x84=R\x05burst\"\xe8\b\n" +
-	"\aAddress\x12\x1b\n" +
-	"\x04city\x18\x01 \x01(\tB\a\xb2\xe1\x18\x030\xc8\x01R\x04city\x127\n" +
+	"\x05burst\x18\x02 \x01(\x05B\f\xb2\xe1\x18\b\b\x01@\x01H\xc0\x84=R\x05burst\"\x8a\t\n" +
+	"\aAddress\x12=\n" +
+	"\x04city\x18\x01 \x01(\tB)\xb2\xe1\x18%\" ^[^\\u0000-\\u001F\\u007F-\\u009F]*$0\xc8\x01R\x04city\x127\n" +
 	"\x05state\x18\x02 \x01(\tB!\xb2\xe1\x18\x1d\"\x1b^([A-Z]{2}-[A-Z0-9]{1,3})?$R\x05state\x12\x86\b\n" +
 	"\acountry\x18\x03 \x01(\tB\xeb\a\xb2\xe1\x18\xe6\aR\x00R\x02ADR\x02AER\x02AFR\x02AGR\x02AIR\x02ALR\x02AMR\x02AOR\x02AQR\x02ARR\x02ASR\x02ATR\x02AUR\x02AWR\x02AXR\x02AZR\x02BAR\x02BBR\x02BDR\x02BER\x02BFR\x02BGR\x02BHR\x02BIR\x02BJR\x02BLR\x02BMR\x02BNR\x02BOR\x02BQR\x02BRR\x02BSR\x02BTR\x02BVR\x02BWR\x02BYR\x02BZR\x02CAR\x02CCR\x02CDR\x02CFR\x02CGR\x02CHR\x02CIR\x02CKR\x02CLR\x02CMR\x02CNR\x02COR\x02CRR\x02CUR\x02CVR\x02CWR\x02CXR\x02CYR\x02CZR\x02DER\x02DJR\x02DKR\x02DMR\x02DOR\x02DZR\x02ECR\x02EER\x02EGR\x02EHR\x02ERR\x02ESR\x02ETR\x02FIR\x02FJR\x02FKR\x02FMR\x02FOR\x02FRR\x02GAR\x02GBR\x02GDR\x02GER\x02GFR\x02GGR\x02GHR\x02GIR\x02GLR\x02GMR\x02GNR\x02GPR\x02GQR\x02GRR\x02GSR\x02GTR\x02GUR\x02GWR\x02GYR\x02HKR\x02HMR\x02HNR\x02HRR\x02HTR\x02HUR\x02IDR\x02IER\x02ILR\x02IMR\x02INR\x02IOR\x02IQR\x02IRR\x02ISR\x02ITR\x02JER\x02JMR\x02JOR\x02JPR\x02KER\x02KGR\x02KHR\x02KIR\x02KMR\x02KNR\x02KPR\x02KRR\x02KWR\x02KYR\x02KZR\x02LAR\x02LBR\x02LCR\x02LIR\x02LKR\x02LRR\x02LSR\x02LTR\x02LUR\x02LVR\x02LYR\x02MAR\x02MCR\x02MDR\x02MER\x02MFR\x02MGR\x02MHR\x02MKR\x02MLR\x02MMR\x02MNR\x02MOR\x02MPR\x02MQR\x02MRR\x02MSR\x02MTR\x02MUR\x02MVR\x02MWR\x02MXR\x02MYR\x02MZR\x02NAR\x02NCR\x02NER\x02NFR\x02NGR\x02NIR\x02NLR\x02NOR\x02NPR\x02NRR\x02NUR\x02NZR\x02OMR\x02PAR\x02PER\x02PFR\x02PGR\x02PHR\x02PKR\x02PLR\x02PMR\x02PNR\x02PRR\x02PSR\x02PTR\x02PWR\x02PYR\x02QAR\x02RER\x02ROR\x02RSR\x02RUR\x02RWR\x02SAR\x02SBR\x02SCR\x02SDR\x02SER\x02SGR\x02SHR\x02SIR\x02SJR\x02SKR\x02SLR\x02SMR\x02SNR\x02SOR\x02SRR\x02SSR\x02STR\x02SVR\x02SXR\x02SYR\x02SZR\x02TCR\x02TDR\x02TFR\x02TGR\x02THR\x02TJR\x02TKR\x02TLR\x02TMR\x02TNR\x02TOR\x02TRR\x02TTR\x02TVR\x02TWR\x02TZR\x02UAR\x02UGR\x02UMR\x02USR\x02UYR\x02UZR\x02VAR\x02VCR\x02VER\x02VGR\x02VIR\x02VNR\x02VUR\x02WFR\x02WSR\x02YER\x02YTR\x02ZAR\x02ZMR\x02ZWR\acountry\"9\n" +
 	"\aProduct\x12.\n" +
-	"\x04bank\x18\x01 \x01(\v2\x12.workspace.v1.BankB\x06\xb2\xe1\x18\x02\b\x01R\x04bank\"2\n" +
-	"\x04Bank\x12*\n" +
-	"\x02id\x18\x01 \x01(\tB\x1a\xb2\xe1\x18\x16\b\x01\"\x0f^[^/ ]+/[^/ ]+$0\xc8\x01R\x02id\"A\n" +
+	"\x04bank\x18\x01 \x01(\v2\x12.workspace.v1.BankB\x06\xb2\xe1\x18\x02\b\x01R\x04bank\"\xca\x01\n" +
+	"\x04Bank\x12\xc1\x01\n" +
+	"\x02id\x18\x01 \x01(\tB\xb0\x01\xb2\xe1\x18\xab\x01\b\x01\"\xa3\x01^[^/\\u0000-\\u0020\\u007F-\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000]+/[^/\\u0000-\\u0020\\u007F-\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000]+$0\xc8\x01R\x02id\"A\n" +
 	"\x03Tag\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x14\n" +
@@ -2974,12 +2980,12 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\n" +
 	"page_token\x18\x03 \x01(\tR\tpageTokenB\f\n" +
 	"\n" +
-	"_page_size\"x\n" +
-	"\x14ListWorkspacesFilter\x12\x1f\n" +
-	"\x06search\x18\x01 \x01(\tB\a\xb2\xe1\x18\x030\xc8\x01R\x06search\x12?\n" +
-	"\raddress_state\x18\x02 \x01(\v2\x19.workspace.v1.StateFilterR\raddress.state\"4\n" +
-	"\vStateFilter\x12%\n" +
-	"\ainclude\x18\x01 \x03(\tB\v\xb2\xe1\x18\a(\x010@8\xe8\aR\ainclude\"y\n" +
+	"_page_size\"\x9a\x01\n" +
+	"\x14ListWorkspacesFilter\x12A\n" +
+	"\x06search\x18\x01 \x01(\tB)\xb2\xe1\x18%\" ^[^\\u0000-\\u001F\\u007F-\\u009F]*$0\xc8\x01R\x06search\x12?\n" +
+	"\raddress_state\x18\x02 \x01(\v2\x19.workspace.v1.StateFilterR\raddress.state\"V\n" +
+	"\vStateFilter\x12G\n" +
+	"\ainclude\x18\x01 \x03(\tB-\xb2\xe1\x18)\" ^[^\\u0000-\\u001F\\u007F-\\u009F]*$(\x010@8\xe8\aR\ainclude\"y\n" +
 	"\x16ListWorkspacesResponse\x127\n" +
 	"\n" +
 	"workspaces\x18\x01 \x03(\v2\x17.workspace.v1.WorkspaceR\n" +
@@ -2990,16 +2996,15 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x18ListWorkspaceKeysRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"F\n" +
 	"\x19ListWorkspaceKeysResponse\x12)\n" +
-	"\x04keys\x18\x01 \x03(\v2\x15.workspace.v1.KeyPairR\x04keys\"\x83\x01\n" +
+	"\x04keys\x18\x01 \x03(\v2\x15.workspace.v1.KeyPairR\x04keys\"\x91\x02\n" +
 	"\x19CreateWorkspaceKeyRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\"\n" +
-	"\x04name\x18\x02 \x01(\tB\x0e\xb2\xe1\x18\n" +
-	"\b\x01\"\x02\\S(\x010dR\x04name\x122\n" +
-	"\x04tags\x18\x03 \x03(\v2\x16.workspace.v1.TagInputB\x06\xb2\xe1\x18\x028\x14R\x04tags\"e\n" +
-	"\bTagInput\x12\x1d\n" +
-	"\x03key\x18\x01 \x01(\tB\v\xb2\xe1\x18\a\b\x01(\x010\xc8\x01R\x03key\x12\x1b\n" +
-	"\x04type\x18\x02 \x01(\tB\a\xb2\xe1\x18\x030\xc8\x01R\x04type\x12\x1d\n" +
-	"\x05value\x18\x03 \x01(\tB\a\xb2\xe1\x18\x030\xc8\x01R\x05value\"\x82\x01\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\xaf\x01\n" +
+	"\x04name\x18\x02 \x01(\tB\x9a\x01\xb2\xe1\x18\x95\x01\b\x01\"\x8c\x01^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\u0000-\\u0020\\u007F-\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000][^\\u0000-\\u001F\\u007F-\\u009F]*$(\x010dR\x04name\x122\n" +
+	"\x04tags\x18\x03 \x03(\v2\x16.workspace.v1.TagInputB\x06\xb2\xe1\x18\x028\x14R\x04tags\"\xcb\x01\n" +
+	"\bTagInput\x12?\n" +
+	"\x03key\x18\x01 \x01(\tB-\xb2\xe1\x18)\b\x01\" ^[^\\u0000-\\u001F\\u007F-\\u009F]*$(\x010\xc8\x01R\x03key\x12=\n" +
+	"\x04type\x18\x02 \x01(\tB)\xb2\xe1\x18%\" ^[^\\u0000-\\u001F\\u007F-\\u009F]*$0\xc8\x01R\x04type\x12?\n" +
+	"\x05value\x18\x03 \x01(\tB)\xb2\xe1\x18%\" ^[^\\u0000-\\u001F\\u007F-\\u009F]*$0\xc8\x01R\x05value\"\x82\x01\n" +
 	"\x19RotateWorkspaceKeyRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\aapp_key\x18\x02 \x01(\tR\x06appKey\x12<\n" +
@@ -3009,14 +3014,14 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\tsuccessor\x18\x02 \x01(\v2\x15.workspace.v1.KeyPairR\tsuccessor\"D\n" +
 	"\x19RevokeWorkspaceKeyRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
-	"\aapp_key\x18\x02 \x01(\tR\x06appKey\"\x8f\x03\n" +
+	"\aapp_key\x18\x02 \x01(\tR\x06appKey\"\x9f\x04\n" +
 	"\x16CreateWorkspaceRequest\x12/\n" +
-	"\x02id\x18\x01 \x01(\tB\x1f\xb2\xe1\x18\x1b\b\x01\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12#\n" +
-	"\x04name\x18\x02 \x01(\tB\x0f\xb2\xe1\x18\v\b\x01\"\x02\\S(\x010\xc8\x01R\x04name\x12,\n" +
+	"\x02id\x18\x01 \x01(\tB\x1f\xb2\xe1\x18\x1b\b\x01\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12\xb0\x01\n" +
+	"\x04name\x18\x02 \x01(\tB\x9b\x01\xb2\xe1\x18\x96\x01\b\x01\"\x8c\x01^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\u0000-\\u0020\\u007F-\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000][^\\u0000-\\u001F\\u007F-\\u009F]*$(\x010\xc8\x01R\x04name\x12,\n" +
 	"\x04type\x18\x03 \x01(\tB\x18\xb2\xe1\x18\x14\b\x01R\bDISTRICTR\x06CAMPUSR\x04type\x12L\n" +
 	"\x13parent_workspace_id\x18\x04 \x01(\v2\x1c.google.protobuf.StringValueR\x11parentWorkspaceId\x12/\n" +
-	"\aaddress\x18\x05 \x01(\v2\x15.workspace.v1.AddressR\aaddress\x12:\n" +
-	"\bproducts\x18\x06 \x03(\v2\x15.workspace.v1.ProductB\a\xb2\xe1\x18\x038\xe8\aR\bproducts\x126\n" +
+	"\aaddress\x18\x05 \x01(\v2\x15.workspace.v1.AddressR\aaddress\x12<\n" +
+	"\bproducts\x18\x06 \x03(\v2\x15.workspace.v1.ProductB\t\xb2\xe1\x18\x058\xe8\ah\x01R\bproducts\x126\n" +
 	"\n" +
 	"rate_limit\x18\a \x01(\v2\x17.workspace.v1.RateLimitR\trateLimit\"\x9c\x02\n" +
 	"\x17CreateWorkspaceResponse\x12@\n" +
@@ -3043,15 +3048,15 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\fconsumer_key\x18\x01 \x01(\tB\n" +
 	"\xb2\xe1\x18\x06\x1a\x04uuidR\vconsumerKey\x12/\n" +
 	"\rshared_secret\x18\x02 \x01(\tB\n" +
-	"\xb2\xe1\x18\x06\x1a\x04uuidR\fsharedSecret\"\xf2\x04\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\fsharedSecret\"\xe4\a\n" +
 	"\x16UpdateWorkspaceRequest\x12-\n" +
-	"\x02id\x18\x01 \x01(\tB\x1d\xb2\xe1\x18\x19\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12&\n" +
-	"\x04name\x18\x03 \x01(\tB\r\xb2\xe1\x18\t\"\x02\\S(\x010\xc8\x01H\x00R\x04name\x88\x01\x01\x12/\n" +
+	"\x02id\x18\x01 \x01(\tB\x1d\xb2\xe1\x18\x19\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12\xb3\x01\n" +
+	"\x04name\x18\x03 \x01(\tB\x99\x01\xb2\xe1\x18\x94\x01\"\x8c\x01^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\u0000-\\u0020\\u007F-\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000][^\\u0000-\\u001F\\u007F-\\u009F]*$(\x010\xc8\x01H\x00R\x04name\x88\x01\x01\x12/\n" +
 	"\x04type\x18\x04 \x01(\tB\x16\xb2\xe1\x18\x12R\bDISTRICTR\x06CAMPUSH\x01R\x04type\x88\x01\x01\x12L\n" +
 	"\x13parent_workspace_id\x18\x05 \x01(\v2\x1c.google.protobuf.StringValueR\x11parentWorkspaceId\x12/\n" +
-	"\aaddress\x18\x06 \x01(\v2\x15.workspace.v1.AddressR\aaddress\x12:\n" +
-	"\bproducts\x18\a \x03(\v2\x15.workspace.v1.ProductB\a\xb2\xe1\x18\x038\xe8\aR\bproducts\x12\\\n" +
-	"\x13objective_documents\x18\b \x03(\tB+\xb2\xe1\x18'\"\"^[^#: ]+#[^#: ]+#[^#: ]+:[0-9]{4}$8\xe8\aR\x12objectiveDocuments\x12C\n" +
+	"\aaddress\x18\x06 \x01(\v2\x15.workspace.v1.AddressR\aaddress\x12<\n" +
+	"\bproducts\x18\a \x03(\v2\x15.workspace.v1.ProductB\t\xb2\xe1\x18\x058\xe8\ah\x01R\bproducts\x12\xbd\x02\n" +
+	"\x13objective_documents\x18\b \x03(\tB\x8b\x02\xb2\xe1\x18\x86\x02\"\x80\x02^[^#:\\u0000-\\u0020\\u007F-\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000]+#[^#:\\u0000-\\u0020\\u007F-\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000]+#[^#:\\u0000-\\u0020\\u007F-\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000]+:[0-9]{4}$8\xe8\aR\x12objectiveDocuments\x12C\n" +
 	"\vupdate_mask\x18\t \x01(\v2\x1a.google.protobuf.FieldMaskB\x06\xb2\xe1\x18\x02\x10\x01R\n" +
 	"updateMask\x12>\n" +
 	"\n" +
