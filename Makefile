@@ -123,7 +123,7 @@ endef
 
 .PHONY: bench
 bench: build run-deps bench-deps ## Go micro-benchmarks, then the load benchmark (bench/latest.md; BENCH_FLAGS=-large for 100k)
-	go test -run '^$$' -bench . -benchmem ./pkg/... ./services/workspace/... ./services/auth/... ./gateway/...
+	go test -run '^$$' -bench . -benchmem ./pkg/... ./services/workspace/... ./services/auth/... ./gateway/... ./deploy/local/docvalidation/...
 	go run ./deploy/local/cmd/bench $(BENCH_FLAGS)
 
 .PHONY: build
