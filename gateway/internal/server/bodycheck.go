@@ -29,16 +29,20 @@ import (
 // path goes through here. What it skips (a well-known type's insides) it
 // reads loosely, as protojson reads the whole body strictly afterwards.
 //
-// Why not a general validator over the served document (go test -bench in
-// deploy/local/docvalidation and here, 2026-11-25 23:42 UTC, 2 cores, load
-// 0.4 to 1.0): for a login's body this takes 0.7 to 0.8 µs;
-// santhosh-tekuri/jsonschema, the schema compiled once, 3.5 to 4.2 µs with
-// the decoding it needs; kin-openapi's openapi3filter (route, headers,
-// body) 12 to 21 µs. The gateway spends about 73 µs of CPU per login
-// (bench/results-2026-11-25-0547.md), so kin-openapi is over the 10% a
-// replacement may cost and jsonschema within it, but neither sees a key
-// given twice, OpenAPI 3.0's nullable, or a body field bound to the path,
-// which this does: replacing it is open work (issue 21).
+// Why not a general validator over the served document instead (go test
+// -bench in deploy/local/docvalidation and here, 2026-11-25 23:42 UTC, 2
+// cores, load 0.4 to 1.0): for a login this takes 0.7 to 0.8 µs, and
+// kin-openapi's openapi3filter, which holds a whole request (route, query,
+// headers, body) to the document, 12 to 21 µs: 16 to 29% of the 73 µs of
+// CPU the gateway spends per login (bench/results-2026-11-25-0547.md),
+// over the 10% a replacement may cost. santhosh-tekuri/jsonschema holds a
+// body alone to its compiled schema in 3.5 to 4.2 µs, but no query or
+// header. And neither sees what this checks beyond the schemas: a key
+// given twice, text that is not UTF-8 (encoding/json replaces it
+// silently), OpenAPI 3.0's nullable, a body field bound to the path. What
+// keeps this and the document from drifting apart are the black-box
+// suites that hold every exchange to the served document from both sides
+// (deploy/local/e2e: openapi_test.go, null_rest_test.go, fuzz_rest_test.go).
 func checkBody(data []byte, md protoreflect.MessageDescriptor, bound map[string]string) ([]protoreflect.FieldDescriptor, *decodeError) {
 	c := bodyChecker{data: data, bound: bound, path: make([]pathStep, 0, 4)}
 	if c.next() != '{' {
