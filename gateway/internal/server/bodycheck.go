@@ -29,18 +29,21 @@ import (
 // path goes through here. What it skips (a well-known type's insides) it
 // reads loosely, as protojson reads the whole body strictly afterwards.
 //
-// Why not a general validator over the served document instead (go test
-// -bench in deploy/local/docvalidation and here, 2026-11-25 23:42 UTC, 2
-// cores, load 0.4 to 1.0): for a login this takes 0.7 to 0.8 µs, and
-// kin-openapi's openapi3filter, which holds a whole request (route, query,
-// headers, body) to the document, 12 to 21 µs: 16 to 29% of the 73 µs of
-// CPU the gateway spends per login (bench/results-2026-11-25-0547.md),
-// over the 10% a replacement may cost. santhosh-tekuri/jsonschema holds a
-// body alone to its compiled schema in 3.5 to 4.2 µs, but no query or
-// header. And neither sees what this checks beyond the schemas: a key
-// given twice, text that is not UTF-8 (encoding/json replaces it
-// silently), OpenAPI 3.0's nullable, a body field bound to the path. What
-// keeps this and the document from drifting apart are the black-box
+// Why not a general validator over the served document instead. For a
+// login this takes 0.7 to 0.8 µs; kin-openapi's openapi3filter, which holds
+// a whole request (route, query, headers, body) to the document, 12 to 21
+// µs; santhosh-tekuri/jsonschema a body alone, its schema compiled once,
+// 3.5 to 4.2 µs, but no query or header (go test -bench here and in
+// deploy/local/docvalidation, 2026-11-25 23:42 UTC, 2 cores, load 0.4 to
+// 1.0). With kin-openapi in front of the mux, make bench's login (-only
+// login, A B A B, 23:52 to 23:57 UTC, load 0.6 to 4.7) measured the
+// gateway at 149 and 137 µs of CPU per login against 131 and 133 without:
+// +8%, and +13% against benchproxy's 90, 79 / 85, 92 µs in the same runs;
+// at or over the 10% a replacement may cost. And it would replace little:
+// neither validator sees what this checks beyond the schemas (a key given
+// twice, text that is not UTF-8, which encoding/json replaces silently, a
+// body field bound to the path), nor refuses an unknown query parameter.
+// What keeps this and the document from drifting apart are the black-box
 // suites that hold every exchange to the served document from both sides
 // (deploy/local/e2e: openapi_test.go, null_rest_test.go, fuzz_rest_test.go).
 func checkBody(data []byte, md protoreflect.MessageDescriptor, bound map[string]string) ([]protoreflect.FieldDescriptor, *decodeError) {
