@@ -51,13 +51,10 @@ type Service struct {
 	health *health.Server
 	lis    net.Listener
 	served chan error
-	stop   context.CancelFunc
-	probed chan struct{}
-	// relayed closes when the event relay has stopped.
-	relayed chan struct{}
-	// background is closed once the app's background work (key uses, the
-	// expired key sweep) has stopped.
-	background chan struct{}
+	// stop ends the background loops (runLoops), and loops counts those
+	// still running.
+	stop  context.CancelFunc
+	loops sync.WaitGroup
 
 	redis    redis.UniversalClient // nil without REDIS_ADDR
 	authConn *grpc.ClientConn      // nil without AUTH_SERVICE_ADDR
@@ -85,7 +82,7 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) 
 	if err != nil {
 		return nil, fmt.Errorf("MONGODB_URI: %w", err)
 	}
-	s := &Service{cfg: cfg, logger: logger, mongo: client, served: make(chan error, 1), probed: make(chan struct{})}
+	s := &Service{cfg: cfg, logger: logger, mongo: client, served: make(chan error, 1)}
 	if err := s.start(ctx, out, metrics); err != nil {
 		_ = client.Disconnect(context.Background())
 		if s.redis != nil {
@@ -96,37 +93,48 @@ func Start(ctx context.Context, cfg Config, logger *slog.Logger, out io.Writer) 
 	return s, nil
 }
 
+// start builds the application on the store, readies the store, serves
+// gRPC and starts the background loops.
 func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.Metrics) error {
-	box, err := secretbox.New(s.cfg.EncryptionKey, s.cfg.HMACKey)
-	if err != nil {
-		return err
-	}
 	// Operations fail at once while the store is unreachable; the health
-	// probe below decides when that is.
+	// probe (runLoops) decides when that is.
 	guard := breaker.Defaults(s.cfg.StoreTimeout)
 	guard.Unreachable = mongostore.Unreachable
 	storeBreaker := breaker.New(guard)
 	repo := mongostore.New(s.mongo.Database(s.cfg.MongoDatabase), mongostore.WithBreaker(storeBreaker),
 		mongostore.WithEventRetention(s.cfg.EventRetention))
-	var opts []app.Option
-	if s.cfg.AuthServiceAddr == "" {
-		s.logger.Warn("AUTH_SERVICE_ADDR is not set: deleted workspaces' tokens are refused by the auth service's status check but not removed")
-	} else {
-		s.authConn, err = grpc.NewClient(s.cfg.AuthServiceAddr, append(append(telemetry.GRPCDialOptions(), grpcmw.DialTransportOptions()...),
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()))...)
-		if err != nil {
-			return fmt.Errorf("AUTH_SERVICE_ADDR: %w", err)
-		}
-		s.revoker = authclient.New(s.authConn, s.cfg.ServiceAppKey, s.cfg.ServiceAppSecret, authclient.Settings{
-			CallTimeout: s.cfg.CallTimeout, GiveUpAfter: 10 * time.Minute, FirstRetry: 500 * time.Millisecond, MaxRetryWait: 30 * time.Second,
-		}, s.logger)
-		opts = append(opts, app.WithTokenRevoker(s.revoker), app.WithAccessRevoker(s.revoker))
+	application, limits, err := s.newApp(repo, metrics)
+	if err != nil {
+		return err
+	}
+	if err := s.prepareStore(ctx, out, repo, application); err != nil {
+		return err
+	}
+	if err := s.listen(application, limits, metrics); err != nil {
+		return err
+	}
+	s.runLoops(repo, storeBreaker, application)
+	go func() { s.served <- s.grpc.Serve(s.lis) }()
+	s.logger.Info("workspace service serving", "addr", s.lis.Addr().String(), "database", s.cfg.MongoDatabase)
+	return nil
+}
+
+// newApp builds the application over repo with what it tells and shares:
+// the auth service (revocations), Redis (limits, launch nonces) and the
+// secret box. It returns the limits too, which the gRPC port applies.
+func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics) (*app.App, *ratelimit.Guard, error) {
+	box, err := secretbox.New(s.cfg.EncryptionKey, s.cfg.HMACKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts, err := s.revokers(metrics)
+	if err != nil {
+		return nil, nil, err
 	}
 	if len(s.cfg.Redis.Addrs) == 0 {
 		s.logger.Warn("REDIS_ADDR is not set: each replica counts rate limits and failed authentications, and remembers LTI launch nonces, on its own")
 	} else if s.redis, err = redisconn.Open(s.cfg.Redis, metrics); err != nil {
-		return err
+		return nil, nil, err
 	}
 	limits := ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger)
 	// Launch nonces live in Redis so every replica refuses a replay; while
@@ -143,12 +151,40 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,
 		CredentialCacheSize: s.cfg.CredentialCacheSize,
 	}, opts...)
+	return application, limits, nil
+}
 
+// revokers connects to the auth service, which the application tells about
+// deleted workspaces and changed key pairs; without AUTH_SERVICE_ADDR it
+// tells nobody.
+func (s *Service) revokers(metrics *telemetry.Metrics) ([]app.Option, error) {
+	if s.cfg.AuthServiceAddr == "" {
+		s.logger.Warn("AUTH_SERVICE_ADDR is not set: deleted workspaces' tokens are refused by the auth service's status check but not removed")
+		return nil, nil
+	}
+	var err error
+	s.authConn, err = grpc.NewClient(s.cfg.AuthServiceAddr, append(append(telemetry.GRPCDialOptions(), grpcmw.DialTransportOptions()...),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()))...)
+	if err != nil {
+		return nil, fmt.Errorf("AUTH_SERVICE_ADDR: %w", err)
+	}
+	s.revoker = authclient.New(s.authConn, s.cfg.ServiceAppKey, s.cfg.ServiceAppSecret, authclient.Settings{
+		CallTimeout: s.cfg.CallTimeout, GiveUpAfter: 10 * time.Minute, FirstRetry: 500 * time.Millisecond, MaxRetryWait: 30 * time.Second,
+	}, s.logger)
+	return []app.Option{app.WithTokenRevoker(s.revoker), app.WithAccessRevoker(s.revoker)}, nil
+}
+
+// prepareStore readies the store (indexes, documents of earlier layouts)
+// and the root workspace, retrying while the store is not up yet, and
+// writes a root key pair this start generated to out, once.
+func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongostore.Repository, application *app.App) error {
 	var boot app.BootstrapResult
-	err = retryUntil(ctx, s.cfg.StartTimeout, s.logger, "prepare the workspace store", func(ctx context.Context) error {
+	err := retryUntil(ctx, s.cfg.StartTimeout, s.logger, "prepare the workspace store", func(ctx context.Context) error {
 		if err := repo.Prepare(ctx); err != nil {
 			return err
 		}
+		var err error
 		boot, err = application.Bootstrap(ctx, s.cfg.Bootstrap)
 		return bootstrapError(err)
 	})
@@ -164,7 +200,13 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 			"Keep it, or set BOOTSTRAP_APP_KEY and BOOTSTRAP_APP_SECRET.\n\n",
 			s.cfg.Bootstrap.WorkspaceID, boot.GeneratedKey, boot.GeneratedSecret)
 	}
+	return nil
+}
 
+// listen opens the gRPC and metrics listeners and builds the gRPC server:
+// metrics, errors, the trusted proxies, then authentication and limits.
+func (s *Service) listen(application *app.App, limits *ratelimit.Guard, metrics *telemetry.Metrics) error {
+	var err error
 	s.lis, err = net.Listen("tcp", s.cfg.GRPCAddr)
 	if err != nil {
 		return fmt.Errorf("WORKSPACE_GRPC_ADDR: %w", err)
@@ -183,33 +225,26 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
-
-	probeCtx, stop := context.WithCancel(context.Background())
-	s.stop = stop
-	go func() {
-		defer close(s.probed)
-		grpcmw.ProbeHealth(probeCtx, s.health, []string{workspacev1.WorkspaceService_ServiceDesc.ServiceName}, storeBreaker, repo.Ping, s.logger, "workspace store")
-	}()
-	// The relay publishes what requests left in outboxes (a crash between
-	// a change and its publish) and removes expired events.
-	s.relayed = make(chan struct{})
-	go func() {
-		defer close(s.relayed)
-		application.RelayEvents(probeCtx, s.logger)
-	}()
-	s.background = make(chan struct{})
-	go func() {
-		defer close(s.background)
-		var wg sync.WaitGroup
-		// MongoDB expires events by a TTL index; on the stand-in this
-		// loop does.
-		wg.Go(func() { repo.RunEventRetention(probeCtx, s.logger) })
-		application.RunBackground(probeCtx, keySweepInterval)
-		wg.Wait()
-	}()
-	go func() { s.served <- s.grpc.Serve(s.lis) }()
-	s.logger.Info("workspace service serving", "addr", s.lis.Addr().String(), "database", s.cfg.MongoDatabase)
 	return nil
+}
+
+// runLoops starts every background loop of the service, each until Close:
+//   - the health probe, which also drives the store's breaker;
+//   - the event relay, which publishes what requests left in outboxes (a
+//     crash between a change and its publish);
+//   - the application's background work: key pairs' uses and, every
+//     keySweepInterval, the expired key sweep;
+//   - event retention on the stand-in (MongoDB expires events by a TTL
+//     index, and the loop returns at once there).
+func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Breaker, application *app.App) {
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	s.loops.Go(func() {
+		grpcmw.ProbeHealth(ctx, s.health, []string{workspacev1.WorkspaceService_ServiceDesc.ServiceName}, storeBreaker, repo.Ping, s.logger, "workspace store")
+	})
+	s.loops.Go(func() { application.RelayEvents(ctx, s.logger) })
+	s.loops.Go(func() { application.RunBackground(ctx, keySweepInterval) })
+	s.loops.Go(func() { repo.RunEventRetention(ctx, s.logger) })
 }
 
 // Addr is where the service listens.
@@ -225,9 +260,7 @@ func (s *Service) Done() <-chan error { return s.served }
 // shutdown timeout, then stops and disconnects.
 func (s *Service) Close() error {
 	s.stop()
-	<-s.probed
-	<-s.relayed
-	<-s.background
+	s.loops.Wait()
 	grpcmw.StopGracefully(s.grpc, s.health, s.cfg.ShutdownTimeout)
 	if s.revoker != nil {
 		s.revoker.Close()
