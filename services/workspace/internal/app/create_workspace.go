@@ -76,41 +76,59 @@ func (a *App) CreateWorkspace(ctx context.Context, caller domain.Caller, in Crea
 	}
 	in.Name = d.Name // an identical retry may differ in spaces around the name
 	fingerprint := createFingerprint(caller.WorkspaceID, in)
+	creator, existing, err := a.createDependencies(ctx, caller, in)
+	switch {
+	case err != nil:
+		return CreateResult{}, err
+	case existing != nil:
+		return a.answerRetry(ctx, caller, existing, fingerprint)
+	}
+	return a.insertNew(ctx, caller, in.ID, d, creator, fingerprint)
+}
 
-	// One read brings what the create depends on: the caller's workspace
-	// (its products, and the managers the new one inherits), the parent,
-	// and the id itself, which exists already when this is a retry.
+// createDependencies reads, in one read, what a create depends on: the
+// caller's workspace (its products, and the managers the new one
+// inherits), the parent, and the id itself, which exists already when
+// this is a retry (then existing is that workspace). It checks the parent
+// and the products against them.
+func (a *App) createDependencies(ctx context.Context, caller domain.Caller, in CreateInput) (creator, existing *domain.Workspace, err error) {
 	ids := []string{caller.WorkspaceID, in.ID}
 	if in.ParentID != "" {
 		ids = append(ids, in.ParentID)
 	}
 	found, err := a.repo.GetMany(ctx, ids...)
 	if err != nil {
-		return CreateResult{}, fmt.Errorf("get the workspaces a create depends on: %w", err)
+		return nil, nil, fmt.Errorf("get the workspaces a create depends on: %w", err)
 	}
 	if existing, ok := found[in.ID]; ok {
-		return a.answerRetry(ctx, caller, existing, fingerprint)
+		return nil, existing, nil
 	}
 	creator, ok := found[caller.WorkspaceID]
 	if !ok {
-		return CreateResult{}, fmt.Errorf("get caller workspace: %w", domain.ErrNotFound)
+		return nil, nil, fmt.Errorf("get caller workspace: %w", domain.ErrNotFound)
 	}
 	if in.ParentID != "" {
 		if parent := found[in.ParentID]; parent == nil || parent.Deleted() || !parent.VisibleTo(caller.WorkspaceID) {
-			return CreateResult{}, parentNotFound(in.ParentID)
+			return nil, nil, parentNotFound(in.ParentID)
 		}
 	}
 	if err := checkProducts(creator, in.Products, nil); err != nil {
-		return CreateResult{}, err
+		return nil, nil, err
 	}
+	return creator, nil, nil
+}
 
+// insertNew stores the new workspace with fresh credentials, generating
+// others when a key or code turns out to be taken, and publishes its
+// events.
+func (a *App) insertNew(ctx context.Context, caller domain.Caller, id string, d domain.Details, creator *domain.Workspace, fingerprint string) (CreateResult, error) {
 	now := a.timestamp()
 	for attempt := 1; ; attempt++ {
 		creds, err := a.newCredentials()
 		if err != nil {
 			return CreateResult{}, err
 		}
-		w, err := domain.NewWorkspace(in.ID, d, creator, creds, fingerprint, now)
+		w, err := domain.NewWorkspace(id, d, creator, creds, fingerprint, now)
 		if err != nil {
 			return CreateResult{}, err
 		}
@@ -125,7 +143,7 @@ func (a *App) CreateWorkspace(ctx context.Context, caller domain.Caller, in Crea
 		case errors.Is(err, domain.ErrIDTaken):
 			// A concurrent create of the same id won; it may be this very
 			// request, retried by the caller before the first answer came.
-			return a.retriedCreate(ctx, caller, in.ID, fingerprint)
+			return a.retriedCreate(ctx, caller, id, fingerprint)
 		case (errors.Is(err, domain.ErrAppKeyTaken) || errors.Is(err, domain.ErrCodeTaken)) && attempt < createAttempts:
 			continue
 		default:
