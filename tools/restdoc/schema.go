@@ -216,7 +216,8 @@ func (s *schemas) value(f *protogen.Field, rules *restv1.FieldRules, dir directi
 		switch f.Message.Desc.FullName() {
 		case "google.protobuf.StringValue":
 			o.set("type", "string")
-			o.set("nullable", true)
+			// The gateway takes null for it by the same rule.
+			o.set("nullable", restrules.Nullable(f.Desc))
 		case "google.protobuf.Duration":
 			// protojson writes a Duration as seconds with an "s" suffix.
 			o.set("type", "string")

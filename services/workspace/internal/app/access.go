@@ -39,10 +39,16 @@ func (a *App) visible(ctx context.Context, caller domain.Caller, id string) (*do
 	if err != nil {
 		return nil, err
 	}
-	if w.Deleted() || !w.VisibleTo(caller.WorkspaceID) {
+	if !seenBy(w, caller) {
 		return nil, notFound(id)
 	}
 	return w, nil
+}
+
+// seenBy reports whether caller may see w: it is active, and the caller's
+// own or one it manages.
+func seenBy(w *domain.Workspace, caller domain.Caller) bool {
+	return !w.Deleted() && w.VisibleTo(caller.WorkspaceID)
 }
 
 // managed returns workspace id, deleted or not, if the caller manages it.

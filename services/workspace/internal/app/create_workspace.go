@@ -108,7 +108,7 @@ func (a *App) createDependencies(ctx context.Context, caller domain.Caller, in C
 		return nil, nil, fmt.Errorf("get caller workspace: %w", domain.ErrNotFound)
 	}
 	if in.ParentID != "" {
-		if parent := found[in.ParentID]; parent == nil || parent.Deleted() || !parent.VisibleTo(caller.WorkspaceID) {
+		if parent := found[in.ParentID]; parent == nil || !seenBy(parent, caller) {
 			return nil, nil, parentNotFound(in.ParentID)
 		}
 	}

@@ -63,19 +63,11 @@ func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() 
 			return storeError("publish events", err)
 		}
 	}
-	defer r.standIn.serialise(id)()
-	var res *mongo.UpdateResult
-	err = r.do(ctx, func(ctx context.Context) (err error) {
-		res, err = r.workspaces.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "revision", Value: doc.Revision}},
-			bson.D{{Key: "$set", Value: bson.D{{Key: "outbox", Value: bson.A{}}}}, {Key: "$unset", Value: bson.D{{Key: "pendingSince", Value: ""}}}})
-		return err
-	})
+	res, err := r.updateWorkspace(ctx, id, bson.D{{Key: "revision", Value: doc.Revision}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "outbox", Value: bson.A{}}}}, {Key: "$unset", Value: bson.D{{Key: "pendingSince", Value: ""}}}})
 	if err == nil && res.MatchedCount == 0 && len(keys) > 0 {
-		err = r.do(ctx, func(ctx context.Context) error {
-			_, err := r.workspaces.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}},
-				bson.D{{Key: "$pull", Value: bson.D{{Key: "outbox", Value: bson.D{{Key: "key", Value: bson.D{{Key: "$in", Value: keys}}}}}}}})
-			return err
-		})
+		_, err = r.updateWorkspace(ctx, id, nil,
+			bson.D{{Key: "$pull", Value: bson.D{{Key: "outbox", Value: bson.D{{Key: "key", Value: bson.D{{Key: "$in", Value: keys}}}}}}}})
 	}
 	if err != nil {
 		return storeError("clear outbox", err)

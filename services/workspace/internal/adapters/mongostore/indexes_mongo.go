@@ -2,7 +2,6 @@ package mongostore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -184,13 +183,7 @@ func (r *Repository) upgradeDocuments(ctx context.Context) error {
 			if since := oldest(d.Outbox); since != nil {
 				set = append(set, bson.E{Key: "pendingSince", Value: *since})
 			}
-			unlock := r.standIn.serialise(d.ID)
-			err := r.do(ctx, func(ctx context.Context) error {
-				_, err := r.workspaces.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}}, bson.D{{Key: "$set", Value: set}})
-				return err
-			})
-			unlock()
-			if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+			if _, err := r.updateWorkspace(ctx, d.ID, nil, bson.D{{Key: "$set", Value: set}}); err != nil {
 				return storeError("upgrade workspace", err)
 			}
 		}

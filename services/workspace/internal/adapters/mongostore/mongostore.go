@@ -129,7 +129,7 @@ func (r *Repository) Create(ctx context.Context, w *domain.Workspace) error {
 	for i, k := range doc.Keys {
 		keys[i] = k.AppKey
 	}
-	now := time.Now().UTC()
+	now := r.now().UTC()
 	var undo []func()
 	undoAll := func() {
 		for _, u := range undo {
@@ -288,12 +288,7 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 			bson.E{Key: "$push", Value: bson.D{{Key: "outbox", Value: bson.D{{Key: "$each", Value: d.Outbox}}}}},
 			bson.E{Key: "$min", Value: bson.D{{Key: "pendingSince", Value: *d.PendingSince}}})
 	}
-	defer r.standIn.serialise(d.ID)()
-	var res *mongo.UpdateResult
-	err := r.do(ctx, func(ctx context.Context) (err error) {
-		res, err = r.workspaces.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}, {Key: "revision", Value: d.Revision}}, update)
-		return err
-	})
+	res, err := r.updateWorkspace(ctx, d.ID, bson.D{{Key: "revision", Value: d.Revision}}, update)
 	if err != nil {
 		return nil, storeError("update workspace", err)
 	}
@@ -302,6 +297,20 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 	}
 	d.Revision++
 	return d.toWorkspace(), nil
+}
+
+// updateWorkspace sends one update of workspace id's document, matched by
+// _id and cond. Every write of a workspace document after its insert goes
+// through here: on the stand-in, whose updates are not atomic, this is
+// where they are serialised (standin.go).
+func (r *Repository) updateWorkspace(ctx context.Context, id string, cond, update bson.D) (*mongo.UpdateResult, error) {
+	defer r.standIn.serialise(id)()
+	var res *mongo.UpdateResult
+	err := r.do(ctx, func(ctx context.Context) (err error) {
+		res, err = r.workspaces.UpdateOne(ctx, append(bson.D{{Key: "_id", Value: id}}, cond...), update)
+		return err
+	})
+	return res, err
 }
 
 // missed answers a conditional write of workspace id that matched nothing:
@@ -358,7 +367,7 @@ func (r *Repository) workspaceIDs(ctx context.Context, field string, cond bson.D
 // ReserveAppKey claims appKey for workspaceID. The reservation is never
 // removed once a pair was listed, so a revoked key is not issued again.
 func (r *Repository) ReserveAppKey(ctx context.Context, workspaceID, appKey string) error {
-	_, err := r.reserve(ctx, r.appKeys, []string{appKey}, workspaceID, time.Now().UTC(), domain.ErrAppKeyTaken)
+	_, err := r.reserve(ctx, r.appKeys, []string{appKey}, workspaceID, r.now().UTC(), domain.ErrAppKeyTaken)
 	return err
 }
 
@@ -369,7 +378,7 @@ func (r *Repository) RetireAppKeys(ctx context.Context, appKeys []string) error 
 	}
 	err := r.do(ctx, func(ctx context.Context) error {
 		_, err := r.appKeys.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: appKeys}}}},
-			bson.D{{Key: "$set", Value: bson.D{{Key: "retiredAt", Value: time.Now().UTC()}}}})
+			bson.D{{Key: "$set", Value: bson.D{{Key: "retiredAt", Value: r.now().UTC()}}}})
 		return err
 	})
 	if err != nil {
