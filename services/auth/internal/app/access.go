@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/liveproctor/workspaces/pkg/basicauth"
 	"github.com/liveproctor/workspaces/pkg/fault"
-	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
 
@@ -32,47 +30,31 @@ func newAccessKey(authorization, workspaceID string) accessKey {
 var errNoCredentials = fault.New(fault.Unauthenticated,
 	"missing credentials: send Authorization: Basic base64(appKey:appSecret)")
 
-// authorize checks that the credentials may act for the workspace: it is
-// theirs or one they manage. The workspace service decides; a yes is kept
-// for AccessCacheTTL so a burst of logins costs one call, unless the
-// workspace's tokens were revoked here since (the workspace service revokes
-// them when it deletes the workspace). A deleted workspace is answered as
-// not found when live is set. Another replica may reuse a "yes" for up to
+// access answers whether the credentials (of app key appKey) may act for
+// the workspace: it is theirs or one they manage. The workspace service
+// decides; a yes for a live workspace is kept for AccessCacheTTL so a
+// burst of logins costs one call, unless the workspace's tokens were
+// revoked here since (the workspace service revokes them when it deletes
+// the workspace). Another replica may reuse a "yes" for up to
 // AccessCacheTTL after a delete; a token it issues then is dead on first
 // use all the same (see Session).
-func (a *App) authorize(ctx context.Context, authorization, workspaceID string, live bool) (WorkspaceStatus, error) {
+func (a *App) access(ctx context.Context, authorization, appKey, workspaceID string) (WorkspaceStatus, error) {
 	if authorization == "" {
 		return WorkspaceStatus{}, errNoCredentials
 	}
 	key := newAccessKey(authorization, workspaceID)
-	appKey, _, _ := basicauth.Parse(authorization)
-	st, ok := a.cachedAccess(key, appKey)
-	if !ok {
-		at := a.now()
-		var err error
-		st, err = a.workspaces.Status(ctx, authorization, workspaceID)
-		if k := fault.KindOf(err); k == fault.NotFound || k == fault.PermissionDenied {
-			// The credentials are good, the workspace not theirs (or
-			// the key pair not for the API): the call still counts.
-			if lerr := a.limits.LimitKeyPair(ctx, appKey, ratelimit.Limit{}); lerr != nil {
-				return WorkspaceStatus{}, lerr
-			}
-			return WorkspaceStatus{}, err
-		}
-		if err != nil {
-			return WorkspaceStatus{}, err
-		}
-		if st.Active {
-			// Only a live workspace is remembered: an undelete must be
-			// seen at once.
-			a.access.Set(key, cachedAccess{status: st, at: at})
-		}
+	if st, ok := a.cachedAccess(key, appKey); ok {
+		return st, nil
 	}
-	if err := a.limits.LimitKeyPair(ctx, appKey, st.CallerLimit); err != nil {
+	at := a.now()
+	st, err := a.workspaces.Status(ctx, authorization, workspaceID)
+	if err != nil {
 		return WorkspaceStatus{}, err
 	}
-	if live && !st.Active {
-		return WorkspaceStatus{}, fault.New(fault.NotFound, "workspace %q not found", workspaceID)
+	if st.Active {
+		// Only a live workspace is remembered: an undelete must be seen
+		// at once.
+		a.remembered.Set(key, cachedAccess{status: st, at: at})
 	}
 	return st, nil
 }
@@ -83,7 +65,7 @@ func (a *App) authorize(ctx context.Context, authorization, workspaceID string, 
 // rotation of the key pair, and no expiry of the key pair since it was
 // given.
 func (a *App) cachedAccess(key accessKey, appKey string) (WorkspaceStatus, bool) {
-	cached, ok := a.access.Get(key)
+	cached, ok := a.remembered.Get(key)
 	if !ok {
 		return WorkspaceStatus{}, false
 	}
@@ -104,13 +86,16 @@ func (a *App) cachedAccess(key accessKey, appKey string) (WorkspaceStatus, bool)
 // calls it after revoking, rotating or sweeping them, so their next login
 // is checked again (and refused once they no longer authenticate).
 func (a *App) ForgetKeyPairs(ctx context.Context, authorization, workspaceID string, appKeys []string) error {
+	if _, err := a.admit(ctx, opForgetKeyPairs, authorization); err != nil {
+		return err
+	}
 	if err := domain.CheckWorkspaceID(workspaceID); err != nil {
 		return err
 	}
 	if len(appKeys) > maxForgetKeys {
 		return fault.InvalidField("appKeys", fmt.Sprintf("must have at most %d elements", maxForgetKeys))
 	}
-	if _, err := a.authorize(ctx, authorization, workspaceID, false); err != nil {
+	if _, err := a.grant(ctx, authorization, workspaceID, false); err != nil {
 		return err
 	}
 	now := a.now()

@@ -1,14 +1,15 @@
 // Package app holds the auth service's use cases, one per file: issuing SDK
 // tokens, checking and ending sessions, introspecting tokens for internal
-// callers, and revoking tokens. It depends on the domain and on the
-// Workspaces port below.
+// callers, and revoking tokens. Every use case goes through the policy of
+// policy.go (failed authentications, credentials, rate limits) first. It
+// depends on the domain and on the ports it declares: Workspaces, Limits
+// and, optionally, LoginStore.
 package app
 
 import (
 	"context"
 	"time"
 
-	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/ttlcache"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
@@ -19,43 +20,11 @@ type WorkspaceStatus struct {
 	TokenCutoff time.Time // tokens issued at or before it are dead; zero: none
 	// CallerLimit is the rate limit of the asking key pair's own workspace;
 	// Off when it has none of its own.
-	CallerLimit ratelimit.Limit
+	CallerLimit RateLimit
 	// CallerKeyExpiresAt is when the asking key pair stops authenticating;
 	// zero: it does not expire. A cached access check ends then.
 	CallerKeyExpiresAt time.Time
 }
-
-// Limits guards the calls of key pairs. Over a limit, the error is
-// Throttled.
-type Limits interface {
-	// CheckFailures refuses a client address that has failed to
-	// authenticate too often lately, with appKey or at all; it comes
-	// before any credential check.
-	CheckFailures(ctx context.Context, appKey string) error
-	// LimitKeyPair counts a call of a key pair whose credentials were
-	// accepted against its rate limit: own when its workspace has one,
-	// else the default.
-	LimitKeyPair(ctx context.Context, appKey string, own ratelimit.Limit) error
-}
-
-// Planner is Limits that can hand both checks of a key pair's call to a
-// GuardedStore, to run in the same step as the token's save.
-type Planner interface {
-	Plan(ctx context.Context, appKey string, own ratelimit.Limit) ratelimit.Planned
-}
-
-// GuardedStore is a token store that runs a login's limits and the save of
-// its token as one step (on Redis: one round trip instead of three), and
-// saves nothing when the limits refuse.
-type GuardedStore interface {
-	SaveGuarded(ctx context.Context, d domain.Digest, s domain.Session, limits ratelimit.Planned) error
-}
-
-// noLimits limits nothing.
-type noLimits struct{}
-
-func (noLimits) CheckFailures(context.Context, string) error                 { return nil }
-func (noLimits) LimitKeyPair(context.Context, string, ratelimit.Limit) error { return nil }
 
 // Workspaces asks the workspace service about a workspace, presenting the
 // given Authorization header (the caller's Basic credentials, or the
@@ -97,12 +66,12 @@ type App struct {
 	settings   Settings
 	now        func() time.Time
 	limits     Limits
-	// planner and guarded are set when the limits and the store can run
-	// a login's checks and save in one step (see CreateToken).
-	planner  Planner
-	guarded  GuardedStore
+	// logins is the store when it can run a login's limits and save in
+	// one step (see CreateToken), and limits are in force; else nil.
+	logins   LoginStore
 	launches Launches // nil: no LTI launches
-	access   *ttlcache.Cache[accessKey, cachedAccess]
+	// remembered holds the workspace service's recent yeses (access.go).
+	remembered *ttlcache.Cache[accessKey, cachedAccess]
 	// revoked remembers when each workspace's tokens were last revoked
 	// here, so a cached "yes" from before a delete is not reused after it.
 	revoked *ttlcache.Cache[string, time.Time]
@@ -114,7 +83,8 @@ type App struct {
 // Option changes how New builds an App.
 type Option func(*App)
 
-// WithLimits counts every key pair's calls against its rate limit.
+// WithLimits puts the policy's limits in force (policy.go): failed
+// authentications and the rates of key pairs and tokens.
 func WithLimits(l Limits) Option { return func(a *App) { a.limits = l } }
 
 // WithClock replaces time.Now, for tests.
@@ -132,9 +102,10 @@ func New(store domain.TokenStore, workspaces Workspaces, settings Settings, opts
 	for _, opt := range opts {
 		opt(a)
 	}
-	a.planner, _ = a.limits.(Planner)
-	a.guarded, _ = store.(GuardedStore)
-	a.access = ttlcache.New[accessKey, cachedAccess](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
+	if _, off := a.limits.(noLimits); !off {
+		a.logins, _ = store.(LoginStore)
+	}
+	a.remembered = ttlcache.New[accessKey, cachedAccess](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
 	a.revoked = ttlcache.New[string, time.Time](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
 	a.forgotten = ttlcache.New[string, time.Time](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
 	return a

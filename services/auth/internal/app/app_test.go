@@ -100,6 +100,9 @@ func (f *fixture) login(t *testing.T, email string) domain.Token {
 	return token
 }
 
+// asBearer is the Authorization header presenting token.
+func asBearer(token domain.Token) string { return "Bearer " + string(token) }
+
 func wantKind(t *testing.T, err error, kind fault.Kind) {
 	t.Helper()
 	if err == nil || fault.KindOf(err) != kind {
@@ -137,41 +140,41 @@ func TestSessionEndsWithExpiryRevocationAndDelete(t *testing.T) {
 	token := f.login(t, "ada@example.com")
 	other := f.login(t, "bob@example.com")
 
-	if s, err := f.app.Session(ctx, token); err != nil || s.Email != "ada@example.com" {
+	if s, err := f.app.Session(ctx, asBearer(token)); err != nil || s.Email != "ada@example.com" {
 		t.Fatalf("Session = %+v, %v", s, err)
 	}
-	_, err := f.app.Session(ctx, "forged")
+	_, err := f.app.Session(ctx, "Bearer forged")
 	wantKind(t, err, fault.Unauthenticated)
-	_, err = f.app.Session(ctx, domain.NewToken())
+	_, err = f.app.Session(ctx, asBearer(domain.NewToken()))
 	wantKind(t, err, fault.Unauthenticated)
 
 	// Logout of ada (case-insensitively) leaves bob.
 	if err := f.app.RevokeUser(ctx, alice, "ADA@example.com", "w1"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.app.Session(ctx, token)
+	_, err = f.app.Session(ctx, asBearer(token))
 	wantKind(t, err, fault.Unauthenticated)
-	if _, err := f.app.Session(ctx, other); err != nil {
+	if _, err := f.app.Session(ctx, asBearer(other)); err != nil {
 		t.Fatalf("bob's session ended with ada's logout: %v", err)
 	}
 
 	// Deleting the workspace ends every session at once, revoked or not.
 	f.ws.set("w1", app.WorkspaceStatus{Active: false, TokenCutoff: f.now})
-	_, err = f.app.Session(ctx, other)
+	_, err = f.app.Session(ctx, asBearer(other))
 	wantKind(t, err, fault.Unauthenticated)
 	// ... and an undelete does not bring back tokens issued before it.
 	f.ws.set("w1", app.WorkspaceStatus{Active: true, TokenCutoff: f.now})
-	_, err = f.app.Session(ctx, other)
+	_, err = f.app.Session(ctx, asBearer(other))
 	wantKind(t, err, fault.Unauthenticated)
 	f.now = f.now.Add(time.Minute)
 	fresh := f.login(t, "bob@example.com")
-	if _, err := f.app.Session(ctx, fresh); err != nil {
+	if _, err := f.app.Session(ctx, asBearer(fresh)); err != nil {
 		t.Fatalf("a token issued after the undelete: %v", err)
 	}
 
 	// Expiry.
 	f.now = f.now.Add(8 * time.Hour)
-	_, err = f.app.Session(ctx, fresh)
+	_, err = f.app.Session(ctx, asBearer(fresh))
 	wantKind(t, err, fault.Unauthenticated)
 }
 
@@ -179,7 +182,7 @@ func TestSessionFailsClosed(t *testing.T) {
 	f := newFixture(t)
 	token := f.login(t, "ada@example.com")
 	f.ws.down = true
-	_, err := f.app.Session(context.Background(), token)
+	_, err := f.app.Session(context.Background(), asBearer(token))
 	wantKind(t, err, fault.Unavailable)
 }
 
@@ -200,20 +203,20 @@ func TestEndSessionAndTenantScopedRevocation(t *testing.T) {
 		t.Fatalf("alice's introspection: %+v active %v, %v", s, active, err)
 	}
 
-	if err := f.app.EndSession(ctx, token); err != nil {
+	if err := f.app.EndSession(ctx, asBearer(token)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.app.Session(ctx, token)
+	_, err := f.app.Session(ctx, asBearer(token))
 	wantKind(t, err, fault.Unauthenticated)
-	wantKind(t, f.app.EndSession(ctx, token), fault.Unauthenticated)
-	if _, err := f.app.Session(ctx, second); err != nil {
+	wantKind(t, f.app.EndSession(ctx, asBearer(token)), fault.Unauthenticated)
+	if _, err := f.app.Session(ctx, asBearer(second)); err != nil {
 		t.Fatalf("ending one session ended another: %v", err)
 	}
 
 	if err := f.app.RevokeWorkspace(ctx, service, "w1"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.app.Session(ctx, second)
+	_, err = f.app.Session(ctx, asBearer(second))
 	wantKind(t, err, fault.Unauthenticated)
 	wantKind(t, f.app.RevokeWorkspace(ctx, mallory, "w1"), fault.NotFound)
 }
@@ -252,7 +255,7 @@ func TestRevocationsAreRecorded(t *testing.T) {
 		f.ws.recorded[1].WorkspaceID != want[1].WorkspaceID || f.ws.recorded[1].User != "" {
 		t.Fatalf("recorded = %+v, want %+v", f.ws.recorded, want)
 	}
-	if _, err := f.app.Session(ctx, token); fault.KindOf(err) != fault.Unauthenticated {
+	if _, err := f.app.Session(ctx, asBearer(token)); fault.KindOf(err) != fault.Unauthenticated {
 		t.Fatalf("session after logout: %v, want Unauthenticated", err)
 	}
 
@@ -262,7 +265,7 @@ func TestRevocationsAreRecorded(t *testing.T) {
 	if fault.KindOf(err) != fault.Unavailable {
 		t.Fatalf("logout with the audit trail down: %v, want Unavailable", err)
 	}
-	if _, err := f.app.Session(ctx, token); fault.KindOf(err) != fault.Unauthenticated {
+	if _, err := f.app.Session(ctx, asBearer(token)); fault.KindOf(err) != fault.Unauthenticated {
 		t.Fatalf("session after a logout whose record failed: %v, want Unauthenticated (revoked all the same)", err)
 	}
 }

@@ -10,32 +10,30 @@ import (
 )
 
 // CreateToken issues an 8-hour token for a user of a live workspace that the
-// credentials may act for.
-//
-// The client's address is first checked against its failed
-// authentications, then the credentials, then the key pair's rate limit,
-// and then the token is saved. When the credentials' access to the
-// workspace is remembered (see authorize) and the store can, the checks
-// and the save run as one step of the store: the usual login then costs
-// one Redis round trip instead of three, and its order is the same.
+// credentials may act for, through the policy's steps in order (policy.go):
+// the client address's failed authentications, then the credentials, then
+// the key pair's rate limit, and then the token is saved. When the
+// credentials' access to the workspace is remembered and the store can, the
+// limits and the save are one step of the store (LoginStore): the usual
+// login then costs one Redis round trip instead of three.
 func (a *App) CreateToken(ctx context.Context, authorization, email, workspaceID string) (domain.Token, domain.Session, error) {
-	appKey, _, _ := basicauth.Parse(authorization)
 	invalid := domain.CheckLogin(email, workspaceID)
-	if invalid == nil && authorization != "" && a.planner != nil && a.guarded != nil {
+	if invalid == nil && authorization != "" && a.logins != nil {
+		appKey, _, _ := basicauth.Parse(authorization)
 		if st, ok := a.cachedAccess(newAccessKey(authorization, workspaceID), appKey); ok && st.Active {
-			limits := a.planner.Plan(ctx, appKey, st.CallerLimit)
+			limits := LoginLimits{AppKey: appKey, Own: st.CallerLimit}
 			return a.issueWith(email, workspaceID, func(d domain.Digest, s domain.Session) error {
-				return a.guarded.SaveGuarded(ctx, d, s, limits)
+				return a.logins.SaveLogin(ctx, d, s, limits)
 			})
 		}
 	}
-	if err := a.limits.CheckFailures(ctx, appKey); err != nil {
+	if _, err := a.admit(ctx, opCreateToken, authorization); err != nil {
 		return "", domain.Session{}, err
 	}
 	if invalid != nil {
 		return "", domain.Session{}, invalid
 	}
-	if _, err := a.authorize(ctx, authorization, workspaceID, true); err != nil {
+	if _, err := a.grant(ctx, authorization, workspaceID, true); err != nil {
 		return "", domain.Session{}, err
 	}
 	return a.issue(ctx, email, workspaceID)

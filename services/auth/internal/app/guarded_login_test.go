@@ -12,21 +12,26 @@ import (
 	"github.com/liveproctor/workspaces/pkg/clientaddr"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
+	"github.com/liveproctor/workspaces/services/auth/internal/adapters/limits"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
 
-// guardedStore runs the planned limits one after the other, as the Redis
+// guardedStore runs a login's limits one after the other, as the Redis
 // store does on a Cluster, and counts its calls.
 type guardedStore struct {
 	*memstore.Store
-	calls atomic.Int32
+	limits app.Limits
+	calls  atomic.Int32
 }
 
-func (g *guardedStore) SaveGuarded(ctx context.Context, d domain.Digest, s domain.Session, limits ratelimit.Planned) error {
+func (g *guardedStore) SaveLogin(ctx context.Context, d domain.Digest, s domain.Session, login app.LoginLimits) error {
 	g.calls.Add(1)
-	if err := limits.Separately(ctx); err != nil {
+	if err := g.limits.CheckFailures(ctx, login.AppKey); err != nil {
+		return err
+	}
+	if err := g.limits.LimitKeyPair(ctx, login.AppKey, login.Own); err != nil {
 		return err
 	}
 	return g.Save(ctx, d, s)
@@ -40,13 +45,13 @@ func TestRememberedLoginRunsItsLimitsWithTheSave(t *testing.T) {
 	now := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	ws := &workspaces{status: map[string]app.WorkspaceStatus{"w1": {Active: true}}}
-	store := &guardedStore{Store: memstore.New(clock)}
 	guard := ratelimit.NewGuard(nil, ratelimit.Settings{
 		Default:  ratelimit.Limit{Rate: 100, Burst: 100},
 		Failures: ratelimit.FailureLimits{PerKey: 2, PerAddress: 10, Window: time.Minute},
 	}, slog.New(slog.DiscardHandler))
+	store := &guardedStore{Store: memstore.New(clock), limits: limits.New(guard)}
 	a := app.New(store, ws, app.Settings{ServiceAuthorization: service, AccessCacheTTL: time.Minute},
-		app.WithClock(clock), app.WithLimits(guard))
+		app.WithClock(clock), app.WithLimits(store.limits))
 	from := func(last byte) context.Context {
 		return clientaddr.NewContext(context.Background(), netip.AddrFrom4([4]byte{192, 0, 2, last}))
 	}
@@ -55,14 +60,14 @@ func TestRememberedLoginRunsItsLimitsWithTheSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := store.calls.Load(); n != 0 {
-		t.Fatalf("the first login (access not yet known) used SaveGuarded %d times", n)
+		t.Fatalf("the first login (access not yet known) used SaveLogin %d times", n)
 	}
 	token, _, err := a.CreateToken(from(1), alice, "ada@example.com", "w1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := store.calls.Load(); n != 1 {
-		t.Fatalf("the second login used SaveGuarded %d times, want 1", n)
+		t.Fatalf("the second login used SaveLogin %d times, want 1", n)
 	}
 	if _, err := store.Lookup(context.Background(), token.Digest()); err != nil {
 		t.Fatalf("the guarded login's token: %v", err)
@@ -73,7 +78,7 @@ func TestRememberedLoginRunsItsLimitsWithTheSave(t *testing.T) {
 	_, _, err = a.CreateToken(from(2), alice, "ada@example.com", "w1")
 	wantKind(t, err, fault.Throttled)
 	if n := store.calls.Load(); n != 2 {
-		t.Fatalf("the blocked login used SaveGuarded %d times in all, want 2", n)
+		t.Fatalf("the blocked login used SaveLogin %d times in all, want 2", n)
 	}
 	// The same app key from that address is refused before its
 	// credentials are looked at, remembered or not.

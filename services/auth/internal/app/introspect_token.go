@@ -11,17 +11,20 @@ import (
 // not act for is reported as not live, so the answer reveals nothing about
 // other tenants.
 func (a *App) IntrospectToken(ctx context.Context, authorization string, token domain.Token) (domain.Session, bool, error) {
+	if _, err := a.admit(ctx, opIntrospectToken, authorization); err != nil {
+		return domain.Session{}, false, err
+	}
 	if authorization == "" {
 		return domain.Session{}, false, errNoCredentials
 	}
-	s, err := a.Session(ctx, token)
+	s, err := a.session(ctx, token)
 	if isNotFound(err) {
 		return domain.Session{}, false, nil
 	}
 	if err != nil {
 		return domain.Session{}, false, err
 	}
-	if _, err := a.authorize(ctx, authorization, s.WorkspaceID, true); err != nil {
+	if _, err := a.grant(ctx, authorization, s.WorkspaceID, true); err != nil {
 		if isHidden(err) {
 			return domain.Session{}, false, nil
 		}

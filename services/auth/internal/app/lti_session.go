@@ -38,7 +38,10 @@ var errNoLaunches = fault.New(fault.Unavailable, "LTI launches are not available
 // CreateLtiSession issues an 8-hour token for the user of an LTI launch
 // the workspace service verified, in the launch's workspace: the same
 // session a login opens.
-func (a *App) CreateLtiSession(ctx context.Context, method string, params []LaunchParameter) (domain.Token, domain.Session, Launch, error) {
+func (a *App) CreateLtiSession(ctx context.Context, authorization, method string, params []LaunchParameter) (domain.Token, domain.Session, Launch, error) {
+	if _, err := a.admit(ctx, opCreateLtiSession, authorization); err != nil {
+		return "", domain.Session{}, Launch{}, err
+	}
 	if a.launches == nil {
 		return "", domain.Session{}, Launch{}, errNoLaunches
 	}

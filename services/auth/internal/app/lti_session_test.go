@@ -36,7 +36,7 @@ func TestLtiSessionIsAnOrdinarySession(t *testing.T) {
 	a := app.New(memstore.New(clock), f.ws, app.Settings{ServiceAuthorization: service, AccessCacheTTL: time.Second},
 		app.WithClock(clock), app.WithLaunches(l))
 	params := []app.LaunchParameter{{Name: "oauth_consumer_key", Value: "k"}, {Name: "a", Value: "1"}, {Name: "a", Value: "2"}}
-	token, s, launch, err := a.CreateLtiSession(context.Background(), "POST", params)
+	token, s, launch, err := a.CreateLtiSession(context.Background(), "", "POST", params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,16 +49,16 @@ func TestLtiSessionIsAnOrdinarySession(t *testing.T) {
 	if len(launch.CustomParameters) != 1 {
 		t.Fatalf("launch %+v", launch)
 	}
-	got, err := a.Session(context.Background(), token)
+	got, err := a.Session(context.Background(), asBearer(token))
 	if err != nil || got.Email != "ada@example.com" {
 		t.Fatalf("the token's session: %+v, %v", got, err)
 	}
 
 	l.err = fault.New(fault.Unauthenticated, "the launch's signature does not match")
-	_, _, _, err = a.CreateLtiSession(context.Background(), "POST", params)
+	_, _, _, err = a.CreateLtiSession(context.Background(), "", "POST", params)
 	wantKind(t, err, fault.Unauthenticated)
 
 	none := app.New(memstore.New(clock), f.ws, app.Settings{ServiceAuthorization: service})
-	_, _, _, err = none.CreateLtiSession(context.Background(), "POST", params)
+	_, _, _, err = none.CreateLtiSession(context.Background(), "", "POST", params)
 	wantKind(t, err, fault.Unavailable)
 }

@@ -12,10 +12,13 @@ import (
 // RevokeUser revokes every token of a user in a workspace the credentials
 // may act for (deleted or not): the logout of every device.
 func (a *App) RevokeUser(ctx context.Context, authorization, email, workspaceID string) error {
+	if _, err := a.admit(ctx, opRevokeUser, authorization); err != nil {
+		return err
+	}
 	if err := domain.CheckLogin(email, workspaceID); err != nil {
 		return err
 	}
-	if _, err := a.authorize(ctx, authorization, workspaceID, false); err != nil {
+	if _, err := a.grant(ctx, authorization, workspaceID, false); err != nil {
 		return err
 	}
 	if err := a.store.RevokeUser(ctx, workspaceID, email); err != nil {
@@ -36,10 +39,13 @@ func (a *App) recordRevocation(ctx context.Context, authorization string, r Revo
 // RevokeWorkspace revokes every token of a workspace the credentials may
 // act for. The workspace service calls it when it deletes one.
 func (a *App) RevokeWorkspace(ctx context.Context, authorization, workspaceID string) error {
+	if _, err := a.admit(ctx, opRevokeWorkspace, authorization); err != nil {
+		return err
+	}
 	if err := domain.CheckWorkspaceID(workspaceID); err != nil {
 		return err
 	}
-	if _, err := a.authorize(ctx, authorization, workspaceID, false); err != nil {
+	if _, err := a.grant(ctx, authorization, workspaceID, false); err != nil {
 		return err
 	}
 	a.revoked.Set(workspaceID, a.now())
@@ -52,6 +58,9 @@ func (a *App) RevokeWorkspace(ctx context.Context, authorization, workspaceID st
 // RevokeToken revokes one token of a workspace the credentials may act
 // for. An unknown token, or one of another tenant, is not an error.
 func (a *App) RevokeToken(ctx context.Context, authorization string, token domain.Token) error {
+	if _, err := a.admit(ctx, opRevokeToken, authorization); err != nil {
+		return err
+	}
 	if authorization == "" {
 		return errNoCredentials
 	}
@@ -65,7 +74,7 @@ func (a *App) RevokeToken(ctx context.Context, authorization string, token domai
 	if err != nil {
 		return err
 	}
-	if _, err := a.authorize(ctx, authorization, s.WorkspaceID, false); err != nil {
+	if _, err := a.grant(ctx, authorization, s.WorkspaceID, false); err != nil {
 		if isHidden(err) {
 			return nil
 		}

@@ -9,11 +9,35 @@ import (
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
 
-// Session returns the session of a live token: stored, unexpired, not
+// Session returns the session of the live token an Authorization: Bearer
+// header presents (see session).
+func (a *App) Session(ctx context.Context, authorization string) (domain.Session, error) {
+	token, err := a.admit(ctx, opSession, authorization)
+	if err != nil {
+		return domain.Session{}, err
+	}
+	s, err := a.session(ctx, token)
+	return s, a.settle(ctx, opSession, err)
+}
+
+// EndSession revokes the token an Authorization: Bearer header presents;
+// it must be live.
+func (a *App) EndSession(ctx context.Context, authorization string) error {
+	token, err := a.admit(ctx, opEndSession, authorization)
+	if err != nil {
+		return err
+	}
+	if _, err := a.session(ctx, token); err != nil {
+		return a.settle(ctx, opEndSession, err)
+	}
+	return a.settle(ctx, opEndSession, a.store.Revoke(ctx, token.Digest()))
+}
+
+// session returns the session of a live token: stored, unexpired, not
 // revoked, and of a workspace that is active and was not deleted after the
 // token was issued. Anything else is domain.ErrTokenNotFound; a store or
 // service that cannot answer is Unavailable, never a yes.
-func (a *App) Session(ctx context.Context, token domain.Token) (domain.Session, error) {
+func (a *App) session(ctx context.Context, token domain.Token) (domain.Session, error) {
 	if !token.Valid() {
 		return domain.Session{}, domain.ErrTokenNotFound
 	}
@@ -41,14 +65,6 @@ func (a *App) Session(ctx context.Context, token domain.Token) (domain.Session, 
 		return domain.Session{}, domain.ErrTokenNotFound
 	}
 	return s, nil
-}
-
-// EndSession revokes the token presented; it must be live.
-func (a *App) EndSession(ctx context.Context, token domain.Token) error {
-	if _, err := a.Session(ctx, token); err != nil {
-		return err
-	}
-	return a.store.Revoke(ctx, token.Digest())
 }
 
 // isNotFound reports a token that does not (or no longer) exist.

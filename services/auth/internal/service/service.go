@@ -21,6 +21,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
+	"github.com/liveproctor/workspaces/services/auth/internal/adapters/limits"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/redisstore"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/workspaceclient"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
@@ -48,55 +49,31 @@ type Service struct {
 func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 	s := &Service{cfg: cfg, logger: logger, served: make(chan error, 1), probed: make(chan struct{})}
 	metrics := telemetry.NewMetrics()
-	var err error
-	s.workspace, err = grpc.NewClient(cfg.WorkspaceServiceAddr, append(append(telemetry.GRPCDialOptions(), grpcmw.DialTransportOptions()...),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		// The workspace service counts failed key pairs per client
-		// address: it gets the address of the call being served.
-		grpc.WithChainUnaryInterceptor(metrics.UnaryClientInterceptor(), clientaddr.UnaryClientInterceptor()))...)
-	if err != nil {
-		return nil, fmt.Errorf("WORKSPACE_SERVICE_ADDR: %w", err)
-	}
-	s.lis, err = net.Listen("tcp", cfg.GRPCAddr)
-	if err != nil {
-		_ = s.workspace.Close()
-		return nil, fmt.Errorf("AUTH_GRPC_ADDR: %w", err)
-	}
-	// Commands fail at once while Redis is unreachable; the health probe
-	// below decides when that is.
-	guard := breaker.Defaults(cfg.Redis.ReadTimeout)
-	guard.Unreachable = redisconn.Unreachable
-	storeBreaker := breaker.New(guard)
-	if s.redis, err = redisconn.Open(cfg.Redis, metrics, redisconn.WithBreaker(storeBreaker)); err != nil {
-		_ = s.workspace.Close()
-		_ = s.lis.Close()
+	if err := s.start(metrics); err != nil {
+		s.closeConnections()
 		return nil, err
 	}
-	s.store = redisstore.New(s.redis)
-	if s.metrics, err = telemetry.ServeMetrics(cfg.MetricsAddr, metrics, logger); err != nil {
-		_ = s.workspace.Close()
-		_ = s.lis.Close()
-		return nil, fmt.Errorf("METRICS_ADDR: %w", err)
+	return s, nil
+}
+
+// start opens the connections, builds the application, serves gRPC and
+// starts the store's health probe.
+func (s *Service) start(metrics *telemetry.Metrics) error {
+	if err := s.dialWorkspace(metrics); err != nil {
+		return err
 	}
-
-	limits := ratelimit.NewGuard(s.redis, cfg.Limits, logger)
-	workspaces := workspaceclient.New(s.workspace, cfg.CallTimeout)
-	application := app.New(s.store, workspaces, app.Settings{
-		ServiceAuthorization: basicauth.Header(cfg.ServiceAppKey, cfg.ServiceAppSecret),
-		AccessCacheTTL:       cfg.AccessCacheTTL,
-		AccessCacheSize:      cfg.AccessCacheSize,
-	}, app.WithLimits(limits), app.WithLaunches(workspaces))
-	s.grpc = grpc.NewServer(append(append(telemetry.GRPCServerOptions(), grpcmw.ServerTransportOptions()...), grpc.ChainUnaryInterceptor(
-		metrics.UnaryServerInterceptor(),
-		grpcmw.ErrorInterceptor(logger, cfg.CallTimeout),
-		cfg.Limits.Proxies.UnaryServerInterceptor(),
-		grpcport.LimitInterceptor(limits),
-	))...)
-	authv1.RegisterAuthServiceServer(s.grpc, grpcport.NewServer(application))
-	s.health = health.NewServer()
-	healthpb.RegisterHealthServer(s.grpc, s.health)
-	reflection.Register(s.grpc)
-
+	var err error
+	if s.lis, err = net.Listen("tcp", s.cfg.GRPCAddr); err != nil {
+		return fmt.Errorf("AUTH_GRPC_ADDR: %w", err)
+	}
+	storeBreaker, err := s.openRedis(metrics)
+	if err != nil {
+		return err
+	}
+	if s.metrics, err = telemetry.ServeMetrics(s.cfg.MetricsAddr, metrics, s.logger); err != nil {
+		return fmt.Errorf("METRICS_ADDR: %w", err)
+	}
+	s.serve(s.newApp(), metrics)
 	probeCtx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	go func() {
@@ -104,8 +81,78 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 		grpcmw.ProbeHealth(probeCtx, s.health, []string{authv1.AuthService_ServiceDesc.ServiceName}, storeBreaker, s.store.Ping, s.logger, "token store")
 	}()
 	go func() { s.served <- s.grpc.Serve(s.lis) }()
-	logger.Info("auth service serving", "addr", s.lis.Addr().String(), "redis", cfg.Redis.Addrs)
-	return s, nil
+	s.logger.Info("auth service serving", "addr", s.lis.Addr().String(), "redis", s.cfg.Redis.Addrs)
+	return nil
+}
+
+// dialWorkspace makes the client of the workspace service, which checks
+// key pairs and verifies LTI launches.
+func (s *Service) dialWorkspace(metrics *telemetry.Metrics) error {
+	var err error
+	s.workspace, err = grpc.NewClient(s.cfg.WorkspaceServiceAddr, append(append(telemetry.GRPCDialOptions(), grpcmw.DialTransportOptions()...),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		// The workspace service counts failed key pairs per client
+		// address: it gets the address of the call being served.
+		grpc.WithChainUnaryInterceptor(metrics.UnaryClientInterceptor(), clientaddr.UnaryClientInterceptor()))...)
+	if err != nil {
+		return fmt.Errorf("WORKSPACE_SERVICE_ADDR: %w", err)
+	}
+	return nil
+}
+
+// openRedis opens the client of Redis, where tokens and the limits'
+// counters are kept, behind a breaker: commands fail at once while Redis
+// is unreachable, which the health probe decides.
+func (s *Service) openRedis(metrics *telemetry.Metrics) (*breaker.Breaker, error) {
+	guard := breaker.Defaults(s.cfg.Redis.ReadTimeout)
+	guard.Unreachable = redisconn.Unreachable
+	storeBreaker := breaker.New(guard)
+	var err error
+	if s.redis, err = redisconn.Open(s.cfg.Redis, metrics, redisconn.WithBreaker(storeBreaker)); err != nil {
+		return nil, err
+	}
+	s.store = redisstore.New(s.redis)
+	return storeBreaker, nil
+}
+
+// newApp builds the application: tokens in Redis, the policy's limits
+// counted there too (the store runs a login's limits with its save), and
+// the workspace service for access checks, audit records and launches.
+func (s *Service) newApp() *app.App {
+	guard := ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger)
+	workspaces := workspaceclient.New(s.workspace, s.cfg.CallTimeout)
+	return app.New(s.store.WithLoginLimits(guard), workspaces, app.Settings{
+		ServiceAuthorization: basicauth.Header(s.cfg.ServiceAppKey, s.cfg.ServiceAppSecret),
+		AccessCacheTTL:       s.cfg.AccessCacheTTL,
+		AccessCacheSize:      s.cfg.AccessCacheSize,
+	}, app.WithLimits(limits.New(guard)), app.WithLaunches(workspaces))
+}
+
+// serve builds the gRPC server: metrics, errors and the trusted proxies
+// (who may name the client's address) around the application's port.
+func (s *Service) serve(application *app.App, metrics *telemetry.Metrics) {
+	s.grpc = grpc.NewServer(append(append(telemetry.GRPCServerOptions(), grpcmw.ServerTransportOptions()...), grpc.ChainUnaryInterceptor(
+		metrics.UnaryServerInterceptor(),
+		grpcmw.ErrorInterceptor(s.logger, s.cfg.CallTimeout),
+		s.cfg.Limits.Proxies.UnaryServerInterceptor(),
+	))...)
+	authv1.RegisterAuthServiceServer(s.grpc, grpcport.NewServer(application))
+	s.health = health.NewServer()
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+}
+
+// closeConnections closes what a failed start opened.
+func (s *Service) closeConnections() {
+	if s.workspace != nil {
+		_ = s.workspace.Close()
+	}
+	if s.lis != nil {
+		_ = s.lis.Close()
+	}
+	if s.redis != nil {
+		_ = s.redis.Close()
+	}
 }
 
 // Done receives the serve loop's error if it stops on its own.

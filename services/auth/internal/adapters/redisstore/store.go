@@ -64,6 +64,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
+	"github.com/liveproctor/workspaces/services/auth/internal/app"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
 
@@ -167,11 +168,29 @@ func (s *Store) Save(ctx context.Context, d domain.Digest, session domain.Sessio
 	return nil
 }
 
-// SaveGuarded checks a login's limits and saves its token only when they
+// LoginStore is a Store that runs a login's limits in the same step as the
+// save of its token (app.LoginStore): the limits of pkg/ratelimit, counted
+// by the guard it was made with.
+type LoginStore struct {
+	*Store
+	guard *ratelimit.Guard
+}
+
+var _ app.LoginStore = (*LoginStore)(nil)
+
+// WithLoginLimits returns the store running logins' limits with guard, the
+// one the service's other limits count with.
+func (s *Store) WithLoginLimits(guard *ratelimit.Guard) *LoginStore {
+	return &LoginStore{Store: s, guard: guard}
+}
+
+// SaveLogin checks a login's limits (the failure counters of the client's
+// address, then the key pair's rate) and saves its token only when they
 // let it pass (see Save): on a single Redis server in one script, one
 // round trip for the whole login; elsewhere the limits with calls of their
 // own, then Save. A refusal is the limits' error, and no token is saved.
-func (s *Store) SaveGuarded(ctx context.Context, d domain.Digest, session domain.Session, limits ratelimit.Planned) error {
+func (s *LoginStore) SaveLogin(ctx context.Context, d domain.Digest, session domain.Session, login app.LoginLimits) error {
+	limits := s.guard.Plan(ctx, login.AppKey, ratelimit.Limit{Rate: login.Own.PerSecond, Burst: login.Own.Burst})
 	_, single := s.rdb.(*redis.Client)
 	if !single || !s.now().Before(session.ExpiresAt) {
 		if err := limits.Separately(ctx); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/redisstore"
+	"github.com/liveproctor/workspaces/services/auth/internal/app"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain/tokenstoretest"
 )
@@ -56,7 +57,7 @@ func runContract(t *testing.T, rdb redis.UniversalClient) {
 		{"MissingCounterRefusesToken", missingCounterRefusesToken},
 		{"CountersOutliveTokensByAtMostAStep", countersOutliveTokens},
 		{"EarlierLayoutIsReadForOneLifetime", earlierLayoutIsRead},
-		{"SaveGuardedSavesOnlyWhatTheLimitsLetPass", saveGuarded},
+		{"SaveLoginSavesOnlyWhatTheLimitsLetPass", saveLogin},
 		{"EverythingExpires", everythingExpires},
 	}
 	store := redisstore.New(rdb)
@@ -473,11 +474,11 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 	wantNotFound(t, s, token) // persistence is off: the restart forgot it
 }
 
-// SaveGuarded runs a login's limits (the failure counters of the client's
+// SaveLogin runs a login's limits (the failure counters of the client's
 // address first, then the key pair's rate) and saves the token only when
 // they let it pass: in one script on a single server, one call after
 // another on a Cluster, with the same outcomes.
-func saveGuarded(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
+func saveLogin(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
 	guard := ratelimit.NewGuard(rdb, ratelimit.Settings{
 		Default:  ratelimit.Limit{Rate: 1, Burst: 2},
 		Failures: ratelimit.FailureLimits{PerKey: 2, PerAddress: 5, Window: time.Minute},
@@ -488,34 +489,35 @@ func saveGuarded(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
 		return clientaddr.NewContext(context.Background(), netip.AddrFrom4([4]byte{10, byte(n >> 8), byte(n), byte(host)}))
 	}
 	ws := workspace(t)
-	save := func(ctx context.Context, own ratelimit.Limit) (domain.Token, error) {
+	logins := s.WithLoginLimits(guard)
+	save := func(ctx context.Context, own app.RateLimit) (domain.Token, error) {
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		token := domain.NewToken()
-		err := s.SaveGuarded(ctx, token.Digest(),
+		err := logins.SaveLogin(ctx, token.Digest(),
 			domain.Session{Email: "ada@example.com", WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(domain.TokenTTL)},
-			guard.Plan(ctx, appKey, own))
+			app.LoginLimits{AppKey: appKey, Own: own})
 		return token, err
 	}
 	wantRefused := func(token domain.Token, err error, why string) {
 		t.Helper()
 		if fault.KindOf(err) != fault.Throttled || !strings.Contains(err.Error(), why) {
-			t.Fatalf("SaveGuarded: %v, want a refusal for %q", err, why)
+			t.Fatalf("SaveLogin: %v, want a refusal for %q", err, why)
 		}
 		wantNotFound(t, s, token)
 	}
 
 	// The rate: a burst of two, then a refusal that saves nothing.
 	for range 2 {
-		token, err := save(from(1), ratelimit.Limit{})
+		token, err := save(from(1), app.RateLimit{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		wantLive(t, s, token, "ada@example.com")
 	}
-	token, err := save(from(1), ratelimit.Limit{})
+	token, err := save(from(1), app.RateLimit{})
 	wantRefused(token, err, "rate limit exceeded")
 	// A workspace's own limit is a bucket of its own.
-	if _, err := save(from(1), ratelimit.Limit{Rate: 10, Burst: 20}); err != nil {
+	if _, err := save(from(1), app.RateLimit{PerSecond: 10, Burst: 20}); err != nil {
 		t.Fatalf("with the workspace's own limit: %v", err)
 	}
 
@@ -523,9 +525,9 @@ func saveGuarded(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
 	// the rate is even counted; host 3 is not blocked.
 	guard.Failed(from(2), appKey)
 	guard.Failed(from(2), appKey)
-	token, err = save(from(2), ratelimit.Limit{Rate: 10, Burst: 20})
+	token, err = save(from(2), app.RateLimit{PerSecond: 10, Burst: 20})
 	wantRefused(token, err, "failed authentications")
-	if _, err := save(from(3), ratelimit.Limit{Rate: 10, Burst: 20}); err != nil {
+	if _, err := save(from(3), app.RateLimit{PerSecond: 10, Burst: 20}); err != nil {
 		t.Fatalf("from another address: %v", err)
 	}
 }

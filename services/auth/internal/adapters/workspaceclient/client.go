@@ -15,7 +15,6 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcfault"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
-	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
 )
 
@@ -46,7 +45,7 @@ func (c *Client) Status(ctx context.Context, authorization, workspaceID string) 
 	}
 	out := app.WorkspaceStatus{Active: st.GetActive()}
 	if r := st.GetCallerRateLimit(); r != nil {
-		out.CallerLimit = ratelimit.Limit{Rate: int(r.GetRequestsPerSecond()), Burst: int(r.GetBurst())}
+		out.CallerLimit = app.RateLimit{PerSecond: int(r.GetRequestsPerSecond()), Burst: int(r.GetBurst())}
 	}
 	if s := st.GetCallerKeyExpireTime(); s != "" {
 		if out.CallerKeyExpiresAt, err = apitime.Parse(s); err != nil {

@@ -1,5 +1,6 @@
 // Package grpcport is the auth service's gRPC face: it converts between
-// protos and the application, and nothing else.
+// protos and the application, and nothing else. Who may call and how often
+// is the application's policy (app/policy.go).
 package grpcport
 
 import (
@@ -31,11 +32,7 @@ func (s *Server) CreateSdkToken(ctx context.Context, req *authv1.CreateSdkTokenR
 }
 
 func (s *Server) GetSdkSession(ctx context.Context, _ *authv1.GetSdkSessionRequest) (*authv1.SdkSession, error) {
-	token, err := bearer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	session, err := s.app.Session(ctx, token)
+	session, err := s.app.Session(ctx, authorization(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -43,11 +40,7 @@ func (s *Server) GetSdkSession(ctx context.Context, _ *authv1.GetSdkSessionReque
 }
 
 func (s *Server) DeleteSdkSession(ctx context.Context, _ *authv1.DeleteSdkSessionRequest) (*authv1.DeleteSdkSessionResponse, error) {
-	token, err := bearer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.app.EndSession(ctx, token); err != nil {
+	if err := s.app.EndSession(ctx, authorization(ctx)); err != nil {
 		return nil, err
 	}
 	return &authv1.DeleteSdkSessionResponse{}, nil
@@ -96,7 +89,7 @@ func (s *Server) CreateLtiSession(ctx context.Context, req *authv1.CreateLtiSess
 	for i, p := range req.GetParameters() {
 		params[i] = app.LaunchParameter{Name: p.GetName(), Value: p.GetValue()}
 	}
-	token, session, launch, err := s.app.CreateLtiSession(ctx, req.GetMethod(), params)
+	token, session, launch, err := s.app.CreateLtiSession(ctx, authorization(ctx), req.GetMethod(), params)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,8 @@
-package grpcport
+package app
 
 import (
-	"context"
 	"strings"
 	"testing"
-
-	"google.golang.org/grpc/metadata"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
@@ -23,13 +20,11 @@ func FuzzBearer(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", "Bearer "+token))
-	if got, err := bearer(ctx); err != nil || string(got) != token {
+	if got, err := bearer("Bearer " + token); err != nil || string(got) != token {
 		f.Fatalf("bearer(Bearer %s) = %q, %v", token, got, err)
 	}
 	f.Fuzz(func(t *testing.T, header string) {
-		ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", header))
-		got, err := bearer(ctx)
+		got, err := bearer(header)
 		if err != nil {
 			if k := fault.KindOf(err); k != fault.Unauthenticated || got != "" {
 				t.Fatalf("bearer(%q) = %q, %v (kind %v), want only an Unauthenticated error", header, got, err, k)
