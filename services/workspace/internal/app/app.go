@@ -65,9 +65,10 @@ type App struct {
 
 	// rootID is the root workspace's id, known once Bootstrap has run;
 	// only its key pairs may verify LTI launches.
-	rootID      atomic.Pointer[string]
-	nonces      NonceStore   // nil: LTI launches are refused
-	launchGuard FailureGuard // nil: failed launches are not counted
+	rootID atomic.Pointer[string]
+	nonces NonceStore // nil: LTI launches are refused
+
+	limits Limits // what Admit and VerifyLTILaunch count calls against
 
 	events        EventLog // nil: events stay in the outboxes
 	eventSettings EventSettings
@@ -98,7 +99,7 @@ func New(repo domain.Repository, secrets SecretBox, settings Settings, opts ...O
 	if settings.CredentialCacheSize <= 0 {
 		settings.CredentialCacheSize = 10000
 	}
-	a := &App{repo: repo, secrets: secrets, settings: settings, now: time.Now, logger: slog.Default()}
+	a := &App{repo: repo, secrets: secrets, settings: settings, now: time.Now, logger: slog.Default(), limits: noLimits{}}
 	for _, opt := range opts {
 		opt(a)
 	}

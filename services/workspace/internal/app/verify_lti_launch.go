@@ -20,18 +20,11 @@ type NonceStore interface {
 	Use(ctx context.Context, consumerKey, nonce string, ttl time.Duration) (bool, error)
 }
 
-// FailureGuard counts failed authentications per client address and key
-// (pkg/ratelimit.Guard): a launch whose key or signature is wrong is one.
-type FailureGuard interface {
-	CheckFailures(ctx context.Context, appKey string) error
-	Failed(ctx context.Context, appKey string)
-}
-
 // WithLTILaunches lets the app verify LTI launches, with nonces kept in
-// nonces and failures counted by guard (nil: not counted). Without it every
-// launch is refused as unavailable.
-func WithLTILaunches(nonces NonceStore, guard FailureGuard) Option {
-	return func(a *App) { a.nonces, a.launchGuard = nonces, guard }
+// nonces; their failures are counted by the app's Limits (WithLimits).
+// Without it every launch is refused as unavailable.
+func WithLTILaunches(nonces NonceStore) Option {
+	return func(a *App) { a.nonces = nonces }
 }
 
 // LaunchRequest is a launch as the LMS sent it: the HTTP method and every
@@ -69,14 +62,12 @@ func (a *App) VerifyLTILaunch(ctx context.Context, caller domain.Caller, req Lau
 	if err != nil {
 		return domain.Launch{}, err
 	}
-	if a.launchGuard != nil {
-		if err := a.launchGuard.CheckFailures(ctx, signed.ConsumerKey); err != nil {
-			return domain.Launch{}, err
-		}
+	if err := a.limits.CheckFailures(ctx, signed.ConsumerKey); err != nil {
+		return domain.Launch{}, err
 	}
 	launch, err := a.verifyLaunch(ctx, signed, req)
-	if a.launchGuard != nil && failedAuthentication(err) {
-		a.launchGuard.Failed(ctx, signed.ConsumerKey)
+	if failedAuthentication(err) {
+		a.limits.Failed(ctx, signed.ConsumerKey)
 	}
 	return launch, err
 }

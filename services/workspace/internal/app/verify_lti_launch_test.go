@@ -21,8 +21,8 @@ import (
 
 const launchURL = "https://lti.test/lti/v1/launch"
 
-// recordingGuard is a FailureGuard that remembers the failures counted and
-// refuses once told to.
+// recordingGuard is app.Limits that remembers the failures counted and
+// refuses once told to; it limits no rate.
 type recordingGuard struct {
 	failed []string
 	refuse error
@@ -30,6 +30,9 @@ type recordingGuard struct {
 
 func (g *recordingGuard) CheckFailures(context.Context, string) error { return g.refuse }
 func (g *recordingGuard) Failed(_ context.Context, key string)        { g.failed = append(g.failed, key) }
+func (g *recordingGuard) LimitKeyPair(context.Context, string, *domain.RateLimit) error {
+	return nil
+}
 
 // downNonces is a nonce store that cannot be reached.
 type downNonces struct{}
@@ -52,7 +55,7 @@ func newLaunchFixture(t *testing.T, nonces app.NonceStore) *launchFixture {
 	if nonces == nil {
 		nonces = ltinonce.NewMemoryStore(1000, func() time.Time { return lf.now })
 	}
-	lf.fixture = newFixture(t, app.WithClock(func() time.Time { return lf.now }), app.WithLTILaunches(nonces, lf.guard))
+	lf.fixture = newFixture(t, app.WithClock(func() time.Time { return lf.now }), app.WithLTILaunches(nonces), app.WithLimits(lf.guard))
 	res, _ := lf.create(lf.root, app.CreateInput{ID: "school"})
 	lf.lti, lf.server = res.LTI, res.Server
 	return lf

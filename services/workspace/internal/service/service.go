@@ -26,6 +26,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/authclient"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/limits"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
@@ -103,14 +104,14 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	storeBreaker := breaker.New(guard)
 	repo := mongostore.New(s.mongo.Database(s.cfg.MongoDatabase), mongostore.WithBreaker(storeBreaker),
 		mongostore.WithEventRetention(s.cfg.EventRetention))
-	application, limits, err := s.newApp(repo, metrics)
+	application, err := s.newApp(repo, metrics)
 	if err != nil {
 		return err
 	}
 	if err := s.prepareStore(ctx, out, repo, application); err != nil {
 		return err
 	}
-	if err := s.listen(application, limits, metrics); err != nil {
+	if err := s.listen(application, metrics); err != nil {
 		return err
 	}
 	s.runLoops(repo, storeBreaker, application)
@@ -121,22 +122,22 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 
 // newApp builds the application over repo with what it tells and shares:
 // the auth service (revocations), Redis (limits, launch nonces) and the
-// secret box. It returns the limits too, which the gRPC port applies.
-func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics) (*app.App, *ratelimit.Guard, error) {
+// secret box.
+func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics) (*app.App, error) {
 	box, err := secretbox.New(s.cfg.EncryptionKey, s.cfg.HMACKey)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	opts, err := s.revokers(metrics)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if len(s.cfg.Redis.Addrs) == 0 {
 		s.logger.Warn("REDIS_ADDR is not set: each replica counts rate limits and failed authentications, and remembers LTI launch nonces, on its own")
 	} else if s.redis, err = redisconn.Open(s.cfg.Redis, metrics); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	limits := ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger)
+	guard := limits.New(ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger))
 	// Launch nonces live in Redis so every replica refuses a replay; while
 	// Redis is unreachable launches are refused (UNAVAILABLE).
 	var nonces app.NonceStore
@@ -145,13 +146,13 @@ func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics
 	} else {
 		nonces = ltinonce.NewMemoryStore(launchNoncesInMemory, nil)
 	}
-	opts = append(opts, app.WithLTILaunches(nonces, limits), app.WithEventLog(repo, s.cfg.Events), app.WithLogger(s.logger))
+	opts = append(opts, app.WithLimits(guard), app.WithLTILaunches(nonces), app.WithEventLog(repo, s.cfg.Events), app.WithLogger(s.logger))
 	application := app.New(repo, box, app.Settings{
 		LTIBaseURL:          s.cfg.LTIBaseURL,
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,
 		CredentialCacheSize: s.cfg.CredentialCacheSize,
 	}, opts...)
-	return application, limits, nil
+	return application, nil
 }
 
 // revokers connects to the auth service, which the application tells about
@@ -204,8 +205,9 @@ func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongost
 }
 
 // listen opens the gRPC and metrics listeners and builds the gRPC server:
-// metrics, errors, the trusted proxies, then authentication and limits.
-func (s *Service) listen(application *app.App, limits *ratelimit.Guard, metrics *telemetry.Metrics) error {
+// metrics, errors, the trusted proxies, then the app's policy
+// (authentication and limits).
+func (s *Service) listen(application *app.App, metrics *telemetry.Metrics) error {
 	var err error
 	s.lis, err = net.Listen("tcp", s.cfg.GRPCAddr)
 	if err != nil {
@@ -219,7 +221,7 @@ func (s *Service) listen(application *app.App, limits *ratelimit.Guard, metrics 
 		metrics.UnaryServerInterceptor(),
 		grpcmw.ErrorInterceptor(s.logger, s.cfg.CallTimeout),
 		s.cfg.Limits.Proxies.UnaryServerInterceptor(),
-		grpcport.AuthInterceptor(application, limits),
+		grpcport.AuthInterceptor(application),
 	))...)
 	workspacev1.RegisterWorkspaceServiceServer(s.grpc, grpcport.NewServer(application))
 	s.health = health.NewServer()

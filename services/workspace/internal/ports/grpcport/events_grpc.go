@@ -9,8 +9,6 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
-const recordRevocationMethod = workspacev1.WorkspaceService_RecordSessionRevocation_FullMethodName
-
 func (s *Server) ListWorkspaceEvents(ctx context.Context, req *workspacev1.ListWorkspaceEventsRequest) (*workspacev1.ListWorkspaceEventsResponse, error) {
 	res, err := s.app.ListWorkspaceEvents(ctx, callerFrom(ctx), app.EventsInput{
 		WorkspaceID:    req.GetId(),

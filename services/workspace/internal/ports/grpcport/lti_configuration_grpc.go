@@ -6,9 +6,8 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 )
 
-// ltiConfigurationMethod takes no credentials (see publicMethods).
-const ltiConfigurationMethod = workspacev1.WorkspaceService_GetLtiConfiguration_FullMethodName
-
+// GetLtiConfiguration answers anyone: an LMS fetches it anonymously, and the
+// app's policy (app.Admit) asks no credentials of it.
 func (s *Server) GetLtiConfiguration(ctx context.Context, req *workspacev1.GetLtiConfigurationRequest) (*workspacev1.LtiConfiguration, error) {
 	c, err := s.app.GetLTIConfiguration(ctx, req.GetWorkspaceId())
 	if err != nil {

@@ -8,8 +8,6 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
-const verifyLaunchMethod = workspacev1.WorkspaceService_VerifyLtiLaunch_FullMethodName
-
 // VerifyLtiLaunch checks an LMS's launch for the auth service (only the root
 // workspace's key pairs may call it; the app says so).
 func (s *Server) VerifyLtiLaunch(ctx context.Context, req *workspacev1.VerifyLtiLaunchRequest) (*workspacev1.LtiLaunch, error) {

@@ -14,11 +14,6 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
-const (
-	authenticateMethod = workspacev1.WorkspaceService_Authenticate_FullMethodName
-	statusMethod       = workspacev1.WorkspaceService_GetWorkspaceStatus_FullMethodName
-)
-
 // Server implements workspacev1.WorkspaceServiceServer over the application.
 type Server struct {
 	workspacev1.UnimplementedWorkspaceServiceServer

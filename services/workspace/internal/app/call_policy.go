@@ -1,0 +1,137 @@
+package app
+
+import (
+	"context"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// This file is the service's one policy for who may call what and how
+// often: every call goes through Admit, and every limit it applies (and
+// those of LTI launches) goes through Limits.
+
+// Limits bounds the calls of the service (adapters/limits over
+// pkg/ratelimit.Guard). A refusal is a fault.Throttled error.
+type Limits interface {
+	// CheckFailures refuses the call's client address when it has failed
+	// to authenticate too often lately, with appKey or at all. It comes
+	// before any credential check.
+	CheckFailures(ctx context.Context, appKey string) error
+	// Failed counts a failed authentication of the call's client address
+	// with appKey.
+	Failed(ctx context.Context, appKey string)
+	// LimitKeyPair counts a call of an authenticated key pair against own,
+	// its workspace's limit, or the service's default when own is nil.
+	LimitKeyPair(ctx context.Context, appKey string, own *domain.RateLimit) error
+}
+
+// WithLimits bounds calls (Admit) and LTI launches (VerifyLTILaunch) by
+// limits; without it nothing is limited or counted.
+func WithLimits(limits Limits) Option { return func(a *App) { a.limits = limits } }
+
+// noLimits limits nothing.
+type noLimits struct{}
+
+func (noLimits) CheckFailures(context.Context, string) error                   { return nil }
+func (noLimits) Failed(context.Context, string)                                {}
+func (noLimits) LimitKeyPair(context.Context, string, *domain.RateLimit) error { return nil }
+
+// rule is what an operation asks of its callers. The zero rule is the
+// strictest: credentials, the REST-access tag and the rate limit.
+type rule struct {
+	// public: no credentials are asked for, and any sent are not looked
+	// at, so they are neither counted as failures nor rate limited, and
+	// the operation sees no caller.
+	public bool
+	// anyKeyPair: key pairs without the REST-access tag may call it.
+	anyKeyPair bool
+	// unlimited: calls are not counted against the key pair's rate limit.
+	unlimited bool
+}
+
+// operations are the service's operations (its gRPC methods' names) and
+// each one's rule; an operation missing here gets the zero rule.
+var operations = map[string]rule{
+	"ListWorkspaces":      {},
+	"GetWorkspace":        {},
+	"CreateWorkspace":     {},
+	"UpdateWorkspace":     {},
+	"DeleteWorkspace":     {},
+	"UndeleteWorkspace":   {},
+	"ListWorkspaceKeys":   {},
+	"CreateWorkspaceKey":  {},
+	"RotateWorkspaceKey":  {},
+	"RevokeWorkspaceKey":  {},
+	"ListWorkspaceEvents": {},
+
+	// The other services call these to check a caller on behalf of a
+	// request they count themselves; limiting them again would count one
+	// request twice (and every session check against the auth service's
+	// own key pair).
+	//
+	// Authenticate also answers key pairs without the REST-access tag
+	// (LTI key pairs): it reports who they belong to.
+	"Authenticate":       {anyKeyPair: true, unlimited: true},
+	"GetWorkspaceStatus": {unlimited: true},
+	// Every school's launches would otherwise share the auth service's key
+	// pair's limit; a launch's own failures are counted against its
+	// consumer key and the LMS's address (VerifyLTILaunch).
+	"VerifyLtiLaunch": {unlimited: true},
+	// The logout it records was counted.
+	"RecordSessionRevocation": {unlimited: true},
+
+	// An LMS fetches a workspace's LTI configuration anonymously. Keep the
+	// public operations few: anyone can call each.
+	"GetLtiConfiguration": {public: true},
+}
+
+// Credentials are the key pair a call presents; zero when it presents none.
+type Credentials struct {
+	AppKey    string
+	AppSecret string
+}
+
+var (
+	errNoCredentials = fault.New(fault.Unauthenticated,
+		"missing credentials: send Authorization: Basic base64(appKey:appSecret)")
+	errNoAPIAccess = fault.New(fault.PermissionDenied,
+		"this key pair may not call the API: it lacks the allow-rest-api-access tag (LTI key pairs are for LTI launches)")
+)
+
+// Admit puts a call of operation through the policy and returns the caller
+// the use case then acts for. In order: an address with too many recent
+// failures is refused before its credentials are looked at; the
+// credentials are checked, and a failure is counted against the address;
+// a key pair without the REST-access tag is refused unless the operation
+// takes any key pair; then the key pair's rate limit applies, its
+// workspace's own or the default, unless the operation is unlimited. A
+// public operation skips all of it and has no caller.
+func (a *App) Admit(ctx context.Context, operation string, creds Credentials) (domain.Caller, error) {
+	r := operations[operation]
+	if r.public {
+		return domain.Caller{}, nil
+	}
+	if creds.AppKey == "" {
+		return domain.Caller{}, errNoCredentials
+	}
+	if err := a.limits.CheckFailures(ctx, creds.AppKey); err != nil {
+		return domain.Caller{}, err
+	}
+	caller, err := a.Authenticate(ctx, creds.AppKey, creds.AppSecret)
+	if fault.KindOf(err) == fault.Unauthenticated {
+		a.limits.Failed(ctx, creds.AppKey)
+	}
+	if err != nil {
+		return domain.Caller{}, err
+	}
+	if !caller.RESTAccess && !r.anyKeyPair {
+		return domain.Caller{}, errNoAPIAccess
+	}
+	if !r.unlimited {
+		if err := a.limits.LimitKeyPair(ctx, creds.AppKey, caller.RateLimit); err != nil {
+			return domain.Caller{}, err
+		}
+	}
+	return caller, nil
+}

@@ -1,0 +1,78 @@
+package grpcport
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/liveproctor/workspaces/pkg/basicauth"
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// policyFunc is a Policy from a function.
+type policyFunc func(ctx context.Context, operation string, creds app.Credentials) (domain.Caller, error)
+
+func (f policyFunc) Admit(ctx context.Context, operation string, creds app.Credentials) (domain.Caller, error) {
+	return f(ctx, operation, creds)
+}
+
+// The interceptor only translates: the Basic credentials and the method's
+// name go to the policy, and the caller it admits reaches the method.
+func TestAuthInterceptorHandsTheCallToThePolicy(t *testing.T) {
+	refused := errors.New("refused")
+	for _, tc := range []struct {
+		name          string
+		method        string
+		authorization []string
+		wantOp        string // "": the policy is not asked
+		wantCreds     app.Credentials
+		refuse        bool
+	}{
+		{name: "credentials", method: workspacev1.WorkspaceService_GetWorkspace_FullMethodName,
+			authorization: []string{basicauth.Header("key", "secret")},
+			wantOp:        "GetWorkspace", wantCreds: app.Credentials{AppKey: "key", AppSecret: "secret"}},
+		{name: "none", method: workspacev1.WorkspaceService_Authenticate_FullMethodName, wantOp: "Authenticate"},
+		{name: "not Basic", method: workspacev1.WorkspaceService_Authenticate_FullMethodName,
+			authorization: []string{"Bearer token"}, wantOp: "Authenticate"},
+		{name: "refused", method: workspacev1.WorkspaceService_ListWorkspaces_FullMethodName,
+			wantOp: "ListWorkspaces", refuse: true},
+		{name: "health check", method: "/grpc.health.v1.Health/Check"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked string
+			policy := policyFunc(func(_ context.Context, op string, creds app.Credentials) (domain.Caller, error) {
+				asked = op
+				if creds != tc.wantCreds {
+					t.Errorf("credentials %+v, want %+v", creds, tc.wantCreds)
+				}
+				if tc.refuse {
+					return domain.Caller{}, refused
+				}
+				return domain.Caller{WorkspaceID: "w"}, nil
+			})
+			ctx := context.Background()
+			if tc.authorization != nil {
+				ctx = metadata.NewIncomingContext(ctx, metadata.MD{"authorization": tc.authorization})
+			}
+			var caller domain.Caller
+			_, err := AuthInterceptor(policy)(ctx, nil, &grpc.UnaryServerInfo{FullMethod: tc.method},
+				func(ctx context.Context, _ any) (any, error) { caller = callerFrom(ctx); return nil, nil })
+			if asked != tc.wantOp {
+				t.Errorf("policy asked about %q, want %q", asked, tc.wantOp)
+			}
+			switch {
+			case tc.refuse && !errors.Is(err, refused):
+				t.Errorf("error %v, want the policy's", err)
+			case !tc.refuse && err != nil:
+				t.Errorf("error %v", err)
+			case tc.wantOp != "" && !tc.refuse && caller.WorkspaceID != "w":
+				t.Errorf("the method saw caller %+v, want the policy's", caller)
+			}
+		})
+	}
+}
