@@ -61,7 +61,7 @@ FUZZ_TARGETS := \
 	./pkg/oauth1:FuzzBaseString \
 	./services/auth/internal/domain:FuzzTokenValid \
 	./services/auth/internal/domain:FuzzCheckLogin \
-	./services/auth/internal/ports/grpcport:FuzzBearer \
+	./services/auth/internal/app:FuzzBearer \
 	./services/workspace/internal/domain:FuzzCheckNewWorkspace \
 	./services/workspace/internal/domain:FuzzCheckListQuery \
 	./services/workspace/internal/domain:FuzzCheckLaunch \
@@ -70,10 +70,10 @@ FUZZ_TARGETS := \
 	./services/workspace/internal/app:FuzzEventPageToken \
 	./services/workspace/internal/ports/grpcport:FuzzIfMatch \
 	./services/workspace/internal/ports/grpcport:FuzzUpdateChanges \
-	./gateway/internal/server:FuzzCheckBody \
-	./gateway/internal/server:FuzzDecodeBody \
-	./gateway/internal/server:FuzzQueryParser \
-	./gateway/internal/server:FuzzRequestID \
+	./gateway/internal/restcheck:FuzzCheckBody \
+	./gateway/internal/restcheck:FuzzDecodeBody \
+	./gateway/internal/restcheck:FuzzQueryParser \
+	./gateway/internal/reqstate:FuzzRequestID \
 	./gateway/internal/server:FuzzBodyAnswers \
 	./gateway/internal/server:FuzzQueryAnswers \
 	./gateway/internal/server:FuzzPathAnswers

@@ -1,6 +1,6 @@
 // Package docvalidation measures what holding a request to the OpenAPI
 // document with a general validator would cost the gateway, beside what its
-// own checks cost (gateway/internal/server, BenchmarkCheckBodyLogin). It
+// own checks cost (gateway/internal/restcheck, BenchmarkCheckBodyLogin). It
 // holds benchmarks only; `make bench` runs them.
 package docvalidation
 

@@ -22,6 +22,11 @@ const (
 	LaunchScriptPath = "/sdk/v1/launch.js"
 )
 
+// SessionPath is the API route the script calls from pages on other
+// origins: it checks (GET) and revokes (DELETE) its token there. The auth
+// service answers it; the gateway gives it CORS and a Bearer challenge.
+const SessionPath = "/api/sdk/session"
+
 //go:embed static/sdk.js static/demo.html static/demo.js static/launch.js
 var static embed.FS
 

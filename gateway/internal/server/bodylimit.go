@@ -1,11 +1,10 @@
 package server
 
 import (
-	"errors"
-	"io"
 	"net/http"
-	"os"
-	"sync/atomic"
+
+	"github.com/liveproctor/workspaces/gateway/internal/httperr"
+	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
 )
 
 // limitBody answers 413 for a declared Content-Length over max before any
@@ -15,50 +14,12 @@ import (
 func limitBody(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > max {
-			writeTooLarge(w, r, max)
+			httperr.WriteTooLarge(w, r, max)
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
-			state := stateFrom(r.Context())
-			state.body.ReadCloser, state.body.state = http.MaxBytesReader(w, r.Body, max), state
-			r.Body = &state.body
+			r.Body = reqstate.From(r.Context()).CapBody(http.MaxBytesReader(w, r.Body, max))
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// limitedBody is a request body capped by http.MaxBytesReader that records
-// hitting the cap, or the request deadline, in the request's state.
-type limitedBody struct {
-	io.ReadCloser
-	state *requestState
-	// ended is set once a read returned an error or the end: nothing
-	// more will be read, so the deadline need not cut a read short.
-	ended atomic.Bool
-}
-
-// Read reads from the capped body, noting an overflow or a read cut short
-// by the request deadline (see withTimeout).
-func (b *limitedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err != nil {
-		b.ended.Store(true)
-		var tooLarge *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooLarge):
-			b.state.bodyTooLarge = true
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			b.state.bodyTimedOut = true
-		}
-	}
-	return n, err
-}
-
-// bodyState returns the state of the request whose body is body, when
-// limitBody installed it, or nil.
-func bodyState(body io.Reader) *requestState {
-	if b, ok := body.(*limitedBody); ok {
-		return b.state
-	}
-	return nil
 }

@@ -4,17 +4,15 @@ import (
 	"net/http"
 	"strings"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/liveproctor/workspaces/gateway/internal/config"
+	"github.com/liveproctor/workspaces/gateway/internal/httperr"
+	"github.com/liveproctor/workspaces/gateway/internal/sdk"
+	"github.com/liveproctor/workspaces/pkg/fault"
 )
 
-// sdkSessionPath is the one route that pages on other origins call: the
-// browser SDK checks (GET) and revokes (DELETE) its token there.
-const sdkSessionPath = "/api/sdk/session"
-
-// CORS answers for sdkSessionPath. The token travels in the Authorization
-// header, never in cookies, so there is no Allow-Credentials.
+// CORS answers for sdk.SessionPath, the one route that pages on other
+// origins call. The token travels in the Authorization header, never in
+// cookies, so there is no Allow-Credentials.
 const (
 	corsAllowHeaders  = "Authorization, Content-Type, X-Request-Id"
 	corsAllowMethods  = "GET, DELETE, OPTIONS"
@@ -25,7 +23,7 @@ const (
 // maxOriginLen bounds an Origin header worth echoing.
 const maxOriginLen = 512
 
-// corsPolicy says which origins may call sdkSessionPath.
+// corsPolicy says which origins may call sdk.SessionPath.
 type corsPolicy struct {
 	any     bool
 	origins map[string]bool
@@ -58,13 +56,13 @@ func (p corsPolicy) allows(origin string) bool {
 	return p.any || p.origins[strings.ToLower(origin)]
 }
 
-// withCORS adds CORS headers to sdkSessionPath's answers for allowed origins
+// withCORS adds CORS headers to sdk.SessionPath's answers for allowed origins
 // and answers their preflight requests itself (204) without calling the
 // backend. A disallowed origin gets no CORS headers, so its page cannot read
 // the answer, and its preflight gets 403. Other paths are untouched.
 func withCORS(p corsPolicy, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != sdkSessionPath {
+		if r.URL.Path != sdk.SessionPath {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -80,7 +78,7 @@ func withCORS(p corsPolicy, next http.Handler) http.Handler {
 		}
 		if !p.allows(origin) {
 			if r.Method == http.MethodOptions {
-				newAPIError(codes.PermissionDenied, "cross-origin requests from this origin are not allowed").write(w, r)
+				httperr.Write(w, r, fault.PermissionDenied, "cross-origin requests from this origin are not allowed")
 				return
 			}
 			next.ServeHTTP(w, r)

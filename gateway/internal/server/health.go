@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/liveproctor/workspaces/gateway/internal/httperr"
+	"github.com/liveproctor/workspaces/pkg/fault"
 )
 
 // readinessTimeout bounds each backend's health check.
@@ -47,9 +49,7 @@ func healthz(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
 func readyz(draining *atomic.Bool, backends []backend) func(http.ResponseWriter, *http.Request, map[string]string) {
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 		if draining.Load() {
-			e := newAPIError(codes.Unavailable, "not ready: shutting down")
-			e.header.Set("Retry-After", "1")
-			e.write(w, r)
+			httperr.Write(w, r, fault.Unavailable, "not ready: shutting down")
 			return
 		}
 		down := make([]bool, len(backends))
@@ -68,9 +68,7 @@ func readyz(draining *atomic.Bool, backends []backend) func(http.ResponseWriter,
 			writeStatusOK(w)
 			return
 		}
-		e := newAPIError(codes.Unavailable, fmt.Sprintf("not ready: %s not serving", strings.Join(names, ", ")))
-		e.header.Set("Retry-After", "1")
-		e.write(w, r)
+		httperr.Write(w, r, fault.Unavailable, fmt.Sprintf("not ready: %s not serving", strings.Join(names, ", ")))
 	}
 }
 

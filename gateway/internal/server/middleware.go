@@ -7,64 +7,11 @@ import (
 	"runtime/debug"
 	"time"
 
-	"google.golang.org/grpc/codes"
-
+	"github.com/liveproctor/workspaces/gateway/internal/httperr"
+	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
+	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
-
-// statusWriter remembers the status and size of a response.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-// trackStatus wraps w, or returns it when it already is a statusWriter. The
-// wrapper is the one in r's state when it is still free.
-func trackStatus(w http.ResponseWriter, r *http.Request) *statusWriter {
-	if sw, ok := w.(*statusWriter); ok {
-		return sw
-	}
-	if state, ok := r.Context().Value(stateKey).(*requestState); ok && state.writer.ResponseWriter == nil {
-		state.writer.ResponseWriter = w
-		return &state.writer
-	}
-	return &statusWriter{ResponseWriter: w}
-}
-
-// WriteHeader records the status.
-func (w *statusWriter) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-// Write records an implicit 200 and the bytes written.
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	n, err := w.ResponseWriter.Write(b)
-	w.bytes += int64(n)
-	return n, err
-}
-
-// Flush flushes the underlying writer when it can.
-func (w *statusWriter) Flush() {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// started reports whether the status line has been sent.
-func (w *statusWriter) started() bool { return w.status != 0 }
 
 // accessLog writes one line per request: method, path, status, size,
 // duration and request id. Headers (Authorization among them) and query
@@ -72,13 +19,13 @@ func (w *statusWriter) started() bool { return w.status != 0 }
 func accessLog(logger *slog.Logger, metrics *telemetry.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := trackStatus(w, r)
+		sw := reqstate.TrackStatus(w, r)
 		next.ServeHTTP(sw, r)
-		status := sw.status
+		status := sw.Status()
 		if status == 0 {
 			status = http.StatusOK
 		}
-		route := stateFrom(r.Context()).route
+		route := reqstate.From(r.Context()).Route
 		if route == "" {
 			route = "unmatched"
 		}
@@ -100,9 +47,9 @@ func accessLog(logger *slog.Logger, metrics *telemetry.Metrics, next http.Handle
 			slog.String("path", r.URL.Path),
 			slog.String("route", route),
 			slog.Int("status", status),
-			slog.Int64("bytes", sw.bytes),
+			slog.Int64("bytes", sw.Bytes()),
 			slog.Float64("duration_ms", float64(took.Microseconds())/1000),
-			slog.String("request_id", requestIDFrom(ctx)),
+			slog.String("request_id", reqstate.ID(ctx)),
 		)
 		_ = logger.Handler().Handle(ctx, rec)
 	})
@@ -112,7 +59,7 @@ func accessLog(logger *slog.Logger, metrics *telemetry.Metrics, next http.Handle
 // when nothing has been sent yet. http.ErrAbortHandler keeps its meaning.
 func recoverPanics(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sw := trackStatus(w, r)
+		sw := reqstate.TrackStatus(w, r)
 		defer func() {
 			v := recover()
 			if v == nil {
@@ -121,10 +68,10 @@ func recoverPanics(logger *slog.Logger, next http.Handler) http.Handler {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			logger.Error("panic serving request", "request_id", requestIDFrom(r.Context()),
+			logger.Error("panic serving request", "request_id", reqstate.ID(r.Context()),
 				"method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
-			if !sw.started() {
-				newAPIError(codes.Internal, msgInternal).write(sw, r)
+			if !sw.Started() {
+				httperr.Write(sw, r, fault.Internal, httperr.MsgInternal)
 			}
 		}()
 		next.ServeHTTP(sw, r)
@@ -145,10 +92,10 @@ func withTimeout(timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
-		if body, ok := r.Body.(*limitedBody); ok {
+		if body, ok := r.Body.(*reqstate.Body); ok {
 			rc := http.NewResponseController(w)
 			stop := context.AfterFunc(ctx, func() {
-				if !body.ended.Load() {
+				if !body.Ended() {
 					_ = rc.SetReadDeadline(time.Now())
 				}
 			})

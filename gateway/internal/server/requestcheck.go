@@ -8,6 +8,8 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
+	"github.com/liveproctor/workspaces/gateway/internal/httperr"
+	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
 	"github.com/liveproctor/workspaces/pkg/fault"
 )
 
@@ -31,12 +33,12 @@ func dropGRPCHeaders(next http.Handler) http.Handler {
 // carries printable ASCII only, and grpc-gateway silently drops anything
 // else, which for If-Match would turn a conditional update into an
 // unconditional one.
-var usedHeaders = []string{"If-Match", RequestIDHeader}
+var usedHeaders = []string{"If-Match", reqstate.IDHeader}
 
 // refuseMalformedHeaders answers 400, naming the header, when a used header
 // is not valid UTF-8 or, for one passed on as metadata, not printable
 // ASCII. (An X-Request-Id that is text but not a sane id is replaced, not
-// refused: see withRequestID.)
+// refused: see reqstate.WithID.)
 func refuseMalformedHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, name := range usedHeaders {
@@ -49,7 +51,7 @@ func refuseMalformedHeaders(next http.Handler) http.Handler {
 					problem = "must be entity tags in printable ASCII"
 				}
 				if problem != "" {
-					writeKindError(w, r, fault.Invalid, "header "+name+": "+problem, fault.FieldViolation{Field: name, Description: problem})
+					httperr.Write(w, r, fault.Invalid, "header "+name+": "+problem, fault.FieldViolation{Field: name, Description: problem})
 					return
 				}
 			}
@@ -76,7 +78,7 @@ func refuseMalformedPathParams(next runtime.HandlerFunc) runtime.HandlerFunc {
 		for name, v := range params {
 			if !utf8.ValidString(v) {
 				field := pathParamName(name)
-				writeKindError(w, r, fault.Invalid, field+": not valid UTF-8", fault.FieldViolation{Field: field, Description: "not valid UTF-8"})
+				httperr.Write(w, r, fault.Invalid, field+": not valid UTF-8", fault.FieldViolation{Field: field, Description: "not valid UTF-8"})
 				return
 			}
 		}

@@ -1,12 +1,10 @@
-package server
+package restcheck
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -17,6 +15,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/liveproctor/workspaces/gateway/internal/httperr"
+	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/restrules"
@@ -63,7 +63,7 @@ func FuzzDecodeBody(f *testing.F) {
 			f.Add(seed, uint8(route))
 		}
 	}
-	m := newJSONMarshaler()
+	m := NewJSONMarshaler()
 	f.Fuzz(func(t *testing.T, body string, route uint8) {
 		r := bodyRoutes[int(route)%len(bodyRoutes)]
 		msg, err, state := decodeAs(m, r, body)
@@ -75,7 +75,7 @@ func FuzzDecodeBody(f *testing.F) {
 		}
 		if err != nil {
 			var de *decodeError
-			if !errors.As(err, &de) || state.decodeErr != de {
+			if !errors.As(err, &de) || state.DecodeErr != de {
 				t.Fatalf("%s refused with %v (%T), not a decodeError in the request's state", body, err, err)
 			}
 			if !strings.HasPrefix(de.message, "invalid request body: ") {
@@ -122,9 +122,9 @@ func FuzzDecodeBody(f *testing.F) {
 
 // decodeAs decodes body for route r as the gateway does, through the
 // request's capped body and state.
-func decodeAs(m *jsonMarshaler, r bodyRoute, body string) (proto.Message, error, *requestState) {
-	state := &requestState{pathParams: r.bound}
-	in := &limitedBody{ReadCloser: io.NopCloser(strings.NewReader(body)), state: state}
+func decodeAs(m *JSONMarshaler, r bodyRoute, body string) (proto.Message, error, *reqstate.State) {
+	state := &reqstate.State{PathParams: r.bound}
+	in := state.CapBody(io.NopCloser(strings.NewReader(body)))
 	msg := r.newMessage()
 	err := m.NewDecoder(in).Decode(msg)
 	return msg, err, state
@@ -159,7 +159,7 @@ func hiddenFieldSet(m protoreflect.Message) string {
 // (echo: valid UTF-8, a bounded prefix of a long one).
 func namesKey(keys map[string]bool, field string) bool {
 	for k := range keys {
-		if field == k || field == echo(k) {
+		if field == k || field == httperr.Echo(k) {
 			return true
 		}
 	}
@@ -180,7 +180,7 @@ func FuzzQueryParser(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	m := newJSONMarshaler()
+	m := NewJSONMarshaler()
 	route := bodyRoute{newMessage: func() proto.Message { return &workspacev1.ListWorkspacesRequest{} }}
 	f.Fuzz(func(t *testing.T, query string) {
 		values, err := url.ParseQuery(query)
@@ -192,7 +192,7 @@ func FuzzQueryParser(f *testing.F) {
 		for k := range values {
 			keys[k] = true
 		}
-		if err := (queryParser{}).Parse(msg, values, utilities.NewDoubleArray(nil)); err != nil {
+		if err := (QueryParser{}).Parse(msg, values, utilities.NewDoubleArray(nil)); err != nil {
 			var de *decodeError
 			if !errors.As(err, &de) || !namesKey(keys, de.field) || de.description == "" {
 				t.Fatalf("?%s refused with %v, naming none of its keys", query, err)
@@ -231,40 +231,4 @@ func hasInvalidUTF8(values url.Values) bool {
 		}
 	}
 	return false
-}
-
-// The request id a response carries is the caller's when validRequestID
-// accepts it and a fresh one otherwise; either way 1 to 128 characters of
-// A-Z a-z 0-9 . _ : -, so it is safe to log and to forward as metadata.
-func FuzzRequestID(f *testing.F) {
-	for _, seed := range []string{
-		"", "abc", "5f0c-1.2_3:4", strings.Repeat("a", 128), strings.Repeat("a", 129), "a b", "a\nb", "é", "\xff", "a/b", "a%20b",
-	} {
-		f.Add(seed)
-	}
-	handler := withRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Seen", requestIDFrom(r.Context()))
-	}))
-	f.Fuzz(func(t *testing.T, id string) {
-		req := httptest.NewRequest(http.MethodGet, "/api/workspaces", nil)
-		req.Header[RequestIDHeader] = []string{id}
-		rec := httptest.NewRecorder()
-		handler.ServeHTTP(rec, req)
-		got := rec.Header().Get(RequestIDHeader)
-		if seen := rec.Header().Get("X-Seen"); seen != got {
-			t.Fatalf("the response says %q, the request's state %q", got, seen)
-		}
-		if !safeRequestID(got) {
-			t.Fatalf("the caller's %q gave the request id %q", id, got)
-		}
-		if kept := got == id; kept != validRequestID(id) || kept != safeRequestID(id) {
-			t.Fatalf("the caller's %q: kept = %v, valid = %v", id, kept, validRequestID(id))
-		}
-	})
-}
-
-// safeRequestID states the request id rule on its own terms.
-func safeRequestID(id string) bool {
-	return len(id) >= 1 && len(id) <= 128 && strings.Trim(id,
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-") == ""
 }

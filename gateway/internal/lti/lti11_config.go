@@ -1,9 +1,10 @@
-package server
+package lti
 
 import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -12,13 +13,15 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/liveproctor/workspaces/gateway/internal/httperr"
+	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 )
 
-// ltiConfigPath is where an LMS reads a workspace's LTI 1.1 configuration:
+// ConfigPath is where an LMS reads a workspace's LTI 1.1 configuration:
 // the create result's configurationUrl. It takes no credentials.
-const ltiConfigPath = "/lti/v1/workspaces/{id}/config.xml"
+const ConfigPath = "/lti/v1/workspaces/{id}/config.xml"
 
 // ltiConfigCacheControl lets an LMS or a CDN keep the configuration a few
 // minutes: it changes only when the workspace is renamed or deleted.
@@ -124,28 +127,27 @@ func renderLTIConfiguration(c *workspacev1.LtiConfiguration) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// ltiConfigurationReader is the call the route makes.
-type ltiConfigurationReader interface {
+// ConfigurationReader is the call the route makes.
+type ConfigurationReader interface {
 	GetLtiConfiguration(ctx context.Context, in *workspacev1.GetLtiConfigurationRequest, opts ...grpc.CallOption) (*workspacev1.LtiConfiguration, error)
 }
 
-// serveLTIConfiguration answers GET and HEAD on ltiConfigPath: the XML, or
-// an error in the one error shape (404 for an unknown or deleted workspace,
+// ServeConfiguration answers GET and HEAD on ConfigPath: the XML, or an
+// error in the one error shape (404 for an unknown or deleted workspace,
 // 503 while the workspace service is down), rendered from the service's
-// status by errs like every other route's. md is the metadata every call
-// carries (the request id and the client's address).
-func serveLTIConfiguration(client ltiConfigurationReader, errs *errorHandler, md func(context.Context, *http.Request) metadata.MD) runtime.HandlerFunc {
+// status by errs like every other route's.
+func ServeConfiguration(client ConfigurationReader, errs *httperr.Handler, md Metadata, logger *slog.Logger) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		ctx := metadata.NewOutgoingContext(r.Context(), md(r.Context(), r))
 		c, err := client.GetLtiConfiguration(ctx, &workspacev1.GetLtiConfigurationRequest{WorkspaceId: params["id"]})
 		if err != nil {
-			errs.fromError(r, err).write(w, r)
+			errs.WriteError(w, r, err)
 			return
 		}
 		body, err := renderLTIConfiguration(c)
 		if err != nil {
-			errs.logger.Error("render the LTI configuration", "request_id", requestIDFrom(r.Context()), "error", err)
-			writeKindError(w, r, fault.Internal, msgInternal)
+			logger.Error("render the LTI configuration", "request_id", reqstate.ID(r.Context()), "error", err)
+			httperr.Write(w, r, fault.Internal, httperr.MsgInternal)
 			return
 		}
 		header := w.Header()

@@ -1,4 +1,4 @@
-package server
+package restcheck
 
 import (
 	"net/http"
@@ -55,11 +55,11 @@ const queryRulesDoc = `{
 // the document does not know, all answering 200 when reached.
 func newQueryRulesMux(t *testing.T, doc string) *runtime.ServeMux {
 	t.Helper()
-	rules, err := newQueryRules([]byte(doc))
+	rules, err := NewQueryRules([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux := runtime.NewServeMux(runtime.WithMiddlewares(rules.middleware))
+	mux := runtime.NewServeMux(runtime.WithMiddlewares(rules.Middleware))
 	ok := func(w http.ResponseWriter, _ *http.Request, _ map[string]string) { w.WriteHeader(http.StatusOK) }
 	for _, route := range [][2]string{
 		{http.MethodGet, "/api/things"},
@@ -132,7 +132,7 @@ func TestNewQueryRulesRefusesWhatItCannotRead(t *testing.T) {
 		"bad reference": `{"openapi": "3.0.3", "paths": {"/a": {"get": {"parameters": [{"$ref": "#/components/parameters/Nope"}]}}}}`,
 		"bad operation": `{"openapi": "3.0.3", "paths": {"/a": {"get": {"parameters": {}}}}}`,
 	} {
-		if _, err := newQueryRules([]byte(doc)); err == nil {
+		if _, err := NewQueryRules([]byte(doc)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}

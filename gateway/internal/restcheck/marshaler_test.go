@@ -1,4 +1,4 @@
-package server
+package restcheck
 
 import (
 	"errors"
@@ -9,22 +9,6 @@ import (
 
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 )
-
-func TestEcho(t *testing.T) {
-	for in, want := range map[string]string{
-		"":                         "",
-		"abc":                      "abc",
-		strings.Repeat("a", 64):    strings.Repeat("a", 64),
-		strings.Repeat("a", 65):    strings.Repeat("a", 64) + "…",
-		strings.Repeat("é", 900):   strings.Repeat("é", 64) + "…",
-		"a\xffb":                   "a\uFFFDb",
-		strings.Repeat("\xff", 70): strings.Repeat("\uFFFD", 1) + "…",
-	} {
-		if got := echo(in); got != want {
-			t.Errorf("echo(%.20q…) = %q, want %q", in, got, want)
-		}
-	}
-}
 
 // protojson's own words (line and column, "proto:") never reach a message,
 // and the value it quotes is bounded.

@@ -1,4 +1,4 @@
-package server
+package httperr
 
 import (
 	"strings"
@@ -10,10 +10,10 @@ import (
 // turn a large request into a large answer.
 const maxEchoRunes = 64
 
-// echo returns the caller's text s as an answer may quote it: valid UTF-8
+// Echo returns the caller's text s as an answer may quote it: valid UTF-8
 // (each invalid byte becomes U+FFFD) and at most maxEchoRunes characters,
 // followed by "…" when cut.
-func echo(s string) string {
+func Echo(s string) string {
 	n := 0
 	for i := range s {
 		if n == maxEchoRunes {

@@ -1,4 +1,4 @@
-package server
+package restcheck
 
 import (
 	"bytes"
@@ -10,22 +10,25 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/liveproctor/workspaces/gateway/internal/httperr"
+	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
 )
 
-// jsonMarshaler renders responses like runtime.JSONPb and decodes request
+// JSONMarshaler renders responses like runtime.JSONPb and decodes request
 // bodies more strictly: the whole (size-capped) body must be one JSON
 // object naming only the request message's documented fields
 // (bodycheck.go), with nothing after it. Decoding also fills update masks
 // from the body's keys (updatemask.go).
-type jsonMarshaler struct {
+type JSONMarshaler struct {
 	*runtime.JSONPb
 }
 
-// newJSONMarshaler returns the gateway's only marshaler. Unset fields are
+// NewJSONMarshaler returns the gateway's only marshaler. Unset fields are
 // rendered (so a missing parent reads as null) under their JSON names;
 // proto3 optional fields, such as deletedAt, are left out while unset.
-func newJSONMarshaler() *jsonMarshaler {
-	return &jsonMarshaler{JSONPb: &runtime.JSONPb{
+func NewJSONMarshaler() *JSONMarshaler {
+	return &JSONMarshaler{JSONPb: &runtime.JSONPb{
 		MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: true, UseProtoNames: false},
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
 	}}
@@ -33,11 +36,11 @@ func newJSONMarshaler() *jsonMarshaler {
 
 // NewDecoder returns a decoder reading all of r. An empty body decodes as
 // io.EOF, which the generated handlers treat as "no body".
-func (m *jsonMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
+func (m *JSONMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 	return runtime.DecoderFunc(func(v any) error { return m.decode(r, v) })
 }
 
-func (m *jsonMarshaler) decode(r io.Reader, v any) error {
+func (m *JSONMarshaler) decode(r io.Reader, v any) error {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return err
@@ -48,11 +51,11 @@ func (m *jsonMarshaler) decode(r io.Reader, v any) error {
 	}
 	// The request's state, when r is its body, holds the path parameters
 	// and takes the reason for a refusal, which the generated handlers
-	// flatten to text, to the error handler.
-	state := bodyState(r)
+	// flatten to text, to the error answer.
+	state := reqstate.FromBody(r)
 	var bound map[string]string
 	if state != nil {
-		bound = state.pathParams
+		bound = state.PathParams
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		fillUpdateMask(msg, nil, bound)
@@ -66,7 +69,7 @@ func (m *jsonMarshaler) decode(r io.Reader, v any) error {
 	}
 	if de != nil {
 		if state != nil {
-			state.decodeErr = de
+			state.DecodeErr = de
 		}
 		return de
 	}
@@ -84,6 +87,10 @@ type decodeError struct {
 
 func (e *decodeError) Error() string { return e.message }
 
+// Violation is the field the error answer blames, if any, and what is
+// wrong with it.
+func (e *decodeError) Violation() (field, description string) { return e.field, e.description }
+
 // fieldDecodeError is a decodeError blaming field, under context ("invalid
 // request body"). problem is the gateway's own text; got is the caller's
 // value, or "". The caller's text is quoted once, bounded (echo): got only
@@ -91,9 +98,9 @@ func (e *decodeError) Error() string { return e.message }
 // published, made of the API's own names (an unknown field's name is the
 // caller's, and only the detail names it).
 func fieldDecodeError(context, field string, published bool, problem, got string) *decodeError {
-	e := &decodeError{field: echo(field), description: problem, message: context + ": " + problem}
+	e := &decodeError{field: httperr.Echo(field), description: problem, message: context + ": " + problem}
 	if got != "" {
-		e.description += ", got " + echo(got)
+		e.description += ", got " + httperr.Echo(got)
 	}
 	if published {
 		e.message = context + ": " + field + ": " + problem

@@ -1,4 +1,4 @@
-package server
+package restcheck
 
 import (
 	"encoding/base64"
@@ -16,10 +16,12 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/liveproctor/workspaces/gateway/internal/httperr"
+	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
 	"github.com/liveproctor/workspaces/pkg/restrules"
 )
 
-// queryParser fills a request message from the query string as the API
+// QueryParser fills a request message from the query string as the API
 // documents it, in place of grpc-gateway's parser, which takes proto names
 // as well as JSON names, cannot reach a JSON name containing a dot
 // (filter.address.state.include) and ignores what it does not know.
@@ -28,21 +30,21 @@ import (
 // longest run of dot-separated segments that is a field's JSON name. The
 // path must end at a scalar or enum field that is neither hidden nor bound
 // to the path, and only a repeated field may be given more than once.
-type queryParser struct{}
+type QueryParser struct{}
 
-var _ runtime.QueryParameterParser = queryParser{}
+var _ runtime.QueryParameterParser = QueryParser{}
 
 // queryErrorKey is where Parse leaves the refused parameter in the form it
 // was given: grpc-gateway hands the parser only the request's form and
 // flattens its error to text, so this is how the parameter's name reaches
-// the error handler (see noteQueryError). A client's own parameter of that
+// the error handler (see NoteQueryError). A client's own parameter of that
 // name is no JSON name, so Parse refuses it and writes over it.
 const queryErrorKey = "\x00query error"
 
 // Parse sets msg's fields from values. filter holds the proto field paths
 // bound to the request path. On failure it reports the refused parameter
 // whose name sorts first, so the answer does not depend on map order.
-func (queryParser) Parse(msg proto.Message, values url.Values, filter *utilities.DoubleArray) error {
+func (QueryParser) Parse(msg proto.Message, values url.Values, filter *utilities.DoubleArray) error {
 	m := msg.ProtoReflect()
 	var refused *decodeError
 	refusedKey := ""
@@ -66,13 +68,13 @@ func queryError(key, problem, got string) *decodeError {
 	return fieldDecodeError("invalid query parameter", key, problem != unknownQueryParameter, problem, got)
 }
 
-// noteQueryError moves a parameter refused by queryParser from r's form to
+// NoteQueryError moves a parameter refused by QueryParser from r's form to
 // r's state, where the error handler finds it as it finds body errors; only
 // when err is that refusal, since a form that failed to parse never reached
 // Parse and may hold a client's key of that name.
-func noteQueryError(r *http.Request, err error) {
+func NoteQueryError(r *http.Request, err error) {
 	if v := r.Form[queryErrorKey]; len(v) == 3 && status.Convert(err).Message() == v[2] {
-		stateFrom(r.Context()).decodeErr = &decodeError{field: v[0], description: v[1], message: v[2]}
+		reqstate.From(r.Context()).DecodeErr = &decodeError{field: v[0], description: v[1], message: v[2]}
 	}
 }
 
@@ -140,13 +142,13 @@ func quoteValue(fd protoreflect.FieldDescriptor, s string) string {
 	if fd.Kind() == protoreflect.StringKind && !utf8.ValidString(s) {
 		return ""
 	}
-	return strconv.Quote(echo(s))
+	return strconv.Quote(httperr.Echo(s))
 }
 
 // parseScalar reads s as a value of fd's scalar kind. On failure it returns
 // a description of what was expected.
 func parseScalar(fd protoreflect.FieldDescriptor, s string) (protoreflect.Value, string) {
-	switch fd.Kind() {
+	switch kind := fd.Kind(); kind {
 	case protoreflect.StringKind:
 		if !utf8.ValidString(s) {
 			return protoreflect.Value{}, "not valid UTF-8"
@@ -160,6 +162,31 @@ func parseScalar(fd protoreflect.FieldDescriptor, s string) (protoreflect.Value,
 			return protoreflect.ValueOfBool(false), ""
 		}
 		return protoreflect.Value{}, "expected true or false"
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
+		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind,
+		protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return parseInteger(kind, s)
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		return parseFloat(kind, s)
+	case protoreflect.EnumKind:
+		if v := fd.Enum().Values().ByName(protoreflect.Name(s)); v != nil {
+			return protoreflect.ValueOfEnum(v.Number()), ""
+		}
+		return protoreflect.Value{}, fmt.Sprintf("expected a value of %s", fd.Enum().Name())
+	case protoreflect.BytesKind:
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return protoreflect.Value{}, "expected base64"
+		}
+		return protoreflect.ValueOfBytes(b), ""
+	}
+	return protoreflect.Value{}, unknownQueryParameter
+}
+
+// parseInteger reads s as a decimal integer of kind, one of the integer
+// kinds.
+func parseInteger(kind protoreflect.Kind, s string) (protoreflect.Value, string) {
+	switch kind {
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
 		n, err := strconv.ParseInt(s, 10, 32)
 		if err != nil {
@@ -178,38 +205,28 @@ func parseScalar(fd protoreflect.FieldDescriptor, s string) (protoreflect.Value,
 			return protoreflect.Value{}, integerExpected(err)
 		}
 		return protoreflect.ValueOfUint32(uint32(n)), ""
-	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return protoreflect.Value{}, integerExpected(err)
-		}
-		return protoreflect.ValueOfUint64(n), ""
-	case protoreflect.FloatKind, protoreflect.DoubleKind:
-		bits := 64
-		if fd.Kind() == protoreflect.FloatKind {
-			bits = 32
-		}
-		f, err := strconv.ParseFloat(s, bits)
-		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return protoreflect.Value{}, "expected a number"
-		}
-		if bits == 32 {
-			return protoreflect.ValueOfFloat32(float32(f)), ""
-		}
-		return protoreflect.ValueOfFloat64(f), ""
-	case protoreflect.EnumKind:
-		if v := fd.Enum().Values().ByName(protoreflect.Name(s)); v != nil {
-			return protoreflect.ValueOfEnum(v.Number()), ""
-		}
-		return protoreflect.Value{}, fmt.Sprintf("expected a value of %s", fd.Enum().Name())
-	case protoreflect.BytesKind:
-		b, err := base64.StdEncoding.DecodeString(s)
-		if err != nil {
-			return protoreflect.Value{}, "expected base64"
-		}
-		return protoreflect.ValueOfBytes(b), ""
 	}
-	return protoreflect.Value{}, unknownQueryParameter
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return protoreflect.Value{}, integerExpected(err)
+	}
+	return protoreflect.ValueOfUint64(n), ""
+}
+
+// parseFloat reads s as a finite number of kind, float or double.
+func parseFloat(kind protoreflect.Kind, s string) (protoreflect.Value, string) {
+	bits := 64
+	if kind == protoreflect.FloatKind {
+		bits = 32
+	}
+	f, err := strconv.ParseFloat(s, bits)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return protoreflect.Value{}, "expected a number"
+	}
+	if bits == 32 {
+		return protoreflect.ValueOfFloat32(float32(f)), ""
+	}
+	return protoreflect.ValueOfFloat64(f), ""
 }
 
 // integerExpected describes an integer that failed to parse.

@@ -1,4 +1,4 @@
-package server
+package httperr
 
 import (
 	"net/http"
@@ -7,11 +7,12 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	restv1 "github.com/liveproctor/workspaces/pkg/gen/rest/v1"
 )
 
-// writeKindError writes the kind's status from the table, the gRPC name of
+// Write writes the kind's status from the table, the gRPC name of
 // the kind's code, the details and the headers the kind calls for.
 func TestWriteKindError(t *testing.T) {
 	tests := []struct {
@@ -31,9 +32,9 @@ func TestWriteKindError(t *testing.T) {
 		t.Run(tt.kind.String(), func(t *testing.T) {
 			w := httptest.NewRecorder()
 			r := httptest.NewRequest(http.MethodPost, "/api/workspace", nil)
-			r.Header.Set(RequestIDHeader, "req-1")
-			withRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				writeKindError(w, r, tt.kind, "the message", tt.details...)
+			r.Header.Set(reqstate.IDHeader, "req-1")
+			reqstate.WithID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				Write(w, r, tt.kind, "the message", tt.details...)
 			})).ServeHTTP(w, r)
 
 			var got restv1.ErrorBody
@@ -42,7 +43,7 @@ func TestWriteKindError(t *testing.T) {
 			}
 			e := got.GetError()
 			if w.Code != tt.wantHTTP || e.GetCode() != int32(tt.wantHTTP) || e.GetStatus() != tt.wantStatus ||
-				e.GetMessage() != "the message" || e.GetRequestId() != "req-1" || w.Header().Get(RequestIDHeader) != "req-1" {
+				e.GetMessage() != "the message" || e.GetRequestId() != "req-1" || w.Header().Get(reqstate.IDHeader) != "req-1" {
 				t.Errorf("%d %s", w.Code, w.Body)
 			}
 			if len(e.GetDetails()) != len(tt.details) {
