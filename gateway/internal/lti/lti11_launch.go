@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -36,11 +35,10 @@ const LaunchPath = "/lti/v1/launch"
 // launch may have is the workspace service's rule, not the gateway's.
 const bytesPerParameter = 32
 
-// examConfigParameter names the exam configuration a launch opens, a UUID
-// set as the custom parameter exam_config_id in the LMS.
+// examConfigParameter names the exam configuration a launch opens, the
+// custom parameter exam_config_id in the LMS. The workspace service checks
+// it; the page only shows it.
 const examConfigParameter = "custom_exam_config_id"
-
-var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // SessionOpener is the call a launch makes: the auth service has the
 // workspace service verify the launch and opens a session for its user.
@@ -64,11 +62,6 @@ func Launch(sessions SessionOpener, md Metadata, maxBodyBytes int64, logger *slo
 		if !ok {
 			return
 		}
-		examConfigID, problem := examConfig(params)
-		if problem != "" {
-			refuse(w, r, httperr.New(fault.Invalid, problem, "", 0))
-			return
-		}
 		ctx := metadata.NewOutgoingContext(r.Context(), md(r.Context(), r))
 		session, err := sessions.CreateLtiSession(ctx, &authv1.CreateLtiSessionRequest{Method: r.Method, Parameters: params})
 		if err != nil {
@@ -79,7 +72,7 @@ func Launch(sessions SessionOpener, md Metadata, maxBodyBytes int64, logger *slo
 		header.Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusOK)
 		_ = launchPage.Execute(w, launchView{
-			Email: session.GetEmail(), Auth: session.GetAuth(), ExamConfigID: examConfigID,
+			Email: session.GetEmail(), Auth: session.GetAuth(), ExamConfigID: examConfigID(session),
 			SDKScript: sdk.ScriptPath, LaunchScript: sdk.LaunchScriptPath,
 		})
 	}
@@ -149,21 +142,17 @@ func formPairs(s string, params []*authv1.LtiParameter, maxParams int) ([]*authv
 	return params, nil
 }
 
-// examConfig returns the launch's exam configuration id, or what a teacher
-// should change when there is none or it is not a UUID.
-func examConfig(params []*authv1.LtiParameter) (id, problem string) {
-	for _, p := range params {
+// examConfigID returns the exam configuration of a verified launch: its
+// last custom_exam_config_id, trimmed, which the workspace service found to
+// be a UUID.
+func examConfigID(session *authv1.LtiSession) string {
+	id := ""
+	for _, p := range session.GetCustomParameters() {
 		if p.GetName() == examConfigParameter {
 			id = strings.TrimSpace(p.GetValue())
 		}
 	}
-	switch {
-	case id == "":
-		return "", "This link opens no exam: in the LMS, add the custom parameter exam_config_id=<the exam configuration's id> to the LiveProctor tool or link."
-	case !uuidPattern.MatchString(id):
-		return "", "This link's exam_config_id is not an exam configuration id (a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e): correct the custom parameter in the LMS."
-	}
-	return id, ""
+	return id
 }
 
 type launchView struct {

@@ -56,3 +56,30 @@ func TestLaunchParameterCap(t *testing.T) {
 		}
 	}
 }
+
+// sessionWith opens the same session for every launch.
+type sessionWith struct{ session *authv1.LtiSession }
+
+func (s sessionWith) CreateLtiSession(context.Context, *authv1.CreateLtiSessionRequest, ...grpc.CallOption) (*authv1.LtiSession, error) {
+	return s.session, nil
+}
+
+// The page opens the exam configuration of the verified launch, as the
+// workspace service read it: the last custom_exam_config_id, trimmed.
+func TestLaunchPageOpensTheSessionsExam(t *testing.T) {
+	const exam = "0f8fad5b-d9cb-469f-a165-70867728950e"
+	session := &authv1.LtiSession{Auth: "dG9rZW4=", Email: "ada@example.com", CustomParameters: []*authv1.LtiParameter{
+		{Name: "custom_exam_config_id", Value: "7c9e6679-7425-40de-944b-e07fc1f90ae7"},
+		{Name: "custom_exam_config_id", Value: " " + exam + "\n"},
+		{Name: "custom_other", Value: "x"},
+	}}
+	noMetadata := func(context.Context, *http.Request) metadata.MD { return nil }
+	launch := Launch(sessionWith{session}, noMetadata, 32<<10, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r := httptest.NewRequest(http.MethodPost, LaunchPath, strings.NewReader("custom_exam_config_id=ignored"))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	w := httptest.NewRecorder()
+	launch(w, r, nil)
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `data-exam-config-id="`+exam+`"`) {
+		t.Fatalf("%d:\n%s", w.Code, w.Body)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -140,7 +141,9 @@ type fakeAuth struct {
 	launchErr error
 }
 
-// CreateLtiSession opens a session for every launch unless launchErr is set.
+// CreateLtiSession opens a session for every launch unless launchErr is set;
+// the session has the launch's custom_* parameters, as the auth service
+// passes them on from the workspace service.
 func (f *fakeAuth) CreateLtiSession(ctx context.Context, req *authv1.CreateLtiSessionRequest) (*authv1.LtiSession, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	f.mu.Lock()
@@ -149,7 +152,13 @@ func (f *fakeAuth) CreateLtiSession(ctx context.Context, req *authv1.CreateLtiSe
 	if f.launchErr != nil {
 		return nil, f.launchErr
 	}
-	return &authv1.LtiSession{Auth: "bGF1bmNoZWQ=", ExpiresAt: "2026-11-22T15:46:00Z", Email: "ada@example.com", WorkspaceId: "w1"}, nil
+	s := &authv1.LtiSession{Auth: "bGF1bmNoZWQ=", ExpiresAt: "2026-11-22T15:46:00Z", Email: "ada@example.com", WorkspaceId: "w1"}
+	for _, p := range req.GetParameters() {
+		if strings.HasPrefix(p.GetName(), "custom_") {
+			s.CustomParameters = append(s.CustomParameters, p)
+		}
+	}
+	return s, nil
 }
 
 // lastLaunch returns the last launch received and its metadata, and

@@ -65,9 +65,14 @@ func TestLtiLaunchOpensTheComponent(t *testing.T) {
 }
 
 // A refused launch is a short page with the reason and the matching status;
-// the exam configuration is checked before any service is asked.
+// the exam configuration is the workspace service's rule, whose reason the
+// page shows as sent.
 func TestLtiLaunchRefusals(t *testing.T) {
 	e := newEnv(t, options{})
+	noExam := fault.New(fault.Invalid,
+		"This link opens no exam: in the LMS, add the custom parameter exam_config_id=<the exam configuration's id> to the LiveProctor tool or link.")
+	notExam := fault.New(fault.Invalid,
+		"This link's exam_config_id is not an exam configuration id (a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e): correct the custom parameter in the LMS.")
 	throttled := fault.New(fault.Throttled, "too many failed authentications from your address")
 	throttled.RetryAfter = 7 * time.Second
 	tests := []struct {
@@ -79,8 +84,11 @@ func TestLtiLaunchRefusals(t *testing.T) {
 		reason    string
 		reachAuth bool
 	}{
-		{name: "no exam configuration", body: "oauth_consumer_key=k", status: 400, reason: "exam_config_id"},
-		{name: "malformed exam configuration", body: "custom_exam_config_id=exam-1", status: 400, reason: "not an exam configuration id"},
+		{name: "no exam configuration", body: "oauth_consumer_key=k", reachAuth: true, answer: grpcfault.Status(noExam), status: 400, reason: "exam_config_id"},
+		{
+			name: "malformed exam configuration", body: "custom_exam_config_id=exam-1", reachAuth: true, answer: grpcfault.Status(notExam),
+			status: 400, reason: "not an exam configuration id",
+		},
 		{name: "not a form", body: "{}", header: map[string]string{"Content-Type": "application/json"}, status: 415, reason: "form post"},
 		{name: "bad escape", body: "a=%zz", status: 400, reason: "percent-encoded"},
 		{

@@ -42,7 +42,9 @@ var (
 )
 
 // VerifyLTILaunch checks an LTI 1.1 basic launch for the root workspace's
-// callers (the auth service, which opens a session from it): its OAuth
+// callers (the auth service, which opens a session from it): first its
+// exam configuration, which a teacher sets in the LMS, so a launch that
+// opens no exam uses no nonce and counts as no failure; its OAuth
 // parameters and size; the consumer key, which must be the LTI key pair of
 // an active workspace; its signature with that pair's secret, over the
 // configured launch URL; its timestamp; its LTI parameters; and last its
@@ -50,10 +52,13 @@ var (
 //
 // An unknown or non-LTI consumer key and a wrong signature count as failed
 // authentications of the client's address with that key; past the limit
-// the address is refused before any check.
+// the address is refused before the key is looked up.
 func (a *App) VerifyLTILaunch(ctx context.Context, caller domain.Caller, req LaunchRequest) (domain.Launch, error) {
 	if root := a.rootID.Load(); root == nil || caller.WorkspaceID != *root {
 		return domain.Launch{}, errLaunchCaller
+	}
+	if _, err := domain.CheckExamConfig(req.Params); err != nil {
+		return domain.Launch{}, err
 	}
 	if a.nonces == nil {
 		return domain.Launch{}, errLaunchesOff

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -259,6 +260,15 @@ func TestVerifyLTILaunchRefuses(t *testing.T) {
 		{"a value too long", func() app.LaunchRequest {
 			return sign(t, lf.params(key, set("custom_x", strings.Repeat("x", domain.LaunchMaxValueBytes+1))), secret)
 		}, domain.ErrLaunchTooLarge, fault.Invalid, false},
+		{"no exam configuration", func() app.LaunchRequest {
+			return sign(t, lf.params(key, del("custom_exam_config_id")), secret)
+		}, domain.ErrLaunchNoExamConfig, fault.Invalid, false},
+		{"exam configuration not a UUID", func() app.LaunchRequest {
+			return sign(t, lf.params(key, set("custom_exam_config_id", "exam-1")), secret)
+		}, domain.ErrLaunchExamConfigNotID, fault.Invalid, false},
+		{"unknown key and no exam configuration", func() app.LaunchRequest {
+			return sign(t, lf.params("no-such-key", del("custom_exam_config_id")), secret)
+		}, domain.ErrLaunchNoExamConfig, fault.Invalid, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lf.guard.failed = nil
@@ -285,6 +295,12 @@ func TestVerifyLTILaunchNonceIsSingleUse(t *testing.T) {
 	if _, err := lf.verify(sign(t, p, secret+"x")); !errors.Is(err, domain.ErrLaunchBadSignature) {
 		t.Fatalf("wrong secret: %v", err)
 	}
+	// Nor does one that opens no exam.
+	noExam := maps.Clone(p)
+	delete(noExam, "custom_exam_config_id")
+	if _, err := lf.verify(sign(t, noExam, secret)); !errors.Is(err, domain.ErrLaunchNoExamConfig) {
+		t.Fatalf("no exam configuration: %v", err)
+	}
 	req := sign(t, p, secret)
 	if _, err := lf.verify(req); err != nil {
 		t.Fatalf("first use: %v", err)
@@ -310,9 +326,18 @@ func TestVerifyLTILaunchGuards(t *testing.T) {
 	_, err := lf.app.VerifyLTILaunch(ctx, school, req)
 	wantKind(t, err, fault.PermissionDenied)
 
+	noExam := sign(t, lf.params(lf.lti.ConsumerKey, func(p map[string]string) { delete(p, "custom_exam_config_id") }), lf.lti.SharedSecret)
+	_, err = lf.app.VerifyLTILaunch(ctx, school, noExam)
+	wantKind(t, err, fault.PermissionDenied)
+
+	// The exam configuration is the teacher's to fix: it is answered even
+	// past the failure limit or without a nonce store.
 	lf.guard.refuse = fault.New(fault.Throttled, "too many failed authentications from your address")
 	_, err = lf.verify(req)
 	wantKind(t, err, fault.Throttled)
+	if _, err = lf.verify(noExam); !errors.Is(err, domain.ErrLaunchNoExamConfig) {
+		t.Fatalf("no exam configuration past the failure limit: %v", err)
+	}
 	lf.guard.refuse = nil
 
 	down := newLaunchFixture(t, downNonces{})
@@ -322,4 +347,7 @@ func TestVerifyLTILaunchGuards(t *testing.T) {
 	off := newFixture(t)
 	_, err = off.app.VerifyLTILaunch(ctx, off.root, req)
 	wantKind(t, err, fault.Unavailable)
+	if _, err = off.app.VerifyLTILaunch(ctx, off.root, noExam); !errors.Is(err, domain.ErrLaunchNoExamConfig) {
+		t.Fatalf("no exam configuration without a nonce store: %v", err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/mail"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +50,7 @@ const (
 	paramUserID          = "user_id"
 	paramEmail           = "lis_person_contact_email_primary"
 	paramReturnURL       = "launch_presentation_return_url"
+	paramExamConfigID    = "custom_exam_config_id"
 	customPrefix         = "custom_"
 )
 
@@ -71,7 +73,15 @@ var (
 		"this launch was already used: launch again from the LMS (reloading the page resends the same launch)")
 	ErrLaunchTooLarge = fault.New(fault.Invalid,
 		"the launch is too large: at most 500 parameters, names of 256 bytes, values of 16 KiB, 256 KiB in all")
+	// The exam configuration's refusals are shown to the teacher as they
+	// are, so they are written as the page's sentences.
+	ErrLaunchNoExamConfig = fault.New(fault.Invalid,
+		"This link opens no exam: in the LMS, add the custom parameter exam_config_id=<the exam configuration's id> to the LiveProctor tool or link.")
+	ErrLaunchExamConfigNotID = fault.New(fault.Invalid,
+		"This link's exam_config_id is not an exam configuration id (a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e): correct the custom parameter in the LMS.")
 )
+
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // LaunchParam is one parameter of a launch, decoded.
 type LaunchParam struct {
@@ -143,6 +153,26 @@ func CheckSignedLaunch(method string, params []LaunchParam) (SignedLaunch, error
 		Timestamp:       time.Unix(ts, 0),
 		Nonce:           v[paramNonce],
 	}, nil
+}
+
+// CheckExamConfig returns the exam configuration a launch opens: the last
+// custom_exam_config_id (the LMS's custom parameter exam_config_id),
+// trimmed, which must be a UUID. A launch without one opens nothing, so it
+// is refused before anything else is checked.
+func CheckExamConfig(params []LaunchParam) (string, error) {
+	id := ""
+	for _, p := range params {
+		if p.Name == paramExamConfigID {
+			id = strings.TrimSpace(p.Value)
+		}
+	}
+	switch {
+	case id == "":
+		return "", ErrLaunchNoExamConfig
+	case !uuidPattern.MatchString(id):
+		return "", ErrLaunchExamConfigNotID
+	}
+	return id, nil
 }
 
 // CheckFresh refuses a launch dated more than LaunchMaxSkew from now,

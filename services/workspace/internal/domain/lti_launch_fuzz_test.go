@@ -12,8 +12,10 @@ import (
 
 // FuzzCheckLaunch reads a launch's parameters from a query-like text
 // (name=value lines, names and values as given) and checks the launch rules:
-//   - a refusal is Invalid (the sizes, the OAuth and LTI parameters), with
-//     a message that quotes none of the values sent (they may be anything);
+//   - a refusal is Invalid (the exam configuration, the sizes, the OAuth
+//     and LTI parameters), with a message that quotes none of the values
+//     sent (they may be anything);
+//   - an accepted exam configuration is a UUID, the last one sent, trimmed;
 //   - an accepted signed launch has every OAuth parameter it needs, a
 //     supported method and a timestamp as sent;
 //   - an accepted launch has the required LTI parameters, and its user is a
@@ -22,6 +24,8 @@ func FuzzCheckLaunch(f *testing.F) {
 	full := "oauth_consumer_key=k\noauth_signature=s\noauth_signature_method=HMAC-SHA1\noauth_timestamp=1800000000\n" +
 		"oauth_nonce=n\noauth_version=1.0\nlti_message_type=basic-lti-launch-request\nlti_version=LTI-1p0\nresource_link_id=r\n"
 	f.Add("POST", full+"lis_person_contact_email_primary=ada@school.edu\ncustom_x=1")
+	f.Add("POST", full+"lis_person_contact_email_primary=ada@school.edu\ncustom_exam_config_id= 0f8fad5b-d9cb-469f-a165-70867728950e ")
+	f.Add("POST", full+"user_id=u\ncustom_exam_config_id=0f8fad5b-d9cb-469f-a165-70867728950e\ncustom_exam_config_id=exam-1")
 	f.Add("post", full+"user_id=u\nlis_person_contact_email_primary=Ada <ada@school.edu>")
 	f.Add("POST", full+"user_id=u\nuser_id=v")
 	f.Add("GET", "oauth_timestamp=+1\noauth_nonce="+strings.Repeat("n", 300))
@@ -43,6 +47,11 @@ func FuzzCheckLaunch(f *testing.F) {
 					t.Fatalf("message %q quotes the value %q", e.Message, p.Value)
 				}
 			}
+		}
+		if id, err := domain.CheckExamConfig(params); err != nil {
+			refused(err)
+		} else if last := lastValue(params, "custom_exam_config_id"); len(id) != 36 || id != strings.TrimSpace(last) {
+			t.Fatalf("accepted exam configuration %q from %q", id, last)
 		}
 		signed, err := domain.CheckSignedLaunch(method, params)
 		if err != nil {
@@ -77,6 +86,16 @@ func FuzzCheckLaunch(f *testing.F) {
 	})
 }
 
+func lastValue(params []domain.LaunchParam, name string) string {
+	v := ""
+	for _, p := range params {
+		if p.Name == name {
+			v = p.Value
+		}
+	}
+	return v
+}
+
 // staticText is what the launch messages say of their own; a value that
 // happens to be part of it is not an echo.
 const staticText = "is required: the LMS must sign the launch with OAuth 1.0a must be 1.0 when present " +
@@ -87,4 +106,6 @@ const staticText = "is required: the LMS must sign the launch with OAuth 1.0a mu
 	"is required when lis_person_contact_email_primary is not sent: let the LMS send the user's e-mail or id " +
 	"must appear once an LTI launch is a form POST " +
 	"the launch is too large: at most 500 parameters, names of 256 bytes, values of 16 KiB, 256 KiB in all " +
+	"This link opens no exam: in the LMS, add the custom parameter exam_config_id=<the exam configuration's id> to the LiveProctor tool or link. " +
+	"This link's exam_config_id is not an exam configuration id (a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e): correct the custom parameter in the LMS. " +
 	"oauth_consumer_key oauth_signature oauth_signature_method oauth_timestamp oauth_nonce oauth_version lti_message_type lti_version resource_link_id user_id lis_person_contact_email_primary method"

@@ -118,3 +118,50 @@ func TestCheckLaunchUser(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckExamConfig(t *testing.T) {
+	const id = "0f8fad5b-d9cb-469f-a165-70867728950e"
+	exam := func(values ...string) []domain.LaunchParam {
+		p := []domain.LaunchParam{{Name: "oauth_consumer_key", Value: "k"}, {Name: "exam_config_id", Value: id}}
+		for _, v := range values {
+			p = append(p, domain.LaunchParam{Name: "custom_exam_config_id", Value: v})
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name   string
+		params []domain.LaunchParam
+		want   string
+		err    error
+	}{
+		{"present", exam(id), id, nil},
+		{"trimmed", exam(" \t" + id + "\n"), id, nil},
+		{"upper case", exam("0F8FAD5B-D9CB-469F-A165-70867728950E"), "0F8FAD5B-D9CB-469F-A165-70867728950E", nil},
+		{"the last wins", exam("exam-1", id), id, nil},
+		{"the last wins even when empty", exam(id, " "), "", domain.ErrLaunchNoExamConfig},
+		{"not a UUID", exam("exam-1"), "", domain.ErrLaunchExamConfigNotID},
+		{"no hyphens", exam("0f8fad5bd9cb469fa16570867728950e"), "", domain.ErrLaunchExamConfigNotID},
+		{"missing", exam(), "", domain.ErrLaunchNoExamConfig},
+		{"empty", exam(""), "", domain.ErrLaunchNoExamConfig},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := domain.CheckExamConfig(tc.params)
+			if got != tc.want || !errors.Is(err, tc.err) {
+				t.Fatalf("CheckExamConfig = %q, %v; want %q, %v", got, err, tc.want, tc.err)
+			}
+			if err != nil && fault.KindOf(err) != fault.Invalid {
+				t.Fatalf("%v is not Invalid", err)
+			}
+		})
+	}
+	// The teacher reads these on the refusal page, as the gateway wrote them
+	// before the rule moved here.
+	for err, want := range map[error]string{
+		domain.ErrLaunchNoExamConfig:    "This link opens no exam: in the LMS, add the custom parameter exam_config_id=<the exam configuration's id> to the LiveProctor tool or link.",
+		domain.ErrLaunchExamConfigNotID: "This link's exam_config_id is not an exam configuration id (a UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e): correct the custom parameter in the LMS.",
+	} {
+		if e, _ := fault.As(err); e.Message != want {
+			t.Errorf("message %q, want %q", e.Message, want)
+		}
+	}
+}
