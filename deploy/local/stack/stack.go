@@ -89,23 +89,51 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 			_ = s.Close()
 		}
 	}()
+	if err := s.startStores(ctx, opts); err != nil {
+		return nil, err
+	}
+	if err := s.chooseAddrs(opts); err != nil {
+		return nil, err
+	}
+	if err := s.startServices(opts); err != nil {
+		return nil, err
+	}
+	timeout := opts.ReadyTimeout
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	if err := s.waitReady(ctx, timeout); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// startStores starts the stand-ins of the stores the options do not name:
+// FerretDB for MongoDB, and redis-server.
+func (s *Stack) startStores(ctx context.Context, opts Options) error {
+	var err error
 	if s.MongoURI == "" {
 		s.FerretDB, err = testenv.StartFerretDB(ctx, testenv.FerretDBOptions{
 			Dir: filepath.Join(opts.DataDir, "mongodb"), Binary: opts.FerretDBBinary,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("start the MongoDB-protocol store: %w", err)
+			return fmt.Errorf("start the MongoDB-protocol store: %w", err)
 		}
 		s.MongoURI = s.FerretDB.URI()
 	}
 	if s.RedisAddr == "" {
 		s.Redis, err = testenv.StartRedis(ctx, testenv.RedisOptions{Dir: filepath.Join(opts.DataDir, "redis"), Persist: opts.PersistRedis})
 		if err != nil {
-			return nil, fmt.Errorf("start redis-server: %w", err)
+			return fmt.Errorf("start redis-server: %w", err)
 		}
 		s.RedisAddr = s.Redis.Addr()
 	}
+	return nil
+}
 
+// chooseAddrs takes the addresses the options name, and a free loopback
+// port for each other one.
+func (s *Stack) chooseAddrs(opts Options) error {
 	for _, a := range []struct {
 		dst *string
 		src string
@@ -115,13 +143,19 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	} {
 		*a.dst = a.src
 		if *a.dst == "" {
+			var err error
 			if *a.dst, err = testenv.FreeAddr(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
 	s.GatewayURL = "http://" + s.GatewayAddr
+	return nil
+}
 
+// startServices starts the three binaries in order, each told where the
+// stores and the others are, and reports on s.exited when one exits.
+func (s *Stack) startServices(opts Options) error {
 	base := append(append([]string(nil), opts.Env...),
 		"MONGODB_URI="+s.MongoURI,
 		"REDIS_ADDR="+s.RedisAddr,
@@ -144,7 +178,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 			Output: opts.Output,
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.services = append(s.services, p)
 		go func() {
@@ -156,15 +190,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 			s.exited <- err
 		}()
 	}
-
-	timeout := opts.ReadyTimeout
-	if timeout == 0 {
-		timeout = 2 * time.Minute
-	}
-	if err := s.waitReady(ctx, timeout); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return nil
 }
 
 // Signal sends sig to the named service: "workspace", "auth" or "gateway".

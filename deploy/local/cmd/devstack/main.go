@@ -37,22 +37,14 @@ func run() error {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return err
 	}
-	secrets, err := loadOrCreate(filepath.Join(dataDir, "local-secrets.env"), localSecrets)
-	if err != nil {
-		return err
-	}
-	boot, err := bootstrapPair(filepath.Join(dataDir, "bootstrap-credentials.env"))
-	if err != nil {
-		return err
-	}
-
 	gatewayAddr := envOr("GATEWAY_ADDR", "127.0.0.1:8080")
-	env := append(secrets.environ(), boot.vars.environ()...)
-	env = append(env, "PUBLIC_BASE_URL="+envOr("PUBLIC_BASE_URL", "http://"+gatewayAddr))
+	env, boot, err := environment(dataDir, gatewayAddr)
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
 	binDir := filepath.Join(root, "bin")
 	if exe, err := os.Executable(); err == nil {
 		binDir = filepath.Dir(exe)
@@ -75,7 +67,28 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	printReady(s, boot)
+	return waitAndStop(ctx, s)
+}
 
+// environment is the services' environment: the local secrets (made on
+// the first run), the root workspace's key pair, and the public base URL.
+func environment(dataDir, gatewayAddr string) ([]string, bootstrap, error) {
+	secrets, err := loadOrCreate(filepath.Join(dataDir, "local-secrets.env"), localSecrets)
+	if err != nil {
+		return nil, bootstrap{}, err
+	}
+	boot, err := bootstrapPair(filepath.Join(dataDir, "bootstrap-credentials.env"))
+	if err != nil {
+		return nil, bootstrap{}, err
+	}
+	env := append(secrets.environ(), boot.vars.environ()...)
+	env = append(env, "PUBLIC_BASE_URL="+envOr("PUBLIC_BASE_URL", "http://"+gatewayAddr))
+	return env, boot, nil
+}
+
+// printReady tells the user where everything is, and how to call it.
+func printReady(s *stack.Stack, boot bootstrap) {
 	fmt.Printf("\nReady.\n  gateway (REST):      %s\n  workspace (gRPC):    %s\n  auth (gRPC):         %s\n  MongoDB protocol:    %s\n  Redis:               %s\n"+
 		"  metrics:             http://%s/metrics (gateway), http://%s/metrics (workspace), http://%s/metrics (auth)\n",
 		s.GatewayURL, s.WorkspaceAddr, s.AuthAddr, redactURI(s.MongoURI), s.RedisAddr,
@@ -88,7 +101,11 @@ func run() error {
 	}
 	fmt.Printf("\nTry:\n  curl -u \"$BOOTSTRAP_APP_KEY:$BOOTSTRAP_APP_SECRET\" %s/api/workspaces\n(after: set -a; . %s; set +a)\n\nCtrl-C stops everything.\n",
 		s.GatewayURL, boot.displayPath())
+}
 
+// waitAndStop waits for Ctrl-C or for a component to exit, then stops
+// everything.
+func waitAndStop(ctx context.Context, s *stack.Stack) error {
 	select {
 	case <-ctx.Done():
 		fmt.Println("\nstopping…")
