@@ -59,6 +59,7 @@ FUZZ_TARGETS := \
 	./pkg/basicauth:FuzzParse \
 	./pkg/basicauth:FuzzHeaderRoundTrip \
 	./pkg/oauth1:FuzzBaseString \
+	./pkg/jose:FuzzVerify \
 	./services/auth/internal/domain:FuzzTokenValid \
 	./services/auth/internal/domain:FuzzCheckLogin \
 	./services/auth/internal/app:FuzzBearer \

@@ -1,0 +1,4 @@
+package outbound
+
+// RefusePrivate is the dialer's address check, for the tests.
+var RefusePrivate = refusePrivate

@@ -1,0 +1,241 @@
+// Package outbound is how the services call URLs that platforms gave them
+// (an LMS's JWKS, its Dynamic Registration endpoints): only https, only
+// public addresses, with a timeout and a cap on what is read.
+//
+// A platform URL is chosen by whoever registers a platform, so a careless
+// or hostile one could point the service at itself, at the cluster's
+// private network or at a cloud's metadata address (169.254.169.254). The
+// URL's form is checked when it is stored (CheckURL) and again when it is
+// called, and the address a host name resolves to is checked when the
+// connection is made, so a name that resolves to a private address is
+// refused too (DNS rebinding included). Redirects are not followed: a
+// platform's endpoints are the URLs it registered.
+//
+// Tests run platforms on loopback over http: the hosts they use are named,
+// as host:port, in Policy.InsecureHosts (LTI_ALLOW_INSECURE_HOSTS).
+package outbound
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Policy is what outbound calls may reach.
+type Policy struct {
+	// InsecureHosts are host:port pairs that may be called over http and
+	// on any address, for tests; empty in production.
+	InsecureHosts []string
+}
+
+// ParsePolicy reads a comma-separated list of host:port pairs (the
+// LTI_ALLOW_INSECURE_HOSTS setting).
+func ParsePolicy(list string) (Policy, error) {
+	var p Policy
+	for item := range strings.SplitSeq(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		host, port, err := net.SplitHostPort(item)
+		if err != nil || host == "" || port == "" {
+			return Policy{}, fmt.Errorf("%q is not host:port", item)
+		}
+		p.InsecureHosts = append(p.InsecureHosts, strings.ToLower(item))
+	}
+	return p, nil
+}
+
+// insecure reports whether hostport (host:port, lower case) is named.
+func (p Policy) insecure(hostport string) bool {
+	for _, h := range p.InsecureHosts {
+		if h == hostport {
+			return true
+		}
+	}
+	return false
+}
+
+// MaxURLLen bounds a platform URL.
+const MaxURLLen = 2048
+
+// Errors of CheckURL, for callers that name the problem.
+var (
+	ErrNotHTTPS   = errors.New("must be an https URL")
+	ErrNotPublic  = errors.New("must name a public host, not a loopback, private or link-local address")
+	ErrMalformed  = errors.New("must be an absolute URL with a host, and no user name, password or fragment")
+	ErrURLTooLong = fmt.Errorf("must be at most %d bytes", MaxURLLen)
+)
+
+// CheckURL checks a platform URL's form: absolute, https (or a named
+// insecure host), no credentials or fragment, and not a literal address or
+// name that is plainly private. Where a name resolves to is checked when it
+// is called.
+func (p Policy) CheckURL(raw string) (*url.URL, error) {
+	if len(raw) > MaxURLLen {
+		return nil, ErrURLTooLong
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Hostname() == "" || u.User != nil || u.Fragment != "" || u.Opaque != "" {
+		return nil, ErrMalformed
+	}
+	if p.insecure(hostPort(u)) {
+		if u.Scheme != "https" && u.Scheme != "http" {
+			return nil, ErrNotHTTPS
+		}
+		return u, nil
+	}
+	if u.Scheme != "https" {
+		return nil, ErrNotHTTPS
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return nil, ErrNotPublic
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && !Public(ip) {
+		return nil, ErrNotPublic
+	}
+	return u, nil
+}
+
+// hostPort is the URL's host:port in lower case, with the scheme's
+// default port when it names none.
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return strings.ToLower(net.JoinHostPort(u.Hostname(), port))
+}
+
+// Public reports whether ip is an address a platform may have: not
+// loopback, private (RFC 1918, RFC 4193), link-local, shared (RFC 6598),
+// unspecified, multicast, or otherwise reserved for local use.
+func Public(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	switch {
+	case !ip.IsValid(), ip.IsLoopback(), ip.IsPrivate(), ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast(),
+		ip.IsInterfaceLocalMulticast(), ip.IsMulticast(), ip.IsUnspecified():
+		return false
+	}
+	for _, p := range reserved {
+		if p.Contains(ip) {
+			return false
+		}
+	}
+	return true
+}
+
+// reserved are further ranges no platform is on.
+var reserved = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
+	netip.MustParsePrefix("100.64.0.0/10"),   // shared address space (carrier NAT)
+	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and broadcast
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use IPv4/IPv6 translation
+	netip.MustParsePrefix("2001:db8::/32"),   // documentation
+	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
+	netip.MustParsePrefix("100::/64"),        // discard-only
+	netip.MustParsePrefix("2001:10::/28"),    // deprecated ORCHID
+	netip.MustParsePrefix("192.88.99.0/24"),  // 6to4 relay anycast (deprecated)
+	netip.MustParsePrefix("198.51.100.0/24"), // documentation
+	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
+	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
+}
+
+// Client calls platform URLs under a policy.
+type Client struct {
+	policy Policy
+	http   *http.Client
+}
+
+// NewClient returns a client whose calls each end within timeout.
+func NewClient(p Policy, timeout time.Duration) *Client {
+	dialer := &net.Dialer{Timeout: timeout, Control: refusePrivate}
+	insecureDialer := &net.Dialer{Timeout: timeout}
+	transport := &http.Transport{
+		Proxy: nil, // a proxy would make the address check moot
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if p.insecure(strings.ToLower(addr)) {
+				return insecureDialer.DialContext(ctx, network, addr)
+			}
+			return dialer.DialContext(ctx, network, addr)
+		},
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+		MaxIdleConnsPerHost:   2,
+		IdleConnTimeout:       90 * time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+	return &Client{policy: p, http: &http.Client{
+		Transport: transport,
+		Timeout:   timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}}
+}
+
+// refusePrivate is the dialer's check of the address a name resolved to.
+func refusePrivate(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("outbound: unexpected address %q", address)
+	}
+	if !Public(ap.Addr()) {
+		return ErrNotPublic
+	}
+	return nil
+}
+
+// Response is what a call read.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// ErrTooLarge: the answer's body is larger than the call allows.
+var ErrTooLarge = errors.New("the answer is too large")
+
+// Do sends req (whose URL is checked first) and reads at most maxBytes of
+// the answer's body; a longer body is ErrTooLarge.
+func (c *Client) Do(req *http.Request, maxBytes int64) (Response, error) {
+	if _, err := c.policy.CheckURL(req.URL.String()); err != nil {
+		return Response{}, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return Response{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
+	if err != nil {
+		return Response{}, err
+	}
+	if int64(len(body)) > maxBytes {
+		return Response{}, ErrTooLarge
+	}
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
+}
+
+// Get fetches rawURL with an Accept header, as Do.
+func (c *Client) Get(ctx context.Context, rawURL, accept string, maxBytes int64) (Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return Response{}, ErrMalformed
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	return c.Do(req, maxBytes)
+}
