@@ -1,0 +1,157 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/jose"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// toolKeyReread is how long a replica reuses the key set it read: a key a
+// replica made elsewhere is published LTI rotation's lead ahead, far
+// longer than this.
+const toolKeyReread = time.Minute
+
+// toolKeyBits is the size of the tool's RSA keys.
+const toolKeyBits = 2048
+
+// toolKeys signs the tool's LTI 1.3 tokens and publishes its keys. The set
+// is stored (domain.ToolKeyStore) and rotated by whichever replica finds it
+// due; the revision-checked save makes one of them win.
+type toolKeys struct {
+	store    domain.ToolKeyStore
+	secrets  SecretBox
+	rotation domain.ToolKeyRotation
+	now      func() time.Time
+
+	mu     sync.Mutex // one rotation, one read at a time
+	set    domain.ToolKeys
+	readAt time.Time
+	opened map[string]*rsa.PrivateKey // by kid, opened once
+}
+
+func newToolKeys(store domain.ToolKeyStore, secrets SecretBox, r domain.ToolKeyRotation, now func() time.Time) *toolKeys {
+	return &toolKeys{store: store, secrets: secrets, rotation: r, now: now, opened: map[string]*rsa.PrivateKey{}}
+}
+
+// Rotate brings the stored set up to date (domain.ToolKeys.Rotate): the
+// first start makes the first key, later ones the successors. Another
+// replica's concurrent rotation wins, and this one reads its result.
+func (t *toolKeys) Rotate(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		set, err := t.store.ToolKeys(ctx)
+		if err != nil {
+			return err
+		}
+		changed, err := set.Rotate(ctx, t.now(), t.rotation, t.newKey)
+		if err != nil {
+			return err
+		}
+		if !changed {
+			t.set, t.readAt = set, t.now()
+			return nil
+		}
+		err = t.store.SaveToolKeys(ctx, set)
+		if err == nil {
+			set.Revision++
+			t.set, t.readAt = set, t.now()
+			return nil
+		}
+		if !errors.Is(err, domain.ErrRevisionChanged) || attempt == 2 {
+			return fmt.Errorf("save the tool's keys: %w", err)
+		}
+	}
+}
+
+// current returns the set, read again when toolKeyReread has passed.
+func (t *toolKeys) current(ctx context.Context) (domain.ToolKeys, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.set.Revision == 0 || !t.now().Before(t.readAt.Add(toolKeyReread)) {
+		set, err := t.store.ToolKeys(ctx)
+		if err != nil {
+			return domain.ToolKeys{}, err
+		}
+		t.set, t.readAt = set, t.now()
+	}
+	return t.set, nil
+}
+
+// JWKS is the tool's published key set, as platforms fetch it.
+func (t *toolKeys) JWKS(ctx context.Context) ([]byte, error) {
+	set, err := t.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	published := set.Published()
+	keys := make([]jose.PublicKey, len(published))
+	for i, k := range published {
+		keys[i] = jose.PublicKey{KID: k.KID, Key: k.Public}
+	}
+	return jose.MarshalKeySet(keys)
+}
+
+// Sign signs claims with the key that signs now.
+func (t *toolKeys) Sign(ctx context.Context, claims any) (string, error) {
+	set, err := t.current(ctx)
+	if err != nil {
+		return "", err
+	}
+	k, err := set.Signing(t.now())
+	if err != nil {
+		return "", err
+	}
+	private, err := t.open(k)
+	if err != nil {
+		return "", err
+	}
+	return jose.Sign(claims, k.KID, private)
+}
+
+// open returns k's private key, opened from its seal once.
+func (t *toolKeys) open(k domain.ToolKey) (*rsa.PrivateKey, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.opened[k.KID]; ok {
+		return p, nil
+	}
+	der, err := t.secrets.Open(k.KID, k.Sealed)
+	if err != nil {
+		return nil, fmt.Errorf("open LTI signing key %s: %w", k.KID, err)
+	}
+	parsed, err := x509.ParsePKCS8PrivateKey([]byte(der))
+	private, ok := parsed.(*rsa.PrivateKey)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("LTI signing key %s is not an RSA key", k.KID)
+	}
+	t.opened[k.KID] = private
+	return private, nil
+}
+
+// newKey makes a key: 2048-bit RSA, a random kid (128 bits, base32), the private half sealed
+// by the secret box, bound to the kid.
+func (t *toolKeys) newKey(context.Context) (domain.ToolKey, error) {
+	private, err := rsa.GenerateKey(rand.Reader, toolKeyBits)
+	if err != nil {
+		return domain.ToolKey{}, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(private)
+	if err != nil {
+		return domain.ToolKey{}, err
+	}
+	kid := rand.Text()
+	sealed, err := t.secrets.Seal(kid, string(der))
+	if err != nil {
+		return domain.ToolKey{}, err
+	}
+	return domain.ToolKey{KID: kid, Public: &private.PublicKey, Sealed: sealed}, nil
+}
