@@ -66,6 +66,7 @@ FUZZ_TARGETS := \
 	./services/workspace/internal/domain:FuzzCheckNewWorkspace \
 	./services/workspace/internal/domain:FuzzCheckListQuery \
 	./services/workspace/internal/domain:FuzzCheckLaunch \
+	./services/workspace/internal/domain:FuzzCheckNewLTIRegistration \
 	./services/workspace/internal/app:FuzzPageToken \
 	./services/workspace/internal/app:FuzzListWorkspaces \
 	./services/workspace/internal/app:FuzzEventPageToken \

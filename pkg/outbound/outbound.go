@@ -96,7 +96,7 @@ func (p Policy) CheckURL(raw string) (*url.URL, error) {
 	if u.Scheme != "https" {
 		return nil, ErrNotHTTPS
 	}
-	host := strings.ToLower(u.Hostname())
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".") // "localhost." is localhost
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return nil, ErrNotPublic
 	}

@@ -33,6 +33,7 @@ func TestCheckURL(t *testing.T) {
 		{"https://", outbound.ErrMalformed},
 		{"https://localhost/jwks", outbound.ErrNotPublic},
 		{"https://a.localhost/jwks", outbound.ErrNotPublic},
+		{"https://localhost./jwks", outbound.ErrNotPublic},
 		{"https://127.0.0.1/jwks", outbound.ErrNotPublic},
 		{"https://169.254.169.254/latest/meta-data", outbound.ErrNotPublic},
 		{"https://10.1.2.3/", outbound.ErrNotPublic},

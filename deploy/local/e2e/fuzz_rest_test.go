@@ -57,7 +57,8 @@ func TestRequestsDrawnFromTheDocument(t *testing.T) {
 
 	root := asRoot(t)
 	w := root.create(unique(t, "fuzz"), nil)
-	params := map[string]string{"id": w.WorkspaceID, "appKey": w.AppKeys.Server.ConsumerKey}
+	reg := root.register(w.WorkspaceID, canvasRegistration(clientID(t, "fuzz"), "1"))
+	params := map[string]string{"id": w.WorkspaceID, "appKey": w.AppKeys.Server.ConsumerKey, "registrationId": reg.ID, "deploymentId": "1"}
 	statuses := map[int]int{}
 	for i, r := range requests {
 		path := r.Path

@@ -57,7 +57,8 @@ func TestNullIsRefusedWhereTheDocumentDoesNotAllowIt(t *testing.T) {
 	id := unique(t, "nulls")
 	created := root.create(id, map[string]any{"address": map[string]any{"city": "Austin", "state": "US-TX", "country": "US"}})
 	appKey := created.AppKeys.Server.ConsumerKey
-	params := map[string]string{"id": id, "appKey": appKey}
+	reg := root.register(id, canvasRegistration(clientID(t, "nulls")))
+	params := map[string]string{"id": id, "appKey": appKey, "registrationId": reg.ID}
 
 	ran := 0
 	for path, item := range apiDoc.doc.Paths.Map() {

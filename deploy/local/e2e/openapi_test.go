@@ -328,11 +328,19 @@ var proseRules = []struct{ field, description string }{
 	{"pageToken", "is not a token from this list"},
 	{"id", "the identifier cannot be modified"},
 	{"appKey", "the identifier cannot be modified"},
+	{"registrationId", "the identifier cannot be modified"},
 	{"parentWorkspaceId", "a workspace cannot be its own parent"},
 	{"parentWorkspaceId", "would make a cycle"},
 	{"expireAfter", "must be between 0s and 604800s"},
 	{"address.state", "must start with the country code"},
 	{"address.country", "is required when address.state is set"},
+	// An LTI 1.3 registration's issuer and URLs: https on a public host
+	// (http, loopback and private addresses only for the hosts
+	// LTI_ALLOW_INSECURE_HOSTS names), a valid host and port.
+	{"issuer", "must be a public https URL"},
+	{"authLoginUrl", "must be a public https URL"},
+	{"jwksUrl", "must be a public https URL"},
+	{"authTokenUrl", "must be a public https URL"},
 }
 
 // proseRule returns the rule of proseRules that a 400's body names, or "".

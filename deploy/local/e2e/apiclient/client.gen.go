@@ -1582,17 +1582,21 @@ func (e CreateWorkspaceResponseType) Valid() bool {
 
 // Defines values for EventType.
 const (
-	EventTypeKeyPairCreated              EventType = "keyPair.created"
-	EventTypeKeyPairExpired              EventType = "keyPair.expired"
-	EventTypeKeyPairRevoked              EventType = "keyPair.revoked"
-	EventTypeKeyPairRotated              EventType = "keyPair.rotated"
-	EventTypeUserSdkSessionsRevoked      EventType = "user.sdkSessionsRevoked"
-	EventTypeWorkspaceBootstrapped       EventType = "workspace.bootstrapped"
-	EventTypeWorkspaceCreated            EventType = "workspace.created"
-	EventTypeWorkspaceDeleted            EventType = "workspace.deleted"
-	EventTypeWorkspaceSdkSessionsRevoked EventType = "workspace.sdkSessionsRevoked"
-	EventTypeWorkspaceUndeleted          EventType = "workspace.undeleted"
-	EventTypeWorkspaceUpdated            EventType = "workspace.updated"
+	EventTypeKeyPairCreated                   EventType = "keyPair.created"
+	EventTypeKeyPairExpired                   EventType = "keyPair.expired"
+	EventTypeKeyPairRevoked                   EventType = "keyPair.revoked"
+	EventTypeKeyPairRotated                   EventType = "keyPair.rotated"
+	EventTypeLtiRegistrationCreated           EventType = "ltiRegistration.created"
+	EventTypeLtiRegistrationDeleted           EventType = "ltiRegistration.deleted"
+	EventTypeLtiRegistrationDeploymentAdded   EventType = "ltiRegistration.deploymentAdded"
+	EventTypeLtiRegistrationDeploymentRemoved EventType = "ltiRegistration.deploymentRemoved"
+	EventTypeUserSdkSessionsRevoked           EventType = "user.sdkSessionsRevoked"
+	EventTypeWorkspaceBootstrapped            EventType = "workspace.bootstrapped"
+	EventTypeWorkspaceCreated                 EventType = "workspace.created"
+	EventTypeWorkspaceDeleted                 EventType = "workspace.deleted"
+	EventTypeWorkspaceSdkSessionsRevoked      EventType = "workspace.sdkSessionsRevoked"
+	EventTypeWorkspaceUndeleted               EventType = "workspace.undeleted"
+	EventTypeWorkspaceUpdated                 EventType = "workspace.updated"
 )
 
 // Valid indicates whether the value is a known member of the EventType enum.
@@ -1605,6 +1609,14 @@ func (e EventType) Valid() bool {
 	case EventTypeKeyPairRevoked:
 		return true
 	case EventTypeKeyPairRotated:
+		return true
+	case EventTypeLtiRegistrationCreated:
+		return true
+	case EventTypeLtiRegistrationDeleted:
+		return true
+	case EventTypeLtiRegistrationDeploymentAdded:
+		return true
+	case EventTypeLtiRegistrationDeploymentRemoved:
 		return true
 	case EventTypeUserSdkSessionsRevoked:
 		return true
@@ -1645,15 +1657,18 @@ func (e EventActorType) Valid() bool {
 
 // Defines values for EventTargetType.
 const (
-	EventTargetTypeKeyPair   EventTargetType = "keyPair"
-	EventTargetTypeUser      EventTargetType = "user"
-	EventTargetTypeWorkspace EventTargetType = "workspace"
+	EventTargetTypeKeyPair         EventTargetType = "keyPair"
+	EventTargetTypeLtiRegistration EventTargetType = "ltiRegistration"
+	EventTargetTypeUser            EventTargetType = "user"
+	EventTargetTypeWorkspace       EventTargetType = "workspace"
 )
 
 // Valid indicates whether the value is a known member of the EventTargetType enum.
 func (e EventTargetType) Valid() bool {
 	switch e {
 	case EventTargetTypeKeyPair:
+		return true
+	case EventTargetTypeLtiRegistration:
 		return true
 	case EventTargetTypeUser:
 		return true
@@ -1732,17 +1747,21 @@ func (e WorkspaceType) Valid() bool {
 
 // Defines values for ListWorkspaceEventsParamsType.
 const (
-	ListWorkspaceEventsParamsTypeKeyPairCreated              ListWorkspaceEventsParamsType = "keyPair.created"
-	ListWorkspaceEventsParamsTypeKeyPairExpired              ListWorkspaceEventsParamsType = "keyPair.expired"
-	ListWorkspaceEventsParamsTypeKeyPairRevoked              ListWorkspaceEventsParamsType = "keyPair.revoked"
-	ListWorkspaceEventsParamsTypeKeyPairRotated              ListWorkspaceEventsParamsType = "keyPair.rotated"
-	ListWorkspaceEventsParamsTypeUserSdkSessionsRevoked      ListWorkspaceEventsParamsType = "user.sdkSessionsRevoked"
-	ListWorkspaceEventsParamsTypeWorkspaceBootstrapped       ListWorkspaceEventsParamsType = "workspace.bootstrapped"
-	ListWorkspaceEventsParamsTypeWorkspaceCreated            ListWorkspaceEventsParamsType = "workspace.created"
-	ListWorkspaceEventsParamsTypeWorkspaceDeleted            ListWorkspaceEventsParamsType = "workspace.deleted"
-	ListWorkspaceEventsParamsTypeWorkspaceSdkSessionsRevoked ListWorkspaceEventsParamsType = "workspace.sdkSessionsRevoked"
-	ListWorkspaceEventsParamsTypeWorkspaceUndeleted          ListWorkspaceEventsParamsType = "workspace.undeleted"
-	ListWorkspaceEventsParamsTypeWorkspaceUpdated            ListWorkspaceEventsParamsType = "workspace.updated"
+	ListWorkspaceEventsParamsTypeKeyPairCreated                   ListWorkspaceEventsParamsType = "keyPair.created"
+	ListWorkspaceEventsParamsTypeKeyPairExpired                   ListWorkspaceEventsParamsType = "keyPair.expired"
+	ListWorkspaceEventsParamsTypeKeyPairRevoked                   ListWorkspaceEventsParamsType = "keyPair.revoked"
+	ListWorkspaceEventsParamsTypeKeyPairRotated                   ListWorkspaceEventsParamsType = "keyPair.rotated"
+	ListWorkspaceEventsParamsTypeLtiRegistrationCreated           ListWorkspaceEventsParamsType = "ltiRegistration.created"
+	ListWorkspaceEventsParamsTypeLtiRegistrationDeleted           ListWorkspaceEventsParamsType = "ltiRegistration.deleted"
+	ListWorkspaceEventsParamsTypeLtiRegistrationDeploymentAdded   ListWorkspaceEventsParamsType = "ltiRegistration.deploymentAdded"
+	ListWorkspaceEventsParamsTypeLtiRegistrationDeploymentRemoved ListWorkspaceEventsParamsType = "ltiRegistration.deploymentRemoved"
+	ListWorkspaceEventsParamsTypeUserSdkSessionsRevoked           ListWorkspaceEventsParamsType = "user.sdkSessionsRevoked"
+	ListWorkspaceEventsParamsTypeWorkspaceBootstrapped            ListWorkspaceEventsParamsType = "workspace.bootstrapped"
+	ListWorkspaceEventsParamsTypeWorkspaceCreated                 ListWorkspaceEventsParamsType = "workspace.created"
+	ListWorkspaceEventsParamsTypeWorkspaceDeleted                 ListWorkspaceEventsParamsType = "workspace.deleted"
+	ListWorkspaceEventsParamsTypeWorkspaceSdkSessionsRevoked      ListWorkspaceEventsParamsType = "workspace.sdkSessionsRevoked"
+	ListWorkspaceEventsParamsTypeWorkspaceUndeleted               ListWorkspaceEventsParamsType = "workspace.undeleted"
+	ListWorkspaceEventsParamsTypeWorkspaceUpdated                 ListWorkspaceEventsParamsType = "workspace.updated"
 )
 
 // Valid indicates whether the value is a known member of the ListWorkspaceEventsParamsType enum.
@@ -1755,6 +1774,14 @@ func (e ListWorkspaceEventsParamsType) Valid() bool {
 	case ListWorkspaceEventsParamsTypeKeyPairRevoked:
 		return true
 	case ListWorkspaceEventsParamsTypeKeyPairRotated:
+		return true
+	case ListWorkspaceEventsParamsTypeLtiRegistrationCreated:
+		return true
+	case ListWorkspaceEventsParamsTypeLtiRegistrationDeleted:
+		return true
+	case ListWorkspaceEventsParamsTypeLtiRegistrationDeploymentAdded:
+		return true
+	case ListWorkspaceEventsParamsTypeLtiRegistrationDeploymentRemoved:
 		return true
 	case ListWorkspaceEventsParamsTypeUserSdkSessionsRevoked:
 		return true
@@ -1838,6 +1865,18 @@ func (e LtiLaunchFormdataBodyOauthVersion) Valid() bool {
 	}
 }
 
+// AddLtiDeploymentRequest defines model for AddLtiDeploymentRequest.
+type AddLtiDeploymentRequest struct {
+	// DeploymentId 1 to 255 printable ASCII characters.
+	DeploymentId string `json:"deploymentId"`
+
+	// Id The workspace (the path's id over REST). A REST body may repeat it; any other value is refused: "the identifier cannot be modified".
+	Id *string `json:"id,omitempty"`
+
+	// RegistrationId The registration (the path's registrationId over REST). A REST body may repeat it; any other value is refused: "the identifier cannot be modified".
+	RegistrationId *string `json:"registrationId,omitempty"`
+}
+
 // Address defines model for Address.
 type Address struct {
 	// City At most 200 characters, none of them control characters.
@@ -1887,6 +1926,34 @@ type Bank struct {
 type BankInput struct {
 	// Id <publisher>/<bank>: two non-empty parts without '/', spaces or control characters.
 	Id string `json:"id"`
+}
+
+// CreateLtiRegistrationRequest defines model for CreateLtiRegistrationRequest.
+type CreateLtiRegistrationRequest struct {
+	// AuthLoginUrl The platform's OIDC authorization endpoint, where a login is sent.
+	AuthLoginUrl string `json:"authLoginUrl"`
+
+	// AuthTokenUrl The platform's OAuth 2 token endpoint, for its services; optional.
+	AuthTokenUrl *string `json:"authTokenUrl,omitempty"`
+
+	// ClientId The client id the platform gave the tool: 1 to 255 printable ASCII characters.
+	//
+	// Example: 10000000000001
+	ClientId string `json:"clientId"`
+
+	// DeploymentIds The platform's deployments of the tool that may launch: at most 100, each 1 to 255 printable ASCII characters, no two alike. May be empty.
+	DeploymentIds *[]string `json:"deploymentIds,omitempty"`
+
+	// Id The workspace (the path's id over REST). A REST body may repeat it; any other value is refused: "the identifier cannot be modified".
+	Id *string `json:"id,omitempty"`
+
+	// Issuer The platform's issuer, as its launches' iss claim has it (compared as an exact string): an https URL without a query or a fragment, at most 2048 bytes.
+	//
+	// Example: https://canvas.instructure.com
+	Issuer string `json:"issuer"`
+
+	// JwksUrl Where the platform publishes its public keys (JWKS).
+	JwksUrl string `json:"jwksUrl"`
 }
 
 // CreateSdkTokenRequest defines model for CreateSdkTokenRequest.
@@ -1987,7 +2054,7 @@ type Event struct {
 	// Actor EventActor is who made a change: a key pair (type keyPair, with its workspace and app key) or the service itself (type system: the bootstrap from configuration).
 	Actor EventActor `json:"actor"`
 
-	// ChangedFields workspace.updated: the fields the update changed, by JSON name.
+	// ChangedFields workspace.updated: the fields the update changed, by JSON name; keyPair.rotated: expiresAt; ltiRegistration.deploymentAdded and deploymentRemoved: deploymentIds.
 	ChangedFields []string `json:"changedFields"`
 
 	// Id Sorts by time (to the millisecond) as a string: 12 hex digits of Unix milliseconds, then 16 random hex digits.
@@ -1999,7 +2066,7 @@ type Event struct {
 	// RequestId The X-Request-Id of the request that made the change; empty for the service's own changes.
 	RequestId string `json:"requestId"`
 
-	// Target EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked) or a key pair (its app key).
+	// Target EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked), a key pair (its app key) or an LTI 1.3 registration (its id).
 	Target EventTarget `json:"target"`
 	Type   EventType   `json:"type"`
 
@@ -2023,7 +2090,7 @@ type EventActor struct {
 // EventActorType defines model for EventActor.Type.
 type EventActorType string
 
-// EventTarget EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked) or a key pair (its app key).
+// EventTarget EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked), a key pair (its app key) or an LTI 1.3 registration (its id).
 type EventTarget struct {
 	Id   string          `json:"id"`
 	Type EventTargetType `json:"type"`
@@ -2056,6 +2123,12 @@ type KeyPair struct {
 	// Tags A pair tagged allow-rest-api-access = TRUE may call the REST routes.
 	Tags      []Tag     `json:"tags"`
 	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// ListLtiRegistrationsResponse defines model for ListLtiRegistrationsResponse.
+type ListLtiRegistrationsResponse struct {
+	// Registrations The workspace's registrations, oldest first.
+	Registrations []LtiRegistration `json:"registrations"`
 }
 
 // ListWorkspaceEventsResponse A page of events, oldest first.
@@ -2101,6 +2174,24 @@ type LtiKeys struct {
 	// LaunchUrl Where an LMS sends signed launches.
 	LaunchUrl    string             `json:"launchUrl"`
 	SharedSecret openapi_types.UUID `json:"sharedSecret"`
+}
+
+// LtiRegistration An LTI 1.3 platform (an LMS) registered with a workspace.
+type LtiRegistration struct {
+	AuthLoginUrl string `json:"authLoginUrl"`
+
+	// AuthTokenUrl Null when none was given.
+	AuthTokenUrl nullable.Nullable[string] `json:"authTokenUrl"`
+	ClientId     string                    `json:"clientId"`
+
+	// CreatedAt RFC 3339, UTC, milliseconds.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// DeploymentIds May be empty: launches are then refused until one is added.
+	DeploymentIds []string           `json:"deploymentIds"`
+	Id            openapi_types.UUID `json:"id"`
+	Issuer        string             `json:"issuer"`
+	JwksUrl       string             `json:"jwksUrl"`
 }
 
 // Product A licensed product shared with a workspace.
@@ -2430,6 +2521,42 @@ type RotateWorkspaceKeyParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// ListLtiRegistrationsParams defines parameters for ListLtiRegistrations.
+type ListLtiRegistrationsParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// CreateLtiRegistrationParams defines parameters for CreateLtiRegistration.
+type CreateLtiRegistrationParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// DeleteLtiRegistrationParams defines parameters for DeleteLtiRegistration.
+type DeleteLtiRegistrationParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetLtiRegistrationParams defines parameters for GetLtiRegistration.
+type GetLtiRegistrationParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// AddLtiDeploymentParams defines parameters for AddLtiDeployment.
+type AddLtiDeploymentParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// RemoveLtiDeploymentParams defines parameters for RemoveLtiDeployment.
+type RemoveLtiDeploymentParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
 // UndeleteWorkspaceParams defines parameters for UndeleteWorkspace.
 type UndeleteWorkspaceParams struct {
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
@@ -2549,6 +2676,12 @@ type CreateWorkspaceKeyJSONRequestBody = CreateWorkspaceKeyRequest
 
 // RotateWorkspaceKeyJSONRequestBody defines body for RotateWorkspaceKey for application/json ContentType.
 type RotateWorkspaceKeyJSONRequestBody = RotateWorkspaceKeyRequest
+
+// CreateLtiRegistrationJSONRequestBody defines body for CreateLtiRegistration for application/json ContentType.
+type CreateLtiRegistrationJSONRequestBody = CreateLtiRegistrationRequest
+
+// AddLtiDeploymentJSONRequestBody defines body for AddLtiDeployment for application/json ContentType.
+type AddLtiDeploymentJSONRequestBody = AddLtiDeploymentRequest
 
 // ListWorkspacesJSONRequestBody defines body for ListWorkspaces for application/json ContentType.
 type ListWorkspacesJSONRequestBody = ListWorkspacesRequest
@@ -3068,6 +3201,70 @@ type ClientInterface interface {
 	// Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
 	RotateWorkspaceKey(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, body RotateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListLtiRegistrations List a workspace's LTI 1.3 registrations
+	//
+	// Every LTI 1.3 platform (LMS) the workspace is registered with, oldest first. The workspace itself and the workspaces that manage it may read and change them, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+	//
+	// Corresponds with GET /api/workspace/{id}/lti/registrations (the `ListLtiRegistrations` operationId).
+	ListLtiRegistrations(ctx context.Context, id string, params *ListLtiRegistrationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateLtiRegistrationWithBody Register an LTI 1.3 platform
+	//
+	// Registers a platform (an LMS) by the `issuer` and `clientId` it gave the tool, with the deployment ids that may launch (may be empty: launches are refused until one is added) and the platform's endpoints. An (issuer, clientId) pair belongs to one registration across all workspaces: a second one, in this workspace or another, is 409 `ALREADY_EXISTS`. A workspace holds at most 20 registrations, a registration at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. The issuer and every URL must be https on a public host (http, or a loopback or private address, only for hosts the service's `LTI_ALLOW_INSECURE_HOSTS` names); a refusal's description starts "must be a public https URL".
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/registrations (the `CreateLtiRegistration` operationId).
+	CreateLtiRegistrationWithBody(ctx context.Context, id string, params *CreateLtiRegistrationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateLtiRegistration Register an LTI 1.3 platform
+	//
+	// Registers a platform (an LMS) by the `issuer` and `clientId` it gave the tool, with the deployment ids that may launch (may be empty: launches are refused until one is added) and the platform's endpoints. An (issuer, clientId) pair belongs to one registration across all workspaces: a second one, in this workspace or another, is 409 `ALREADY_EXISTS`. A workspace holds at most 20 registrations, a registration at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. The issuer and every URL must be https on a public host (http, or a loopback or private address, only for hosts the service's `LTI_ALLOW_INSECURE_HOSTS` names); a refusal's description starts "must be a public https URL".
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/registrations (the `CreateLtiRegistration` operationId).
+	CreateLtiRegistration(ctx context.Context, id string, params *CreateLtiRegistrationParams, body CreateLtiRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteLtiRegistration Delete an LTI 1.3 registration
+	//
+	// Removes the registration at once and answers it as it was: the platform's launches are refused from now on, and its (issuer, clientId) pair may be registered again, here or in another workspace. An unknown registration id is 404.
+	//
+	// Corresponds with DELETE /api/workspace/{id}/lti/registrations/{registrationId} (the `DeleteLtiRegistration` operationId).
+	DeleteLtiRegistration(ctx context.Context, id string, registrationId string, params *DeleteLtiRegistrationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLtiRegistration Get an LTI 1.3 registration
+	//
+	// An unknown registration id, or one of another workspace, is 404.
+	//
+	// Corresponds with GET /api/workspace/{id}/lti/registrations/{registrationId} (the `GetLtiRegistration` operationId).
+	GetLtiRegistration(ctx context.Context, id string, registrationId string, params *GetLtiRegistrationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddLtiDeploymentWithBody Add a deployment id to an LTI 1.3 registration
+	//
+	// Lets the platform's deployment launch, and answers the registration. Adding an id the registration holds already changes nothing and answers 200, so the call is safe to repeat. A registration holds at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. An unknown registration id is 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/registrations/{registrationId}/deployments (the `AddLtiDeployment` operationId).
+	AddLtiDeploymentWithBody(ctx context.Context, id string, registrationId string, params *AddLtiDeploymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddLtiDeployment Add a deployment id to an LTI 1.3 registration
+	//
+	// Lets the platform's deployment launch, and answers the registration. Adding an id the registration holds already changes nothing and answers 200, so the call is safe to repeat. A registration holds at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. An unknown registration id is 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/registrations/{registrationId}/deployments (the `AddLtiDeployment` operationId).
+	AddLtiDeployment(ctx context.Context, id string, registrationId string, params *AddLtiDeploymentParams, body AddLtiDeploymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RemoveLtiDeployment Remove a deployment id from an LTI 1.3 registration
+	//
+	// The deployment's launches are refused from now on; the answer is the registration as it now is. An unknown registration id, or a deployment id it does not hold, is 404.
+	//
+	// Corresponds with DELETE /api/workspace/{id}/lti/registrations/{registrationId}/deployments/{deploymentId} (the `RemoveLtiDeployment` operationId).
+	RemoveLtiDeployment(ctx context.Context, id string, registrationId string, deploymentId string, params *RemoveLtiDeploymentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// UndeleteWorkspace Undelete a managed workspace
 	//
 	// Its key pairs authenticate again; SDK tokens issued before are not revived. Undeleting an active workspace returns it unchanged.
@@ -3475,6 +3672,150 @@ func (c *Client) RotateWorkspaceKeyWithBody(ctx context.Context, id string, appK
 // Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
 func (c *Client) RotateWorkspaceKey(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, body RotateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRotateWorkspaceKeyRequest(c.Server, id, appKey, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListLtiRegistrations List a workspace's LTI 1.3 registrations
+//
+// Every LTI 1.3 platform (LMS) the workspace is registered with, oldest first. The workspace itself and the workspaces that manage it may read and change them, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+//
+// Corresponds with GET /api/workspace/{id}/lti/registrations (the `ListLtiRegistrations` operationId).
+func (c *Client) ListLtiRegistrations(ctx context.Context, id string, params *ListLtiRegistrationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListLtiRegistrationsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateLtiRegistrationWithBody Register an LTI 1.3 platform
+//
+// Registers a platform (an LMS) by the `issuer` and `clientId` it gave the tool, with the deployment ids that may launch (may be empty: launches are refused until one is added) and the platform's endpoints. An (issuer, clientId) pair belongs to one registration across all workspaces: a second one, in this workspace or another, is 409 `ALREADY_EXISTS`. A workspace holds at most 20 registrations, a registration at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. The issuer and every URL must be https on a public host (http, or a loopback or private address, only for hosts the service's `LTI_ALLOW_INSECURE_HOSTS` names); a refusal's description starts "must be a public https URL".
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/workspace/{id}/lti/registrations (the `CreateLtiRegistration` operationId).
+func (c *Client) CreateLtiRegistrationWithBody(ctx context.Context, id string, params *CreateLtiRegistrationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateLtiRegistrationRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateLtiRegistration Register an LTI 1.3 platform
+//
+// Registers a platform (an LMS) by the `issuer` and `clientId` it gave the tool, with the deployment ids that may launch (may be empty: launches are refused until one is added) and the platform's endpoints. An (issuer, clientId) pair belongs to one registration across all workspaces: a second one, in this workspace or another, is 409 `ALREADY_EXISTS`. A workspace holds at most 20 registrations, a registration at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. The issuer and every URL must be https on a public host (http, or a loopback or private address, only for hosts the service's `LTI_ALLOW_INSECURE_HOSTS` names); a refusal's description starts "must be a public https URL".
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/workspace/{id}/lti/registrations (the `CreateLtiRegistration` operationId).
+func (c *Client) CreateLtiRegistration(ctx context.Context, id string, params *CreateLtiRegistrationParams, body CreateLtiRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateLtiRegistrationRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteLtiRegistration Delete an LTI 1.3 registration
+//
+// Removes the registration at once and answers it as it was: the platform's launches are refused from now on, and its (issuer, clientId) pair may be registered again, here or in another workspace. An unknown registration id is 404.
+//
+// Corresponds with DELETE /api/workspace/{id}/lti/registrations/{registrationId} (the `DeleteLtiRegistration` operationId).
+func (c *Client) DeleteLtiRegistration(ctx context.Context, id string, registrationId string, params *DeleteLtiRegistrationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteLtiRegistrationRequest(c.Server, id, registrationId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLtiRegistration Get an LTI 1.3 registration
+//
+// An unknown registration id, or one of another workspace, is 404.
+//
+// Corresponds with GET /api/workspace/{id}/lti/registrations/{registrationId} (the `GetLtiRegistration` operationId).
+func (c *Client) GetLtiRegistration(ctx context.Context, id string, registrationId string, params *GetLtiRegistrationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLtiRegistrationRequest(c.Server, id, registrationId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddLtiDeploymentWithBody Add a deployment id to an LTI 1.3 registration
+//
+// Lets the platform's deployment launch, and answers the registration. Adding an id the registration holds already changes nothing and answers 200, so the call is safe to repeat. A registration holds at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. An unknown registration id is 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/workspace/{id}/lti/registrations/{registrationId}/deployments (the `AddLtiDeployment` operationId).
+func (c *Client) AddLtiDeploymentWithBody(ctx context.Context, id string, registrationId string, params *AddLtiDeploymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddLtiDeploymentRequestWithBody(c.Server, id, registrationId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddLtiDeployment Add a deployment id to an LTI 1.3 registration
+//
+// Lets the platform's deployment launch, and answers the registration. Adding an id the registration holds already changes nothing and answers 200, so the call is safe to repeat. A registration holds at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. An unknown registration id is 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/workspace/{id}/lti/registrations/{registrationId}/deployments (the `AddLtiDeployment` operationId).
+func (c *Client) AddLtiDeployment(ctx context.Context, id string, registrationId string, params *AddLtiDeploymentParams, body AddLtiDeploymentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddLtiDeploymentRequest(c.Server, id, registrationId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RemoveLtiDeployment Remove a deployment id from an LTI 1.3 registration
+//
+// The deployment's launches are refused from now on; the answer is the registration as it now is. An unknown registration id, or a deployment id it does not hold, is 404.
+//
+// Corresponds with DELETE /api/workspace/{id}/lti/registrations/{registrationId}/deployments/{deploymentId} (the `RemoveLtiDeployment` operationId).
+func (c *Client) RemoveLtiDeployment(ctx context.Context, id string, registrationId string, deploymentId string, params *RemoveLtiDeploymentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRemoveLtiDeploymentRequest(c.Server, id, registrationId, deploymentId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4423,6 +4764,361 @@ func NewRotateWorkspaceKeyRequestWithBody(server string, id string, appKey strin
 	return req, nil
 }
 
+// NewListLtiRegistrationsRequest constructs an http.Request for the ListLtiRegistrations method
+func NewListLtiRegistrationsRequest(server string, id string, params *ListLtiRegistrationsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/lti/registrations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreateLtiRegistrationRequest calls the generic CreateLtiRegistration builder with application/json body
+func NewCreateLtiRegistrationRequest(server string, id string, params *CreateLtiRegistrationParams, body CreateLtiRegistrationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateLtiRegistrationRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCreateLtiRegistrationRequestWithBody constructs an http.Request for the CreateLtiRegistration method, with any body, and a specified content type
+func NewCreateLtiRegistrationRequestWithBody(server string, id string, params *CreateLtiRegistrationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/lti/registrations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteLtiRegistrationRequest constructs an http.Request for the DeleteLtiRegistration method
+func NewDeleteLtiRegistrationRequest(server string, id string, registrationId string, params *DeleteLtiRegistrationParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "registrationId", registrationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/lti/registrations/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetLtiRegistrationRequest constructs an http.Request for the GetLtiRegistration method
+func NewGetLtiRegistrationRequest(server string, id string, registrationId string, params *GetLtiRegistrationParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "registrationId", registrationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/lti/registrations/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewAddLtiDeploymentRequest calls the generic AddLtiDeployment builder with application/json body
+func NewAddLtiDeploymentRequest(server string, id string, registrationId string, params *AddLtiDeploymentParams, body AddLtiDeploymentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAddLtiDeploymentRequestWithBody(server, id, registrationId, params, "application/json", bodyReader)
+}
+
+// NewAddLtiDeploymentRequestWithBody constructs an http.Request for the AddLtiDeployment method, with any body, and a specified content type
+func NewAddLtiDeploymentRequestWithBody(server string, id string, registrationId string, params *AddLtiDeploymentParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "registrationId", registrationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/lti/registrations/%s/deployments", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRemoveLtiDeploymentRequest constructs an http.Request for the RemoveLtiDeployment method
+func NewRemoveLtiDeploymentRequest(server string, id string, registrationId string, deploymentId string, params *RemoveLtiDeploymentParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "registrationId", registrationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "deploymentId", deploymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/lti/registrations/%s/deployments/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewUndeleteWorkspaceRequest constructs an http.Request for the UndeleteWorkspace method
 func NewUndeleteWorkspaceRequest(server string, id string, params *UndeleteWorkspaceParams) (*http.Request, error) {
 	var err error
@@ -5068,6 +5764,78 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
 	RotateWorkspaceKeyWithResponse(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, body RotateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWorkspaceKeyHTTPResponse, error)
+
+	// ListLtiRegistrationsWithResponse List a workspace's LTI 1.3 registrations
+	//
+	// Every LTI 1.3 platform (LMS) the workspace is registered with, oldest first. The workspace itself and the workspaces that manage it may read and change them, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/workspace/{id}/lti/registrations (the `ListLtiRegistrations` operationId).
+	ListLtiRegistrationsWithResponse(ctx context.Context, id string, params *ListLtiRegistrationsParams, reqEditors ...RequestEditorFn) (*ListLtiRegistrationsHTTPResponse, error)
+
+	// CreateLtiRegistrationWithBodyWithResponse Register an LTI 1.3 platform
+	//
+	// Registers a platform (an LMS) by the `issuer` and `clientId` it gave the tool, with the deployment ids that may launch (may be empty: launches are refused until one is added) and the platform's endpoints. An (issuer, clientId) pair belongs to one registration across all workspaces: a second one, in this workspace or another, is 409 `ALREADY_EXISTS`. A workspace holds at most 20 registrations, a registration at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. The issuer and every URL must be https on a public host (http, or a loopback or private address, only for hosts the service's `LTI_ALLOW_INSECURE_HOSTS` names); a refusal's description starts "must be a public https URL".
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/registrations (the `CreateLtiRegistration` operationId).
+	CreateLtiRegistrationWithBodyWithResponse(ctx context.Context, id string, params *CreateLtiRegistrationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateLtiRegistrationHTTPResponse, error)
+
+	// CreateLtiRegistrationWithResponse Register an LTI 1.3 platform
+	//
+	// Registers a platform (an LMS) by the `issuer` and `clientId` it gave the tool, with the deployment ids that may launch (may be empty: launches are refused until one is added) and the platform's endpoints. An (issuer, clientId) pair belongs to one registration across all workspaces: a second one, in this workspace or another, is 409 `ALREADY_EXISTS`. A workspace holds at most 20 registrations, a registration at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. The issuer and every URL must be https on a public host (http, or a loopback or private address, only for hosts the service's `LTI_ALLOW_INSECURE_HOSTS` names); a refusal's description starts "must be a public https URL".
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/registrations (the `CreateLtiRegistration` operationId).
+	CreateLtiRegistrationWithResponse(ctx context.Context, id string, params *CreateLtiRegistrationParams, body CreateLtiRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateLtiRegistrationHTTPResponse, error)
+
+	// DeleteLtiRegistrationWithResponse Delete an LTI 1.3 registration
+	//
+	// Removes the registration at once and answers it as it was: the platform's launches are refused from now on, and its (issuer, clientId) pair may be registered again, here or in another workspace. An unknown registration id is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/workspace/{id}/lti/registrations/{registrationId} (the `DeleteLtiRegistration` operationId).
+	DeleteLtiRegistrationWithResponse(ctx context.Context, id string, registrationId string, params *DeleteLtiRegistrationParams, reqEditors ...RequestEditorFn) (*DeleteLtiRegistrationHTTPResponse, error)
+
+	// GetLtiRegistrationWithResponse Get an LTI 1.3 registration
+	//
+	// An unknown registration id, or one of another workspace, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/workspace/{id}/lti/registrations/{registrationId} (the `GetLtiRegistration` operationId).
+	GetLtiRegistrationWithResponse(ctx context.Context, id string, registrationId string, params *GetLtiRegistrationParams, reqEditors ...RequestEditorFn) (*GetLtiRegistrationHTTPResponse, error)
+
+	// AddLtiDeploymentWithBodyWithResponse Add a deployment id to an LTI 1.3 registration
+	//
+	// Lets the platform's deployment launch, and answers the registration. Adding an id the registration holds already changes nothing and answers 200, so the call is safe to repeat. A registration holds at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. An unknown registration id is 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/registrations/{registrationId}/deployments (the `AddLtiDeployment` operationId).
+	AddLtiDeploymentWithBodyWithResponse(ctx context.Context, id string, registrationId string, params *AddLtiDeploymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddLtiDeploymentHTTPResponse, error)
+
+	// AddLtiDeploymentWithResponse Add a deployment id to an LTI 1.3 registration
+	//
+	// Lets the platform's deployment launch, and answers the registration. Adding an id the registration holds already changes nothing and answers 200, so the call is safe to repeat. A registration holds at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. An unknown registration id is 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/registrations/{registrationId}/deployments (the `AddLtiDeployment` operationId).
+	AddLtiDeploymentWithResponse(ctx context.Context, id string, registrationId string, params *AddLtiDeploymentParams, body AddLtiDeploymentJSONRequestBody, reqEditors ...RequestEditorFn) (*AddLtiDeploymentHTTPResponse, error)
+
+	// RemoveLtiDeploymentWithResponse Remove a deployment id from an LTI 1.3 registration
+	//
+	// The deployment's launches are refused from now on; the answer is the registration as it now is. An unknown registration id, or a deployment id it does not hold, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/workspace/{id}/lti/registrations/{registrationId}/deployments/{deploymentId} (the `RemoveLtiDeployment` operationId).
+	RemoveLtiDeploymentWithResponse(ctx context.Context, id string, registrationId string, deploymentId string, params *RemoveLtiDeploymentParams, reqEditors ...RequestEditorFn) (*RemoveLtiDeploymentHTTPResponse, error)
 
 	// UndeleteWorkspaceWithResponse Undelete a managed workspace
 	//
@@ -7729,6 +8497,1204 @@ func (r RotateWorkspaceKeyHTTPResponse) ContentType() string {
 	return ""
 }
 
+// ListLtiRegistrationsHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListLtiRegistrations
+type ListLtiRegistrationsHTTPResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// ListLtiRegistrationsHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListLtiRegistrations
+type ListLtiRegistrationsHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// ListLtiRegistrationsHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListLtiRegistrations
+type ListLtiRegistrationsHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ListLtiRegistrationsHTTPResponse403Headers the declared response headers of an HTTP 403 response for ListLtiRegistrations
+type ListLtiRegistrationsHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// ListLtiRegistrationsHTTPResponse404Headers the declared response headers of an HTTP 404 response for ListLtiRegistrations
+type ListLtiRegistrationsHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// ListLtiRegistrationsHTTPResponse413Headers the declared response headers of an HTTP 413 response for ListLtiRegistrations
+type ListLtiRegistrationsHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// ListLtiRegistrationsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListLtiRegistrations
+type ListLtiRegistrationsHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// ListLtiRegistrationsHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListLtiRegistrations
+type ListLtiRegistrationsHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// ListLtiRegistrationsHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListLtiRegistrations
+type ListLtiRegistrationsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// ListLtiRegistrationsHTTPResponse504Headers the declared response headers of an HTTP 504 response for ListLtiRegistrations
+type ListLtiRegistrationsHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type ListLtiRegistrationsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListLtiRegistrationsResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListLtiRegistrationsHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListLtiRegistrationsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListLtiRegistrationsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListLtiRegistrationsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListLtiRegistrationsHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListLtiRegistrationsHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListLtiRegistrationsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListLtiRegistrationsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListLtiRegistrationsHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ListLtiRegistrationsHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListLtiRegistrationsHTTPResponse) GetJSON200() *ListLtiRegistrationsResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListLtiRegistrationsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListLtiRegistrationsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListLtiRegistrationsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListLtiRegistrationsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListLtiRegistrationsHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListLtiRegistrationsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListLtiRegistrationsHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListLtiRegistrationsHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListLtiRegistrationsHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ListLtiRegistrationsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListLtiRegistrationsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListLtiRegistrationsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListLtiRegistrationsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateLtiRegistrationHTTPResponse200Headers the declared response headers of an HTTP 200 response for CreateLtiRegistration
+type CreateLtiRegistrationHTTPResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// CreateLtiRegistrationHTTPResponse400Headers the declared response headers of an HTTP 400 response for CreateLtiRegistration
+type CreateLtiRegistrationHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationHTTPResponse401Headers the declared response headers of an HTTP 401 response for CreateLtiRegistration
+type CreateLtiRegistrationHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// CreateLtiRegistrationHTTPResponse403Headers the declared response headers of an HTTP 403 response for CreateLtiRegistration
+type CreateLtiRegistrationHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationHTTPResponse404Headers the declared response headers of an HTTP 404 response for CreateLtiRegistration
+type CreateLtiRegistrationHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationHTTPResponse408Headers the declared response headers of an HTTP 408 response for CreateLtiRegistration
+type CreateLtiRegistrationHTTPResponse408Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationHTTPResponse409Headers the declared response headers of an HTTP 409 response for CreateLtiRegistration
+type CreateLtiRegistrationHTTPResponse409Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationHTTPResponse413Headers the declared response headers of an HTTP 413 response for CreateLtiRegistration
+type CreateLtiRegistrationHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationHTTPResponse415Headers the declared response headers of an HTTP 415 response for CreateLtiRegistration
+type CreateLtiRegistrationHTTPResponse415Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateLtiRegistration
+type CreateLtiRegistrationHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// CreateLtiRegistrationHTTPResponse500Headers the declared response headers of an HTTP 500 response for CreateLtiRegistration
+type CreateLtiRegistrationHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationHTTPResponse503Headers the declared response headers of an HTTP 503 response for CreateLtiRegistration
+type CreateLtiRegistrationHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// CreateLtiRegistrationHTTPResponse504Headers the declared response headers of an HTTP 504 response for CreateLtiRegistration
+type CreateLtiRegistrationHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type CreateLtiRegistrationHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LtiRegistration
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateLtiRegistrationHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateLtiRegistrationHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateLtiRegistrationHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateLtiRegistrationHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateLtiRegistrationHTTPResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *CreateLtiRegistrationHTTPResponse408Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateLtiRegistrationHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateLtiRegistrationHTTPResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateLtiRegistrationHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateLtiRegistrationHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateLtiRegistrationHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateLtiRegistrationHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *CreateLtiRegistrationHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateLtiRegistrationHTTPResponse) GetJSON200() *LtiRegistration {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateLtiRegistrationHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateLtiRegistrationHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateLtiRegistrationHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateLtiRegistrationHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreateLtiRegistrationHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateLtiRegistrationHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateLtiRegistrationHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateLtiRegistrationHTTPResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateLtiRegistrationHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateLtiRegistrationHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateLtiRegistrationHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateLtiRegistrationHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateLtiRegistrationHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateLtiRegistrationHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateLtiRegistrationHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateLtiRegistrationHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteLtiRegistrationHTTPResponse200Headers the declared response headers of an HTTP 200 response for DeleteLtiRegistration
+type DeleteLtiRegistrationHTTPResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// DeleteLtiRegistrationHTTPResponse400Headers the declared response headers of an HTTP 400 response for DeleteLtiRegistration
+type DeleteLtiRegistrationHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// DeleteLtiRegistrationHTTPResponse401Headers the declared response headers of an HTTP 401 response for DeleteLtiRegistration
+type DeleteLtiRegistrationHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// DeleteLtiRegistrationHTTPResponse403Headers the declared response headers of an HTTP 403 response for DeleteLtiRegistration
+type DeleteLtiRegistrationHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// DeleteLtiRegistrationHTTPResponse404Headers the declared response headers of an HTTP 404 response for DeleteLtiRegistration
+type DeleteLtiRegistrationHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// DeleteLtiRegistrationHTTPResponse409Headers the declared response headers of an HTTP 409 response for DeleteLtiRegistration
+type DeleteLtiRegistrationHTTPResponse409Headers struct {
+	XRequestId string
+}
+
+// DeleteLtiRegistrationHTTPResponse413Headers the declared response headers of an HTTP 413 response for DeleteLtiRegistration
+type DeleteLtiRegistrationHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// DeleteLtiRegistrationHTTPResponse429Headers the declared response headers of an HTTP 429 response for DeleteLtiRegistration
+type DeleteLtiRegistrationHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// DeleteLtiRegistrationHTTPResponse500Headers the declared response headers of an HTTP 500 response for DeleteLtiRegistration
+type DeleteLtiRegistrationHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// DeleteLtiRegistrationHTTPResponse503Headers the declared response headers of an HTTP 503 response for DeleteLtiRegistration
+type DeleteLtiRegistrationHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// DeleteLtiRegistrationHTTPResponse504Headers the declared response headers of an HTTP 504 response for DeleteLtiRegistration
+type DeleteLtiRegistrationHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type DeleteLtiRegistrationHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LtiRegistration
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteLtiRegistrationHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteLtiRegistrationHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteLtiRegistrationHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteLtiRegistrationHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteLtiRegistrationHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteLtiRegistrationHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeleteLtiRegistrationHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteLtiRegistrationHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteLtiRegistrationHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteLtiRegistrationHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *DeleteLtiRegistrationHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteLtiRegistrationHTTPResponse) GetJSON200() *LtiRegistration {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteLtiRegistrationHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteLtiRegistrationHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteLtiRegistrationHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteLtiRegistrationHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteLtiRegistrationHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteLtiRegistrationHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteLtiRegistrationHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteLtiRegistrationHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteLtiRegistrationHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r DeleteLtiRegistrationHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteLtiRegistrationHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteLtiRegistrationHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteLtiRegistrationHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteLtiRegistrationHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLtiRegistrationHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetLtiRegistration
+type GetLtiRegistrationHTTPResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// GetLtiRegistrationHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetLtiRegistration
+type GetLtiRegistrationHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// GetLtiRegistrationHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetLtiRegistration
+type GetLtiRegistrationHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetLtiRegistrationHTTPResponse403Headers the declared response headers of an HTTP 403 response for GetLtiRegistration
+type GetLtiRegistrationHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// GetLtiRegistrationHTTPResponse404Headers the declared response headers of an HTTP 404 response for GetLtiRegistration
+type GetLtiRegistrationHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// GetLtiRegistrationHTTPResponse413Headers the declared response headers of an HTTP 413 response for GetLtiRegistration
+type GetLtiRegistrationHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// GetLtiRegistrationHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetLtiRegistration
+type GetLtiRegistrationHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// GetLtiRegistrationHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetLtiRegistration
+type GetLtiRegistrationHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// GetLtiRegistrationHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetLtiRegistration
+type GetLtiRegistrationHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// GetLtiRegistrationHTTPResponse504Headers the declared response headers of an HTTP 504 response for GetLtiRegistration
+type GetLtiRegistrationHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type GetLtiRegistrationHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LtiRegistration
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLtiRegistrationHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetLtiRegistrationHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetLtiRegistrationHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetLtiRegistrationHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetLtiRegistrationHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetLtiRegistrationHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLtiRegistrationHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetLtiRegistrationHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLtiRegistrationHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *GetLtiRegistrationHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLtiRegistrationHTTPResponse) GetJSON200() *LtiRegistration {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetLtiRegistrationHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetLtiRegistrationHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetLtiRegistrationHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetLtiRegistrationHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetLtiRegistrationHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetLtiRegistrationHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetLtiRegistrationHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLtiRegistrationHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetLtiRegistrationHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLtiRegistrationHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLtiRegistrationHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLtiRegistrationHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLtiRegistrationHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AddLtiDeploymentHTTPResponse200Headers the declared response headers of an HTTP 200 response for AddLtiDeployment
+type AddLtiDeploymentHTTPResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// AddLtiDeploymentHTTPResponse400Headers the declared response headers of an HTTP 400 response for AddLtiDeployment
+type AddLtiDeploymentHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// AddLtiDeploymentHTTPResponse401Headers the declared response headers of an HTTP 401 response for AddLtiDeployment
+type AddLtiDeploymentHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// AddLtiDeploymentHTTPResponse403Headers the declared response headers of an HTTP 403 response for AddLtiDeployment
+type AddLtiDeploymentHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// AddLtiDeploymentHTTPResponse404Headers the declared response headers of an HTTP 404 response for AddLtiDeployment
+type AddLtiDeploymentHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// AddLtiDeploymentHTTPResponse408Headers the declared response headers of an HTTP 408 response for AddLtiDeployment
+type AddLtiDeploymentHTTPResponse408Headers struct {
+	XRequestId string
+}
+
+// AddLtiDeploymentHTTPResponse409Headers the declared response headers of an HTTP 409 response for AddLtiDeployment
+type AddLtiDeploymentHTTPResponse409Headers struct {
+	XRequestId string
+}
+
+// AddLtiDeploymentHTTPResponse413Headers the declared response headers of an HTTP 413 response for AddLtiDeployment
+type AddLtiDeploymentHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// AddLtiDeploymentHTTPResponse415Headers the declared response headers of an HTTP 415 response for AddLtiDeployment
+type AddLtiDeploymentHTTPResponse415Headers struct {
+	XRequestId string
+}
+
+// AddLtiDeploymentHTTPResponse429Headers the declared response headers of an HTTP 429 response for AddLtiDeployment
+type AddLtiDeploymentHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// AddLtiDeploymentHTTPResponse500Headers the declared response headers of an HTTP 500 response for AddLtiDeployment
+type AddLtiDeploymentHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// AddLtiDeploymentHTTPResponse503Headers the declared response headers of an HTTP 503 response for AddLtiDeployment
+type AddLtiDeploymentHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// AddLtiDeploymentHTTPResponse504Headers the declared response headers of an HTTP 504 response for AddLtiDeployment
+type AddLtiDeploymentHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type AddLtiDeploymentHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LtiRegistration
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AddLtiDeploymentHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AddLtiDeploymentHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *AddLtiDeploymentHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *AddLtiDeploymentHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AddLtiDeploymentHTTPResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *AddLtiDeploymentHTTPResponse408Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AddLtiDeploymentHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *AddLtiDeploymentHTTPResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *AddLtiDeploymentHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AddLtiDeploymentHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *AddLtiDeploymentHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AddLtiDeploymentHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *AddLtiDeploymentHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AddLtiDeploymentHTTPResponse) GetJSON200() *LtiRegistration {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AddLtiDeploymentHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AddLtiDeploymentHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AddLtiDeploymentHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AddLtiDeploymentHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r AddLtiDeploymentHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AddLtiDeploymentHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AddLtiDeploymentHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r AddLtiDeploymentHTTPResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AddLtiDeploymentHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AddLtiDeploymentHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AddLtiDeploymentHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r AddLtiDeploymentHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r AddLtiDeploymentHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddLtiDeploymentHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddLtiDeploymentHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddLtiDeploymentHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RemoveLtiDeploymentHTTPResponse200Headers the declared response headers of an HTTP 200 response for RemoveLtiDeployment
+type RemoveLtiDeploymentHTTPResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// RemoveLtiDeploymentHTTPResponse400Headers the declared response headers of an HTTP 400 response for RemoveLtiDeployment
+type RemoveLtiDeploymentHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// RemoveLtiDeploymentHTTPResponse401Headers the declared response headers of an HTTP 401 response for RemoveLtiDeployment
+type RemoveLtiDeploymentHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// RemoveLtiDeploymentHTTPResponse403Headers the declared response headers of an HTTP 403 response for RemoveLtiDeployment
+type RemoveLtiDeploymentHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// RemoveLtiDeploymentHTTPResponse404Headers the declared response headers of an HTTP 404 response for RemoveLtiDeployment
+type RemoveLtiDeploymentHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// RemoveLtiDeploymentHTTPResponse409Headers the declared response headers of an HTTP 409 response for RemoveLtiDeployment
+type RemoveLtiDeploymentHTTPResponse409Headers struct {
+	XRequestId string
+}
+
+// RemoveLtiDeploymentHTTPResponse413Headers the declared response headers of an HTTP 413 response for RemoveLtiDeployment
+type RemoveLtiDeploymentHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// RemoveLtiDeploymentHTTPResponse429Headers the declared response headers of an HTTP 429 response for RemoveLtiDeployment
+type RemoveLtiDeploymentHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// RemoveLtiDeploymentHTTPResponse500Headers the declared response headers of an HTTP 500 response for RemoveLtiDeployment
+type RemoveLtiDeploymentHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// RemoveLtiDeploymentHTTPResponse503Headers the declared response headers of an HTTP 503 response for RemoveLtiDeployment
+type RemoveLtiDeploymentHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// RemoveLtiDeploymentHTTPResponse504Headers the declared response headers of an HTTP 504 response for RemoveLtiDeployment
+type RemoveLtiDeploymentHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type RemoveLtiDeploymentHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LtiRegistration
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RemoveLtiDeploymentHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RemoveLtiDeploymentHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RemoveLtiDeploymentHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RemoveLtiDeploymentHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RemoveLtiDeploymentHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RemoveLtiDeploymentHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RemoveLtiDeploymentHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RemoveLtiDeploymentHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RemoveLtiDeploymentHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RemoveLtiDeploymentHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *RemoveLtiDeploymentHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RemoveLtiDeploymentHTTPResponse) GetJSON200() *LtiRegistration {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RemoveLtiDeploymentHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RemoveLtiDeploymentHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RemoveLtiDeploymentHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RemoveLtiDeploymentHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RemoveLtiDeploymentHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RemoveLtiDeploymentHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RemoveLtiDeploymentHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RemoveLtiDeploymentHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RemoveLtiDeploymentHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r RemoveLtiDeploymentHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r RemoveLtiDeploymentHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RemoveLtiDeploymentHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RemoveLtiDeploymentHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RemoveLtiDeploymentHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // UndeleteWorkspaceHTTPResponse200Headers the declared response headers of an HTTP 200 response for UndeleteWorkspace
 type UndeleteWorkspaceHTTPResponse200Headers struct {
 	ETag            string
@@ -9021,6 +10987,126 @@ func (c *ClientWithResponses) RotateWorkspaceKeyWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseRotateWorkspaceKeyHTTPResponse(rsp)
+}
+
+// ListLtiRegistrationsWithResponse List a workspace's LTI 1.3 registrations
+//
+// Every LTI 1.3 platform (LMS) the workspace is registered with, oldest first. The workspace itself and the workspaces that manage it may read and change them, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/workspace/{id}/lti/registrations (the `ListLtiRegistrations` operationId).
+func (c *ClientWithResponses) ListLtiRegistrationsWithResponse(ctx context.Context, id string, params *ListLtiRegistrationsParams, reqEditors ...RequestEditorFn) (*ListLtiRegistrationsHTTPResponse, error) {
+	rsp, err := c.ListLtiRegistrations(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListLtiRegistrationsHTTPResponse(rsp)
+}
+
+// CreateLtiRegistrationWithBodyWithResponse Register an LTI 1.3 platform
+//
+// Registers a platform (an LMS) by the `issuer` and `clientId` it gave the tool, with the deployment ids that may launch (may be empty: launches are refused until one is added) and the platform's endpoints. An (issuer, clientId) pair belongs to one registration across all workspaces: a second one, in this workspace or another, is 409 `ALREADY_EXISTS`. A workspace holds at most 20 registrations, a registration at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. The issuer and every URL must be https on a public host (http, or a loopback or private address, only for hosts the service's `LTI_ALLOW_INSECURE_HOSTS` names); a refusal's description starts "must be a public https URL".
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/{id}/lti/registrations (the `CreateLtiRegistration` operationId).
+func (c *ClientWithResponses) CreateLtiRegistrationWithBodyWithResponse(ctx context.Context, id string, params *CreateLtiRegistrationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateLtiRegistrationHTTPResponse, error) {
+	rsp, err := c.CreateLtiRegistrationWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateLtiRegistrationHTTPResponse(rsp)
+}
+
+// CreateLtiRegistrationWithResponse Register an LTI 1.3 platform
+//
+// Registers a platform (an LMS) by the `issuer` and `clientId` it gave the tool, with the deployment ids that may launch (may be empty: launches are refused until one is added) and the platform's endpoints. An (issuer, clientId) pair belongs to one registration across all workspaces: a second one, in this workspace or another, is 409 `ALREADY_EXISTS`. A workspace holds at most 20 registrations, a registration at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. The issuer and every URL must be https on a public host (http, or a loopback or private address, only for hosts the service's `LTI_ALLOW_INSECURE_HOSTS` names); a refusal's description starts "must be a public https URL".
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/{id}/lti/registrations (the `CreateLtiRegistration` operationId).
+func (c *ClientWithResponses) CreateLtiRegistrationWithResponse(ctx context.Context, id string, params *CreateLtiRegistrationParams, body CreateLtiRegistrationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateLtiRegistrationHTTPResponse, error) {
+	rsp, err := c.CreateLtiRegistration(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateLtiRegistrationHTTPResponse(rsp)
+}
+
+// DeleteLtiRegistrationWithResponse Delete an LTI 1.3 registration
+//
+// Removes the registration at once and answers it as it was: the platform's launches are refused from now on, and its (issuer, clientId) pair may be registered again, here or in another workspace. An unknown registration id is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/workspace/{id}/lti/registrations/{registrationId} (the `DeleteLtiRegistration` operationId).
+func (c *ClientWithResponses) DeleteLtiRegistrationWithResponse(ctx context.Context, id string, registrationId string, params *DeleteLtiRegistrationParams, reqEditors ...RequestEditorFn) (*DeleteLtiRegistrationHTTPResponse, error) {
+	rsp, err := c.DeleteLtiRegistration(ctx, id, registrationId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteLtiRegistrationHTTPResponse(rsp)
+}
+
+// GetLtiRegistrationWithResponse Get an LTI 1.3 registration
+//
+// An unknown registration id, or one of another workspace, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/workspace/{id}/lti/registrations/{registrationId} (the `GetLtiRegistration` operationId).
+func (c *ClientWithResponses) GetLtiRegistrationWithResponse(ctx context.Context, id string, registrationId string, params *GetLtiRegistrationParams, reqEditors ...RequestEditorFn) (*GetLtiRegistrationHTTPResponse, error) {
+	rsp, err := c.GetLtiRegistration(ctx, id, registrationId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLtiRegistrationHTTPResponse(rsp)
+}
+
+// AddLtiDeploymentWithBodyWithResponse Add a deployment id to an LTI 1.3 registration
+//
+// Lets the platform's deployment launch, and answers the registration. Adding an id the registration holds already changes nothing and answers 200, so the call is safe to repeat. A registration holds at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. An unknown registration id is 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/{id}/lti/registrations/{registrationId}/deployments (the `AddLtiDeployment` operationId).
+func (c *ClientWithResponses) AddLtiDeploymentWithBodyWithResponse(ctx context.Context, id string, registrationId string, params *AddLtiDeploymentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddLtiDeploymentHTTPResponse, error) {
+	rsp, err := c.AddLtiDeploymentWithBody(ctx, id, registrationId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddLtiDeploymentHTTPResponse(rsp)
+}
+
+// AddLtiDeploymentWithResponse Add a deployment id to an LTI 1.3 registration
+//
+// Lets the platform's deployment launch, and answers the registration. Adding an id the registration holds already changes nothing and answers 200, so the call is safe to repeat. A registration holds at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. An unknown registration id is 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/{id}/lti/registrations/{registrationId}/deployments (the `AddLtiDeployment` operationId).
+func (c *ClientWithResponses) AddLtiDeploymentWithResponse(ctx context.Context, id string, registrationId string, params *AddLtiDeploymentParams, body AddLtiDeploymentJSONRequestBody, reqEditors ...RequestEditorFn) (*AddLtiDeploymentHTTPResponse, error) {
+	rsp, err := c.AddLtiDeployment(ctx, id, registrationId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddLtiDeploymentHTTPResponse(rsp)
+}
+
+// RemoveLtiDeploymentWithResponse Remove a deployment id from an LTI 1.3 registration
+//
+// The deployment's launches are refused from now on; the answer is the registration as it now is. An unknown registration id, or a deployment id it does not hold, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/workspace/{id}/lti/registrations/{registrationId}/deployments/{deploymentId} (the `RemoveLtiDeployment` operationId).
+func (c *ClientWithResponses) RemoveLtiDeploymentWithResponse(ctx context.Context, id string, registrationId string, deploymentId string, params *RemoveLtiDeploymentParams, reqEditors ...RequestEditorFn) (*RemoveLtiDeploymentHTTPResponse, error) {
+	rsp, err := c.RemoveLtiDeployment(ctx, id, registrationId, deploymentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRemoveLtiDeploymentHTTPResponse(rsp)
 }
 
 // UndeleteWorkspaceWithResponse Undelete a managed workspace
@@ -12569,6 +14655,1588 @@ func ParseRotateWorkspaceKeyHTTPResponse(rsp *http.Response) (*RotateWorkspaceKe
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers RotateWorkspaceKeyHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListLtiRegistrationsHTTPResponse parses an HTTP response from a ListLtiRegistrationsWithResponse call
+func ParseListLtiRegistrationsHTTPResponse(rsp *http.Response) (*ListLtiRegistrationsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListLtiRegistrationsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListLtiRegistrationsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListLtiRegistrationsHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListLtiRegistrationsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListLtiRegistrationsHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListLtiRegistrationsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListLtiRegistrationsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListLtiRegistrationsHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListLtiRegistrationsHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListLtiRegistrationsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListLtiRegistrationsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ListLtiRegistrationsHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateLtiRegistrationHTTPResponse parses an HTTP response from a CreateLtiRegistrationWithResponse call
+func ParseCreateLtiRegistrationHTTPResponse(rsp *http.Response) (*CreateLtiRegistrationHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateLtiRegistrationHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LtiRegistration
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateLtiRegistrationHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateLtiRegistrationHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateLtiRegistrationHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateLtiRegistrationHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateLtiRegistrationHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers CreateLtiRegistrationHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateLtiRegistrationHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateLtiRegistrationHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateLtiRegistrationHTTPResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateLtiRegistrationHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateLtiRegistrationHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateLtiRegistrationHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers CreateLtiRegistrationHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteLtiRegistrationHTTPResponse parses an HTTP response from a DeleteLtiRegistrationWithResponse call
+func ParseDeleteLtiRegistrationHTTPResponse(rsp *http.Response) (*DeleteLtiRegistrationHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteLtiRegistrationHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LtiRegistration
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteLtiRegistrationHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteLtiRegistrationHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteLtiRegistrationHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteLtiRegistrationHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteLtiRegistrationHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteLtiRegistrationHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeleteLtiRegistrationHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteLtiRegistrationHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteLtiRegistrationHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteLtiRegistrationHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers DeleteLtiRegistrationHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLtiRegistrationHTTPResponse parses an HTTP response from a GetLtiRegistrationWithResponse call
+func ParseGetLtiRegistrationHTTPResponse(rsp *http.Response) (*GetLtiRegistrationHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLtiRegistrationHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LtiRegistration
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLtiRegistrationHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetLtiRegistrationHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetLtiRegistrationHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetLtiRegistrationHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetLtiRegistrationHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetLtiRegistrationHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLtiRegistrationHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetLtiRegistrationHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLtiRegistrationHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers GetLtiRegistrationHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAddLtiDeploymentHTTPResponse parses an HTTP response from a AddLtiDeploymentWithResponse call
+func ParseAddLtiDeploymentHTTPResponse(rsp *http.Response) (*AddLtiDeploymentHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddLtiDeploymentHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LtiRegistration
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AddLtiDeploymentHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers AddLtiDeploymentHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers AddLtiDeploymentHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers AddLtiDeploymentHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers AddLtiDeploymentHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers AddLtiDeploymentHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 409:
+		var headers AddLtiDeploymentHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers AddLtiDeploymentHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers AddLtiDeploymentHTTPResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers AddLtiDeploymentHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers AddLtiDeploymentHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AddLtiDeploymentHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers AddLtiDeploymentHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRemoveLtiDeploymentHTTPResponse parses an HTTP response from a RemoveLtiDeploymentWithResponse call
+func ParseRemoveLtiDeploymentHTTPResponse(rsp *http.Response) (*RemoveLtiDeploymentHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RemoveLtiDeploymentHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LtiRegistration
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RemoveLtiDeploymentHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RemoveLtiDeploymentHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RemoveLtiDeploymentHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RemoveLtiDeploymentHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RemoveLtiDeploymentHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RemoveLtiDeploymentHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RemoveLtiDeploymentHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers RemoveLtiDeploymentHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RemoveLtiDeploymentHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RemoveLtiDeploymentHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers RemoveLtiDeploymentHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

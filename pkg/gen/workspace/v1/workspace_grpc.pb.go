@@ -30,6 +30,12 @@ const (
 	WorkspaceService_DeleteWorkspace_FullMethodName         = "/workspace.v1.WorkspaceService/DeleteWorkspace"
 	WorkspaceService_UndeleteWorkspace_FullMethodName       = "/workspace.v1.WorkspaceService/UndeleteWorkspace"
 	WorkspaceService_ListWorkspaceEvents_FullMethodName     = "/workspace.v1.WorkspaceService/ListWorkspaceEvents"
+	WorkspaceService_ListLtiRegistrations_FullMethodName    = "/workspace.v1.WorkspaceService/ListLtiRegistrations"
+	WorkspaceService_CreateLtiRegistration_FullMethodName   = "/workspace.v1.WorkspaceService/CreateLtiRegistration"
+	WorkspaceService_GetLtiRegistration_FullMethodName      = "/workspace.v1.WorkspaceService/GetLtiRegistration"
+	WorkspaceService_DeleteLtiRegistration_FullMethodName   = "/workspace.v1.WorkspaceService/DeleteLtiRegistration"
+	WorkspaceService_AddLtiDeployment_FullMethodName        = "/workspace.v1.WorkspaceService/AddLtiDeployment"
+	WorkspaceService_RemoveLtiDeployment_FullMethodName     = "/workspace.v1.WorkspaceService/RemoveLtiDeployment"
 	WorkspaceService_RecordSessionRevocation_FullMethodName = "/workspace.v1.WorkspaceService/RecordSessionRevocation"
 	WorkspaceService_Authenticate_FullMethodName            = "/workspace.v1.WorkspaceService/Authenticate"
 	WorkspaceService_GetWorkspaceStatus_FullMethodName      = "/workspace.v1.WorkspaceService/GetWorkspaceStatus"
@@ -78,6 +84,21 @@ type WorkspaceServiceClient interface {
 	// ListWorkspaceEvents returns a page of a workspace's audit trail, oldest
 	// first.
 	ListWorkspaceEvents(ctx context.Context, in *ListWorkspaceEventsRequest, opts ...grpc.CallOption) (*ListWorkspaceEventsResponse, error)
+	// ListLtiRegistrations returns the LTI 1.3 platform registrations of a
+	// workspace: the workspace itself or one that manages it may.
+	ListLtiRegistrations(ctx context.Context, in *ListLtiRegistrationsRequest, opts ...grpc.CallOption) (*ListLtiRegistrationsResponse, error)
+	// CreateLtiRegistration registers an LTI 1.3 platform with a workspace.
+	CreateLtiRegistration(ctx context.Context, in *CreateLtiRegistrationRequest, opts ...grpc.CallOption) (*LtiRegistration, error)
+	// GetLtiRegistration returns one LTI 1.3 registration of a workspace.
+	GetLtiRegistration(ctx context.Context, in *GetLtiRegistrationRequest, opts ...grpc.CallOption) (*LtiRegistration, error)
+	// DeleteLtiRegistration removes an LTI 1.3 registration from a workspace;
+	// its (issuer, client id) pair may then be registered again.
+	DeleteLtiRegistration(ctx context.Context, in *DeleteLtiRegistrationRequest, opts ...grpc.CallOption) (*LtiRegistration, error)
+	// AddLtiDeployment adds a deployment id to an LTI 1.3 registration.
+	AddLtiDeployment(ctx context.Context, in *AddLtiDeploymentRequest, opts ...grpc.CallOption) (*LtiRegistration, error)
+	// RemoveLtiDeployment removes a deployment id from an LTI 1.3
+	// registration.
+	RemoveLtiDeployment(ctx context.Context, in *RemoveLtiDeploymentRequest, opts ...grpc.CallOption) (*LtiRegistration, error)
 	// RecordSessionRevocation adds a revocation of SDK sessions that the auth
 	// service made to the audit trail. Only the root workspace's key pairs may
 	// call it (the auth service presents its own); the auth service calls it
@@ -227,6 +248,66 @@ func (c *workspaceServiceClient) ListWorkspaceEvents(ctx context.Context, in *Li
 	return out, nil
 }
 
+func (c *workspaceServiceClient) ListLtiRegistrations(ctx context.Context, in *ListLtiRegistrationsRequest, opts ...grpc.CallOption) (*ListLtiRegistrationsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListLtiRegistrationsResponse)
+	err := c.cc.Invoke(ctx, WorkspaceService_ListLtiRegistrations_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) CreateLtiRegistration(ctx context.Context, in *CreateLtiRegistrationRequest, opts ...grpc.CallOption) (*LtiRegistration, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiRegistration)
+	err := c.cc.Invoke(ctx, WorkspaceService_CreateLtiRegistration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) GetLtiRegistration(ctx context.Context, in *GetLtiRegistrationRequest, opts ...grpc.CallOption) (*LtiRegistration, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiRegistration)
+	err := c.cc.Invoke(ctx, WorkspaceService_GetLtiRegistration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) DeleteLtiRegistration(ctx context.Context, in *DeleteLtiRegistrationRequest, opts ...grpc.CallOption) (*LtiRegistration, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiRegistration)
+	err := c.cc.Invoke(ctx, WorkspaceService_DeleteLtiRegistration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) AddLtiDeployment(ctx context.Context, in *AddLtiDeploymentRequest, opts ...grpc.CallOption) (*LtiRegistration, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiRegistration)
+	err := c.cc.Invoke(ctx, WorkspaceService_AddLtiDeployment_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) RemoveLtiDeployment(ctx context.Context, in *RemoveLtiDeploymentRequest, opts ...grpc.CallOption) (*LtiRegistration, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiRegistration)
+	err := c.cc.Invoke(ctx, WorkspaceService_RemoveLtiDeployment_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *workspaceServiceClient) RecordSessionRevocation(ctx context.Context, in *RecordSessionRevocationRequest, opts ...grpc.CallOption) (*RecordSessionRevocationResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RecordSessionRevocationResponse)
@@ -318,6 +399,21 @@ type WorkspaceServiceServer interface {
 	// ListWorkspaceEvents returns a page of a workspace's audit trail, oldest
 	// first.
 	ListWorkspaceEvents(context.Context, *ListWorkspaceEventsRequest) (*ListWorkspaceEventsResponse, error)
+	// ListLtiRegistrations returns the LTI 1.3 platform registrations of a
+	// workspace: the workspace itself or one that manages it may.
+	ListLtiRegistrations(context.Context, *ListLtiRegistrationsRequest) (*ListLtiRegistrationsResponse, error)
+	// CreateLtiRegistration registers an LTI 1.3 platform with a workspace.
+	CreateLtiRegistration(context.Context, *CreateLtiRegistrationRequest) (*LtiRegistration, error)
+	// GetLtiRegistration returns one LTI 1.3 registration of a workspace.
+	GetLtiRegistration(context.Context, *GetLtiRegistrationRequest) (*LtiRegistration, error)
+	// DeleteLtiRegistration removes an LTI 1.3 registration from a workspace;
+	// its (issuer, client id) pair may then be registered again.
+	DeleteLtiRegistration(context.Context, *DeleteLtiRegistrationRequest) (*LtiRegistration, error)
+	// AddLtiDeployment adds a deployment id to an LTI 1.3 registration.
+	AddLtiDeployment(context.Context, *AddLtiDeploymentRequest) (*LtiRegistration, error)
+	// RemoveLtiDeployment removes a deployment id from an LTI 1.3
+	// registration.
+	RemoveLtiDeployment(context.Context, *RemoveLtiDeploymentRequest) (*LtiRegistration, error)
 	// RecordSessionRevocation adds a revocation of SDK sessions that the auth
 	// service made to the audit trail. Only the root workspace's key pairs may
 	// call it (the auth service presents its own); the auth service calls it
@@ -389,6 +485,24 @@ func (UnimplementedWorkspaceServiceServer) UndeleteWorkspace(context.Context, *U
 }
 func (UnimplementedWorkspaceServiceServer) ListWorkspaceEvents(context.Context, *ListWorkspaceEventsRequest) (*ListWorkspaceEventsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListWorkspaceEvents not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) ListLtiRegistrations(context.Context, *ListLtiRegistrationsRequest) (*ListLtiRegistrationsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListLtiRegistrations not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) CreateLtiRegistration(context.Context, *CreateLtiRegistrationRequest) (*LtiRegistration, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateLtiRegistration not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) GetLtiRegistration(context.Context, *GetLtiRegistrationRequest) (*LtiRegistration, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetLtiRegistration not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) DeleteLtiRegistration(context.Context, *DeleteLtiRegistrationRequest) (*LtiRegistration, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteLtiRegistration not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) AddLtiDeployment(context.Context, *AddLtiDeploymentRequest) (*LtiRegistration, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddLtiDeployment not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) RemoveLtiDeployment(context.Context, *RemoveLtiDeploymentRequest) (*LtiRegistration, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveLtiDeployment not implemented")
 }
 func (UnimplementedWorkspaceServiceServer) RecordSessionRevocation(context.Context, *RecordSessionRevocationRequest) (*RecordSessionRevocationResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecordSessionRevocation not implemented")
@@ -624,6 +738,114 @@ func _WorkspaceService_ListWorkspaceEvents_Handler(srv interface{}, ctx context.
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkspaceService_ListLtiRegistrations_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListLtiRegistrationsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).ListLtiRegistrations(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_ListLtiRegistrations_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).ListLtiRegistrations(ctx, req.(*ListLtiRegistrationsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_CreateLtiRegistration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateLtiRegistrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).CreateLtiRegistration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_CreateLtiRegistration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).CreateLtiRegistration(ctx, req.(*CreateLtiRegistrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_GetLtiRegistration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetLtiRegistrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).GetLtiRegistration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_GetLtiRegistration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).GetLtiRegistration(ctx, req.(*GetLtiRegistrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_DeleteLtiRegistration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteLtiRegistrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).DeleteLtiRegistration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_DeleteLtiRegistration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).DeleteLtiRegistration(ctx, req.(*DeleteLtiRegistrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_AddLtiDeployment_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddLtiDeploymentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).AddLtiDeployment(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_AddLtiDeployment_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).AddLtiDeployment(ctx, req.(*AddLtiDeploymentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_RemoveLtiDeployment_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveLtiDeploymentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).RemoveLtiDeployment(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_RemoveLtiDeployment_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).RemoveLtiDeployment(ctx, req.(*RemoveLtiDeploymentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _WorkspaceService_RecordSessionRevocation_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RecordSessionRevocationRequest)
 	if err := dec(in); err != nil {
@@ -764,6 +986,30 @@ var WorkspaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListWorkspaceEvents",
 			Handler:    _WorkspaceService_ListWorkspaceEvents_Handler,
+		},
+		{
+			MethodName: "ListLtiRegistrations",
+			Handler:    _WorkspaceService_ListLtiRegistrations_Handler,
+		},
+		{
+			MethodName: "CreateLtiRegistration",
+			Handler:    _WorkspaceService_CreateLtiRegistration_Handler,
+		},
+		{
+			MethodName: "GetLtiRegistration",
+			Handler:    _WorkspaceService_GetLtiRegistration_Handler,
+		},
+		{
+			MethodName: "DeleteLtiRegistration",
+			Handler:    _WorkspaceService_DeleteLtiRegistration_Handler,
+		},
+		{
+			MethodName: "AddLtiDeployment",
+			Handler:    _WorkspaceService_AddLtiDeployment_Handler,
+		},
+		{
+			MethodName: "RemoveLtiDeployment",
+			Handler:    _WorkspaceService_RemoveLtiDeployment_Handler,
 		},
 		{
 			MethodName: "RecordSessionRevocation",

@@ -102,6 +102,23 @@ func keyError(err error, appKey string) error {
 	return err
 }
 
+// ltiNotFound answers a registration the workspace does not hold.
+func ltiNotFound(registrationID string) error {
+	return fault.New(fault.NotFound, "LTI registration %q not found", truncate(registrationID, 64))
+}
+
+// ltiError names the registration, or the deployment id, in the domain's
+// not-found answers.
+func ltiError(err error, registrationID, deploymentID string) error {
+	switch {
+	case errors.Is(err, domain.ErrLTIRegistrationNotFound):
+		return ltiNotFound(registrationID)
+	case errors.Is(err, domain.ErrLTIDeploymentNotFound):
+		return fault.New(fault.NotFound, "deployment id %q not found in LTI registration %q", truncate(deploymentID, 64), truncate(registrationID, 64))
+	}
+	return err
+}
+
 // checkProducts refuses to share a product the caller's own workspace does
 // not hold. Products already shared (kept by this request) are not checked
 // again.

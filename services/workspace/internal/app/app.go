@@ -49,6 +49,9 @@ type Settings struct {
 	CredentialCacheTTL time.Duration
 	// CredentialCacheSize bounds the number of app keys remembered.
 	CredentialCacheSize int
+	// LTIURLs is the rule of the URLs an LTI 1.3 registration stores
+	// (https on public hosts, but for LTI_ALLOW_INSECURE_HOSTS).
+	LTIURLs domain.URLPolicy
 }
 
 // App is the workspace application.

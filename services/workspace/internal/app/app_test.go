@@ -31,14 +31,28 @@ func newFixture(t testing.TB, opts ...app.Option) *fixture {
 	return newFixtureOn(t, memstore.New(), opts...)
 }
 
+// newFixtureWith is newFixture with settings (LTIBaseURL set when empty).
+func newFixtureWith(t testing.TB, settings app.Settings, opts ...app.Option) *fixture {
+	t.Helper()
+	return newFixtureFull(t, memstore.New(), settings, opts...)
+}
+
 // newFixtureOn is newFixture over repo.
 func newFixtureOn(t testing.TB, repo domain.Repository, opts ...app.Option) *fixture {
 	t.Helper()
+	return newFixtureFull(t, repo, app.Settings{}, opts...)
+}
+
+func newFixtureFull(t testing.TB, repo domain.Repository, settings app.Settings, opts ...app.Option) *fixture {
+	t.Helper()
+	if settings.LTIBaseURL == "" {
+		settings.LTIBaseURL = "https://lti.test"
+	}
 	box, err := secretbox.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := app.New(repo, box, app.Settings{LTIBaseURL: "https://lti.test"}, opts...)
+	a := app.New(repo, box, settings, opts...)
 	ctx := context.Background()
 	if _, err := a.Bootstrap(ctx, app.BootstrapConfig{
 		WorkspaceID: "root", Name: "Root", Products: []string{"pub/math", "pub/ela"},

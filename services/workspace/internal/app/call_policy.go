@@ -65,6 +65,13 @@ var operations = map[string]rule{
 	"RevokeWorkspaceKey":  {},
 	"ListWorkspaceEvents": {},
 
+	"ListLtiRegistrations":  {},
+	"CreateLtiRegistration": {},
+	"GetLtiRegistration":    {},
+	"DeleteLtiRegistration": {},
+	"AddLtiDeployment":      {},
+	"RemoveLtiDeployment":   {},
+
 	// The other services call these to check a caller on behalf of a
 	// request they count themselves; limiting them again would count one
 	// request twice (and every session check against the auth service's

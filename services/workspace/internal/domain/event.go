@@ -31,6 +31,12 @@ const (
 	EventKeyPairRotated      EventType = "keyPair.rotated"
 	EventKeyPairRevoked      EventType = "keyPair.revoked"
 	EventKeyPairExpired      EventType = "keyPair.expired"
+	// The LTI 1.3 registrations' changes; a deployment's changedFields is
+	// ["deploymentIds"].
+	EventLTIRegistrationCreated EventType = "ltiRegistration.created"
+	EventLTIRegistrationDeleted EventType = "ltiRegistration.deleted"
+	EventLTIDeploymentAdded     EventType = "ltiRegistration.deploymentAdded"
+	EventLTIDeploymentRemoved   EventType = "ltiRegistration.deploymentRemoved"
 )
 
 // EventTypes lists every event type, in the order documents name them.
@@ -38,6 +44,7 @@ var EventTypes = []EventType{
 	EventWorkspaceCreated, EventWorkspaceUpdated, EventWorkspaceDeleted, EventWorkspaceUndeleted,
 	EventWorkspaceBootstrapped, EventWorkspaceSessionsRevoked, EventUserSessionsRevoked,
 	EventKeyPairCreated, EventKeyPairRotated, EventKeyPairRevoked, EventKeyPairExpired,
+	EventLTIRegistrationCreated, EventLTIRegistrationDeleted, EventLTIDeploymentAdded, EventLTIDeploymentRemoved,
 }
 
 // Target types: what an event is about.
@@ -45,6 +52,8 @@ const (
 	TargetWorkspace = "workspace"
 	TargetUser      = "user"
 	TargetKeyPair   = "keyPair"
+	// TargetLTIRegistration: an LTI 1.3 registration, by its id.
+	TargetLTIRegistration = "ltiRegistration"
 )
 
 // Actor is who made a change: a key pair of a workspace, or the service

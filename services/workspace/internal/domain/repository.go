@@ -21,6 +21,8 @@ var (
 	// is already in use; the caller generates another and retries.
 	ErrAppKeyTaken = fault.New(fault.Conflict, "app key already in use")
 	ErrCodeTaken   = fault.New(fault.Conflict, "registration code already in use")
+	// ErrLTIRegistrationTaken (lti_registration.go) is what
+	// ReserveLTIRegistration answers for a pair reserved already.
 	// ErrRevisionChanged: the stored revision is no longer the one read.
 	ErrRevisionChanged = fault.New(fault.PreconditionFailed, "the workspace was changed by another request")
 )
@@ -45,8 +47,8 @@ type Repository interface {
 	// in list order.
 	List(ctx context.Context, q ListQuery) ([]*Workspace, error)
 	// Update stores w's mutable fields (name, type, parent, address,
-	// products, objective documents, key pairs, updated, deleted and token
-	// cutoff times) if the stored revision is still w.Revision(), and
+	// products, objective documents, key pairs, LTI registrations, updated,
+	// deleted and token cutoff times) if the stored revision is still w.Revision(), and
 	// returns w as it now is: at the next revision. Otherwise it returns
 	// ErrRevisionChanged: of concurrent Updates from one revision, exactly
 	// one succeeds. The events w recorded are stored with the change, in
@@ -78,6 +80,34 @@ type Repository interface {
 	// WithExpiredKeys returns the ids of up to limit workspaces holding a
 	// key pair that expired by now, for the sweeper, sorted.
 	WithExpiredKeys(ctx context.Context, now time.Time, limit int) ([]string, error)
+
+	// ReserveLTIRegistration claims the (issuer, client id) pair for the
+	// registration r names, store-wide: of concurrent reservations of one
+	// pair exactly one succeeds, the others get ErrLTIRegistrationTaken. A
+	// new registration's pair is reserved before the Update that lists it.
+	ReserveLTIRegistration(ctx context.Context, issuer, clientID string, r LTIReservation) error
+	// LTIReservation returns the reservation of (issuer, clientID);
+	// ErrNotFound when there is none.
+	LTIReservation(ctx context.Context, issuer, clientID string) (LTIReservation, error)
+	// ReleaseLTIRegistration removes the reservation of (issuer, clientID)
+	// if registrationID holds it (anyone else's stays); none is fine. It
+	// follows the Update that removed the registration, so a crash in
+	// between leaves a reservation no workspace lists, which a later
+	// reservation of the pair takes over (the app decides when).
+	ReleaseLTIRegistration(ctx context.Context, issuer, clientID, registrationID string) error
+	// GetByLTIRegistration returns the workspace, soft-deleted or not, whose
+	// registrations list the one that holds the (issuer, client id) pair's
+	// reservation: what a launch is looked up by. A reservation no workspace
+	// lists finds nothing (ErrNotFound).
+	GetByLTIRegistration(ctx context.Context, issuer, clientID string) (*Workspace, error)
+}
+
+// LTIReservation is the store-wide claim on an (issuer, client id) pair:
+// the registration holding it, and when it was made.
+type LTIReservation struct {
+	WorkspaceID    string
+	RegistrationID string
+	CreatedAt      time.Time
 }
 
 // KeyUseGranularity is how often, at most, a replica records a key pair's

@@ -2,8 +2,9 @@
 // it is stored through, and the errors it answers with. Besides the
 // standard library it imports only the error kinds every component shares
 // (pkg/fault), through which a domain error reaches callers by one table,
-// and the workspace id rule the auth service checks too (pkg/ident); both
-// import nothing but the standard library.
+// the workspace id rule the auth service checks too (pkg/ident), and the
+// outbound URL rule the adapters that call platforms apply too
+// (pkg/outbound's Policy); each imports nothing but the standard library.
 package domain
 
 import (
@@ -112,6 +113,9 @@ type Workspace struct {
 
 	keys              []KeyPair
 	registrationCodes []string
+	// ltiRegistrations are the LTI 1.3 platforms the workspace is
+	// registered with (lti_registration.go).
+	ltiRegistrations []LTIRegistration
 
 	// createFingerprint identifies the create request that made this
 	// workspace, so an identical retry can be told from a different body.
@@ -360,6 +364,7 @@ type StoredWorkspace struct {
 	Managers           []string
 	Keys               []KeyPair
 	RegistrationCodes  []string
+	LTIRegistrations   []LTIRegistration
 	CreateFingerprint  string
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
@@ -395,6 +400,7 @@ func UnmarshalWorkspaceFromDatabase(s StoredWorkspace) *Workspace {
 		managers:          s.Managers,
 		keys:              s.Keys,
 		registrationCodes: s.RegistrationCodes,
+		ltiRegistrations:  s.LTIRegistrations,
 		createFingerprint: s.CreateFingerprint,
 		createdAt:         s.CreatedAt,
 		updatedAt:         s.UpdatedAt,

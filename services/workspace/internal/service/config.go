@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
@@ -27,6 +28,10 @@ type Config struct {
 
 	Bootstrap  app.BootstrapConfig // BOOTSTRAP_*
 	LTIBaseURL string              // PUBLIC_BASE_URL
+	// LTIURLs is the rule of the platform URLs LTI 1.3 registrations
+	// store: https on public hosts, but for the host:port entries of
+	// LTI_ALLOW_INSECURE_HOSTS (tests' platforms on loopback).
+	LTIURLs outbound.Policy
 
 	// AuthServiceAddr is told about deleted workspaces (AUTH_SERVICE_ADDR);
 	// empty: nobody is told, and the auth service's own status check is
@@ -95,6 +100,10 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 		},
 		EventRetention: r.Duration("EVENT_RETENTION", 90*24*time.Hour),
 		Telemetry:      telemetry.ReadSettings(r),
+	}
+	var err error
+	if cfg.LTIURLs, err = outbound.ParsePolicy(r.String("LTI_ALLOW_INSECURE_HOSTS", "")); err != nil {
+		r.Invalid("LTI_ALLOW_INSECURE_HOSTS", "must be comma-separated host:port entries: %v", err)
 	}
 	cfg.Bootstrap.AppKey, cfg.Bootstrap.AppSecret, _ = r.Pair("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_SECRET")
 	var given bool

@@ -151,6 +151,7 @@ func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics
 		LTIBaseURL:          s.cfg.LTIBaseURL,
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,
 		CredentialCacheSize: s.cfg.CredentialCacheSize,
+		LTIURLs:             s.cfg.LTIURLs,
 	}, opts...)
 	return application, nil
 }

@@ -22,14 +22,19 @@ type Repository struct {
 	events     map[string]domain.Event // by change key
 	lastUsed   map[string]time.Time
 	retired    map[string]bool // app keys
+	lti        map[ltiPair]domain.LTIReservation
 }
+
+// ltiPair is an (issuer, client id) pair, the key of its reservation.
+type ltiPair struct{ issuer, clientID string }
 
 var _ domain.Repository = (*Repository)(nil)
 
 // New returns an empty repository.
 func New() *Repository {
 	return &Repository{workspaces: map[string]*domain.Workspace{}, appKeys: map[string]string{}, codes: map[string]string{},
-		outboxes: map[string][]domain.Event{}, events: map[string]domain.Event{}, lastUsed: map[string]time.Time{}, retired: map[string]bool{}}
+		outboxes: map[string][]domain.Event{}, events: map[string]domain.Event{}, lastUsed: map[string]time.Time{}, retired: map[string]bool{},
+		lti: map[ltiPair]domain.LTIReservation{}}
 }
 
 func (r *Repository) Create(_ context.Context, w *domain.Workspace) error {
@@ -134,6 +139,7 @@ func (r *Repository) Update(_ context.Context, w *domain.Workspace) (*domain.Wor
 	next.Name, next.Type, next.ParentID, next.Address = w.Name(), w.Type(), w.ParentID(), w.Address()
 	next.Products, next.ObjectiveDocuments = w.Products(), w.ObjectiveDocuments()
 	next.Keys = w.Keys()
+	next.LTIRegistrations = w.LTIRegistrations()
 	next.RateLimit = rateLimit(w)
 	next.UpdatedAt, next.DeletedAt, next.TokenCutoff = w.UpdatedAt(), w.DeletedAt(), w.TokenCutoff()
 	next.Revision++
@@ -207,6 +213,52 @@ func (r *Repository) WithExpiredKeys(_ context.Context, now time.Time, limit int
 	return out, nil
 }
 
+func (r *Repository) ReserveLTIRegistration(_ context.Context, issuer, clientID string, res domain.LTIReservation) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := ltiPair{issuer, clientID}
+	if _, taken := r.lti[key]; taken {
+		return domain.ErrLTIRegistrationTaken
+	}
+	r.lti[key] = res
+	return nil
+}
+
+func (r *Repository) LTIReservation(_ context.Context, issuer, clientID string) (domain.LTIReservation, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res, ok := r.lti[ltiPair{issuer, clientID}]
+	if !ok {
+		return domain.LTIReservation{}, domain.ErrNotFound
+	}
+	return res, nil
+}
+
+func (r *Repository) ReleaseLTIRegistration(_ context.Context, issuer, clientID, registrationID string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := ltiPair{issuer, clientID}
+	if r.lti[key].RegistrationID == registrationID {
+		delete(r.lti, key)
+	}
+	return nil
+}
+
+func (r *Repository) GetByLTIRegistration(ctx context.Context, issuer, clientID string) (*domain.Workspace, error) {
+	res, err := r.LTIReservation(ctx, issuer, clientID)
+	if err != nil {
+		return nil, err
+	}
+	w, err := r.Get(ctx, res.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	if reg, ok := w.LTIRegistration(res.RegistrationID); !ok || reg.Issuer != issuer || reg.ClientID != clientID {
+		return nil, domain.ErrNotFound // a leftover: the registration is gone
+	}
+	return w, nil
+}
+
 // record is everything w holds. The getters copy, so it shares nothing
 // with w.
 func record(w *domain.Workspace) domain.StoredWorkspace {
@@ -225,6 +277,7 @@ func record(w *domain.Workspace) domain.StoredWorkspace {
 		Managers:           w.Managers(),
 		Keys:               w.Keys(),
 		RegistrationCodes:  w.RegistrationCodes(),
+		LTIRegistrations:   w.LTIRegistrations(),
 		CreateFingerprint:  w.CreateFingerprint(),
 		CreatedAt:          w.CreatedAt(),
 		UpdatedAt:          w.UpdatedAt(),

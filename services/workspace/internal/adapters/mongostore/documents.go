@@ -25,13 +25,16 @@ type workspaceDoc struct {
 	Managers           []string   `bson:"managers"`
 	Keys               []keyDoc   `bson:"keys"`
 	RegistrationCodes  []string   `bson:"registrationCodes"`
-	CreateFingerprint  string     `bson:"createFingerprint"`
-	SchemaVersion      string     `bson:"schemaVersion"`
-	CreatedAt          time.Time  `bson:"createdAt"`
-	UpdatedAt          time.Time  `bson:"updatedAt"`
-	DeletedAt          *time.Time `bson:"deletedAt"` // null while active; lists filter on it
-	TokenCutoff        *time.Time `bson:"tokenCutoff"`
-	Revision           int64      `bson:"revision"`
+	// LTIRegistrations are the workspace's LTI 1.3 platforms; their
+	// (issuer, clientId) pairs are reserved in lti_registrations.
+	LTIRegistrations  []ltiRegistrationDoc `bson:"ltiRegistrations"`
+	CreateFingerprint string               `bson:"createFingerprint"`
+	SchemaVersion     string               `bson:"schemaVersion"`
+	CreatedAt         time.Time            `bson:"createdAt"`
+	UpdatedAt         time.Time            `bson:"updatedAt"`
+	DeletedAt         *time.Time           `bson:"deletedAt"` // null while active; lists filter on it
+	TokenCutoff       *time.Time           `bson:"tokenCutoff"`
+	Revision          int64                `bson:"revision"`
 	// VisibleTo is the workspace itself and its managers: the callers
 	// whose lists show it while it is active. One array, so that a list is
 	// one equality on one index (list_mongo.go).
@@ -89,6 +92,56 @@ type reservationDoc struct {
 	RetiredAt *time.Time `bson:"retiredAt,omitempty"`
 }
 
+// ltiRegistrationDoc is an LTI 1.3 platform registration.
+type ltiRegistrationDoc struct {
+	ID            string    `bson:"id"`
+	Issuer        string    `bson:"issuer"`
+	ClientID      string    `bson:"clientId"`
+	DeploymentIDs []string  `bson:"deploymentIds"`
+	AuthLoginURL  string    `bson:"authLoginUrl"`
+	JWKSURL       string    `bson:"jwksUrl"`
+	AuthTokenURL  string    `bson:"authTokenUrl"` // empty: none
+	CreatedAt     time.Time `bson:"createdAt"`
+	UpdatedAt     time.Time `bson:"updatedAt"`
+}
+
+// ltiReservationDoc claims an (issuer, clientId) pair for a registration.
+// Its _id is a digest of the pair (ltiPairID), which makes the claim unique
+// store-wide; the pair itself is kept beside it for people reading the
+// collection.
+type ltiReservationDoc struct {
+	ID             string    `bson:"_id"`
+	Issuer         string    `bson:"issuer"`
+	ClientID       string    `bson:"clientId"`
+	WorkspaceID    string    `bson:"workspaceId"`
+	RegistrationID string    `bson:"registrationId"`
+	CreatedAt      time.Time `bson:"createdAt"`
+}
+
+func fromLTIRegistrations(regs []domain.LTIRegistration) []ltiRegistrationDoc {
+	out := make([]ltiRegistrationDoc, len(regs))
+	for i, r := range regs {
+		out[i] = ltiRegistrationDoc{
+			ID: r.ID, Issuer: r.Issuer, ClientID: r.ClientID, DeploymentIDs: nonNil(r.DeploymentIDs),
+			AuthLoginURL: r.AuthLoginURL, JWKSURL: r.JWKSURL, AuthTokenURL: r.AuthTokenURL,
+			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		}
+	}
+	return out
+}
+
+func toLTIRegistrations(docs []ltiRegistrationDoc) []domain.LTIRegistration {
+	out := make([]domain.LTIRegistration, len(docs))
+	for i, d := range docs {
+		out[i] = domain.LTIRegistration{
+			ID: d.ID, Issuer: d.Issuer, ClientID: d.ClientID, DeploymentIDs: nonNil(d.DeploymentIDs),
+			AuthLoginURL: d.AuthLoginURL, JWKSURL: d.JWKSURL, AuthTokenURL: d.AuthTokenURL,
+			CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(),
+		}
+	}
+	return out
+}
+
 func fromWorkspace(w *domain.Workspace) workspaceDoc {
 	keys := w.Keys()
 	d := workspaceDoc{
@@ -105,6 +158,7 @@ func fromWorkspace(w *domain.Workspace) workspaceDoc {
 		Managers:           nonNil(w.Managers()),
 		Keys:               make([]keyDoc, len(keys)),
 		RegistrationCodes:  nonNil(w.RegistrationCodes()),
+		LTIRegistrations:   fromLTIRegistrations(w.LTIRegistrations()),
 		CreateFingerprint:  w.CreateFingerprint(),
 		SchemaVersion:      domain.SchemaVersion,
 		CreatedAt:          w.CreatedAt().UTC(),
@@ -157,6 +211,7 @@ func (d *workspaceDoc) toWorkspace() *domain.Workspace {
 		Managers:           d.Managers,
 		Keys:               make([]domain.KeyPair, len(d.Keys)),
 		RegistrationCodes:  d.RegistrationCodes,
+		LTIRegistrations:   toLTIRegistrations(d.LTIRegistrations),
 		CreateFingerprint:  d.CreateFingerprint,
 		CreatedAt:          d.CreatedAt.UTC(),
 		UpdatedAt:          d.UpdatedAt.UTC(),

@@ -12,6 +12,9 @@
 //     (_id is the key or code), which is what makes them unique store-wide:
 //     a unique index over array elements would be enough on MongoDB, but a
 //     retired app key must never be issued again after its pair is gone;
+//   - lti_registrations: one reservation per LTI 1.3 (issuer, clientId)
+//     pair (_id is a digest of the pair), naming the workspace and the
+//     registration that hold it (lti_mongo.go);
 //   - events: the audit trail (events_mongo.go).
 //
 // There are no multi-document transactions, so a create writes the
@@ -54,6 +57,7 @@ const (
 	EventsCollection            = "events"
 	AppKeysCollection           = "app_keys"
 	RegistrationCodesCollection = "registration_codes"
+	LTIRegistrationsCollection  = "lti_registrations"
 )
 
 // cleanupTimeout bounds the removal of a failed create's reservations, which
@@ -66,6 +70,7 @@ type Repository struct {
 	workspaces *mongo.Collection
 	appKeys    *mongo.Collection
 	codes      *mongo.Collection
+	lti        *mongo.Collection
 	events     *mongo.Collection
 	// retention is how long events are kept (WithEventRetention).
 	retention time.Duration
@@ -102,6 +107,7 @@ func New(db *mongo.Database, opts ...Option) *Repository {
 		workspaces: db.Collection(WorkspacesCollection),
 		appKeys:    db.Collection(AppKeysCollection),
 		codes:      db.Collection(RegistrationCodesCollection),
+		lti:        db.Collection(LTIRegistrationsCollection),
 		events:     db.Collection(EventsCollection),
 		retention:  90 * 24 * time.Hour,
 		now:        time.Now,
@@ -277,6 +283,7 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 			{Key: "objectiveDocuments", Value: d.ObjectiveDocuments},
 			{Key: "rateLimit", Value: d.RateLimit},
 			{Key: "keys", Value: d.Keys},
+			{Key: "ltiRegistrations", Value: d.LTIRegistrations},
 			{Key: "updatedAt", Value: d.UpdatedAt},
 			{Key: "deletedAt", Value: d.DeletedAt},
 			{Key: "tokenCutoff", Value: d.TokenCutoff},

@@ -103,4 +103,29 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		_, err := f.app.RevokeWorkspaceKey(ctx, root, "b", appKey)
 		return err
 	})
+
+	// LTI 1.3 registrations: the pair is reserved like an app key, then
+	// listed by the conditional write; a delete releases it after its
+	// write. Deployments change the workspace only.
+	var reg domain.LTIRegistration
+	measure("create an LTI registration", with([]sentCommand{"find workspaces", "insert lti_registrations", "update workspaces"}, publish), func() error {
+		var err error
+		reg, err = f.app.CreateLTIRegistration(ctx, root, "b", domain.NewLTIRegistration{
+			Issuer: "https://canvas.instructure.com", ClientID: "100",
+			AuthLoginURL: "https://sso.canvaslms.com/api/lti/authorize_redirect", JWKSURL: "https://sso.canvaslms.com/api/lti/security/jwks",
+		})
+		return err
+	})
+	measure("add a deployment id", with([]sentCommand{"find workspaces", "update workspaces"}, publish), func() error {
+		_, err := f.app.AddLTIDeployment(ctx, root, "b", reg.ID, "1:a")
+		return err
+	})
+	measure("find a registration by its pair", []sentCommand{"find lti_registrations", "find workspaces"}, func() error {
+		_, err := f.repo.GetByLTIRegistration(ctx, reg.Issuer, reg.ClientID)
+		return err
+	})
+	measure("delete an LTI registration", with([]sentCommand{"find workspaces", "update workspaces"}, publish, []sentCommand{"delete lti_registrations"}), func() error {
+		_, err := f.app.DeleteLTIRegistration(ctx, root, "b", reg.ID)
+		return err
+	})
 }

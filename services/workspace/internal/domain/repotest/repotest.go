@@ -46,6 +46,9 @@ func Run(t *testing.T, newRepo NewRepository) {
 		{"GetMany", getMany},
 		{"ConcurrentUpdatesHaveOneWinner", concurrentUpdatesHaveOneWinner},
 		{"ConcurrentKeyChangesLoseNoPair", concurrentKeyChangesLoseNoPair},
+		{"LTIRegistrationsChangeThroughUpdate", ltiRegistrationsChangeThroughUpdate},
+		{"LTIReservationIsStoreWide", ltiReservationIsStoreWide},
+		{"ConcurrentLTIReservationsHaveOneWinner", concurrentLTIReservationsHaveOneWinner},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newRepo(t)) })
@@ -592,6 +595,7 @@ func compare(got, want *domain.Workspace) string {
 		{"CreatedBy", got.CreatedBy(), want.CreatedBy()},
 		{"Managers", nilIfEmpty(got.Managers()), nilIfEmpty(want.Managers())},
 		{"Keys", keys(got.Keys()), keys(want.Keys())},
+		{"LTIRegistrations", ltiRegistrations(got.LTIRegistrations()), ltiRegistrations(want.LTIRegistrations())},
 		{"RegistrationCodes", nilIfEmpty(got.RegistrationCodes()), nilIfEmpty(want.RegistrationCodes())},
 		{"CreateFingerprint", got.CreateFingerprint(), want.CreateFingerprint()},
 		{"CreatedAt", ms(got.CreatedAt()), ms(want.CreatedAt())}, {"UpdatedAt", ms(got.UpdatedAt()), ms(want.UpdatedAt())},
@@ -626,4 +630,12 @@ func keys(ks []domain.KeyPair) []domain.KeyPair {
 		ks[i].Tags = nilIfEmpty(ks[i].Tags)
 	}
 	return nilIfEmpty(ks)
+}
+
+func ltiRegistrations(rs []domain.LTIRegistration) []domain.LTIRegistration {
+	for i := range rs {
+		rs[i].CreatedAt, rs[i].UpdatedAt = ms(rs[i].CreatedAt), ms(rs[i].UpdatedAt)
+		rs[i].DeploymentIDs = nilIfEmpty(rs[i].DeploymentIDs)
+	}
+	return nilIfEmpty(rs)
 }

@@ -1,0 +1,92 @@
+package mongostore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// The reservations of LTI 1.3 (issuer, clientId) pairs, in
+// lti_registrations. Like app keys, the pair's uniqueness rests on _id (the
+// stand-in enforces no unique index over array elements, and only an
+// insert's _id is atomic there): every query here is by _id.
+
+// ltiPairID is the reservation's _id: a digest of the issuer, a NUL (which
+// neither may hold) and the client id, so pairs of any length make ids of
+// one length.
+func ltiPairID(issuer, clientID string) string {
+	sum := sha256.Sum256([]byte(issuer + "\x00" + clientID))
+	return hex.EncodeToString(sum[:])
+}
+
+// ReserveLTIRegistration inserts the pair's reservation: a duplicate _id
+// means the pair is held.
+func (r *Repository) ReserveLTIRegistration(ctx context.Context, issuer, clientID string, res domain.LTIReservation) error {
+	doc := ltiReservationDoc{
+		ID: ltiPairID(issuer, clientID), Issuer: issuer, ClientID: clientID,
+		WorkspaceID: res.WorkspaceID, RegistrationID: res.RegistrationID, CreatedAt: res.CreatedAt.UTC(),
+	}
+	err := r.do(ctx, func(ctx context.Context) error {
+		_, err := r.lti.InsertOne(ctx, doc)
+		return err
+	})
+	switch {
+	case err == nil:
+		return nil
+	case mongo.IsDuplicateKeyError(err):
+		return domain.ErrLTIRegistrationTaken
+	default:
+		return storeError("reserve an LTI registration", err)
+	}
+}
+
+// LTIReservation reads the pair's reservation.
+func (r *Repository) LTIReservation(ctx context.Context, issuer, clientID string) (domain.LTIReservation, error) {
+	var doc ltiReservationDoc
+	err := r.do(ctx, func(ctx context.Context) error {
+		return r.lti.FindOne(ctx, bson.D{{Key: "_id", Value: ltiPairID(issuer, clientID)}}).Decode(&doc)
+	})
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return domain.LTIReservation{}, domain.ErrNotFound
+	}
+	if err != nil {
+		return domain.LTIReservation{}, storeError("read an LTI reservation", err)
+	}
+	return domain.LTIReservation{WorkspaceID: doc.WorkspaceID, RegistrationID: doc.RegistrationID, CreatedAt: doc.CreatedAt.UTC()}, nil
+}
+
+// ReleaseLTIRegistration deletes the pair's reservation if registrationID
+// holds it.
+func (r *Repository) ReleaseLTIRegistration(ctx context.Context, issuer, clientID, registrationID string) error {
+	err := r.do(ctx, func(ctx context.Context) error {
+		_, err := r.lti.DeleteOne(ctx, bson.D{{Key: "_id", Value: ltiPairID(issuer, clientID)}, {Key: "registrationId", Value: registrationID}})
+		return err
+	})
+	if err != nil {
+		return storeError("release an LTI reservation", err)
+	}
+	return nil
+}
+
+// GetByLTIRegistration reads the pair's reservation, then its workspace:
+// two reads by _id.
+func (r *Repository) GetByLTIRegistration(ctx context.Context, issuer, clientID string) (*domain.Workspace, error) {
+	res, err := r.LTIReservation(ctx, issuer, clientID)
+	if err != nil {
+		return nil, err
+	}
+	w, err := r.Get(ctx, res.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	if reg, ok := w.LTIRegistration(res.RegistrationID); !ok || reg.Issuer != issuer || reg.ClientID != clientID {
+		return nil, domain.ErrNotFound // a leftover: the registration is gone
+	}
+	return w, nil
+}

@@ -1,0 +1,304 @@
+package domain
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+)
+
+// LTI 1.3 platform registrations: what a workspace knows of each LMS
+// (platform) that launches it over LTI 1.3. A platform is known by its
+// issuer and the client id it gave the tool; one (issuer, client id) pair
+// belongs to one registration store-wide, since a launch names only those
+// (Canvas gives every hosted instance the same issuer). The registrations
+// live in the workspace document and change through its revision-checked
+// write; the store-wide uniqueness of the pair rests on a reservation (see
+// Repository.ReserveLTIRegistration).
+
+// Bounds of a workspace's registrations. The registrations live in the
+// workspace document, which every request reads, so their number is bounded:
+// a district with an LMS per school and environment stays well within them.
+const (
+	MaxLTIRegistrations  = 20
+	MaxLTIDeployments    = 100
+	MaxLTIClientIDLength = 255
+	MaxLTIDeploymentID   = 255
+)
+
+// Errors of the registration rules.
+var (
+	// ErrLTIRegistrationNotFound: the workspace has no such registration.
+	ErrLTIRegistrationNotFound = fault.New(fault.NotFound, "LTI registration not found")
+	// ErrLTIDeploymentNotFound: the registration has no such deployment id.
+	ErrLTIDeploymentNotFound = fault.New(fault.NotFound, "deployment id not found in the LTI registration")
+	// ErrLTIRegistrationTaken: a registration with the (issuer, client id)
+	// pair exists already, in this workspace or another.
+	ErrLTIRegistrationTaken = fault.New(fault.Conflict,
+		"a registration of this issuer and clientId exists already: an (issuer, clientId) pair belongs to one registration")
+	// ErrTooManyLTIRegistrations / ErrTooManyLTIDeployments: a bound of
+	// the workspace document.
+	ErrTooManyLTIRegistrations = fault.New(fault.FailedPrecondition,
+		"the workspace already has %d LTI registrations: delete one first", MaxLTIRegistrations)
+	ErrTooManyLTIDeployments = fault.New(fault.FailedPrecondition,
+		"the registration already has %d deployment ids: remove one first", MaxLTIDeployments)
+)
+
+// LTIRegistration is one platform registration of a workspace.
+type LTIRegistration struct {
+	ID       string
+	Issuer   string // compared as an exact string
+	ClientID string
+	// DeploymentIDs are the platform's deployments of the tool that may
+	// launch; may be empty (launches are then refused until one is added).
+	DeploymentIDs []string
+	AuthLoginURL  string // the platform's OIDC authorization endpoint
+	JWKSURL       string // the platform's public keys
+	AuthTokenURL  string // its OAuth 2 token endpoint; empty: none given
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// NewLTIRegistration is what a caller sends for a registration.
+type NewLTIRegistration struct {
+	Issuer        string
+	ClientID      string
+	DeploymentIDs []string
+	AuthLoginURL  string
+	JWKSURL       string
+	AuthTokenURL  *string // nil: not given
+}
+
+func (r LTIRegistration) clone() LTIRegistration {
+	r.DeploymentIDs = slices.Clone(r.DeploymentIDs)
+	return r
+}
+
+// HasDeployment reports whether deploymentID may launch through r.
+func (r LTIRegistration) HasDeployment(deploymentID string) bool {
+	return slices.Contains(r.DeploymentIDs, deploymentID)
+}
+
+// CheckNewLTIRegistration checks a registration's fields, naming every one
+// that breaks a rule; urls is the outbound URL rule its URLs (and issuer)
+// follow.
+func CheckNewLTIRegistration(r NewLTIRegistration, urls URLPolicy) error {
+	var v violations
+	if why := checkURL(urls, r.Issuer, true); why != "" {
+		v.add("issuer", why)
+	}
+	checkClientID(&v, r.ClientID)
+	if len(r.DeploymentIDs) > MaxLTIDeployments {
+		v.add("deploymentIds", fmt.Sprintf("must have at most %d elements", MaxLTIDeployments))
+	} else {
+		first := map[string]int{}
+		for i, id := range r.DeploymentIDs {
+			field := fmt.Sprintf("deploymentIds[%d]", i)
+			if why := deploymentIDRule(id); why != "" {
+				v.add(field, why)
+			} else if j, dup := first[id]; dup {
+				v.add(field, fmt.Sprintf("duplicate of deploymentIds[%d]", j))
+			} else {
+				first[id] = i
+			}
+		}
+	}
+	for _, u := range []struct{ field, value string }{{"authLoginUrl", r.AuthLoginURL}, {"jwksUrl", r.JWKSURL}} {
+		if why := checkURL(urls, u.value, false); why != "" {
+			v.add(u.field, why)
+		}
+	}
+	if r.AuthTokenURL != nil {
+		if why := checkURL(urls, *r.AuthTokenURL, false); why != "" {
+			v.add("authTokenUrl", why)
+		}
+	}
+	return v.err()
+}
+
+// checkClientID: 1 to 255 printable ASCII characters.
+func checkClientID(v *violations, id string) {
+	switch {
+	case id == "":
+		v.add("clientId", "is required")
+	case len(id) > MaxLTIClientIDLength || !printableASCII(id):
+		v.add("clientId", fmt.Sprintf("must be 1 to %d printable ASCII characters", MaxLTIClientIDLength))
+	}
+}
+
+// CheckLTIDeploymentID checks a deployment id: 1 to 255 printable ASCII
+// characters (LTI 1.3: case-sensitive, at most 255 ASCII characters).
+func CheckLTIDeploymentID(id string) error {
+	if why := deploymentIDRule(id); why != "" {
+		return fault.InvalidField("deploymentId", why)
+	}
+	return nil
+}
+
+func deploymentIDRule(id string) string {
+	switch {
+	case id == "":
+		return "is required"
+	case len(id) > MaxLTIDeploymentID || !printableASCII(id):
+		return fmt.Sprintf("must be 1 to %d printable ASCII characters", MaxLTIDeploymentID)
+	}
+	return ""
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// What a workspace does with its registrations.
+
+// AddLTIRegistration adds the registration r with the id given (the
+// caller reserved its (issuer, client id) pair for it) and returns it.
+func (w *Workspace) AddLTIRegistration(id string, r NewLTIRegistration, urls URLPolicy, now time.Time) (LTIRegistration, error) {
+	if w.Deleted() {
+		return LTIRegistration{}, ErrDeleted
+	}
+	if err := CheckNewLTIRegistration(r, urls); err != nil {
+		return LTIRegistration{}, err
+	}
+	if err := w.CanAddLTIRegistration(r.Issuer, r.ClientID); err != nil {
+		return LTIRegistration{}, err
+	}
+	reg := LTIRegistration{
+		ID:            id,
+		Issuer:        r.Issuer,
+		ClientID:      r.ClientID,
+		DeploymentIDs: slices.Clone(r.DeploymentIDs),
+		AuthLoginURL:  r.AuthLoginURL,
+		JWKSURL:       r.JWKSURL,
+		CreatedAt:     now,
+		UpdatedAt:     now,
+	}
+	if reg.DeploymentIDs == nil {
+		reg.DeploymentIDs = []string{}
+	}
+	if r.AuthTokenURL != nil {
+		reg.AuthTokenURL = *r.AuthTokenURL
+	}
+	w.ltiRegistrations = append(w.ltiRegistrations, reg)
+	w.record(EventLTIRegistrationCreated, ltiTarget(id), now, nil)
+	return reg.clone(), nil
+}
+
+// CanAddLTIRegistration reports why the workspace cannot take a
+// registration of (issuer, clientID) as it stands: one of its own has the
+// pair, or it has MaxLTIRegistrations. Checked before the pair is reserved.
+func (w *Workspace) CanAddLTIRegistration(issuer, clientID string) error {
+	if _, ok := w.LTIRegistrationFor(issuer, clientID); ok {
+		return ErrLTIRegistrationTaken
+	}
+	if len(w.ltiRegistrations) >= MaxLTIRegistrations {
+		return ErrTooManyLTIRegistrations
+	}
+	return nil
+}
+
+// RemoveLTIRegistration removes the registration id and returns it.
+func (w *Workspace) RemoveLTIRegistration(id string, now time.Time) (LTIRegistration, error) {
+	i, err := w.ltiIndex(id)
+	if err != nil {
+		return LTIRegistration{}, err
+	}
+	removed := w.ltiRegistrations[i]
+	w.ltiRegistrations = slices.Delete(slices.Clone(w.ltiRegistrations), i, i+1)
+	w.record(EventLTIRegistrationDeleted, ltiTarget(id), now, nil)
+	return removed.clone(), nil
+}
+
+// AddLTIDeployment adds deploymentID to the registration id and returns it.
+// An id already there changes nothing: added is false, and the call is safe
+// to repeat.
+func (w *Workspace) AddLTIDeployment(id, deploymentID string, now time.Time) (r LTIRegistration, added bool, err error) {
+	if err := CheckLTIDeploymentID(deploymentID); err != nil {
+		return LTIRegistration{}, false, err
+	}
+	i, err := w.ltiIndex(id)
+	if err != nil {
+		return LTIRegistration{}, false, err
+	}
+	reg := &w.ltiRegistrations[i]
+	switch {
+	case reg.HasDeployment(deploymentID):
+		return reg.clone(), false, nil
+	case len(reg.DeploymentIDs) >= MaxLTIDeployments:
+		return LTIRegistration{}, false, ErrTooManyLTIDeployments
+	}
+	reg.DeploymentIDs = append(slices.Clone(reg.DeploymentIDs), deploymentID)
+	reg.UpdatedAt = now
+	w.record(EventLTIDeploymentAdded, ltiTarget(id), now, []string{"deploymentIds"})
+	return reg.clone(), true, nil
+}
+
+// RemoveLTIDeployment removes deploymentID from the registration id and
+// returns the registration as it now is.
+func (w *Workspace) RemoveLTIDeployment(id, deploymentID string, now time.Time) (LTIRegistration, error) {
+	i, err := w.ltiIndex(id)
+	if err != nil {
+		return LTIRegistration{}, err
+	}
+	reg := &w.ltiRegistrations[i]
+	at := slices.Index(reg.DeploymentIDs, deploymentID)
+	if at < 0 {
+		return LTIRegistration{}, ErrLTIDeploymentNotFound
+	}
+	reg.DeploymentIDs = slices.Delete(slices.Clone(reg.DeploymentIDs), at, at+1)
+	reg.UpdatedAt = now
+	w.record(EventLTIDeploymentRemoved, ltiTarget(id), now, []string{"deploymentIds"})
+	return reg.clone(), nil
+}
+
+// ltiIndex is the index of registration id in an active workspace.
+func (w *Workspace) ltiIndex(id string) (int, error) {
+	if w.Deleted() {
+		return -1, ErrDeleted
+	}
+	i := slices.IndexFunc(w.ltiRegistrations, func(r LTIRegistration) bool { return r.ID == id })
+	if i < 0 {
+		return -1, ErrLTIRegistrationNotFound
+	}
+	return i, nil
+}
+
+// LTIRegistrations returns copies of the workspace's registrations, oldest
+// first.
+func (w *Workspace) LTIRegistrations() []LTIRegistration {
+	out := make([]LTIRegistration, len(w.ltiRegistrations))
+	for i, r := range w.ltiRegistrations {
+		out[i] = r.clone()
+	}
+	return out
+}
+
+// LTIRegistration returns the registration id.
+func (w *Workspace) LTIRegistration(id string) (LTIRegistration, bool) {
+	for _, r := range w.ltiRegistrations {
+		if r.ID == id {
+			return r.clone(), true
+		}
+	}
+	return LTIRegistration{}, false
+}
+
+// LTIRegistrationFor returns the registration of (issuer, clientID): the
+// issuer compared as an exact string, as LTI 1.3 has it.
+func (w *Workspace) LTIRegistrationFor(issuer, clientID string) (LTIRegistration, bool) {
+	for _, r := range w.ltiRegistrations {
+		if r.Issuer == issuer && r.ClientID == clientID {
+			return r.clone(), true
+		}
+	}
+	return LTIRegistration{}, false
+}
+
+// ltiTarget is a registration as the target of an event.
+func ltiTarget(id string) Target { return Target{Type: TargetLTIRegistration, ID: id} }

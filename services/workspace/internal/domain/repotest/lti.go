@@ -1,0 +1,149 @@
+package repotest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// The LTI 1.3 registrations: listed in the workspace by its revision-checked
+// Update, their (issuer, client id) pairs reserved store-wide.
+
+const (
+	canvasIssuer = "https://canvas.instructure.com"
+	moodleIssuer = "https://moodle.example.edu"
+)
+
+// platform is a registration of issuer and clientID as a caller sends it.
+func platform(issuer, clientID string, deployments ...string) domain.NewLTIRegistration {
+	token := issuer + "/login/oauth2/token"
+	return domain.NewLTIRegistration{
+		Issuer: issuer, ClientID: clientID, DeploymentIDs: deployments,
+		AuthLoginURL: issuer + "/api/lti/authorize_redirect", JWKSURL: issuer + "/api/lti/security/jwks", AuthTokenURL: &token,
+	}
+}
+
+// ltiRegistrationsChangeThroughUpdate: a registration reserved and added
+// is stored with the workspace, found by its pair, changed and removed by
+// Update; a stale writer cannot drop it; once removed and released its pair
+// finds nothing and is free again.
+func ltiRegistrationsChangeThroughUpdate(t *testing.T, r domain.Repository) {
+	ctx := context.Background()
+	mustCreate(t, r, sample("a"))
+	w := mustGet(t, r, "a")
+	stale := mustGet(t, r, "a")
+	if err := r.ReserveLTIRegistration(ctx, canvasIssuer, "10000000000001", domain.LTIReservation{WorkspaceID: "a", RegistrationID: "reg-1", CreatedAt: t1}); err != nil {
+		t.Fatal(err)
+	}
+	added, err := w.AddLTIRegistration("reg-1", platform(canvasIssuer, "10000000000001", "1:abc"), domain.URLPolicy{}, t1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := mustUpdate(t, r, w)
+	got, err := r.GetByLTIRegistration(ctx, canvasIssuer, "10000000000001")
+	if err != nil || got.ID() != "a" {
+		t.Fatalf("GetByLTIRegistration = %v, %v; want a", got, err)
+	}
+	if diff := compare(got, stored); diff != "" {
+		t.Fatalf("Update returned another workspace than is stored: %s", diff)
+	}
+	if reg, ok := got.LTIRegistration("reg-1"); !ok || fmt.Sprintf("%#v", ltiRegistrations([]domain.LTIRegistration{reg})) !=
+		fmt.Sprintf("%#v", ltiRegistrations([]domain.LTIRegistration{added})) {
+		t.Fatalf("the registration as stored: %+v, want %+v", reg, added)
+	}
+	renamed := "Renamed"
+	if err := stale.Update(domain.Changes{Name: &renamed}, t1); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Update(ctx, stale)
+	wantErr(t, "stale Update", err, domain.ErrRevisionChanged)
+
+	if _, _, err := got.AddLTIDeployment("reg-1", "2:def", t1); err != nil {
+		t.Fatal(err)
+	}
+	got = mustUpdate(t, r, got)
+	if reg, _ := mustGet(t, r, "a").LTIRegistration("reg-1"); fmt.Sprint(reg.DeploymentIDs) != "[1:abc 2:def]" {
+		t.Fatalf("deployment ids after adding one: %v", reg.DeploymentIDs)
+	}
+	if _, err := got.RemoveLTIRegistration("reg-1", t1); err != nil {
+		t.Fatal(err)
+	}
+	mustUpdate(t, r, got)
+	_, err = r.GetByLTIRegistration(ctx, canvasIssuer, "10000000000001")
+	wantErr(t, "GetByLTIRegistration of a removed registration", err, domain.ErrNotFound)
+	if err := r.ReleaseLTIRegistration(ctx, canvasIssuer, "10000000000001", "reg-1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.LTIReservation(ctx, canvasIssuer, "10000000000001")
+	wantErr(t, "LTIReservation after the release", err, domain.ErrNotFound)
+}
+
+// ltiReservationIsStoreWide: a pair reserved for one workspace is taken
+// for every other; the reservation says who holds it; a release by another
+// registration leaves it; a reservation no workspace lists finds nothing.
+func ltiReservationIsStoreWide(t *testing.T, r domain.Repository) {
+	ctx := context.Background()
+	mustCreate(t, r, sample("a"))
+	mustCreate(t, r, sample("b"))
+	held := domain.LTIReservation{WorkspaceID: "a", RegistrationID: "reg-a", CreatedAt: t0}
+	if err := r.ReserveLTIRegistration(ctx, moodleIssuer, "client", held); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "a second reservation of the pair",
+		r.ReserveLTIRegistration(ctx, moodleIssuer, "client", domain.LTIReservation{WorkspaceID: "b", RegistrationID: "reg-b", CreatedAt: t1}),
+		domain.ErrLTIRegistrationTaken)
+	// Another client id, or the issuer spelled otherwise, is another pair.
+	for _, pair := range [][2]string{{moodleIssuer, "client2"}, {moodleIssuer + "/", "client"}, {"https://MOODLE.example.edu", "client"}} {
+		if err := r.ReserveLTIRegistration(ctx, pair[0], pair[1], domain.LTIReservation{WorkspaceID: "b", RegistrationID: "reg-" + pair[1], CreatedAt: t1}); err != nil {
+			t.Fatalf("reserve %v: %v", pair, err)
+		}
+	}
+	got, err := r.LTIReservation(ctx, moodleIssuer, "client")
+	if err != nil || got.WorkspaceID != "a" || got.RegistrationID != "reg-a" || !ms(got.CreatedAt).Equal(t0) {
+		t.Fatalf("LTIReservation = %+v, %v; want a's", got, err)
+	}
+	if err := r.ReleaseLTIRegistration(ctx, moodleIssuer, "client", "reg-b"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.LTIReservation(ctx, moodleIssuer, "client"); err != nil || got.RegistrationID != "reg-a" {
+		t.Fatalf("after another registration's release: %+v, %v; want a's to stay", got, err)
+	}
+	// Reserved, but no workspace lists it: launches find nothing.
+	_, err = r.GetByLTIRegistration(ctx, moodleIssuer, "client")
+	wantErr(t, "GetByLTIRegistration of an unlisted reservation", err, domain.ErrNotFound)
+	_, err = r.GetByLTIRegistration(ctx, moodleIssuer, "never-reserved")
+	wantErr(t, "GetByLTIRegistration of a pair never reserved", err, domain.ErrNotFound)
+}
+
+// concurrentLTIReservationsHaveOneWinner: creates of one pair racing each
+// other (from two workspaces) leave exactly one reservation.
+func concurrentLTIReservationsHaveOneWinner(t *testing.T, r domain.Repository) {
+	ctx := context.Background()
+	for round := range concurrentRounds {
+		clientID := fmt.Sprintf("client-%d", round)
+		errs := race(concurrentWriters, func(i int) error {
+			res := domain.LTIReservation{WorkspaceID: []string{"a", "b"}[i%2], RegistrationID: fmt.Sprintf("reg-%d", i), CreatedAt: t0}
+			return r.ReserveLTIRegistration(ctx, canvasIssuer, clientID, res)
+		})
+		won := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && won >= 0:
+				t.Fatalf("round %d: reservations %d and %d both won", round, won, i)
+			case err == nil:
+				won = i
+			case !errors.Is(err, domain.ErrLTIRegistrationTaken):
+				t.Fatalf("round %d, reservation %d: %v, want ErrLTIRegistrationTaken", round, i, err)
+			}
+		}
+		if won < 0 {
+			t.Fatalf("round %d: no reservation won", round)
+		}
+		if got, err := r.LTIReservation(ctx, canvasIssuer, clientID); err != nil || got.RegistrationID != fmt.Sprintf("reg-%d", won) {
+			t.Fatalf("round %d: the reservation is %+v, %v; want reg-%d's", round, got, err, won)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package grpcport
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/liveproctor/workspaces/pkg/apitime"
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+func (s *Server) ListLtiRegistrations(ctx context.Context, req *workspacev1.ListLtiRegistrationsRequest) (*workspacev1.ListLtiRegistrationsResponse, error) {
+	regs, err := s.app.ListLTIRegistrations(ctx, callerFrom(ctx), req.GetId())
+	if err != nil {
+		return nil, apiError(err)
+	}
+	out := &workspacev1.ListLtiRegistrationsResponse{Registrations: make([]*workspacev1.LtiRegistration, len(regs))}
+	for i, r := range regs {
+		out.Registrations[i] = ltiRegistrationToProto(r)
+	}
+	return out, nil
+}
+
+func (s *Server) CreateLtiRegistration(ctx context.Context, req *workspacev1.CreateLtiRegistrationRequest) (*workspacev1.LtiRegistration, error) {
+	return ltiAnswer(s.app.CreateLTIRegistration(ctx, callerFrom(ctx), req.GetId(), domain.NewLTIRegistration{
+		Issuer:        req.GetIssuer(),
+		ClientID:      req.GetClientId(),
+		DeploymentIDs: req.GetDeploymentIds(),
+		AuthLoginURL:  req.GetAuthLoginUrl(),
+		JWKSURL:       req.GetJwksUrl(),
+		AuthTokenURL:  req.AuthTokenUrl,
+	}))
+}
+
+func (s *Server) GetLtiRegistration(ctx context.Context, req *workspacev1.GetLtiRegistrationRequest) (*workspacev1.LtiRegistration, error) {
+	return ltiAnswer(s.app.GetLTIRegistration(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId()))
+}
+
+func (s *Server) DeleteLtiRegistration(ctx context.Context, req *workspacev1.DeleteLtiRegistrationRequest) (*workspacev1.LtiRegistration, error) {
+	return ltiAnswer(s.app.DeleteLTIRegistration(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId()))
+}
+
+func (s *Server) AddLtiDeployment(ctx context.Context, req *workspacev1.AddLtiDeploymentRequest) (*workspacev1.LtiRegistration, error) {
+	return ltiAnswer(s.app.AddLTIDeployment(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId(), req.GetDeploymentId()))
+}
+
+func (s *Server) RemoveLtiDeployment(ctx context.Context, req *workspacev1.RemoveLtiDeploymentRequest) (*workspacev1.LtiRegistration, error) {
+	return ltiAnswer(s.app.RemoveLTIDeployment(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId(), req.GetDeploymentId()))
+}
+
+// ltiAnswer is a use case's registration, or its error, as the API answers.
+func ltiAnswer(r domain.LTIRegistration, err error) (*workspacev1.LtiRegistration, error) {
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return ltiRegistrationToProto(r), nil
+}
+
+func ltiRegistrationToProto(r domain.LTIRegistration) *workspacev1.LtiRegistration {
+	out := &workspacev1.LtiRegistration{
+		Id:            r.ID,
+		Issuer:        r.Issuer,
+		ClientId:      r.ClientID,
+		DeploymentIds: r.DeploymentIDs,
+		AuthLoginUrl:  r.AuthLoginURL,
+		JwksUrl:       r.JWKSURL,
+		CreateTime:    apitime.Format(r.CreatedAt),
+	}
+	if out.DeploymentIds == nil {
+		out.DeploymentIds = []string{}
+	}
+	if r.AuthTokenURL != "" {
+		out.AuthTokenUrl = wrapperspb.String(r.AuthTokenURL)
+	}
+	return out
+}
