@@ -864,6 +864,67 @@ func (x *LtiParameter) GetValue() string {
 	return ""
 }
 
+type CreateLti13SessionRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	IdToken string                 `protobuf:"bytes,1,opt,name=id_token,json=idToken,proto3" json:"id_token,omitempty"`
+	State   string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	// The state the browser presented; empty when it presented none.
+	BrowserState  string `protobuf:"bytes,3,opt,name=browser_state,json=browserState,proto3" json:"browser_state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateLti13SessionRequest) Reset() {
+	*x = CreateLti13SessionRequest{}
+	mi := &file_auth_v1_auth_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateLti13SessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateLti13SessionRequest) ProtoMessage() {}
+
+func (x *CreateLti13SessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateLti13SessionRequest.ProtoReflect.Descriptor instead.
+func (*CreateLti13SessionRequest) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *CreateLti13SessionRequest) GetIdToken() string {
+	if x != nil {
+		return x.IdToken
+	}
+	return ""
+}
+
+func (x *CreateLti13SessionRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *CreateLti13SessionRequest) GetBrowserState() string {
+	if x != nil {
+		return x.BrowserState
+	}
+	return ""
+}
+
 // The session a verified launch opens.
 type LtiSession struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -876,13 +937,22 @@ type LtiSession struct {
 	// The launch's custom_* parameters, as sent.
 	CustomParameters            []*LtiParameter `protobuf:"bytes,6,rep,name=custom_parameters,json=customParameters,proto3" json:"custom_parameters,omitempty"`
 	LaunchPresentationReturnUrl string          `protobuf:"bytes,7,opt,name=launch_presentation_return_url,json=launchPresentationReturnUrl,proto3" json:"launch_presentation_return_url,omitempty"`
-	unknownFields               protoimpl.UnknownFields
-	sizeCache                   protoimpl.SizeCache
+	// LTI 1.3: LtiResourceLinkRequest or LtiDeepLinkingRequest; empty for
+	// LTI 1.1.
+	MessageType string `protobuf:"bytes,8,opt,name=message_type,json=messageType,proto3" json:"message_type,omitempty"`
+	// LTI 1.3 deep linking: where the reply goes, and the data it echoes.
+	DeepLinkReturnUrl string `protobuf:"bytes,9,opt,name=deep_link_return_url,json=deepLinkReturnUrl,proto3" json:"deep_link_return_url,omitempty"`
+	DeepLinkData      string `protobuf:"bytes,10,opt,name=deep_link_data,json=deepLinkData,proto3" json:"deep_link_data,omitempty"`
+	// LTI 1.3: the launch's registration and deployment.
+	RegistrationId string `protobuf:"bytes,11,opt,name=registration_id,json=registrationId,proto3" json:"registration_id,omitempty"`
+	DeploymentId   string `protobuf:"bytes,12,opt,name=deployment_id,json=deploymentId,proto3" json:"deployment_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *LtiSession) Reset() {
 	*x = LtiSession{}
-	mi := &file_auth_v1_auth_proto_msgTypes[18]
+	mi := &file_auth_v1_auth_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -894,7 +964,7 @@ func (x *LtiSession) String() string {
 func (*LtiSession) ProtoMessage() {}
 
 func (x *LtiSession) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[18]
+	mi := &file_auth_v1_auth_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -907,7 +977,7 @@ func (x *LtiSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiSession.ProtoReflect.Descriptor instead.
 func (*LtiSession) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{18}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *LtiSession) GetAuth() string {
@@ -955,6 +1025,41 @@ func (x *LtiSession) GetCustomParameters() []*LtiParameter {
 func (x *LtiSession) GetLaunchPresentationReturnUrl() string {
 	if x != nil {
 		return x.LaunchPresentationReturnUrl
+	}
+	return ""
+}
+
+func (x *LtiSession) GetMessageType() string {
+	if x != nil {
+		return x.MessageType
+	}
+	return ""
+}
+
+func (x *LtiSession) GetDeepLinkReturnUrl() string {
+	if x != nil {
+		return x.DeepLinkReturnUrl
+	}
+	return ""
+}
+
+func (x *LtiSession) GetDeepLinkData() string {
+	if x != nil {
+		return x.DeepLinkData
+	}
+	return ""
+}
+
+func (x *LtiSession) GetRegistrationId() string {
+	if x != nil {
+		return x.RegistrationId
+	}
+	return ""
+}
+
+func (x *LtiSession) GetDeploymentId() string {
+	if x != nil {
+		return x.DeploymentId
 	}
 	return ""
 }
@@ -1010,7 +1115,11 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"parameters\"8\n" +
 	"\fLtiParameter\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value\"\xa6\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"q\n" +
+	"\x19CreateLti13SessionRequest\x12\x19\n" +
+	"\bid_token\x18\x01 \x01(\tR\aidToken\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12#\n" +
+	"\rbrowser_state\x18\x03 \x01(\tR\fbrowserState\"\xee\x03\n" +
 	"\n" +
 	"LtiSession\x12\x12\n" +
 	"\x04auth\x18\x01 \x01(\tR\x04auth\x12\x1d\n" +
@@ -1020,7 +1129,13 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\remail_derived\x18\x04 \x01(\bR\femailDerived\x12!\n" +
 	"\fworkspace_id\x18\x05 \x01(\tR\vworkspaceId\x12B\n" +
 	"\x11custom_parameters\x18\x06 \x03(\v2\x15.auth.v1.LtiParameterR\x10customParameters\x12C\n" +
-	"\x1elaunch_presentation_return_url\x18\a \x01(\tR\x1blaunchPresentationReturnUrl2\xed\v\n" +
+	"\x1elaunch_presentation_return_url\x18\a \x01(\tR\x1blaunchPresentationReturnUrl\x12!\n" +
+	"\fmessage_type\x18\b \x01(\tR\vmessageType\x12/\n" +
+	"\x14deep_link_return_url\x18\t \x01(\tR\x11deepLinkReturnUrl\x12$\n" +
+	"\x0edeep_link_data\x18\n" +
+	" \x01(\tR\fdeepLinkData\x12'\n" +
+	"\x0fregistration_id\x18\v \x01(\tR\x0eregistrationId\x12#\n" +
+	"\rdeployment_id\x18\f \x01(\tR\fdeploymentId2\xbc\f\n" +
 	"\vAuthService\x12\xe2\x02\n" +
 	"\x0eCreateSdkToken\x12\x1e.auth.v1.CreateSdkTokenRequest\x1a\x1f.auth.v1.CreateSdkTokenResponse\"\x8e\x02\xb2\xe1\x18\x89\x02\x12\tNOT_FOUND*\fSDK sessions2\x19Log a user in for the SDK:\xd2\x01Server to server: an 8-hour token for the user in a workspace the caller owns or manages, to pass to the LiveProctor component as its `auth` option. One token launches any number of components until it expires.\x12\xfa\x01\n" +
 	"\rGetSdkSession\x12\x1d.auth.v1.GetSdkSessionRequest\x1a\x13.auth.v1.SdkSession\"\xb4\x01\xb2\xe1\x18\xaf\x01\b\x01*\fSDK sessions2\x18Read the token's session:\x82\x01For the browser: who the token is for and until when. Unknown, expired and revoked tokens are 401. Cross-origin calls are allowed.\x12\xc8\x01\n" +
@@ -1030,7 +1145,8 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x0eRevokeSdkToken\x12\x1e.auth.v1.RevokeSdkTokenRequest\x1a\x1f.auth.v1.RevokeSdkTokenResponse\x12o\n" +
 	"\x18RevokeWorkspaceSdkTokens\x12(.auth.v1.RevokeWorkspaceSdkTokensRequest\x1a).auth.v1.RevokeWorkspaceSdkTokensResponse\x12`\n" +
 	"\x13ForgetKeyPairAccess\x12#.auth.v1.ForgetKeyPairAccessRequest\x1a$.auth.v1.ForgetKeyPairAccessResponse\x12I\n" +
-	"\x10CreateLtiSession\x12 .auth.v1.CreateLtiSessionRequest\x1a\x13.auth.v1.LtiSessionB:Z8github.com/liveproctor/workspaces/pkg/gen/auth/v1;authv1b\x06proto3"
+	"\x10CreateLtiSession\x12 .auth.v1.CreateLtiSessionRequest\x1a\x13.auth.v1.LtiSession\x12M\n" +
+	"\x12CreateLti13Session\x12\".auth.v1.CreateLti13SessionRequest\x1a\x13.auth.v1.LtiSessionB:Z8github.com/liveproctor/workspaces/pkg/gen/auth/v1;authv1b\x06proto3"
 
 var (
 	file_auth_v1_auth_proto_rawDescOnce sync.Once
@@ -1044,7 +1160,7 @@ func file_auth_v1_auth_proto_rawDescGZIP() []byte {
 	return file_auth_v1_auth_proto_rawDescData
 }
 
-var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_auth_v1_auth_proto_goTypes = []any{
 	(*CreateSdkTokenRequest)(nil),            // 0: auth.v1.CreateSdkTokenRequest
 	(*CreateSdkTokenResponse)(nil),           // 1: auth.v1.CreateSdkTokenResponse
@@ -1064,7 +1180,8 @@ var file_auth_v1_auth_proto_goTypes = []any{
 	(*ForgetKeyPairAccessResponse)(nil),      // 15: auth.v1.ForgetKeyPairAccessResponse
 	(*CreateLtiSessionRequest)(nil),          // 16: auth.v1.CreateLtiSessionRequest
 	(*LtiParameter)(nil),                     // 17: auth.v1.LtiParameter
-	(*LtiSession)(nil),                       // 18: auth.v1.LtiSession
+	(*CreateLti13SessionRequest)(nil),        // 18: auth.v1.CreateLti13SessionRequest
+	(*LtiSession)(nil),                       // 19: auth.v1.LtiSession
 }
 var file_auth_v1_auth_proto_depIdxs = []int32{
 	17, // 0: auth.v1.CreateLtiSessionRequest.parameters:type_name -> auth.v1.LtiParameter
@@ -1078,17 +1195,19 @@ var file_auth_v1_auth_proto_depIdxs = []int32{
 	12, // 8: auth.v1.AuthService.RevokeWorkspaceSdkTokens:input_type -> auth.v1.RevokeWorkspaceSdkTokensRequest
 	14, // 9: auth.v1.AuthService.ForgetKeyPairAccess:input_type -> auth.v1.ForgetKeyPairAccessRequest
 	16, // 10: auth.v1.AuthService.CreateLtiSession:input_type -> auth.v1.CreateLtiSessionRequest
-	1,  // 11: auth.v1.AuthService.CreateSdkToken:output_type -> auth.v1.CreateSdkTokenResponse
-	3,  // 12: auth.v1.AuthService.GetSdkSession:output_type -> auth.v1.SdkSession
-	5,  // 13: auth.v1.AuthService.DeleteSdkSession:output_type -> auth.v1.DeleteSdkSessionResponse
-	7,  // 14: auth.v1.AuthService.RevokeUserSdkTokens:output_type -> auth.v1.RevokeUserSdkTokensResponse
-	9,  // 15: auth.v1.AuthService.IntrospectSdkToken:output_type -> auth.v1.IntrospectSdkTokenResponse
-	11, // 16: auth.v1.AuthService.RevokeSdkToken:output_type -> auth.v1.RevokeSdkTokenResponse
-	13, // 17: auth.v1.AuthService.RevokeWorkspaceSdkTokens:output_type -> auth.v1.RevokeWorkspaceSdkTokensResponse
-	15, // 18: auth.v1.AuthService.ForgetKeyPairAccess:output_type -> auth.v1.ForgetKeyPairAccessResponse
-	18, // 19: auth.v1.AuthService.CreateLtiSession:output_type -> auth.v1.LtiSession
-	11, // [11:20] is the sub-list for method output_type
-	2,  // [2:11] is the sub-list for method input_type
+	18, // 11: auth.v1.AuthService.CreateLti13Session:input_type -> auth.v1.CreateLti13SessionRequest
+	1,  // 12: auth.v1.AuthService.CreateSdkToken:output_type -> auth.v1.CreateSdkTokenResponse
+	3,  // 13: auth.v1.AuthService.GetSdkSession:output_type -> auth.v1.SdkSession
+	5,  // 14: auth.v1.AuthService.DeleteSdkSession:output_type -> auth.v1.DeleteSdkSessionResponse
+	7,  // 15: auth.v1.AuthService.RevokeUserSdkTokens:output_type -> auth.v1.RevokeUserSdkTokensResponse
+	9,  // 16: auth.v1.AuthService.IntrospectSdkToken:output_type -> auth.v1.IntrospectSdkTokenResponse
+	11, // 17: auth.v1.AuthService.RevokeSdkToken:output_type -> auth.v1.RevokeSdkTokenResponse
+	13, // 18: auth.v1.AuthService.RevokeWorkspaceSdkTokens:output_type -> auth.v1.RevokeWorkspaceSdkTokensResponse
+	15, // 19: auth.v1.AuthService.ForgetKeyPairAccess:output_type -> auth.v1.ForgetKeyPairAccessResponse
+	19, // 20: auth.v1.AuthService.CreateLtiSession:output_type -> auth.v1.LtiSession
+	19, // 21: auth.v1.AuthService.CreateLti13Session:output_type -> auth.v1.LtiSession
+	12, // [12:22] is the sub-list for method output_type
+	2,  // [2:12] is the sub-list for method input_type
 	2,  // [2:2] is the sub-list for extension type_name
 	2,  // [2:2] is the sub-list for extension extendee
 	0,  // [0:2] is the sub-list for field type_name
@@ -1105,7 +1224,7 @@ func file_auth_v1_auth_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_auth_proto_rawDesc), len(file_auth_v1_auth_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	AuthService_RevokeWorkspaceSdkTokens_FullMethodName = "/auth.v1.AuthService/RevokeWorkspaceSdkTokens"
 	AuthService_ForgetKeyPairAccess_FullMethodName      = "/auth.v1.AuthService/ForgetKeyPairAccess"
 	AuthService_CreateLtiSession_FullMethodName         = "/auth.v1.AuthService/CreateLtiSession"
+	AuthService_CreateLti13Session_FullMethodName       = "/auth.v1.AuthService/CreateLti13Session"
 )
 
 // AuthServiceClient is the client API for AuthService service.
@@ -77,6 +78,12 @@ type AuthServiceClient interface {
 	// it takes no credentials: the launch's signature is them. Refusals are
 	// those of workspace.v1.WorkspaceService.VerifyLtiLaunch.
 	CreateLtiSession(ctx context.Context, in *CreateLtiSessionRequest, opts ...grpc.CallOption) (*LtiSession, error)
+	// CreateLti13Session issues an 8-hour SDK token for the user of an LTI
+	// 1.3 launch, once the workspace service has verified it. The gateway
+	// calls it with the launch's form_post and the state the browser kept;
+	// it takes no credentials. Refusals are those of
+	// workspace.v1.WorkspaceService.VerifyLti13Launch.
+	CreateLti13Session(ctx context.Context, in *CreateLti13SessionRequest, opts ...grpc.CallOption) (*LtiSession, error)
 }
 
 type authServiceClient struct {
@@ -177,6 +184,16 @@ func (c *authServiceClient) CreateLtiSession(ctx context.Context, in *CreateLtiS
 	return out, nil
 }
 
+func (c *authServiceClient) CreateLti13Session(ctx context.Context, in *CreateLti13SessionRequest, opts ...grpc.CallOption) (*LtiSession, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiSession)
+	err := c.cc.Invoke(ctx, AuthService_CreateLti13Session_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AuthServiceServer is the server API for AuthService service.
 // All implementations must embed UnimplementedAuthServiceServer
 // for forward compatibility.
@@ -224,6 +241,12 @@ type AuthServiceServer interface {
 	// it takes no credentials: the launch's signature is them. Refusals are
 	// those of workspace.v1.WorkspaceService.VerifyLtiLaunch.
 	CreateLtiSession(context.Context, *CreateLtiSessionRequest) (*LtiSession, error)
+	// CreateLti13Session issues an 8-hour SDK token for the user of an LTI
+	// 1.3 launch, once the workspace service has verified it. The gateway
+	// calls it with the launch's form_post and the state the browser kept;
+	// it takes no credentials. Refusals are those of
+	// workspace.v1.WorkspaceService.VerifyLti13Launch.
+	CreateLti13Session(context.Context, *CreateLti13SessionRequest) (*LtiSession, error)
 	mustEmbedUnimplementedAuthServiceServer()
 }
 
@@ -260,6 +283,9 @@ func (UnimplementedAuthServiceServer) ForgetKeyPairAccess(context.Context, *Forg
 }
 func (UnimplementedAuthServiceServer) CreateLtiSession(context.Context, *CreateLtiSessionRequest) (*LtiSession, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateLtiSession not implemented")
+}
+func (UnimplementedAuthServiceServer) CreateLti13Session(context.Context, *CreateLti13SessionRequest) (*LtiSession, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateLti13Session not implemented")
 }
 func (UnimplementedAuthServiceServer) mustEmbedUnimplementedAuthServiceServer() {}
 func (UnimplementedAuthServiceServer) testEmbeddedByValue()                     {}
@@ -444,6 +470,24 @@ func _AuthService_CreateLtiSession_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AuthService_CreateLti13Session_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateLti13SessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuthServiceServer).CreateLti13Session(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuthService_CreateLti13Session_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuthServiceServer).CreateLti13Session(ctx, req.(*CreateLti13SessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AuthService_ServiceDesc is the grpc.ServiceDesc for AuthService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -486,6 +530,10 @@ var AuthService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateLtiSession",
 			Handler:    _AuthService_CreateLtiSession_Handler,
+		},
+		{
+			MethodName: "CreateLti13Session",
+			Handler:    _AuthService_CreateLti13Session_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -3453,6 +3453,486 @@ func (x *LtiLaunch) GetLaunchPresentationReturnUrl() string {
 	return ""
 }
 
+type StartLti13LoginRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The login initiation's parameters, as the platform sent them.
+	Issuer        string `protobuf:"bytes,1,opt,name=issuer,proto3" json:"issuer,omitempty"`
+	LoginHint     string `protobuf:"bytes,2,opt,name=login_hint,json=loginHint,proto3" json:"login_hint,omitempty"`
+	TargetLinkUri string `protobuf:"bytes,3,opt,name=target_link_uri,json=targetLinkUri,proto3" json:"target_link_uri,omitempty"`
+	// Echoed to the platform unaltered; empty when not sent.
+	LtiMessageHint string `protobuf:"bytes,4,opt,name=lti_message_hint,json=ltiMessageHint,proto3" json:"lti_message_hint,omitempty"`
+	// Empty when not sent.
+	ClientId        string `protobuf:"bytes,5,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	LtiDeploymentId string `protobuf:"bytes,6,opt,name=lti_deployment_id,json=ltiDeploymentId,proto3" json:"lti_deployment_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *StartLti13LoginRequest) Reset() {
+	*x = StartLti13LoginRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartLti13LoginRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartLti13LoginRequest) ProtoMessage() {}
+
+func (x *StartLti13LoginRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartLti13LoginRequest.ProtoReflect.Descriptor instead.
+func (*StartLti13LoginRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *StartLti13LoginRequest) GetIssuer() string {
+	if x != nil {
+		return x.Issuer
+	}
+	return ""
+}
+
+func (x *StartLti13LoginRequest) GetLoginHint() string {
+	if x != nil {
+		return x.LoginHint
+	}
+	return ""
+}
+
+func (x *StartLti13LoginRequest) GetTargetLinkUri() string {
+	if x != nil {
+		return x.TargetLinkUri
+	}
+	return ""
+}
+
+func (x *StartLti13LoginRequest) GetLtiMessageHint() string {
+	if x != nil {
+		return x.LtiMessageHint
+	}
+	return ""
+}
+
+func (x *StartLti13LoginRequest) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *StartLti13LoginRequest) GetLtiDeploymentId() string {
+	if x != nil {
+		return x.LtiDeploymentId
+	}
+	return ""
+}
+
+// The authentication request a login initiation answers with.
+type Lti13LoginRedirect struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The platform's authorization endpoint with the request's parameters.
+	RedirectUrl string `protobuf:"bytes,1,opt,name=redirect_url,json=redirectUrl,proto3" json:"redirect_url,omitempty"`
+	// The login's state: the browser must present it at the launch (the
+	// gateway keeps it in a cookie), and the platform posts it back.
+	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	// How long the state (and its nonce) may be used, in seconds.
+	StateTtlSeconds int32 `protobuf:"varint,3,opt,name=state_ttl_seconds,json=stateTtlSeconds,proto3" json:"state_ttl_seconds,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *Lti13LoginRedirect) Reset() {
+	*x = Lti13LoginRedirect{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Lti13LoginRedirect) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Lti13LoginRedirect) ProtoMessage() {}
+
+func (x *Lti13LoginRedirect) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Lti13LoginRedirect.ProtoReflect.Descriptor instead.
+func (*Lti13LoginRedirect) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *Lti13LoginRedirect) GetRedirectUrl() string {
+	if x != nil {
+		return x.RedirectUrl
+	}
+	return ""
+}
+
+func (x *Lti13LoginRedirect) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *Lti13LoginRedirect) GetStateTtlSeconds() int32 {
+	if x != nil {
+		return x.StateTtlSeconds
+	}
+	return 0
+}
+
+type VerifyLti13LaunchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The form_post's id_token and state.
+	IdToken string `protobuf:"bytes,1,opt,name=id_token,json=idToken,proto3" json:"id_token,omitempty"`
+	State   string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	// The state the browser presented (the gateway's cookie); empty when it
+	// presented none.
+	BrowserState  string `protobuf:"bytes,3,opt,name=browser_state,json=browserState,proto3" json:"browser_state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyLti13LaunchRequest) Reset() {
+	*x = VerifyLti13LaunchRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyLti13LaunchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyLti13LaunchRequest) ProtoMessage() {}
+
+func (x *VerifyLti13LaunchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyLti13LaunchRequest.ProtoReflect.Descriptor instead.
+func (*VerifyLti13LaunchRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *VerifyLti13LaunchRequest) GetIdToken() string {
+	if x != nil {
+		return x.IdToken
+	}
+	return ""
+}
+
+func (x *VerifyLti13LaunchRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *VerifyLti13LaunchRequest) GetBrowserState() string {
+	if x != nil {
+		return x.BrowserState
+	}
+	return ""
+}
+
+// A verified LTI 1.3 launch.
+type Lti13Launch struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	WorkspaceId    string                 `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	RegistrationId string                 `protobuf:"bytes,2,opt,name=registration_id,json=registrationId,proto3" json:"registration_id,omitempty"`
+	DeploymentId   string                 `protobuf:"bytes,3,opt,name=deployment_id,json=deploymentId,proto3" json:"deployment_id,omitempty"`
+	// LtiResourceLinkRequest or LtiDeepLinkingRequest.
+	MessageType string `protobuf:"bytes,4,opt,name=message_type,json=messageType,proto3" json:"message_type,omitempty"`
+	// The email claim; when the platform withholds it, an identity derived
+	// from the issuer and sub (see the README).
+	Email          string `protobuf:"bytes,5,opt,name=email,proto3" json:"email,omitempty"`
+	EmailDerived   bool   `protobuf:"varint,6,opt,name=email_derived,json=emailDerived,proto3" json:"email_derived,omitempty"`
+	Subject        string `protobuf:"bytes,7,opt,name=subject,proto3" json:"subject,omitempty"`
+	ResourceLinkId string `protobuf:"bytes,8,opt,name=resource_link_id,json=resourceLinkId,proto3" json:"resource_link_id,omitempty"`
+	// The custom claim's members, named custom_<name> as in LTI 1.1.
+	CustomParameters            []*LtiParameter `protobuf:"bytes,9,rep,name=custom_parameters,json=customParameters,proto3" json:"custom_parameters,omitempty"`
+	LaunchPresentationReturnUrl string          `protobuf:"bytes,10,opt,name=launch_presentation_return_url,json=launchPresentationReturnUrl,proto3" json:"launch_presentation_return_url,omitempty"`
+	// Set for a deep-linking request.
+	DeepLinking   *Lti13DeepLinking `protobuf:"bytes,11,opt,name=deep_linking,json=deepLinking,proto3" json:"deep_linking,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Lti13Launch) Reset() {
+	*x = Lti13Launch{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Lti13Launch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Lti13Launch) ProtoMessage() {}
+
+func (x *Lti13Launch) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Lti13Launch.ProtoReflect.Descriptor instead.
+func (*Lti13Launch) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *Lti13Launch) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *Lti13Launch) GetRegistrationId() string {
+	if x != nil {
+		return x.RegistrationId
+	}
+	return ""
+}
+
+func (x *Lti13Launch) GetDeploymentId() string {
+	if x != nil {
+		return x.DeploymentId
+	}
+	return ""
+}
+
+func (x *Lti13Launch) GetMessageType() string {
+	if x != nil {
+		return x.MessageType
+	}
+	return ""
+}
+
+func (x *Lti13Launch) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *Lti13Launch) GetEmailDerived() bool {
+	if x != nil {
+		return x.EmailDerived
+	}
+	return false
+}
+
+func (x *Lti13Launch) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *Lti13Launch) GetResourceLinkId() string {
+	if x != nil {
+		return x.ResourceLinkId
+	}
+	return ""
+}
+
+func (x *Lti13Launch) GetCustomParameters() []*LtiParameter {
+	if x != nil {
+		return x.CustomParameters
+	}
+	return nil
+}
+
+func (x *Lti13Launch) GetLaunchPresentationReturnUrl() string {
+	if x != nil {
+		return x.LaunchPresentationReturnUrl
+	}
+	return ""
+}
+
+func (x *Lti13Launch) GetDeepLinking() *Lti13DeepLinking {
+	if x != nil {
+		return x.DeepLinking
+	}
+	return nil
+}
+
+// What a deep-linking request asks of the reply.
+type Lti13DeepLinking struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	ReturnUrl string                 `protobuf:"bytes,1,opt,name=return_url,json=returnUrl,proto3" json:"return_url,omitempty"`
+	// Echoed byte for byte in the reply; may be empty.
+	Data          string `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Lti13DeepLinking) Reset() {
+	*x = Lti13DeepLinking{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Lti13DeepLinking) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Lti13DeepLinking) ProtoMessage() {}
+
+func (x *Lti13DeepLinking) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Lti13DeepLinking.ProtoReflect.Descriptor instead.
+func (*Lti13DeepLinking) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *Lti13DeepLinking) GetReturnUrl() string {
+	if x != nil {
+		return x.ReturnUrl
+	}
+	return ""
+}
+
+func (x *Lti13DeepLinking) GetData() string {
+	if x != nil {
+		return x.Data
+	}
+	return ""
+}
+
+type GetLtiToolKeysRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetLtiToolKeysRequest) Reset() {
+	*x = GetLtiToolKeysRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLtiToolKeysRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLtiToolKeysRequest) ProtoMessage() {}
+
+func (x *GetLtiToolKeysRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLtiToolKeysRequest.ProtoReflect.Descriptor instead.
+func (*GetLtiToolKeysRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{57}
+}
+
+type LtiToolKeys struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The JWKS document, application/json.
+	Jwks          string `protobuf:"bytes,1,opt,name=jwks,proto3" json:"jwks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LtiToolKeys) Reset() {
+	*x = LtiToolKeys{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiToolKeys) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiToolKeys) ProtoMessage() {}
+
+func (x *LtiToolKeys) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiToolKeys.ProtoReflect.Descriptor instead.
+func (*LtiToolKeys) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *LtiToolKeys) GetJwks() string {
+	if x != nil {
+		return x.Jwks
+	}
+	return ""
+}
+
 var File_workspace_v1_workspace_proto protoreflect.FileDescriptor
 
 const file_workspace_v1_workspace_proto_rawDesc = "" +
@@ -3719,7 +4199,43 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\auser_id\x18\x05 \x01(\tR\x06userId\x12(\n" +
 	"\x10resource_link_id\x18\x06 \x01(\tR\x0eresourceLinkId\x12G\n" +
 	"\x11custom_parameters\x18\a \x03(\v2\x1a.workspace.v1.LtiParameterR\x10customParameters\x12C\n" +
-	"\x1elaunch_presentation_return_url\x18\b \x01(\tR\x1blaunchPresentationReturnUrl2\xefC\n" +
+	"\x1elaunch_presentation_return_url\x18\b \x01(\tR\x1blaunchPresentationReturnUrl\"\xea\x01\n" +
+	"\x16StartLti13LoginRequest\x12\x16\n" +
+	"\x06issuer\x18\x01 \x01(\tR\x06issuer\x12\x1d\n" +
+	"\n" +
+	"login_hint\x18\x02 \x01(\tR\tloginHint\x12&\n" +
+	"\x0ftarget_link_uri\x18\x03 \x01(\tR\rtargetLinkUri\x12(\n" +
+	"\x10lti_message_hint\x18\x04 \x01(\tR\x0eltiMessageHint\x12\x1b\n" +
+	"\tclient_id\x18\x05 \x01(\tR\bclientId\x12*\n" +
+	"\x11lti_deployment_id\x18\x06 \x01(\tR\x0fltiDeploymentId\"y\n" +
+	"\x12Lti13LoginRedirect\x12!\n" +
+	"\fredirect_url\x18\x01 \x01(\tR\vredirectUrl\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12*\n" +
+	"\x11state_ttl_seconds\x18\x03 \x01(\x05R\x0fstateTtlSeconds\"p\n" +
+	"\x18VerifyLti13LaunchRequest\x12\x19\n" +
+	"\bid_token\x18\x01 \x01(\tR\aidToken\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12#\n" +
+	"\rbrowser_state\x18\x03 \x01(\tR\fbrowserState\"\xf1\x03\n" +
+	"\vLti13Launch\x12!\n" +
+	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12'\n" +
+	"\x0fregistration_id\x18\x02 \x01(\tR\x0eregistrationId\x12#\n" +
+	"\rdeployment_id\x18\x03 \x01(\tR\fdeploymentId\x12!\n" +
+	"\fmessage_type\x18\x04 \x01(\tR\vmessageType\x12\x14\n" +
+	"\x05email\x18\x05 \x01(\tR\x05email\x12#\n" +
+	"\remail_derived\x18\x06 \x01(\bR\femailDerived\x12\x18\n" +
+	"\asubject\x18\a \x01(\tR\asubject\x12(\n" +
+	"\x10resource_link_id\x18\b \x01(\tR\x0eresourceLinkId\x12G\n" +
+	"\x11custom_parameters\x18\t \x03(\v2\x1a.workspace.v1.LtiParameterR\x10customParameters\x12C\n" +
+	"\x1elaunch_presentation_return_url\x18\n" +
+	" \x01(\tR\x1blaunchPresentationReturnUrl\x12A\n" +
+	"\fdeep_linking\x18\v \x01(\v2\x1e.workspace.v1.Lti13DeepLinkingR\vdeepLinking\"E\n" +
+	"\x10Lti13DeepLinking\x12\x1d\n" +
+	"\n" +
+	"return_url\x18\x01 \x01(\tR\treturnUrl\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\tR\x04data\"\x17\n" +
+	"\x15GetLtiToolKeysRequest\"!\n" +
+	"\vLtiToolKeys\x12\x12\n" +
+	"\x04jwks\x18\x01 \x01(\tR\x04jwks2\xf4E\n" +
 	"\x10WorkspaceService\x12\x83\x03\n" +
 	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\xa5\x02\xb2\xe1\x18\xa0\x02*\n" +
 	"Workspaces2\x0fList workspaces:\x80\x02The caller's workspace and every workspace it manages, active only, ordered by name (case-insensitive) then id. Pass `nextPageToken` back as `pageToken`, with the same filter, until it is empty. `POST` takes the filter as a body, `GET` as query parameters.\x12\xda\x01\n" +
@@ -3749,7 +4265,10 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\fAuthenticate\x12!.workspace.v1.AuthenticateRequest\x1a\".workspace.v1.AuthenticateResponse\x12\\\n" +
 	"\x12GetWorkspaceStatus\x12'.workspace.v1.GetWorkspaceStatusRequest\x1a\x1d.workspace.v1.WorkspaceStatus\x12_\n" +
 	"\x13GetLtiConfiguration\x12(.workspace.v1.GetLtiConfigurationRequest\x1a\x1e.workspace.v1.LtiConfiguration\x12P\n" +
-	"\x0fVerifyLtiLaunch\x12$.workspace.v1.VerifyLtiLaunchRequest\x1a\x17.workspace.v1.LtiLaunchBDZBgithub.com/liveproctor/workspaces/pkg/gen/workspace/v1;workspacev1b\x06proto3"
+	"\x0fVerifyLtiLaunch\x12$.workspace.v1.VerifyLtiLaunchRequest\x1a\x17.workspace.v1.LtiLaunch\x12Y\n" +
+	"\x0fStartLti13Login\x12$.workspace.v1.StartLti13LoginRequest\x1a .workspace.v1.Lti13LoginRedirect\x12V\n" +
+	"\x11VerifyLti13Launch\x12&.workspace.v1.VerifyLti13LaunchRequest\x1a\x19.workspace.v1.Lti13Launch\x12P\n" +
+	"\x0eGetLtiToolKeys\x12#.workspace.v1.GetLtiToolKeysRequest\x1a\x19.workspace.v1.LtiToolKeysBDZBgithub.com/liveproctor/workspaces/pkg/gen/workspace/v1;workspacev1b\x06proto3"
 
 var (
 	file_workspace_v1_workspace_proto_rawDescOnce sync.Once
@@ -3763,7 +4282,7 @@ func file_workspace_v1_workspace_proto_rawDescGZIP() []byte {
 	return file_workspace_v1_workspace_proto_rawDescData
 }
 
-var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*Workspace)(nil),                       // 0: workspace.v1.Workspace
 	(*RateLimit)(nil),                       // 1: workspace.v1.RateLimit
@@ -3817,31 +4336,38 @@ var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*VerifyLtiLaunchRequest)(nil),          // 49: workspace.v1.VerifyLtiLaunchRequest
 	(*LtiParameter)(nil),                    // 50: workspace.v1.LtiParameter
 	(*LtiLaunch)(nil),                       // 51: workspace.v1.LtiLaunch
-	(*wrapperspb.StringValue)(nil),          // 52: google.protobuf.StringValue
-	(*durationpb.Duration)(nil),             // 53: google.protobuf.Duration
-	(*fieldmaskpb.FieldMask)(nil),           // 54: google.protobuf.FieldMask
+	(*StartLti13LoginRequest)(nil),          // 52: workspace.v1.StartLti13LoginRequest
+	(*Lti13LoginRedirect)(nil),              // 53: workspace.v1.Lti13LoginRedirect
+	(*VerifyLti13LaunchRequest)(nil),        // 54: workspace.v1.VerifyLti13LaunchRequest
+	(*Lti13Launch)(nil),                     // 55: workspace.v1.Lti13Launch
+	(*Lti13DeepLinking)(nil),                // 56: workspace.v1.Lti13DeepLinking
+	(*GetLtiToolKeysRequest)(nil),           // 57: workspace.v1.GetLtiToolKeysRequest
+	(*LtiToolKeys)(nil),                     // 58: workspace.v1.LtiToolKeys
+	(*wrapperspb.StringValue)(nil),          // 59: google.protobuf.StringValue
+	(*durationpb.Duration)(nil),             // 60: google.protobuf.Duration
+	(*fieldmaskpb.FieldMask)(nil),           // 61: google.protobuf.FieldMask
 }
 var file_workspace_v1_workspace_proto_depIdxs = []int32{
-	52, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
+	59, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
 	3,  // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
 	5,  // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
 	1,  // 4: workspace.v1.Workspace.rate_limit:type_name -> workspace.v1.RateLimit
 	4,  // 5: workspace.v1.Product.bank:type_name -> workspace.v1.Bank
 	5,  // 6: workspace.v1.KeyPair.tags:type_name -> workspace.v1.Tag
-	52, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
-	52, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
+	59, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
+	59, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
 	8,  // 9: workspace.v1.ListWorkspacesRequest.filter:type_name -> workspace.v1.ListWorkspacesFilter
 	9,  // 10: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
 	0,  // 11: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
 	6,  // 12: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
 	15, // 13: workspace.v1.CreateWorkspaceKeyRequest.tags:type_name -> workspace.v1.TagInput
-	53, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
+	60, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
 	6,  // 15: workspace.v1.RotateWorkspaceKeyResponse.previous:type_name -> workspace.v1.KeyPair
 	6,  // 16: workspace.v1.RotateWorkspaceKeyResponse.successor:type_name -> workspace.v1.KeyPair
 	26, // 17: workspace.v1.ListLtiRegistrationsResponse.registrations:type_name -> workspace.v1.LtiRegistration
-	52, // 18: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
-	52, // 19: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	59, // 18: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
+	59, // 19: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 20: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
 	3,  // 21: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
 	1,  // 22: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
@@ -3849,10 +4375,10 @@ var file_workspace_v1_workspace_proto_depIdxs = []int32{
 	30, // 24: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
 	31, // 25: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
 	32, // 26: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
-	52, // 27: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	59, // 27: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 28: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
 	3,  // 29: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	54, // 30: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	61, // 30: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
 	1,  // 31: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
 	38, // 32: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
 	39, // 33: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
@@ -3861,55 +4387,63 @@ var file_workspace_v1_workspace_proto_depIdxs = []int32{
 	5,  // 36: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
 	50, // 37: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
 	50, // 38: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	7,  // 39: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
-	11, // 40: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
-	12, // 41: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
-	14, // 42: workspace.v1.WorkspaceService.CreateWorkspaceKey:input_type -> workspace.v1.CreateWorkspaceKeyRequest
-	16, // 43: workspace.v1.WorkspaceService.RotateWorkspaceKey:input_type -> workspace.v1.RotateWorkspaceKeyRequest
-	18, // 44: workspace.v1.WorkspaceService.RevokeWorkspaceKey:input_type -> workspace.v1.RevokeWorkspaceKeyRequest
-	27, // 45: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
-	33, // 46: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
-	34, // 47: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
-	35, // 48: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
-	36, // 49: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
-	19, // 50: workspace.v1.WorkspaceService.ListLtiRegistrations:input_type -> workspace.v1.ListLtiRegistrationsRequest
-	21, // 51: workspace.v1.WorkspaceService.CreateLtiRegistration:input_type -> workspace.v1.CreateLtiRegistrationRequest
-	22, // 52: workspace.v1.WorkspaceService.GetLtiRegistration:input_type -> workspace.v1.GetLtiRegistrationRequest
-	23, // 53: workspace.v1.WorkspaceService.DeleteLtiRegistration:input_type -> workspace.v1.DeleteLtiRegistrationRequest
-	24, // 54: workspace.v1.WorkspaceService.AddLtiDeployment:input_type -> workspace.v1.AddLtiDeploymentRequest
-	25, // 55: workspace.v1.WorkspaceService.RemoveLtiDeployment:input_type -> workspace.v1.RemoveLtiDeploymentRequest
-	41, // 56: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
-	45, // 57: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
-	43, // 58: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
-	47, // 59: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
-	49, // 60: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
-	10, // 61: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
-	0,  // 62: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
-	13, // 63: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
-	6,  // 64: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
-	17, // 65: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
-	6,  // 66: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
-	28, // 67: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
-	0,  // 68: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 69: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 70: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
-	37, // 71: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
-	20, // 72: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
-	26, // 73: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	26, // 74: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	26, // 75: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	26, // 76: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	26, // 77: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	42, // 78: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
-	46, // 79: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
-	44, // 80: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
-	48, // 81: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
-	51, // 82: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
-	61, // [61:83] is the sub-list for method output_type
-	39, // [39:61] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	50, // 39: workspace.v1.Lti13Launch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	56, // 40: workspace.v1.Lti13Launch.deep_linking:type_name -> workspace.v1.Lti13DeepLinking
+	7,  // 41: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
+	11, // 42: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
+	12, // 43: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
+	14, // 44: workspace.v1.WorkspaceService.CreateWorkspaceKey:input_type -> workspace.v1.CreateWorkspaceKeyRequest
+	16, // 45: workspace.v1.WorkspaceService.RotateWorkspaceKey:input_type -> workspace.v1.RotateWorkspaceKeyRequest
+	18, // 46: workspace.v1.WorkspaceService.RevokeWorkspaceKey:input_type -> workspace.v1.RevokeWorkspaceKeyRequest
+	27, // 47: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
+	33, // 48: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
+	34, // 49: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
+	35, // 50: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
+	36, // 51: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
+	19, // 52: workspace.v1.WorkspaceService.ListLtiRegistrations:input_type -> workspace.v1.ListLtiRegistrationsRequest
+	21, // 53: workspace.v1.WorkspaceService.CreateLtiRegistration:input_type -> workspace.v1.CreateLtiRegistrationRequest
+	22, // 54: workspace.v1.WorkspaceService.GetLtiRegistration:input_type -> workspace.v1.GetLtiRegistrationRequest
+	23, // 55: workspace.v1.WorkspaceService.DeleteLtiRegistration:input_type -> workspace.v1.DeleteLtiRegistrationRequest
+	24, // 56: workspace.v1.WorkspaceService.AddLtiDeployment:input_type -> workspace.v1.AddLtiDeploymentRequest
+	25, // 57: workspace.v1.WorkspaceService.RemoveLtiDeployment:input_type -> workspace.v1.RemoveLtiDeploymentRequest
+	41, // 58: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
+	45, // 59: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
+	43, // 60: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
+	47, // 61: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
+	49, // 62: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
+	52, // 63: workspace.v1.WorkspaceService.StartLti13Login:input_type -> workspace.v1.StartLti13LoginRequest
+	54, // 64: workspace.v1.WorkspaceService.VerifyLti13Launch:input_type -> workspace.v1.VerifyLti13LaunchRequest
+	57, // 65: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
+	10, // 66: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
+	0,  // 67: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
+	13, // 68: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
+	6,  // 69: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
+	17, // 70: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
+	6,  // 71: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
+	28, // 72: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
+	0,  // 73: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 74: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 75: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
+	37, // 76: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
+	20, // 77: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
+	26, // 78: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	26, // 79: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	26, // 80: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	26, // 81: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	26, // 82: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	42, // 83: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
+	46, // 84: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
+	44, // 85: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
+	48, // 86: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
+	51, // 87: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
+	53, // 88: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
+	55, // 89: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
+	58, // 90: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
+	66, // [66:91] is the sub-list for method output_type
+	41, // [41:66] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_workspace_v1_workspace_proto_init() }
@@ -3928,7 +4462,7 @@ func file_workspace_v1_workspace_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_workspace_v1_workspace_proto_rawDesc), len(file_workspace_v1_workspace_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   52,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

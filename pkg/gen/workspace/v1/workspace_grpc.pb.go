@@ -41,6 +41,9 @@ const (
 	WorkspaceService_GetWorkspaceStatus_FullMethodName      = "/workspace.v1.WorkspaceService/GetWorkspaceStatus"
 	WorkspaceService_GetLtiConfiguration_FullMethodName     = "/workspace.v1.WorkspaceService/GetLtiConfiguration"
 	WorkspaceService_VerifyLtiLaunch_FullMethodName         = "/workspace.v1.WorkspaceService/VerifyLtiLaunch"
+	WorkspaceService_StartLti13Login_FullMethodName         = "/workspace.v1.WorkspaceService/StartLti13Login"
+	WorkspaceService_VerifyLti13Launch_FullMethodName       = "/workspace.v1.WorkspaceService/VerifyLti13Launch"
+	WorkspaceService_GetLtiToolKeys_FullMethodName          = "/workspace.v1.WorkspaceService/GetLtiToolKeys"
 )
 
 // WorkspaceServiceClient is the client API for WorkspaceService service.
@@ -128,6 +131,31 @@ type WorkspaceServiceClient interface {
 	// INVALID_ARGUMENT (a missing or malformed parameter), with a reason a
 	// teacher can act on.
 	VerifyLtiLaunch(ctx context.Context, in *VerifyLtiLaunchRequest, opts ...grpc.CallOption) (*LtiLaunch, error)
+	// StartLti13Login answers an LTI 1.3 platform's OIDC login initiation
+	// (1EdTech Security Framework 1.0 §5.1.1): it finds the registration (by
+	// issuer and client_id, or the issuer's only registration when no
+	// client_id is sent), checks the deployment id when sent and the target
+	// link, stores a single-use nonce under a new state, and returns the
+	// authentication request the browser is sent to. It takes no
+	// credentials: an LMS user's browser starts it, through the gateway.
+	// Refusals are INVALID_ARGUMENT (a missing or malformed parameter, a
+	// target link that is not the tool's launch URL, an issuer with several
+	// registrations and no client_id) or UNAUTHENTICATED (no such
+	// registration or deployment).
+	StartLti13Login(ctx context.Context, in *StartLti13LoginRequest, opts ...grpc.CallOption) (*Lti13LoginRedirect, error)
+	// VerifyLti13Launch checks an LTI 1.3 launch: the state the form carries
+	// and the one the browser kept (they must be equal, and one this service
+	// issued and has not seen used), the id_token's signature with the
+	// registration's platform keys (RS256, by kid), and its claims
+	// (domain.CheckIDToken). The nonce is consumed. Only the root
+	// workspace's key pairs may call it (the auth service does, to issue a
+	// session). Refusals are UNAUTHENTICATED (signature, key, state, nonce,
+	// time, registration, deployment) or INVALID_ARGUMENT (a missing or
+	// malformed claim), with a reason an administrator can act on.
+	VerifyLti13Launch(ctx context.Context, in *VerifyLti13LaunchRequest, opts ...grpc.CallOption) (*Lti13Launch, error)
+	// GetLtiToolKeys returns the tool's public keys, the JWKS platforms
+	// verify its messages with. It takes no credentials.
+	GetLtiToolKeys(ctx context.Context, in *GetLtiToolKeysRequest, opts ...grpc.CallOption) (*LtiToolKeys, error)
 }
 
 type workspaceServiceClient struct {
@@ -358,6 +386,36 @@ func (c *workspaceServiceClient) VerifyLtiLaunch(ctx context.Context, in *Verify
 	return out, nil
 }
 
+func (c *workspaceServiceClient) StartLti13Login(ctx context.Context, in *StartLti13LoginRequest, opts ...grpc.CallOption) (*Lti13LoginRedirect, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Lti13LoginRedirect)
+	err := c.cc.Invoke(ctx, WorkspaceService_StartLti13Login_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) VerifyLti13Launch(ctx context.Context, in *VerifyLti13LaunchRequest, opts ...grpc.CallOption) (*Lti13Launch, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Lti13Launch)
+	err := c.cc.Invoke(ctx, WorkspaceService_VerifyLti13Launch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) GetLtiToolKeys(ctx context.Context, in *GetLtiToolKeysRequest, opts ...grpc.CallOption) (*LtiToolKeys, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiToolKeys)
+	err := c.cc.Invoke(ctx, WorkspaceService_GetLtiToolKeys_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkspaceServiceServer is the server API for WorkspaceService service.
 // All implementations must embed UnimplementedWorkspaceServiceServer
 // for forward compatibility.
@@ -443,6 +501,31 @@ type WorkspaceServiceServer interface {
 	// INVALID_ARGUMENT (a missing or malformed parameter), with a reason a
 	// teacher can act on.
 	VerifyLtiLaunch(context.Context, *VerifyLtiLaunchRequest) (*LtiLaunch, error)
+	// StartLti13Login answers an LTI 1.3 platform's OIDC login initiation
+	// (1EdTech Security Framework 1.0 §5.1.1): it finds the registration (by
+	// issuer and client_id, or the issuer's only registration when no
+	// client_id is sent), checks the deployment id when sent and the target
+	// link, stores a single-use nonce under a new state, and returns the
+	// authentication request the browser is sent to. It takes no
+	// credentials: an LMS user's browser starts it, through the gateway.
+	// Refusals are INVALID_ARGUMENT (a missing or malformed parameter, a
+	// target link that is not the tool's launch URL, an issuer with several
+	// registrations and no client_id) or UNAUTHENTICATED (no such
+	// registration or deployment).
+	StartLti13Login(context.Context, *StartLti13LoginRequest) (*Lti13LoginRedirect, error)
+	// VerifyLti13Launch checks an LTI 1.3 launch: the state the form carries
+	// and the one the browser kept (they must be equal, and one this service
+	// issued and has not seen used), the id_token's signature with the
+	// registration's platform keys (RS256, by kid), and its claims
+	// (domain.CheckIDToken). The nonce is consumed. Only the root
+	// workspace's key pairs may call it (the auth service does, to issue a
+	// session). Refusals are UNAUTHENTICATED (signature, key, state, nonce,
+	// time, registration, deployment) or INVALID_ARGUMENT (a missing or
+	// malformed claim), with a reason an administrator can act on.
+	VerifyLti13Launch(context.Context, *VerifyLti13LaunchRequest) (*Lti13Launch, error)
+	// GetLtiToolKeys returns the tool's public keys, the JWKS platforms
+	// verify its messages with. It takes no credentials.
+	GetLtiToolKeys(context.Context, *GetLtiToolKeysRequest) (*LtiToolKeys, error)
 	mustEmbedUnimplementedWorkspaceServiceServer()
 }
 
@@ -518,6 +601,15 @@ func (UnimplementedWorkspaceServiceServer) GetLtiConfiguration(context.Context, 
 }
 func (UnimplementedWorkspaceServiceServer) VerifyLtiLaunch(context.Context, *VerifyLtiLaunchRequest) (*LtiLaunch, error) {
 	return nil, status.Error(codes.Unimplemented, "method VerifyLtiLaunch not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) StartLti13Login(context.Context, *StartLti13LoginRequest) (*Lti13LoginRedirect, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartLti13Login not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) VerifyLti13Launch(context.Context, *VerifyLti13LaunchRequest) (*Lti13Launch, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifyLti13Launch not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) GetLtiToolKeys(context.Context, *GetLtiToolKeysRequest) (*LtiToolKeys, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetLtiToolKeys not implemented")
 }
 func (UnimplementedWorkspaceServiceServer) mustEmbedUnimplementedWorkspaceServiceServer() {}
 func (UnimplementedWorkspaceServiceServer) testEmbeddedByValue()                          {}
@@ -936,6 +1028,60 @@ func _WorkspaceService_VerifyLtiLaunch_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkspaceService_StartLti13Login_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StartLti13LoginRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).StartLti13Login(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_StartLti13Login_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).StartLti13Login(ctx, req.(*StartLti13LoginRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_VerifyLti13Launch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyLti13LaunchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).VerifyLti13Launch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_VerifyLti13Launch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).VerifyLti13Launch(ctx, req.(*VerifyLti13LaunchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_GetLtiToolKeys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetLtiToolKeysRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).GetLtiToolKeys(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_GetLtiToolKeys_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).GetLtiToolKeys(ctx, req.(*GetLtiToolKeysRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WorkspaceService_ServiceDesc is the grpc.ServiceDesc for WorkspaceService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1030,6 +1176,18 @@ var WorkspaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "VerifyLtiLaunch",
 			Handler:    _WorkspaceService_VerifyLtiLaunch_Handler,
+		},
+		{
+			MethodName: "StartLti13Login",
+			Handler:    _WorkspaceService_StartLti13Login_Handler,
+		},
+		{
+			MethodName: "VerifyLti13Launch",
+			Handler:    _WorkspaceService_VerifyLti13Launch_Handler,
+		},
+		{
+			MethodName: "GetLtiToolKeys",
+			Handler:    _WorkspaceService_GetLtiToolKeys_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -85,12 +85,19 @@ var operations = map[string]rule{
 	// pair's limit; a launch's own failures are counted against its
 	// consumer key and the LMS's address (VerifyLTILaunch).
 	"VerifyLtiLaunch": {unlimited: true},
+	// The same for LTI 1.3 launches: their failures are counted against
+	// the platform's registration and the browser's address.
+	"VerifyLti13Launch": {unlimited: true},
 	// The logout it records was counted.
 	"RecordSessionRevocation": {unlimited: true},
 
 	// An LMS fetches a workspace's LTI configuration anonymously. Keep the
 	// public operations few: anyone can call each.
 	"GetLtiConfiguration": {public: true},
+	// An LMS user's browser starts an LTI 1.3 login, and platforms fetch
+	// the tool's public keys, anonymously.
+	"StartLti13Login": {public: true},
+	"GetLtiToolKeys":  {public: true},
 }
 
 // Credentials are the key pair a call presents; zero when it presents none.
