@@ -70,6 +70,7 @@ type App struct {
 	// only its key pairs may verify LTI launches.
 	rootID atomic.Pointer[string]
 	nonces NonceStore // nil: LTI launches are refused
+	lti13  lti13      // LTI 1.3 (lti13.go)
 
 	limits Limits // what Admit and VerifyLTILaunch count calls against
 
@@ -108,6 +109,9 @@ func New(repo domain.Repository, secrets SecretBox, settings Settings, opts ...O
 	}
 	a.creds = ttlcache.New[string, credential](settings.CredentialCacheSize, settings.CredentialCacheTTL, a.now)
 	a.uses = newKeyUses(settings.CredentialCacheSize, a.now)
+	if a.lti13.toolKeys != nil {
+		a.lti13.tool = newToolKeys(a.lti13.toolKeys, a.secrets, a.lti13.rotation, a.now)
+	}
 	return a
 }
 
