@@ -33,6 +33,8 @@ APICLIENT    := deploy/local/e2e/apiclient
 OPENAPI_LINT := tools/openapi-lint
 # The request generator of the e2e fuzzer (json-schema-faker, pinned).
 OPENAPI_FUZZ := tools/openapi-fuzz
+# The LTI 1.3 platform of the e2e tests (npm jose, pinned: a JOSE implementation independent of pkg/jose).
+LTI_PLATFORM := tools/lti-platform
 
 GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
@@ -237,12 +239,17 @@ bench-deps:
 	$(call debian_package,wrk,wrk)
 
 .PHONY: test-deps
-test-deps: run-deps $(OPENAPI_FUZZ)/node_modules/.installed
+test-deps: run-deps $(OPENAPI_FUZZ)/node_modules/.installed $(LTI_PLATFORM)/node_modules/.installed
 	$(call debian_package,chromium,/usr/bin/chromium)
 
 $(OPENAPI_FUZZ)/node_modules/.installed: $(OPENAPI_FUZZ)/package.json $(OPENAPI_FUZZ)/package-lock.json
 	$(call debian_package,nodejs npm,npm)
 	cd $(OPENAPI_FUZZ) && npm ci --no-audit --no-fund
+	touch $@
+
+$(LTI_PLATFORM)/node_modules/.installed: $(LTI_PLATFORM)/package.json $(LTI_PLATFORM)/package-lock.json
+	$(call debian_package,nodejs npm,npm)
+	cd $(LTI_PLATFORM) && npm ci --no-audit --no-fund
 	touch $@
 
 .PHONY: tidy

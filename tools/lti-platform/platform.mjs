@@ -1,0 +1,648 @@
+// An LTI 1.3 platform for the e2e tests, on jose (panva), pinned in
+// package.json: its JWS, JWT and JWKS code shares nothing with the tool's
+// pkg/jose, so a launch that passes proves two implementations agree.
+//
+// It publishes a JWKS, answers the OIDC authorization request of the tool's
+// login (1EdTech Security Framework 1.0 §5.1.1) with an id_token, receives
+// Deep Linking 2.0 responses, and serves a course page that embeds the tool
+// in a cross-site iframe. A control API under /control lets a test shape the
+// next launch, rotate keys, break the JWKS and read what happened.
+//
+//   node platform.mjs [--port 0] [--host 127.0.0.1] [--issuer URL] [--tool URL] [--clients JSON]
+//
+// (or LTI_PLATFORM_PORT, _HOST, _ISSUER, _TOOL, _CLIENTS). Once listening it
+// prints one line, {"url": "http://127.0.0.1:PORT", "issuer": …}, and it
+// exits when its stdin, if that is a pipe, closes: a parent that dies takes
+// it along.
+
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import { parseArgs } from 'node:util';
+import * as jose from 'jose';
+
+const LTI = 'https://purl.imsglobal.org/spec/lti/claim/';
+const LTI_DL = 'https://purl.imsglobal.org/spec/lti-dl/claim/';
+const TOKEN_LIFETIME = 300; // seconds
+const KEEP = 50; // entries kept in each list of /control/stats
+const MAX_BODY = 1 << 20;
+
+const { values: args } = parseArgs({
+  options: {
+    port: { type: 'string', default: process.env.LTI_PLATFORM_PORT ?? '0' },
+    host: { type: 'string', default: process.env.LTI_PLATFORM_HOST ?? '127.0.0.1' },
+    issuer: { type: 'string', default: process.env.LTI_PLATFORM_ISSUER ?? '' },
+    tool: { type: 'string', default: process.env.LTI_PLATFORM_TOOL ?? '' },
+    clients: { type: 'string', default: process.env.LTI_PLATFORM_CLIENTS ?? '[]' },
+  },
+});
+
+// ---- state --------------------------------------------------------------
+
+const state = {
+  url: '', // this platform's own URL, known once listening
+  issuer: args.issuer,
+  tool: args.tool, // the tool's base URL; a client may name its own
+  clients: new Map(), // client_id → registration, see registration()
+  keys: [], // published signing keys, the last one signs
+  otherKey: null, // never published: "sign_with": "other-key"
+  jwks: { status: 200, cacheControl: null },
+  next: null, // overrides of the next launch, consumed by it
+  issued: new Map(), // login_hint → {client_id, deployment_id, lti_message_hint}
+  deepLinkRequests: [], // {client_id, deployment_id, data} of deep-linking launches
+  deepLinkResults: [],
+  stats: { jwksFetches: 0, authRequests: [], errors: [] },
+};
+
+async function newKey() {
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const jwk = await jose.exportJWK(publicKey);
+  const kid = await jose.calculateJwkThumbprint(jwk); // RFC 7638
+  return { kid, privateKey, publicKey, jwk: { ...jwk, kid, alg: 'RS256', use: 'sig' } };
+}
+
+// registration fills in a client's tool URLs from the tool's base URL as
+// the contract's routes place them.
+function registration(c, tool) {
+  if (!c || typeof c.client_id !== 'string' || c.client_id === '') {
+    throw new Error('a client needs a client_id');
+  }
+  const base = (c.tool ?? tool ?? '').replace(/\/+$/, '');
+  const launch = base && `${base}/lti/v1p3/launch`;
+  const r = {
+    client_id: c.client_id,
+    deployment_ids: c.deployment_ids ?? [],
+    login_url: c.login_url ?? (base && `${base}/lti/v1p3/login`),
+    redirect_uris: c.redirect_uris ?? (launch ? [launch] : []),
+    target_link_uri: c.target_link_uri ?? launch,
+    jwks_url: c.jwks_url ?? (base && `${base}/lti/v1p3/jwks.json`),
+  };
+  if (!Array.isArray(r.deployment_ids) || !Array.isArray(r.redirect_uris)) {
+    throw new Error(`client ${c.client_id}: deployment_ids and redirect_uris are arrays`);
+  }
+  return r;
+}
+
+// setClients takes [{client_id, deployment_ids, …}] or {tool, clients}.
+function setClients(body) {
+  const list = Array.isArray(body) ? body : body?.clients;
+  if (!Array.isArray(list)) throw new Error('want [{client_id, deployment_ids}, …] or {tool, clients}');
+  if (!Array.isArray(body) && body.tool !== undefined) state.tool = body.tool;
+  const clients = new Map();
+  for (const c of list) {
+    const r = registration(c, state.tool);
+    if (clients.has(r.client_id)) throw new Error(`client ${r.client_id} is given twice`);
+    clients.set(r.client_id, r);
+  }
+  state.clients = clients;
+}
+
+function remember(list, entry) {
+  list.push(entry);
+  if (list.length > KEEP) list.splice(0, list.length - KEEP);
+}
+
+function fail(where, reason) {
+  remember(state.stats.errors, `${where}: ${reason}`);
+}
+
+// ---- tokens -------------------------------------------------------------
+
+function randomString() {
+  return crypto.randomBytes(12).toString('base64url');
+}
+
+// mergePatch applies an RFC 7386 JSON merge patch: objects merge
+// recursively, null removes a member, anything else replaces.
+function mergePatch(target, patch) {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const out = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
+// launchClaims are an id_token's claims with every claim LTI Core 1.3 §5
+// requires of the message type, and the ones the tool reads.
+function launchClaims({ client, deploymentId, nonce, messageType, data, offset = 0 }) {
+  const now = Math.floor(Date.now() / 1000) + offset;
+  const claims = {
+    iss: state.issuer,
+    aud: client.client_id,
+    azp: client.client_id,
+    sub: 'platform-user-42',
+    iat: now,
+    exp: now + TOKEN_LIFETIME,
+    nonce,
+    email: 'ada@school.example',
+    name: 'Ada Lovelace',
+    given_name: 'Ada',
+    family_name: 'Lovelace',
+    [`${LTI}version`]: '1.3.0',
+    [`${LTI}message_type`]: messageType,
+    [`${LTI}deployment_id`]: deploymentId,
+    [`${LTI}target_link_uri`]: client.target_link_uri,
+    [`${LTI}roles`]: [],
+    [`${LTI}custom`]: { exam_config_id: 'exam-config-1' },
+    [`${LTI}context`]: {
+      id: 'course-7',
+      label: 'ALG1',
+      title: 'Algebra I (period 3)',
+      type: ['http://purl.imsglobal.org/vocab/lis/v2/course#CourseOffering'],
+    },
+  };
+  if (messageType === 'LtiDeepLinkingRequest') {
+    claims[`${LTI_DL}deep_linking_settings`] = {
+      deep_link_return_url: `${state.url}/deep-link-return`,
+      accept_types: ['ltiResourceLink'],
+      accept_presentation_document_targets: ['iframe', 'window'],
+      data,
+    };
+  } else {
+    claims[`${LTI}resource_link`] = { id: 'course-7-exam-1', title: 'Unit 3 exam' };
+  }
+  return claims;
+}
+
+const RSA_ALGS = new Set(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512']);
+
+// sign signs claims under header (merged over alg RS256, typ JWT and the
+// current kid). signWith picks a negative case: "none" (unsecured),
+// "HS256" (HMAC keyed with the published public key's PEM: the algorithm
+// confusion attack), "other-key" (an RSA key that is not published, under
+// the published kid).
+async function sign(claims, headerPatch, signWith) {
+  const current = state.keys.at(-1);
+  let header = mergePatch({ alg: 'RS256', typ: 'JWT', kid: current.kid }, headerPatch ?? {});
+  switch (signWith || 'key') {
+    case 'none':
+      header = mergePatch(header, { alg: 'none', kid: headerPatch?.kid === undefined ? null : headerPatch.kid });
+      return unsigned(header, claims);
+    case 'HS256': {
+      const secret = new TextEncoder().encode(current.publicKey.export({ type: 'spki', format: 'pem' }));
+      return compactSign(mergePatch(header, { alg: 'HS256' }), claims, secret);
+    }
+    case 'other-key':
+      return signRSA(header, claims, state.otherKey.privateKey);
+    case 'key':
+      return signRSA(header, claims, current.privateKey);
+    default:
+      throw new Error(`sign_with ${JSON.stringify(signWith)}: want none, HS256 or other-key`);
+  }
+}
+
+async function signRSA(header, claims, key) {
+  if (RSA_ALGS.has(header.alg)) return compactSign(header, claims, key);
+  // A header naming an algorithm an RSA key cannot sign with (absent,
+  // ES256, …): the token carries it over an RS256 signature, which no
+  // verifier should get as far as checking.
+  const input = `${b64json(header)}.${b64json(claims)}`;
+  const signature = crypto.sign('sha256', Buffer.from(input), key);
+  return `${input}.${jose.base64url.encode(signature)}`;
+}
+
+// compactSign signs the claims as they are: CompactSign, unlike SignJWT,
+// leaves odd claim values (a string exp, say) for the verifier to refuse.
+function compactSign(header, claims, key) {
+  return new jose.CompactSign(new TextEncoder().encode(JSON.stringify(claims))).setProtectedHeader(header).sign(key);
+}
+
+function unsigned(header, claims) {
+  return `${b64json(header)}.${b64json(claims)}.`;
+}
+
+function b64json(v) {
+  return jose.base64url.encode(JSON.stringify(v));
+}
+
+// ---- HTTP plumbing ------------------------------------------------------
+
+class HTTPError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function readBody(req) {
+  const chunks = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new HTTPError(413, 'body over 1 MiB');
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function readJSON(req) {
+  const text = await readBody(req);
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HTTPError(400, 'the body is not JSON');
+  }
+}
+
+async function readForm(req) {
+  const type = req.headers['content-type'] ?? '';
+  if (!type.startsWith('application/x-www-form-urlencoded')) {
+    throw new HTTPError(400, `want an application/x-www-form-urlencoded body, not ${JSON.stringify(type)}`);
+  }
+  return new URLSearchParams(await readBody(req));
+}
+
+function only(body, allowed) {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new HTTPError(400, 'want a JSON object');
+  const unknown = Object.keys(body).filter((k) => !allowed.includes(k));
+  if (unknown.length > 0) throw new HTTPError(400, `unknown fields ${unknown.join(', ')}; known: ${allowed.join(', ')}`);
+  return body;
+}
+
+function send(res, status, type, body, headers = {}) {
+  res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', ...headers });
+  res.end(body);
+}
+
+function sendJSON(res, status, value) {
+  send(res, status, 'application/json', `${JSON.stringify(value)}\n`);
+}
+
+function wantsJSON(req) {
+  return (req.headers.accept ?? '').includes('application/json');
+}
+
+function escapeHTML(s) {
+  return String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+// ---- the platform's endpoints ------------------------------------------
+
+function jwks(req, res) {
+  state.stats.jwksFetches++;
+  const headers = state.jwks.cacheControl ? { 'Cache-Control': state.jwks.cacheControl } : {};
+  if (state.jwks.status !== 200) {
+    send(res, state.jwks.status, 'text/plain', 'key set unavailable (control)\n', headers);
+    return;
+  }
+  send(res, 200, 'application/json', JSON.stringify({ keys: state.keys.map((k) => k.jwk) }), headers);
+}
+
+// checkAuthRequest applies Security Framework 1.0 §5.1.1's rules for the
+// authentication request and returns the registration and the issued hint.
+function checkAuthRequest(p) {
+  const need = (name, want) => {
+    const v = p.get(name);
+    if (v === null || v === '') throw new HTTPError(400, `${name} is missing`);
+    if (want !== undefined && v !== want) throw new HTTPError(400, `${name} is ${JSON.stringify(v)}, want ${JSON.stringify(want)}`);
+    return v;
+  };
+  if (!need('scope').split(' ').includes('openid')) throw new HTTPError(400, 'scope does not include openid');
+  need('response_type', 'id_token');
+  need('response_mode', 'form_post');
+  need('prompt', 'none');
+  const client = state.clients.get(need('client_id'));
+  if (!client) throw new HTTPError(400, `client_id ${JSON.stringify(p.get('client_id'))} is not registered`);
+  const redirect = need('redirect_uri');
+  if (!client.redirect_uris.includes(redirect)) {
+    throw new HTTPError(400, `redirect_uri ${JSON.stringify(redirect)} is not registered for ${client.client_id}`);
+  }
+  const hint = state.issued.get(need('login_hint'));
+  if (!hint) throw new HTTPError(400, 'login_hint was not issued by this platform');
+  if ((p.get('lti_message_hint') ?? '') !== (hint.lti_message_hint ?? '')) {
+    throw new HTTPError(400, 'lti_message_hint is not the one issued with login_hint');
+  }
+  need('nonce');
+  need('state');
+  return { client, hint };
+}
+
+async function authorize(req, res) {
+  const params = new URL(req.url, state.url).searchParams;
+  if (req.method === 'POST') for (const [k, v] of await readForm(req)) params.append(k, v);
+  const record = { at: new Date().toISOString(), method: req.method, params: Object.fromEntries(params) };
+  remember(state.stats.authRequests, record);
+  let checked;
+  try {
+    checked = checkAuthRequest(params);
+  } catch (err) {
+    record.error = err.message;
+    fail('auth', err.message);
+    throw err;
+  }
+  const next = state.next ?? {};
+  state.next = null;
+  const clientID = next.client_id ?? checked.client.client_id;
+  const client = state.clients.get(clientID) ?? { ...checked.client, client_id: clientID };
+  const messageType = next.message_type ?? 'LtiResourceLinkRequest';
+  const data = next.deep_link_data ?? randomString();
+  const deploymentId = next.deployment_id ?? checked.hint.deployment_id ?? client.deployment_ids[0];
+  let claims = launchClaims({
+    client,
+    deploymentId,
+    nonce: params.get('nonce'),
+    messageType,
+    data,
+    offset: next.clock_offset ?? 0,
+  });
+  claims = mergePatch(claims, next.claims ?? {});
+  if (messageType === 'LtiDeepLinkingRequest') {
+    remember(state.deepLinkRequests, { client_id: client.client_id, deployment_id: deploymentId, data });
+  }
+  const idToken = await sign(claims, next.header, next.sign_with);
+  record.claims = claims;
+  record.header = jose.decodeProtectedHeader(idToken);
+  const action = params.get('redirect_uri');
+  const st = params.get('state');
+  if (wantsJSON(req)) {
+    sendJSON(res, 200, { action, id_token: idToken, state: st });
+    return;
+  }
+  send(res, 200, 'text/html; charset=utf-8', `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Launching</title></head>
+<body>
+<form id="launch" method="post" action="${escapeHTML(action)}">
+<input type="hidden" name="id_token" value="${escapeHTML(idToken)}">
+<input type="hidden" name="state" value="${escapeHTML(st)}">
+<noscript><button type="submit">Continue</button></noscript>
+</form>
+<script>document.getElementById('launch').submit();</script>
+</body></html>
+`);
+}
+
+// issueLogin records a login_hint as issued and builds the tool's login
+// initiation URL (LTI Core 1.3 §4.1, Security Framework §5.1.1.1).
+function issueLogin(given) {
+  // An empty value counts as none given.
+  const q = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== '' && v !== null));
+  const clientID = q.client_id ?? state.next?.client_id ?? state.clients.keys().next().value;
+  const client = state.clients.get(clientID);
+  if (!client) throw new HTTPError(400, `client_id ${JSON.stringify(clientID)} is not registered`);
+  const deploymentId = q.lti_deployment_id ?? q.deployment_id ?? state.next?.deployment_id ?? client.deployment_ids[0];
+  const loginHint = q.login_hint ?? randomString();
+  const loginURL = q.login_url ?? client.login_url;
+  if (!loginURL) throw new HTTPError(400, `client ${clientID} has no login_url (give --tool or the client's tool)`);
+  state.issued.set(loginHint, { client_id: clientID, deployment_id: deploymentId, lti_message_hint: q.lti_message_hint });
+  const url = new URL(loginURL);
+  const set = (k, v) => v !== undefined && v !== null && url.searchParams.set(k, v);
+  set('iss', q.iss ?? state.issuer);
+  set('login_hint', loginHint);
+  set('target_link_uri', q.target_link_uri ?? client.target_link_uri);
+  set('client_id', clientID);
+  set('lti_deployment_id', deploymentId);
+  set('lti_message_hint', q.lti_message_hint);
+  set('lti_storage_target', q.lti_storage_target);
+  return { url: url.toString(), login_hint: loginHint, client_id: clientID, deployment_id: deploymentId };
+}
+
+// course is an LMS page that embeds the tool: the iframe opens the tool's
+// login initiation, so the whole login → auth → launch runs in a frame of
+// another site. It also answers 1EdTech's client-side postMessage storage
+// (lti.capabilities, lti.put_data, lti.get_data) for tools given
+// lti_storage_target=_parent, and lists those messages in #storage-log.
+function course(req, res) {
+  const q = Object.fromEntries(new URL(req.url, state.url).searchParams);
+  const login = issueLogin(q);
+  send(res, 200, 'text/html; charset=utf-8', `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Algebra I (period 3)</title></head>
+<body>
+<h1>Algebra I (period 3)</h1>
+<iframe id="tool" name="tool" src="${escapeHTML(login.url)}" width="1024" height="720"></iframe>
+<pre id="storage-log"></pre>
+<script>
+const stores = new Map();
+const log = (line) => { document.getElementById('storage-log').textContent += line + '\\n'; };
+window.addEventListener('message', (event) => {
+  const m = event.data;
+  if (!m || typeof m !== 'object' || typeof m.subject !== 'string' || !m.subject.startsWith('lti.')) return;
+  log(m.subject + ' ' + (m.key ?? ''));
+  const reply = (body) => event.source.postMessage({ subject: m.subject + '.response', message_id: m.message_id, ...body }, event.origin);
+  if (!stores.has(event.origin)) stores.set(event.origin, new Map());
+  const store = stores.get(event.origin);
+  switch (m.subject) {
+    case 'lti.capabilities':
+      reply({ supported_messages: [{ subject: 'lti.capabilities' }, { subject: 'lti.put_data' }, { subject: 'lti.get_data' }] });
+      break;
+    case 'lti.put_data':
+      if (typeof m.key !== 'string') { reply({ error: { code: 'bad_request', message: 'key is missing' } }); break; }
+      store.set(m.key, m.value);
+      reply({ key: m.key, value: m.value });
+      break;
+    case 'lti.get_data':
+      if (!store.has(m.key)) { reply({ error: { code: 'bad_request', message: 'no such key' } }); break; }
+      reply({ key: m.key, value: store.get(m.key) });
+      break;
+    default:
+      reply({ error: { code: 'unsupported_subject', message: 'not supported here' } });
+  }
+});
+</script>
+</body></html>
+`);
+}
+
+// deepLinkReturn verifies a Deep Linking response (DL 2.0 §4.5) with the
+// tool's published keys, fetched afresh, and records what it found.
+async function deepLinkReturn(req, res) {
+  const form = await readForm(req);
+  const token = form.get('JWT') ?? '';
+  const result = { at: new Date().toISOString(), verified: false, error: '', header: null, payload: null };
+  try {
+    result.header = jose.decodeProtectedHeader(token);
+    result.payload = jose.decodeJwt(token);
+  } catch {
+    // verification below names the problem
+  }
+  try {
+    if (token === '') throw new Error('the form has no JWT field');
+    const data = result.payload?.[`${LTI_DL}data`];
+    const request = state.deepLinkRequests.findLast((r) => r.data === data) ?? state.deepLinkRequests.at(-1);
+    if (!request) throw new Error('no deep-linking launch was made');
+    const client = state.clients.get(request.client_id);
+    if (!client?.jwks_url) throw new Error(`client ${request.client_id} has no jwks_url`);
+    const { payload, protectedHeader } = await jose.jwtVerify(token, jose.createRemoteJWKSet(new URL(client.jwks_url)), {
+      issuer: request.client_id,
+      audience: state.issuer,
+      algorithms: ['RS256'],
+      requiredClaims: ['iat', 'exp', 'nonce'],
+    });
+    result.header = protectedHeader;
+    result.payload = payload;
+    const problems = [];
+    const want = (claim, value) => {
+      if (payload[claim] !== value) problems.push(`${claim} is ${JSON.stringify(payload[claim])}, want ${JSON.stringify(value)}`);
+    };
+    want(`${LTI}message_type`, 'LtiDeepLinkingResponse');
+    want(`${LTI}version`, '1.3.0');
+    want(`${LTI}deployment_id`, request.deployment_id);
+    want(`${LTI_DL}data`, request.data);
+    const items = payload[`${LTI_DL}content_items`];
+    if (items !== undefined && !Array.isArray(items)) problems.push('content_items is not an array');
+    if (problems.length > 0) throw new Error(problems.join('; '));
+    result.verified = true;
+  } catch (err) {
+    result.error = err.code ? `${err.code}: ${err.message}` : err.message;
+    fail('deep-link-return', result.error);
+  }
+  remember(state.deepLinkResults, result);
+  const status = result.verified ? 200 : 400;
+  if (wantsJSON(req)) {
+    sendJSON(res, status, result);
+    return;
+  }
+  send(res, status, 'text/html; charset=utf-8', `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Deep linking</title></head>
+<body><p id="deep-link-result">${result.verified ? 'verified' : `refused: ${escapeHTML(result.error)}`}</p></body></html>
+`);
+}
+
+// ---- the control API ----------------------------------------------------
+
+const NEXT_FIELDS = ['claims', 'header', 'clock_offset', 'sign_with', 'client_id', 'deployment_id', 'message_type', 'deep_link_data'];
+
+const control = {
+  'POST /control/next': async (req) => {
+    const next = only(await readJSON(req), NEXT_FIELDS);
+    if (next.sign_with !== undefined && !['none', 'HS256', 'other-key'].includes(next.sign_with)) {
+      throw new HTTPError(400, 'sign_with: want none, HS256 or other-key');
+    }
+    if (next.client_id !== undefined && !state.clients.has(next.client_id)) {
+      throw new HTTPError(400, `client_id ${JSON.stringify(next.client_id)} is not registered`);
+    }
+    state.next = next;
+    return { next };
+  },
+  'POST /control/login': async (req) => {
+    const q = only(await readJSON(req), ['client_id', 'deployment_id', 'login_hint', 'lti_message_hint', 'target_link_uri', 'login_url', 'iss', 'lti_storage_target']);
+    return issueLogin(q);
+  },
+  'POST /control/rotate': async (req) => {
+    const { keep_old: keepOld = true } = only(await readJSON(req), ['keep_old']);
+    const key = await newKey();
+    state.keys = keepOld ? [...state.keys, key] : [key];
+    return { kid: key.kid, kids: state.keys.map((k) => k.kid) };
+  },
+  'POST /control/jwks': async (req) => {
+    const body = only(await readJSON(req), ['status', 'cacheControl']);
+    if (body.status !== undefined) {
+      if (!Number.isInteger(body.status) || body.status < 200 || body.status > 599) throw new HTTPError(400, 'status: want 200…599');
+      state.jwks.status = body.status;
+    }
+    if (body.cacheControl !== undefined) state.jwks.cacheControl = body.cacheControl || null;
+    return state.jwks;
+  },
+  'POST /control/clients': async (req) => {
+    try {
+      setClients(await readJSON(req));
+    } catch (err) {
+      throw err instanceof HTTPError ? err : new HTTPError(400, err.message);
+    }
+    return { clients: [...state.clients.values()] };
+  },
+  'GET /control/clients': async () => ({ tool: state.tool, clients: [...state.clients.values()] }),
+  'GET /control/stats': async () => state.stats,
+  'POST /control/sign': async (req) => {
+    const body = only(await readJSON(req), ['claims', 'header', 'sign_with', 'launch']);
+    let claims = body.claims ?? {};
+    if (body.launch) {
+      // Start from a launch's claims: {client_id, deployment_id, nonce, message_type, deep_link_data}.
+      const l = only(body.launch, ['client_id', 'deployment_id', 'nonce', 'message_type', 'deep_link_data']);
+      const client = state.clients.get(l.client_id ?? state.clients.keys().next().value);
+      if (!client) throw new HTTPError(400, 'launch: no such client');
+      claims = mergePatch(launchClaims({
+        client,
+        deploymentId: l.deployment_id ?? client.deployment_ids[0],
+        nonce: l.nonce ?? randomString(),
+        messageType: l.message_type ?? 'LtiResourceLinkRequest',
+        data: l.deep_link_data ?? randomString(),
+      }), claims);
+    }
+    try {
+      return { token: await sign(claims, body.header, body.sign_with) };
+    } catch (err) {
+      throw new HTTPError(400, err.message);
+    }
+  },
+  'GET /control/deep-link-result': async () => {
+    const last = state.deepLinkResults.at(-1);
+    if (!last) throw new HTTPError(404, 'no Deep Linking response was received');
+    return last;
+  },
+  'POST /control/reset': async () => {
+    state.next = null;
+    state.jwks = { status: 200, cacheControl: null };
+    state.issued.clear();
+    state.deepLinkRequests = [];
+    state.deepLinkResults = [];
+    state.stats = { jwksFetches: 0, authRequests: [], errors: [] };
+    return { reset: true };
+  },
+};
+
+async function route(req, res) {
+  const { pathname } = new URL(req.url, state.url);
+  const key = `${req.method} ${pathname}`;
+  if (control[key]) {
+    sendJSON(res, 200, await control[key](req));
+    return;
+  }
+  switch (key) {
+    case 'GET /jwks':
+      return jwks(req, res);
+    case 'GET /auth':
+    case 'POST /auth':
+      return authorize(req, res);
+    case 'POST /deep-link-return':
+      return deepLinkReturn(req, res);
+    case 'GET /course':
+      return course(req, res);
+    default:
+      throw new HTTPError(404, `no route ${key}`);
+  }
+}
+
+async function main() {
+  state.keys = [await newKey()];
+  state.otherKey = await newKey();
+  try {
+    setClients(JSON.parse(args.clients));
+  } catch (err) {
+    console.error(`--clients: ${err.message}`);
+    process.exit(2);
+  }
+  const server = http.createServer((req, res) => {
+    route(req, res).catch((err) => {
+      const status = err instanceof HTTPError ? err.status : 500;
+      if (status === 500) console.error(err);
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (wantsJSON(req) || new URL(req.url, state.url).pathname.startsWith('/control/')) {
+        sendJSON(res, status, { error: err.message });
+      } else {
+        send(res, status, 'text/plain; charset=utf-8', `${err.message}\n`);
+      }
+    });
+  });
+  server.listen(Number(args.port), args.host, () => {
+    const { port } = server.address();
+    state.url = `http://${args.host}:${port}`;
+    state.issuer ||= state.url;
+    process.stdout.write(`${JSON.stringify({ url: state.url, issuer: state.issuer })}\n`);
+  });
+  // Only a pipe's end means the parent is gone: /dev/null or a terminal
+  // would end at once or never.
+  const stdin = fs.fstatSync(0);
+  if (stdin.isFIFO() || stdin.isSocket()) {
+    process.stdin.on('end', () => process.exit(0));
+    process.stdin.on('error', () => process.exit(0));
+    process.stdin.resume();
+  }
+}
+
+await main();
