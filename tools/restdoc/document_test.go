@@ -66,6 +66,8 @@ func TestEveryRouteWithItsSecurity(t *testing.T) {
 		{"POST", "/lti/v1/launch", ""},
 		{"GET", "/lti/v1/workspaces/{id}/config.xml", ""},
 		{"HEAD", "/lti/v1/workspaces/{id}/config.xml", ""},
+		{"GET", "/lti/v1p3/login", ""},
+		{"POST", "/lti/v1p3/login", ""},
 	}
 	count := 0
 	for _, item := range doc.Paths.Map() {
@@ -96,7 +98,8 @@ func TestEveryRouteWithItsSecurity(t *testing.T) {
 	}
 }
 
-const ltiLaunchPath = "/lti/v1/launch"
+// ltiPages starts the paths of the LTI routes, whose refusals may be pages.
+const ltiPages = "/lti/"
 
 // Error answers are declared with the error body, their statuses drawn from
 // the one error table.
@@ -130,8 +133,8 @@ func TestErrorResponsesComeFromTheTable(t *testing.T) {
 				switch {
 				case json != nil && json.Schema.Ref != "#/components/schemas/ErrorBody":
 					t.Errorf("%s %s %d: schema %q", method, path, status, json.Schema.Ref)
-				case json == nil && (path != ltiLaunchPath || ref.Value.Content.Get("text/html") == nil):
-					// Only the LTI launch answers an LMS's browser
+				case json == nil && (!strings.HasPrefix(path, ltiPages) || ref.Value.Content.Get("text/html") == nil):
+					// Only the LTI routes answer an LMS's browser
 					// with pages.
 					t.Errorf("%s %s %d: not the error body", method, path, status)
 				}

@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -341,10 +342,24 @@ var proseRules = []struct{ field, description string }{
 	{"authLoginUrl", "must be a public https URL"},
 	{"jwksUrl", "must be a public https URL"},
 	{"authTokenUrl", "must be a public https URL"},
+	// The LTI 1.3 login initiation's, which depend on PUBLIC_BASE_URL and
+	// on the issuer's registrations, and its parameters' bound in bytes.
+	{"target_link_uri", "must be this tool's launch URL"},
+	{"client_id", "has several registrations"},
+	{"*", "is longer than 2048 bytes"},
 }
 
 // proseRule returns the rule of proseRules that a 400's body names, or "".
 func proseRule(body []byte) string {
+	if reason, ok := pageReason(body); ok {
+		// An LTI page names no field: its reason quotes the rule.
+		for _, r := range proseRules {
+			if strings.Contains(reason, r.description) {
+				return r.field + ": " + r.description
+			}
+		}
+		return ""
+	}
 	var e struct {
 		Error struct {
 			Details []struct {
@@ -364,4 +379,12 @@ func proseRule(body []byte) string {
 		}
 	}
 	return ""
+}
+
+// pageReason is the reason an LTI refusal page gives (lti/refusal.go), as
+// text.
+func pageReason(body []byte) (string, bool) {
+	_, after, ok := strings.Cut(string(body), `<p id="reason">`)
+	reason, _, closed := strings.Cut(after, "</p>")
+	return html.UnescapeString(reason), ok && closed
 }

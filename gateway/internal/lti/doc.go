@@ -5,8 +5,10 @@
 // renders the page, or a page saying why the launch was refused.
 //
 // LTI 1.1 is served by lti11_config.go (the cartridge XML) and
-// lti11_launch.go (the OAuth 1.0a-signed form post). LTI 1.3's pages, the
-// OIDC login initiation, the launch (an id_token form post) and the tool's
-// JWKS, belong beside them as lti13_login.go, lti13_launch.go and
-// lti13_jwks.go; refusal.go renders the refusal pages of every version.
+// lti11_launch.go (the OAuth 1.0a-signed form post). LTI 1.3's pages are
+// lti13_login.go (the OIDC login initiation), lti13_launch.go (the launch,
+// an id_token form post, and the deep-linking page) and lti13_jwks.go (the
+// tool's public keys); lti13_state.go names the cookie that carries a
+// login's state to its launch. refusal.go renders the refusal pages of
+// every version.
 package lti

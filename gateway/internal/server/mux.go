@@ -78,7 +78,7 @@ func muxOptions(cfg config.Config, errs *httperr.Handler, queries *restcheck.Que
 		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
 		// grpc-gateway keeps one query parser for the whole process.
 		runtime.SetQueryParameterParser(restcheck.QueryParser{}),
-		runtime.WithMiddlewares(recordRoute, refuseMalformedPathParams, restcheck.RequireJSON(lti.LaunchPath), queries.Middleware),
+		runtime.WithMiddlewares(recordRoute, refuseMalformedPathParams, restcheck.RequireJSON(lti.LaunchPath, lti.Lti13LaunchPath, lti.DeepLinkingPath, lti.Lti13LoginPath), queries.Middleware),
 	}
 }
 
@@ -95,8 +95,14 @@ type route struct {
 func (s *Server) ownRoutes(cfg config.Config, errs *httperr.Handler, workspaces workspacev1.WorkspaceServiceClient, auth authv1.AuthServiceClient) []route {
 	md := requestMetadata(cfg.Proxies)
 	ltiConfig := lti.ServeConfiguration(workspaces, errs, md, s.logger)
+	ltiLogin := lti.Lti13Login(workspaces, md, cfg.MaxBodyBytes, s.logger)
 	routes := []route{
 		{http.MethodPost, lti.LaunchPath, lti.Launch(auth, md, cfg.MaxBodyBytes, s.logger)},
+		{http.MethodGet, lti.Lti13LoginPath, ltiLogin},
+		{http.MethodPost, lti.Lti13LoginPath, ltiLogin},
+		{http.MethodPost, lti.Lti13LaunchPath, lti.Lti13Launch(auth, md, cfg.MaxBodyBytes, s.logger)},
+		{http.MethodPost, lti.DeepLinkingPath, lti.DeepLinkingResponse()},
+		{http.MethodGet, lti.JWKSPath, lti.ServeJWKS(workspaces, errs, md)},
 		{http.MethodGet, "/openapi.json", serveDocument},
 		{http.MethodGet, lti.ConfigPath, ltiConfig},
 		{http.MethodHead, lti.ConfigPath, ltiConfig},

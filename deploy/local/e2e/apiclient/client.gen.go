@@ -1865,6 +1865,51 @@ func (e LtiLaunchFormdataBodyOauthVersion) Valid() bool {
 	}
 }
 
+// Defines values for GetLtiToolJwks200JSONResponseBodyKeysAlg.
+const (
+	RS256 GetLtiToolJwks200JSONResponseBodyKeysAlg = "RS256"
+)
+
+// Valid indicates whether the value is a known member of the GetLtiToolJwks200JSONResponseBodyKeysAlg enum.
+func (e GetLtiToolJwks200JSONResponseBodyKeysAlg) Valid() bool {
+	switch e {
+	case RS256:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetLtiToolJwks200JSONResponseBodyKeysKty.
+const (
+	RSA GetLtiToolJwks200JSONResponseBodyKeysKty = "RSA"
+)
+
+// Valid indicates whether the value is a known member of the GetLtiToolJwks200JSONResponseBodyKeysKty enum.
+func (e GetLtiToolJwks200JSONResponseBodyKeysKty) Valid() bool {
+	switch e {
+	case RSA:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetLtiToolJwks200JSONResponseBodyKeysUse.
+const (
+	Sig GetLtiToolJwks200JSONResponseBodyKeysUse = "sig"
+)
+
+// Valid indicates whether the value is a known member of the GetLtiToolJwks200JSONResponseBodyKeysUse enum.
+func (e GetLtiToolJwks200JSONResponseBodyKeysUse) Valid() bool {
+	switch e {
+	case Sig:
+		return true
+	default:
+		return false
+	}
+}
+
 // AddLtiDeploymentRequest defines model for AddLtiDeploymentRequest.
 type AddLtiDeploymentRequest struct {
 	// DeploymentId 1 to 255 printable ASCII characters.
@@ -2380,6 +2425,9 @@ type WorkspaceType string
 // IfMatch defines model for IfMatch.
 type IfMatch = string
 
+// Lti13LoginOther defines model for Lti13LoginOther.
+type Lti13LoginOther map[string]string
+
 // RequestId defines model for RequestId.
 type RequestId = string
 
@@ -2397,6 +2445,9 @@ type GatewayTimeout = ErrorBody
 
 // InternalServerError ErrorBody is the JSON of every failed REST request. Like every response message, all its fields are always present.
 type InternalServerError = ErrorBody
+
+// Lti13LoginFailed ErrorBody is the JSON of every failed REST request. Like every response message, all its fields are always present.
+type Lti13LoginFailed = ErrorBody
 
 // NotFound ErrorBody is the JSON of every failed REST request. Like every response message, all its fields are always present.
 type NotFound = ErrorBody
@@ -2653,6 +2704,105 @@ type HeadLtiConfigurationXmlParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// Lti13DeepLinkingResponseFormdataBody defines parameters for Lti13DeepLinkingResponse.
+type Lti13DeepLinkingResponseFormdataBody struct {
+	ExamConfigId         *string           `form:"exam_config_id,omitempty" json:"exam_config_id,omitempty"`
+	AdditionalProperties map[string]string `json:"-"`
+}
+
+// Lti13DeepLinkingResponseParams defines parameters for Lti13DeepLinkingResponse.
+type Lti13DeepLinkingResponseParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetLtiToolJwksParams defines parameters for GetLtiToolJwks.
+type GetLtiToolJwksParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetLtiToolJwks200JSONResponseBodyKeysAlg defines parameters for GetLtiToolJwks.
+type GetLtiToolJwks200JSONResponseBodyKeysAlg string
+
+// GetLtiToolJwks200JSONResponseBodyKeysKty defines parameters for GetLtiToolJwks.
+type GetLtiToolJwks200JSONResponseBodyKeysKty string
+
+// GetLtiToolJwks200JSONResponseBodyKeysUse defines parameters for GetLtiToolJwks.
+type GetLtiToolJwks200JSONResponseBodyKeysUse string
+
+// Lti13LaunchFormdataBody defines parameters for Lti13Launch.
+type Lti13LaunchFormdataBody struct {
+	// Error An OIDC error the platform posts instead of an id_token.
+	Error            *string `form:"error,omitempty" json:"error,omitempty"`
+	ErrorDescription *string `form:"error_description,omitempty" json:"error_description,omitempty"`
+
+	// IdToken The platform's id_token, a JWS signed with RS256.
+	IdToken *string `form:"id_token,omitempty" json:"id_token,omitempty"`
+
+	// State The state the tool's login initiation handed the platform.
+	State                *string           `form:"state,omitempty" json:"state,omitempty"`
+	AdditionalProperties map[string]string `json:"-"`
+}
+
+// Lti13LaunchParams defines parameters for Lti13Launch.
+type Lti13LaunchParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// Lti13LoginParams defines parameters for Lti13Login.
+type Lti13LoginParams struct {
+	// Iss The platform's issuer, as registered (`issuer`), character for character.
+	Iss string `form:"iss" json:"iss"`
+
+	// LoginHint The platform's opaque user hint, passed back to it.
+	LoginHint string `form:"login_hint" json:"login_hint"`
+
+	// TargetLinkUri The tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`: any other is refused (it "must be this tool's launch URL").
+	TargetLinkUri string `form:"target_link_uri" json:"target_link_uri"`
+
+	// LtiMessageHint The platform's opaque message hint, passed back to it unaltered.
+	LtiMessageHint *string `form:"lti_message_hint,omitempty" json:"lti_message_hint,omitempty"`
+
+	// ClientId The registration's `clientId`; required when the issuer has several registrations (a login without it is then refused: the issuer "has several registrations").
+	ClientId *string `form:"client_id,omitempty" json:"client_id,omitempty"`
+
+	// LtiDeploymentId One of the registration's `deploymentIds`.
+	LtiDeploymentId *string `form:"lti_deployment_id,omitempty" json:"lti_deployment_id,omitempty"`
+
+	// Other Other parameters platforms send with a login initiation (Canvas's `canvas_region`, `lti_storage_target`…); they are ignored.
+	Other *Lti13LoginOther `form:"other,omitempty" json:"other,omitempty"`
+
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// Lti13LoginPostFormdataBody defines parameters for Lti13LoginPost.
+type Lti13LoginPostFormdataBody struct {
+	// ClientId The registration's `clientId`; required when the issuer has several registrations.
+	ClientId *string `form:"client_id,omitempty" json:"client_id,omitempty"`
+
+	// Iss The platform's issuer, as registered (`issuer`), character for character.
+	Iss             string  `form:"iss" json:"iss"`
+	LoginHint       string  `form:"login_hint" json:"login_hint"`
+	LtiDeploymentId *string `form:"lti_deployment_id,omitempty" json:"lti_deployment_id,omitempty"`
+	LtiMessageHint  *string `form:"lti_message_hint,omitempty" json:"lti_message_hint,omitempty"`
+
+	// TargetLinkUri The tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`.
+	TargetLinkUri        string            `form:"target_link_uri" json:"target_link_uri"`
+	AdditionalProperties map[string]string `json:"-"`
+}
+
+// Lti13LoginPostParams defines parameters for Lti13LoginPost.
+type Lti13LoginPostParams struct {
+	// Other Other parameters platforms send with a login initiation (Canvas's `canvas_region`, `lti_storage_target`…); they are ignored.
+	Other *Lti13LoginOther `form:"other,omitempty" json:"other,omitempty"`
+
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
 // GetOpenAPIDocumentParams defines parameters for GetOpenAPIDocument.
 type GetOpenAPIDocumentParams struct {
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
@@ -2689,6 +2839,15 @@ type ListWorkspacesJSONRequestBody = ListWorkspacesRequest
 // LtiLaunchFormdataRequestBody defines body for LtiLaunch for application/x-www-form-urlencoded ContentType.
 type LtiLaunchFormdataRequestBody LtiLaunchFormdataBody
 
+// Lti13DeepLinkingResponseFormdataRequestBody defines body for Lti13DeepLinkingResponse for application/x-www-form-urlencoded ContentType.
+type Lti13DeepLinkingResponseFormdataRequestBody Lti13DeepLinkingResponseFormdataBody
+
+// Lti13LaunchFormdataRequestBody defines body for Lti13Launch for application/x-www-form-urlencoded ContentType.
+type Lti13LaunchFormdataRequestBody Lti13LaunchFormdataBody
+
+// Lti13LoginPostFormdataRequestBody defines body for Lti13LoginPost for application/x-www-form-urlencoded ContentType.
+type Lti13LoginPostFormdataRequestBody Lti13LoginPostFormdataBody
+
 // Getter for additional properties for LtiLaunchFormdataBody. Returns the specified
 // element and whether it was found
 func (a LtiLaunchFormdataBody) Get(fieldName string) (value string, found bool) {
@@ -2704,6 +2863,324 @@ func (a *LtiLaunchFormdataBody) Set(fieldName string, value string) {
 		a.AdditionalProperties = make(map[string]string)
 	}
 	a.AdditionalProperties[fieldName] = value
+}
+
+// Getter for additional properties for Lti13DeepLinkingResponseFormdataBody. Returns the specified
+// element and whether it was found
+func (a Lti13DeepLinkingResponseFormdataBody) Get(fieldName string) (value string, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Lti13DeepLinkingResponseFormdataBody
+func (a *Lti13DeepLinkingResponseFormdataBody) Set(fieldName string, value string) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]string)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Lti13DeepLinkingResponseFormdataBody to handle AdditionalProperties
+func (a *Lti13DeepLinkingResponseFormdataBody) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["exam_config_id"]; found {
+		err = json.Unmarshal(raw, &a.ExamConfigId)
+		if err != nil {
+			return fmt.Errorf("error reading 'exam_config_id': %w", err)
+		}
+		delete(object, "exam_config_id")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]string)
+		for fieldName, fieldBuf := range object {
+			var fieldVal string
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Lti13DeepLinkingResponseFormdataBody to handle AdditionalProperties
+func (a Lti13DeepLinkingResponseFormdataBody) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.ExamConfigId != nil {
+		object["exam_config_id"], err = json.Marshal(a.ExamConfigId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'exam_config_id': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Lti13LaunchFormdataBody. Returns the specified
+// element and whether it was found
+func (a Lti13LaunchFormdataBody) Get(fieldName string) (value string, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Lti13LaunchFormdataBody
+func (a *Lti13LaunchFormdataBody) Set(fieldName string, value string) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]string)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Lti13LaunchFormdataBody to handle AdditionalProperties
+func (a *Lti13LaunchFormdataBody) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["error"]; found {
+		err = json.Unmarshal(raw, &a.Error)
+		if err != nil {
+			return fmt.Errorf("error reading 'error': %w", err)
+		}
+		delete(object, "error")
+	}
+
+	if raw, found := object["error_description"]; found {
+		err = json.Unmarshal(raw, &a.ErrorDescription)
+		if err != nil {
+			return fmt.Errorf("error reading 'error_description': %w", err)
+		}
+		delete(object, "error_description")
+	}
+
+	if raw, found := object["id_token"]; found {
+		err = json.Unmarshal(raw, &a.IdToken)
+		if err != nil {
+			return fmt.Errorf("error reading 'id_token': %w", err)
+		}
+		delete(object, "id_token")
+	}
+
+	if raw, found := object["state"]; found {
+		err = json.Unmarshal(raw, &a.State)
+		if err != nil {
+			return fmt.Errorf("error reading 'state': %w", err)
+		}
+		delete(object, "state")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]string)
+		for fieldName, fieldBuf := range object {
+			var fieldVal string
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Lti13LaunchFormdataBody to handle AdditionalProperties
+func (a Lti13LaunchFormdataBody) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Error != nil {
+		object["error"], err = json.Marshal(a.Error)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'error': %w", err)
+		}
+	}
+
+	if a.ErrorDescription != nil {
+		object["error_description"], err = json.Marshal(a.ErrorDescription)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'error_description': %w", err)
+		}
+	}
+
+	if a.IdToken != nil {
+		object["id_token"], err = json.Marshal(a.IdToken)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'id_token': %w", err)
+		}
+	}
+
+	if a.State != nil {
+		object["state"], err = json.Marshal(a.State)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'state': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Lti13LoginPostFormdataBody. Returns the specified
+// element and whether it was found
+func (a Lti13LoginPostFormdataBody) Get(fieldName string) (value string, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Lti13LoginPostFormdataBody
+func (a *Lti13LoginPostFormdataBody) Set(fieldName string, value string) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]string)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Lti13LoginPostFormdataBody to handle AdditionalProperties
+func (a *Lti13LoginPostFormdataBody) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["client_id"]; found {
+		err = json.Unmarshal(raw, &a.ClientId)
+		if err != nil {
+			return fmt.Errorf("error reading 'client_id': %w", err)
+		}
+		delete(object, "client_id")
+	}
+
+	if raw, found := object["iss"]; found {
+		err = json.Unmarshal(raw, &a.Iss)
+		if err != nil {
+			return fmt.Errorf("error reading 'iss': %w", err)
+		}
+		delete(object, "iss")
+	}
+
+	if raw, found := object["login_hint"]; found {
+		err = json.Unmarshal(raw, &a.LoginHint)
+		if err != nil {
+			return fmt.Errorf("error reading 'login_hint': %w", err)
+		}
+		delete(object, "login_hint")
+	}
+
+	if raw, found := object["lti_deployment_id"]; found {
+		err = json.Unmarshal(raw, &a.LtiDeploymentId)
+		if err != nil {
+			return fmt.Errorf("error reading 'lti_deployment_id': %w", err)
+		}
+		delete(object, "lti_deployment_id")
+	}
+
+	if raw, found := object["lti_message_hint"]; found {
+		err = json.Unmarshal(raw, &a.LtiMessageHint)
+		if err != nil {
+			return fmt.Errorf("error reading 'lti_message_hint': %w", err)
+		}
+		delete(object, "lti_message_hint")
+	}
+
+	if raw, found := object["target_link_uri"]; found {
+		err = json.Unmarshal(raw, &a.TargetLinkUri)
+		if err != nil {
+			return fmt.Errorf("error reading 'target_link_uri': %w", err)
+		}
+		delete(object, "target_link_uri")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]string)
+		for fieldName, fieldBuf := range object {
+			var fieldVal string
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Lti13LoginPostFormdataBody to handle AdditionalProperties
+func (a Lti13LoginPostFormdataBody) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.ClientId != nil {
+		object["client_id"], err = json.Marshal(a.ClientId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'client_id': %w", err)
+		}
+	}
+
+	object["iss"], err = json.Marshal(a.Iss)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'iss': %w", err)
+	}
+
+	object["login_hint"], err = json.Marshal(a.LoginHint)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'login_hint': %w", err)
+	}
+
+	if a.LtiDeploymentId != nil {
+		object["lti_deployment_id"], err = json.Marshal(a.LtiDeploymentId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'lti_deployment_id': %w", err)
+		}
+	}
+
+	if a.LtiMessageHint != nil {
+		object["lti_message_hint"], err = json.Marshal(a.LtiMessageHint)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'lti_message_hint': %w", err)
+		}
+	}
+
+	object["target_link_uri"], err = json.Marshal(a.TargetLinkUri)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'target_link_uri': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
 }
 
 // AsLtiLaunchFormdataBody0 returns the union data inside the LtiLaunchFormdataBody as a LtiLaunchFormdataBody0
@@ -3328,6 +3805,74 @@ type ClientInterface interface {
 	//
 	// Corresponds with HEAD /lti/v1/workspaces/{id}/config.xml (the `HeadLtiConfigurationXml` operationId).
 	HeadLtiConfigurationXml(ctx context.Context, id string, params *HeadLtiConfigurationXmlParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Lti13DeepLinkingResponseWithBody Return the exam a teacher picked to the LMS (not available yet)
+	//
+	// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /lti/v1p3/deep-linking (the `Lti13DeepLinkingResponse` operationId).
+	Lti13DeepLinkingResponseWithBody(ctx context.Context, params *Lti13DeepLinkingResponseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Lti13DeepLinkingResponseWithFormdataBody Return the exam a teacher picked to the LMS (not available yet)
+	//
+	// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /lti/v1p3/deep-linking (the `Lti13DeepLinkingResponse` operationId).
+	Lti13DeepLinkingResponseWithFormdataBody(ctx context.Context, params *Lti13DeepLinkingResponseParams, body Lti13DeepLinkingResponseFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLtiToolJwks The LTI 1.3 tool's public keys
+	//
+	// The tool's JSON Web Key Set (RFC 7517), the keys LTI 1.3 platforms verify the tool's signed messages with: RSA keys (`kty` `RSA`, `use` `sig`, `alg` `RS256`) named by `kid`. A key is published before it signs and stays published after it is replaced, so a platform that keeps the set for its `Cache-Control` lifetime never misses a key. No credentials.
+	//
+	// Corresponds with GET /lti/v1p3/jwks.json (the `GetLtiToolJwks` operationId).
+	GetLtiToolJwks(ctx context.Context, params *GetLtiToolJwksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Lti13LaunchWithBody Launch LiveProctor from an LMS over LTI 1.3
+	//
+	// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /lti/v1p3/launch (the `Lti13Launch` operationId).
+	Lti13LaunchWithBody(ctx context.Context, params *Lti13LaunchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Lti13LaunchWithFormdataBody Launch LiveProctor from an LMS over LTI 1.3
+	//
+	// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /lti/v1p3/launch (the `Lti13Launch` operationId).
+	Lti13LaunchWithFormdataBody(ctx context.Context, params *Lti13LaunchParams, body Lti13LaunchFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Lti13Login Start an LTI 1.3 launch (OIDC login initiation)
+	//
+	// The login initiation URL registered with LTI 1.3 platforms; the platform sends the user's browser here before every launch (1EdTech Security Framework 1.0 §5.1.1). The registration is found by `iss` (an exact string) and `client_id`, or, without `client_id`, as the issuer's only registration: an issuer with several is refused (400) with a page saying the LMS must send `client_id`. A `lti_deployment_id` sent must be one of the registration's. `target_link_uri` must be the tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`. The answer sends the browser to the registration's `authLoginUrl` with `scope=openid`, `response_type=id_token`, `response_mode=form_post`, `prompt=none`, `client_id`, `redirect_uri` (the launch URL), `login_hint`, `lti_message_hint` (when sent, unaltered), a new `state` and a single-use `nonce`, both valid one hour; the state is also kept in a cookie the launch must present. Each parameter is at most 2048 bytes (a longer one "is longer than 2048 bytes"), and one given twice must have one value (else it "is given more than once"). A refused login answers a short page saying why. No credentials. The same parameters may be posted as a form.
+	//
+	// Corresponds with GET /lti/v1p3/login (the `Lti13Login` operationId).
+	Lti13Login(ctx context.Context, params *Lti13LoginParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Lti13LoginPostWithBody Start an LTI 1.3 launch (OIDC login initiation), posted
+	//
+	// The GET's login initiation, its parameters posted as a form (some platforms post it); any in the query string are read too. The same answers.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /lti/v1p3/login (the `Lti13LoginPost` operationId).
+	Lti13LoginPostWithBody(ctx context.Context, params *Lti13LoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Lti13LoginPostWithFormdataBody Start an LTI 1.3 launch (OIDC login initiation), posted
+	//
+	// The GET's login initiation, its parameters posted as a form (some platforms post it); any in the query string are read too. The same answers.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /lti/v1p3/login (the `Lti13LoginPost` operationId).
+	Lti13LoginPostWithFormdataBody(ctx context.Context, params *Lti13LoginPostParams, body Lti13LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenAPIDocument This document
 	//
@@ -3960,6 +4505,154 @@ func (c *Client) GetLtiConfigurationXml(ctx context.Context, id string, params *
 // Corresponds with HEAD /lti/v1/workspaces/{id}/config.xml (the `HeadLtiConfigurationXml` operationId).
 func (c *Client) HeadLtiConfigurationXml(ctx context.Context, id string, params *HeadLtiConfigurationXmlParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadLtiConfigurationXmlRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Lti13DeepLinkingResponseWithBody Return the exam a teacher picked to the LMS (not available yet)
+//
+// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /lti/v1p3/deep-linking (the `Lti13DeepLinkingResponse` operationId).
+func (c *Client) Lti13DeepLinkingResponseWithBody(ctx context.Context, params *Lti13DeepLinkingResponseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLti13DeepLinkingResponseRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Lti13DeepLinkingResponseWithFormdataBody Return the exam a teacher picked to the LMS (not available yet)
+//
+// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /lti/v1p3/deep-linking (the `Lti13DeepLinkingResponse` operationId).
+func (c *Client) Lti13DeepLinkingResponseWithFormdataBody(ctx context.Context, params *Lti13DeepLinkingResponseParams, body Lti13DeepLinkingResponseFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLti13DeepLinkingResponseRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLtiToolJwks The LTI 1.3 tool's public keys
+//
+// The tool's JSON Web Key Set (RFC 7517), the keys LTI 1.3 platforms verify the tool's signed messages with: RSA keys (`kty` `RSA`, `use` `sig`, `alg` `RS256`) named by `kid`. A key is published before it signs and stays published after it is replaced, so a platform that keeps the set for its `Cache-Control` lifetime never misses a key. No credentials.
+//
+// Corresponds with GET /lti/v1p3/jwks.json (the `GetLtiToolJwks` operationId).
+func (c *Client) GetLtiToolJwks(ctx context.Context, params *GetLtiToolJwksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLtiToolJwksRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Lti13LaunchWithBody Launch LiveProctor from an LMS over LTI 1.3
+//
+// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /lti/v1p3/launch (the `Lti13Launch` operationId).
+func (c *Client) Lti13LaunchWithBody(ctx context.Context, params *Lti13LaunchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLti13LaunchRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Lti13LaunchWithFormdataBody Launch LiveProctor from an LMS over LTI 1.3
+//
+// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /lti/v1p3/launch (the `Lti13Launch` operationId).
+func (c *Client) Lti13LaunchWithFormdataBody(ctx context.Context, params *Lti13LaunchParams, body Lti13LaunchFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLti13LaunchRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Lti13Login Start an LTI 1.3 launch (OIDC login initiation)
+//
+// The login initiation URL registered with LTI 1.3 platforms; the platform sends the user's browser here before every launch (1EdTech Security Framework 1.0 §5.1.1). The registration is found by `iss` (an exact string) and `client_id`, or, without `client_id`, as the issuer's only registration: an issuer with several is refused (400) with a page saying the LMS must send `client_id`. A `lti_deployment_id` sent must be one of the registration's. `target_link_uri` must be the tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`. The answer sends the browser to the registration's `authLoginUrl` with `scope=openid`, `response_type=id_token`, `response_mode=form_post`, `prompt=none`, `client_id`, `redirect_uri` (the launch URL), `login_hint`, `lti_message_hint` (when sent, unaltered), a new `state` and a single-use `nonce`, both valid one hour; the state is also kept in a cookie the launch must present. Each parameter is at most 2048 bytes (a longer one "is longer than 2048 bytes"), and one given twice must have one value (else it "is given more than once"). A refused login answers a short page saying why. No credentials. The same parameters may be posted as a form.
+//
+// Corresponds with GET /lti/v1p3/login (the `Lti13Login` operationId).
+func (c *Client) Lti13Login(ctx context.Context, params *Lti13LoginParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLti13LoginRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Lti13LoginPostWithBody Start an LTI 1.3 launch (OIDC login initiation), posted
+//
+// The GET's login initiation, its parameters posted as a form (some platforms post it); any in the query string are read too. The same answers.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /lti/v1p3/login (the `Lti13LoginPost` operationId).
+func (c *Client) Lti13LoginPostWithBody(ctx context.Context, params *Lti13LoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLti13LoginPostRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Lti13LoginPostWithFormdataBody Start an LTI 1.3 launch (OIDC login initiation), posted
+//
+// The GET's login initiation, its parameters posted as a form (some platforms post it); any in the query string are read too. The same answers.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /lti/v1p3/login (the `Lti13LoginPost` operationId).
+func (c *Client) Lti13LoginPostWithFormdataBody(ctx context.Context, params *Lti13LoginPostParams, body Lti13LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLti13LoginPostRequestWithFormdataBody(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5508,6 +6201,369 @@ func NewHeadLtiConfigurationXmlRequest(server string, id string, params *HeadLti
 	return req, nil
 }
 
+// NewLti13DeepLinkingResponseRequestWithFormdataBody calls the generic Lti13DeepLinkingResponse builder with application/x-www-form-urlencoded body
+func NewLti13DeepLinkingResponseRequestWithFormdataBody(server string, params *Lti13DeepLinkingResponseParams, body Lti13DeepLinkingResponseFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewLti13DeepLinkingResponseRequestWithBody(server, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewLti13DeepLinkingResponseRequestWithBody constructs an http.Request for the Lti13DeepLinkingResponse method, with any body, and a specified content type
+func NewLti13DeepLinkingResponseRequestWithBody(server string, params *Lti13DeepLinkingResponseParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/lti/v1p3/deep-linking")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetLtiToolJwksRequest constructs an http.Request for the GetLtiToolJwks method
+func NewGetLtiToolJwksRequest(server string, params *GetLtiToolJwksParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/lti/v1p3/jwks.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewLti13LaunchRequestWithFormdataBody calls the generic Lti13Launch builder with application/x-www-form-urlencoded body
+func NewLti13LaunchRequestWithFormdataBody(server string, params *Lti13LaunchParams, body Lti13LaunchFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewLti13LaunchRequestWithBody(server, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewLti13LaunchRequestWithBody constructs an http.Request for the Lti13Launch method, with any body, and a specified content type
+func NewLti13LaunchRequestWithBody(server string, params *Lti13LaunchParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/lti/v1p3/launch")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewLti13LoginRequest constructs an http.Request for the Lti13Login method
+func NewLti13LoginRequest(server string, params *Lti13LoginParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/lti/v1p3/login")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "iss", params.Iss, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "login_hint", params.LoginHint, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "target_link_uri", params.TargetLinkUri, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.LtiMessageHint != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lti_message_hint", *params.LtiMessageHint, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ClientId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "client_id", *params.ClientId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LtiDeploymentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lti_deployment_id", *params.LtiDeploymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Other != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "other", *params.Other, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewLti13LoginPostRequestWithFormdataBody calls the generic Lti13LoginPost builder with application/x-www-form-urlencoded body
+func NewLti13LoginPostRequestWithFormdataBody(server string, params *Lti13LoginPostParams, body Lti13LoginPostFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewLti13LoginPostRequestWithBody(server, params, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewLti13LoginPostRequestWithBody constructs an http.Request for the Lti13LoginPost method, with any body, and a specified content type
+func NewLti13LoginPostRequestWithBody(server string, params *Lti13LoginPostParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/lti/v1p3/login")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Other != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "other", *params.Other, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetOpenAPIDocumentRequest constructs an http.Request for the GetOpenAPIDocument method
 func NewGetOpenAPIDocumentRequest(server string, params *GetOpenAPIDocumentParams) (*http.Request, error) {
 	var err error
@@ -5908,6 +6964,78 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with HEAD /lti/v1/workspaces/{id}/config.xml (the `HeadLtiConfigurationXml` operationId).
 	HeadLtiConfigurationXmlWithResponse(ctx context.Context, id string, params *HeadLtiConfigurationXmlParams, reqEditors ...RequestEditorFn) (*HeadLtiConfigurationXmlHTTPResponse, error)
+
+	// Lti13DeepLinkingResponseWithBodyWithResponse Return the exam a teacher picked to the LMS (not available yet)
+	//
+	// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /lti/v1p3/deep-linking (the `Lti13DeepLinkingResponse` operationId).
+	Lti13DeepLinkingResponseWithBodyWithResponse(ctx context.Context, params *Lti13DeepLinkingResponseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*Lti13DeepLinkingResponseHTTPResponse, error)
+
+	// Lti13DeepLinkingResponseWithFormdataBodyWithResponse Return the exam a teacher picked to the LMS (not available yet)
+	//
+	// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /lti/v1p3/deep-linking (the `Lti13DeepLinkingResponse` operationId).
+	Lti13DeepLinkingResponseWithFormdataBodyWithResponse(ctx context.Context, params *Lti13DeepLinkingResponseParams, body Lti13DeepLinkingResponseFormdataRequestBody, reqEditors ...RequestEditorFn) (*Lti13DeepLinkingResponseHTTPResponse, error)
+
+	// GetLtiToolJwksWithResponse The LTI 1.3 tool's public keys
+	//
+	// The tool's JSON Web Key Set (RFC 7517), the keys LTI 1.3 platforms verify the tool's signed messages with: RSA keys (`kty` `RSA`, `use` `sig`, `alg` `RS256`) named by `kid`. A key is published before it signs and stays published after it is replaced, so a platform that keeps the set for its `Cache-Control` lifetime never misses a key. No credentials.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /lti/v1p3/jwks.json (the `GetLtiToolJwks` operationId).
+	GetLtiToolJwksWithResponse(ctx context.Context, params *GetLtiToolJwksParams, reqEditors ...RequestEditorFn) (*GetLtiToolJwksHTTPResponse, error)
+
+	// Lti13LaunchWithBodyWithResponse Launch LiveProctor from an LMS over LTI 1.3
+	//
+	// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /lti/v1p3/launch (the `Lti13Launch` operationId).
+	Lti13LaunchWithBodyWithResponse(ctx context.Context, params *Lti13LaunchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*Lti13LaunchHTTPResponse, error)
+
+	// Lti13LaunchWithFormdataBodyWithResponse Launch LiveProctor from an LMS over LTI 1.3
+	//
+	// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /lti/v1p3/launch (the `Lti13Launch` operationId).
+	Lti13LaunchWithFormdataBodyWithResponse(ctx context.Context, params *Lti13LaunchParams, body Lti13LaunchFormdataRequestBody, reqEditors ...RequestEditorFn) (*Lti13LaunchHTTPResponse, error)
+
+	// Lti13LoginWithResponse Start an LTI 1.3 launch (OIDC login initiation)
+	//
+	// The login initiation URL registered with LTI 1.3 platforms; the platform sends the user's browser here before every launch (1EdTech Security Framework 1.0 §5.1.1). The registration is found by `iss` (an exact string) and `client_id`, or, without `client_id`, as the issuer's only registration: an issuer with several is refused (400) with a page saying the LMS must send `client_id`. A `lti_deployment_id` sent must be one of the registration's. `target_link_uri` must be the tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`. The answer sends the browser to the registration's `authLoginUrl` with `scope=openid`, `response_type=id_token`, `response_mode=form_post`, `prompt=none`, `client_id`, `redirect_uri` (the launch URL), `login_hint`, `lti_message_hint` (when sent, unaltered), a new `state` and a single-use `nonce`, both valid one hour; the state is also kept in a cookie the launch must present. Each parameter is at most 2048 bytes (a longer one "is longer than 2048 bytes"), and one given twice must have one value (else it "is given more than once"). A refused login answers a short page saying why. No credentials. The same parameters may be posted as a form.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /lti/v1p3/login (the `Lti13Login` operationId).
+	Lti13LoginWithResponse(ctx context.Context, params *Lti13LoginParams, reqEditors ...RequestEditorFn) (*Lti13LoginHTTPResponse, error)
+
+	// Lti13LoginPostWithBodyWithResponse Start an LTI 1.3 launch (OIDC login initiation), posted
+	//
+	// The GET's login initiation, its parameters posted as a form (some platforms post it); any in the query string are read too. The same answers.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /lti/v1p3/login (the `Lti13LoginPost` operationId).
+	Lti13LoginPostWithBodyWithResponse(ctx context.Context, params *Lti13LoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*Lti13LoginPostHTTPResponse, error)
+
+	// Lti13LoginPostWithFormdataBodyWithResponse Start an LTI 1.3 launch (OIDC login initiation), posted
+	//
+	// The GET's login initiation, its parameters posted as a form (some platforms post it); any in the query string are read too. The same answers.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /lti/v1p3/login (the `Lti13LoginPost` operationId).
+	Lti13LoginPostWithFormdataBodyWithResponse(ctx context.Context, params *Lti13LoginPostParams, body Lti13LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*Lti13LoginPostHTTPResponse, error)
 
 	// GetOpenAPIDocumentWithResponse This document
 	//
@@ -10614,6 +11742,593 @@ func (r HeadLtiConfigurationXmlHTTPResponse) ContentType() string {
 	return ""
 }
 
+// Lti13DeepLinkingResponseHTTPResponse400Headers the declared response headers of an HTTP 400 response for Lti13DeepLinkingResponse
+type Lti13DeepLinkingResponseHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// Lti13DeepLinkingResponseHTTPResponse408Headers the declared response headers of an HTTP 408 response for Lti13DeepLinkingResponse
+type Lti13DeepLinkingResponseHTTPResponse408Headers struct {
+	XRequestId string
+}
+
+// Lti13DeepLinkingResponseHTTPResponse413Headers the declared response headers of an HTTP 413 response for Lti13DeepLinkingResponse
+type Lti13DeepLinkingResponseHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// Lti13DeepLinkingResponseHTTPResponse500Headers the declared response headers of an HTTP 500 response for Lti13DeepLinkingResponse
+type Lti13DeepLinkingResponseHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// Lti13DeepLinkingResponseHTTPResponse501Headers the declared response headers of an HTTP 501 response for Lti13DeepLinkingResponse
+type Lti13DeepLinkingResponseHTTPResponse501Headers struct {
+	XRequestId string
+}
+
+type Lti13DeepLinkingResponseHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *Lti13DeepLinkingResponseHTTPResponse400Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *Lti13DeepLinkingResponseHTTPResponse408Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *Lti13DeepLinkingResponseHTTPResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *Lti13DeepLinkingResponseHTTPResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *Lti13DeepLinkingResponseHTTPResponse501Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r Lti13DeepLinkingResponseHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r Lti13DeepLinkingResponseHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r Lti13DeepLinkingResponseHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r Lti13DeepLinkingResponseHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r Lti13DeepLinkingResponseHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r Lti13DeepLinkingResponseHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r Lti13DeepLinkingResponseHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r Lti13DeepLinkingResponseHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLtiToolJwksHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetLtiToolJwks
+type GetLtiToolJwksHTTPResponse200Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetLtiToolJwksHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetLtiToolJwks
+type GetLtiToolJwksHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// GetLtiToolJwksHTTPResponse413Headers the declared response headers of an HTTP 413 response for GetLtiToolJwks
+type GetLtiToolJwksHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// GetLtiToolJwksHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetLtiToolJwks
+type GetLtiToolJwksHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// GetLtiToolJwksHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetLtiToolJwks
+type GetLtiToolJwksHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// GetLtiToolJwksHTTPResponse504Headers the declared response headers of an HTTP 504 response for GetLtiToolJwks
+type GetLtiToolJwksHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type GetLtiToolJwksHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Keys []struct {
+			Alg *GetLtiToolJwks200JSONResponseBodyKeysAlg `json:"alg,omitempty"`
+			E   string                                    `json:"e"`
+			Kid string                                    `json:"kid"`
+			Kty GetLtiToolJwks200JSONResponseBodyKeysKty  `json:"kty"`
+			N   string                                    `json:"n"`
+			Use *GetLtiToolJwks200JSONResponseBodyKeysUse `json:"use,omitempty"`
+		} `json:"keys"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLtiToolJwksHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetLtiToolJwksHTTPResponse400Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetLtiToolJwksHTTPResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetLtiToolJwksHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLtiToolJwksHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *GetLtiToolJwksHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLtiToolJwksHTTPResponse) GetJSON200() *struct {
+	Keys []struct {
+		Alg *GetLtiToolJwks200JSONResponseBodyKeysAlg `json:"alg,omitempty"`
+		E   string                                    `json:"e"`
+		Kid string                                    `json:"kid"`
+		Kty GetLtiToolJwks200JSONResponseBodyKeysKty  `json:"kty"`
+		N   string                                    `json:"n"`
+		Use *GetLtiToolJwks200JSONResponseBodyKeysUse `json:"use,omitempty"`
+	} `json:"keys"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetLtiToolJwksHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetLtiToolJwksHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetLtiToolJwksHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLtiToolJwksHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetLtiToolJwksHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLtiToolJwksHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLtiToolJwksHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLtiToolJwksHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLtiToolJwksHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// Lti13LaunchHTTPResponse200Headers the declared response headers of an HTTP 200 response for Lti13Launch
+type Lti13LaunchHTTPResponse200Headers struct {
+	SetCookie  *string
+	XRequestId string
+}
+
+// Lti13LaunchHTTPResponse400Headers the declared response headers of an HTTP 400 response for Lti13Launch
+type Lti13LaunchHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// Lti13LaunchHTTPResponse401Headers the declared response headers of an HTTP 401 response for Lti13Launch
+type Lti13LaunchHTTPResponse401Headers struct {
+	XRequestId string
+}
+
+// Lti13LaunchHTTPResponse408Headers the declared response headers of an HTTP 408 response for Lti13Launch
+type Lti13LaunchHTTPResponse408Headers struct {
+	XRequestId string
+}
+
+// Lti13LaunchHTTPResponse413Headers the declared response headers of an HTTP 413 response for Lti13Launch
+type Lti13LaunchHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// Lti13LaunchHTTPResponse415Headers the declared response headers of an HTTP 415 response for Lti13Launch
+type Lti13LaunchHTTPResponse415Headers struct {
+	XRequestId string
+}
+
+// Lti13LaunchHTTPResponse429Headers the declared response headers of an HTTP 429 response for Lti13Launch
+type Lti13LaunchHTTPResponse429Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
+// Lti13LaunchHTTPResponse500Headers the declared response headers of an HTTP 500 response for Lti13Launch
+type Lti13LaunchHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// Lti13LaunchHTTPResponse503Headers the declared response headers of an HTTP 503 response for Lti13Launch
+type Lti13LaunchHTTPResponse503Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
+// Lti13LaunchHTTPResponse504Headers the declared response headers of an HTTP 504 response for Lti13Launch
+type Lti13LaunchHTTPResponse504Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
+type Lti13LaunchHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *Lti13LaunchHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *Lti13LaunchHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *Lti13LaunchHTTPResponse401Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *Lti13LaunchHTTPResponse408Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *Lti13LaunchHTTPResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *Lti13LaunchHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *Lti13LaunchHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *Lti13LaunchHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *Lti13LaunchHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *Lti13LaunchHTTPResponse504Headers
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r Lti13LaunchHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r Lti13LaunchHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r Lti13LaunchHTTPResponse) GetJSON500() *ErrorBody {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r Lti13LaunchHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r Lti13LaunchHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r Lti13LaunchHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r Lti13LaunchHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// Lti13LoginHTTPResponse302Headers the declared response headers of an HTTP 302 response for Lti13Login
+type Lti13LoginHTTPResponse302Headers struct {
+	Location   string
+	SetCookie  string
+	XRequestId string
+}
+
+// Lti13LoginHTTPResponse400Headers the declared response headers of an HTTP 400 response for Lti13Login
+type Lti13LoginHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// Lti13LoginHTTPResponse401Headers the declared response headers of an HTTP 401 response for Lti13Login
+type Lti13LoginHTTPResponse401Headers struct {
+	XRequestId string
+}
+
+// Lti13LoginHTTPResponse413Headers the declared response headers of an HTTP 413 response for Lti13Login
+type Lti13LoginHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// Lti13LoginHTTPResponse500Headers the declared response headers of an HTTP 500 response for Lti13Login
+type Lti13LoginHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// Lti13LoginHTTPResponse503Headers the declared response headers of an HTTP 503 response for Lti13Login
+type Lti13LoginHTTPResponse503Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
+// Lti13LoginHTTPResponse504Headers the declared response headers of an HTTP 504 response for Lti13Login
+type Lti13LoginHTTPResponse504Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
+type Lti13LoginHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Lti13LoginFailed
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *Lti13LoginHTTPResponse302Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *Lti13LoginHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *Lti13LoginHTTPResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *Lti13LoginHTTPResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *Lti13LoginHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *Lti13LoginHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *Lti13LoginHTTPResponse504Headers
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r Lti13LoginHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r Lti13LoginHTTPResponse) GetJSON500() *Lti13LoginFailed {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r Lti13LoginHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r Lti13LoginHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r Lti13LoginHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r Lti13LoginHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// Lti13LoginPostHTTPResponse302Headers the declared response headers of an HTTP 302 response for Lti13LoginPost
+type Lti13LoginPostHTTPResponse302Headers struct {
+	Location   string
+	SetCookie  string
+	XRequestId string
+}
+
+// Lti13LoginPostHTTPResponse400Headers the declared response headers of an HTTP 400 response for Lti13LoginPost
+type Lti13LoginPostHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// Lti13LoginPostHTTPResponse401Headers the declared response headers of an HTTP 401 response for Lti13LoginPost
+type Lti13LoginPostHTTPResponse401Headers struct {
+	XRequestId string
+}
+
+// Lti13LoginPostHTTPResponse408Headers the declared response headers of an HTTP 408 response for Lti13LoginPost
+type Lti13LoginPostHTTPResponse408Headers struct {
+	XRequestId string
+}
+
+// Lti13LoginPostHTTPResponse413Headers the declared response headers of an HTTP 413 response for Lti13LoginPost
+type Lti13LoginPostHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// Lti13LoginPostHTTPResponse415Headers the declared response headers of an HTTP 415 response for Lti13LoginPost
+type Lti13LoginPostHTTPResponse415Headers struct {
+	XRequestId string
+}
+
+// Lti13LoginPostHTTPResponse500Headers the declared response headers of an HTTP 500 response for Lti13LoginPost
+type Lti13LoginPostHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// Lti13LoginPostHTTPResponse503Headers the declared response headers of an HTTP 503 response for Lti13LoginPost
+type Lti13LoginPostHTTPResponse503Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
+// Lti13LoginPostHTTPResponse504Headers the declared response headers of an HTTP 504 response for Lti13LoginPost
+type Lti13LoginPostHTTPResponse504Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
+type Lti13LoginPostHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Lti13LoginFailed
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *Lti13LoginPostHTTPResponse302Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *Lti13LoginPostHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *Lti13LoginPostHTTPResponse401Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *Lti13LoginPostHTTPResponse408Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *Lti13LoginPostHTTPResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *Lti13LoginPostHTTPResponse415Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *Lti13LoginPostHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *Lti13LoginPostHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *Lti13LoginPostHTTPResponse504Headers
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r Lti13LoginPostHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r Lti13LoginPostHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r Lti13LoginPostHTTPResponse) GetJSON500() *Lti13LoginFailed {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r Lti13LoginPostHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r Lti13LoginPostHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r Lti13LoginPostHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r Lti13LoginPostHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetOpenAPIDocumentHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIDocument
 type GetOpenAPIDocumentHTTPResponse200Headers struct {
 	XRequestId string
@@ -11227,6 +12942,126 @@ func (c *ClientWithResponses) HeadLtiConfigurationXmlWithResponse(ctx context.Co
 		return nil, err
 	}
 	return ParseHeadLtiConfigurationXmlHTTPResponse(rsp)
+}
+
+// Lti13DeepLinkingResponseWithBodyWithResponse Return the exam a teacher picked to the LMS (not available yet)
+//
+// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /lti/v1p3/deep-linking (the `Lti13DeepLinkingResponse` operationId).
+func (c *ClientWithResponses) Lti13DeepLinkingResponseWithBodyWithResponse(ctx context.Context, params *Lti13DeepLinkingResponseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*Lti13DeepLinkingResponseHTTPResponse, error) {
+	rsp, err := c.Lti13DeepLinkingResponseWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLti13DeepLinkingResponseHTTPResponse(rsp)
+}
+
+// Lti13DeepLinkingResponseWithFormdataBodyWithResponse Return the exam a teacher picked to the LMS (not available yet)
+//
+// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /lti/v1p3/deep-linking (the `Lti13DeepLinkingResponse` operationId).
+func (c *ClientWithResponses) Lti13DeepLinkingResponseWithFormdataBodyWithResponse(ctx context.Context, params *Lti13DeepLinkingResponseParams, body Lti13DeepLinkingResponseFormdataRequestBody, reqEditors ...RequestEditorFn) (*Lti13DeepLinkingResponseHTTPResponse, error) {
+	rsp, err := c.Lti13DeepLinkingResponseWithFormdataBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLti13DeepLinkingResponseHTTPResponse(rsp)
+}
+
+// GetLtiToolJwksWithResponse The LTI 1.3 tool's public keys
+//
+// The tool's JSON Web Key Set (RFC 7517), the keys LTI 1.3 platforms verify the tool's signed messages with: RSA keys (`kty` `RSA`, `use` `sig`, `alg` `RS256`) named by `kid`. A key is published before it signs and stays published after it is replaced, so a platform that keeps the set for its `Cache-Control` lifetime never misses a key. No credentials.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /lti/v1p3/jwks.json (the `GetLtiToolJwks` operationId).
+func (c *ClientWithResponses) GetLtiToolJwksWithResponse(ctx context.Context, params *GetLtiToolJwksParams, reqEditors ...RequestEditorFn) (*GetLtiToolJwksHTTPResponse, error) {
+	rsp, err := c.GetLtiToolJwks(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLtiToolJwksHTTPResponse(rsp)
+}
+
+// Lti13LaunchWithBodyWithResponse Launch LiveProctor from an LMS over LTI 1.3
+//
+// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /lti/v1p3/launch (the `Lti13Launch` operationId).
+func (c *ClientWithResponses) Lti13LaunchWithBodyWithResponse(ctx context.Context, params *Lti13LaunchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*Lti13LaunchHTTPResponse, error) {
+	rsp, err := c.Lti13LaunchWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLti13LaunchHTTPResponse(rsp)
+}
+
+// Lti13LaunchWithFormdataBodyWithResponse Launch LiveProctor from an LMS over LTI 1.3
+//
+// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /lti/v1p3/launch (the `Lti13Launch` operationId).
+func (c *ClientWithResponses) Lti13LaunchWithFormdataBodyWithResponse(ctx context.Context, params *Lti13LaunchParams, body Lti13LaunchFormdataRequestBody, reqEditors ...RequestEditorFn) (*Lti13LaunchHTTPResponse, error) {
+	rsp, err := c.Lti13LaunchWithFormdataBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLti13LaunchHTTPResponse(rsp)
+}
+
+// Lti13LoginWithResponse Start an LTI 1.3 launch (OIDC login initiation)
+//
+// The login initiation URL registered with LTI 1.3 platforms; the platform sends the user's browser here before every launch (1EdTech Security Framework 1.0 §5.1.1). The registration is found by `iss` (an exact string) and `client_id`, or, without `client_id`, as the issuer's only registration: an issuer with several is refused (400) with a page saying the LMS must send `client_id`. A `lti_deployment_id` sent must be one of the registration's. `target_link_uri` must be the tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`. The answer sends the browser to the registration's `authLoginUrl` with `scope=openid`, `response_type=id_token`, `response_mode=form_post`, `prompt=none`, `client_id`, `redirect_uri` (the launch URL), `login_hint`, `lti_message_hint` (when sent, unaltered), a new `state` and a single-use `nonce`, both valid one hour; the state is also kept in a cookie the launch must present. Each parameter is at most 2048 bytes (a longer one "is longer than 2048 bytes"), and one given twice must have one value (else it "is given more than once"). A refused login answers a short page saying why. No credentials. The same parameters may be posted as a form.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /lti/v1p3/login (the `Lti13Login` operationId).
+func (c *ClientWithResponses) Lti13LoginWithResponse(ctx context.Context, params *Lti13LoginParams, reqEditors ...RequestEditorFn) (*Lti13LoginHTTPResponse, error) {
+	rsp, err := c.Lti13Login(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLti13LoginHTTPResponse(rsp)
+}
+
+// Lti13LoginPostWithBodyWithResponse Start an LTI 1.3 launch (OIDC login initiation), posted
+//
+// The GET's login initiation, its parameters posted as a form (some platforms post it); any in the query string are read too. The same answers.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /lti/v1p3/login (the `Lti13LoginPost` operationId).
+func (c *ClientWithResponses) Lti13LoginPostWithBodyWithResponse(ctx context.Context, params *Lti13LoginPostParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*Lti13LoginPostHTTPResponse, error) {
+	rsp, err := c.Lti13LoginPostWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLti13LoginPostHTTPResponse(rsp)
+}
+
+// Lti13LoginPostWithFormdataBodyWithResponse Start an LTI 1.3 launch (OIDC login initiation), posted
+//
+// The GET's login initiation, its parameters posted as a form (some platforms post it); any in the query string are read too. The same answers.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /lti/v1p3/login (the `Lti13LoginPost` operationId).
+func (c *ClientWithResponses) Lti13LoginPostWithFormdataBodyWithResponse(ctx context.Context, params *Lti13LoginPostParams, body Lti13LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*Lti13LoginPostHTTPResponse, error) {
+	rsp, err := c.Lti13LoginPostWithFormdataBody(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLti13LoginPostHTTPResponse(rsp)
 }
 
 // GetOpenAPIDocumentWithResponse This document
@@ -17426,6 +19261,734 @@ func ParseHeadLtiConfigurationXmlHTTPResponse(rsp *http.Response) (*HeadLtiConfi
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers HeadLtiConfigurationXmlHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLti13DeepLinkingResponseHTTPResponse parses an HTTP response from a Lti13DeepLinkingResponseWithResponse call
+func ParseLti13DeepLinkingResponseHTTPResponse(rsp *http.Response) (*Lti13DeepLinkingResponseHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &Lti13DeepLinkingResponseHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers Lti13DeepLinkingResponseHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 408:
+		var headers Lti13DeepLinkingResponseHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 413:
+		var headers Lti13DeepLinkingResponseHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers Lti13DeepLinkingResponseHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers Lti13DeepLinkingResponseHTTPResponse501Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLtiToolJwksHTTPResponse parses an HTTP response from a GetLtiToolJwksWithResponse call
+func ParseGetLtiToolJwksHTTPResponse(rsp *http.Response) (*GetLtiToolJwksHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLtiToolJwksHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Keys []struct {
+				Alg *GetLtiToolJwks200JSONResponseBodyKeysAlg `json:"alg,omitempty"`
+				E   string                                    `json:"e"`
+				Kid string                                    `json:"kid"`
+				Kty GetLtiToolJwks200JSONResponseBodyKeysKty  `json:"kty"`
+				N   string                                    `json:"n"`
+				Use *GetLtiToolJwks200JSONResponseBodyKeysUse `json:"use,omitempty"`
+			} `json:"keys"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLtiToolJwksHTTPResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetLtiToolJwksHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetLtiToolJwksHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetLtiToolJwksHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLtiToolJwksHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers GetLtiToolJwksHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLti13LaunchHTTPResponse parses an HTTP response from a Lti13LaunchWithResponse call
+func ParseLti13LaunchHTTPResponse(rsp *http.Response) (*Lti13LaunchHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &Lti13LaunchHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ErrorBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case rsp.StatusCode == 500:
+		// Content-type (text/html) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers Lti13LaunchHTTPResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers Lti13LaunchHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers Lti13LaunchHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 408:
+		var headers Lti13LaunchHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 413:
+		var headers Lti13LaunchHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers Lti13LaunchHTTPResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers Lti13LaunchHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers Lti13LaunchHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers Lti13LaunchHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers Lti13LaunchHTTPResponse504Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLti13LoginHTTPResponse parses an HTTP response from a Lti13LoginWithResponse call
+func ParseLti13LoginHTTPResponse(rsp *http.Response) (*Lti13LoginHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &Lti13LoginHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Lti13LoginFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case rsp.StatusCode == 500:
+		// Content-type (text/html) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers Lti13LoginHTTPResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uri"}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers302 = &headers
+	case rsp.StatusCode == 400:
+		var headers Lti13LoginHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers Lti13LoginHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers Lti13LoginHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers Lti13LoginHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers Lti13LoginHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers Lti13LoginHTTPResponse504Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLti13LoginPostHTTPResponse parses an HTTP response from a Lti13LoginPostWithResponse call
+func ParseLti13LoginPostHTTPResponse(rsp *http.Response) (*Lti13LoginPostHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &Lti13LoginPostHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Lti13LoginFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case rsp.StatusCode == 500:
+		// Content-type (text/html) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers Lti13LoginPostHTTPResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: "uri"}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers302 = &headers
+	case rsp.StatusCode == 400:
+		var headers Lti13LoginPostHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers Lti13LoginPostHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 408:
+		var headers Lti13LoginPostHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 413:
+		var headers Lti13LoginPostHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers Lti13LoginPostHTTPResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 500:
+		var headers Lti13LoginPostHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers Lti13LoginPostHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers Lti13LoginPostHTTPResponse504Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -69,7 +69,8 @@ type App struct {
 	// logins is the store when it can run a login's limits and save in
 	// one step (see CreateToken), and limits are in force; else nil.
 	logins   LoginStore
-	launches Launches // nil: no LTI launches
+	launches Launches      // nil: no LTI launches
+	lti13    Lti13Launches // nil: no LTI 1.3 launches
 	// remembered holds the workspace service's recent yeses (access.go).
 	remembered *ttlcache.Cache[accessKey, cachedAccess]
 	// revoked remembers when each workspace's tokens were last revoked

@@ -41,6 +41,7 @@ const (
 	opIntrospectToken
 	opForgetKeyPairs
 	opCreateLtiSession
+	opCreateLti13Session
 	opSession
 	opEndSession
 	opCount
@@ -55,22 +56,24 @@ const (
 	// bearerToken: Authorization: Bearer with a token login handed out.
 	bearerToken
 	// launch: an LTI launch, which the workspace service verifies and
-	// whose failures it counts against the consumer key.
+	// whose failures it counts against the consumer key (LTI 1.1) or the
+	// platform's issuer and client (LTI 1.3).
 	launch
 )
 
 // operations is the one list of what each operation's caller presents,
 // and so which steps of the policy it goes through.
 var operations = [opCount]presents{
-	opCreateToken:      keyPair,
-	opRevokeUser:       keyPair,
-	opRevokeWorkspace:  keyPair,
-	opRevokeToken:      keyPair,
-	opIntrospectToken:  keyPair,
-	opForgetKeyPairs:   keyPair,
-	opCreateLtiSession: launch,
-	opSession:          bearerToken,
-	opEndSession:       bearerToken,
+	opCreateToken:        keyPair,
+	opRevokeUser:         keyPair,
+	opRevokeWorkspace:    keyPair,
+	opRevokeToken:        keyPair,
+	opIntrospectToken:    keyPair,
+	opForgetKeyPairs:     keyPair,
+	opCreateLtiSession:   launch,
+	opCreateLti13Session: launch,
+	opSession:            bearerToken,
+	opEndSession:         bearerToken,
 }
 
 // RateLimit is a workspace's own rate limit for its key pairs: PerSecond

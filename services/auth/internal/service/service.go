@@ -125,7 +125,7 @@ func (s *Service) newApp() *app.App {
 		ServiceAuthorization: basicauth.Header(s.cfg.ServiceAppKey, s.cfg.ServiceAppSecret),
 		AccessCacheTTL:       s.cfg.AccessCacheTTL,
 		AccessCacheSize:      s.cfg.AccessCacheSize,
-	}, app.WithLimits(limits.New(guard)), app.WithLaunches(workspaces))
+	}, app.WithLimits(limits.New(guard)), app.WithLaunches(workspaces), app.WithLti13Launches(workspaces))
 }
 
 // serve builds the gRPC server: metrics, errors and the trusted proxies

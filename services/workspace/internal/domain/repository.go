@@ -100,6 +100,11 @@ type Repository interface {
 	// reservation: what a launch is looked up by. A reservation no workspace
 	// lists finds nothing (ErrNotFound).
 	GetByLTIRegistration(ctx context.Context, issuer, clientID string) (*Workspace, error)
+	// LTIClientIDs returns the client ids of up to limit reservations of
+	// issuer (compared exactly), sorted: how a login that sends no
+	// client_id finds the issuer's one registration. A reservation no
+	// workspace lists counts too; GetByLTIRegistration tells them apart.
+	LTIClientIDs(ctx context.Context, issuer string, limit int) ([]string, error)
 }
 
 // LTIReservation is the store-wide claim on an (issuer, client id) pair:

@@ -22,6 +22,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/breaker"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
+	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
@@ -29,14 +30,20 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/limits"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/platformkeys"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpcport"
 )
 
 // launchNoncesInMemory bounds the LTI launch nonces a replica without Redis
 // remembers: ten minutes' worth of launches at over 150 a second.
 const launchNoncesInMemory = 100_000
+
+// lti13LoginsInMemory bounds the LTI 1.3 logins a replica without Redis
+// keeps until their launch: an hour's worth at over 25 logins a second.
+const lti13LoginsInMemory = 100_000
 
 // keySweepInterval is how often each replica removes expired key pairs
 // from the workspaces holding them (they stop authenticating at their
@@ -147,6 +154,21 @@ func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics
 		nonces = ltinonce.NewMemoryStore(launchNoncesInMemory, nil)
 	}
 	opts = append(opts, app.WithLimits(guard), app.WithLTILaunches(nonces), app.WithEventLog(repo, s.cfg.Events), app.WithLogger(s.logger))
+	// LTI 1.3 logins live in Redis too, so that a launch finds its login
+	// on any replica, and takes it once.
+	var lti13Logins app.Lti13Logins
+	if s.redis != nil {
+		lti13Logins = ltinonce.NewRedisLogins(s.redis)
+	} else {
+		lti13Logins = ltinonce.NewMemoryLogins(lti13LoginsInMemory, nil)
+	}
+	// The launch checks id_tokens with the platforms' keys, fetched under
+	// the outbound rule (LTI_ALLOW_INSECURE_HOSTS); the tool's own keys
+	// are kept in the workspace store.
+	var platformKeys app.PlatformKeys = platformkeys.New(outbound.NewClient(s.cfg.LTIURLs, platformKeysTimeout), nil)
+	var toolKeyStore domain.ToolKeyStore = repo
+	rotation := domain.DefaultToolKeyRotation
+	opts = append(opts, app.WithLTI13(lti13Logins, platformKeys, toolKeyStore, rotation))
 	application := app.New(repo, box, app.Settings{
 		LTIBaseURL:          s.cfg.LTIBaseURL,
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,
@@ -193,6 +215,9 @@ func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongost
 	if err != nil {
 		return err
 	}
+	if err := application.RotateToolKeys(ctx); err != nil {
+		s.logger.Warn("the tool's LTI 1.3 keys could not be brought up to date at start; the rotation loop retries", "error", err.Error())
+	}
 	if v := repo.StandIn(); v != "" {
 		s.logger.Warn("the workspace store is the embedded stand-in (FerretDB): it supports one workspace-service replica "+
 			"and a few thousand workspaces; set MONGODB_URI to a MongoDB replica set for more", "ferretdb_version", v)
@@ -238,7 +263,9 @@ func (s *Service) listen(application *app.App, metrics *telemetry.Metrics) error
 //   - the application's background work: key pairs' uses and, every
 //     keySweepInterval, the expired key sweep;
 //   - event retention on the stand-in (MongoDB expires events by a TTL
-//     index, and the loop returns at once there).
+//     index, and the loop returns at once there);
+//   - the rotation of the tool's LTI 1.3 keys, every
+//     toolKeyRotationInterval (lti13_keys.go).
 func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Breaker, application *app.App) {
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
@@ -248,6 +275,7 @@ func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Br
 	s.loops.Go(func() { application.RelayEvents(ctx, s.logger) })
 	s.loops.Go(func() { application.RunBackground(ctx, keySweepInterval) })
 	s.loops.Go(func() { repo.RunEventRetention(ctx, s.logger) })
+	s.loops.Go(func() { s.rotateToolKeys(ctx, application, toolKeyRotationInterval) })
 }
 
 // Addr is where the service listens.

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/liveproctor/workspaces/pkg/apitime"
 	"github.com/liveproctor/workspaces/pkg/fault"
@@ -25,8 +26,9 @@ type Client struct {
 }
 
 var (
-	_ app.Workspaces = (*Client)(nil)
-	_ app.Launches   = (*Client)(nil)
+	_ app.Workspaces    = (*Client)(nil)
+	_ app.Launches      = (*Client)(nil)
+	_ app.Lti13Launches = (*Client)(nil)
 )
 
 // New returns a client on conn; each call is bounded by timeout.
@@ -98,6 +100,50 @@ func (c *Client) VerifyLaunch(ctx context.Context, authorization, method string,
 		out.CustomParameters[i] = app.LaunchParameter{Name: p.GetName(), Value: p.GetValue()}
 	}
 	return out, nil
+}
+
+// VerifyLti13Launch calls VerifyLti13Launch presenting authorization.
+func (c *Client) VerifyLti13Launch(ctx context.Context, authorization, idToken, state, browserState string) (app.Lti13Launch, error) {
+	ctx, cancel := context.WithTimeout(grpcmw.OutgoingRequestID(ctx), c.timeout)
+	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", authorization)
+	l, err := c.client.VerifyLti13Launch(ctx, &workspacev1.VerifyLti13LaunchRequest{
+		IdToken: idToken, State: state, BrowserState: browserState,
+	})
+	if err != nil {
+		return app.Lti13Launch{}, launchError(err)
+	}
+	out := app.Lti13Launch{
+		Launch: app.Launch{
+			WorkspaceID:      l.GetWorkspaceId(),
+			Email:            l.GetEmail(),
+			EmailDerived:     l.GetEmailDerived(),
+			ReturnURL:        l.GetLaunchPresentationReturnUrl(),
+			CustomParameters: make([]app.LaunchParameter, len(l.GetCustomParameters())),
+		},
+		MessageType:       l.GetMessageType(),
+		RegistrationID:    l.GetRegistrationId(),
+		DeploymentID:      l.GetDeploymentId(),
+		DeepLinkReturnURL: l.GetDeepLinking().GetReturnUrl(),
+		DeepLinkData:      l.GetDeepLinking().GetData(),
+	}
+	for i, p := range l.GetCustomParameters() {
+		out.CustomParameters[i] = app.LaunchParameter{Name: p.GetName(), Value: p.GetValue()}
+	}
+	return out, nil
+}
+
+// launchError is remoteError, except that the workspace service's own
+// UNAVAILABLE answer to a launch is kept: it says what is down (the
+// platform's keys could not be fetched), where a transport failure's
+// says nothing the caller may read.
+func launchError(err error) error {
+	if st, ok := status.FromError(err); ok {
+		if kind, named := grpcfault.KindOf(st); named && kind == fault.Unavailable {
+			return grpcfault.Fault(err)
+		}
+	}
+	return remoteError(err)
 }
 
 // remoteError keeps the workspace service's answers to the caller

@@ -108,6 +108,33 @@ func (s *Server) CreateLtiSession(ctx context.Context, req *authv1.CreateLtiSess
 	return out, nil
 }
 
+// CreateLti13Session opens a session from an LTI 1.3 launch, which the
+// workspace service verifies.
+func (s *Server) CreateLti13Session(ctx context.Context, req *authv1.CreateLti13SessionRequest) (*authv1.LtiSession, error) {
+	token, session, launch, err := s.app.CreateLti13Session(ctx, authorization(ctx), req.GetIdToken(), req.GetState(), req.GetBrowserState())
+	if err != nil {
+		return nil, err
+	}
+	out := &authv1.LtiSession{
+		Auth:                        string(token),
+		ExpiresAt:                   apitime.Format(session.ExpiresAt),
+		Email:                       session.Email,
+		EmailDerived:                launch.EmailDerived,
+		WorkspaceId:                 session.WorkspaceID,
+		LaunchPresentationReturnUrl: launch.ReturnURL,
+		CustomParameters:            make([]*authv1.LtiParameter, len(launch.CustomParameters)),
+		MessageType:                 launch.MessageType,
+		DeepLinkReturnUrl:           launch.DeepLinkReturnURL,
+		DeepLinkData:                launch.DeepLinkData,
+		RegistrationId:              launch.RegistrationID,
+		DeploymentId:                launch.DeploymentID,
+	}
+	for i, p := range launch.CustomParameters {
+		out.CustomParameters[i] = &authv1.LtiParameter{Name: p.Name, Value: p.Value}
+	}
+	return out, nil
+}
+
 func sessionToProto(s domain.Session) *authv1.SdkSession {
 	return &authv1.SdkSession{Email: s.Email, WorkspaceId: s.WorkspaceID, ExpiresAt: apitime.Format(s.ExpiresAt)}
 }

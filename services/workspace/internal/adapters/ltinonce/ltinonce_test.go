@@ -144,8 +144,8 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 	}
 }
 
-// On a 3-master Cluster each nonce is one key in one slot: the store works
-// as on one server.
+// On a 3-master Cluster each nonce, and each login, is one key in one slot:
+// the stores work as on one server.
 func TestRedisStoreOnCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -168,4 +168,5 @@ func TestRedisStoreOnCluster(t *testing.T) {
 		return nil
 	}, "every master of the cluster takes writes")
 	storeContract(t, ltinonce.NewRedisStore(rdb))
+	loginsContract(t, ltinonce.NewRedisLogins(rdb))
 }

@@ -259,6 +259,19 @@ func (r *Repository) GetByLTIRegistration(ctx context.Context, issuer, clientID 
 	return w, nil
 }
 
+func (r *Repository) LTIClientIDs(_ context.Context, issuer string, limit int) ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for pair := range r.lti {
+		if pair.issuer == issuer {
+			out = append(out, pair.clientID)
+		}
+	}
+	slices.Sort(out)
+	return out[:min(limit, len(out))], nil
+}
+
 // record is everything w holds. The getters copy, so it shares nothing
 // with w.
 func record(w *domain.Workspace) domain.StoredWorkspace {

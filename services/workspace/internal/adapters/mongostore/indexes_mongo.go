@@ -50,6 +50,9 @@ var indexes = []indexSpec{
 	{collection: EventsCollection, name: "managed_events", keys: []string{"managers", "id", "type"}},
 	// Retention: a TTL index on MongoDB, the loop's range on the stand-in.
 	{collection: EventsCollection, name: "expiry", keys: []string{"occurredAt"}, expires: true},
+	// LTIClientIDs: a login without client_id finds its issuer's
+	// registrations (equality), in client id order (sort), covered.
+	{collection: LTIRegistrationsCollection, name: "issuer", keys: []string{"issuer", "clientId"}},
 }
 
 // model is the index as createIndexes takes it.
@@ -81,7 +84,7 @@ func (r *Repository) Prepare(ctx context.Context) error {
 		return err
 	}
 	db := r.workspaces.Database()
-	for _, c := range []string{WorkspacesCollection, EventsCollection} {
+	for _, c := range []string{WorkspacesCollection, EventsCollection, LTIRegistrationsCollection} {
 		if err := r.ensureIndexes(ctx, db.Collection(c)); err != nil {
 			return err
 		}

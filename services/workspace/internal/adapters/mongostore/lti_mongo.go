@@ -8,6 +8,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -15,7 +16,8 @@ import (
 // The reservations of LTI 1.3 (issuer, clientId) pairs, in
 // lti_registrations. Like app keys, the pair's uniqueness rests on _id (the
 // stand-in enforces no unique index over array elements, and only an
-// insert's _id is atomic there): every query here is by _id.
+// insert's _id is atomic there): every query here is by _id but
+// LTIClientIDs', which the issuer index serves.
 
 // ltiPairID is the reservation's _id: a digest of the issuer, a NUL (which
 // neither may hold) and the client id, so pairs of any length make ids of
@@ -89,4 +91,31 @@ func (r *Repository) GetByLTIRegistration(ctx context.Context, issuer, clientID 
 		return nil, domain.ErrNotFound // a leftover: the registration is gone
 	}
 	return w, nil
+}
+
+// LTIClientIDs reads the issuer's reservations on the issuer index, in
+// client id order, only the client ids: on MongoDB the index answers it
+// alone.
+func (r *Repository) LTIClientIDs(ctx context.Context, issuer string, limit int) ([]string, error) {
+	var docs []struct {
+		ClientID string `bson:"clientId"`
+	}
+	err := r.do(ctx, func(ctx context.Context) error {
+		cur, err := r.lti.Find(ctx, bson.D{{Key: "issuer", Value: issuer}}, options.Find().
+			SetSort(bson.D{{Key: "clientId", Value: 1}}).
+			SetLimit(int64(limit)).
+			SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "clientId", Value: 1}}))
+		if err != nil {
+			return err
+		}
+		return cur.All(ctx, &docs)
+	})
+	if err != nil {
+		return nil, storeError("find an issuer's LTI reservations", err)
+	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ClientID
+	}
+	return ids, nil
 }

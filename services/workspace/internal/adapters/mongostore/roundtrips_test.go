@@ -124,6 +124,10 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		_, err := f.repo.GetByLTIRegistration(ctx, reg.Issuer, reg.ClientID)
 		return err
 	})
+	measure("find an issuer's registrations (a login without client_id)", []sentCommand{"find lti_registrations"}, func() error {
+		_, err := f.repo.LTIClientIDs(ctx, reg.Issuer, 2)
+		return err
+	})
 	measure("delete an LTI registration", with([]sentCommand{"find workspaces", "update workspaces"}, publish, []sentCommand{"delete lti_registrations"}), func() error {
 		_, err := f.app.DeleteLTIRegistration(ctx, root, "b", reg.ID)
 		return err

@@ -20,7 +20,6 @@ package platformkeys
 import (
 	"context"
 	"crypto/rsa"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/jose"
 	"github.com/liveproctor/workspaces/pkg/outbound"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 )
 
 // The cache policy's bounds.
@@ -43,14 +43,17 @@ const (
 // maxEntries bounds the registrations whose keys a replica keeps.
 const maxEntries = 10_000
 
+// The errors of Key are the application's (app.PlatformKeys).
 var (
 	// ErrKeyNotFound: the platform's key set has no key of that kid, even
 	// after the refetch the interval allowed.
-	ErrKeyNotFound = errors.New("the platform's key set has no key with the token's kid")
+	ErrKeyNotFound = app.ErrPlatformKeyNotFound
 	// ErrUnavailable: no key set is held and the platform's JWKS URL
 	// could not be read.
-	ErrUnavailable = errors.New("the platform's key set could not be fetched")
+	ErrUnavailable = app.ErrPlatformKeysUnavailable
 )
+
+var _ app.PlatformKeys = (*Cache)(nil)
 
 // Fetcher reads a URL under the outbound policy; *outbound.Client is one.
 type Fetcher interface {

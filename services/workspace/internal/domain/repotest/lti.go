@@ -147,3 +147,34 @@ func concurrentLTIReservationsHaveOneWinner(t *testing.T, r domain.Repository) {
 		}
 	}
 }
+
+// ltiClientIDsOfAnIssuer: the client ids reserved under an issuer, found
+// by the issuer as an exact string, sorted, at most the limit; a released
+// pair is gone from them.
+func ltiClientIDsOfAnIssuer(t *testing.T, r domain.Repository) {
+	ctx := context.Background()
+	for i, pair := range [][2]string{
+		{moodleIssuer, "zeta"}, {moodleIssuer, "alpha"}, {moodleIssuer, "mid"},
+		{moodleIssuer + "/", "slash"}, {"https://MOODLE.example.edu", "upper"}, {canvasIssuer, "canvas"},
+	} {
+		res := domain.LTIReservation{WorkspaceID: "a", RegistrationID: fmt.Sprint("reg-", i), CreatedAt: t0}
+		if err := r.ReserveLTIRegistration(ctx, pair[0], pair[1], res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(issuer string, limit int, ids ...string) {
+		t.Helper()
+		got, err := r.LTIClientIDs(ctx, issuer, limit)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(ids) {
+			t.Fatalf("LTIClientIDs(%q, %d) = %q, %v; want %q", issuer, limit, got, err, ids)
+		}
+	}
+	want(moodleIssuer, 10, "alpha", "mid", "zeta")
+	want(moodleIssuer, 2, "alpha", "mid")
+	want(moodleIssuer+"/", 2, "slash")
+	want("https://moodle.example.edu/x", 2)
+	if err := r.ReleaseLTIRegistration(ctx, moodleIssuer, "alpha", "reg-1"); err != nil {
+		t.Fatal(err)
+	}
+	want(moodleIssuer, 1, "mid")
+}

@@ -1,0 +1,198 @@
+package lti
+
+import (
+	"context"
+	"html/template"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/liveproctor/workspaces/gateway/internal/httperr"
+	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
+	"github.com/liveproctor/workspaces/gateway/internal/sdk"
+	"github.com/liveproctor/workspaces/pkg/fault"
+	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
+)
+
+// Lti13LaunchPath is where platforms post LTI 1.3 launches (the OIDC
+// form_post of id_token and state): the redirect URI and target link URI
+// registered with them.
+const Lti13LaunchPath = "/lti/v1p3/launch"
+
+// DeepLinkingPath is where the deep-linking page posts the exam the
+// teacher picked.
+const DeepLinkingPath = "/lti/v1p3/deep-linking"
+
+// messageDeepLinking is the message type of a deep-linking launch.
+const messageDeepLinking = "LtiDeepLinkingRequest"
+
+// maxPlatformError bounds the platform's error text a refusal page repeats.
+const maxPlatformError = 200
+
+// Lti13SessionOpener is the call an LTI 1.3 launch makes: the auth service
+// has the workspace service verify it and opens a session for its user.
+type Lti13SessionOpener interface {
+	CreateLti13Session(ctx context.Context, in *authv1.CreateLti13SessionRequest, opts ...grpc.CallOption) (*authv1.LtiSession, error)
+}
+
+// Lti13Launch answers a platform's LTI 1.3 launch on Lti13LaunchPath, a
+// form post of id_token and state, with the state the browser kept in the
+// cookie its login set (StateCookie): the auth service has the workspace
+// service verify them and opens a session. A resource-link launch gets the
+// same page as an LTI 1.1 launch; a deep-linking launch a page where the
+// teacher names the exam to add. The state's cookie is then removed. A
+// refused launch gets a short page saying why. Nothing is cached.
+func Lti13Launch(sessions Lti13SessionOpener, md Metadata, maxBodyBytes int64, logger *slog.Logger) runtime.HandlerFunc {
+	maxParams := max(1, int(maxBodyBytes/bytesPerParameter))
+	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+		idToken, state, ok := readLti13Launch(w, r, maxParams, maxBodyBytes)
+		if !ok {
+			return
+		}
+		req := &authv1.CreateLti13SessionRequest{IdToken: idToken, State: state}
+		if c, err := r.Cookie(StateCookieName(state)); err == nil {
+			req.BrowserState = c.Value
+		}
+		ctx := metadata.NewOutgoingContext(r.Context(), md(r.Context(), r))
+		session, err := sessions.CreateLti13Session(ctx, req)
+		if err != nil {
+			refuseError(w, r, err, logger)
+			return
+		}
+		header := pageHeaders(w)
+		http.SetCookie(w, StateCookie(state, -1))
+		header.Set("Content-Type", "text/html; charset=utf-8")
+		if session.GetMessageType() == messageDeepLinking {
+			header.Set("Content-Security-Policy", deepLinkingCSP)
+			w.WriteHeader(http.StatusOK)
+			_ = deepLinkingPage.Execute(w, deepLinkingView{Email: session.GetEmail(), Action: DeepLinkingPath})
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		_ = launchPage.Execute(w, launchView{
+			Email: session.GetEmail(), Auth: session.GetAuth(), ExamConfigID: examConfigID(session),
+			SDKScript: sdk.ScriptPath, LaunchScript: sdk.LaunchScriptPath,
+		})
+	}
+}
+
+// readLti13Launch returns the launch's id_token and state from its form
+// body, or answers why it cannot and reports false. Whether they are
+// present and sound is the workspace service's to say; a platform that
+// posts an OIDC error instead of a token gets its error repeated.
+func readLti13Launch(w http.ResponseWriter, r *http.Request, maxParams int, maxBodyBytes int64) (idToken, state string, ok bool) {
+	if !isForm(r.Header.Get("Content-Type")) {
+		refuse(w, r, httperr.New(fault.UnsupportedMediaType,
+			"The launch must be a form post (Content-Type: application/x-www-form-urlencoded) of id_token and state, as LTI 1.3 platforms send it.", "", 0))
+		return "", "", false
+	}
+	body, err := io.ReadAll(r.Body)
+	var params []*authv1.LtiParameter
+	if err == nil {
+		params, err = formPairs(string(body), nil, maxParams)
+	}
+	// A body over the limit or past the deadline is answered as on every
+	// route (JSON): the gateway may answer so before this runs.
+	switch st := reqstate.From(r.Context()); {
+	case err == nil:
+	case st.BodyTooLarge:
+		httperr.WriteTooLarge(w, r, maxBodyBytes)
+		return "", "", false
+	case st.BodyTimedOut:
+		httperr.Write(w, r, fault.RequestTimeout, httperr.MsgBodyTimeout)
+		return "", "", false
+	default:
+		refuse(w, r, httperr.New(fault.Invalid, "The launch's form is malformed: "+err.Error()+".", "", 0))
+		return "", "", false
+	}
+	form, why := lti13LaunchForm(params)
+	switch {
+	case why != "":
+		refuse(w, r, httperr.New(fault.Invalid, why, "", 0))
+		return "", "", false
+	case form["id_token"] == "" && form["error"] != "":
+		refuse(w, r, httperr.New(fault.Invalid, "The LMS answered the login with an error instead of a launch: "+
+			clip(form["error"]+": "+form["error_description"])+". Open the link again from the LMS.", "", 0))
+		return "", "", false
+	}
+	return form["id_token"], form["state"], true
+}
+
+// lti13LaunchForm picks the launch's fields out of params (others are
+// ignored), or says why it cannot: a field sent twice with different values
+// is ambiguous, and text that is not UTF-8 cannot travel.
+func lti13LaunchForm(params []*authv1.LtiParameter) (map[string]string, string) {
+	form := map[string]string{}
+	for _, p := range params {
+		name, value := p.GetName(), p.GetValue()
+		if name != "id_token" && name != "state" && name != "error" && name != "error_description" {
+			continue
+		}
+		seen, ok := form[name]
+		switch {
+		case !utf8.ValidString(value):
+			return nil, "The launch's " + name + " is not valid UTF-8."
+		case ok && seen != value:
+			return nil, "The launch has two different values of " + name + "."
+		}
+		form[name] = value
+	}
+	return form, ""
+}
+
+func clip(s string) string {
+	if len(s) > maxPlatformError {
+		return strings.ToValidUTF8(s[:maxPlatformError], "") + "…"
+	}
+	return s
+}
+
+// DeepLinkingResponse answers the deep-linking page's form on
+// DeepLinkingPath. Returning the picked exam to the platform (a signed
+// LtiDeepLinkingResponse) is not built yet: it answers 501 with a page
+// saying how to add the exam meanwhile.
+func DeepLinkingResponse() runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+		refuse(w, r, httperr.Answer{
+			Status: http.StatusNotImplemented, Code: codes.Unimplemented, Header: http.Header{},
+			Message: "Adding an exam from the LMS's content picker (an LTI Deep Linking response) is not available yet. " +
+				"Meanwhile, add the LiveProctor link in the LMS by hand, with the custom parameter exam_config_id=<the exam configuration's id>.",
+		})
+	}
+}
+
+// deepLinkingCSP is launchCSP with no scripts, and the form may post to
+// this gateway.
+const deepLinkingCSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors *"
+
+type deepLinkingView struct {
+	Email, Action string
+}
+
+var deepLinkingPage = template.Must(template.New("deep-linking").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>LiveProctor: add an exam</title>
+</head>
+<body>
+<h1>Add a LiveProctor exam</h1>
+<p>Signed in as {{.Email}}.</p>
+<form method="post" action="{{.Action}}">
+<label for="exam_config_id">Exam configuration id</label>
+<input id="exam_config_id" name="exam_config_id" required
+ pattern="[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
+ placeholder="0f8fad5b-d9cb-469f-a165-70867728950e">
+<button type="submit">Add to the course</button>
+</form>
+</body>
+</html>
+`))

@@ -1,0 +1,114 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// Lti13LoginRedirect is a login initiation's answer: where the browser goes
+// next, and the state it must present at the launch.
+type Lti13LoginRedirect struct {
+	// URL is the platform's authorization endpoint with the
+	// authentication request's parameters.
+	URL   string
+	State string
+	// StateTTL is how long the state and its nonce may be used
+	// (Lti13StateTTL).
+	StateTTL time.Duration
+}
+
+// lti13SecretBytes is the size of a state and of a nonce: 256 random bits
+// each, written in base64url (43 characters).
+const lti13SecretBytes = 32
+
+var errLti13Off = fault.New(fault.Unavailable,
+	"LTI 1.3 logins are not available: this workspace service has no login store configured")
+
+// StartLti13Login answers an LTI 1.3 platform's OIDC login initiation,
+// for anyone (a browser the LMS sends): it checks the parameters, finds
+// the registration by issuer and client_id (or the issuer's only one when
+// no client_id is sent) in an active workspace, and the deployment when
+// one is named; then it stores a new nonce under a new state for
+// Lti13StateTTL, and returns the authentication request to send the
+// browser to. An unknown registration or deployment, or a deleted
+// workspace's, is UNAUTHENTICATED; the rest of the refusals are
+// INVALID_ARGUMENT (domain.CheckLTI13LoginInitiation,
+// domain.ErrLTI13LoginAmbiguous).
+func (a *App) StartLti13Login(ctx context.Context, in domain.LTI13LoginInitiation) (Lti13LoginRedirect, error) {
+	redirectURI := a.lti13LaunchURL()
+	if err := domain.CheckLTI13LoginInitiation(in, redirectURI); err != nil {
+		return Lti13LoginRedirect{}, err
+	}
+	if a.lti13.logins == nil {
+		return Lti13LoginRedirect{}, errLti13Off
+	}
+	w, reg, err := a.lti13Registration(ctx, in.Issuer, in.ClientID)
+	if err != nil {
+		return Lti13LoginRedirect{}, err
+	}
+	if in.DeploymentID != "" && !reg.HasDeployment(in.DeploymentID) {
+		return Lti13LoginRedirect{}, domain.ErrLTI13LoginDeployment
+	}
+	state, nonce := newLti13Secret(), newLti13Secret()
+	request := domain.LTI13AuthRequest{
+		ClientID: reg.ClientID, RedirectURI: redirectURI, LoginHint: in.LoginHint, LTIMessageHint: in.LTIMessageHint,
+		State: state, Nonce: nonce,
+	}
+	target, err := request.URL(reg.AuthLoginURL)
+	if err != nil {
+		return Lti13LoginRedirect{}, fault.Wrap(fault.Internal, err, "the registration's authorization endpoint is unusable")
+	}
+	login := Lti13Login{Nonce: nonce, WorkspaceID: w.ID(), RegistrationID: reg.ID, CreatedAt: a.timestamp()}
+	if err := a.lti13.logins.Put(ctx, state, login, Lti13StateTTL); err != nil {
+		return Lti13LoginRedirect{}, err
+	}
+	return Lti13LoginRedirect{URL: target, State: state, StateTTL: Lti13StateTTL}, nil
+}
+
+// lti13Registration finds the registration a login names, in an active
+// workspace: by (issuer, clientID), or without a client id the issuer's
+// only one. The issuer's reservations are read two at most: one is the
+// registration, two are too many to choose from.
+func (a *App) lti13Registration(ctx context.Context, issuer, clientID string) (*domain.Workspace, domain.LTIRegistration, error) {
+	if clientID == "" {
+		ids, err := a.repo.LTIClientIDs(ctx, issuer, 2)
+		switch {
+		case err != nil:
+			return nil, domain.LTIRegistration{}, err
+		case len(ids) == 0:
+			return nil, domain.LTIRegistration{}, domain.ErrLTI13LoginRegistration
+		case len(ids) > 1:
+			return nil, domain.LTIRegistration{}, domain.ErrLTI13LoginAmbiguous
+		}
+		clientID = ids[0]
+	}
+	w, err := a.repo.GetByLTIRegistration(ctx, issuer, clientID)
+	switch {
+	case errors.Is(err, domain.ErrNotFound):
+		return nil, domain.LTIRegistration{}, domain.ErrLTI13LoginRegistration
+	case err != nil:
+		return nil, domain.LTIRegistration{}, err
+	case w.Deleted():
+		return nil, domain.LTIRegistration{}, domain.ErrLTI13LoginRegistration
+	}
+	reg, ok := w.LTIRegistrationFor(issuer, clientID)
+	if !ok {
+		return nil, domain.LTIRegistration{}, fault.Wrap(fault.Internal,
+			fmt.Errorf("workspace %s lists no registration of the pair it was found by", w.ID()), "the registration could not be read")
+	}
+	return w, reg, nil
+}
+
+// newLti13Secret returns 32 random bytes in base64url without padding.
+func newLti13Secret() string {
+	var b [lti13SecretBytes]byte
+	_, _ = rand.Read(b[:]) // it never fails (Go 1.24 and later)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}

@@ -1,0 +1,217 @@
+package app_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+const (
+	loginLaunchURL    = "https://lti.test/lti/v1p3/launch"
+	loginMoodleIssuer = "https://moodle.example.edu"
+)
+
+// recordingLogins is a memory login store that also notes the TTLs it was
+// given.
+type recordingLogins struct {
+	*ltinonce.MemoryLogins
+	mu   sync.Mutex
+	ttls []time.Duration
+}
+
+func (r *recordingLogins) Put(ctx context.Context, state string, l app.Lti13Login, ttl time.Duration) error {
+	r.mu.Lock()
+	r.ttls = append(r.ttls, ttl)
+	r.mu.Unlock()
+	return r.MemoryLogins.Put(ctx, state, l, ttl)
+}
+
+// loginFixture is an app with LTI 1.3 logins in memory and a workspace "w"
+// registered with Canvas (client 100, deployment 1:a).
+type loginFixture struct {
+	*fixture
+	logins *recordingLogins
+	self   domain.Caller
+	reg    domain.LTIRegistration
+}
+
+func newLoginFixture(t *testing.T) *loginFixture {
+	t.Helper()
+	logins := &recordingLogins{MemoryLogins: ltinonce.NewMemoryLogins(100, nil)}
+	f := newFixture(t, app.WithLTI13(logins, nil, nil, domain.DefaultToolKeyRotation))
+	_, self := f.create(f.root, app.CreateInput{ID: "w"})
+	reg, err := f.app.CreateLTIRegistration(context.Background(), self, "w", canvas("100", "1:a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &loginFixture{fixture: f, logins: logins, self: self, reg: reg}
+}
+
+func canvasLogin() domain.LTI13LoginInitiation {
+	return domain.LTI13LoginInitiation{
+		Issuer: "https://canvas.instructure.com", LoginHint: "535fa085", TargetLinkURI: loginLaunchURL,
+		LTIMessageHint: "eyJhbGciOiJIUzI1NiJ9.e30.sig", ClientID: "100", DeploymentID: "1:a",
+	}
+}
+
+// A login sends the browser to the registration's authorization endpoint
+// with exactly the authentication request's parameters, and stores a fresh
+// nonce under a fresh state for an hour, for the launch to take.
+func TestStartLti13LoginRedirectsWithAStoredState(t *testing.T) {
+	f := newLoginFixture(t)
+	ctx := context.Background()
+	got, err := f.app.StartLti13Login(ctx, canvasLogin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(got.URL)
+	if err != nil || u.Scheme+"://"+u.Host+u.Path != "https://sso.canvaslms.com/api/lti/authorize_redirect" {
+		t.Fatalf("redirect %q, %v", got.URL, err)
+	}
+	q := u.Query()
+	want := url.Values{
+		"scope": {"openid"}, "response_type": {"id_token"}, "response_mode": {"form_post"}, "prompt": {"none"},
+		"client_id": {"100"}, "redirect_uri": {loginLaunchURL}, "login_hint": {"535fa085"},
+		"lti_message_hint": {"eyJhbGciOiJIUzI1NiJ9.e30.sig"}, "state": {got.State}, "nonce": {q.Get("nonce")},
+	}
+	if q.Encode() != want.Encode() {
+		t.Fatalf("query:\n got %s\nwant %s", q.Encode(), want.Encode())
+	}
+	for _, secret := range []string{got.State, q.Get("nonce")} {
+		if b, err := base64.RawURLEncoding.DecodeString(secret); err != nil || len(b) != 32 {
+			t.Fatalf("%q is not 32 bytes in base64url: %v", secret, err)
+		}
+	}
+	if got.StateTTL != time.Hour || len(f.logins.ttls) != 1 || f.logins.ttls[0] != app.Lti13StateTTL || app.Lti13StateTTL < time.Hour {
+		t.Fatalf("state TTL %v, stored for %v", got.StateTTL, f.logins.ttls)
+	}
+	login, ok, err := f.logins.Take(ctx, got.State)
+	if !ok || err != nil || login.Nonce != q.Get("nonce") || login.WorkspaceID != "w" || login.RegistrationID != f.reg.ID || login.CreatedAt.IsZero() {
+		t.Fatalf("stored login %+v, %v, %v", login, ok, err)
+	}
+
+	// Another login of the same user: another state and nonce.
+	again, err := f.app.StartLti13Login(ctx, canvasLogin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, _ := url.Parse(again.URL)
+	if again.State == got.State || next.Query().Get("nonce") == q.Get("nonce") || again.State == next.Query().Get("nonce") {
+		t.Fatal("a second login reused a state or nonce")
+	}
+}
+
+// client_id and lti_deployment_id are optional: without client_id the
+// issuer's only registration is used, and without a deployment id the
+// launch's claim is what gets checked.
+func TestStartLti13LoginWithoutOptionalParameters(t *testing.T) {
+	f := newLoginFixture(t)
+	in := canvasLogin()
+	in.ClientID, in.DeploymentID, in.LTIMessageHint = "", "", ""
+	got, err := f.app.StartLti13Login(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(got.URL)
+	if u.Query().Get("client_id") != "100" || u.Query().Has("lti_message_hint") {
+		t.Fatalf("redirect %s", got.URL)
+	}
+}
+
+// Refusals: malformed parameters and an issuer with several registrations
+// but no client_id are INVALID_ARGUMENT; an unknown registration or
+// deployment, or a deleted workspace's, UNAUTHENTICATED. None stores a
+// login.
+func TestStartLti13LoginRefusals(t *testing.T) {
+	f := newLoginFixture(t)
+	ctx := context.Background()
+	moodle := func(clientID string) domain.NewLTIRegistration {
+		return domain.NewLTIRegistration{Issuer: loginMoodleIssuer, ClientID: clientID,
+			AuthLoginURL: loginMoodleIssuer + "/mod/lti/auth.php", JWKSURL: loginMoodleIssuer + "/mod/lti/certs.php"}
+	}
+	for _, id := range []string{"m1", "m2"} {
+		if _, err := f.app.CreateLTIRegistration(ctx, f.self, "w", moodle(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change := func(edit func(*domain.LTI13LoginInitiation)) domain.LTI13LoginInitiation {
+		in := canvasLogin()
+		edit(&in)
+		return in
+	}
+	cases := []struct {
+		name string
+		in   domain.LTI13LoginInitiation
+		want error // a sentinel, or a kind
+		kind fault.Kind
+	}{
+		{"no login_hint", change(func(in *domain.LTI13LoginInitiation) { in.LoginHint = "" }), nil, fault.Invalid},
+		{"another target link", change(func(in *domain.LTI13LoginInitiation) { in.TargetLinkURI = "https://lti.test/lti/v1/launch" }), nil, fault.Invalid},
+		{"an unknown client_id", change(func(in *domain.LTI13LoginInitiation) { in.ClientID = "999" }), domain.ErrLTI13LoginRegistration, 0},
+		{"an issuer differing by a slash", change(func(in *domain.LTI13LoginInitiation) { in.Issuer += "/" }), domain.ErrLTI13LoginRegistration, 0},
+		{"an unknown issuer without client_id", change(func(in *domain.LTI13LoginInitiation) {
+			in.Issuer, in.ClientID = "https://lms.example.org", ""
+		}), domain.ErrLTI13LoginRegistration, 0},
+		{"an unregistered deployment", change(func(in *domain.LTI13LoginInitiation) { in.DeploymentID = "2:b" }), domain.ErrLTI13LoginDeployment, 0},
+		{"several registrations and no client_id", change(func(in *domain.LTI13LoginInitiation) {
+			in.Issuer, in.ClientID, in.DeploymentID = loginMoodleIssuer, "", ""
+		}), domain.ErrLTI13LoginAmbiguous, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := f.app.StartLti13Login(ctx, c.in)
+			if c.want != nil && !errors.Is(err, c.want) {
+				t.Fatalf("error %v, want %v", err, c.want)
+			}
+			if c.want == nil {
+				wantKind(t, err, c.kind)
+			}
+		})
+	}
+	if got := fault.KindOf(domain.ErrLTI13LoginAmbiguous); got != fault.Invalid || !strings.Contains(domain.ErrLTI13LoginAmbiguous.Message, "client_id") {
+		t.Fatalf("the ambiguous issuer's refusal: %v", domain.ErrLTI13LoginAmbiguous)
+	}
+	// With client_id, one of the issuer's several registrations is fine.
+	in := change(func(in *domain.LTI13LoginInitiation) {
+		in.Issuer, in.ClientID, in.DeploymentID = loginMoodleIssuer, "m2", ""
+	})
+	if _, err := f.app.StartLti13Login(ctx, in); err != nil {
+		t.Fatalf("with client_id m2: %v", err)
+	}
+	if len(f.logins.ttls) != 1 {
+		t.Fatalf("%d logins stored, want only the last one's", len(f.logins.ttls))
+	}
+
+	// A deleted workspace's registrations launch nothing.
+	if _, err := f.app.DeleteWorkspace(ctx, f.root, "w", app.Precondition{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.app.StartLti13Login(ctx, canvasLogin()); !errors.Is(err, domain.ErrLTI13LoginRegistration) {
+		t.Fatalf("a deleted workspace: %v", err)
+	}
+}
+
+// Without a login store (WithLTI13 not given) logins are UNAVAILABLE,
+// saying why; a malformed login is still told what is wrong.
+func TestStartLti13LoginWithoutAStore(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.app.StartLti13Login(context.Background(), canvasLogin())
+	wantKind(t, err, fault.Unavailable)
+	if !strings.Contains(err.Error(), "no login store") {
+		t.Fatalf("message: %v", err)
+	}
+	in := canvasLogin()
+	in.Issuer = ""
+	_, err = f.app.StartLti13Login(context.Background(), in)
+	wantKind(t, err, fault.Invalid)
+}

@@ -1,0 +1,251 @@
+package app
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/jose"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// What PlatformKeys.Key answers when it has no key to give; an adapter's
+// errors match one of these (errors.Is), or are anything else for a bug.
+var (
+	// ErrPlatformKeyNotFound: the platform's key set has no key of the
+	// token's kid, even after the refetch its cache allowed.
+	ErrPlatformKeyNotFound = errors.New("the platform's key set has no key with the token's kid")
+	// ErrPlatformKeysUnavailable: no key set is held and the platform's
+	// JWKS URL could not be read.
+	ErrPlatformKeysUnavailable = errors.New("the platform's key set could not be fetched")
+)
+
+// The refusals of an LTI 1.3 launch before its claims are read (those are
+// domain.CheckIDToken's). They are for the administrator or teacher who
+// sees the page: each says what went wrong and what to do.
+var (
+	errLti13LaunchesOff = fault.New(fault.Unavailable, "LTI 1.3 launches are not available on this service right now; retry shortly")
+	errLti13NoToken     = fault.New(fault.Invalid, "the launch has no id_token: the platform must post id_token and state to the launch URL")
+	errLti13NoState     = fault.New(fault.Invalid, "the launch has no state: the platform must post id_token and state to the launch URL")
+	errLti13State       = fault.New(fault.Unauthenticated, "the launch's state is not this browser's (open the link again from the LMS)")
+	errLti13StateUnused = fault.New(fault.Unauthenticated,
+		"the launch's state is unknown, already used or expired (a reloaded or replayed launch): open the link again from the LMS")
+	errLti13Malformed = fault.New(fault.Invalid, "the id_token is not a well-formed JWT (three base64url parts, a JSON header and claims)")
+	errLti13TooLarge  = fault.New(fault.Invalid, "the id_token is larger than %d KiB", jose.MaxTokenSize>>10)
+	errLti13Alg       = fault.New(fault.Unauthenticated, "the id_token must be signed with RS256; it is unsigned (alg none) or uses another algorithm")
+	errLti13Crit      = fault.New(fault.Unauthenticated, "the id_token's header has critical extensions (crit), which this tool does not support")
+	errLti13NoKID     = fault.New(fault.Unauthenticated, "the id_token's header has no kid: the platform must name the key it signed with")
+	errLti13OtherReg  = fault.New(fault.Unauthenticated,
+		"the id_token's issuer and client_id are not those of the login that started this launch: open the link again from the LMS")
+	errLti13Deleted = fault.New(fault.Unauthenticated, "the workspace of this LTI registration has been deleted: ask your vendor to restore it")
+	errLti13KID     = fault.New(fault.Unauthenticated,
+		"key not found: the platform's key set (the registration's jwksUrl) has no key with the id_token's kid")
+	errLti13KeysDown = fault.New(fault.Unavailable,
+		"the platform's public keys could not be fetched from the registration's jwksUrl: check that it answers, then launch again")
+	errLti13Signature = fault.New(fault.Unauthenticated, "the id_token's signature does not verify with the platform's key of its kid")
+)
+
+// lti13FailureKey is what a launch's failed authentications are counted
+// against when its issuer and client are unknown.
+const lti13FailureKey = "lti13"
+
+// VerifyLti13Launch checks an LTI 1.3 launch for the root workspace's
+// callers (the auth service, which opens a session from it): the state the
+// form posted and the one the browser kept must be one, issued by a login
+// (StartLti13Login) and not used yet, which this takes; the id_token must
+// come from that login's registration, be signed with its platform's key of
+// the header's kid, and hold the claims domain.CheckIDToken checks, the
+// login's nonce among them; a resource-link launch must name an exam
+// configuration. A replayed launch fails: its login was taken.
+//
+// Refusals that are authentication failures (401) are counted against the
+// client's address and the token's issuer and client (lti13FailureKey when
+// unreadable); past the limit the address is refused before anything else.
+func (a *App) VerifyLti13Launch(ctx context.Context, caller domain.Caller, idToken, state, browserState string) (domain.LTI13Launch, error) {
+	if root := a.rootID.Load(); root == nil || caller.WorkspaceID != *root {
+		return domain.LTI13Launch{}, errLaunchCaller
+	}
+	if a.lti13.logins == nil || a.lti13.keys == nil {
+		return domain.LTI13Launch{}, errLti13LaunchesOff
+	}
+	key := lti13FailureKey
+	if iss, client, err := unverifiedParty(idToken); err == nil {
+		key = lti13FailureKey + "\x00" + iss + "\x00" + client
+	}
+	if err := a.limits.CheckFailures(ctx, key); err != nil {
+		return domain.LTI13Launch{}, err
+	}
+	launch, err := a.verifyLti13Launch(ctx, idToken, state, browserState)
+	if fault.KindOf(err) == fault.Unauthenticated {
+		a.limits.Failed(ctx, key)
+	}
+	return launch, err
+}
+
+func (a *App) verifyLti13Launch(ctx context.Context, idToken, state, browserState string) (domain.LTI13Launch, error) {
+	switch {
+	case idToken == "":
+		return domain.LTI13Launch{}, errLti13NoToken
+	case state == "":
+		return domain.LTI13Launch{}, errLti13NoState
+	case subtle.ConstantTimeCompare([]byte(state), []byte(browserState)) != 1:
+		return domain.LTI13Launch{}, errLti13State
+	}
+	login, ok, err := a.lti13.logins.Take(ctx, state)
+	if err != nil {
+		return domain.LTI13Launch{}, err
+	}
+	if !ok {
+		return domain.LTI13Launch{}, errLti13StateUnused
+	}
+	header, err := jose.ParseHeader(idToken)
+	if err != nil {
+		return domain.LTI13Launch{}, tokenError(err)
+	}
+	w, reg, err := a.launchRegistration(ctx, idToken, login)
+	if err != nil {
+		return domain.LTI13Launch{}, err
+	}
+	claims, err := a.verifiedClaims(ctx, idToken, header.KID, reg)
+	if err != nil {
+		return domain.LTI13Launch{}, err
+	}
+	l, err := domain.CheckIDToken(w.ID(), reg, claims, domain.IDTokenExpectations{
+		Nonce: login.Nonce, LaunchURL: a.lti13LaunchURL(), Now: a.now(),
+	})
+	if err != nil {
+		return domain.LTI13Launch{}, err
+	}
+	if l.MessageType == domain.MessageResourceLink {
+		if _, err := domain.CheckExamConfig(l.Custom); err != nil {
+			return domain.LTI13Launch{}, err
+		}
+	}
+	return l, nil
+}
+
+// launchRegistration finds the registration the unverified token names, by
+// its issuer and client, and holds it to the login's and to an active
+// workspace. The signature, checked next with that registration's keys, is
+// what makes the token's word count.
+func (a *App) launchRegistration(ctx context.Context, idToken string, login Lti13Login) (*domain.Workspace, domain.LTIRegistration, error) {
+	iss, client, err := unverifiedParty(idToken)
+	if err != nil {
+		return nil, domain.LTIRegistration{}, err
+	}
+	w, err := a.repo.GetByLTIRegistration(ctx, iss, client)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, domain.LTIRegistration{}, domain.ErrLTI13Registration
+	}
+	if err != nil {
+		return nil, domain.LTIRegistration{}, fmt.Errorf("find the LTI registration of a launch: %w", err)
+	}
+	reg, ok := w.LTIRegistrationFor(iss, client)
+	switch {
+	case !ok:
+		return nil, domain.LTIRegistration{}, domain.ErrLTI13Registration
+	case reg.ID != login.RegistrationID || w.ID() != login.WorkspaceID:
+		return nil, domain.LTIRegistration{}, errLti13OtherReg
+	case w.Deleted():
+		return nil, domain.LTIRegistration{}, errLti13Deleted
+	}
+	return w, reg, nil
+}
+
+// verifiedClaims verifies the token with the platform's key of kid and
+// reads its claims.
+func (a *App) verifiedClaims(ctx context.Context, idToken, kid string, reg domain.LTIRegistration) (jose.Claims, error) {
+	key, err := a.lti13.keys.Key(ctx, reg.ID, reg.JWKSURL, kid)
+	switch {
+	case errors.Is(err, ErrPlatformKeyNotFound):
+		return jose.Claims{}, errLti13KID
+	case errors.Is(err, ErrPlatformKeysUnavailable):
+		a.logger.Warn("an LTI 1.3 platform's key set could not be fetched", "registration", reg.ID, "error", err.Error())
+		return jose.Claims{}, fault.Wrap(fault.Unavailable, err, errLti13KeysDown.Message)
+	case err != nil:
+		return jose.Claims{}, fmt.Errorf("the platform key of registration %s: %w", reg.ID, err)
+	}
+	payload, err := jose.Verify(idToken, key)
+	if err != nil {
+		return jose.Claims{}, tokenError(err)
+	}
+	claims, err := jose.ParseClaims(payload)
+	if err != nil {
+		return jose.Claims{}, tokenError(err)
+	}
+	return claims, nil
+}
+
+// unverifiedParty reads who the token says it is from, before its
+// signature is checked, to find the registration whose keys check it: iss,
+// and the client id, aud when it is one value, else azp (which must then be
+// among aud, as domain.CheckIDToken checks once the signature has).
+func unverifiedParty(idToken string) (iss, client string, err error) {
+	if _, err := jose.ParseHeader(idToken); err != nil {
+		return "", "", tokenError(err)
+	}
+	// ParseHeader found three canonical base64url segments.
+	parts := strings.SplitN(idToken, ".", 3)
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return "", "", errLti13Malformed
+	}
+	c, err := jose.ParseClaims(payload)
+	if err != nil {
+		return "", "", errLti13Malformed
+	}
+	switch {
+	case c.Issuer == "":
+		return "", "", domain.ErrLTI13Registration
+	case len(c.Audience) == 1:
+		return c.Issuer, c.Audience[0], nil
+	case c.AuthorizedParty != "":
+		return c.Issuer, c.AuthorizedParty, nil
+	}
+	return "", "", domain.ErrLTI13Audience
+}
+
+// tokenError is the refusal of a token pkg/jose refused.
+func tokenError(err error) error {
+	switch {
+	case errors.Is(err, jose.ErrAlgorithm):
+		return errLti13Alg
+	case errors.Is(err, jose.ErrCritical):
+		return errLti13Crit
+	case errors.Is(err, jose.ErrNoKID):
+		return errLti13NoKID
+	case errors.Is(err, jose.ErrSignature):
+		return errLti13Signature
+	case errors.Is(err, jose.ErrTooLarge):
+		return errLti13TooLarge
+	case errors.Is(err, jose.ErrKey):
+		// The platform published a key this package will not use.
+		return errLti13KID
+	}
+	return errLti13Malformed
+}
+
+// RotateToolKeys brings the tool's LTI 1.3 signing keys up to date (their
+// first key, successors, retirements); the service runs it at start and
+// every hour. Without LTI 1.3 it does nothing.
+func (a *App) RotateToolKeys(ctx context.Context) error {
+	if a.lti13.tool == nil {
+		return nil
+	}
+	return a.lti13.tool.Rotate(ctx)
+}
+
+var errNoToolKeys = fault.New(fault.Unavailable, "the tool's LTI 1.3 keys are not available on this service right now; retry shortly")
+
+// LtiToolKeys answers the tool's public keys, the JWKS document platforms
+// verify its messages with.
+func (a *App) LtiToolKeys(ctx context.Context) ([]byte, error) {
+	if a.lti13.tool == nil {
+		return nil, errNoToolKeys
+	}
+	return a.lti13.tool.JWKS(ctx)
+}

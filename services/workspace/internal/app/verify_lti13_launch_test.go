@@ -1,0 +1,347 @@
+package app_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/jose"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+const (
+	platformIssuer = "https://platform.example"
+	lti13LaunchURL = "https://lti.test/lti/v1p3/launch"
+	examConfig     = "0f8fad5b-d9cb-469f-a165-70867728950e"
+)
+
+// launchLogins is app.Lti13Logins in memory.
+type launchLogins struct {
+	mu     sync.Mutex
+	logins map[string]app.Lti13Login
+}
+
+func (l *launchLogins) Put(_ context.Context, state string, login app.Lti13Login, _ time.Duration) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.logins[state] = login
+	return nil
+}
+
+func (l *launchLogins) Take(_ context.Context, state string) (app.Lti13Login, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	login, ok := l.logins[state]
+	delete(l.logins, state)
+	return login, ok, nil
+}
+
+// launchKeys is app.PlatformKeys over fixed keys, or down.
+type launchKeys struct {
+	keys map[string]*rsa.PublicKey
+	down bool
+}
+
+func (k *launchKeys) Key(_ context.Context, _, _, kid string) (*rsa.PublicKey, error) {
+	if k.down {
+		return nil, errors.Join(app.ErrPlatformKeysUnavailable, errors.New("connection refused"))
+	}
+	if key, ok := k.keys[kid]; ok {
+		return key, nil
+	}
+	return nil, app.ErrPlatformKeyNotFound
+}
+
+type lti13Fixture struct {
+	*fixture
+	clock  *clock
+	guard  *recordingGuard
+	logins *launchLogins
+	keys   *launchKeys
+	signer *rsa.PrivateKey
+	reg    domain.LTIRegistration // client-1, deployment dep-1
+	other  domain.LTIRegistration // client-2 of the same workspace
+}
+
+func newLti13Fixture(t *testing.T) *lti13Fixture {
+	signer, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf := &lti13Fixture{
+		clock: &clock{now: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)}, guard: &recordingGuard{},
+		logins: &launchLogins{logins: map[string]app.Lti13Login{}},
+		keys:   &launchKeys{keys: map[string]*rsa.PublicKey{"k1": &signer.PublicKey}}, signer: signer,
+	}
+	lf.fixture = newFixture(t, app.WithClock(lf.clock.Now), app.WithLimits(lf.guard),
+		app.WithLTI13(lf.logins, lf.keys, &memstore.ToolKeys{}, domain.DefaultToolKeyRotation))
+	_, self := lf.create(lf.root, app.CreateInput{ID: "school"})
+	for _, r := range []struct {
+		dst    *domain.LTIRegistration
+		client string
+	}{{&lf.reg, "client-1"}, {&lf.other, "client-2"}} {
+		*r.dst, err = lf.app.CreateLTIRegistration(context.Background(), self, "school", domain.NewLTIRegistration{
+			Issuer: platformIssuer, ClientID: r.client, DeploymentIDs: []string{"dep-1"},
+			AuthLoginURL: platformIssuer + "/auth", JWKSURL: platformIssuer + "/jwks",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return lf
+}
+
+// login stores a login of reg under state, as StartLti13Login does.
+func (lf *lti13Fixture) login(state string, reg domain.LTIRegistration) {
+	_ = lf.logins.Put(context.Background(), state, app.Lti13Login{
+		Nonce: "nonce-" + state, WorkspaceID: "school", RegistrationID: reg.ID, CreatedAt: lf.clock.Now(),
+	}, app.Lti13StateTTL)
+}
+
+// claims are a resource-link launch's claims answering the login of state.
+func (lf *lti13Fixture) claims(state string) map[string]any {
+	now := lf.clock.Now().Unix()
+	return map[string]any{
+		"iss": platformIssuer, "aud": "client-1", "sub": "u-42", "email": "ada@school.edu",
+		"iat": now, "exp": now + 300, "nonce": "nonce-" + state,
+		"https://purl.imsglobal.org/spec/lti/claim/version":         "1.3.0",
+		"https://purl.imsglobal.org/spec/lti/claim/message_type":    domain.MessageResourceLink,
+		"https://purl.imsglobal.org/spec/lti/claim/deployment_id":   "dep-1",
+		"https://purl.imsglobal.org/spec/lti/claim/target_link_uri": lti13LaunchURL,
+		"https://purl.imsglobal.org/spec/lti/claim/roles":           []string{},
+		"https://purl.imsglobal.org/spec/lti/claim/resource_link":   map[string]string{"id": "rl-1"},
+		"https://purl.imsglobal.org/spec/lti/claim/custom":          map[string]string{"exam_config_id": examConfig},
+	}
+}
+
+func (lf *lti13Fixture) sign(claims map[string]any, kid string) string {
+	lf.t.Helper()
+	token, err := jose.Sign(claims, kid, lf.signer)
+	if err != nil {
+		lf.t.Fatal(err)
+	}
+	return token
+}
+
+func (lf *lti13Fixture) launch(token, state, browserState string) (domain.LTI13Launch, error) {
+	return lf.app.VerifyLti13Launch(context.Background(), lf.root, token, state, browserState)
+}
+
+func TestLti13LaunchIsAccepted(t *testing.T) {
+	lf := newLti13Fixture(t)
+	lf.login("s1", lf.reg)
+	l, err := lf.launch(lf.sign(lf.claims("s1"), "k1"), "s1", "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.WorkspaceID != "school" || l.RegistrationID != lf.reg.ID || l.DeploymentID != "dep-1" || l.Email != "ada@school.edu" ||
+		l.MessageType != domain.MessageResourceLink || len(l.Custom) != 1 || l.Custom[0].Value != examConfig {
+		t.Fatalf("launch %+v", l)
+	}
+	if len(lf.guard.failed) != 0 {
+		t.Fatalf("an accepted launch counted failures: %q", lf.guard.failed)
+	}
+
+	// A deep-linking launch names no exam: the teacher picks one.
+	lf.login("s2", lf.reg)
+	c := lf.claims("s2")
+	delete(c, "https://purl.imsglobal.org/spec/lti/claim/custom")
+	delete(c, "https://purl.imsglobal.org/spec/lti/claim/resource_link")
+	c["https://purl.imsglobal.org/spec/lti/claim/message_type"] = domain.MessageDeepLinking
+	c["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"] = map[string]any{
+		"deep_link_return_url": platformIssuer + "/deep-link-return", "accept_types": []string{"ltiResourceLink"}, "data": "opaque",
+	}
+	l, err = lf.launch(lf.sign(c, "k1"), "s2", "s2")
+	if err != nil || l.DeepLinking == nil || l.DeepLinking.Data != "opaque" {
+		t.Fatalf("deep-linking launch %+v: %v", l, err)
+	}
+}
+
+// unsigned is claims as a token with alg none.
+func unsigned(t testing.TB, claims map[string]any) string {
+	t.Helper()
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc([]byte(`{"alg":"none","kid":"k1"}`)) + "." + enc(payload) + "."
+}
+
+func TestLti13LaunchRefusals(t *testing.T) {
+	type setup struct {
+		lf    *lti13Fixture
+		token string
+	}
+	for _, tc := range []struct {
+		name    string
+		prepare func(s *setup) (state, browserState string)
+		kind    fault.Kind
+		words   string
+		counted string // the failure key counted; "" for none
+	}{
+		{"another browser's state", func(s *setup) (string, string) { return "s1", "s-other" }, fault.Unauthenticated, "not this browser's", "client-1"},
+		{"no browser state", func(s *setup) (string, string) { return "s1", "" }, fault.Unauthenticated, "not this browser's", "client-1"},
+		{"a state no login issued", func(s *setup) (string, string) { return "s9", "s9" }, fault.Unauthenticated, "unknown, already used or expired", "client-1"},
+		{"another registration's token", func(s *setup) (string, string) {
+			c := s.lf.claims("s1")
+			c["aud"] = "client-2"
+			s.token = s.lf.sign(c, "k1")
+			return "s1", "s1"
+		}, fault.Unauthenticated, "not those of the login", "client-2"},
+		{"an unknown kid", func(s *setup) (string, string) {
+			s.token = s.lf.sign(s.lf.claims("s1"), "k-rotated")
+			return "s1", "s1"
+		}, fault.Unauthenticated, "key not found", "client-1"},
+		{"the platform's keys unreachable", func(s *setup) (string, string) { s.lf.keys.down = true; return "s1", "s1" },
+			fault.Unavailable, "could not be fetched", ""},
+		{"another key under the kid", func(s *setup) (string, string) {
+			s.lf.keys.keys["k1"] = &otherSigner(s.lf.t).PublicKey
+			return "s1", "s1"
+		}, fault.Unauthenticated, "signature does not verify", "client-1"},
+		{"expired", func(s *setup) (string, string) { s.lf.clock.Add(6*time.Minute + domain.LTI13Leeway); return "s1", "s1" },
+			fault.Unauthenticated, "expired", "client-1"},
+		{"a foreign aud", func(s *setup) (string, string) {
+			c := s.lf.claims("s1")
+			c["aud"] = "another-tool"
+			s.token = s.lf.sign(c, "k1")
+			return "s1", "s1"
+		}, fault.Unauthenticated, "match no registration", "another-tool"},
+		{"a foreign azp", func(s *setup) (string, string) {
+			c := s.lf.claims("s1")
+			c["aud"], c["azp"] = []string{"client-1", "another-tool"}, "another-tool"
+			s.token = s.lf.sign(c, "k1")
+			return "s1", "s1"
+		}, fault.Unauthenticated, "match no registration", "another-tool"},
+		{"several aud, no azp", func(s *setup) (string, string) {
+			c := s.lf.claims("s1")
+			c["aud"] = []string{"client-1", "another-tool"}
+			s.token = s.lf.sign(c, "k1")
+			return "s1", "s1"
+		}, fault.Unauthenticated, "not for this tool", "lti13"},
+		{"alg none", func(s *setup) (string, string) { s.token = unsigned(s.lf.t, s.lf.claims("s1")); return "s1", "s1" },
+			fault.Unauthenticated, "alg none", "lti13"},
+		{"no exam configuration", func(s *setup) (string, string) {
+			c := s.lf.claims("s1")
+			delete(c, "https://purl.imsglobal.org/spec/lti/claim/custom")
+			s.token = s.lf.sign(c, "k1")
+			return "s1", "s1"
+		}, fault.Invalid, "exam_config_id", ""},
+		{"not a JWT", func(s *setup) (string, string) { s.token = "a.b"; return "s1", "s1" }, fault.Invalid, "well-formed", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lf := newLti13Fixture(t)
+			lf.login("s1", lf.reg)
+			s := &setup{lf: lf, token: lf.sign(lf.claims("s1"), "k1")}
+			state, browser := tc.prepare(s)
+			_, err := lf.launch(s.token, state, browser)
+			if fault.KindOf(err) != tc.kind || !strings.Contains(err.Error(), tc.words) {
+				t.Fatalf("%v (%s), want %s saying %q", err, fault.KindOf(err), tc.kind, tc.words)
+			}
+			switch {
+			case tc.counted == "" && len(lf.guard.failed) != 0:
+				t.Fatalf("counted %q, want no failure", lf.guard.failed)
+			case tc.counted != "" && (len(lf.guard.failed) != 1 || !strings.HasSuffix(lf.guard.failed[0], tc.counted)):
+				t.Fatalf("counted %q, want one failure of %s", lf.guard.failed, tc.counted)
+			}
+		})
+	}
+}
+
+func otherSigner(t testing.TB) *rsa.PrivateKey {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// A launch opens once: the same form posted again (a reload, a replay)
+// finds its login taken.
+func TestLti13LaunchIsSingleUse(t *testing.T) {
+	lf := newLti13Fixture(t)
+	lf.login("s1", lf.reg)
+	token := lf.sign(lf.claims("s1"), "k1")
+	if _, err := lf.launch(token, "s1", "s1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := lf.launch(token, "s1", "s1")
+	if fault.KindOf(err) != fault.Unauthenticated || !strings.Contains(err.Error(), "already used") {
+		t.Fatalf("replayed: %v", err)
+	}
+	// A refused launch uses its login up as well.
+	lf.login("s2", lf.reg)
+	c := lf.claims("s2")
+	c["nonce"] = "another login's nonce"
+	if _, err := lf.launch(lf.sign(c, "k1"), "s2", "s2"); !errors.Is(err, domain.ErrLTI13Nonce) {
+		t.Fatalf("wrong nonce: %v", err)
+	}
+	if _, err := lf.launch(lf.sign(lf.claims("s2"), "k1"), "s2", "s2"); fault.KindOf(err) != fault.Unauthenticated {
+		t.Fatalf("after a refused launch: %v", err)
+	}
+}
+
+func TestLti13LaunchPolicy(t *testing.T) {
+	lf := newLti13Fixture(t)
+	lf.login("s1", lf.reg)
+	token := lf.sign(lf.claims("s1"), "k1")
+	_, self := lf.create(lf.root, app.CreateInput{ID: "vendor"})
+	if _, err := lf.app.VerifyLti13Launch(context.Background(), self, token, "s1", "s1"); fault.KindOf(err) != fault.PermissionDenied {
+		t.Fatalf("a workspace's own key pair: %v", err)
+	}
+	lf.guard.refuse = fault.New(fault.Throttled, "too many failed authentications")
+	if _, err := lf.launch(token, "s1", "s1"); fault.KindOf(err) != fault.Throttled {
+		t.Fatalf("past the failure limit: %v", err)
+	}
+	lf.guard.refuse = nil
+	if _, err := lf.launch(token, "s1", "s1"); err != nil {
+		t.Fatalf("the refusals before took the login: %v", err)
+	}
+
+	off := newFixture(t)
+	if _, err := off.app.VerifyLti13Launch(context.Background(), off.root, token, "s1", "s1"); fault.KindOf(err) != fault.Unavailable {
+		t.Fatalf("without LTI 1.3: %v", err)
+	}
+	if _, err := off.app.LtiToolKeys(context.Background()); fault.KindOf(err) != fault.Unavailable {
+		t.Fatalf("tool keys without LTI 1.3: %v", err)
+	}
+}
+
+// The tool's keys: none before the first rotation, one after it, served as
+// a JWKS document.
+func TestRotateToolKeysPublishes(t *testing.T) {
+	lf := newLti13Fixture(t)
+	ctx := context.Background()
+	jwks, err := lf.app.LtiToolKeys(ctx)
+	if err != nil || string(jwks) != `{"keys":[]}` {
+		t.Fatalf("before a rotation: %s, %v", jwks, err)
+	}
+	if err := lf.app.RotateToolKeys(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lf.clock.Add(2 * time.Minute) // past the reread interval
+	if jwks, err = lf.app.LtiToolKeys(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var set struct {
+		Keys []struct {
+			KID string `json:"kid"`
+		} `json:"keys"`
+	}
+	if err := json.Unmarshal(jwks, &set); err != nil || len(set.Keys) != 1 {
+		t.Fatalf("after a rotation: %s, %v", jwks, err)
+	}
+	if _, err := jose.ParseKeySet(jwks); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,39 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+)
+
+// platformKeysTimeout bounds one fetch of a platform's JWKS.
+const platformKeysTimeout = 5 * time.Second
+
+// toolKeyRotationInterval is how often each replica brings the tool's LTI
+// 1.3 keys up to date: far shorter than a key's lead and overlap (days),
+// so a successor is always published well before it signs. Replicas that
+// rotate at once are settled by the store's revision check.
+const toolKeyRotationInterval = time.Hour
+
+// toolKeyRetry is the wait after a rotation failed: the keys may be
+// missing altogether (a first start with the store down).
+const toolKeyRetry = time.Minute
+
+// rotateToolKeys rotates the tool's keys every interval until ctx ends,
+// sooner again after a failure.
+func (s *Service) rotateToolKeys(ctx context.Context, application *app.App, every time.Duration) {
+	wait := every
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = every
+		if err := application.RotateToolKeys(ctx); err != nil && ctx.Err() == nil {
+			s.logger.Warn("rotating the tool's LTI 1.3 keys failed; retrying", "error", err.Error(), "retry_in", toolKeyRetry)
+			wait = min(every, toolKeyRetry)
+		}
+	}
+}
