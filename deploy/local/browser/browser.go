@@ -275,6 +275,37 @@ func (p *Page) Evaluate(ctx context.Context, expression string, out any) error {
 	return json.Unmarshal(raw, out)
 }
 
+// Instances calls fn, a JavaScript function of one argument, on each live
+// object whose prototype is the value of the expression prototype, and
+// decodes the array of its results into out. It reaches what a page keeps in
+// closures, out of reach of its globals and its DOM (Runtime.queryObjects,
+// which collects garbage first).
+func (p *Page) Instances(ctx context.Context, prototype, fn string, out any) error {
+	c, done := p.scoped(ctx)
+	defer done()
+	const group = "browser.Instances"
+	defer func() {
+		_, _ = chromedp.Call(c, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: group})
+	}()
+	proto, err := chromedp.Run(c, chromedp.Evaluate[*runtime.RemoteObject](prototype, chromedp.EvalObjectGroup(group)))
+	if err != nil {
+		return wrap(ctx, err)
+	}
+	if proto.ObjectID == "" {
+		return fmt.Errorf("browser: %s is not an object", prototype)
+	}
+	found, err := chromedp.Call(c, runtime.QueryObjects, runtime.QueryObjectsParams{PrototypeObjectID: proto.ObjectID, ObjectGroup: group})
+	if err != nil {
+		return wrap(ctx, err)
+	}
+	raw, err := chromedp.Run(c, chromedp.CallFunctionOn[[]byte]("function () { return this.map("+fn+"); }",
+		func(cp *runtime.CallFunctionOnParams) { cp.ObjectID = found.Objects.ObjectID }))
+	if err != nil {
+		return wrap(ctx, err)
+	}
+	return json.Unmarshal(raw, out)
+}
+
 // Close closes the tab.
 func (p *Page) Close() {
 	p.cancel()

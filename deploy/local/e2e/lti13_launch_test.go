@@ -23,8 +23,9 @@ const customClaim = "https://purl.imsglobal.org/spec/lti/claim/custom"
 
 // startLti13Stack starts a stack of the test's own whose tool URLs
 // (PUBLIC_BASE_URL) are its gateway's, and which may reach the platform at
-// platformURL over http on loopback (LTI_ALLOW_INSECURE_HOSTS).
-func startLti13Stack(t *testing.T, platformURL string) *stack.Stack {
+// platformURL over http on loopback (LTI_ALLOW_INSECURE_HOSTS), with extra
+// settings.
+func startLti13Stack(t *testing.T, platformURL string, extra ...string) *stack.Stack {
 	t.Helper()
 	addr, err := testenv.FreeAddr()
 	if err != nil {
@@ -39,7 +40,7 @@ func startLti13Stack(t *testing.T, platformURL string) *stack.Stack {
 	defer cancel()
 	s, err := stack.Start(ctx, stack.Options{
 		BinDir: binDir, DataDir: t.TempDir(), GatewayAddr: addr, Output: &logs,
-		Env: append(append([]string(nil), stackEnv...), "PUBLIC_BASE_URL=http://"+addr, "LTI_ALLOW_INSECURE_HOSTS="+u.Host),
+		Env: append(append(append([]string(nil), stackEnv...), "PUBLIC_BASE_URL=http://"+addr, "LTI_ALLOW_INSECURE_HOSTS="+u.Host), extra...),
 	})
 	if err != nil {
 		t.Fatalf("start a stack: %v\n%s", err, logs.String())
@@ -226,8 +227,6 @@ func TestLti13LaunchFromAPlatform(t *testing.T) {
 	if status, page := alice.post(action, form); status != http.StatusOK || !strings.Contains(page, `name="exam_config_id"`) {
 		t.Errorf("a deep-linking launch: %d\n%s", status, page)
 	}
-	refused("the deep-linking response (not built yet)", alice, tool+"/lti/v1p3/deep-linking", url.Values{"exam_config_id": {exam}},
-		http.StatusNotImplemented, "not available yet")
 
 	wantToolKeys(t, tool)
 

@@ -6,12 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/liveproctor/workspaces/gateway/internal/httperr"
@@ -72,7 +72,7 @@ func Lti13Launch(sessions Lti13SessionOpener, md Metadata, maxBodyBytes int64, l
 		if session.GetMessageType() == messageDeepLinking {
 			header.Set("Content-Security-Policy", deepLinkingCSP)
 			w.WriteHeader(http.StatusOK)
-			_ = deepLinkingPage.Execute(w, deepLinkingView{Email: session.GetEmail(), Action: DeepLinkingPath})
+			_ = deepLinkingPage.Execute(w, deepLinkingView{Email: session.GetEmail(), Action: DeepLinkingPath, DeepLinkID: session.GetDeepLinkId()})
 			return
 		}
 		w.WriteHeader(http.StatusOK)
@@ -93,26 +93,11 @@ func readLti13Launch(w http.ResponseWriter, r *http.Request, maxParams int, maxB
 			"The launch must be a form post (Content-Type: application/x-www-form-urlencoded) of id_token and state, as LTI 1.3 platforms send it.", "", 0))
 		return "", "", false
 	}
-	body, err := io.ReadAll(r.Body)
-	var params []*authv1.LtiParameter
-	if err == nil {
-		params, err = formPairs(string(body), nil, maxParams)
-	}
-	// A body over the limit or past the deadline is answered as on every
-	// route (JSON): the gateway may answer so before this runs.
-	switch st := reqstate.From(r.Context()); {
-	case err == nil:
-	case st.BodyTooLarge:
-		httperr.WriteTooLarge(w, r, maxBodyBytes)
-		return "", "", false
-	case st.BodyTimedOut:
-		httperr.Write(w, r, fault.RequestTimeout, httperr.MsgBodyTimeout)
-		return "", "", false
-	default:
-		refuse(w, r, httperr.New(fault.Invalid, "The launch's form is malformed: "+err.Error()+".", "", 0))
+	params, ok := readFormBody(w, r, maxParams, maxBodyBytes, "The launch's form is malformed: ")
+	if !ok {
 		return "", "", false
 	}
-	form, why := lti13LaunchForm(params)
+	form, why := formFields(params, "launch", "id_token", "state", "error", "error_description")
 	switch {
 	case why != "":
 		refuse(w, r, httperr.New(fault.Invalid, why, "", 0))
@@ -125,22 +110,46 @@ func readLti13Launch(w http.ResponseWriter, r *http.Request, maxParams int, maxB
 	return form["id_token"], form["state"], true
 }
 
-// lti13LaunchForm picks the launch's fields out of params (others are
-// ignored), or says why it cannot: a field sent twice with different values
-// is ambiguous, and text that is not UTF-8 cannot travel.
-func lti13LaunchForm(params []*authv1.LtiParameter) (map[string]string, string) {
+// readFormBody returns the pairs of a form body, or answers why it cannot
+// (malformed starts the message of a malformed form) and reports false.
+func readFormBody(w http.ResponseWriter, r *http.Request, maxParams int, maxBodyBytes int64, malformed string) ([]*authv1.LtiParameter, bool) {
+	body, err := io.ReadAll(r.Body)
+	var params []*authv1.LtiParameter
+	if err == nil {
+		params, err = formPairs(string(body), nil, maxParams)
+	}
+	// A body over the limit or past the deadline is answered as on every
+	// route (JSON): the gateway may answer so before this runs.
+	switch st := reqstate.From(r.Context()); {
+	case err == nil:
+		return params, true
+	case st.BodyTooLarge:
+		httperr.WriteTooLarge(w, r, maxBodyBytes)
+	case st.BodyTimedOut:
+		httperr.Write(w, r, fault.RequestTimeout, httperr.MsgBodyTimeout)
+	default:
+		refuse(w, r, httperr.New(fault.Invalid, malformed+err.Error()+".", "", 0))
+	}
+	return nil, false
+}
+
+// formFields picks the named fields out of params (others are ignored), or
+// says why it cannot: a field sent twice with different values is
+// ambiguous, and text that is not UTF-8 cannot travel. what names the form
+// in the message ("launch").
+func formFields(params []*authv1.LtiParameter, what string, names ...string) (map[string]string, string) {
 	form := map[string]string{}
 	for _, p := range params {
 		name, value := p.GetName(), p.GetValue()
-		if name != "id_token" && name != "state" && name != "error" && name != "error_description" {
+		if !slices.Contains(names, name) {
 			continue
 		}
 		seen, ok := form[name]
 		switch {
 		case !utf8.ValidString(value):
-			return nil, "The launch's " + name + " is not valid UTF-8."
+			return nil, "The " + what + "'s " + name + " is not valid UTF-8."
 		case ok && seen != value:
-			return nil, "The launch has two different values of " + name + "."
+			return nil, "The " + what + " has two different values of " + name + "."
 		}
 		form[name] = value
 	}
@@ -154,26 +163,12 @@ func clip(s string) string {
 	return s
 }
 
-// DeepLinkingResponse answers the deep-linking page's form on
-// DeepLinkingPath. Returning the picked exam to the platform (a signed
-// LtiDeepLinkingResponse) is not built yet: it answers 501 with a page
-// saying how to add the exam meanwhile.
-func DeepLinkingResponse() runtime.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-		refuse(w, r, httperr.Answer{
-			Status: http.StatusNotImplemented, Code: codes.Unimplemented, Header: http.Header{},
-			Message: "Adding an exam from the LMS's content picker (an LTI Deep Linking response) is not available yet. " +
-				"Meanwhile, add the LiveProctor link in the LMS by hand, with the custom parameter exam_config_id=<the exam configuration's id>.",
-		})
-	}
-}
-
 // deepLinkingCSP is launchCSP with no scripts, and the form may post to
 // this gateway.
 const deepLinkingCSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors *"
 
 type deepLinkingView struct {
-	Email, Action string
+	Email, Action, DeepLinkID string
 }
 
 var deepLinkingPage = template.Must(template.New("deep-linking").Parse(`<!doctype html>
@@ -187,6 +182,7 @@ var deepLinkingPage = template.Must(template.New("deep-linking").Parse(`<!doctyp
 <h1>Add a LiveProctor exam</h1>
 <p>Signed in as {{.Email}}.</p>
 <form method="post" action="{{.Action}}">
+<input type="hidden" name="deep_link_id" value="{{.DeepLinkID}}">
 <label for="exam_config_id">Exam configuration id</label>
 <input id="exam_config_id" name="exam_config_id" required
  pattern="[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"

@@ -101,21 +101,17 @@ func TestLti13LaunchOpensTheComponent(t *testing.T) {
 }
 
 // A deep-linking launch answers a page whose form names the exam in
-// exam_config_id; its submission is not built yet (501).
+// exam_config_id and carries the request's id, posting to DeepLinkingPath.
 func TestLti13DeepLinkingPage(t *testing.T) {
-	s := &lti13Sessions{session: &authv1.LtiSession{Auth: "dG9rZW4=", Email: "ada@example.com", MessageType: "LtiDeepLinkingRequest"}}
+	s := &lti13Sessions{session: &authv1.LtiSession{
+		Auth: "dG9rZW4=", Email: "ada@example.com", MessageType: "LtiDeepLinkingRequest", DeepLinkId: "dl-id-1",
+	}}
 	w := post13(s, formType13, "id_token=a.b.c&state=abc", &http.Cookie{Name: StateCookieName("abc"), Value: "abc"})
 	body := w.Body.String()
 	if w.Code != http.StatusOK || !strings.Contains(body, `name="exam_config_id"`) || !strings.Contains(body, `action="`+DeepLinkingPath+`"`) ||
+		!strings.Contains(body, `<input type="hidden" name="deep_link_id" value="dl-id-1">`) ||
 		strings.Contains(body, "dG9rZW4=") || !strings.Contains(w.Header().Get("Content-Security-Policy"), "form-action 'self'") {
 		t.Fatalf("%d %v:\n%s", w.Code, w.Header(), body)
-	}
-	r := httptest.NewRequest(http.MethodPost, DeepLinkingPath, strings.NewReader("exam_config_id="+exam13))
-	r.Header.Set("Content-Type", formType13)
-	w = httptest.NewRecorder()
-	DeepLinkingResponse()(w, r, nil)
-	if w.Code != http.StatusNotImplemented || !strings.Contains(w.Body.String(), "not available yet") {
-		t.Fatalf("%d:\n%s", w.Code, w.Body)
 	}
 }
 

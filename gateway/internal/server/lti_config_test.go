@@ -37,6 +37,10 @@ func (f *fakeWorkspaces) GetLtiConfiguration(ctx context.Context, req *workspace
 		Description: "LiveProctor for " + name,
 		LaunchUrl:   scheme + "://lti.example.com:8443/lti/v1/launch",
 		Domain:      "lti.example.com",
+
+		Lti13LoginUrl:  scheme + "://lti.example.com:8443/lti/v1p3/login",
+		Lti13LaunchUrl: scheme + "://lti.example.com:8443/lti/v1p3/launch",
+		Lti13JwksUrl:   scheme + "://lti.example.com:8443/lti/v1p3/jwks.json",
 	}, nil
 }
 

@@ -101,11 +101,12 @@ func (s *Server) ownRoutes(cfg config.Config, errs *httperr.Handler, workspaces 
 		{http.MethodGet, lti.Lti13LoginPath, ltiLogin},
 		{http.MethodPost, lti.Lti13LoginPath, ltiLogin},
 		{http.MethodPost, lti.Lti13LaunchPath, lti.Lti13Launch(auth, md, cfg.MaxBodyBytes, s.logger)},
-		{http.MethodPost, lti.DeepLinkingPath, lti.DeepLinkingResponse()},
+		{http.MethodPost, lti.DeepLinkingPath, lti.DeepLinkingResponse(workspaces, md, cfg.MaxBodyBytes, s.logger)},
 		{http.MethodGet, lti.JWKSPath, lti.ServeJWKS(workspaces, errs, md)},
 		{http.MethodGet, "/openapi.json", serveDocument},
 		{http.MethodGet, lti.ConfigPath, ltiConfig},
 		{http.MethodHead, lti.ConfigPath, ltiConfig},
+		{http.MethodGet, lti.CanvasConfigPath, lti.ServeCanvasConfiguration(workspaces, errs, md, s.logger)},
 		{http.MethodGet, "/healthz", healthz},
 		{http.MethodGet, "/readyz", readyz(&s.draining, s.backends)},
 	}

@@ -1910,6 +1910,69 @@ func (e GetLtiToolJwks200JSONResponseBodyKeysUse) Valid() bool {
 	}
 }
 
+// Defines values for GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPlatform.
+const (
+	CanvasInstructureCom GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPlatform = "canvas.instructure.com"
+)
+
+// Valid indicates whether the value is a known member of the GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPlatform enum.
+func (e GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPlatform) Valid() bool {
+	switch e {
+	case CanvasInstructureCom:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPrivacyLevel.
+const (
+	Public GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPrivacyLevel = "public"
+)
+
+// Valid indicates whether the value is a known member of the GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPrivacyLevel enum.
+func (e GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPrivacyLevel) Valid() bool {
+	switch e {
+	case Public:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsMessageType.
+const (
+	LtiDeepLinkingRequest GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsMessageType = "LtiDeepLinkingRequest"
+)
+
+// Valid indicates whether the value is a known member of the GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsMessageType enum.
+func (e GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsMessageType) Valid() bool {
+	switch e {
+	case LtiDeepLinkingRequest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsPlacement.
+const (
+	AssignmentSelection GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsPlacement = "assignment_selection"
+	LinkSelection       GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsPlacement = "link_selection"
+)
+
+// Valid indicates whether the value is a known member of the GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsPlacement enum.
+func (e GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsPlacement) Valid() bool {
+	switch e {
+	case AssignmentSelection:
+		return true
+	case LinkSelection:
+		return true
+	default:
+		return false
+	}
+}
+
 // AddLtiDeploymentRequest defines model for AddLtiDeploymentRequest.
 type AddLtiDeploymentRequest struct {
 	// DeploymentId 1 to 255 printable ASCII characters.
@@ -2706,7 +2769,11 @@ type HeadLtiConfigurationXmlParams struct {
 
 // Lti13DeepLinkingResponseFormdataBody defines parameters for Lti13DeepLinkingResponse.
 type Lti13DeepLinkingResponseFormdataBody struct {
-	ExamConfigId         *string           `form:"exam_config_id,omitempty" json:"exam_config_id,omitempty"`
+	// DeepLinkId The id the deep-linking page carries.
+	DeepLinkId *string `form:"deep_link_id,omitempty" json:"deep_link_id,omitempty"`
+
+	// ExamConfigId The exam configuration's id, a UUID (surrounding spaces are ignored).
+	ExamConfigId         string            `form:"exam_config_id" json:"exam_config_id"`
 	AdditionalProperties map[string]string `json:"-"`
 }
 
@@ -2803,6 +2870,24 @@ type Lti13LoginPostParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// GetLtiCanvasConfigurationParams defines parameters for GetLtiCanvasConfiguration.
+type GetLtiCanvasConfigurationParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPlatform defines parameters for GetLtiCanvasConfiguration.
+type GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPlatform string
+
+// GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPrivacyLevel defines parameters for GetLtiCanvasConfiguration.
+type GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPrivacyLevel string
+
+// GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsMessageType defines parameters for GetLtiCanvasConfiguration.
+type GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsMessageType string
+
+// GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsPlacement defines parameters for GetLtiCanvasConfiguration.
+type GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsPlacement string
+
 // GetOpenAPIDocumentParams defines parameters for GetOpenAPIDocument.
 type GetOpenAPIDocumentParams struct {
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
@@ -2890,6 +2975,14 @@ func (a *Lti13DeepLinkingResponseFormdataBody) UnmarshalJSON(b []byte) error {
 		return err
 	}
 
+	if raw, found := object["deep_link_id"]; found {
+		err = json.Unmarshal(raw, &a.DeepLinkId)
+		if err != nil {
+			return fmt.Errorf("error reading 'deep_link_id': %w", err)
+		}
+		delete(object, "deep_link_id")
+	}
+
 	if raw, found := object["exam_config_id"]; found {
 		err = json.Unmarshal(raw, &a.ExamConfigId)
 		if err != nil {
@@ -2917,11 +3010,16 @@ func (a Lti13DeepLinkingResponseFormdataBody) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
-	if a.ExamConfigId != nil {
-		object["exam_config_id"], err = json.Marshal(a.ExamConfigId)
+	if a.DeepLinkId != nil {
+		object["deep_link_id"], err = json.Marshal(a.DeepLinkId)
 		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'exam_config_id': %w", err)
+			return nil, fmt.Errorf("error marshaling 'deep_link_id': %w", err)
 		}
+	}
+
+	object["exam_config_id"], err = json.Marshal(a.ExamConfigId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'exam_config_id': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -3806,18 +3904,18 @@ type ClientInterface interface {
 	// Corresponds with HEAD /lti/v1/workspaces/{id}/config.xml (the `HeadLtiConfigurationXml` operationId).
 	HeadLtiConfigurationXml(ctx context.Context, id string, params *HeadLtiConfigurationXmlParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Lti13DeepLinkingResponseWithBody Return the exam a teacher picked to the LMS (not available yet)
+	// Lti13DeepLinkingResponseWithBody Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 	//
-	// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+	// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /lti/v1p3/deep-linking (the `Lti13DeepLinkingResponse` operationId).
 	Lti13DeepLinkingResponseWithBody(ctx context.Context, params *Lti13DeepLinkingResponseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Lti13DeepLinkingResponseWithFormdataBody Return the exam a teacher picked to the LMS (not available yet)
+	// Lti13DeepLinkingResponseWithFormdataBody Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 	//
-	// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+	// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -3873,6 +3971,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /lti/v1p3/login (the `Lti13LoginPost` operationId).
 	Lti13LoginPostWithFormdataBody(ctx context.Context, params *Lti13LoginPostParams, body Lti13LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLtiCanvasConfiguration A workspace's Canvas LTI 1.3 developer-key configuration
+	//
+	// The JSON tool configuration a Canvas administrator's LTI developer key reads ("Enter URL"): the title "LiveProctor (<workspace name>)", the tool's OIDC login initiation, launch and JWKS URLs (built from `PUBLIC_BASE_URL`), no scopes, and the Canvas extension with `privacy_level` `public` (the launch needs the user's e-mail), `domain` (the launch URL's host) and two placements, `link_selection` and `assignment_selection`, each opening a Deep Linking request, where the teacher picks the exam. No custom fields: a developer key's custom fields go into every launch, so the exam id comes with each link. The redirect URI to enter beside it is `target_link_uri`. An unknown or deleted workspace is 404.
+	//
+	// Corresponds with GET /lti/v1p3/workspaces/{id}/canvas.json (the `GetLtiCanvasConfiguration` operationId).
+	GetLtiCanvasConfiguration(ctx context.Context, id string, params *GetLtiCanvasConfigurationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenAPIDocument This document
 	//
@@ -4515,9 +4620,9 @@ func (c *Client) HeadLtiConfigurationXml(ctx context.Context, id string, params 
 	return c.Client.Do(req)
 }
 
-// Lti13DeepLinkingResponseWithBody Return the exam a teacher picked to the LMS (not available yet)
+// Lti13DeepLinkingResponseWithBody Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 //
-// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4534,9 +4639,9 @@ func (c *Client) Lti13DeepLinkingResponseWithBody(ctx context.Context, params *L
 	return c.Client.Do(req)
 }
 
-// Lti13DeepLinkingResponseWithFormdataBody Return the exam a teacher picked to the LMS (not available yet)
+// Lti13DeepLinkingResponseWithFormdataBody Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 //
-// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -4653,6 +4758,23 @@ func (c *Client) Lti13LoginPostWithBody(ctx context.Context, params *Lti13LoginP
 // Corresponds with POST /lti/v1p3/login (the `Lti13LoginPost` operationId).
 func (c *Client) Lti13LoginPostWithFormdataBody(ctx context.Context, params *Lti13LoginPostParams, body Lti13LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewLti13LoginPostRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLtiCanvasConfiguration A workspace's Canvas LTI 1.3 developer-key configuration
+//
+// The JSON tool configuration a Canvas administrator's LTI developer key reads ("Enter URL"): the title "LiveProctor (<workspace name>)", the tool's OIDC login initiation, launch and JWKS URLs (built from `PUBLIC_BASE_URL`), no scopes, and the Canvas extension with `privacy_level` `public` (the launch needs the user's e-mail), `domain` (the launch URL's host) and two placements, `link_selection` and `assignment_selection`, each opening a Deep Linking request, where the teacher picks the exam. No custom fields: a developer key's custom fields go into every launch, so the exam id comes with each link. The redirect URI to enter beside it is `target_link_uri`. An unknown or deleted workspace is 404.
+//
+// Corresponds with GET /lti/v1p3/workspaces/{id}/canvas.json (the `GetLtiCanvasConfiguration` operationId).
+func (c *Client) GetLtiCanvasConfiguration(ctx context.Context, id string, params *GetLtiCanvasConfigurationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLtiCanvasConfigurationRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6564,6 +6686,55 @@ func NewLti13LoginPostRequestWithBody(server string, params *Lti13LoginPostParam
 	return req, nil
 }
 
+// NewGetLtiCanvasConfigurationRequest constructs an http.Request for the GetLtiCanvasConfiguration method
+func NewGetLtiCanvasConfigurationRequest(server string, id string, params *GetLtiCanvasConfigurationParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/lti/v1p3/workspaces/%s/canvas.json", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetOpenAPIDocumentRequest constructs an http.Request for the GetOpenAPIDocument method
 func NewGetOpenAPIDocumentRequest(server string, params *GetOpenAPIDocumentParams) (*http.Request, error) {
 	var err error
@@ -6965,18 +7136,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with HEAD /lti/v1/workspaces/{id}/config.xml (the `HeadLtiConfigurationXml` operationId).
 	HeadLtiConfigurationXmlWithResponse(ctx context.Context, id string, params *HeadLtiConfigurationXmlParams, reqEditors ...RequestEditorFn) (*HeadLtiConfigurationXmlHTTPResponse, error)
 
-	// Lti13DeepLinkingResponseWithBodyWithResponse Return the exam a teacher picked to the LMS (not available yet)
+	// Lti13DeepLinkingResponseWithBodyWithResponse Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 	//
-	// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+	// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /lti/v1p3/deep-linking (the `Lti13DeepLinkingResponse` operationId).
 	Lti13DeepLinkingResponseWithBodyWithResponse(ctx context.Context, params *Lti13DeepLinkingResponseParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*Lti13DeepLinkingResponseHTTPResponse, error)
 
-	// Lti13DeepLinkingResponseWithFormdataBodyWithResponse Return the exam a teacher picked to the LMS (not available yet)
+	// Lti13DeepLinkingResponseWithFormdataBodyWithResponse Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 	//
-	// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+	// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7036,6 +7207,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /lti/v1p3/login (the `Lti13LoginPost` operationId).
 	Lti13LoginPostWithFormdataBodyWithResponse(ctx context.Context, params *Lti13LoginPostParams, body Lti13LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*Lti13LoginPostHTTPResponse, error)
+
+	// GetLtiCanvasConfigurationWithResponse A workspace's Canvas LTI 1.3 developer-key configuration
+	//
+	// The JSON tool configuration a Canvas administrator's LTI developer key reads ("Enter URL"): the title "LiveProctor (<workspace name>)", the tool's OIDC login initiation, launch and JWKS URLs (built from `PUBLIC_BASE_URL`), no scopes, and the Canvas extension with `privacy_level` `public` (the launch needs the user's e-mail), `domain` (the launch URL's host) and two placements, `link_selection` and `assignment_selection`, each opening a Deep Linking request, where the teacher picks the exam. No custom fields: a developer key's custom fields go into every launch, so the exam id comes with each link. The redirect URI to enter beside it is `target_link_uri`. An unknown or deleted workspace is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /lti/v1p3/workspaces/{id}/canvas.json (the `GetLtiCanvasConfiguration` operationId).
+	GetLtiCanvasConfigurationWithResponse(ctx context.Context, id string, params *GetLtiCanvasConfigurationParams, reqEditors ...RequestEditorFn) (*GetLtiCanvasConfigurationHTTPResponse, error)
 
 	// GetOpenAPIDocumentWithResponse This document
 	//
@@ -11742,8 +11922,18 @@ func (r HeadLtiConfigurationXmlHTTPResponse) ContentType() string {
 	return ""
 }
 
+// Lti13DeepLinkingResponseHTTPResponse200Headers the declared response headers of an HTTP 200 response for Lti13DeepLinkingResponse
+type Lti13DeepLinkingResponseHTTPResponse200Headers struct {
+	XRequestId string
+}
+
 // Lti13DeepLinkingResponseHTTPResponse400Headers the declared response headers of an HTTP 400 response for Lti13DeepLinkingResponse
 type Lti13DeepLinkingResponseHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// Lti13DeepLinkingResponseHTTPResponse401Headers the declared response headers of an HTTP 401 response for Lti13DeepLinkingResponse
+type Lti13DeepLinkingResponseHTTPResponse401Headers struct {
 	XRequestId string
 }
 
@@ -11757,42 +11947,55 @@ type Lti13DeepLinkingResponseHTTPResponse413Headers struct {
 	XRequestId string
 }
 
+// Lti13DeepLinkingResponseHTTPResponse415Headers the declared response headers of an HTTP 415 response for Lti13DeepLinkingResponse
+type Lti13DeepLinkingResponseHTTPResponse415Headers struct {
+	XRequestId string
+}
+
 // Lti13DeepLinkingResponseHTTPResponse500Headers the declared response headers of an HTTP 500 response for Lti13DeepLinkingResponse
 type Lti13DeepLinkingResponseHTTPResponse500Headers struct {
 	XRequestId string
 }
 
-// Lti13DeepLinkingResponseHTTPResponse501Headers the declared response headers of an HTTP 501 response for Lti13DeepLinkingResponse
-type Lti13DeepLinkingResponseHTTPResponse501Headers struct {
+// Lti13DeepLinkingResponseHTTPResponse503Headers the declared response headers of an HTTP 503 response for Lti13DeepLinkingResponse
+type Lti13DeepLinkingResponseHTTPResponse503Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
+// Lti13DeepLinkingResponseHTTPResponse504Headers the declared response headers of an HTTP 504 response for Lti13DeepLinkingResponse
+type Lti13DeepLinkingResponseHTTPResponse504Headers struct {
+	RetryAfter *int
 	XRequestId string
 }
 
 type Lti13DeepLinkingResponseHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
 	// JSON408 the response for an HTTP 408 `application/json` response
 	JSON408 *RequestTimeout
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalServerError
+	JSON500 *ErrorBody
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *Lti13DeepLinkingResponseHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *Lti13DeepLinkingResponseHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *Lti13DeepLinkingResponseHTTPResponse401Headers
 	// Headers408 the parsed response headers for an HTTP 408 response
 	Headers408 *Lti13DeepLinkingResponseHTTPResponse408Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *Lti13DeepLinkingResponseHTTPResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *Lti13DeepLinkingResponseHTTPResponse415Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *Lti13DeepLinkingResponseHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *Lti13DeepLinkingResponseHTTPResponse501Headers
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r Lti13DeepLinkingResponseHTTPResponse) GetJSON400() *BadRequest {
-	return r.JSON400
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *Lti13DeepLinkingResponseHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *Lti13DeepLinkingResponseHTTPResponse504Headers
 }
 
 // GetJSON408 returns the response for an HTTP 408 `application/json` response
@@ -11806,7 +12009,7 @@ func (r Lti13DeepLinkingResponseHTTPResponse) GetJSON413() *RequestEntityTooLarg
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r Lti13DeepLinkingResponseHTTPResponse) GetJSON500() *InternalServerError {
+func (r Lti13DeepLinkingResponseHTTPResponse) GetJSON500() *ErrorBody {
 	return r.JSON500
 }
 
@@ -12323,6 +12526,186 @@ func (r Lti13LoginPostHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r Lti13LoginPostHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLtiCanvasConfigurationHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetLtiCanvasConfiguration
+type GetLtiCanvasConfigurationHTTPResponse200Headers struct {
+	CacheControl string
+	XRequestId   string
+}
+
+// GetLtiCanvasConfigurationHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetLtiCanvasConfiguration
+type GetLtiCanvasConfigurationHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// GetLtiCanvasConfigurationHTTPResponse404Headers the declared response headers of an HTTP 404 response for GetLtiCanvasConfiguration
+type GetLtiCanvasConfigurationHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// GetLtiCanvasConfigurationHTTPResponse413Headers the declared response headers of an HTTP 413 response for GetLtiCanvasConfiguration
+type GetLtiCanvasConfigurationHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// GetLtiCanvasConfigurationHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetLtiCanvasConfiguration
+type GetLtiCanvasConfigurationHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// GetLtiCanvasConfigurationHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetLtiCanvasConfiguration
+type GetLtiCanvasConfigurationHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// GetLtiCanvasConfigurationHTTPResponse504Headers the declared response headers of an HTTP 504 response for GetLtiCanvasConfiguration
+type GetLtiCanvasConfigurationHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type GetLtiCanvasConfigurationHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Description string `json:"description"`
+		Extensions  []struct {
+			Domain       string                                                             `json:"domain"`
+			Platform     GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPlatform     `json:"platform"`
+			PrivacyLevel GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPrivacyLevel `json:"privacy_level"`
+			Settings     struct {
+				Placements []struct {
+					Enabled       bool                                                                                `json:"enabled"`
+					MessageType   GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsMessageType `json:"message_type"`
+					Placement     GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsPlacement   `json:"placement"`
+					TargetLinkUri string                                                                              `json:"target_link_uri"`
+					Text          string                                                                              `json:"text"`
+				} `json:"placements"`
+				Text string `json:"text"`
+			} `json:"settings"`
+			ToolId string `json:"tool_id"`
+		} `json:"extensions"`
+		OidcInitiationUrl string   `json:"oidc_initiation_url"`
+		PublicJwkUrl      string   `json:"public_jwk_url"`
+		Scopes            []string `json:"scopes"`
+		TargetLinkUri     string   `json:"target_link_uri"`
+		Title             string   `json:"title"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLtiCanvasConfigurationHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetLtiCanvasConfigurationHTTPResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetLtiCanvasConfigurationHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetLtiCanvasConfigurationHTTPResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetLtiCanvasConfigurationHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLtiCanvasConfigurationHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *GetLtiCanvasConfigurationHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLtiCanvasConfigurationHTTPResponse) GetJSON200() *struct {
+	Description string `json:"description"`
+	Extensions  []struct {
+		Domain       string                                                             `json:"domain"`
+		Platform     GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPlatform     `json:"platform"`
+		PrivacyLevel GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPrivacyLevel `json:"privacy_level"`
+		Settings     struct {
+			Placements []struct {
+				Enabled       bool                                                                                `json:"enabled"`
+				MessageType   GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsMessageType `json:"message_type"`
+				Placement     GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsPlacement   `json:"placement"`
+				TargetLinkUri string                                                                              `json:"target_link_uri"`
+				Text          string                                                                              `json:"text"`
+			} `json:"placements"`
+			Text string `json:"text"`
+		} `json:"settings"`
+		ToolId string `json:"tool_id"`
+	} `json:"extensions"`
+	OidcInitiationUrl string   `json:"oidc_initiation_url"`
+	PublicJwkUrl      string   `json:"public_jwk_url"`
+	Scopes            []string `json:"scopes"`
+	TargetLinkUri     string   `json:"target_link_uri"`
+	Title             string   `json:"title"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetLtiCanvasConfigurationHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetLtiCanvasConfigurationHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetLtiCanvasConfigurationHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetLtiCanvasConfigurationHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLtiCanvasConfigurationHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetLtiCanvasConfigurationHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLtiCanvasConfigurationHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLtiCanvasConfigurationHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLtiCanvasConfigurationHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLtiCanvasConfigurationHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12944,9 +13327,9 @@ func (c *ClientWithResponses) HeadLtiConfigurationXmlWithResponse(ctx context.Co
 	return ParseHeadLtiConfigurationXmlHTTPResponse(rsp)
 }
 
-// Lti13DeepLinkingResponseWithBodyWithResponse Return the exam a teacher picked to the LMS (not available yet)
+// Lti13DeepLinkingResponseWithBodyWithResponse Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 //
-// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12959,9 +13342,9 @@ func (c *ClientWithResponses) Lti13DeepLinkingResponseWithBodyWithResponse(ctx c
 	return ParseLti13DeepLinkingResponseHTTPResponse(rsp)
 }
 
-// Lti13DeepLinkingResponseWithFormdataBodyWithResponse Return the exam a teacher picked to the LMS (not available yet)
+// Lti13DeepLinkingResponseWithFormdataBodyWithResponse Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 //
-// Where the deep-linking page posts `exam_config_id`. Signing the LTI Deep Linking response for the platform is not built yet: it answers 501 with a page saying how to add the exam meanwhile (a link with the custom parameter `exam_config_id`).
+// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13062,6 +13445,21 @@ func (c *ClientWithResponses) Lti13LoginPostWithFormdataBodyWithResponse(ctx con
 		return nil, err
 	}
 	return ParseLti13LoginPostHTTPResponse(rsp)
+}
+
+// GetLtiCanvasConfigurationWithResponse A workspace's Canvas LTI 1.3 developer-key configuration
+//
+// The JSON tool configuration a Canvas administrator's LTI developer key reads ("Enter URL"): the title "LiveProctor (<workspace name>)", the tool's OIDC login initiation, launch and JWKS URLs (built from `PUBLIC_BASE_URL`), no scopes, and the Canvas extension with `privacy_level` `public` (the launch needs the user's e-mail), `domain` (the launch URL's host) and two placements, `link_selection` and `assignment_selection`, each opening a Deep Linking request, where the teacher picks the exam. No custom fields: a developer key's custom fields go into every launch, so the exam id comes with each link. The redirect URI to enter beside it is `target_link_uri`. An unknown or deleted workspace is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /lti/v1p3/workspaces/{id}/canvas.json (the `GetLtiCanvasConfiguration` operationId).
+func (c *ClientWithResponses) GetLtiCanvasConfigurationWithResponse(ctx context.Context, id string, params *GetLtiCanvasConfigurationParams, reqEditors ...RequestEditorFn) (*GetLtiCanvasConfigurationHTTPResponse, error) {
+	rsp, err := c.GetLtiCanvasConfiguration(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLtiCanvasConfigurationHTTPResponse(rsp)
 }
 
 // GetOpenAPIDocumentWithResponse This document
@@ -19288,13 +19686,6 @@ func ParseLti13DeepLinkingResponseHTTPResponse(rsp *http.Response) (*Lti13DeepLi
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
 		var dest RequestTimeout
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19310,15 +19701,28 @@ func ParseLti13DeepLinkingResponseHTTPResponse(rsp *http.Response) (*Lti13DeepLi
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalServerError
+		var dest ErrorBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
+	case rsp.StatusCode == 500:
+		// Content-type (text/html) unsupported
+
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers Lti13DeepLinkingResponseHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers Lti13DeepLinkingResponseHTTPResponse400Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -19329,6 +19733,16 @@ func ParseLti13DeepLinkingResponseHTTPResponse(rsp *http.Response) (*Lti13DeepLi
 			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers Lti13DeepLinkingResponseHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
 	case rsp.StatusCode == 408:
 		var headers Lti13DeepLinkingResponseHTTPResponse408Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -19349,6 +19763,16 @@ func ParseLti13DeepLinkingResponseHTTPResponse(rsp *http.Response) (*Lti13DeepLi
 			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers Lti13DeepLinkingResponseHTTPResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 500:
 		var headers Lti13DeepLinkingResponseHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -19359,8 +19783,15 @@ func ParseLti13DeepLinkingResponseHTTPResponse(rsp *http.Response) (*Lti13DeepLi
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers Lti13DeepLinkingResponseHTTPResponse501Headers
+	case rsp.StatusCode == 503:
+		var headers Lti13DeepLinkingResponseHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19368,7 +19799,24 @@ func ParseLti13DeepLinkingResponseHTTPResponse(rsp *http.Response) (*Lti13DeepLi
 			}
 			headers.XRequestId = value
 		}
-		response.Headers501 = &headers
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers Lti13DeepLinkingResponseHTTPResponse504Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
 	}
 
 	return response, nil
@@ -19989,6 +20437,184 @@ func ParseLti13LoginPostHTTPResponse(rsp *http.Response) (*Lti13LoginPostHTTPRes
 			}
 			headers.RetryAfter = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLtiCanvasConfigurationHTTPResponse parses an HTTP response from a GetLtiCanvasConfigurationWithResponse call
+func ParseGetLtiCanvasConfigurationHTTPResponse(rsp *http.Response) (*GetLtiCanvasConfigurationHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLtiCanvasConfigurationHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Description string `json:"description"`
+			Extensions  []struct {
+				Domain       string                                                             `json:"domain"`
+				Platform     GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPlatform     `json:"platform"`
+				PrivacyLevel GetLtiCanvasConfiguration200JSONResponseBodyExtensionsPrivacyLevel `json:"privacy_level"`
+				Settings     struct {
+					Placements []struct {
+						Enabled       bool                                                                                `json:"enabled"`
+						MessageType   GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsMessageType `json:"message_type"`
+						Placement     GetLtiCanvasConfiguration200JSONResponseBodyExtensionsSettingsPlacementsPlacement   `json:"placement"`
+						TargetLinkUri string                                                                              `json:"target_link_uri"`
+						Text          string                                                                              `json:"text"`
+					} `json:"placements"`
+					Text string `json:"text"`
+				} `json:"settings"`
+				ToolId string `json:"tool_id"`
+			} `json:"extensions"`
+			OidcInitiationUrl string   `json:"oidc_initiation_url"`
+			PublicJwkUrl      string   `json:"public_jwk_url"`
+			Scopes            []string `json:"scopes"`
+			TargetLinkUri     string   `json:"target_link_uri"`
+			Title             string   `json:"title"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLtiCanvasConfigurationHTTPResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetLtiCanvasConfigurationHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetLtiCanvasConfigurationHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetLtiCanvasConfigurationHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetLtiCanvasConfigurationHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLtiCanvasConfigurationHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers GetLtiCanvasConfigurationHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -946,8 +946,11 @@ type LtiSession struct {
 	// LTI 1.3: the launch's registration and deployment.
 	RegistrationId string `protobuf:"bytes,11,opt,name=registration_id,json=registrationId,proto3" json:"registration_id,omitempty"`
 	DeploymentId   string `protobuf:"bytes,12,opt,name=deployment_id,json=deploymentId,proto3" json:"deployment_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// LTI 1.3 deep linking: the request as kept for the reply, a
+	// single-use secret the page posts back; empty otherwise.
+	DeepLinkId    string `protobuf:"bytes,13,opt,name=deep_link_id,json=deepLinkId,proto3" json:"deep_link_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LtiSession) Reset() {
@@ -1064,6 +1067,13 @@ func (x *LtiSession) GetDeploymentId() string {
 	return ""
 }
 
+func (x *LtiSession) GetDeepLinkId() string {
+	if x != nil {
+		return x.DeepLinkId
+	}
+	return ""
+}
+
 var File_auth_v1_auth_proto protoreflect.FileDescriptor
 
 const file_auth_v1_auth_proto_rawDesc = "" +
@@ -1119,7 +1129,7 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x19CreateLti13SessionRequest\x12\x19\n" +
 	"\bid_token\x18\x01 \x01(\tR\aidToken\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12#\n" +
-	"\rbrowser_state\x18\x03 \x01(\tR\fbrowserState\"\xee\x03\n" +
+	"\rbrowser_state\x18\x03 \x01(\tR\fbrowserState\"\x90\x04\n" +
 	"\n" +
 	"LtiSession\x12\x12\n" +
 	"\x04auth\x18\x01 \x01(\tR\x04auth\x12\x1d\n" +
@@ -1135,7 +1145,9 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x0edeep_link_data\x18\n" +
 	" \x01(\tR\fdeepLinkData\x12'\n" +
 	"\x0fregistration_id\x18\v \x01(\tR\x0eregistrationId\x12#\n" +
-	"\rdeployment_id\x18\f \x01(\tR\fdeploymentId2\xbc\f\n" +
+	"\rdeployment_id\x18\f \x01(\tR\fdeploymentId\x12 \n" +
+	"\fdeep_link_id\x18\r \x01(\tR\n" +
+	"deepLinkId2\xbc\f\n" +
 	"\vAuthService\x12\xe2\x02\n" +
 	"\x0eCreateSdkToken\x12\x1e.auth.v1.CreateSdkTokenRequest\x1a\x1f.auth.v1.CreateSdkTokenResponse\"\x8e\x02\xb2\xe1\x18\x89\x02\x12\tNOT_FOUND*\fSDK sessions2\x19Log a user in for the SDK:\xd2\x01Server to server: an 8-hour token for the user in a workspace the caller owns or manages, to pass to the LiveProctor component as its `auth` option. One token launches any number of components until it expires.\x12\xfa\x01\n" +
 	"\rGetSdkSession\x12\x1d.auth.v1.GetSdkSessionRequest\x1a\x13.auth.v1.SdkSession\"\xb4\x01\xb2\xe1\x18\xaf\x01\b\x01*\fSDK sessions2\x18Read the token's session:\x82\x01For the browser: who the token is for and until when. Unknown, expired and revoked tokens are 401. Cross-origin calls are allowed.\x12\xc8\x01\n" +

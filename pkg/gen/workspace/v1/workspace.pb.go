@@ -3158,7 +3158,7 @@ func (x *GetLtiConfigurationRequest) GetWorkspaceId() string {
 }
 
 // What a workspace's LTI 1.1 configuration XML (an IMS
-// cartridge_basiclti_link) says.
+// cartridge_basiclti_link) and its Canvas LTI 1.3 developer-key JSON say.
 type LtiConfiguration struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	WorkspaceId string                 `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
@@ -3168,9 +3168,14 @@ type LtiConfiguration struct {
 	// Where the LMS sends launches: the create result's launchUrl.
 	LaunchUrl string `protobuf:"bytes,4,opt,name=launch_url,json=launchUrl,proto3" json:"launch_url,omitempty"`
 	// The host of launch_url, for the Canvas extension's domain.
-	Domain        string `protobuf:"bytes,5,opt,name=domain,proto3" json:"domain,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Domain string `protobuf:"bytes,5,opt,name=domain,proto3" json:"domain,omitempty"`
+	// LTI 1.3, the same for every workspace: the OIDC login initiation URL,
+	// the launch URL (target link and redirect URI) and the tool's JWKS URL.
+	Lti13LoginUrl  string `protobuf:"bytes,6,opt,name=lti13_login_url,json=lti13LoginUrl,proto3" json:"lti13_login_url,omitempty"`
+	Lti13LaunchUrl string `protobuf:"bytes,7,opt,name=lti13_launch_url,json=lti13LaunchUrl,proto3" json:"lti13_launch_url,omitempty"`
+	Lti13JwksUrl   string `protobuf:"bytes,8,opt,name=lti13_jwks_url,json=lti13JwksUrl,proto3" json:"lti13_jwks_url,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *LtiConfiguration) Reset() {
@@ -3234,6 +3239,27 @@ func (x *LtiConfiguration) GetLaunchUrl() string {
 func (x *LtiConfiguration) GetDomain() string {
 	if x != nil {
 		return x.Domain
+	}
+	return ""
+}
+
+func (x *LtiConfiguration) GetLti13LoginUrl() string {
+	if x != nil {
+		return x.Lti13LoginUrl
+	}
+	return ""
+}
+
+func (x *LtiConfiguration) GetLti13LaunchUrl() string {
+	if x != nil {
+		return x.Lti13LaunchUrl
+	}
+	return ""
+}
+
+func (x *LtiConfiguration) GetLti13JwksUrl() string {
+	if x != nil {
+		return x.Lti13JwksUrl
 	}
 	return ""
 }
@@ -3803,7 +3829,11 @@ type Lti13DeepLinking struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	ReturnUrl string                 `protobuf:"bytes,1,opt,name=return_url,json=returnUrl,proto3" json:"return_url,omitempty"`
 	// Echoed byte for byte in the reply; may be empty.
-	Data          string `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	Data string `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	// The request as kept for the reply (CreateLtiDeepLinkingResponse): a
+	// single-use secret, valid for an hour; empty when this service keeps
+	// none.
+	DeepLinkId    string `protobuf:"bytes,3,opt,name=deep_link_id,json=deepLinkId,proto3" json:"deep_link_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3852,6 +3882,124 @@ func (x *Lti13DeepLinking) GetData() string {
 	return ""
 }
 
+func (x *Lti13DeepLinking) GetDeepLinkId() string {
+	if x != nil {
+		return x.DeepLinkId
+	}
+	return ""
+}
+
+type CreateLtiDeepLinkingResponseRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The id a deep-linking launch answered (Lti13DeepLinking.deep_link_id).
+	DeepLinkId string `protobuf:"bytes,1,opt,name=deep_link_id,json=deepLinkId,proto3" json:"deep_link_id,omitempty"`
+	// The exam configuration the teacher picked: a UUID.
+	ExamConfigId  string `protobuf:"bytes,2,opt,name=exam_config_id,json=examConfigId,proto3" json:"exam_config_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateLtiDeepLinkingResponseRequest) Reset() {
+	*x = CreateLtiDeepLinkingResponseRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateLtiDeepLinkingResponseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateLtiDeepLinkingResponseRequest) ProtoMessage() {}
+
+func (x *CreateLtiDeepLinkingResponseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateLtiDeepLinkingResponseRequest.ProtoReflect.Descriptor instead.
+func (*CreateLtiDeepLinkingResponseRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *CreateLtiDeepLinkingResponseRequest) GetDeepLinkId() string {
+	if x != nil {
+		return x.DeepLinkId
+	}
+	return ""
+}
+
+func (x *CreateLtiDeepLinkingResponseRequest) GetExamConfigId() string {
+	if x != nil {
+		return x.ExamConfigId
+	}
+	return ""
+}
+
+// The signed reply to a deep-linking request.
+type LtiDeepLinkingResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The platform's deep_link_return_url, where the browser posts jwt as
+	// the form field JWT.
+	ReturnUrl string `protobuf:"bytes,1,opt,name=return_url,json=returnUrl,proto3" json:"return_url,omitempty"`
+	// The LtiDeepLinkingResponse message, a JWT signed with RS256 by the
+	// tool's key.
+	Jwt           string `protobuf:"bytes,2,opt,name=jwt,proto3" json:"jwt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LtiDeepLinkingResponse) Reset() {
+	*x = LtiDeepLinkingResponse{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiDeepLinkingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiDeepLinkingResponse) ProtoMessage() {}
+
+func (x *LtiDeepLinkingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiDeepLinkingResponse.ProtoReflect.Descriptor instead.
+func (*LtiDeepLinkingResponse) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *LtiDeepLinkingResponse) GetReturnUrl() string {
+	if x != nil {
+		return x.ReturnUrl
+	}
+	return ""
+}
+
+func (x *LtiDeepLinkingResponse) GetJwt() string {
+	if x != nil {
+		return x.Jwt
+	}
+	return ""
+}
+
 type GetLtiToolKeysRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -3860,7 +4008,7 @@ type GetLtiToolKeysRequest struct {
 
 func (x *GetLtiToolKeysRequest) Reset() {
 	*x = GetLtiToolKeysRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3872,7 +4020,7 @@ func (x *GetLtiToolKeysRequest) String() string {
 func (*GetLtiToolKeysRequest) ProtoMessage() {}
 
 func (x *GetLtiToolKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3885,7 +4033,7 @@ func (x *GetLtiToolKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLtiToolKeysRequest.ProtoReflect.Descriptor instead.
 func (*GetLtiToolKeysRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{57}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{59}
 }
 
 type LtiToolKeys struct {
@@ -3898,7 +4046,7 @@ type LtiToolKeys struct {
 
 func (x *LtiToolKeys) Reset() {
 	*x = LtiToolKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3910,7 +4058,7 @@ func (x *LtiToolKeys) String() string {
 func (*LtiToolKeys) ProtoMessage() {}
 
 func (x *LtiToolKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3923,7 +4071,7 @@ func (x *LtiToolKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiToolKeys.ProtoReflect.Descriptor instead.
 func (*LtiToolKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{58}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *LtiToolKeys) GetJwks() string {
@@ -4175,14 +4323,17 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\aapp_key\x18\x02 \x01(\tR\x06appKey\x12%\n" +
 	"\x04tags\x18\x03 \x03(\v2\x11.workspace.v1.TagR\x04tags\"?\n" +
 	"\x1aGetLtiConfigurationRequest\x12!\n" +
-	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\"\xa4\x01\n" +
+	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\"\x9c\x02\n" +
 	"\x10LtiConfiguration\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x1d\n" +
 	"\n" +
 	"launch_url\x18\x04 \x01(\tR\tlaunchUrl\x12\x16\n" +
-	"\x06domain\x18\x05 \x01(\tR\x06domain\"l\n" +
+	"\x06domain\x18\x05 \x01(\tR\x06domain\x12&\n" +
+	"\x0flti13_login_url\x18\x06 \x01(\tR\rlti13LoginUrl\x12(\n" +
+	"\x10lti13_launch_url\x18\a \x01(\tR\x0elti13LaunchUrl\x12$\n" +
+	"\x0elti13_jwks_url\x18\b \x01(\tR\flti13JwksUrl\"l\n" +
 	"\x16VerifyLtiLaunchRequest\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12:\n" +
 	"\n" +
@@ -4228,14 +4379,24 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x11custom_parameters\x18\t \x03(\v2\x1a.workspace.v1.LtiParameterR\x10customParameters\x12C\n" +
 	"\x1elaunch_presentation_return_url\x18\n" +
 	" \x01(\tR\x1blaunchPresentationReturnUrl\x12A\n" +
-	"\fdeep_linking\x18\v \x01(\v2\x1e.workspace.v1.Lti13DeepLinkingR\vdeepLinking\"E\n" +
+	"\fdeep_linking\x18\v \x01(\v2\x1e.workspace.v1.Lti13DeepLinkingR\vdeepLinking\"g\n" +
 	"\x10Lti13DeepLinking\x12\x1d\n" +
 	"\n" +
 	"return_url\x18\x01 \x01(\tR\treturnUrl\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\tR\x04data\"\x17\n" +
+	"\x04data\x18\x02 \x01(\tR\x04data\x12 \n" +
+	"\fdeep_link_id\x18\x03 \x01(\tR\n" +
+	"deepLinkId\"m\n" +
+	"#CreateLtiDeepLinkingResponseRequest\x12 \n" +
+	"\fdeep_link_id\x18\x01 \x01(\tR\n" +
+	"deepLinkId\x12$\n" +
+	"\x0eexam_config_id\x18\x02 \x01(\tR\fexamConfigId\"I\n" +
+	"\x16LtiDeepLinkingResponse\x12\x1d\n" +
+	"\n" +
+	"return_url\x18\x01 \x01(\tR\treturnUrl\x12\x10\n" +
+	"\x03jwt\x18\x02 \x01(\tR\x03jwt\"\x17\n" +
 	"\x15GetLtiToolKeysRequest\"!\n" +
 	"\vLtiToolKeys\x12\x12\n" +
-	"\x04jwks\x18\x01 \x01(\tR\x04jwks2\xf4E\n" +
+	"\x04jwks\x18\x01 \x01(\tR\x04jwks2\xedF\n" +
 	"\x10WorkspaceService\x12\x83\x03\n" +
 	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\xa5\x02\xb2\xe1\x18\xa0\x02*\n" +
 	"Workspaces2\x0fList workspaces:\x80\x02The caller's workspace and every workspace it manages, active only, ordered by name (case-insensitive) then id. Pass `nextPageToken` back as `pageToken`, with the same filter, until it is empty. `POST` takes the filter as a body, `GET` as query parameters.\x12\xda\x01\n" +
@@ -4268,7 +4429,8 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x0fVerifyLtiLaunch\x12$.workspace.v1.VerifyLtiLaunchRequest\x1a\x17.workspace.v1.LtiLaunch\x12Y\n" +
 	"\x0fStartLti13Login\x12$.workspace.v1.StartLti13LoginRequest\x1a .workspace.v1.Lti13LoginRedirect\x12V\n" +
 	"\x11VerifyLti13Launch\x12&.workspace.v1.VerifyLti13LaunchRequest\x1a\x19.workspace.v1.Lti13Launch\x12P\n" +
-	"\x0eGetLtiToolKeys\x12#.workspace.v1.GetLtiToolKeysRequest\x1a\x19.workspace.v1.LtiToolKeysBDZBgithub.com/liveproctor/workspaces/pkg/gen/workspace/v1;workspacev1b\x06proto3"
+	"\x0eGetLtiToolKeys\x12#.workspace.v1.GetLtiToolKeysRequest\x1a\x19.workspace.v1.LtiToolKeys\x12w\n" +
+	"\x1cCreateLtiDeepLinkingResponse\x121.workspace.v1.CreateLtiDeepLinkingResponseRequest\x1a$.workspace.v1.LtiDeepLinkingResponseBDZBgithub.com/liveproctor/workspaces/pkg/gen/workspace/v1;workspacev1b\x06proto3"
 
 var (
 	file_workspace_v1_workspace_proto_rawDescOnce sync.Once
@@ -4282,92 +4444,94 @@ func file_workspace_v1_workspace_proto_rawDescGZIP() []byte {
 	return file_workspace_v1_workspace_proto_rawDescData
 }
 
-var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_workspace_v1_workspace_proto_goTypes = []any{
-	(*Workspace)(nil),                       // 0: workspace.v1.Workspace
-	(*RateLimit)(nil),                       // 1: workspace.v1.RateLimit
-	(*Address)(nil),                         // 2: workspace.v1.Address
-	(*Product)(nil),                         // 3: workspace.v1.Product
-	(*Bank)(nil),                            // 4: workspace.v1.Bank
-	(*Tag)(nil),                             // 5: workspace.v1.Tag
-	(*KeyPair)(nil),                         // 6: workspace.v1.KeyPair
-	(*ListWorkspacesRequest)(nil),           // 7: workspace.v1.ListWorkspacesRequest
-	(*ListWorkspacesFilter)(nil),            // 8: workspace.v1.ListWorkspacesFilter
-	(*StateFilter)(nil),                     // 9: workspace.v1.StateFilter
-	(*ListWorkspacesResponse)(nil),          // 10: workspace.v1.ListWorkspacesResponse
-	(*GetWorkspaceRequest)(nil),             // 11: workspace.v1.GetWorkspaceRequest
-	(*ListWorkspaceKeysRequest)(nil),        // 12: workspace.v1.ListWorkspaceKeysRequest
-	(*ListWorkspaceKeysResponse)(nil),       // 13: workspace.v1.ListWorkspaceKeysResponse
-	(*CreateWorkspaceKeyRequest)(nil),       // 14: workspace.v1.CreateWorkspaceKeyRequest
-	(*TagInput)(nil),                        // 15: workspace.v1.TagInput
-	(*RotateWorkspaceKeyRequest)(nil),       // 16: workspace.v1.RotateWorkspaceKeyRequest
-	(*RotateWorkspaceKeyResponse)(nil),      // 17: workspace.v1.RotateWorkspaceKeyResponse
-	(*RevokeWorkspaceKeyRequest)(nil),       // 18: workspace.v1.RevokeWorkspaceKeyRequest
-	(*ListLtiRegistrationsRequest)(nil),     // 19: workspace.v1.ListLtiRegistrationsRequest
-	(*ListLtiRegistrationsResponse)(nil),    // 20: workspace.v1.ListLtiRegistrationsResponse
-	(*CreateLtiRegistrationRequest)(nil),    // 21: workspace.v1.CreateLtiRegistrationRequest
-	(*GetLtiRegistrationRequest)(nil),       // 22: workspace.v1.GetLtiRegistrationRequest
-	(*DeleteLtiRegistrationRequest)(nil),    // 23: workspace.v1.DeleteLtiRegistrationRequest
-	(*AddLtiDeploymentRequest)(nil),         // 24: workspace.v1.AddLtiDeploymentRequest
-	(*RemoveLtiDeploymentRequest)(nil),      // 25: workspace.v1.RemoveLtiDeploymentRequest
-	(*LtiRegistration)(nil),                 // 26: workspace.v1.LtiRegistration
-	(*CreateWorkspaceRequest)(nil),          // 27: workspace.v1.CreateWorkspaceRequest
-	(*CreateWorkspaceResponse)(nil),         // 28: workspace.v1.CreateWorkspaceResponse
-	(*RegistrationCode)(nil),                // 29: workspace.v1.RegistrationCode
-	(*AppKeys)(nil),                         // 30: workspace.v1.AppKeys
-	(*LtiKeys)(nil),                         // 31: workspace.v1.LtiKeys
-	(*ServerKeys)(nil),                      // 32: workspace.v1.ServerKeys
-	(*UpdateWorkspaceRequest)(nil),          // 33: workspace.v1.UpdateWorkspaceRequest
-	(*DeleteWorkspaceRequest)(nil),          // 34: workspace.v1.DeleteWorkspaceRequest
-	(*UndeleteWorkspaceRequest)(nil),        // 35: workspace.v1.UndeleteWorkspaceRequest
-	(*ListWorkspaceEventsRequest)(nil),      // 36: workspace.v1.ListWorkspaceEventsRequest
-	(*ListWorkspaceEventsResponse)(nil),     // 37: workspace.v1.ListWorkspaceEventsResponse
-	(*Event)(nil),                           // 38: workspace.v1.Event
-	(*EventActor)(nil),                      // 39: workspace.v1.EventActor
-	(*EventTarget)(nil),                     // 40: workspace.v1.EventTarget
-	(*RecordSessionRevocationRequest)(nil),  // 41: workspace.v1.RecordSessionRevocationRequest
-	(*RecordSessionRevocationResponse)(nil), // 42: workspace.v1.RecordSessionRevocationResponse
-	(*GetWorkspaceStatusRequest)(nil),       // 43: workspace.v1.GetWorkspaceStatusRequest
-	(*WorkspaceStatus)(nil),                 // 44: workspace.v1.WorkspaceStatus
-	(*AuthenticateRequest)(nil),             // 45: workspace.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),            // 46: workspace.v1.AuthenticateResponse
-	(*GetLtiConfigurationRequest)(nil),      // 47: workspace.v1.GetLtiConfigurationRequest
-	(*LtiConfiguration)(nil),                // 48: workspace.v1.LtiConfiguration
-	(*VerifyLtiLaunchRequest)(nil),          // 49: workspace.v1.VerifyLtiLaunchRequest
-	(*LtiParameter)(nil),                    // 50: workspace.v1.LtiParameter
-	(*LtiLaunch)(nil),                       // 51: workspace.v1.LtiLaunch
-	(*StartLti13LoginRequest)(nil),          // 52: workspace.v1.StartLti13LoginRequest
-	(*Lti13LoginRedirect)(nil),              // 53: workspace.v1.Lti13LoginRedirect
-	(*VerifyLti13LaunchRequest)(nil),        // 54: workspace.v1.VerifyLti13LaunchRequest
-	(*Lti13Launch)(nil),                     // 55: workspace.v1.Lti13Launch
-	(*Lti13DeepLinking)(nil),                // 56: workspace.v1.Lti13DeepLinking
-	(*GetLtiToolKeysRequest)(nil),           // 57: workspace.v1.GetLtiToolKeysRequest
-	(*LtiToolKeys)(nil),                     // 58: workspace.v1.LtiToolKeys
-	(*wrapperspb.StringValue)(nil),          // 59: google.protobuf.StringValue
-	(*durationpb.Duration)(nil),             // 60: google.protobuf.Duration
-	(*fieldmaskpb.FieldMask)(nil),           // 61: google.protobuf.FieldMask
+	(*Workspace)(nil),                           // 0: workspace.v1.Workspace
+	(*RateLimit)(nil),                           // 1: workspace.v1.RateLimit
+	(*Address)(nil),                             // 2: workspace.v1.Address
+	(*Product)(nil),                             // 3: workspace.v1.Product
+	(*Bank)(nil),                                // 4: workspace.v1.Bank
+	(*Tag)(nil),                                 // 5: workspace.v1.Tag
+	(*KeyPair)(nil),                             // 6: workspace.v1.KeyPair
+	(*ListWorkspacesRequest)(nil),               // 7: workspace.v1.ListWorkspacesRequest
+	(*ListWorkspacesFilter)(nil),                // 8: workspace.v1.ListWorkspacesFilter
+	(*StateFilter)(nil),                         // 9: workspace.v1.StateFilter
+	(*ListWorkspacesResponse)(nil),              // 10: workspace.v1.ListWorkspacesResponse
+	(*GetWorkspaceRequest)(nil),                 // 11: workspace.v1.GetWorkspaceRequest
+	(*ListWorkspaceKeysRequest)(nil),            // 12: workspace.v1.ListWorkspaceKeysRequest
+	(*ListWorkspaceKeysResponse)(nil),           // 13: workspace.v1.ListWorkspaceKeysResponse
+	(*CreateWorkspaceKeyRequest)(nil),           // 14: workspace.v1.CreateWorkspaceKeyRequest
+	(*TagInput)(nil),                            // 15: workspace.v1.TagInput
+	(*RotateWorkspaceKeyRequest)(nil),           // 16: workspace.v1.RotateWorkspaceKeyRequest
+	(*RotateWorkspaceKeyResponse)(nil),          // 17: workspace.v1.RotateWorkspaceKeyResponse
+	(*RevokeWorkspaceKeyRequest)(nil),           // 18: workspace.v1.RevokeWorkspaceKeyRequest
+	(*ListLtiRegistrationsRequest)(nil),         // 19: workspace.v1.ListLtiRegistrationsRequest
+	(*ListLtiRegistrationsResponse)(nil),        // 20: workspace.v1.ListLtiRegistrationsResponse
+	(*CreateLtiRegistrationRequest)(nil),        // 21: workspace.v1.CreateLtiRegistrationRequest
+	(*GetLtiRegistrationRequest)(nil),           // 22: workspace.v1.GetLtiRegistrationRequest
+	(*DeleteLtiRegistrationRequest)(nil),        // 23: workspace.v1.DeleteLtiRegistrationRequest
+	(*AddLtiDeploymentRequest)(nil),             // 24: workspace.v1.AddLtiDeploymentRequest
+	(*RemoveLtiDeploymentRequest)(nil),          // 25: workspace.v1.RemoveLtiDeploymentRequest
+	(*LtiRegistration)(nil),                     // 26: workspace.v1.LtiRegistration
+	(*CreateWorkspaceRequest)(nil),              // 27: workspace.v1.CreateWorkspaceRequest
+	(*CreateWorkspaceResponse)(nil),             // 28: workspace.v1.CreateWorkspaceResponse
+	(*RegistrationCode)(nil),                    // 29: workspace.v1.RegistrationCode
+	(*AppKeys)(nil),                             // 30: workspace.v1.AppKeys
+	(*LtiKeys)(nil),                             // 31: workspace.v1.LtiKeys
+	(*ServerKeys)(nil),                          // 32: workspace.v1.ServerKeys
+	(*UpdateWorkspaceRequest)(nil),              // 33: workspace.v1.UpdateWorkspaceRequest
+	(*DeleteWorkspaceRequest)(nil),              // 34: workspace.v1.DeleteWorkspaceRequest
+	(*UndeleteWorkspaceRequest)(nil),            // 35: workspace.v1.UndeleteWorkspaceRequest
+	(*ListWorkspaceEventsRequest)(nil),          // 36: workspace.v1.ListWorkspaceEventsRequest
+	(*ListWorkspaceEventsResponse)(nil),         // 37: workspace.v1.ListWorkspaceEventsResponse
+	(*Event)(nil),                               // 38: workspace.v1.Event
+	(*EventActor)(nil),                          // 39: workspace.v1.EventActor
+	(*EventTarget)(nil),                         // 40: workspace.v1.EventTarget
+	(*RecordSessionRevocationRequest)(nil),      // 41: workspace.v1.RecordSessionRevocationRequest
+	(*RecordSessionRevocationResponse)(nil),     // 42: workspace.v1.RecordSessionRevocationResponse
+	(*GetWorkspaceStatusRequest)(nil),           // 43: workspace.v1.GetWorkspaceStatusRequest
+	(*WorkspaceStatus)(nil),                     // 44: workspace.v1.WorkspaceStatus
+	(*AuthenticateRequest)(nil),                 // 45: workspace.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),                // 46: workspace.v1.AuthenticateResponse
+	(*GetLtiConfigurationRequest)(nil),          // 47: workspace.v1.GetLtiConfigurationRequest
+	(*LtiConfiguration)(nil),                    // 48: workspace.v1.LtiConfiguration
+	(*VerifyLtiLaunchRequest)(nil),              // 49: workspace.v1.VerifyLtiLaunchRequest
+	(*LtiParameter)(nil),                        // 50: workspace.v1.LtiParameter
+	(*LtiLaunch)(nil),                           // 51: workspace.v1.LtiLaunch
+	(*StartLti13LoginRequest)(nil),              // 52: workspace.v1.StartLti13LoginRequest
+	(*Lti13LoginRedirect)(nil),                  // 53: workspace.v1.Lti13LoginRedirect
+	(*VerifyLti13LaunchRequest)(nil),            // 54: workspace.v1.VerifyLti13LaunchRequest
+	(*Lti13Launch)(nil),                         // 55: workspace.v1.Lti13Launch
+	(*Lti13DeepLinking)(nil),                    // 56: workspace.v1.Lti13DeepLinking
+	(*CreateLtiDeepLinkingResponseRequest)(nil), // 57: workspace.v1.CreateLtiDeepLinkingResponseRequest
+	(*LtiDeepLinkingResponse)(nil),              // 58: workspace.v1.LtiDeepLinkingResponse
+	(*GetLtiToolKeysRequest)(nil),               // 59: workspace.v1.GetLtiToolKeysRequest
+	(*LtiToolKeys)(nil),                         // 60: workspace.v1.LtiToolKeys
+	(*wrapperspb.StringValue)(nil),              // 61: google.protobuf.StringValue
+	(*durationpb.Duration)(nil),                 // 62: google.protobuf.Duration
+	(*fieldmaskpb.FieldMask)(nil),               // 63: google.protobuf.FieldMask
 }
 var file_workspace_v1_workspace_proto_depIdxs = []int32{
-	59, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
+	61, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
 	3,  // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
 	5,  // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
 	1,  // 4: workspace.v1.Workspace.rate_limit:type_name -> workspace.v1.RateLimit
 	4,  // 5: workspace.v1.Product.bank:type_name -> workspace.v1.Bank
 	5,  // 6: workspace.v1.KeyPair.tags:type_name -> workspace.v1.Tag
-	59, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
-	59, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
+	61, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
+	61, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
 	8,  // 9: workspace.v1.ListWorkspacesRequest.filter:type_name -> workspace.v1.ListWorkspacesFilter
 	9,  // 10: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
 	0,  // 11: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
 	6,  // 12: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
 	15, // 13: workspace.v1.CreateWorkspaceKeyRequest.tags:type_name -> workspace.v1.TagInput
-	60, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
+	62, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
 	6,  // 15: workspace.v1.RotateWorkspaceKeyResponse.previous:type_name -> workspace.v1.KeyPair
 	6,  // 16: workspace.v1.RotateWorkspaceKeyResponse.successor:type_name -> workspace.v1.KeyPair
 	26, // 17: workspace.v1.ListLtiRegistrationsResponse.registrations:type_name -> workspace.v1.LtiRegistration
-	59, // 18: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
-	59, // 19: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	61, // 18: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
+	61, // 19: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 20: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
 	3,  // 21: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
 	1,  // 22: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
@@ -4375,10 +4539,10 @@ var file_workspace_v1_workspace_proto_depIdxs = []int32{
 	30, // 24: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
 	31, // 25: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
 	32, // 26: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
-	59, // 27: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	61, // 27: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 28: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
 	3,  // 29: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	61, // 30: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	63, // 30: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
 	1,  // 31: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
 	38, // 32: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
 	39, // 33: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
@@ -4413,34 +4577,36 @@ var file_workspace_v1_workspace_proto_depIdxs = []int32{
 	49, // 62: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
 	52, // 63: workspace.v1.WorkspaceService.StartLti13Login:input_type -> workspace.v1.StartLti13LoginRequest
 	54, // 64: workspace.v1.WorkspaceService.VerifyLti13Launch:input_type -> workspace.v1.VerifyLti13LaunchRequest
-	57, // 65: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
-	10, // 66: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
-	0,  // 67: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
-	13, // 68: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
-	6,  // 69: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
-	17, // 70: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
-	6,  // 71: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
-	28, // 72: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
-	0,  // 73: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 74: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 75: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
-	37, // 76: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
-	20, // 77: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
-	26, // 78: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	26, // 79: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	26, // 80: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	26, // 81: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	26, // 82: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	42, // 83: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
-	46, // 84: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
-	44, // 85: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
-	48, // 86: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
-	51, // 87: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
-	53, // 88: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
-	55, // 89: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
-	58, // 90: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
-	66, // [66:91] is the sub-list for method output_type
-	41, // [41:66] is the sub-list for method input_type
+	59, // 65: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
+	57, // 66: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:input_type -> workspace.v1.CreateLtiDeepLinkingResponseRequest
+	10, // 67: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
+	0,  // 68: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
+	13, // 69: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
+	6,  // 70: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
+	17, // 71: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
+	6,  // 72: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
+	28, // 73: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
+	0,  // 74: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 75: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 76: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
+	37, // 77: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
+	20, // 78: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
+	26, // 79: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	26, // 80: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	26, // 81: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	26, // 82: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	26, // 83: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	42, // 84: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
+	46, // 85: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
+	44, // 86: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
+	48, // 87: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
+	51, // 88: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
+	53, // 89: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
+	55, // 90: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
+	60, // 91: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
+	58, // 92: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:output_type -> workspace.v1.LtiDeepLinkingResponse
+	67, // [67:93] is the sub-list for method output_type
+	41, // [41:67] is the sub-list for method input_type
 	41, // [41:41] is the sub-list for extension type_name
 	41, // [41:41] is the sub-list for extension extendee
 	0,  // [0:41] is the sub-list for field type_name
@@ -4462,7 +4628,7 @@ func file_workspace_v1_workspace_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_workspace_v1_workspace_proto_rawDesc), len(file_workspace_v1_workspace_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   59,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,31 +19,32 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WorkspaceService_ListWorkspaces_FullMethodName          = "/workspace.v1.WorkspaceService/ListWorkspaces"
-	WorkspaceService_GetWorkspace_FullMethodName            = "/workspace.v1.WorkspaceService/GetWorkspace"
-	WorkspaceService_ListWorkspaceKeys_FullMethodName       = "/workspace.v1.WorkspaceService/ListWorkspaceKeys"
-	WorkspaceService_CreateWorkspaceKey_FullMethodName      = "/workspace.v1.WorkspaceService/CreateWorkspaceKey"
-	WorkspaceService_RotateWorkspaceKey_FullMethodName      = "/workspace.v1.WorkspaceService/RotateWorkspaceKey"
-	WorkspaceService_RevokeWorkspaceKey_FullMethodName      = "/workspace.v1.WorkspaceService/RevokeWorkspaceKey"
-	WorkspaceService_CreateWorkspace_FullMethodName         = "/workspace.v1.WorkspaceService/CreateWorkspace"
-	WorkspaceService_UpdateWorkspace_FullMethodName         = "/workspace.v1.WorkspaceService/UpdateWorkspace"
-	WorkspaceService_DeleteWorkspace_FullMethodName         = "/workspace.v1.WorkspaceService/DeleteWorkspace"
-	WorkspaceService_UndeleteWorkspace_FullMethodName       = "/workspace.v1.WorkspaceService/UndeleteWorkspace"
-	WorkspaceService_ListWorkspaceEvents_FullMethodName     = "/workspace.v1.WorkspaceService/ListWorkspaceEvents"
-	WorkspaceService_ListLtiRegistrations_FullMethodName    = "/workspace.v1.WorkspaceService/ListLtiRegistrations"
-	WorkspaceService_CreateLtiRegistration_FullMethodName   = "/workspace.v1.WorkspaceService/CreateLtiRegistration"
-	WorkspaceService_GetLtiRegistration_FullMethodName      = "/workspace.v1.WorkspaceService/GetLtiRegistration"
-	WorkspaceService_DeleteLtiRegistration_FullMethodName   = "/workspace.v1.WorkspaceService/DeleteLtiRegistration"
-	WorkspaceService_AddLtiDeployment_FullMethodName        = "/workspace.v1.WorkspaceService/AddLtiDeployment"
-	WorkspaceService_RemoveLtiDeployment_FullMethodName     = "/workspace.v1.WorkspaceService/RemoveLtiDeployment"
-	WorkspaceService_RecordSessionRevocation_FullMethodName = "/workspace.v1.WorkspaceService/RecordSessionRevocation"
-	WorkspaceService_Authenticate_FullMethodName            = "/workspace.v1.WorkspaceService/Authenticate"
-	WorkspaceService_GetWorkspaceStatus_FullMethodName      = "/workspace.v1.WorkspaceService/GetWorkspaceStatus"
-	WorkspaceService_GetLtiConfiguration_FullMethodName     = "/workspace.v1.WorkspaceService/GetLtiConfiguration"
-	WorkspaceService_VerifyLtiLaunch_FullMethodName         = "/workspace.v1.WorkspaceService/VerifyLtiLaunch"
-	WorkspaceService_StartLti13Login_FullMethodName         = "/workspace.v1.WorkspaceService/StartLti13Login"
-	WorkspaceService_VerifyLti13Launch_FullMethodName       = "/workspace.v1.WorkspaceService/VerifyLti13Launch"
-	WorkspaceService_GetLtiToolKeys_FullMethodName          = "/workspace.v1.WorkspaceService/GetLtiToolKeys"
+	WorkspaceService_ListWorkspaces_FullMethodName               = "/workspace.v1.WorkspaceService/ListWorkspaces"
+	WorkspaceService_GetWorkspace_FullMethodName                 = "/workspace.v1.WorkspaceService/GetWorkspace"
+	WorkspaceService_ListWorkspaceKeys_FullMethodName            = "/workspace.v1.WorkspaceService/ListWorkspaceKeys"
+	WorkspaceService_CreateWorkspaceKey_FullMethodName           = "/workspace.v1.WorkspaceService/CreateWorkspaceKey"
+	WorkspaceService_RotateWorkspaceKey_FullMethodName           = "/workspace.v1.WorkspaceService/RotateWorkspaceKey"
+	WorkspaceService_RevokeWorkspaceKey_FullMethodName           = "/workspace.v1.WorkspaceService/RevokeWorkspaceKey"
+	WorkspaceService_CreateWorkspace_FullMethodName              = "/workspace.v1.WorkspaceService/CreateWorkspace"
+	WorkspaceService_UpdateWorkspace_FullMethodName              = "/workspace.v1.WorkspaceService/UpdateWorkspace"
+	WorkspaceService_DeleteWorkspace_FullMethodName              = "/workspace.v1.WorkspaceService/DeleteWorkspace"
+	WorkspaceService_UndeleteWorkspace_FullMethodName            = "/workspace.v1.WorkspaceService/UndeleteWorkspace"
+	WorkspaceService_ListWorkspaceEvents_FullMethodName          = "/workspace.v1.WorkspaceService/ListWorkspaceEvents"
+	WorkspaceService_ListLtiRegistrations_FullMethodName         = "/workspace.v1.WorkspaceService/ListLtiRegistrations"
+	WorkspaceService_CreateLtiRegistration_FullMethodName        = "/workspace.v1.WorkspaceService/CreateLtiRegistration"
+	WorkspaceService_GetLtiRegistration_FullMethodName           = "/workspace.v1.WorkspaceService/GetLtiRegistration"
+	WorkspaceService_DeleteLtiRegistration_FullMethodName        = "/workspace.v1.WorkspaceService/DeleteLtiRegistration"
+	WorkspaceService_AddLtiDeployment_FullMethodName             = "/workspace.v1.WorkspaceService/AddLtiDeployment"
+	WorkspaceService_RemoveLtiDeployment_FullMethodName          = "/workspace.v1.WorkspaceService/RemoveLtiDeployment"
+	WorkspaceService_RecordSessionRevocation_FullMethodName      = "/workspace.v1.WorkspaceService/RecordSessionRevocation"
+	WorkspaceService_Authenticate_FullMethodName                 = "/workspace.v1.WorkspaceService/Authenticate"
+	WorkspaceService_GetWorkspaceStatus_FullMethodName           = "/workspace.v1.WorkspaceService/GetWorkspaceStatus"
+	WorkspaceService_GetLtiConfiguration_FullMethodName          = "/workspace.v1.WorkspaceService/GetLtiConfiguration"
+	WorkspaceService_VerifyLtiLaunch_FullMethodName              = "/workspace.v1.WorkspaceService/VerifyLtiLaunch"
+	WorkspaceService_StartLti13Login_FullMethodName              = "/workspace.v1.WorkspaceService/StartLti13Login"
+	WorkspaceService_VerifyLti13Launch_FullMethodName            = "/workspace.v1.WorkspaceService/VerifyLti13Launch"
+	WorkspaceService_GetLtiToolKeys_FullMethodName               = "/workspace.v1.WorkspaceService/GetLtiToolKeys"
+	WorkspaceService_CreateLtiDeepLinkingResponse_FullMethodName = "/workspace.v1.WorkspaceService/CreateLtiDeepLinkingResponse"
 )
 
 // WorkspaceServiceClient is the client API for WorkspaceService service.
@@ -115,8 +116,8 @@ type WorkspaceServiceClient interface {
 	// answers for deleted workspaces too. The auth service checks every
 	// session against it.
 	GetWorkspaceStatus(ctx context.Context, in *GetWorkspaceStatusRequest, opts ...grpc.CallOption) (*WorkspaceStatus, error)
-	// GetLtiConfiguration returns what the LTI 1.1 configuration XML of an
-	// active workspace says. It takes no credentials: a school administrator
+	// GetLtiConfiguration returns what the LTI 1.1 configuration XML and the
+	// Canvas LTI 1.3 developer-key JSON of an active workspace say. It takes no credentials: a school administrator
 	// pastes the configuration URL into an LMS, which fetches it anonymously.
 	// An unknown or deleted workspace is NOT_FOUND.
 	GetLtiConfiguration(ctx context.Context, in *GetLtiConfigurationRequest, opts ...grpc.CallOption) (*LtiConfiguration, error)
@@ -156,6 +157,16 @@ type WorkspaceServiceClient interface {
 	// GetLtiToolKeys returns the tool's public keys, the JWKS platforms
 	// verify its messages with. It takes no credentials.
 	GetLtiToolKeys(ctx context.Context, in *GetLtiToolKeysRequest, opts ...grpc.CallOption) (*LtiToolKeys, error)
+	// CreateLtiDeepLinkingResponse answers a deep-linking page: it takes the
+	// deep-linking request a verified launch kept under deep_link_id (once)
+	// and signs, with the tool's key, the LtiDeepLinkingResponse (1EdTech
+	// Deep Linking 2.0) that adds one LTI resource link to the exam
+	// exam_config_id, for the browser to post to the platform. It takes no
+	// credentials: the single-use id is the credential. Refusals are
+	// INVALID_ARGUMENT (an exam_config_id that is not a UUID; the id stays
+	// usable), UNAUTHENTICATED (an unknown, used or expired id, or a
+	// registration removed since) or UNAVAILABLE.
+	CreateLtiDeepLinkingResponse(ctx context.Context, in *CreateLtiDeepLinkingResponseRequest, opts ...grpc.CallOption) (*LtiDeepLinkingResponse, error)
 }
 
 type workspaceServiceClient struct {
@@ -416,6 +427,16 @@ func (c *workspaceServiceClient) GetLtiToolKeys(ctx context.Context, in *GetLtiT
 	return out, nil
 }
 
+func (c *workspaceServiceClient) CreateLtiDeepLinkingResponse(ctx context.Context, in *CreateLtiDeepLinkingResponseRequest, opts ...grpc.CallOption) (*LtiDeepLinkingResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiDeepLinkingResponse)
+	err := c.cc.Invoke(ctx, WorkspaceService_CreateLtiDeepLinkingResponse_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkspaceServiceServer is the server API for WorkspaceService service.
 // All implementations must embed UnimplementedWorkspaceServiceServer
 // for forward compatibility.
@@ -485,8 +506,8 @@ type WorkspaceServiceServer interface {
 	// answers for deleted workspaces too. The auth service checks every
 	// session against it.
 	GetWorkspaceStatus(context.Context, *GetWorkspaceStatusRequest) (*WorkspaceStatus, error)
-	// GetLtiConfiguration returns what the LTI 1.1 configuration XML of an
-	// active workspace says. It takes no credentials: a school administrator
+	// GetLtiConfiguration returns what the LTI 1.1 configuration XML and the
+	// Canvas LTI 1.3 developer-key JSON of an active workspace say. It takes no credentials: a school administrator
 	// pastes the configuration URL into an LMS, which fetches it anonymously.
 	// An unknown or deleted workspace is NOT_FOUND.
 	GetLtiConfiguration(context.Context, *GetLtiConfigurationRequest) (*LtiConfiguration, error)
@@ -526,6 +547,16 @@ type WorkspaceServiceServer interface {
 	// GetLtiToolKeys returns the tool's public keys, the JWKS platforms
 	// verify its messages with. It takes no credentials.
 	GetLtiToolKeys(context.Context, *GetLtiToolKeysRequest) (*LtiToolKeys, error)
+	// CreateLtiDeepLinkingResponse answers a deep-linking page: it takes the
+	// deep-linking request a verified launch kept under deep_link_id (once)
+	// and signs, with the tool's key, the LtiDeepLinkingResponse (1EdTech
+	// Deep Linking 2.0) that adds one LTI resource link to the exam
+	// exam_config_id, for the browser to post to the platform. It takes no
+	// credentials: the single-use id is the credential. Refusals are
+	// INVALID_ARGUMENT (an exam_config_id that is not a UUID; the id stays
+	// usable), UNAUTHENTICATED (an unknown, used or expired id, or a
+	// registration removed since) or UNAVAILABLE.
+	CreateLtiDeepLinkingResponse(context.Context, *CreateLtiDeepLinkingResponseRequest) (*LtiDeepLinkingResponse, error)
 	mustEmbedUnimplementedWorkspaceServiceServer()
 }
 
@@ -610,6 +641,9 @@ func (UnimplementedWorkspaceServiceServer) VerifyLti13Launch(context.Context, *V
 }
 func (UnimplementedWorkspaceServiceServer) GetLtiToolKeys(context.Context, *GetLtiToolKeysRequest) (*LtiToolKeys, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetLtiToolKeys not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) CreateLtiDeepLinkingResponse(context.Context, *CreateLtiDeepLinkingResponseRequest) (*LtiDeepLinkingResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateLtiDeepLinkingResponse not implemented")
 }
 func (UnimplementedWorkspaceServiceServer) mustEmbedUnimplementedWorkspaceServiceServer() {}
 func (UnimplementedWorkspaceServiceServer) testEmbeddedByValue()                          {}
@@ -1082,6 +1116,24 @@ func _WorkspaceService_GetLtiToolKeys_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkspaceService_CreateLtiDeepLinkingResponse_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateLtiDeepLinkingResponseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).CreateLtiDeepLinkingResponse(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_CreateLtiDeepLinkingResponse_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).CreateLtiDeepLinkingResponse(ctx, req.(*CreateLtiDeepLinkingResponseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WorkspaceService_ServiceDesc is the grpc.ServiceDesc for WorkspaceService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1188,6 +1240,10 @@ var WorkspaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetLtiToolKeys",
 			Handler:    _WorkspaceService_GetLtiToolKeys_Handler,
+		},
+		{
+			MethodName: "CreateLtiDeepLinkingResponse",
+			Handler:    _WorkspaceService_CreateLtiDeepLinkingResponse_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -20,6 +20,9 @@ type Lti13Launch struct {
 	// where the reply goes and what it echoes.
 	DeepLinkReturnURL string
 	DeepLinkData      string
+	// DeepLinkID names the request the workspace service kept for the
+	// reply: the deep-linking page posts it back.
+	DeepLinkID string
 }
 
 // Lti13Launches asks the workspace service, which holds the logins' states

@@ -98,6 +98,10 @@ var operations = map[string]rule{
 	// the tool's public keys, anonymously.
 	"StartLti13Login": {public: true},
 	"GetLtiToolKeys":  {public: true},
+	// The teacher's browser sends the deep-linking page's pick; the
+	// single-use, unguessable id a verified launch handed it is what
+	// admits the call.
+	"CreateLtiDeepLinkingResponse": {public: true},
 }
 
 // Credentials are the key pair a call presents; zero when it presents none.

@@ -9,7 +9,8 @@ import (
 // ltiProductName is what an LMS calls the tool, before the workspace's name.
 const ltiProductName = "LiveProctor"
 
-// LTIConfiguration is what a workspace's LTI 1.1 configuration XML says.
+// LTIConfiguration is what a workspace's LTI 1.1 configuration XML and its
+// Canvas LTI 1.3 developer-key JSON say.
 type LTIConfiguration struct {
 	WorkspaceID string
 	// Title is "LiveProctor (<workspace name>)": an LMS lists tools by
@@ -22,6 +23,9 @@ type LTIConfiguration struct {
 	// Domain is LaunchURL's host name, without a port: Canvas matches it
 	// against the host of the URLs it launches.
 	Domain string
+	// LTI 1.3's URLs, the same for every workspace (lti13.go), for the
+	// Canvas developer-key JSON.
+	Lti13LoginURL, Lti13LaunchURL, Lti13JWKSURL string
 }
 
 // GetLTIConfiguration returns the LTI configuration of an active workspace.
@@ -47,7 +51,10 @@ func (a *App) GetLTIConfiguration(ctx context.Context, id string) (LTIConfigurat
 		Title:       ltiProductName + " (" + w.Name() + ")",
 		Description: ltiProductName + " for " + w.Name() + ": opens the proctoring component for the launching user, " +
 			"with the exam configuration named by the custom parameter custom_exam_config_id.",
-		LaunchURL: launch,
-		Domain:    hostName(launch),
+		LaunchURL:      launch,
+		Domain:         hostName(launch),
+		Lti13LoginURL:  a.lti13LoginURL(),
+		Lti13LaunchURL: a.lti13LaunchURL(),
+		Lti13JWKSURL:   a.lti13JWKSURL(),
 	}, nil
 }

@@ -33,6 +33,34 @@ type Lti13Logins interface {
 	Take(ctx context.Context, state string) (l Lti13Login, ok bool, err error)
 }
 
+// Lti13DeepLink is what a deep-linking launch keeps for its reply, under
+// a new id the deep-linking page posts back: everything the reply says
+// but the exam, so that the browser can change nothing else.
+type Lti13DeepLink struct {
+	WorkspaceID    string
+	RegistrationID string
+	ClientID       string
+	PlatformIssuer string
+	DeploymentID   string
+	ReturnURL      string
+	Data           string
+	CreatedAt      time.Time
+}
+
+// Lti13DeepLinks keeps deep-linking requests until their reply, shared by
+// every replica (Redis), each usable once.
+type Lti13DeepLinks interface {
+	// Put stores l under id for ttl.
+	Put(ctx context.Context, id string, l Lti13DeepLink, ttl time.Duration) error
+	// Take returns the request stored under id and removes it, in one
+	// step; ok is false when there is none (never stored, used, expired).
+	Take(ctx context.Context, id string) (l Lti13DeepLink, ok bool, err error)
+}
+
+// Lti13DeepLinkTTL is how long a teacher has to pick the exam after a
+// deep-linking launch.
+const Lti13DeepLinkTTL = time.Hour
+
 // PlatformKeys finds a platform's public key by kid, from the key set at
 // a registration's JWKS URL (adapters/platformkeys).
 type PlatformKeys interface {
@@ -46,11 +74,12 @@ const Lti13StateTTL = time.Hour
 
 // lti13 is what LTI 1.3 needs; nil fields turn the part that needs them off.
 type lti13 struct {
-	logins   Lti13Logins
-	keys     PlatformKeys
-	tool     *toolKeys // made by New from toolStore and rotation
-	toolKeys domain.ToolKeyStore
-	rotation domain.ToolKeyRotation
+	logins    Lti13Logins
+	deepLinks Lti13DeepLinks
+	keys      PlatformKeys
+	tool      *toolKeys // made by New from toolStore and rotation
+	toolKeys  domain.ToolKeyStore
+	rotation  domain.ToolKeyRotation
 }
 
 // WithLTI13 lets the app serve LTI 1.3: logins kept in logins, platforms'
@@ -58,8 +87,16 @@ type lti13 struct {
 // secret box, rotated by rotation.
 func WithLTI13(logins Lti13Logins, keys PlatformKeys, store domain.ToolKeyStore, rotation domain.ToolKeyRotation) Option {
 	return func(a *App) {
-		a.lti13 = lti13{logins: logins, keys: keys, toolKeys: store, rotation: rotation}
+		a.lti13.logins, a.lti13.keys, a.lti13.toolKeys, a.lti13.rotation = logins, keys, store, rotation
 	}
+}
+
+// WithLTI13DeepLinks lets the app answer deep-linking launches: their
+// requests are kept in links until the teacher's pick is sent back.
+// Without it a deep-linking launch opens its page, whose reply is
+// refused as unavailable.
+func WithLTI13DeepLinks(links Lti13DeepLinks) Option {
+	return func(a *App) { a.lti13.deepLinks = links }
 }
 
 // lti13LaunchURL is the LTI 1.3 launch URL: the redirect URI registered

@@ -125,7 +125,31 @@ func (a *App) verifyLti13Launch(ctx context.Context, idToken, state, browserStat
 			return domain.LTI13Launch{}, err
 		}
 	}
+	if l.DeepLinking != nil {
+		if err := a.keepDeepLink(ctx, &l, reg); err != nil {
+			return domain.LTI13Launch{}, err
+		}
+	}
 	return l, nil
+}
+
+// keepDeepLink keeps a deep-linking request for its reply under a new id
+// (Lti13DeepLinkTTL), and sets l.DeepLinking.ID. Without a store the page
+// opens with no id, and its reply is refused as unavailable.
+func (a *App) keepDeepLink(ctx context.Context, l *domain.LTI13Launch, reg domain.LTIRegistration) error {
+	if a.lti13.deepLinks == nil {
+		return nil
+	}
+	id := newLti13Secret()
+	link := Lti13DeepLink{
+		WorkspaceID: l.WorkspaceID, RegistrationID: reg.ID, ClientID: reg.ClientID, PlatformIssuer: reg.Issuer,
+		DeploymentID: l.DeploymentID, ReturnURL: l.DeepLinking.ReturnURL, Data: l.DeepLinking.Data, CreatedAt: a.timestamp(),
+	}
+	if err := a.lti13.deepLinks.Put(ctx, id, link, Lti13DeepLinkTTL); err != nil {
+		return err
+	}
+	l.DeepLinking.ID = id
+	return nil
 }
 
 // launchRegistration finds the registration the unverified token names, by

@@ -14,6 +14,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/jose"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
@@ -69,6 +70,7 @@ type lti13Fixture struct {
 	logins *launchLogins
 	keys   *launchKeys
 	signer *rsa.PrivateKey
+	self   domain.Caller          // the workspace school's own key pair
 	reg    domain.LTIRegistration // client-1, deployment dep-1
 	other  domain.LTIRegistration // client-2 of the same workspace
 }
@@ -84,8 +86,10 @@ func newLti13Fixture(t *testing.T) *lti13Fixture {
 		keys:   &launchKeys{keys: map[string]*rsa.PublicKey{"k1": &signer.PublicKey}}, signer: signer,
 	}
 	lf.fixture = newFixture(t, app.WithClock(lf.clock.Now), app.WithLimits(lf.guard),
-		app.WithLTI13(lf.logins, lf.keys, &memstore.ToolKeys{}, domain.DefaultToolKeyRotation))
+		app.WithLTI13(lf.logins, lf.keys, &memstore.ToolKeys{}, domain.DefaultToolKeyRotation),
+		app.WithLTI13DeepLinks(ltinonce.NewMemoryDeepLinks(100, lf.clock.Now)))
 	_, self := lf.create(lf.root, app.CreateInput{ID: "school"})
+	lf.self = self
 	for _, r := range []struct {
 		dst    *domain.LTIRegistration
 		client string
@@ -162,7 +166,7 @@ func TestLti13LaunchIsAccepted(t *testing.T) {
 		"deep_link_return_url": platformIssuer + "/deep-link-return", "accept_types": []string{"ltiResourceLink"}, "data": "opaque",
 	}
 	l, err = lf.launch(lf.sign(c, "k1"), "s2", "s2")
-	if err != nil || l.DeepLinking == nil || l.DeepLinking.Data != "opaque" {
+	if err != nil || l.DeepLinking == nil || l.DeepLinking.Data != "opaque" || len(l.DeepLinking.ID) != 43 {
 		t.Fatalf("deep-linking launch %+v: %v", l, err)
 	}
 }

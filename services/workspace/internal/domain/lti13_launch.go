@@ -75,6 +75,9 @@ type LTI13Launch struct {
 type DeepLinkingSettings struct {
 	ReturnURL string
 	Data      string // echoed byte for byte; may be empty
+	// ID names the request kept for the reply (set by the app once kept):
+	// a single-use secret the deep-linking page posts back.
+	ID string
 }
 
 // The refusals of an id_token. Unauthenticated (401) for what a platform

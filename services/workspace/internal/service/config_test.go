@@ -10,16 +10,17 @@ import (
 
 func TestConfigNamesEveryBadVariable(t *testing.T) {
 	_, err := service.ConfigFromEnv(envconfig.FromMap(map[string]string{
-		"KEY_ENCRYPTION_KEY":       "c2hvcnQ=", // 5 bytes
-		"WORKSPACE_CALL_TIMEOUT":   "-1s",
-		"METRICS_ADDR":             "everywhere",
-		"PPROF_ADDR":               "everywhere",
-		"LTI_ALLOW_INSECURE_HOSTS": "127.0.0.1:8443,127.0.0.1",
+		"KEY_ENCRYPTION_KEY":        "c2hvcnQ=", // 5 bytes
+		"WORKSPACE_CALL_TIMEOUT":    "-1s",
+		"METRICS_ADDR":              "everywhere",
+		"PPROF_ADDR":                "everywhere",
+		"LTI_ALLOW_INSECURE_HOSTS":  "127.0.0.1:8443,127.0.0.1",
+		"LTI_JWKS_REFETCH_INTERVAL": "1m",
 	}))
 	if err == nil {
 		t.Fatal("a bad configuration was accepted")
 	}
-	for _, name := range []string{"MONGODB_URI", "KEY_ENCRYPTION_KEY", "KEY_HMAC_KEY", "WORKSPACE_CALL_TIMEOUT", "METRICS_ADDR", "PPROF_ADDR", "LTI_ALLOW_INSECURE_HOSTS"} {
+	for _, name := range []string{"MONGODB_URI", "KEY_ENCRYPTION_KEY", "KEY_HMAC_KEY", "WORKSPACE_CALL_TIMEOUT", "METRICS_ADDR", "PPROF_ADDR", "LTI_ALLOW_INSECURE_HOSTS", "LTI_JWKS_REFETCH_INTERVAL"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("the error does not name %s: %v", name, err)
 		}

@@ -157,18 +157,20 @@ func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics
 	// LTI 1.3 logins live in Redis too, so that a launch finds its login
 	// on any replica, and takes it once.
 	var lti13Logins app.Lti13Logins
+	var deepLinks app.Lti13DeepLinks // and deep-linking requests, until their reply
 	if s.redis != nil {
-		lti13Logins = ltinonce.NewRedisLogins(s.redis)
+		lti13Logins, deepLinks = ltinonce.NewRedisLogins(s.redis), ltinonce.NewRedisDeepLinks(s.redis)
 	} else {
 		lti13Logins = ltinonce.NewMemoryLogins(lti13LoginsInMemory, nil)
+		deepLinks = ltinonce.NewMemoryDeepLinks(lti13LoginsInMemory, nil)
 	}
 	// The launch checks id_tokens with the platforms' keys, fetched under
 	// the outbound rule (LTI_ALLOW_INSECURE_HOSTS); the tool's own keys
 	// are kept in the workspace store.
-	var platformKeys app.PlatformKeys = platformkeys.New(outbound.NewClient(s.cfg.LTIURLs, platformKeysTimeout), nil)
+	var platformKeys app.PlatformKeys = platformkeys.New(outbound.NewClient(s.cfg.LTIURLs, platformKeysTimeout), nil, s.cfg.LTIJWKSRefetch)
 	var toolKeyStore domain.ToolKeyStore = repo
 	rotation := domain.DefaultToolKeyRotation
-	opts = append(opts, app.WithLTI13(lti13Logins, platformKeys, toolKeyStore, rotation))
+	opts = append(opts, app.WithLTI13(lti13Logins, platformKeys, toolKeyStore, rotation), app.WithLTI13DeepLinks(deepLinks))
 	application := app.New(repo, box, app.Settings{
 		LTIBaseURL:          s.cfg.LTIBaseURL,
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,

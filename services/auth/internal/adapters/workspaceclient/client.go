@@ -126,6 +126,7 @@ func (c *Client) VerifyLti13Launch(ctx context.Context, authorization, idToken, 
 		DeploymentID:      l.GetDeploymentId(),
 		DeepLinkReturnURL: l.GetDeepLinking().GetReturnUrl(),
 		DeepLinkData:      l.GetDeepLinking().GetData(),
+		DeepLinkID:        l.GetDeepLinking().GetDeepLinkId(),
 	}
 	for i, p := range l.GetCustomParameters() {
 		out.CustomParameters[i] = app.LaunchParameter{Name: p.GetName(), Value: p.GetValue()}

@@ -46,7 +46,7 @@ func TestVerifyLti13Launch(t *testing.T) {
 		WorkspaceId: "w1", RegistrationId: "r1", DeploymentId: "d1", MessageType: "LtiDeepLinkingRequest",
 		Email: "ada@example.com", EmailDerived: true, LaunchPresentationReturnUrl: "https://lms.example/back",
 		CustomParameters: []*workspacev1.LtiParameter{{Name: "custom_a", Value: "1"}},
-		DeepLinking:      &workspacev1.Lti13DeepLinking{ReturnUrl: "https://lms.example/dl", Data: "opaque"},
+		DeepLinking:      &workspacev1.Lti13DeepLinking{ReturnUrl: "https://lms.example/dl", Data: "opaque", DeepLinkId: "dl-1"},
 	}}
 	l, err := workspaceclient.New(c, time.Second).VerifyLti13Launch(context.Background(), "Basic c2VydmljZQ==", "jwt", "s1", "s2")
 	if err != nil {
@@ -61,7 +61,7 @@ func TestVerifyLti13Launch(t *testing.T) {
 	}
 	if l.WorkspaceID != "w1" || l.Email != "ada@example.com" || !l.EmailDerived || l.ReturnURL != "https://lms.example/back" ||
 		l.RegistrationID != "r1" || l.DeploymentID != "d1" || l.MessageType != "LtiDeepLinkingRequest" ||
-		l.DeepLinkReturnURL != "https://lms.example/dl" || l.DeepLinkData != "opaque" ||
+		l.DeepLinkReturnURL != "https://lms.example/dl" || l.DeepLinkData != "opaque" || l.DeepLinkID != "dl-1" ||
 		len(l.CustomParameters) != 1 || l.CustomParameters[0].Value != "1" {
 		t.Fatalf("launch %+v", l)
 	}

@@ -128,6 +128,7 @@ func (s *Server) CreateLti13Session(ctx context.Context, req *authv1.CreateLti13
 		DeepLinkData:                launch.DeepLinkData,
 		RegistrationId:              launch.RegistrationID,
 		DeploymentId:                launch.DeploymentID,
+		DeepLinkId:                  launch.DeepLinkID,
 	}
 	for i, p := range launch.CustomParameters {
 		out.CustomParameters[i] = &authv1.LtiParameter{Name: p.Name, Value: p.Value}

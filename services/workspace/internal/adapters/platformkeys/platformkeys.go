@@ -6,10 +6,11 @@
 //   - a key set is kept as long as the platform's Cache-Control max-age
 //     says, within MinFresh and MaxFresh; DefaultFresh without one;
 //   - a kid the set does not hold (the platform rotated its keys) refetches
-//     the set, at most once per RefetchInterval per registration, so a
-//     stream of made-up kids costs the platform one fetch per interval;
+//     the set, at most once per refetch interval (RefetchInterval unless
+//     New is given a shorter one, for tests) per registration, so a stream
+//     of made-up kids costs the platform one fetch per interval;
 //   - while a fetch fails, the keys already held keep serving, and the next
-//     try waits RefetchInterval;
+//     try waits the refetch interval;
 //   - one fetch at a time per registration: concurrent launches wait for it
 //     rather than each fetching.
 //
@@ -62,8 +63,9 @@ type Fetcher interface {
 
 // Cache is the replica's platform keys.
 type Cache struct {
-	fetch Fetcher
-	now   func() time.Time
+	fetch   Fetcher
+	now     func() time.Time
+	refetch time.Duration // between two fetches of a registration's set
 
 	mu      sync.Mutex
 	entries map[string]*entry // by registration id
@@ -81,12 +83,16 @@ type entry struct {
 }
 
 // New returns an empty cache fetching with f; now is the clock (time.Now
-// when nil).
-func New(f Fetcher, now func() time.Time) *Cache {
+// when nil); refetch is the refetch interval, RefetchInterval when zero
+// (the black-box tests shorten it, LTI_JWKS_REFETCH_INTERVAL).
+func New(f Fetcher, now func() time.Time, refetch time.Duration) *Cache {
 	if now == nil {
 		now = time.Now
 	}
-	return &Cache{fetch: f, now: now, entries: map[string]*entry{}}
+	if refetch <= 0 {
+		refetch = RefetchInterval
+	}
+	return &Cache{fetch: f, now: now, refetch: refetch, entries: map[string]*entry{}}
 }
 
 // Key returns the public key kid of the platform of registration
@@ -98,16 +104,16 @@ func (c *Cache) Key(ctx context.Context, registrationID, jwksURL, kid string) (*
 	now := c.now()
 	tried := false
 	var fetchErr error
-	if (!e.held || !now.Before(e.freshUntil)) && e.mayTry(now) {
+	if (!e.held || !now.Before(e.freshUntil)) && e.mayTry(now, c.refetch) {
 		tried, fetchErr = true, c.refresh(ctx, e, now)
 	}
 	if !e.held {
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, orAgain(fetchErr))
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, orAgain(fetchErr, c.refetch))
 	}
 	if k, ok := e.keys.Key(kid); ok {
 		return k, nil
 	}
-	if !tried && e.mayTry(now) && c.refresh(ctx, e, now) == nil {
+	if !tried && e.mayTry(now, c.refetch) && c.refresh(ctx, e, now) == nil {
 		// A kid it did not know: the platform may have rotated its keys.
 		if k, ok := e.keys.Key(kid); ok {
 			return k, nil
@@ -117,17 +123,17 @@ func (c *Cache) Key(ctx context.Context, registrationID, jwksURL, kid string) (*
 }
 
 // mayTry reports whether a fetch may be tried now: none was yet, or the
-// last one was at least RefetchInterval ago.
-func (e *entry) mayTry(now time.Time) bool {
-	return e.lastTry.IsZero() || !now.Before(e.lastTry.Add(RefetchInterval))
+// last one was at least interval ago.
+func (e *entry) mayTry(now time.Time, interval time.Duration) bool {
+	return e.lastTry.IsZero() || !now.Before(e.lastTry.Add(interval))
 }
 
 // orAgain names why a set is missing when no fetch was tried this time.
-func orAgain(err error) error {
+func orAgain(err error, interval time.Duration) error {
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("the last fetch failed less than %s ago", RefetchInterval)
+	return fmt.Errorf("the last fetch failed less than %s ago", interval)
 }
 
 // entry returns the registration's entry, a new one when its JWKS URL

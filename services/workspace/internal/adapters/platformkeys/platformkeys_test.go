@@ -82,7 +82,7 @@ func newFixture(t *testing.T, p *platform) *fixture {
 	u, _ := url.Parse(p.srv.URL)
 	f := &fixture{now: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)}
 	client := outbound.NewClient(outbound.Policy{InsecureHosts: []string{u.Host}}, 2*time.Second)
-	f.cache = platformkeys.New(client, func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now })
+	f.cache = platformkeys.New(client, func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now }, 0)
 	return f
 }
 
@@ -254,4 +254,28 @@ func TestEntriesPerRegistrationAndURL(t *testing.T) {
 		}
 	}
 	wantFetches(t, p, 3, "reg-1, reg-2, reg-1 again, reg-1 with a new URL")
+}
+
+// A shorter refetch interval (the black-box tests') is the one kept.
+func TestShorterRefetchInterval(t *testing.T) {
+	p := newPlatform(t, key(t, "k1"))
+	f := newFixture(t, p)
+	u, _ := url.Parse(p.srv.URL)
+	client := outbound.NewClient(outbound.Policy{InsecureHosts: []string{u.Host}}, 2*time.Second)
+	f.cache = platformkeys.New(client, func() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.now }, time.Second)
+	ctx := context.Background()
+	if _, err := f.cache.Key(ctx, "reg-1", p.srv.URL, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	k2 := key(t, "k2")
+	p.serve(t, k2)
+	f.advance(500 * time.Millisecond)
+	if _, err := f.cache.Key(ctx, "reg-1", p.srv.URL, "k2"); !errors.Is(err, platformkeys.ErrKeyNotFound) {
+		t.Fatalf("k2 within the interval: %v", err)
+	}
+	f.advance(500 * time.Millisecond)
+	if _, err := f.cache.Key(ctx, "reg-1", p.srv.URL, "k2"); err != nil {
+		t.Fatalf("k2 after a second: %v", err)
+	}
+	wantFetches(t, p, 2, "a rotated kid after the shorter interval")
 }

@@ -29,7 +29,7 @@ func (s *Server) VerifyLti13Launch(ctx context.Context, req *workspacev1.VerifyL
 		out.CustomParameters[i] = &workspacev1.LtiParameter{Name: p.Name, Value: p.Value}
 	}
 	if dl := l.DeepLinking; dl != nil {
-		out.DeepLinking = &workspacev1.Lti13DeepLinking{ReturnUrl: dl.ReturnURL, Data: dl.Data}
+		out.DeepLinking = &workspacev1.Lti13DeepLinking{ReturnUrl: dl.ReturnURL, Data: dl.Data, DeepLinkId: dl.ID}
 	}
 	return out, nil
 }
@@ -42,4 +42,14 @@ func (s *Server) GetLtiToolKeys(ctx context.Context, _ *workspacev1.GetLtiToolKe
 		return nil, err
 	}
 	return &workspacev1.LtiToolKeys{Jwks: string(jwks)}, nil
+}
+
+// CreateLtiDeepLinkingResponse answers anyone who holds a deep-linking
+// request's single-use id: the teacher's browser, through the gateway.
+func (s *Server) CreateLtiDeepLinkingResponse(ctx context.Context, req *workspacev1.CreateLtiDeepLinkingResponseRequest) (*workspacev1.LtiDeepLinkingResponse, error) {
+	r, err := s.app.CreateLtiDeepLinkingResponse(ctx, req.GetDeepLinkId(), req.GetExamConfigId())
+	if err != nil {
+		return nil, err
+	}
+	return &workspacev1.LtiDeepLinkingResponse{ReturnUrl: r.ReturnURL, Jwt: r.JWT}, nil
 }

@@ -14,10 +14,13 @@ func (s *Server) GetLtiConfiguration(ctx context.Context, req *workspacev1.GetLt
 		return nil, apiError(err)
 	}
 	return &workspacev1.LtiConfiguration{
-		WorkspaceId: c.WorkspaceID,
-		Title:       c.Title,
-		Description: c.Description,
-		LaunchUrl:   c.LaunchURL,
-		Domain:      c.Domain,
+		WorkspaceId:    c.WorkspaceID,
+		Title:          c.Title,
+		Description:    c.Description,
+		LaunchUrl:      c.LaunchURL,
+		Domain:         c.Domain,
+		Lti13LoginUrl:  c.Lti13LoginURL,
+		Lti13LaunchUrl: c.Lti13LaunchURL,
+		Lti13JwksUrl:   c.Lti13JWKSURL,
 	}, nil
 }

@@ -1,0 +1,103 @@
+package ltinonce_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+)
+
+var deepLink = app.Lti13DeepLink{
+	WorkspaceID: "district-7", RegistrationID: "7d1c2a4e-reg", ClientID: "10000000000001",
+	PlatformIssuer: "https://canvas.instructure.com", DeploymentID: "1:abc",
+	ReturnURL: "https://canvas.example/courses/1/deep_linking_response", Data: `{"csrf":"çà 🧪"}`,
+	CreatedAt: time.Date(2026, 11, 25, 9, 30, 0, 123e6, time.UTC),
+}
+
+// deepLinksContract is what every app.Lti13DeepLinks does: a request
+// comes back once, as stored, under its own id only, however many replies
+// race for it.
+func deepLinksContract(t *testing.T, s app.Lti13DeepLinks) {
+	ctx := context.Background()
+	if err := s.Put(ctx, "id-1", deepLink, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.Take(ctx, "id-2"); ok || err != nil {
+		t.Fatalf("Take of another id = %v, %v; want nothing", ok, err)
+	}
+	got, ok, err := s.Take(ctx, "id-1")
+	if !ok || err != nil || got != deepLink {
+		t.Fatalf("Take = %+v, %v, %v; want %+v", got, ok, err, deepLink)
+	}
+	if _, ok, err := s.Take(ctx, "id-1"); ok || err != nil {
+		t.Fatalf("a second Take = %v, %v; want nothing", ok, err)
+	}
+	if err := s.Put(ctx, "raced", deepLink, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if _, ok, err := s.Take(ctx, "raced"); err == nil && ok {
+				wins.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d of 20 concurrent takes of one request won, want 1", wins.Load())
+	}
+}
+
+func TestMemoryDeepLinks(t *testing.T) {
+	deepLinksContract(t, ltinonce.NewMemoryDeepLinks(1000, nil))
+
+	now := time.Unix(1_800_000_000, 0)
+	s := ltinonce.NewMemoryDeepLinks(1, func() time.Time { return now })
+	ctx := context.Background()
+	if err := s.Put(ctx, "a", deepLink, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, "b", deepLink, time.Minute); fault.KindOf(err) != fault.Unavailable {
+		t.Fatalf("Put on a full store = %v, want Unavailable", err)
+	}
+	now = now.Add(time.Minute)
+	if _, ok, _ := s.Take(ctx, "a"); ok {
+		t.Fatal("an expired request came back")
+	}
+}
+
+func TestRedisDeepLinks(t *testing.T) {
+	_, rdb := startRedis(t)
+	s := ltinonce.NewRedisDeepLinks(rdb)
+	deepLinksContract(t, s)
+
+	// The key is a digest of the id, never the id; the expiry is the one
+	// asked for.
+	ctx := context.Background()
+	id := "c2VjcmV0LWxvb2tpbmctaWQtb2YtMzItYnl0ZXMtLS0"
+	if err := s.Put(ctx, id, deepLink, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := rdb.Keys(ctx, "*").Result()
+	if err != nil || len(keys) != 1 || keys[0] != ltinonce.DeepLinkKey(id) || !strings.HasPrefix(keys[0], "lti13:deeplink:") ||
+		strings.Contains(keys[0], id) {
+		t.Fatalf("keys = %q, %v; want only %q", keys, err, ltinonce.DeepLinkKey(id))
+	}
+	raw, err := rdb.Get(ctx, keys[0]).Bytes()
+	var stored map[string]string
+	if err != nil || json.Unmarshal(raw, &stored) != nil || stored["data"] != deepLink.Data || stored["platformIssuer"] != deepLink.PlatformIssuer {
+		t.Fatalf("stored value %s, %v", raw, err)
+	}
+	if ttl, err := rdb.PTTL(ctx, keys[0]).Result(); err != nil || ttl <= 59*time.Minute || ttl > time.Hour {
+		t.Fatalf("PTTL = %v, %v; want about 1h", ttl, err)
+	}
+}

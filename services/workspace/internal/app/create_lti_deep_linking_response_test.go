@@ -1,0 +1,172 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/jose"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+const deepLinkData = `{"csrf":"çà 数学 🧪","<b>":"&amp;"}`
+
+// deepLinkLaunch makes a deep-linking launch of reg answering a new login
+// of state and returns the id it kept the request under.
+func (lf *lti13Fixture) deepLinkLaunch(state string) string {
+	lf.t.Helper()
+	lf.login(state, lf.reg)
+	c := lf.claims(state)
+	delete(c, "https://purl.imsglobal.org/spec/lti/claim/custom")
+	delete(c, "https://purl.imsglobal.org/spec/lti/claim/resource_link")
+	c["https://purl.imsglobal.org/spec/lti/claim/message_type"] = domain.MessageDeepLinking
+	c["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"] = map[string]any{
+		"deep_link_return_url": platformIssuer + "/deep-link-return", "accept_types": []string{"ltiResourceLink"}, "data": deepLinkData,
+	}
+	l, err := lf.launch(lf.sign(c, "k1"), state, state)
+	if err != nil || l.DeepLinking == nil || l.DeepLinking.ID == "" {
+		lf.t.Fatalf("deep-linking launch %+v: %v", l, err)
+	}
+	return l.DeepLinking.ID
+}
+
+func (lf *lti13Fixture) reply(id, exam string) (app.Lti13DeepLinkingResponse, error) {
+	return lf.app.CreateLtiDeepLinkingResponse(context.Background(), id, exam)
+}
+
+// verifiedReply checks the reply's JWT with the tool's published keys and
+// returns its claims.
+func (lf *lti13Fixture) verifiedReply(token string) map[string]json.RawMessage {
+	lf.t.Helper()
+	jwks, err := lf.app.LtiToolKeys(context.Background())
+	if err != nil {
+		lf.t.Fatal(err)
+	}
+	set, err := jose.ParseKeySet(jwks)
+	if err != nil {
+		lf.t.Fatal(err)
+	}
+	header, err := jose.ParseHeader(token)
+	if err != nil {
+		lf.t.Fatal(err)
+	}
+	key, ok := set.Key(header.KID)
+	if !ok {
+		lf.t.Fatalf("the reply's kid %q is not published: %s", header.KID, jwks)
+	}
+	payload, err := jose.Verify(token, key)
+	if err != nil {
+		lf.t.Fatal(err)
+	}
+	var claims map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		lf.t.Fatal(err)
+	}
+	return claims
+}
+
+func TestLtiDeepLinkingResponse(t *testing.T) {
+	lf := newLti13Fixture(t)
+	id := lf.deepLinkLaunch("s1")
+
+	// An exam id that is no UUID is refused, and the id stays usable.
+	if _, err := lf.reply(id, "exam-42"); err != domain.ErrLaunchExamConfigNotID {
+		t.Fatalf("a bad exam id: %v", err)
+	}
+	// So does a failure on our side: no signing key yet.
+	if _, err := lf.reply(id, examConfig); fault.KindOf(err) != fault.Unavailable {
+		t.Fatalf("without a signing key: %v", err)
+	}
+	if err := lf.app.RotateToolKeys(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := lf.reply(id, " "+examConfig+" ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ReturnURL != platformIssuer+"/deep-link-return" {
+		t.Fatalf("return URL %q", r.ReturnURL)
+	}
+	c := lf.verifiedReply(r.JWT)
+	now := lf.clock.Now().Unix()
+	for claim, want := range map[string]any{
+		"iss": "client-1", "aud": platformIssuer, "iat": now, "exp": now + 300,
+		"https://purl.imsglobal.org/spec/lti/claim/message_type":  "LtiDeepLinkingResponse",
+		"https://purl.imsglobal.org/spec/lti/claim/version":       "1.3.0",
+		"https://purl.imsglobal.org/spec/lti/claim/deployment_id": "dep-1",
+		"https://purl.imsglobal.org/spec/lti-dl/claim/data":       deepLinkData,
+		"https://purl.imsglobal.org/spec/lti-dl/claim/content_items": []any{map[string]any{
+			"type": "ltiResourceLink", "title": "LiveProctor exam", "url": lti13LaunchURL,
+			"custom": map[string]any{"exam_config_id": examConfig},
+		}},
+	} {
+		if got, want := canonical(t, c[claim]), canonical(t, want); got != want {
+			t.Errorf("%s = %s, want %s", claim, got, want)
+		}
+	}
+	var nonce string
+	if json.Unmarshal(c["nonce"], &nonce) != nil || len(nonce) < 32 {
+		t.Errorf("nonce %s", c["nonce"])
+	}
+
+	// Once only.
+	if _, err := lf.reply(id, examConfig); fault.KindOf(err) != fault.Unauthenticated {
+		t.Fatalf("a second reply: %v", err)
+	}
+	if len(lf.guard.failed) != 0 {
+		t.Fatalf("replies counted failures: %q", lf.guard.failed)
+	}
+}
+
+// canonical is v as JSON with sorted members; v may be JSON text.
+func canonical(t *testing.T, v any) string {
+	t.Helper()
+	if raw, ok := v.(json.RawMessage); ok {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back any
+	_ = json.Unmarshal(b, &back)
+	b, _ = json.Marshal(back)
+	return string(b)
+}
+
+func TestLtiDeepLinkingResponseRefusals(t *testing.T) {
+	lf := newLti13Fixture(t)
+	if err := lf.app.RotateToolKeys(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for name, id := range map[string]string{"no id": "", "an unknown id": "bm8tc3VjaC1pZA"} {
+		if _, err := lf.reply(id, examConfig); fault.KindOf(err) != fault.Unauthenticated {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	expired := lf.deepLinkLaunch("s1")
+	lf.clock.Add(app.Lti13DeepLinkTTL)
+	if _, err := lf.reply(expired, examConfig); fault.KindOf(err) != fault.Unauthenticated {
+		t.Errorf("an expired id: %v", err)
+	}
+	// A registration removed since the launch signs nothing.
+	removed := lf.deepLinkLaunch("s2")
+	if _, err := lf.app.DeleteLTIRegistration(context.Background(), lf.self, "school", lf.reg.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lf.reply(removed, examConfig); err != domain.ErrLTI13Registration {
+		t.Errorf("a removed registration: %v", err)
+	}
+}
+
+// Without LTI 1.3 the page's reply is unavailable.
+func TestLtiDeepLinkingResponseOff(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.app.CreateLtiDeepLinkingResponse(context.Background(), "id", examConfig); fault.KindOf(err) != fault.Unavailable {
+		t.Fatalf("without LTI 1.3: %v", err)
+	}
+}

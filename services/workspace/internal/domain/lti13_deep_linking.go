@@ -1,0 +1,72 @@
+package domain
+
+import "time"
+
+// The claims of the tool's reply to a deep-linking request (1EdTech Deep
+// Linking 2.0 §4.5).
+const (
+	claimDeepLinkContentItems = "https://purl.imsglobal.org/spec/lti-dl/claim/content_items"
+	claimDeepLinkData         = "https://purl.imsglobal.org/spec/lti-dl/claim/data"
+)
+
+// MessageDeepLinkingResponse is the message type of the tool's reply.
+const MessageDeepLinkingResponse = "LtiDeepLinkingResponse"
+
+// DeepLinkingReplyLifetime is how long the reply's JWT is valid: the
+// browser posts it to the platform at once.
+const DeepLinkingReplyLifetime = 5 * time.Minute
+
+// DeepLinkItemTitle is the title of the link the reply adds to the course.
+const DeepLinkItemTitle = "LiveProctor exam"
+
+// DeepLinkingReply is the tool's answer to a deep-linking request: one
+// LTI resource link that launches the exam the teacher picked.
+type DeepLinkingReply struct {
+	// ClientID is the tool's client id on the platform (the reply's iss);
+	// PlatformIssuer the platform's issuer (its aud).
+	ClientID       string
+	PlatformIssuer string
+	DeploymentID   string
+	// Data is the request's data claim, echoed as is; empty when the
+	// request had none (an empty data is not echoed).
+	Data string
+	// LaunchURL is the link's url: the tool's LTI 1.3 launch URL.
+	LaunchURL    string
+	ExamConfigID string
+	Nonce        string
+	Now          time.Time
+}
+
+// Claims are the reply's JWT claims: issued now, valid for
+// DeepLinkingReplyLifetime, with one ltiResourceLink content item whose
+// custom parameter exam_config_id names the exam.
+func (r DeepLinkingReply) Claims() map[string]any {
+	item := map[string]any{
+		"type":   "ltiResourceLink",
+		"title":  DeepLinkItemTitle,
+		"url":    r.LaunchURL,
+		"custom": map[string]string{"exam_config_id": r.ExamConfigID},
+	}
+	c := map[string]any{
+		"iss":                     r.ClientID,
+		"aud":                     r.PlatformIssuer,
+		"iat":                     r.Now.Unix(),
+		"exp":                     r.Now.Add(DeepLinkingReplyLifetime).Unix(),
+		"nonce":                   r.Nonce,
+		claimDeploymentID:         r.DeploymentID,
+		claimMessageType:          MessageDeepLinkingResponse,
+		claimVersion:              "1.3.0",
+		claimDeepLinkContentItems: []any{item},
+	}
+	if r.Data != "" {
+		c[claimDeepLinkData] = r.Data
+	}
+	return c
+}
+
+// CheckPickedExamConfig returns the exam configuration a teacher picked on
+// the deep-linking page, as CheckExamConfig reads a launch's: trimmed, a
+// UUID, with the same refusals.
+func CheckPickedExamConfig(id string) (string, error) {
+	return CheckExamConfig([]LaunchParam{{Name: paramExamConfigID, Value: id}})
+}
