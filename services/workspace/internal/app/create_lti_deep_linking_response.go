@@ -64,7 +64,7 @@ func (a *App) CreateLtiDeepLinkingResponse(ctx context.Context, deepLinkID, exam
 // signDeepLinkingReply checks that link's registration still holds its
 // deployment in an active workspace, and signs the reply naming exam.
 func (a *App) signDeepLinkingReply(ctx context.Context, link Lti13DeepLink, exam string) (string, error) {
-	w, err := a.repo.GetByLTIRegistration(ctx, link.PlatformIssuer, link.ClientID)
+	w, err := domain.WorkspaceOfLTIRegistration(ctx, a.repo, link.PlatformIssuer, link.ClientID)
 	if errors.Is(err, domain.ErrNotFound) {
 		return "", domain.ErrLTI13Registration
 	}

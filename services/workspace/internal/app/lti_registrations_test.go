@@ -54,7 +54,7 @@ func TestLTIRegistrationsFollowTheKeyPairRule(t *testing.T) {
 	_, err = f.app.CreateLTIRegistration(ctx, other, "other", canvas("100"))
 	wantKind(t, err, fault.Conflict)
 
-	if found, err := repo.GetByLTIRegistration(ctx, "https://canvas.instructure.com", "100"); err != nil || found.ID() != "w" {
+	if found, err := domain.WorkspaceOfLTIRegistration(ctx, repo, "https://canvas.instructure.com", "100"); err != nil || found.ID() != "w" {
 		t.Fatalf("found by its pair: %v, %v", found, err)
 	}
 	regs, err := f.app.ListLTIRegistrations(ctx, self, "w")

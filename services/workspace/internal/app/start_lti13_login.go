@@ -89,7 +89,7 @@ func (a *App) lti13Registration(ctx context.Context, issuer, clientID string) (*
 		}
 		clientID = ids[0]
 	}
-	w, err := a.repo.GetByLTIRegistration(ctx, issuer, clientID)
+	w, err := domain.WorkspaceOfLTIRegistration(ctx, a.repo, issuer, clientID)
 	switch {
 	case errors.Is(err, domain.ErrNotFound):
 		return nil, domain.LTIRegistration{}, domain.ErrLTI13LoginRegistration

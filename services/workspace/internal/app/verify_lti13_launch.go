@@ -161,7 +161,7 @@ func (a *App) launchRegistration(ctx context.Context, idToken string, login Lti1
 	if err != nil {
 		return nil, domain.LTIRegistration{}, err
 	}
-	w, err := a.repo.GetByLTIRegistration(ctx, iss, client)
+	w, err := domain.WorkspaceOfLTIRegistration(ctx, a.repo, iss, client)
 	if errors.Is(err, domain.ErrNotFound) {
 		return nil, domain.LTIRegistration{}, domain.ErrLTI13Registration
 	}

@@ -95,15 +95,10 @@ type Repository interface {
 	// between leaves a reservation no workspace lists, which a later
 	// reservation of the pair takes over (the app decides when).
 	ReleaseLTIRegistration(ctx context.Context, issuer, clientID, registrationID string) error
-	// GetByLTIRegistration returns the workspace, soft-deleted or not, whose
-	// registrations list the one that holds the (issuer, client id) pair's
-	// reservation: what a launch is looked up by. A reservation no workspace
-	// lists finds nothing (ErrNotFound).
-	GetByLTIRegistration(ctx context.Context, issuer, clientID string) (*Workspace, error)
 	// LTIClientIDs returns the client ids of up to limit reservations of
 	// issuer (compared exactly), sorted: how a login that sends no
 	// client_id finds the issuer's one registration. A reservation no
-	// workspace lists counts too; GetByLTIRegistration tells them apart.
+	// workspace lists counts too; WorkspaceOfLTIRegistration tells them apart.
 	LTIClientIDs(ctx context.Context, issuer string, limit int) ([]string, error)
 }
 
@@ -175,4 +170,24 @@ func PositionOf(w *Workspace) ListPosition {
 // Compare orders positions as lists do: by name key, then id.
 func (p ListPosition) Compare(o ListPosition) int {
 	return cmp.Or(strings.Compare(p.NameKey, o.NameKey), strings.Compare(p.ID, o.ID))
+}
+
+// WorkspaceOfLTIRegistration returns the workspace, soft-deleted or not,
+// whose registrations list the one that holds the (issuer, client id)
+// pair's reservation: what a login and a launch are looked up by, with two
+// reads by id (the reservation, then the workspace). A reservation no
+// workspace lists (a leftover) finds nothing: ErrNotFound.
+func WorkspaceOfLTIRegistration(ctx context.Context, repo Repository, issuer, clientID string) (*Workspace, error) {
+	res, err := repo.LTIReservation(ctx, issuer, clientID)
+	if err != nil {
+		return nil, err
+	}
+	w, err := repo.Get(ctx, res.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	if reg, ok := w.LTIRegistration(res.RegistrationID); !ok || reg.Issuer != issuer || reg.ClientID != clientID {
+		return nil, ErrNotFound
+	}
+	return w, nil
 }

@@ -244,21 +244,6 @@ func (r *Repository) ReleaseLTIRegistration(_ context.Context, issuer, clientID,
 	return nil
 }
 
-func (r *Repository) GetByLTIRegistration(ctx context.Context, issuer, clientID string) (*domain.Workspace, error) {
-	res, err := r.LTIReservation(ctx, issuer, clientID)
-	if err != nil {
-		return nil, err
-	}
-	w, err := r.Get(ctx, res.WorkspaceID)
-	if err != nil {
-		return nil, err
-	}
-	if reg, ok := w.LTIRegistration(res.RegistrationID); !ok || reg.Issuer != issuer || reg.ClientID != clientID {
-		return nil, domain.ErrNotFound // a leftover: the registration is gone
-	}
-	return w, nil
-}
-
 func (r *Repository) LTIClientIDs(_ context.Context, issuer string, limit int) ([]string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -76,23 +76,6 @@ func (r *Repository) ReleaseLTIRegistration(ctx context.Context, issuer, clientI
 	return nil
 }
 
-// GetByLTIRegistration reads the pair's reservation, then its workspace:
-// two reads by _id.
-func (r *Repository) GetByLTIRegistration(ctx context.Context, issuer, clientID string) (*domain.Workspace, error) {
-	res, err := r.LTIReservation(ctx, issuer, clientID)
-	if err != nil {
-		return nil, err
-	}
-	w, err := r.Get(ctx, res.WorkspaceID)
-	if err != nil {
-		return nil, err
-	}
-	if reg, ok := w.LTIRegistration(res.RegistrationID); !ok || reg.Issuer != issuer || reg.ClientID != clientID {
-		return nil, domain.ErrNotFound // a leftover: the registration is gone
-	}
-	return w, nil
-}
-
 // LTIClientIDs reads the issuer's reservations on the issuer index, in
 // client id order, only the client ids: on MongoDB the index answers it
 // alone.

@@ -121,7 +121,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		return err
 	})
 	measure("find a registration by its pair", []sentCommand{"find lti_registrations", "find workspaces"}, func() error {
-		_, err := f.repo.GetByLTIRegistration(ctx, reg.Issuer, reg.ClientID)
+		_, err := domain.WorkspaceOfLTIRegistration(ctx, f.repo, reg.Issuer, reg.ClientID)
 		return err
 	})
 	measure("find an issuer's registrations (a login without client_id)", []sentCommand{"find lti_registrations"}, func() error {

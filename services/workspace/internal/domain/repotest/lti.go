@@ -43,9 +43,9 @@ func ltiRegistrationsChangeThroughUpdate(t *testing.T, r domain.Repository) {
 		t.Fatal(err)
 	}
 	stored := mustUpdate(t, r, w)
-	got, err := r.GetByLTIRegistration(ctx, canvasIssuer, "10000000000001")
+	got, err := domain.WorkspaceOfLTIRegistration(ctx, r, canvasIssuer, "10000000000001")
 	if err != nil || got.ID() != "a" {
-		t.Fatalf("GetByLTIRegistration = %v, %v; want a", got, err)
+		t.Fatalf("WorkspaceOfLTIRegistration = %v, %v; want a", got, err)
 	}
 	if diff := compare(got, stored); diff != "" {
 		t.Fatalf("Update returned another workspace than is stored: %s", diff)
@@ -72,8 +72,8 @@ func ltiRegistrationsChangeThroughUpdate(t *testing.T, r domain.Repository) {
 		t.Fatal(err)
 	}
 	mustUpdate(t, r, got)
-	_, err = r.GetByLTIRegistration(ctx, canvasIssuer, "10000000000001")
-	wantErr(t, "GetByLTIRegistration of a removed registration", err, domain.ErrNotFound)
+	_, err = domain.WorkspaceOfLTIRegistration(ctx, r, canvasIssuer, "10000000000001")
+	wantErr(t, "WorkspaceOfLTIRegistration of a removed registration", err, domain.ErrNotFound)
 	if err := r.ReleaseLTIRegistration(ctx, canvasIssuer, "10000000000001", "reg-1"); err != nil {
 		t.Fatal(err)
 	}
@@ -112,10 +112,10 @@ func ltiReservationIsStoreWide(t *testing.T, r domain.Repository) {
 		t.Fatalf("after another registration's release: %+v, %v; want a's to stay", got, err)
 	}
 	// Reserved, but no workspace lists it: launches find nothing.
-	_, err = r.GetByLTIRegistration(ctx, moodleIssuer, "client")
-	wantErr(t, "GetByLTIRegistration of an unlisted reservation", err, domain.ErrNotFound)
-	_, err = r.GetByLTIRegistration(ctx, moodleIssuer, "never-reserved")
-	wantErr(t, "GetByLTIRegistration of a pair never reserved", err, domain.ErrNotFound)
+	_, err = domain.WorkspaceOfLTIRegistration(ctx, r, moodleIssuer, "client")
+	wantErr(t, "WorkspaceOfLTIRegistration of an unlisted reservation", err, domain.ErrNotFound)
+	_, err = domain.WorkspaceOfLTIRegistration(ctx, r, moodleIssuer, "never-reserved")
+	wantErr(t, "WorkspaceOfLTIRegistration of a pair never reserved", err, domain.ErrNotFound)
 }
 
 // concurrentLTIReservationsHaveOneWinner: creates of one pair racing each
