@@ -347,6 +347,10 @@ var proseRules = []struct{ field, description string }{
 	{"target_link_uri", "must be this tool's launch URL"},
 	{"client_id", "has several registrations"},
 	{"*", "is longer than 2048 bytes"},
+	// The LTI 1.3 launch's 400: "a missing or malformed claim" of the
+	// id_token, which its refusal names ("the id_token's version claim
+	// must be 1.3.0").
+	{"id_token", "the id_token's"},
 }
 
 // proseRule returns the rule of proseRules that a 400's body names, or "".
