@@ -244,10 +244,11 @@ func TestLti13LaunchFromAPlatform(t *testing.T) {
 }
 
 // setUpLti13 starts a platform and a stack of the test's own, and
-// registers two clients of the platform with a new workspace.
-func setUpLti13(t *testing.T) (*platform, *stack.Stack, string, [2]lti13Launches) {
+// registers two clients of the platform with a new workspace; extra are
+// the stack's further settings.
+func setUpLti13(t *testing.T, extra ...string) (*platform, *stack.Stack, string, [2]lti13Launches) {
 	p := startPlatform(t, platformOptions{})
-	s := startLti13Stack(t, p.URL)
+	s := startLti13Stack(t, p.URL, extra...)
 	clients := []platformClient{
 		{ClientID: clientID(t, "a"), DeploymentIDs: []string{"dep-1"}},
 		{ClientID: clientID(t, "b"), DeploymentIDs: []string{"dep-1"}},

@@ -14,9 +14,12 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
-// toolKeyReread is how long a replica reuses the key set it read: a key a
-// replica made elsewhere is published LTI rotation's lead ahead, far
-// longer than this.
+// toolKeyReread is how long a replica reuses the key set it read, at most.
+// A successor another replica made is published a rotation's lead before it
+// signs; newToolKeys shortens the reuse to a quarter of the lead when that is
+// less (the tests' schedules of seconds), so every replica reads the
+// successor well inside its lead: it publishes it before it signs, and
+// signs with it when due, not with its predecessor past the switch.
 const toolKeyReread = time.Minute
 
 // toolKeyBits is the size of the tool's RSA keys.
@@ -29,6 +32,7 @@ type toolKeys struct {
 	store    domain.ToolKeyStore
 	secrets  SecretBox
 	rotation domain.ToolKeyRotation
+	reread   time.Duration // min(toolKeyReread, rotation.Lead/4)
 	now      func() time.Time
 
 	mu     sync.Mutex // one rotation, one read at a time
@@ -38,7 +42,7 @@ type toolKeys struct {
 }
 
 func newToolKeys(store domain.ToolKeyStore, secrets SecretBox, r domain.ToolKeyRotation, now func() time.Time) *toolKeys {
-	return &toolKeys{store: store, secrets: secrets, rotation: r, now: now, opened: map[string]*rsa.PrivateKey{}}
+	return &toolKeys{store: store, secrets: secrets, rotation: r, reread: min(toolKeyReread, r.Lead/4), now: now, opened: map[string]*rsa.PrivateKey{}}
 }
 
 // Rotate brings the stored set up to date (domain.ToolKeys.Rotate): the
@@ -72,11 +76,11 @@ func (t *toolKeys) Rotate(ctx context.Context) error {
 	}
 }
 
-// current returns the set, read again when toolKeyReread has passed.
+// current returns the set, read again when t.reread has passed.
 func (t *toolKeys) current(ctx context.Context) (domain.ToolKeys, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.set.Revision == 0 || !t.now().Before(t.readAt.Add(toolKeyReread)) {
+	if t.set.Revision == 0 || !t.now().Before(t.readAt.Add(t.reread)) {
 		set, err := t.store.ToolKeys(ctx)
 		if err != nil {
 			return domain.ToolKeys{}, err

@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -103,5 +104,43 @@ func TestToolKeysSignPublishAndRotate(t *testing.T) {
 	}
 	if bytes.Contains(jwks, []byte(`"d"`)) || bytes.Contains(jwks, []byte(`"p"`)) {
 		t.Fatal("the JWKS holds a private member")
+	}
+}
+
+// On a schedule of seconds a replica that did not rotate rereads the set
+// within a quarter of the lead, not the minute it waits on a schedule of
+// days: it publishes the successor another replica made and signs with it
+// when due.
+func TestToolKeysRereadWithinTheLead(t *testing.T) {
+	box, err := secretbox.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &memstore.ToolKeys{}
+	c := &clock{now: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)}
+	r := domain.ToolKeyRotation{Every: 8 * time.Second, Lead: 4 * time.Second, Overlap: 8 * time.Second}
+	a, b := app.NewToolKeys(store, box, r, c.Now), app.NewToolKeys(store, box, r, c.Now)
+	ctx := context.Background()
+	if err := a.Rotate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	claims := map[string]any{"iss": "tool", "aud": "platform"}
+	token, _ := b.Sign(ctx, claims) // b reads the set
+	first := verifies(t, b, token)
+
+	c.Add(4 * time.Second) // the successor's lead begins
+	if err := a.Rotate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(time.Second) // a quarter of the lead
+	jwks, _ := b.JWKS(ctx)
+	var published struct{ Keys []struct{ KID string } }
+	if err := json.Unmarshal(jwks, &published); err != nil || len(published.Keys) != 2 {
+		t.Fatalf("a quarter of the lead on, the other replica publishes %s (%v), want 2 keys", jwks, err)
+	}
+	c.Add(3 * time.Second) // the successor's time; b has not reread since
+	token, _ = b.Sign(ctx, claims)
+	if kid := verifies(t, a, token); kid == first {
+		t.Fatal("the other replica still signs with the replaced key when its successor is due")
 	}
 }

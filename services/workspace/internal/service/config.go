@@ -14,6 +14,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
 // Config is every setting of the workspace service; see the README's table.
@@ -37,6 +38,15 @@ type Config struct {
 	// only the black-box tests shorten it, to see a rotation without
 	// waiting 30 s.
 	LTIJWKSRefetch time.Duration
+	// LTIToolKeys is the schedule of the tool's LTI 1.3 signing keys:
+	// LTI_TOOL_KEY_ROTATION (how long a key signs), LTI_TOOL_KEY_LEAD (how
+	// long its successor is published before it signs) and
+	// LTI_TOOL_KEY_OVERLAP (how long a replaced key stays published).
+	LTIToolKeys domain.ToolKeyRotation
+	// LTIToolKeyCheck is how often each replica brings those keys up to
+	// date (LTI_TOOL_KEY_CHECK_INTERVAL). Only the black-box tests shorten
+	// these four, to see a rotation in seconds.
+	LTIToolKeyCheck time.Duration
 
 	// AuthServiceAddr is told about deleted workspaces (AUTH_SERVICE_ADDR);
 	// empty: nobody is told, and the auth service's own status check is
@@ -113,6 +123,7 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	if cfg.LTIJWKSRefetch = r.Duration("LTI_JWKS_REFETCH_INTERVAL", 30*time.Second); cfg.LTIJWKSRefetch < 100*time.Millisecond || cfg.LTIJWKSRefetch > 30*time.Second {
 		r.Invalid("LTI_JWKS_REFETCH_INTERVAL", "must be between 100ms and 30s (30s but in tests)")
 	}
+	cfg.LTIToolKeys, cfg.LTIToolKeyCheck = readToolKeySchedule(r)
 	cfg.Bootstrap.AppKey, cfg.Bootstrap.AppSecret, _ = r.Pair("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_SECRET")
 	var given bool
 	cfg.ServiceAppKey, cfg.ServiceAppSecret, given = r.Pair("SERVICE_APP_KEY", "SERVICE_APP_SECRET")
@@ -132,4 +143,35 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 		r.Required("KEY_HMAC_KEY")
 	}
 	return cfg, r.Err()
+}
+
+// readToolKeySchedule reads the LTI 1.3 tool keys' schedule. The bounds
+// are the domain's (ToolKeyRotation.Check) and what the tests need; what
+// production needs, a lead longer than platforms cache a key set (a day at
+// most), is the defaults' and the README's advice.
+func readToolKeySchedule(r *envconfig.Reader) (domain.ToolKeyRotation, time.Duration) {
+	def := domain.DefaultToolKeyRotation
+	rotation := domain.ToolKeyRotation{
+		Every:   r.Duration("LTI_TOOL_KEY_ROTATION", def.Every),
+		Lead:    r.Duration("LTI_TOOL_KEY_LEAD", def.Lead),
+		Overlap: r.Duration("LTI_TOOL_KEY_OVERLAP", def.Overlap),
+	}
+	for _, s := range []struct {
+		name string
+		d    time.Duration
+	}{{"LTI_TOOL_KEY_ROTATION", rotation.Every}, {"LTI_TOOL_KEY_LEAD", rotation.Lead}, {"LTI_TOOL_KEY_OVERLAP", rotation.Overlap}} {
+		if s.d < time.Second {
+			r.Invalid(s.name, "must be at least 1s")
+		}
+	}
+	if err := rotation.Check(); err != nil {
+		r.Invalid("LTI_TOOL_KEY_ROTATION", "with LTI_TOOL_KEY_LEAD and LTI_TOOL_KEY_OVERLAP: %v", err)
+	}
+	// Checked less often than the lead, a successor would be made late and
+	// each key would sign up to an interval past its rotation.
+	check := r.Duration("LTI_TOOL_KEY_CHECK_INTERVAL", time.Hour)
+	if check < 100*time.Millisecond || check > rotation.Lead {
+		r.Invalid("LTI_TOOL_KEY_CHECK_INTERVAL", "must be between 100ms and LTI_TOOL_KEY_LEAD (%s)", rotation.Lead)
+	}
+	return rotation, check
 }

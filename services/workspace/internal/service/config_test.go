@@ -1,10 +1,13 @@
 package service_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/service"
 )
 
@@ -55,5 +58,51 @@ func TestConfigServiceKeyPair(t *testing.T) {
 	delete(env, "BOOTSTRAP_APP_SECRET")
 	if _, err := service.ConfigFromEnv(envconfig.FromMap(env)); err == nil || !strings.Contains(err.Error(), "BOOTSTRAP_APP_SECRET") {
 		t.Fatalf("half the bootstrap pair: %v", err)
+	}
+}
+
+// The tool keys' schedule: the defaults, a test's schedule of seconds,
+// and the combinations ToolKeyRotation.Check refuses, named.
+func TestConfigToolKeySchedule(t *testing.T) {
+	base := map[string]string{
+		"MONGODB_URI":        "mongodb://127.0.0.1:27017",
+		"KEY_ENCRYPTION_KEY": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+		"KEY_HMAC_KEY":       "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=",
+	}
+	for _, tc := range []struct {
+		name      string
+		env       map[string]string
+		want      domain.ToolKeyRotation
+		wantCheck time.Duration
+		bad       string // the variable the error names; empty: accepted
+	}{
+		{name: "defaults", want: domain.DefaultToolKeyRotation, wantCheck: time.Hour},
+		{
+			name: "a test's seconds",
+			env:  map[string]string{"LTI_TOOL_KEY_ROTATION": "6s", "LTI_TOOL_KEY_LEAD": "3s", "LTI_TOOL_KEY_OVERLAP": "6s", "LTI_TOOL_KEY_CHECK_INTERVAL": "500ms"},
+			want: domain.ToolKeyRotation{Every: 6 * time.Second, Lead: 3 * time.Second, Overlap: 6 * time.Second}, wantCheck: 500 * time.Millisecond,
+		},
+		{name: "rotation no longer than the lead", env: map[string]string{"LTI_TOOL_KEY_ROTATION": "48h"}, bad: "LTI_TOOL_KEY_ROTATION"},
+		{name: "lead past the default rotation", env: map[string]string{"LTI_TOOL_KEY_LEAD": "2200h"}, bad: "LTI_TOOL_KEY_ROTATION"},
+		{name: "no overlap", env: map[string]string{"LTI_TOOL_KEY_OVERLAP": "0s"}, bad: "LTI_TOOL_KEY_OVERLAP"},
+		{name: "under a second", env: map[string]string{"LTI_TOOL_KEY_LEAD": "500ms"}, bad: "LTI_TOOL_KEY_LEAD"},
+		{name: "not a duration", env: map[string]string{"LTI_TOOL_KEY_ROTATION": "90d"}, bad: "LTI_TOOL_KEY_ROTATION"},
+		{name: "checked too often", env: map[string]string{"LTI_TOOL_KEY_CHECK_INTERVAL": "10ms"}, bad: "LTI_TOOL_KEY_CHECK_INTERVAL"},
+		{name: "checked less often than the lead", env: map[string]string{"LTI_TOOL_KEY_CHECK_INTERVAL": "49h"}, bad: "LTI_TOOL_KEY_CHECK_INTERVAL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := maps.Clone(base)
+			maps.Copy(env, tc.env)
+			cfg, err := service.ConfigFromEnv(envconfig.FromMap(env))
+			if tc.bad != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.bad) {
+					t.Fatalf("want an error naming %s, got %v", tc.bad, err)
+				}
+				return
+			}
+			if err != nil || cfg.LTIToolKeys != tc.want || cfg.LTIToolKeyCheck != tc.wantCheck {
+				t.Fatalf("got %+v every %s, %v; want %+v every %s", cfg.LTIToolKeys, cfg.LTIToolKeyCheck, err, tc.want, tc.wantCheck)
+			}
+		})
 	}
 }

@@ -10,18 +10,14 @@ import (
 // platformKeysTimeout bounds one fetch of a platform's JWKS.
 const platformKeysTimeout = 5 * time.Second
 
-// toolKeyRotationInterval is how often each replica brings the tool's LTI
-// 1.3 keys up to date: far shorter than a key's lead and overlap (days),
-// so a successor is always published well before it signs. Replicas that
-// rotate at once are settled by the store's revision check.
-const toolKeyRotationInterval = time.Hour
-
 // toolKeyRetry is the wait after a rotation failed: the keys may be
 // missing altogether (a first start with the store down).
 const toolKeyRetry = time.Minute
 
-// rotateToolKeys rotates the tool's keys every interval until ctx ends,
-// sooner again after a failure.
+// rotateToolKeys rotates the tool's keys every interval
+// (LTI_TOOL_KEY_CHECK_INTERVAL) until ctx ends, sooner again after a
+// failure. Replicas that rotate at once are settled by the store's
+// revision check.
 func (s *Service) rotateToolKeys(ctx context.Context, application *app.App, every time.Duration) {
 	wait := every
 	for {

@@ -169,8 +169,7 @@ func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics
 	// are kept in the workspace store.
 	var platformKeys app.PlatformKeys = platformkeys.New(outbound.NewClient(s.cfg.LTIURLs, platformKeysTimeout), nil, s.cfg.LTIJWKSRefetch)
 	var toolKeyStore domain.ToolKeyStore = repo
-	rotation := domain.DefaultToolKeyRotation
-	opts = append(opts, app.WithLTI13(lti13Logins, platformKeys, toolKeyStore, rotation), app.WithLTI13DeepLinks(deepLinks))
+	opts = append(opts, app.WithLTI13(lti13Logins, platformKeys, toolKeyStore, s.cfg.LTIToolKeys), app.WithLTI13DeepLinks(deepLinks))
 	application := app.New(repo, box, app.Settings{
 		LTIBaseURL:          s.cfg.LTIBaseURL,
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,
@@ -267,7 +266,7 @@ func (s *Service) listen(application *app.App, metrics *telemetry.Metrics) error
 //   - event retention on the stand-in (MongoDB expires events by a TTL
 //     index, and the loop returns at once there);
 //   - the rotation of the tool's LTI 1.3 keys, every
-//     toolKeyRotationInterval (lti13_keys.go).
+//     LTI_TOOL_KEY_CHECK_INTERVAL (lti13_keys.go).
 func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Breaker, application *app.App) {
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
@@ -277,7 +276,7 @@ func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Br
 	s.loops.Go(func() { application.RelayEvents(ctx, s.logger) })
 	s.loops.Go(func() { application.RunBackground(ctx, keySweepInterval) })
 	s.loops.Go(func() { repo.RunEventRetention(ctx, s.logger) })
-	s.loops.Go(func() { s.rotateToolKeys(ctx, application, toolKeyRotationInterval) })
+	s.loops.Go(func() { s.rotateToolKeys(ctx, application, s.cfg.LTIToolKeyCheck) })
 }
 
 // Addr is where the service listens.

@@ -23,6 +23,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/service"
 )
 
@@ -50,6 +51,8 @@ func config(t *testing.T, uri string) service.Config {
 		ShutdownTimeout:     5 * time.Second,
 		CredentialCacheTTL:  time.Second,
 		CredentialCacheSize: 100,
+		LTIToolKeys:         domain.DefaultToolKeyRotation,
+		LTIToolKeyCheck:     time.Hour,
 	}
 }
 
