@@ -2,16 +2,10 @@ package ltinonce
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 )
 
@@ -19,13 +13,15 @@ import (
 // each under its own key, as RedisLogins keeps logins: SET PX, then
 // GETDEL, so of two replies presenting one id only one gets the request.
 type RedisDeepLinks struct {
-	rdb redis.UniversalClient
+	once redisOnce[deepLinkRecord]
 }
 
 var _ app.Lti13DeepLinks = (*RedisDeepLinks)(nil)
 
 // NewRedisDeepLinks returns a deep-linking request store over rdb.
-func NewRedisDeepLinks(rdb redis.UniversalClient) *RedisDeepLinks { return &RedisDeepLinks{rdb: rdb} }
+func NewRedisDeepLinks(rdb redis.UniversalClient) *RedisDeepLinks {
+	return &RedisDeepLinks{once: redisOnce[deepLinkRecord]{rdb: rdb, prefix: deepLinkPrefix, what: "an LTI deep-linking request", unavailable: errDeepLinksUnavailable}}
+}
 
 const errDeepLinksUnavailable = "LTI deep-linking requests cannot be handled right now (their store is unreachable): try again in a minute"
 
@@ -44,36 +40,21 @@ type deepLinkRecord struct {
 
 // Put stores l under id for ttl.
 func (s *RedisDeepLinks) Put(ctx context.Context, id string, l app.Lti13DeepLink, ttl time.Duration) error {
-	value, err := json.Marshal(deepLinkRecord(l))
-	if err != nil {
-		return fault.Wrap(fault.Internal, err, "store an LTI deep-linking request")
-	}
-	if err := s.rdb.Set(ctx, DeepLinkKey(id), value, ttl).Err(); err != nil {
-		return fault.Wrap(fault.Unavailable, fmt.Errorf("store an LTI deep-linking request: %w", err), errDeepLinksUnavailable)
-	}
-	return nil
+	return s.once.put(ctx, id, deepLinkRecord(l), ttl)
 }
 
 // Take returns the request stored under id and removes it, in one command.
 func (s *RedisDeepLinks) Take(ctx context.Context, id string) (app.Lti13DeepLink, bool, error) {
-	value, err := s.rdb.GetDel(ctx, DeepLinkKey(id)).Bytes()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return app.Lti13DeepLink{}, false, nil
-	case err != nil:
-		return app.Lti13DeepLink{}, false, fault.Wrap(fault.Unavailable, fmt.Errorf("take an LTI deep-linking request: %w", err), errDeepLinksUnavailable)
-	}
-	var rec deepLinkRecord
-	if err := json.Unmarshal(value, &rec); err != nil {
-		return app.Lti13DeepLink{}, false, fault.Wrap(fault.Internal, err, "read an LTI deep-linking request")
-	}
-	return app.Lti13DeepLink(rec), true, nil
+	rec, ok, err := s.once.take(ctx, id)
+	return app.Lti13DeepLink(rec), ok, err
 }
 
 // DeepLinkKey is the Redis key of a deep-linking request:
 // lti13:deeplink:<SHA-256(id) in hex>. The id is a bearer secret; the key
 // names its digest only.
 func DeepLinkKey(id string) string {
-	sum := sha256.Sum256([]byte(id))
-	return "lti13:deeplink:" + hex.EncodeToString(sum[:])
+	return onceKey(deepLinkPrefix, id)
 }
+
+// deepLinkPrefix starts the keys of this store.
+const deepLinkPrefix = "lti13:deeplink:"
