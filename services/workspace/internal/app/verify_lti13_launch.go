@@ -120,6 +120,9 @@ func (a *App) verifyLti13Launch(ctx context.Context, idToken, state, browserStat
 	if err != nil {
 		return domain.LTI13Launch{}, err
 	}
+	if err := a.lti11Identity(w, reg, claims, &l); err != nil {
+		return domain.LTI13Launch{}, err
+	}
 	if l.MessageType == domain.MessageResourceLink {
 		if _, err := domain.CheckExamConfig(l.Custom); err != nil {
 			return domain.LTI13Launch{}, err
@@ -272,4 +275,24 @@ func (a *App) LtiToolKeys(ctx context.Context) ([]byte, error) {
 		return nil, errNoToolKeys
 	}
 	return a.lti13.tool.JWKS(ctx)
+}
+
+// lti11Identity gives a launch that carries a signed lti1p1 claim the
+// identity the user's LTI 1.1 launches had, once the claim's signature
+// holds with the shared secret of the workspace's LTI 1.1 key pair it
+// names (a consumer key of another workspace proves nothing: 401).
+func (a *App) lti11Identity(w *domain.Workspace, reg domain.LTIRegistration, c jose.Claims, l *domain.LTI13Launch) error {
+	claim, ok, err := domain.ReadLTI1p1Claim(c)
+	if err != nil || !ok {
+		return err
+	}
+	key, err := w.LTIKey(claim.ConsumerKey, a.now())
+	if err != nil {
+		return domain.ErrLTI1p1Sign
+	}
+	secret, err := a.secrets.Open(key.AppKey, key.SealedSecret)
+	if err != nil {
+		return fmt.Errorf("open the LTI 1.1 shared secret: %w", err)
+	}
+	return domain.CheckLTI1p1Claim(l, reg, c, claim, secret)
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -71,6 +73,7 @@ type lti13Fixture struct {
 	keys   *launchKeys
 	signer *rsa.PrivateKey
 	self   domain.Caller          // the workspace school's own key pair
+	lti    app.LTIKeys            // school's LTI 1.1 key pair
 	reg    domain.LTIRegistration // client-1, deployment dep-1
 	other  domain.LTIRegistration // client-2 of the same workspace
 }
@@ -88,8 +91,8 @@ func newLti13Fixture(t *testing.T) *lti13Fixture {
 	lf.fixture = newFixture(t, app.WithClock(lf.clock.Now), app.WithLimits(lf.guard),
 		app.WithLTI13(lf.logins, lf.keys, &memstore.ToolKeys{}, domain.DefaultToolKeyRotation),
 		app.WithLTI13DeepLinks(ltinonce.NewMemoryDeepLinks(100, lf.clock.Now)))
-	_, self := lf.create(lf.root, app.CreateInput{ID: "school"})
-	lf.self = self
+	created, self := lf.create(lf.root, app.CreateInput{ID: "school"})
+	lf.self, lf.lti = self, created.LTI
 	for _, r := range []struct {
 		dst    *domain.LTIRegistration
 		client string
@@ -347,5 +350,39 @@ func TestRotateToolKeysPublishes(t *testing.T) {
 	}
 	if _, err := jose.ParseKeySet(jwks); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A launch carrying an lti1p1 claim signed with the workspace's LTI 1.1
+// secret is the user its 1.1 launches were (when the platform withholds
+// the e-mail, the address derived from the consumer key and the 1.1
+// user_id); one signed with another secret, or naming another consumer
+// key, is refused.
+func TestLti13LaunchKeepsTheLti11Identity(t *testing.T) {
+	lf := newLti13Fixture(t)
+	for i, c := range []struct {
+		consumerKey, secret string
+		wantErr             bool
+	}{
+		{lf.lti.ConsumerKey, lf.lti.SharedSecret, false},
+		{lf.lti.ConsumerKey, "another secret", true},
+		{"another-consumer-key", lf.lti.SharedSecret, true},
+	} {
+		state := fmt.Sprintf("m%d", i)
+		lf.login(state, lf.reg)
+		claims := lf.claims(state)
+		delete(claims, "email")
+		exp := strconv.FormatInt(claims["exp"].(int64), 10)
+		claims["https://purl.imsglobal.org/spec/lti/claim/lti1p1"] = map[string]string{
+			"user_id": "legacy-7", "oauth_consumer_key": c.consumerKey,
+			"oauth_consumer_key_sign": domain.LTI1p1Sign(c.secret, c.consumerKey, "dep-1", platformIssuer, "client-1", exp, "nonce-"+state),
+		}
+		l, err := lf.launch(lf.sign(claims, "k1"), state, state)
+		switch {
+		case c.wantErr && !errors.Is(err, domain.ErrLTI1p1Sign):
+			t.Fatalf("case %d: err = %v, want ErrLTI1p1Sign", i, err)
+		case !c.wantErr && (err != nil || l.Email != domain.DerivedEmail(lf.lti.ConsumerKey, "legacy-7")):
+			t.Fatalf("case %d: email %q, %v; want the LTI 1.1 identity %q", i, l.Email, err, domain.DerivedEmail(lf.lti.ConsumerKey, "legacy-7"))
+		}
 	}
 }
