@@ -137,6 +137,15 @@ type ConfigurationReader interface {
 // 503 while the workspace service is down), rendered from the service's
 // status by errs like every other route's.
 func ServeConfiguration(client ConfigurationReader, errs *httperr.Handler, md Metadata, logger *slog.Logger) runtime.HandlerFunc {
+	return serveConfiguration(client, errs, md, logger, "LTI configuration", "application/xml; charset=utf-8", renderLTIConfiguration)
+}
+
+// serveConfiguration answers a workspace's configuration for an LMS as
+// render writes it from the workspace service's answer, with contentType,
+// cacheable by the LMS and any CDN for ltiConfigCacheControl; HEAD gets the
+// headers only.
+func serveConfiguration(client ConfigurationReader, errs *httperr.Handler, md Metadata, logger *slog.Logger,
+	what, contentType string, render func(*workspacev1.LtiConfiguration) ([]byte, error)) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		ctx := metadata.NewOutgoingContext(r.Context(), md(r.Context(), r))
 		c, err := client.GetLtiConfiguration(ctx, &workspacev1.GetLtiConfigurationRequest{WorkspaceId: params["id"]})
@@ -144,14 +153,14 @@ func ServeConfiguration(client ConfigurationReader, errs *httperr.Handler, md Me
 			errs.WriteError(w, r, err)
 			return
 		}
-		body, err := renderLTIConfiguration(c)
+		body, err := render(c)
 		if err != nil {
-			logger.Error("render the LTI configuration", "request_id", reqstate.ID(r.Context()), "error", err)
+			logger.Error("render the "+what, "request_id", reqstate.ID(r.Context()), "error", err)
 			httperr.Write(w, r, fault.Internal, httperr.MsgInternal)
 			return
 		}
 		header := w.Header()
-		header.Set("Content-Type", "application/xml; charset=utf-8")
+		header.Set("Content-Type", contentType)
 		header.Set("Cache-Control", ltiConfigCacheControl)
 		header.Set("X-Content-Type-Options", "nosniff")
 		header.Set("Content-Length", strconv.Itoa(len(body)))

@@ -3,15 +3,10 @@ package lti
 import (
 	"encoding/json"
 	"log/slog"
-	"net/http"
-	"strconv"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"google.golang.org/grpc/metadata"
 
 	"github.com/liveproctor/workspaces/gateway/internal/httperr"
-	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
-	"github.com/liveproctor/workspaces/pkg/fault"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 )
 
@@ -106,25 +101,5 @@ func renderCanvasConfiguration(c *workspacev1.LtiConfiguration) ([]byte, error) 
 // error in the one error shape (404 for an unknown or deleted workspace,
 // 503 while the workspace service is down), as ServeConfiguration does.
 func ServeCanvasConfiguration(client ConfigurationReader, errs *httperr.Handler, md Metadata, logger *slog.Logger) runtime.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		ctx := metadata.NewOutgoingContext(r.Context(), md(r.Context(), r))
-		c, err := client.GetLtiConfiguration(ctx, &workspacev1.GetLtiConfigurationRequest{WorkspaceId: params["id"]})
-		if err != nil {
-			errs.WriteError(w, r, err)
-			return
-		}
-		body, err := renderCanvasConfiguration(c)
-		if err != nil {
-			logger.Error("render the Canvas configuration", "request_id", reqstate.ID(r.Context()), "error", err)
-			httperr.Write(w, r, fault.Internal, httperr.MsgInternal)
-			return
-		}
-		header := w.Header()
-		header.Set("Content-Type", "application/json")
-		header.Set("Cache-Control", ltiConfigCacheControl)
-		header.Set("X-Content-Type-Options", "nosniff")
-		header.Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(body)
-	}
+	return serveConfiguration(client, errs, md, logger, "Canvas configuration", "application/json", renderCanvasConfiguration)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,44 +19,8 @@ var deepLink = app.Lti13DeepLink{
 	CreatedAt: time.Date(2026, 11, 25, 9, 30, 0, 123e6, time.UTC),
 }
 
-// deepLinksContract is what every app.Lti13DeepLinks does: a request
-// comes back once, as stored, under its own id only, however many replies
-// race for it.
-func deepLinksContract(t *testing.T, s app.Lti13DeepLinks) {
-	ctx := context.Background()
-	if err := s.Put(ctx, "id-1", deepLink, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, err := s.Take(ctx, "id-2"); ok || err != nil {
-		t.Fatalf("Take of another id = %v, %v; want nothing", ok, err)
-	}
-	got, ok, err := s.Take(ctx, "id-1")
-	if !ok || err != nil || got != deepLink {
-		t.Fatalf("Take = %+v, %v, %v; want %+v", got, ok, err, deepLink)
-	}
-	if _, ok, err := s.Take(ctx, "id-1"); ok || err != nil {
-		t.Fatalf("a second Take = %v, %v; want nothing", ok, err)
-	}
-	if err := s.Put(ctx, "raced", deepLink, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	var wins atomic.Int32
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Go(func() {
-			if _, ok, err := s.Take(ctx, "raced"); err == nil && ok {
-				wins.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	if wins.Load() != 1 {
-		t.Fatalf("%d of 20 concurrent takes of one request won, want 1", wins.Load())
-	}
-}
-
 func TestMemoryDeepLinks(t *testing.T) {
-	deepLinksContract(t, ltinonce.NewMemoryDeepLinks(1000, nil))
+	onceContract(t, ltinonce.NewMemoryDeepLinks(1000, nil), deepLink)
 
 	now := time.Unix(1_800_000_000, 0)
 	s := ltinonce.NewMemoryDeepLinks(1, func() time.Time { return now })
@@ -78,7 +40,7 @@ func TestMemoryDeepLinks(t *testing.T) {
 func TestRedisDeepLinks(t *testing.T) {
 	_, rdb := startRedis(t)
 	s := ltinonce.NewRedisDeepLinks(rdb)
-	deepLinksContract(t, s)
+	onceContract(t, s, deepLink)
 
 	// The key is a digest of the id, never the id; the expiry is the one
 	// asked for.

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 )
@@ -20,44 +20,8 @@ var login = app.Lti13Login{
 	CreatedAt: time.Date(2026, 11, 25, 9, 30, 0, 123e6, time.UTC),
 }
 
-// loginsContract is what every app.Lti13Logins does: a login comes back
-// once, as stored, under its own state only, however many launches race
-// for it.
-func loginsContract(t *testing.T, s app.Lti13Logins) {
-	ctx := context.Background()
-	if err := s.Put(ctx, "state-1", login, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, err := s.Take(ctx, "state-2"); ok || err != nil {
-		t.Fatalf("Take of another state = %v, %v; want nothing", ok, err)
-	}
-	got, ok, err := s.Take(ctx, "state-1")
-	if !ok || err != nil || got != login {
-		t.Fatalf("Take = %+v, %v, %v; want %+v", got, ok, err, login)
-	}
-	if _, ok, err := s.Take(ctx, "state-1"); ok || err != nil {
-		t.Fatalf("a second Take = %v, %v; want nothing", ok, err)
-	}
-	if err := s.Put(ctx, "raced", login, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	var wins atomic.Int32
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Go(func() {
-			if _, ok, err := s.Take(ctx, "raced"); err == nil && ok {
-				wins.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	if wins.Load() != 1 {
-		t.Fatalf("%d of 20 concurrent takes of one login won, want 1", wins.Load())
-	}
-}
-
 func TestMemoryLogins(t *testing.T) {
-	loginsContract(t, ltinonce.NewMemoryLogins(1000, nil))
+	onceContract(t, ltinonce.NewMemoryLogins(1000, nil), login)
 }
 
 // A login expires with its TTL; a full store refuses a new login rather
@@ -89,7 +53,7 @@ func TestMemoryLoginsExpireAndAreBounded(t *testing.T) {
 func TestRedisLogins(t *testing.T) {
 	_, rdb := startRedis(t)
 	s := ltinonce.NewRedisLogins(rdb)
-	loginsContract(t, s)
+	onceContract(t, s, login)
 
 	// The key is a digest of the state, never the state; the value is
 	// the login as JSON; the expiry is the one asked for.
@@ -120,7 +84,12 @@ func TestRedisLogins(t *testing.T) {
 	if err := s.Put(ctx, "short", login, 50*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(120 * time.Millisecond)
+	testenv.Eventually(t, 5*time.Second, func() error {
+		if n, err := rdb.Exists(ctx, ltinonce.LoginKey("short")).Result(); err != nil || n != 0 {
+			return fmt.Errorf("the login is still stored (%d, %v)", n, err)
+		}
+		return nil
+	}, "Redis expiring the login")
 	if _, ok, err := s.Take(ctx, "short"); ok || err != nil {
 		t.Fatalf("after the expiry: Take = %v, %v; want nothing", ok, err)
 	}

@@ -168,5 +168,5 @@ func TestRedisStoreOnCluster(t *testing.T) {
 		return nil
 	}, "every master of the cluster takes writes")
 	storeContract(t, ltinonce.NewRedisStore(rdb))
-	loginsContract(t, ltinonce.NewRedisLogins(rdb))
+	onceContract(t, ltinonce.NewRedisLogins(rdb), login)
 }

@@ -14,10 +14,11 @@ import (
 )
 
 // The reservations of LTI 1.3 (issuer, clientId) pairs, in
-// lti_registrations. Like app keys, the pair's uniqueness rests on _id (the
-// stand-in enforces no unique index over array elements, and only an
-// insert's _id is atomic there): every query here is by _id but
-// LTIClientIDs', which the issuer index serves.
+// lti_registrations. Registrations live in their workspace's document; a
+// pair is unique across workspaces because it has one reservation document
+// whose _id is the pair's digest, so the insert is the claim (as for app
+// keys): one write, no transaction across documents. Every query here is
+// by _id but LTIClientIDs', which the issuer index serves.
 
 // ltiPairID is the reservation's _id: a digest of the issuer, a NUL (which
 // neither may hold) and the client id, so pairs of any length make ids of
