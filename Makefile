@@ -69,6 +69,7 @@ FUZZ_TARGETS := \
 	./services/workspace/internal/domain:FuzzCheckListQuery \
 	./services/workspace/internal/domain:FuzzCheckLaunch \
 	./services/workspace/internal/domain:FuzzCheckNewLTIRegistration \
+	./services/workspace/internal/domain:FuzzReadPlatformConfiguration \
 	./services/workspace/internal/app:FuzzPageToken \
 	./services/workspace/internal/app:FuzzListWorkspaces \
 	./services/workspace/internal/app:FuzzEventPageToken \

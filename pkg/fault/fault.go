@@ -53,6 +53,10 @@ const (
 	// (HTTP 409). Unlike PreconditionFailed, no etag is involved: the
 	// state must change first.
 	FailedPrecondition
+	// BadGateway means a platform the request made the service call (an
+	// LMS, during an LTI Dynamic Registration) could not be reached or
+	// answered something unusable (HTTP 502).
+	BadGateway
 )
 
 var kindNames = [...]string{
@@ -72,6 +76,7 @@ var kindNames = [...]string{
 	DeadlineExceeded:     "deadline exceeded",
 	MethodNotAllowed:     "method not allowed",
 	FailedPrecondition:   "failed precondition",
+	BadGateway:           "bad gateway",
 }
 
 func (k Kind) String() string {

@@ -45,6 +45,7 @@ var specs = [...]Spec{
 	fault.DeadlineExceeded:     {fault.DeadlineExceeded, "DEADLINE_EXCEEDED", codes.DeadlineExceeded, http.StatusGatewayTimeout, "The request deadline passed before the answer was ready; retrying may help."},
 	fault.MethodNotAllowed:     {fault.MethodNotAllowed, "METHOD_NOT_ALLOWED", codes.Unimplemented, http.StatusMethodNotAllowed, "The path does not take this method."},
 	fault.FailedPrecondition:   {fault.FailedPrecondition, "FAILED_PRECONDITION", codes.FailedPrecondition, http.StatusConflict, "The workspace's state does not allow the change (a key pair rule: the last working REST key pair, the most active key pairs, a pair already expiring; an LTI registration bound: the most registrations, the most deployment ids); the message says which."},
+	fault.BadGateway:           {fault.BadGateway, "BAD_GATEWAY", codes.Unavailable, http.StatusBadGateway, "A platform the service called for the request (an LMS) could not be reached or answered something unusable; the message says what."},
 }
 
 // SpecOf returns the row of kind; an unknown kind is Internal.

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -32,14 +33,23 @@ func GRPCDialOptions() []grpc.DialOption {
 // HTTPHandler traces the requests h serves, continuing a caller's
 // traceparent. A span is named by the method alone (a non-standard one as
 // "other") until NameHTTPSpan names its route: a raw path would make a
-// name per workspace id and quote whatever a caller sent.
-func HTTPHandler(h http.Handler, operation string) http.Handler {
+// name per workspace id and quote whatever a caller sent. Requests whose
+// path starts with one of secretPaths are not traced at all: their URL
+// holds a credential, which a span's url attributes would export.
+func HTTPHandler(h http.Handler, operation string, secretPaths ...string) http.Handler {
 	if !TracingEnabled() {
 		return h
 	}
-	return otelhttp.NewHandler(h, operation, otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
-		return methodLabel(r.Method)
-	}))
+	return otelhttp.NewHandler(h, operation,
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return methodLabel(r.Method) }),
+		otelhttp.WithFilter(func(r *http.Request) bool {
+			for _, p := range secretPaths {
+				if strings.HasPrefix(r.URL.Path, p) {
+					return false
+				}
+			}
+			return true
+		}))
 }
 
 // NameHTTPSpan names the request's span, if any, by its method and the

@@ -52,7 +52,14 @@ const state = {
   deepLinkRequests: [], // {client_id, deployment_id, data} of deep-linking launches
   deepLinkResults: [],
   stats: { jwksFetches: 0, authRequests: [], errors: [] },
+  dynreg: freshDynreg(), // LTI Dynamic Registration, see dynamicRegistration()
 };
+
+// freshDynreg is the Dynamic Registration side's state: the tokens issued
+// (each usable once), how the next answers misbehave, what tools posted.
+function freshDynreg() {
+  return { tokens: new Set(), config: {}, register: {}, registrations: [] };
+}
 
 async function newKey() {
   const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -404,23 +411,38 @@ function issueLogin(given) {
 // another site. It also answers 1EdTech's client-side postMessage storage
 // (lti.capabilities, lti.put_data, lti.get_data) for tools given
 // lti_storage_target=_parent, and lists those messages in #storage-log.
+// ?storage= shapes those answers: none (no answer at all), wrong-id (put_data
+// answered with another message_id), wrong-origin (put_data answered by a
+// frame of ?relay=ORIGIN, through STORAGE_RELAY).
 function course(req, res) {
   const q = Object.fromEntries(new URL(req.url, state.url).searchParams);
   const login = issueLogin(q);
+  const mode = JSON.stringify(q.storage ?? '');
+  const relay = q.storage === 'wrong-origin' ? `<iframe id="relay" src="${escapeHTML(q.relay ?? '')}/storage-relay" hidden></iframe>` : '';
   send(res, 200, 'text/html; charset=utf-8', `<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Algebra I (period 3)</title></head>
 <body>
 <h1>Algebra I (period 3)</h1>
+${relay}
 <iframe id="tool" name="tool" src="${escapeHTML(login.url)}" width="1024" height="720"></iframe>
 <pre id="storage-log"></pre>
 <script>
 const stores = new Map();
+const mode = ${mode.replace(/</g, '\\u003c')};
 const log = (line) => { document.getElementById('storage-log').textContent += line + '\\n'; };
 window.addEventListener('message', (event) => {
   const m = event.data;
-  if (!m || typeof m !== 'object' || typeof m.subject !== 'string' || !m.subject.startsWith('lti.')) return;
+  if (mode === 'none' || !m || typeof m !== 'object' || typeof m.subject !== 'string' || !m.subject.startsWith('lti.')) return;
   log(m.subject + ' ' + (m.key ?? ''));
-  const reply = (body) => event.source.postMessage({ subject: m.subject + '.response', message_id: m.message_id, ...body }, event.origin);
+  const reply = (body) => {
+    const answer = { subject: m.subject + '.response', message_id: m.message_id, ...body };
+    if (m.subject === 'lti.put_data' && mode === 'wrong-id') answer.message_id = 'not-' + m.message_id;
+    if (m.subject === 'lti.put_data' && mode === 'wrong-origin') {
+      document.getElementById('relay').contentWindow.postMessage({ frame: 'tool', answer }, '*');
+      return;
+    }
+    event.source.postMessage(answer, event.origin);
+  };
   if (!stores.has(event.origin)) stores.set(event.origin, new Map());
   const store = stores.get(event.origin);
   switch (m.subject) {
@@ -444,6 +466,18 @@ window.addEventListener('message', (event) => {
 </body></html>
 `);
 }
+
+// STORAGE_RELAY is a page that posts the answers its parent gives it to
+// the parent's frame it names, from its own origin: served under another
+// host name than the course page, it answers as a wrong origin would.
+const STORAGE_RELAY = `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>relay</title></head><body><script>
+window.addEventListener('message', (event) => {
+  if (event.source !== window.parent || !event.data || typeof event.data.frame !== 'string') return;
+  window.parent.frames[event.data.frame].postMessage(event.data.answer, '*');
+});
+</script></body></html>
+`;
 
 // deepLinkReturn verifies a Deep Linking response (DL 2.0 §4.5) with the
 // tool's published keys, fetched afresh, and records what it found.
@@ -500,6 +534,129 @@ async function deepLinkReturn(req, res) {
 `);
 }
 
+// ---- LTI Dynamic Registration (1EdTech LTI-DR 1.0) ----------------------
+
+// openidConfiguration answers the platform's OpenID configuration (LTI-DR
+// §3.4), shaped by /control/dynreg: another issuer, a status, a body over
+// a size, a member left out.
+function openidConfiguration(req, res) {
+  const c = state.dynreg.config;
+  if (c.status && c.status !== 200) {
+    send(res, c.status, 'text/plain', 'configuration unavailable (control)\n');
+    return;
+  }
+  const doc = mergePatch({
+    issuer: state.issuer,
+    authorization_endpoint: `${state.url}/auth`,
+    token_endpoint: `${state.url}/token`,
+    jwks_uri: `${state.url}/jwks`,
+    registration_endpoint: `${state.url}/dynreg/register`,
+    scopes_supported: ['openid'],
+    response_types_supported: ['id_token'],
+    id_token_signing_alg_values_supported: ['RS256'],
+    token_endpoint_auth_methods_supported: ['private_key_jwt'],
+    claims_supported: ['iss', 'sub', 'email', 'name'],
+    'https://purl.imsglobal.org/spec/lti-platform-configuration': {
+      product_family_code: 'test-platform',
+      version: '1.0',
+      messages_supported: [{ type: 'LtiResourceLinkRequest' }, { type: 'LtiDeepLinkingRequest' }],
+    },
+  }, c.patch ?? {});
+  let body = JSON.stringify(doc);
+  if (c.pad) body = JSON.stringify({ ...doc, padding: 'x'.repeat(c.pad) });
+  send(res, 200, 'application/json', body);
+}
+
+// checkToolRegistration applies LTI-DR §3.5.2's rules to a tool's client
+// metadata and returns the client it makes.
+function checkToolRegistration(body) {
+  const problems = [];
+  const want = (ok, what) => ok || problems.push(what);
+  const lti = body?.['https://purl.imsglobal.org/spec/lti-tool-configuration'];
+  want(body?.application_type === 'web', 'application_type is not web');
+  want(Array.isArray(body?.response_types) && body.response_types.includes('id_token'), 'response_types lacks id_token');
+  want(Array.isArray(body?.grant_types) && body.grant_types.includes('implicit') && body.grant_types.includes('client_credentials'), 'grant_types lacks implicit or client_credentials');
+  want(typeof body?.initiate_login_uri === 'string' && body.initiate_login_uri !== '', 'initiate_login_uri is missing');
+  want(Array.isArray(body?.redirect_uris) && body.redirect_uris.length > 0, 'redirect_uris is missing');
+  want(typeof body?.jwks_uri === 'string' && body.jwks_uri !== '', 'jwks_uri is missing');
+  want(body?.token_endpoint_auth_method === 'private_key_jwt', 'token_endpoint_auth_method is not private_key_jwt');
+  want(typeof lti?.domain === 'string' && lti.domain !== '', 'the tool configuration has no domain');
+  want(Array.isArray(lti?.messages) && lti.messages.some((m) => m.type === 'LtiResourceLinkRequest'), 'no LtiResourceLinkRequest message');
+  if (problems.length > 0) throw new HTTPError(400, problems.join('; '));
+  return {
+    client_id: `dynreg-${randomString()}`,
+    login_url: body.initiate_login_uri,
+    redirect_uris: body.redirect_uris,
+    target_link_uri: lti.target_link_uri ?? body.redirect_uris[0],
+    jwks_url: body.jwks_uri,
+  };
+}
+
+// dynamicRegistration answers a tool's registration request (LTI-DR §3.6):
+// a bearer registration token the platform issued (used once), the tool's
+// metadata checked, and a new client made and kept, so that launches
+// through it work.
+async function dynamicRegistration(req, res) {
+  const r = state.dynreg.register;
+  const auth = req.headers.authorization ?? '';
+  const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
+  const body = await readJSON(req);
+  const record = { at: new Date().toISOString(), token_ok: state.dynreg.tokens.delete(token), body, error: '' };
+  remember(state.dynreg.registrations, record);
+  try {
+    if (!record.token_ok) throw new HTTPError(401, 'the registration token is unknown or used');
+    if (r.status && r.status !== 200) throw new HTTPError(r.status, 'registration refused (control)');
+    const made = checkToolRegistration(body);
+    const deploymentId = r.deployment_id === undefined ? `dep-${randomString()}` : r.deployment_id;
+    const client = registration({ ...made, deployment_ids: deploymentId ? [deploymentId] : [] }, state.tool);
+    state.clients.set(client.client_id, client);
+    record.client_id = client.client_id;
+    const answer = {
+      client_id: r.client_id ?? client.client_id,
+      registration_client_uri: `${state.url}/dynreg/clients/${client.client_id}`,
+      ...body,
+      'https://purl.imsglobal.org/spec/lti-tool-configuration': {
+        ...body['https://purl.imsglobal.org/spec/lti-tool-configuration'],
+        ...(deploymentId ? { deployment_id: deploymentId } : {}),
+      },
+    };
+    let text = JSON.stringify(answer);
+    if (r.pad) text = JSON.stringify({ ...answer, padding: 'x'.repeat(r.pad) });
+    send(res, 200, 'application/json', text);
+  } catch (err) {
+    record.error = err.message;
+    fail('dynreg', err.message);
+    throw err;
+  }
+}
+
+// dynregPage is the LMS's registration page: it issues a registration
+// token, opens the tool's registration link (?link=) in a frame with
+// openid_configuration and registration_token, and lists in #close-log the
+// org.imsglobal.lti.close messages it receives, with their origin.
+function dynregPage(req, res) {
+  const q = new URL(req.url, state.url).searchParams;
+  const link = new URL(q.get('link') ?? '');
+  const token = randomString();
+  state.dynreg.tokens.add(token);
+  link.searchParams.set('openid_configuration', `${state.url}/.well-known/openid-configuration`);
+  link.searchParams.set('registration_token', token);
+  send(res, 200, 'text/html; charset=utf-8', `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Register a tool</title></head>
+<body>
+<iframe id="tool" src="${escapeHTML(link.toString())}" width="800" height="400"></iframe>
+<pre id="close-log"></pre>
+<script>
+window.addEventListener('message', (event) => {
+  if (event.data && event.data.subject === 'org.imsglobal.lti.close') {
+    document.getElementById('close-log').textContent += event.data.subject + ' from ' + event.origin + '\\n';
+  }
+});
+</script>
+</body></html>
+`);
+}
+
 // ---- the control API ----------------------------------------------------
 
 const NEXT_FIELDS = ['claims', 'header', 'clock_offset', 'sign_with', 'client_id', 'deployment_id', 'message_type', 'deep_link_data'];
@@ -545,6 +702,18 @@ const control = {
   },
   'GET /control/clients': async () => ({ tool: state.tool, clients: [...state.clients.values()] }),
   'GET /control/stats': async () => state.stats,
+  'POST /control/dynreg': async (req) => {
+    // {config: {status, patch, pad}, register: {status, deployment_id, client_id, pad}}: how the
+    // next configuration and registration answers misbehave. Answers a new registration token
+    // and the configuration URL to open the tool's registration link with.
+    const body = only(await readJSON(req), ['config', 'register']);
+    state.dynreg.config = body.config ?? {};
+    state.dynreg.register = body.register ?? {};
+    const token = randomString();
+    state.dynreg.tokens.add(token);
+    return { openid_configuration: `${state.url}/.well-known/openid-configuration`, registration_token: token };
+  },
+  'GET /control/dynreg': async () => ({ registrations: state.dynreg.registrations }),
   'POST /control/sign': async (req) => {
     const body = only(await readJSON(req), ['claims', 'header', 'sign_with', 'launch']);
     let claims = body.claims ?? {};
@@ -579,6 +748,7 @@ const control = {
     state.deepLinkRequests = [];
     state.deepLinkResults = [];
     state.stats = { jwksFetches: 0, authRequests: [], errors: [] };
+    state.dynreg = freshDynreg();
     return { reset: true };
   },
 };
@@ -600,6 +770,13 @@ async function route(req, res) {
       return deepLinkReturn(req, res);
     case 'GET /course':
       return course(req, res);
+    case 'GET /storage-relay': return send(res, 200, 'text/html; charset=utf-8', STORAGE_RELAY);
+    case 'GET /.well-known/openid-configuration':
+      return openidConfiguration(req, res);
+    case 'POST /dynreg/register':
+      return dynamicRegistration(req, res);
+    case 'GET /dynreg-page':
+      return dynregPage(req, res);
     default:
       throw new HTTPError(404, `no route ${key}`);
   }

@@ -54,6 +54,7 @@ func TestEveryRouteWithItsSecurity(t *testing.T) {
 		{"DELETE", "/api/workspace/{id}/lti/registrations/{registrationId}", "basic"},
 		{"POST", "/api/workspace/{id}/lti/registrations/{registrationId}/deployments", "basic"},
 		{"DELETE", "/api/workspace/{id}/lti/registrations/{registrationId}/deployments/{deploymentId}", "basic"},
+		{"POST", "/api/workspace/{id}/lti/registration-links", "basic"},
 		{"POST", "/api/workspace", "basic"},
 		{"PUT", "/api/workspace/{id}", "basic"},
 		{"DELETE", "/api/workspace/{id}", "basic"},
@@ -72,6 +73,7 @@ func TestEveryRouteWithItsSecurity(t *testing.T) {
 		{"POST", "/lti/v1p3/deep-linking", ""},
 		{"GET", "/lti/v1p3/jwks.json", ""},
 		{"GET", "/lti/v1p3/workspaces/{id}/canvas.json", ""},
+		{"GET", "/lti/v1p3/register/{link}", ""},
 	}
 	count := 0
 	for _, item := range doc.Paths.Map() {

@@ -349,7 +349,11 @@ func (g *generator) responses(m *protogen.Method, b binding, opt *restv1.Operati
 	}
 	slices.Sort(sorted)
 	out := newObject()
-	out.set("200", success)
+	status := 200
+	if opt.GetSuccessStatus() != 0 {
+		status = int(opt.GetSuccessStatus())
+	}
+	out.set(strconv.Itoa(status), success)
 	for _, s := range sorted {
 		out.set(strconv.Itoa(s), componentRef("responses", responseName(s)))
 	}

@@ -1,6 +1,8 @@
 // Package browser drives the machine's headless Chromium for tests: start a
-// browser, open pages, wait for elements, read their text and attributes and
-// evaluate JavaScript.
+// browser (with host names mapped, a test certificate trusted, and cookie
+// settings: Options), open pages, find the frames and tabs they open, wait
+// for elements, click them, read their text and attributes and evaluate
+// JavaScript.
 //
 // It speaks the Chrome DevTools Protocol through chromedp, over a pipe to a
 // Chromium process it starts itself (/usr/bin/chromium, Debian's package),
@@ -14,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -49,9 +52,44 @@ type Browser struct {
 	closeErr    error
 }
 
-// Start launches Chromium. ctx bounds the start only; the browser runs until
-// Close.
+// Options change how Start runs Chromium; the zero value is a plain
+// headless browser.
+type Options struct {
+	// HostResolverRules maps host names to addresses, in the syntax of
+	// Chromium's --host-resolver-rules ("MAP tool.test 127.0.0.1, MAP
+	// platform.test 127.0.0.1"): two sites on one machine.
+	HostResolverRules string
+	// TrustedSPKIs are certificates the browser accepts without a
+	// certificate authority, each the base64 SHA-256 of its
+	// SubjectPublicKeyInfo (--ignore-certificate-errors-spki-list): a
+	// test's own certificate.
+	TrustedSPKIs []string
+	// BlockThirdPartyCookies turns on Chromium's third-party-cookie
+	// phase-out (--test-third-party-cookie-phaseout): a frame of another
+	// site than the tab's gets no unpartitioned cookies; Partitioned
+	// (CHIPS) cookies still work. (Debian's Chromium 156 blocks them so
+	// by default as well.)
+	BlockThirdPartyCookies bool
+	// AllowThirdPartyCookies lets frames of other sites have their
+	// cookies, as the "Allow third-party cookies" setting does (the
+	// profile's cookie_controls_mode 0).
+	AllowThirdPartyCookies bool
+	// BlockFramedCookies blocks every cookie, Partitioned ones too, of a
+	// site in frames under another: each pair is {site, top-level site}
+	// as Chromium's content-setting patterns ("[*.]tool.test",
+	// "[*.]platform.test"), the exception a user makes when blocking a
+	// site's cookies. The site keeps its cookies as the tab's own page.
+	BlockFramedCookies [][2]string
+}
+
+// Start launches Chromium with the default Options.
 func Start(ctx context.Context) (*Browser, error) {
+	return StartWith(ctx, Options{})
+}
+
+// StartWith launches Chromium as o says. ctx bounds the start only; the
+// browser runs until Close.
+func StartWith(ctx context.Context, o Options) (*Browser, error) {
 	if err := EnsureInstalled(); err != nil {
 		return nil, err
 	}
@@ -59,7 +97,11 @@ func Start(ctx context.Context) (*Browser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("browser: profile directory: %w", err)
 	}
-	opts := []chromedp.ExecAllocatorOption{
+	if err := o.writePreferences(dir); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	opts := append(o.flags(),
 		chromedp.ExecPath(ChromiumPath),
 		chromedp.Headless,
 		chromedp.NoSandbox, // needed as root, harmless otherwise for local pages
@@ -76,7 +118,7 @@ func Start(ctx context.Context) (*Browser, error) {
 		chromedp.Flag("metrics-recording-only", true),
 		chromedp.Flag("no-pings", true),
 		chromedp.Flag("mute-audio", true),
-	}
+	)
 	// The browser's life is bound to the context of its first action, so
 	// it must not be ctx, which may carry a deadline.
 	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -96,6 +138,106 @@ func Start(ctx context.Context) (*Browser, error) {
 	}
 	return b, nil
 }
+
+// flags are the Chromium flags of o.
+func (o Options) flags() []chromedp.ExecAllocatorOption {
+	var flags []chromedp.ExecAllocatorOption
+	if o.HostResolverRules != "" {
+		flags = append(flags, chromedp.Flag("host-resolver-rules", o.HostResolverRules))
+	}
+	if len(o.TrustedSPKIs) > 0 {
+		flags = append(flags, chromedp.Flag("ignore-certificate-errors-spki-list", strings.Join(o.TrustedSPKIs, ",")))
+	}
+	if o.BlockThirdPartyCookies {
+		flags = append(flags, chromedp.Flag("test-third-party-cookie-phaseout", true))
+	}
+	return flags
+}
+
+// writePreferences writes the cookie settings of o into the new profile
+// in dir, as Chromium keeps a user's settings (Default/Preferences).
+func (o Options) writePreferences(dir string) error {
+	if !o.AllowThirdPartyCookies && len(o.BlockFramedCookies) == 0 {
+		return nil
+	}
+	profile := map[string]any{}
+	if o.AllowThirdPartyCookies {
+		profile["cookie_controls_mode"] = 0
+		profile["block_third_party_cookies"] = false
+	}
+	if len(o.BlockFramedCookies) > 0 {
+		blocked := map[string]any{}
+		for _, p := range o.BlockFramedCookies {
+			blocked[p[0]+","+p[1]] = map[string]int{"setting": 2} // CONTENT_SETTING_BLOCK
+		}
+		profile["content_settings"] = map[string]any{"exceptions": map[string]any{"cookies": blocked}}
+	}
+	prefs, err := json.Marshal(map[string]any{"profile": profile})
+	if err == nil {
+		err = os.MkdirAll(filepath.Join(dir, "Default"), 0o700)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "Default", "Preferences"), prefs, 0o600)
+	}
+	if err != nil {
+		return fmt.Errorf("browser: profile preferences: %w", err)
+	}
+	return nil
+}
+
+// Tab waits until the browser has a tab (one a page opened, such as a
+// target="_blank" link's) whose URL starts with urlPrefix, and returns it.
+// The wait ends with ctx.
+func (b *Browser) Tab(ctx context.Context, urlPrefix string) (*Page, error) {
+	return attach(ctx, b.ctx, "page", urlPrefix)
+}
+
+// attach waits until parent's browser has a target of the type whose URL
+// starts with urlPrefix, and attaches a Page to it.
+func attach(ctx, parent context.Context, kind, urlPrefix string) (*Page, error) {
+	tick := time.NewTicker(20 * time.Millisecond) // polling the target list
+	defer tick.Stop()
+	for {
+		targets, err := chromedp.Targets(parent)
+		if err != nil {
+			return nil, fmt.Errorf("browser: listing targets: %w", err)
+		}
+		for _, t := range targets {
+			if t.Type == kind && strings.HasPrefix(t.URL, urlPrefix) {
+				tctx, cancel := chromedp.NewContext(parent, chromedp.WithTargetID(t.TargetID))
+				p := &Page{ctx: tctx, cancel: cancel}
+				if err := chromedp.Listen(tctx, p.record); err != nil {
+					cancel()
+					return nil, fmt.Errorf("browser: attaching to %s: %w", t.URL, err)
+				}
+				return p, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("browser: no %s at %s: %w", kind, urlPrefix, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// Click clicks the first element matching the CSS selector, waiting for
+// it to exist, as a user's click: what it starts (a link's new window)
+// is not held back as a script's would be.
+func (p *Page) Click(ctx context.Context, selector string) error {
+	sel, err := json.Marshal(selector)
+	if err != nil {
+		return err
+	}
+	if _, err := run(ctx, p, chromedp.TextContent(chromedp.CSS(selector))); err != nil {
+		return err
+	}
+	gesture := func(e *runtime.EvaluateParams) { e.UserGesture = ptrTrue() }
+	_, err = run(ctx, p, chromedp.Evaluate[bool]("document.querySelector("+string(sel)+").click(), true", gesture))
+	return err
+}
+
+func ptrTrue() *bool { t := true; return &t }
 
 // Close stops the browser and removes its profile. It is safe to call more
 // than once.
@@ -140,30 +282,7 @@ func (b *Browser) Open(ctx context.Context, url string) (*Page, error) {
 // frame in a process of its own, where the tab's queries do not reach. The
 // wait ends with ctx.
 func (p *Page) Frame(ctx context.Context, urlPrefix string) (*Page, error) {
-	tick := time.NewTicker(20 * time.Millisecond) // polling the target list
-	defer tick.Stop()
-	for {
-		targets, err := chromedp.Targets(p.ctx)
-		if err != nil {
-			return nil, fmt.Errorf("browser: listing frames: %w", err)
-		}
-		for _, t := range targets {
-			if t.Type == "iframe" && strings.HasPrefix(t.URL, urlPrefix) {
-				fctx, cancel := chromedp.NewContext(p.ctx, chromedp.WithTargetID(t.TargetID))
-				f := &Page{ctx: fctx, cancel: cancel}
-				if err := chromedp.Listen(fctx, f.record); err != nil {
-					cancel()
-					return nil, fmt.Errorf("browser: attaching to the frame %s: %w", t.URL, err)
-				}
-				return f, nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("browser: no frame at %s: %w", urlPrefix, ctx.Err())
-		case <-tick.C:
-		}
-	}
+	return attach(ctx, p.ctx, "iframe", urlPrefix)
 }
 
 // record keeps console output and exceptions; it runs in chromedp's event

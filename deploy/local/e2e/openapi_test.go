@@ -351,6 +351,9 @@ var proseRules = []struct{ field, description string }{
 	// id_token, which its refusal names ("the id_token's version claim
 	// must be 1.3.0").
 	{"id_token", "the id_token's"},
+	// A registration link's 400 for a platform configuration the tool
+	// cannot register with, which the page's reason says.
+	{"openid_configuration", "The platform's OpenID configuration cannot be used to register the tool"},
 }
 
 // proseRule returns the rule of proseRules that a 400's body names, or "".

@@ -44,21 +44,22 @@ type Lti13SessionOpener interface {
 
 // Lti13Launch answers a platform's LTI 1.3 launch on Lti13LaunchPath, a
 // form post of id_token and state, with the state the browser kept in the
-// cookie its login set (StateCookie): the auth service has the workspace
-// service verify them and opens a session. A resource-link launch gets the
-// same page as an LTI 1.1 launch; a deep-linking launch a page where the
-// teacher names the exam to add. The state's cookie is then removed. A
+// cookie its login set (StateCookie), or in the platform's storage, which
+// a page reads back and posts with the launch (lti13BrowserProof): the
+// auth service has the workspace service verify them and opens a session.
+// A resource-link launch gets the same page as an LTI 1.1 launch; a
+// deep-linking launch a page where the teacher names the exam to add. The state's cookie is then removed. A
 // refused launch gets a short page saying why. Nothing is cached.
 func Lti13Launch(sessions Lti13SessionOpener, md Metadata, maxBodyBytes int64, logger *slog.Logger) runtime.HandlerFunc {
 	maxParams := max(1, int(maxBodyBytes/bytesPerParameter))
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-		idToken, state, ok := readLti13Launch(w, r, maxParams, maxBodyBytes)
+		form, ok := readLti13Launch(w, r, maxParams, maxBodyBytes)
 		if !ok {
 			return
 		}
-		req := &authv1.CreateLti13SessionRequest{IdToken: idToken, State: state}
-		if c, err := r.Cookie(StateCookieName(state)); err == nil {
-			req.BrowserState = c.Value
+		req, ok := lti13BrowserProof(w, r, form)
+		if !ok {
+			return
 		}
 		ctx := metadata.NewOutgoingContext(r.Context(), md(r.Context(), r))
 		session, err := sessions.CreateLti13Session(ctx, req)
@@ -67,7 +68,7 @@ func Lti13Launch(sessions Lti13SessionOpener, md Metadata, maxBodyBytes int64, l
 			return
 		}
 		header := pageHeaders(w)
-		http.SetCookie(w, StateCookie(state, -1))
+		http.SetCookie(w, StateCookie(req.GetState(), -1))
 		header.Set("Content-Type", "text/html; charset=utf-8")
 		if session.GetMessageType() == messageDeepLinking {
 			header.Set("Content-Security-Policy", deepLinkingCSP)
@@ -83,31 +84,66 @@ func Lti13Launch(sessions Lti13SessionOpener, md Metadata, maxBodyBytes int64, l
 	}
 }
 
-// readLti13Launch returns the launch's id_token and state from its form
-// body, or answers why it cannot and reports false. Whether they are
-// present and sound is the workspace service's to say; a platform that
-// posts an OIDC error instead of a token gets its error repeated.
-func readLti13Launch(w http.ResponseWriter, r *http.Request, maxParams int, maxBodyBytes int64) (idToken, state string, ok bool) {
+// readLti13Launch returns the launch's form fields (id_token, state, and
+// what a launch page read from the platform's storage), or answers why it
+// cannot and reports false. Whether they are present and sound is the
+// workspace service's to say; a platform that posts an OIDC error instead
+// of a token gets its error repeated.
+func readLti13Launch(w http.ResponseWriter, r *http.Request, maxParams int, maxBodyBytes int64) (map[string]string, bool) {
 	if !isForm(r.Header.Get("Content-Type")) {
 		refuse(w, r, httperr.New(fault.UnsupportedMediaType,
 			"The launch must be a form post (Content-Type: application/x-www-form-urlencoded) of id_token and state, as LTI 1.3 platforms send it.", "", 0))
-		return "", "", false
+		return nil, false
 	}
 	params, ok := readFormBody(w, r, maxParams, maxBodyBytes, "The launch's form is malformed: ")
 	if !ok {
-		return "", "", false
+		return nil, false
 	}
-	form, why := formFields(params, "launch", "id_token", "state", "error", "error_description")
+	form, why := formFields(params, "launch", "id_token", "state", "error", "error_description", fieldStorageState, fieldStorageNonce)
 	switch {
 	case why != "":
 		refuse(w, r, httperr.New(fault.Invalid, why, "", 0))
-		return "", "", false
+		return nil, false
 	case form["id_token"] == "" && form["error"] != "":
 		refuse(w, r, httperr.New(fault.Invalid, "The LMS answered the login with an error instead of a launch: "+
 			clip(form["error"]+": "+form["error_description"])+". Open the link again from the LMS.", "", 0))
-		return "", "", false
+		return nil, false
 	}
-	return form["id_token"], form["state"], true
+	return form, true
+}
+
+// errStorageCrossSite refuses what a launch page read from the platform's
+// storage when another site posted it: only this gateway's own launch
+// page reads it, in the browser that logged in.
+var errStorageCrossSite = httperr.New(fault.Unauthenticated,
+	"The launch's storage values were not posted by LiveProctor's own launch page. Open the link again from the LMS.", "", 0)
+
+// lti13BrowserProof returns the session request of a launch with what its
+// browser presents: what the launch page read back from the platform's
+// storage, posted by that page (same origin); or, for a login that kept its
+// state in the platform's storage, nothing yet: it answers the launch page
+// that reads it (and reports false); or else the state cookie.
+func lti13BrowserProof(w http.ResponseWriter, r *http.Request, form map[string]string) (*authv1.CreateLti13SessionRequest, bool) {
+	req := &authv1.CreateLti13SessionRequest{IdToken: form["id_token"], State: form["state"]}
+	if _, stored := form[fieldStorageState]; stored {
+		if !sameOriginPost(r) {
+			refuse(w, r, errStorageCrossSite)
+			return nil, false
+		}
+		req.BrowserState, req.BrowserNonce, req.FromPlatformStorage = form[fieldStorageState], form[fieldStorageNonce], true
+		return req, true
+	}
+	if target, origin, ok := storageOfState(req.State); ok && req.IdToken != "" {
+		writeStoragePage(w, storageView{
+			Mode: "launch", Target: target, Origin: origin, State: req.State, Nonce: tokenNonce(req.IdToken),
+			IDToken: req.IdToken, Action: Lti13LaunchPath,
+		})
+		return nil, false
+	}
+	if c, err := r.Cookie(StateCookieName(req.State)); err == nil {
+		req.BrowserState = c.Value
+	}
+	return req, true
 }
 
 // readFormBody returns the pairs of a form body, or answers why it cannot

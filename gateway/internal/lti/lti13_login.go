@@ -31,13 +31,17 @@ type Lti13LoginStarter interface {
 // Lti13Login answers a platform's OIDC login initiation on Lti13LoginPath,
 // GET (the query) or POST (the form body, and the query): the workspace
 // service checks it and stores a nonce under a new state, and the browser
-// is sent (302) to the platform's authorization endpoint, keeping the
-// state in its own cookie (StateCookie) for the launch to present. A
-// refused login gets a short page saying why. Nothing is cached.
+// goes on to the platform's authorization endpoint, keeping the state for
+// the launch to present (lti13_storage.go): a login with
+// lti_storage_target gets a page that puts it in the platform's storage;
+// a login in a frame, the state cookie (StateCookie) and a page that
+// checks the frame keeps cookies, or offers a new window;
+// any other, the state cookie and a redirect (302). A refused login gets
+// a short page saying why. Nothing is cached.
 func Lti13Login(logins Lti13LoginStarter, md Metadata, maxBodyBytes int64, logger *slog.Logger) runtime.HandlerFunc {
 	maxParams := max(1, int(maxBodyBytes/bytesPerParameter))
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-		req, ok := readLti13Login(w, r, maxParams, maxBodyBytes)
+		req, params, ok := readLti13Login(w, r, maxParams, maxBodyBytes)
 		if !ok {
 			return
 		}
@@ -47,20 +51,36 @@ func Lti13Login(logins Lti13LoginStarter, md Metadata, maxBodyBytes int64, logge
 			refuseError(w, r, err, logger)
 			return
 		}
-		header := pageHeaders(w)
-		http.SetCookie(w, StateCookie(redirect.GetState(), int(redirect.GetStateTtlSeconds())))
-		header.Set("Location", redirect.GetRedirectUrl())
-		w.WriteHeader(http.StatusFound)
+		view := storageView{Redirect: redirect.GetRedirectUrl(), Fallback: loginWithoutStorage(params)}
+		switch {
+		case redirect.GetLtiStorageTarget() != "":
+			view.Mode, view.Target, view.Origin = "login", redirect.GetLtiStorageTarget(), redirect.GetPlatformOrigin()
+			view.State, view.Nonce = redirect.GetState(), redirect.GetNonce()
+			view.Fallback += "&" + paramStorageFailed + "=1"
+			writeStoragePage(w, view)
+		case framed(r):
+			http.SetCookie(w, StateCookie(redirect.GetState(), int(redirect.GetStateTtlSeconds())))
+			http.SetCookie(w, probeCookie())
+			view.Mode, view.ProbeCookie = "probe", probeCookieName
+			view.Capabilities = !hasParam(params, paramStorageFailed)
+			writeStoragePage(w, view)
+		default:
+			header := pageHeaders(w)
+			http.SetCookie(w, StateCookie(redirect.GetState(), int(redirect.GetStateTtlSeconds())))
+			header.Set("Location", redirect.GetRedirectUrl())
+			w.WriteHeader(http.StatusFound)
+		}
 	}
 }
 
-// readLti13Login returns the login initiation's parameters, or answers
-// why it cannot read them and reports false.
-func readLti13Login(w http.ResponseWriter, r *http.Request, maxParams int, maxBodyBytes int64) (*workspacev1.StartLti13LoginRequest, bool) {
+// readLti13Login returns the login initiation's parameters, for the
+// workspace service and as sent, or answers why it cannot read them and
+// reports false.
+func readLti13Login(w http.ResponseWriter, r *http.Request, maxParams int, maxBodyBytes int64) (*workspacev1.StartLti13LoginRequest, []*authv1.LtiParameter, bool) {
 	if r.Method == http.MethodPost && !isForm(r.Header.Get("Content-Type")) {
 		refuse(w, r, httperr.New(fault.UnsupportedMediaType,
 			"A login initiation posted must be a form (Content-Type: application/x-www-form-urlencoded), as LTI 1.3 platforms send it.", "", 0))
-		return nil, false
+		return nil, nil, false
 	}
 	params, err := formPairs(r.URL.RawQuery, nil, maxParams)
 	if err == nil && r.Method == http.MethodPost {
@@ -75,24 +95,25 @@ func readLti13Login(w http.ResponseWriter, r *http.Request, maxParams int, maxBo
 	case err == nil:
 	case st.BodyTooLarge:
 		httperr.WriteTooLarge(w, r, maxBodyBytes)
-		return nil, false
+		return nil, nil, false
 	case st.BodyTimedOut:
 		httperr.Write(w, r, fault.RequestTimeout, httperr.MsgBodyTimeout)
-		return nil, false
+		return nil, nil, false
 	default:
 		refuse(w, r, httperr.New(fault.Invalid, "The login initiation's parameters are malformed: "+err.Error()+".", "", 0))
-		return nil, false
+		return nil, nil, false
 	}
 	req, why := lti13LoginRequest(params)
 	if why != "" {
 		refuse(w, r, httperr.New(fault.Invalid, why, "", 0))
-		return nil, false
+		return nil, nil, false
 	}
-	return req, true
+	return req, params, true
 }
 
 // lti13LoginRequest picks the login initiation's parameters out of params
-// (others, such as Canvas's canvas_region, are ignored), or says why it
+// (others, such as Canvas's canvas_region, are ignored, but kept in the
+// login a new window opens), or says why it
 // cannot: a parameter of the login sent twice with different values is
 // ambiguous, and text that is not UTF-8 cannot travel. Whether they are
 // present and sound is the workspace service's to say.
@@ -101,6 +122,7 @@ func lti13LoginRequest(params []*authv1.LtiParameter) (*workspacev1.StartLti13Lo
 	fields := map[string]*string{
 		"iss": &req.Issuer, "login_hint": &req.LoginHint, "target_link_uri": &req.TargetLinkUri,
 		"lti_message_hint": &req.LtiMessageHint, "client_id": &req.ClientId, "lti_deployment_id": &req.LtiDeploymentId,
+		paramStorageTarget: &req.LtiStorageTarget,
 	}
 	seen := map[string]bool{}
 	for _, p := range params {

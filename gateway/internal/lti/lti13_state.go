@@ -9,7 +9,9 @@ import (
 // The cookie in which a browser keeps an LTI 1.3 login's state from the
 // login initiation (lti13_login.go) to its launch (lti13_launch.go), which
 // the workspace service compares with the state the platform posts back:
-// a launch is accepted only in the browser that started its login.
+// a launch is accepted only in the browser that started its login. A
+// login with the platform's storage keeps it there instead
+// (lti13_storage.go).
 
 // stateCookiePrefix starts the name of every state cookie.
 const stateCookiePrefix = "lti1p3_state_"

@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/liveproctor/workspaces/gateway/internal/httperr"
 	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
@@ -27,30 +28,43 @@ const launchCSP = "default-src 'none'; script-src 'self'; connect-src 'self'; st
 // fixed text and the log has the cause. A refusal carries no challenge:
 // a launch's credentials are its signature, which no browser can supply.
 func refuseError(w http.ResponseWriter, r *http.Request, err error, logger *slog.Logger) {
+	refuse(w, r, pageAnswer(r, err, logger, "LTI launch failed", fault.Invalid, fault.Unauthenticated, fault.Throttled))
+}
+
+// pageAnswer is the answer a page gives err: the service's message for the
+// kinds named shown, a fixed text for the rest (logged as failed, with the
+// cause, when it is not a passing unavailability).
+func pageAnswer(r *http.Request, err error, logger *slog.Logger, failed string, shown ...fault.Kind) httperr.Answer {
 	f := httperr.Read(err)
 	kind, message := f.Kind, f.Status.Message()
 	switch {
 	case kind == fault.Unavailable || kind == fault.DeadlineExceeded:
 		message = msgUnavailable
-	case !f.Named || (kind != fault.Invalid && kind != fault.Unauthenticated && kind != fault.Throttled):
+	case !f.Named || !slices.Contains(shown, kind):
 		// Anything else (a refused service key pair, a bug) is ours to
 		// fix, not the teacher's.
-		logger.Error("LTI launch failed", "request_id", reqstate.ID(r.Context()), "code", f.Status.Code().String(), "error", f.Status.Message())
+		logger.Error(failed, "request_id", reqstate.ID(r.Context()), "code", f.Status.Code().String(), "error", f.Status.Message())
 		kind, message = fault.Internal, msgOurSide
 	}
-	refuse(w, r, httperr.New(kind, message, "", f.RetryAfter))
+	return httperr.New(kind, message, "", f.RetryAfter)
 }
 
 // refuse answers a short page with a's status, headers and message, for
 // the teacher or student who sees it inside the LMS.
 func refuse(w http.ResponseWriter, r *http.Request, a httperr.Answer) {
+	refusePage(w, r, a, "LiveProctor could not open")
+}
+
+// refusePage answers a short page with a's status, headers and message
+// under heading.
+func refusePage(w http.ResponseWriter, r *http.Request, a httperr.Answer, heading string) {
 	header := pageHeaders(w)
 	for k, vs := range a.Header {
 		header[k] = vs
 	}
 	header.Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(a.Status)
-	_ = refusedPage.Execute(w, refusedView{Reason: a.Message, RequestID: reqstate.ID(r.Context())})
+	_ = refusedPage.Execute(w, refusedView{Heading: heading, Reason: a.Message, RequestID: reqstate.ID(r.Context())})
 }
 
 // pageHeaders sets what every launch answer carries.
@@ -64,7 +78,7 @@ func pageHeaders(w http.ResponseWriter) http.Header {
 }
 
 type refusedView struct {
-	Reason, RequestID string
+	Heading, Reason, RequestID string
 }
 
 var refusedPage = template.Must(template.New("refused").Parse(`<!doctype html>
@@ -72,10 +86,10 @@ var refusedPage = template.Must(template.New("refused").Parse(`<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>LiveProctor: launch refused</title>
+<title>{{.Heading}}</title>
 </head>
 <body>
-<h1>LiveProctor could not open</h1>
+<h1>{{.Heading}}</h1>
 <p id="reason">{{.Reason}}</p>
 <p><small>Request id: <code>{{.RequestID}}</code></small></p>
 </body>

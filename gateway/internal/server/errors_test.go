@@ -18,7 +18,7 @@ import (
 
 // Every kind a service answers with reaches REST with the status of its
 // reason, even where kinds share a gRPC code (412 and 409, 412 and 409 FAILED_PRECONDITION, 413 and 429,
-// 408 and 504), and with the headers its status calls for.
+// 408 and 504, 502 and 503), and with the headers its status calls for.
 func TestEveryKindAnswersWithItsStatus(t *testing.T) {
 	retry1 := map[string]string{"Retry-After": "1"}
 	tests := []struct {
@@ -41,6 +41,7 @@ func TestEveryKindAnswersWithItsStatus(t *testing.T) {
 		{fault.UnsupportedMediaType, 415, "INVALID_ARGUMENT", nil},
 		{fault.Throttled, 429, "RESOURCE_EXHAUSTED", retry1},
 		{fault.Internal, 500, "INTERNAL", nil},
+		{fault.BadGateway, 502, "UNAVAILABLE", nil},
 		{fault.Unavailable, 503, "UNAVAILABLE", retry1},
 		{fault.DeadlineExceeded, 504, "DEADLINE_EXCEEDED", nil},
 	}

@@ -42,3 +42,15 @@ func TestPanicBecomesInternalError(t *testing.T) {
 		t.Errorf("logs: %s", logs.String())
 	}
 }
+
+// A registration link's secret never reaches the access log.
+func TestAccessLogLeavesOutRegistrationLinks(t *testing.T) {
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	h := reqstate.WithID(accessLog(logger, nil, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+	const secret = "p3FqZ2l0aGVyZS1pcy1ub3QtYS1yZWFsLXNlY3JldC0w"
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/lti/v1p3/register/"+secret+"?registration_token=t", nil))
+	if strings.Contains(logs.String(), secret) || strings.Contains(logs.String(), "registration_token") || !strings.Contains(logs.String(), "/lti/v1p3/register/…") {
+		t.Fatalf("logs: %s", logs.String())
+	}
+}

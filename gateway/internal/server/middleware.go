@@ -5,9 +5,11 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/liveproctor/workspaces/gateway/internal/httperr"
+	"github.com/liveproctor/workspaces/gateway/internal/lti"
 	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
@@ -44,7 +46,7 @@ func accessLog(logger *slog.Logger, metrics *telemetry.Metrics, next http.Handle
 		rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
 		rec.AddAttrs(
 			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
+			slog.String("path", loggedPath(r.URL.Path)),
 			slog.String("route", route),
 			slog.Int("status", status),
 			slog.Int64("bytes", sw.Bytes()),
@@ -69,7 +71,7 @@ func recoverPanics(logger *slog.Logger, next http.Handler) http.Handler {
 				panic(v)
 			}
 			logger.Error("panic serving request", "request_id", reqstate.ID(r.Context()),
-				"method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				"method", r.Method, "path", loggedPath(r.URL.Path), "panic", v, "stack", string(debug.Stack()))
 			if !sw.Started() {
 				httperr.Write(sw, r, fault.Internal, httperr.MsgInternal)
 			}
@@ -103,4 +105,13 @@ func withTimeout(timeout time.Duration, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// loggedPath is path as logs may show it: a registration link's secret (its
+// last segment) is left out.
+func loggedPath(path string) string {
+	if strings.HasPrefix(path, lti.RegisterPathPrefix) {
+		return lti.RegisterPathPrefix + "…"
+	}
+	return path
 }

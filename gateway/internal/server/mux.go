@@ -65,6 +65,7 @@ func muxOptions(cfg config.Config, errs *httperr.Handler, queries *restcheck.Que
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
 		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
 		runtime.WithOutgoingTrailerMatcher(dropHeader),
+		runtime.WithForwardResponseOption(writeSuccessStatus(successStatuses())),
 		runtime.WithMetadata(requestMetadata(cfg.Proxies)),
 		runtime.WithErrorHandler(func(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 			restcheck.NoteQueryError(r, err) // a refused query parameter's name, which err has lost
@@ -103,6 +104,7 @@ func (s *Server) ownRoutes(cfg config.Config, errs *httperr.Handler, workspaces 
 		{http.MethodPost, lti.Lti13LaunchPath, lti.Lti13Launch(auth, md, cfg.MaxBodyBytes, s.logger)},
 		{http.MethodPost, lti.DeepLinkingPath, lti.DeepLinkingResponse(workspaces, md, cfg.MaxBodyBytes, s.logger)},
 		{http.MethodGet, lti.JWKSPath, lti.ServeJWKS(workspaces, errs, md)},
+		{http.MethodGet, lti.RegisterPath, lti.Register(workspaces, md, s.logger)},
 		{http.MethodGet, "/openapi.json", serveDocument},
 		{http.MethodGet, lti.ConfigPath, ltiConfig},
 		{http.MethodHead, lti.ConfigPath, ltiConfig},

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/liveproctor/workspaces/gateway/internal/config"
+	"github.com/liveproctor/workspaces/gateway/internal/lti"
 	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
@@ -72,7 +73,7 @@ func New(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	h = reqstate.WithID(h)
 	// Outermost, so a span covers everything and carries the caller's
 	// trace context (traceparent) on to the services.
-	h = telemetry.HTTPHandler(h, "gateway")
+	h = telemetry.HTTPHandler(h, "gateway", lti.RegisterPathPrefix)
 	s.handler = h
 
 	s.http = &http.Server{

@@ -1590,6 +1590,8 @@ const (
 	EventTypeLtiRegistrationDeleted           EventType = "ltiRegistration.deleted"
 	EventTypeLtiRegistrationDeploymentAdded   EventType = "ltiRegistration.deploymentAdded"
 	EventTypeLtiRegistrationDeploymentRemoved EventType = "ltiRegistration.deploymentRemoved"
+	EventTypeLtiRegistrationLinkCreated       EventType = "ltiRegistrationLink.created"
+	EventTypeLtiRegistrationLinkUsed          EventType = "ltiRegistrationLink.used"
 	EventTypeUserSdkSessionsRevoked           EventType = "user.sdkSessionsRevoked"
 	EventTypeWorkspaceBootstrapped            EventType = "workspace.bootstrapped"
 	EventTypeWorkspaceCreated                 EventType = "workspace.created"
@@ -1617,6 +1619,10 @@ func (e EventType) Valid() bool {
 	case EventTypeLtiRegistrationDeploymentAdded:
 		return true
 	case EventTypeLtiRegistrationDeploymentRemoved:
+		return true
+	case EventTypeLtiRegistrationLinkCreated:
+		return true
+	case EventTypeLtiRegistrationLinkUsed:
 		return true
 	case EventTypeUserSdkSessionsRevoked:
 		return true
@@ -1657,10 +1663,11 @@ func (e EventActorType) Valid() bool {
 
 // Defines values for EventTargetType.
 const (
-	EventTargetTypeKeyPair         EventTargetType = "keyPair"
-	EventTargetTypeLtiRegistration EventTargetType = "ltiRegistration"
-	EventTargetTypeUser            EventTargetType = "user"
-	EventTargetTypeWorkspace       EventTargetType = "workspace"
+	EventTargetTypeKeyPair             EventTargetType = "keyPair"
+	EventTargetTypeLtiRegistration     EventTargetType = "ltiRegistration"
+	EventTargetTypeLtiRegistrationLink EventTargetType = "ltiRegistrationLink"
+	EventTargetTypeUser                EventTargetType = "user"
+	EventTargetTypeWorkspace           EventTargetType = "workspace"
 )
 
 // Valid indicates whether the value is a known member of the EventTargetType enum.
@@ -1669,6 +1676,8 @@ func (e EventTargetType) Valid() bool {
 	case EventTargetTypeKeyPair:
 		return true
 	case EventTargetTypeLtiRegistration:
+		return true
+	case EventTargetTypeLtiRegistrationLink:
 		return true
 	case EventTargetTypeUser:
 		return true
@@ -1755,6 +1764,8 @@ const (
 	ListWorkspaceEventsParamsTypeLtiRegistrationDeleted           ListWorkspaceEventsParamsType = "ltiRegistration.deleted"
 	ListWorkspaceEventsParamsTypeLtiRegistrationDeploymentAdded   ListWorkspaceEventsParamsType = "ltiRegistration.deploymentAdded"
 	ListWorkspaceEventsParamsTypeLtiRegistrationDeploymentRemoved ListWorkspaceEventsParamsType = "ltiRegistration.deploymentRemoved"
+	ListWorkspaceEventsParamsTypeLtiRegistrationLinkCreated       ListWorkspaceEventsParamsType = "ltiRegistrationLink.created"
+	ListWorkspaceEventsParamsTypeLtiRegistrationLinkUsed          ListWorkspaceEventsParamsType = "ltiRegistrationLink.used"
 	ListWorkspaceEventsParamsTypeUserSdkSessionsRevoked           ListWorkspaceEventsParamsType = "user.sdkSessionsRevoked"
 	ListWorkspaceEventsParamsTypeWorkspaceBootstrapped            ListWorkspaceEventsParamsType = "workspace.bootstrapped"
 	ListWorkspaceEventsParamsTypeWorkspaceCreated                 ListWorkspaceEventsParamsType = "workspace.created"
@@ -1782,6 +1793,10 @@ func (e ListWorkspaceEventsParamsType) Valid() bool {
 	case ListWorkspaceEventsParamsTypeLtiRegistrationDeploymentAdded:
 		return true
 	case ListWorkspaceEventsParamsTypeLtiRegistrationDeploymentRemoved:
+		return true
+	case ListWorkspaceEventsParamsTypeLtiRegistrationLinkCreated:
+		return true
+	case ListWorkspaceEventsParamsTypeLtiRegistrationLinkUsed:
 		return true
 	case ListWorkspaceEventsParamsTypeUserSdkSessionsRevoked:
 		return true
@@ -2036,6 +2051,12 @@ type BankInput struct {
 	Id string `json:"id"`
 }
 
+// CreateLtiRegistrationLinkRequest defines model for CreateLtiRegistrationLinkRequest.
+type CreateLtiRegistrationLinkRequest struct {
+	// Id The workspace (the path's id over REST). A REST body may repeat it; any other value is refused: "the identifier cannot be modified".
+	Id *string `json:"id,omitempty"`
+}
+
 // CreateLtiRegistrationRequest defines model for CreateLtiRegistrationRequest.
 type CreateLtiRegistrationRequest struct {
 	// AuthLoginUrl The platform's OIDC authorization endpoint, where a login is sent.
@@ -2162,7 +2183,7 @@ type Event struct {
 	// Actor EventActor is who made a change: a key pair (type keyPair, with its workspace and app key) or the service itself (type system: the bootstrap from configuration).
 	Actor EventActor `json:"actor"`
 
-	// ChangedFields workspace.updated: the fields the update changed, by JSON name; keyPair.rotated: expiresAt; ltiRegistration.deploymentAdded and deploymentRemoved: deploymentIds.
+	// ChangedFields workspace.updated: the fields the update changed, by JSON name; keyPair.rotated: expiresAt; ltiRegistration.deploymentAdded and deploymentRemoved: deploymentIds. An ltiRegistration.created that a registration link made rides with its ltiRegistrationLink.used, in the same request, by the actor who made the link.
 	ChangedFields []string `json:"changedFields"`
 
 	// Id Sorts by time (to the millisecond) as a string: 12 hex digits of Unix milliseconds, then 16 random hex digits.
@@ -2174,7 +2195,7 @@ type Event struct {
 	// RequestId The X-Request-Id of the request that made the change; empty for the service's own changes.
 	RequestId string `json:"requestId"`
 
-	// Target EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked), a key pair (its app key) or an LTI 1.3 registration (its id).
+	// Target EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked), a key pair (its app key), an LTI 1.3 registration (its id) or an LTI Dynamic Registration link (its id, never the link itself).
 	Target EventTarget `json:"target"`
 	Type   EventType   `json:"type"`
 
@@ -2198,7 +2219,7 @@ type EventActor struct {
 // EventActorType defines model for EventActor.Type.
 type EventActorType string
 
-// EventTarget EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked), a key pair (its app key) or an LTI 1.3 registration (its id).
+// EventTarget EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked), a key pair (its app key), an LTI 1.3 registration (its id) or an LTI Dynamic Registration link (its id, never the link itself).
 type EventTarget struct {
 	Id   string          `json:"id"`
 	Type EventTargetType `json:"type"`
@@ -2300,6 +2321,15 @@ type LtiRegistration struct {
 	Id            openapi_types.UUID `json:"id"`
 	Issuer        string             `json:"issuer"`
 	JwksUrl       string             `json:"jwksUrl"`
+}
+
+// LtiRegistrationLink A registration link for LTI Dynamic Registration.
+type LtiRegistrationLink struct {
+	// ExpiresAt When the link stops working (an hour after it was made): RFC 3339, UTC, milliseconds.
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Url The registration-initiation URL to give the platform: {PUBLIC_BASE_URL}/lti/v1p3/register/{secret}. A secret until it expires.
+	Url string `json:"url"`
 }
 
 // Product A licensed product shared with a workspace.
@@ -2491,6 +2521,9 @@ type IfMatch = string
 // Lti13LoginOther defines model for Lti13LoginOther.
 type Lti13LoginOther map[string]string
 
+// Lti13RegisterOther defines model for Lti13RegisterOther.
+type Lti13RegisterOther map[string]string
+
 // RequestId defines model for RequestId.
 type RequestId = string
 
@@ -2631,6 +2664,12 @@ type RevokeWorkspaceKeyParams struct {
 
 // RotateWorkspaceKeyParams defines parameters for RotateWorkspaceKey.
 type RotateWorkspaceKeyParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// CreateLtiRegistrationLinkParams defines parameters for CreateLtiRegistrationLink.
+type CreateLtiRegistrationLinkParams struct {
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
@@ -2807,6 +2846,12 @@ type Lti13LaunchFormdataBody struct {
 	// IdToken The platform's id_token, a JWS signed with RS256.
 	IdToken *string `form:"id_token,omitempty" json:"id_token,omitempty"`
 
+	// LtiStorageNonce The nonce the launch page read back from the platform's storage.
+	LtiStorageNonce *string `form:"lti_storage_nonce,omitempty" json:"lti_storage_nonce,omitempty"`
+
+	// LtiStorageState The state the launch page read back from the platform's storage; accepted only when that page posted it (`Sec-Fetch-Site: same-origin`), else 401.
+	LtiStorageState *string `form:"lti_storage_state,omitempty" json:"lti_storage_state,omitempty"`
+
 	// State The state the tool's login initiation handed the platform.
 	State                *string           `form:"state,omitempty" json:"state,omitempty"`
 	AdditionalProperties map[string]string `json:"-"`
@@ -2838,7 +2883,10 @@ type Lti13LoginParams struct {
 	// LtiDeploymentId One of the registration's `deploymentIds`.
 	LtiDeploymentId *string `form:"lti_deployment_id,omitempty" json:"lti_deployment_id,omitempty"`
 
-	// Other Other parameters platforms send with a login initiation (Canvas's `canvas_region`, `lti_storage_target`…); they are ignored.
+	// LtiStorageTarget The platform's frame for 1EdTech's client-side postMessage storage (`_parent`, or a frame's name such as Canvas's `post_message_forwarding`): the login keeps its state and nonce there instead of in a cookie. Another value is refused (400: it "must be a frame's name").
+	LtiStorageTarget *string `form:"lti_storage_target,omitempty" json:"lti_storage_target,omitempty"`
+
+	// Other Other parameters platforms send with a login initiation (Canvas's `canvas_region`…); they are ignored, but kept in the login a new window opens.
 	Other *Lti13LoginOther `form:"other,omitempty" json:"other,omitempty"`
 
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
@@ -2856,6 +2904,9 @@ type Lti13LoginPostFormdataBody struct {
 	LtiDeploymentId *string `form:"lti_deployment_id,omitempty" json:"lti_deployment_id,omitempty"`
 	LtiMessageHint  *string `form:"lti_message_hint,omitempty" json:"lti_message_hint,omitempty"`
 
+	// LtiStorageTarget The platform's storage frame (see the GET).
+	LtiStorageTarget *string `form:"lti_storage_target,omitempty" json:"lti_storage_target,omitempty"`
+
 	// TargetLinkUri The tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`.
 	TargetLinkUri        string            `form:"target_link_uri" json:"target_link_uri"`
 	AdditionalProperties map[string]string `json:"-"`
@@ -2863,8 +2914,23 @@ type Lti13LoginPostFormdataBody struct {
 
 // Lti13LoginPostParams defines parameters for Lti13LoginPost.
 type Lti13LoginPostParams struct {
-	// Other Other parameters platforms send with a login initiation (Canvas's `canvas_region`, `lti_storage_target`…); they are ignored.
+	// Other Other parameters platforms send with a login initiation (Canvas's `canvas_region`…); they are ignored, but kept in the login a new window opens.
 	Other *Lti13LoginOther `form:"other,omitempty" json:"other,omitempty"`
+
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// Lti13RegisterParams defines parameters for Lti13Register.
+type Lti13RegisterParams struct {
+	// OpenidConfiguration The platform's OpenID configuration URL.
+	OpenidConfiguration string `form:"openid_configuration" json:"openid_configuration"`
+
+	// RegistrationToken The platform's registration token, passed on as a bearer token.
+	RegistrationToken string `form:"registration_token" json:"registration_token"`
+
+	// Other Other parameters a platform adds to the registration link; they are ignored.
+	Other *Lti13RegisterOther `form:"other,omitempty" json:"other,omitempty"`
 
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
@@ -2911,6 +2977,9 @@ type CreateWorkspaceKeyJSONRequestBody = CreateWorkspaceKeyRequest
 
 // RotateWorkspaceKeyJSONRequestBody defines body for RotateWorkspaceKey for application/json ContentType.
 type RotateWorkspaceKeyJSONRequestBody = RotateWorkspaceKeyRequest
+
+// CreateLtiRegistrationLinkJSONRequestBody defines body for CreateLtiRegistrationLink for application/json ContentType.
+type CreateLtiRegistrationLinkJSONRequestBody = CreateLtiRegistrationLinkRequest
 
 // CreateLtiRegistrationJSONRequestBody defines body for CreateLtiRegistration for application/json ContentType.
 type CreateLtiRegistrationJSONRequestBody = CreateLtiRegistrationRequest
@@ -3080,6 +3149,22 @@ func (a *Lti13LaunchFormdataBody) UnmarshalJSON(b []byte) error {
 		delete(object, "id_token")
 	}
 
+	if raw, found := object["lti_storage_nonce"]; found {
+		err = json.Unmarshal(raw, &a.LtiStorageNonce)
+		if err != nil {
+			return fmt.Errorf("error reading 'lti_storage_nonce': %w", err)
+		}
+		delete(object, "lti_storage_nonce")
+	}
+
+	if raw, found := object["lti_storage_state"]; found {
+		err = json.Unmarshal(raw, &a.LtiStorageState)
+		if err != nil {
+			return fmt.Errorf("error reading 'lti_storage_state': %w", err)
+		}
+		delete(object, "lti_storage_state")
+	}
+
 	if raw, found := object["state"]; found {
 		err = json.Unmarshal(raw, &a.State)
 		if err != nil {
@@ -3125,6 +3210,20 @@ func (a Lti13LaunchFormdataBody) MarshalJSON() ([]byte, error) {
 		object["id_token"], err = json.Marshal(a.IdToken)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'id_token': %w", err)
+		}
+	}
+
+	if a.LtiStorageNonce != nil {
+		object["lti_storage_nonce"], err = json.Marshal(a.LtiStorageNonce)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'lti_storage_nonce': %w", err)
+		}
+	}
+
+	if a.LtiStorageState != nil {
+		object["lti_storage_state"], err = json.Marshal(a.LtiStorageState)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'lti_storage_state': %w", err)
 		}
 	}
 
@@ -3209,6 +3308,14 @@ func (a *Lti13LoginPostFormdataBody) UnmarshalJSON(b []byte) error {
 		delete(object, "lti_message_hint")
 	}
 
+	if raw, found := object["lti_storage_target"]; found {
+		err = json.Unmarshal(raw, &a.LtiStorageTarget)
+		if err != nil {
+			return fmt.Errorf("error reading 'lti_storage_target': %w", err)
+		}
+		delete(object, "lti_storage_target")
+	}
+
 	if raw, found := object["target_link_uri"]; found {
 		err = json.Unmarshal(raw, &a.TargetLinkUri)
 		if err != nil {
@@ -3264,6 +3371,13 @@ func (a Lti13LoginPostFormdataBody) MarshalJSON() ([]byte, error) {
 		object["lti_message_hint"], err = json.Marshal(a.LtiMessageHint)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'lti_message_hint': %w", err)
+		}
+	}
+
+	if a.LtiStorageTarget != nil {
+		object["lti_storage_target"], err = json.Marshal(a.LtiStorageTarget)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'lti_storage_target': %w", err)
 		}
 	}
 
@@ -3776,6 +3890,24 @@ type ClientInterface interface {
 	// Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
 	RotateWorkspaceKey(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, body RotateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CreateLtiRegistrationLinkWithBody Make an LTI Dynamic Registration link
+	//
+	// Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/registration-links (the `CreateLtiRegistrationLink` operationId).
+	CreateLtiRegistrationLinkWithBody(ctx context.Context, id string, params *CreateLtiRegistrationLinkParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateLtiRegistrationLink Make an LTI Dynamic Registration link
+	//
+	// Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/registration-links (the `CreateLtiRegistrationLink` operationId).
+	CreateLtiRegistrationLink(ctx context.Context, id string, params *CreateLtiRegistrationLinkParams, body CreateLtiRegistrationLinkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListLtiRegistrations List a workspace's LTI 1.3 registrations
 	//
 	// Every LTI 1.3 platform (LMS) the workspace is registered with, oldest first. The workspace itself and the workspaces that manage it may read and change them, with a server key pair; any other workspace id, and a deleted workspace, is 404.
@@ -3931,7 +4063,7 @@ type ClientInterface interface {
 
 	// Lti13LaunchWithBody Launch LiveProctor from an LMS over LTI 1.3
 	//
-	// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+	// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set, or, for a login with `lti_storage_target`, the platform's storage: the launch first answers a page that reads `state_<state>` and `nonce_<nonce>` back with `lti.get_data` and posts them here with the launch, from this origin only), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3940,7 +4072,7 @@ type ClientInterface interface {
 
 	// Lti13LaunchWithFormdataBody Launch LiveProctor from an LMS over LTI 1.3
 	//
-	// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+	// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set, or, for a login with `lti_storage_target`, the platform's storage: the launch first answers a page that reads `state_<state>` and `nonce_<nonce>` back with `lti.get_data` and posts them here with the launch, from this origin only), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -3949,7 +4081,7 @@ type ClientInterface interface {
 
 	// Lti13Login Start an LTI 1.3 launch (OIDC login initiation)
 	//
-	// The login initiation URL registered with LTI 1.3 platforms; the platform sends the user's browser here before every launch (1EdTech Security Framework 1.0 §5.1.1). The registration is found by `iss` (an exact string) and `client_id`, or, without `client_id`, as the issuer's only registration: an issuer with several is refused (400) with a page saying the LMS must send `client_id`. A `lti_deployment_id` sent must be one of the registration's. `target_link_uri` must be the tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`. The answer sends the browser to the registration's `authLoginUrl` with `scope=openid`, `response_type=id_token`, `response_mode=form_post`, `prompt=none`, `client_id`, `redirect_uri` (the launch URL), `login_hint`, `lti_message_hint` (when sent, unaltered), a new `state` and a single-use `nonce`, both valid one hour; the state is also kept in a cookie the launch must present. Each parameter is at most 2048 bytes (a longer one "is longer than 2048 bytes"), and one given twice must have one value (else it "is given more than once"). A refused login answers a short page saying why. No credentials. The same parameters may be posted as a form.
+	// The login initiation URL registered with LTI 1.3 platforms; the platform sends the user's browser here before every launch (1EdTech Security Framework 1.0 §5.1.1). The registration is found by `iss` (an exact string) and `client_id`, or, without `client_id`, as the issuer's only registration: an issuer with several is refused (400) with a page saying the LMS must send `client_id`. A `lti_deployment_id` sent must be one of the registration's. `target_link_uri` must be the tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`. The answer sends the browser to the registration's `authLoginUrl` with `scope=openid`, `response_type=id_token`, `response_mode=form_post`, `prompt=none`, `client_id`, `redirect_uri` (the launch URL), `login_hint`, `lti_message_hint` (when sent, unaltered), a new `state` and a single-use `nonce`, both valid one hour; the state is also kept in a cookie the launch must present. Each parameter is at most 2048 bytes (a longer one "is longer than 2048 bytes"), and one given twice must have one value (else it "is given more than once"). Where the browser keeps the state depends on the login: with `lti_storage_target`, in the platform's frame of that name through 1EdTech's client-side postMessage storage (a 200 page puts `state_<state>` and `nonce_<nonce>` there with `lti.put_data`, then goes to the authorization endpoint; no cookie); loaded in a frame (`Sec-Fetch-Dest: iframe`), in the cookie, with a 200 page that checks the frame keeps cookies and, when it does not, offers the same login in a new window (a link with `target="_blank"`); otherwise in the cookie, with a 302. A refused login answers a short page saying why. No credentials. The same parameters may be posted as a form.
 	//
 	// Corresponds with GET /lti/v1p3/login (the `Lti13Login` operationId).
 	Lti13Login(ctx context.Context, params *Lti13LoginParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3971,6 +4103,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /lti/v1p3/login (the `Lti13LoginPost` operationId).
 	Lti13LoginPostWithFormdataBody(ctx context.Context, params *Lti13LoginPostParams, body Lti13LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Lti13Register Register the tool with an LMS (LTI Dynamic Registration)
+	//
+	// A registration link (`POST /api/workspace/{id}/lti/registration-links`), opened by an LTI 1.3 platform as 1EdTech LTI Dynamic Registration 1.0 describes. The tool reads the platform's OpenID configuration at `openid_configuration` (an `https` URL on a public address), which must have an `issuer` on that URL's host, RS256 among `id_token_signing_alg_values_supported`, and `LtiResourceLinkRequest` among the LTI platform configuration's `messages_supported`; it posts its client metadata (login, redirect and JWKS URLs, `private_key_jwt`, the LTI tool configuration with its messages) to the platform's `registration_endpoint` with `registration_token` as a bearer token, and stores the `client_id` and `deployment_id` the platform answers as a registration of the link's workspace (no deployment id: an empty `deploymentIds`). Each call to the platform has a timeout and reads at most 64 KiB. The answer is a page that posts `{subject: "org.imsglobal.lti.close"}` to the window that opened it. The link works once, for a registration that succeeds, for an hour. A refusal is a short page saying why. No credentials: the link is one.
+	//
+	// Corresponds with GET /lti/v1p3/register/{link} (the `Lti13Register` operationId).
+	Lti13Register(ctx context.Context, link string, params *Lti13RegisterParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetLtiCanvasConfiguration A workspace's Canvas LTI 1.3 developer-key configuration
 	//
@@ -4332,6 +4471,44 @@ func (c *Client) RotateWorkspaceKey(ctx context.Context, id string, appKey strin
 	return c.Client.Do(req)
 }
 
+// CreateLtiRegistrationLinkWithBody Make an LTI Dynamic Registration link
+//
+// Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/workspace/{id}/lti/registration-links (the `CreateLtiRegistrationLink` operationId).
+func (c *Client) CreateLtiRegistrationLinkWithBody(ctx context.Context, id string, params *CreateLtiRegistrationLinkParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateLtiRegistrationLinkRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateLtiRegistrationLink Make an LTI Dynamic Registration link
+//
+// Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/workspace/{id}/lti/registration-links (the `CreateLtiRegistrationLink` operationId).
+func (c *Client) CreateLtiRegistrationLink(ctx context.Context, id string, params *CreateLtiRegistrationLinkParams, body CreateLtiRegistrationLinkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateLtiRegistrationLinkRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListLtiRegistrations List a workspace's LTI 1.3 registrations
 //
 // Every LTI 1.3 platform (LMS) the workspace is registered with, oldest first. The workspace itself and the workspaces that manage it may read and change them, with a server key pair; any other workspace id, and a deleted workspace, is 404.
@@ -4677,7 +4854,7 @@ func (c *Client) GetLtiToolJwks(ctx context.Context, params *GetLtiToolJwksParam
 
 // Lti13LaunchWithBody Launch LiveProctor from an LMS over LTI 1.3
 //
-// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set, or, for a login with `lti_storage_target`, the platform's storage: the launch first answers a page that reads `state_<state>` and `nonce_<nonce>` back with `lti.get_data` and posts them here with the launch, from this origin only), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4696,7 +4873,7 @@ func (c *Client) Lti13LaunchWithBody(ctx context.Context, params *Lti13LaunchPar
 
 // Lti13LaunchWithFormdataBody Launch LiveProctor from an LMS over LTI 1.3
 //
-// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set, or, for a login with `lti_storage_target`, the platform's storage: the launch first answers a page that reads `state_<state>` and `nonce_<nonce>` back with `lti.get_data` and posts them here with the launch, from this origin only), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -4715,7 +4892,7 @@ func (c *Client) Lti13LaunchWithFormdataBody(ctx context.Context, params *Lti13L
 
 // Lti13Login Start an LTI 1.3 launch (OIDC login initiation)
 //
-// The login initiation URL registered with LTI 1.3 platforms; the platform sends the user's browser here before every launch (1EdTech Security Framework 1.0 §5.1.1). The registration is found by `iss` (an exact string) and `client_id`, or, without `client_id`, as the issuer's only registration: an issuer with several is refused (400) with a page saying the LMS must send `client_id`. A `lti_deployment_id` sent must be one of the registration's. `target_link_uri` must be the tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`. The answer sends the browser to the registration's `authLoginUrl` with `scope=openid`, `response_type=id_token`, `response_mode=form_post`, `prompt=none`, `client_id`, `redirect_uri` (the launch URL), `login_hint`, `lti_message_hint` (when sent, unaltered), a new `state` and a single-use `nonce`, both valid one hour; the state is also kept in a cookie the launch must present. Each parameter is at most 2048 bytes (a longer one "is longer than 2048 bytes"), and one given twice must have one value (else it "is given more than once"). A refused login answers a short page saying why. No credentials. The same parameters may be posted as a form.
+// The login initiation URL registered with LTI 1.3 platforms; the platform sends the user's browser here before every launch (1EdTech Security Framework 1.0 §5.1.1). The registration is found by `iss` (an exact string) and `client_id`, or, without `client_id`, as the issuer's only registration: an issuer with several is refused (400) with a page saying the LMS must send `client_id`. A `lti_deployment_id` sent must be one of the registration's. `target_link_uri` must be the tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`. The answer sends the browser to the registration's `authLoginUrl` with `scope=openid`, `response_type=id_token`, `response_mode=form_post`, `prompt=none`, `client_id`, `redirect_uri` (the launch URL), `login_hint`, `lti_message_hint` (when sent, unaltered), a new `state` and a single-use `nonce`, both valid one hour; the state is also kept in a cookie the launch must present. Each parameter is at most 2048 bytes (a longer one "is longer than 2048 bytes"), and one given twice must have one value (else it "is given more than once"). Where the browser keeps the state depends on the login: with `lti_storage_target`, in the platform's frame of that name through 1EdTech's client-side postMessage storage (a 200 page puts `state_<state>` and `nonce_<nonce>` there with `lti.put_data`, then goes to the authorization endpoint; no cookie); loaded in a frame (`Sec-Fetch-Dest: iframe`), in the cookie, with a 200 page that checks the frame keeps cookies and, when it does not, offers the same login in a new window (a link with `target="_blank"`); otherwise in the cookie, with a 302. A refused login answers a short page saying why. No credentials. The same parameters may be posted as a form.
 //
 // Corresponds with GET /lti/v1p3/login (the `Lti13Login` operationId).
 func (c *Client) Lti13Login(ctx context.Context, params *Lti13LoginParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4758,6 +4935,23 @@ func (c *Client) Lti13LoginPostWithBody(ctx context.Context, params *Lti13LoginP
 // Corresponds with POST /lti/v1p3/login (the `Lti13LoginPost` operationId).
 func (c *Client) Lti13LoginPostWithFormdataBody(ctx context.Context, params *Lti13LoginPostParams, body Lti13LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewLti13LoginPostRequestWithFormdataBody(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Lti13Register Register the tool with an LMS (LTI Dynamic Registration)
+//
+// A registration link (`POST /api/workspace/{id}/lti/registration-links`), opened by an LTI 1.3 platform as 1EdTech LTI Dynamic Registration 1.0 describes. The tool reads the platform's OpenID configuration at `openid_configuration` (an `https` URL on a public address), which must have an `issuer` on that URL's host, RS256 among `id_token_signing_alg_values_supported`, and `LtiResourceLinkRequest` among the LTI platform configuration's `messages_supported`; it posts its client metadata (login, redirect and JWKS URLs, `private_key_jwt`, the LTI tool configuration with its messages) to the platform's `registration_endpoint` with `registration_token` as a bearer token, and stores the `client_id` and `deployment_id` the platform answers as a registration of the link's workspace (no deployment id: an empty `deploymentIds`). Each call to the platform has a timeout and reads at most 64 KiB. The answer is a page that posts `{subject: "org.imsglobal.lti.close"}` to the window that opened it. The link works once, for a registration that succeeds, for an hour. A refusal is a short page saying why. No credentials: the link is one.
+//
+// Corresponds with GET /lti/v1p3/register/{link} (the `Lti13Register` operationId).
+func (c *Client) Lti13Register(ctx context.Context, link string, params *Lti13RegisterParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLti13RegisterRequest(c.Server, link, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5545,6 +5739,68 @@ func NewRotateWorkspaceKeyRequestWithBody(server string, id string, appKey strin
 	}
 
 	operationPath := fmt.Sprintf("/api/workspace/%s/keys/%s:rotate", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreateLtiRegistrationLinkRequest calls the generic CreateLtiRegistrationLink builder with application/json body
+func NewCreateLtiRegistrationLinkRequest(server string, id string, params *CreateLtiRegistrationLinkParams, body CreateLtiRegistrationLinkJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateLtiRegistrationLinkRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCreateLtiRegistrationLinkRequestWithBody constructs an http.Request for the CreateLtiRegistrationLink method, with any body, and a specified content type
+func NewCreateLtiRegistrationLinkRequestWithBody(server string, id string, params *CreateLtiRegistrationLinkParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/lti/registration-links", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -6563,6 +6819,18 @@ func NewLti13LoginRequest(server string, params *Lti13LoginParams) (*http.Reques
 
 		}
 
+		if params.LtiStorageTarget != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lti_storage_target", *params.LtiStorageTarget, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Other != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "other", *params.Other, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
@@ -6667,6 +6935,98 @@ func NewLti13LoginPostRequestWithBody(server string, params *Lti13LoginPostParam
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewLti13RegisterRequest constructs an http.Request for the Lti13Register method
+func NewLti13RegisterRequest(server string, link string, params *Lti13RegisterParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "link", link, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/lti/v1p3/register/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "openid_configuration", params.OpenidConfiguration, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "registration_token", params.RegistrationToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Other != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "other", *params.Other, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -6992,6 +7352,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
 	RotateWorkspaceKeyWithResponse(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, body RotateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWorkspaceKeyHTTPResponse, error)
 
+	// CreateLtiRegistrationLinkWithBodyWithResponse Make an LTI Dynamic Registration link
+	//
+	// Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/registration-links (the `CreateLtiRegistrationLink` operationId).
+	CreateLtiRegistrationLinkWithBodyWithResponse(ctx context.Context, id string, params *CreateLtiRegistrationLinkParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateLtiRegistrationLinkHTTPResponse, error)
+
+	// CreateLtiRegistrationLinkWithResponse Make an LTI Dynamic Registration link
+	//
+	// Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/registration-links (the `CreateLtiRegistrationLink` operationId).
+	CreateLtiRegistrationLinkWithResponse(ctx context.Context, id string, params *CreateLtiRegistrationLinkParams, body CreateLtiRegistrationLinkJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateLtiRegistrationLinkHTTPResponse, error)
+
 	// ListLtiRegistrationsWithResponse List a workspace's LTI 1.3 registrations
 	//
 	// Every LTI 1.3 platform (LMS) the workspace is registered with, oldest first. The workspace itself and the workspaces that manage it may read and change them, with a server key pair; any other workspace id, and a deleted workspace, is 404.
@@ -7165,7 +7543,7 @@ type ClientWithResponsesInterface interface {
 
 	// Lti13LaunchWithBodyWithResponse Launch LiveProctor from an LMS over LTI 1.3
 	//
-	// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+	// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set, or, for a login with `lti_storage_target`, the platform's storage: the launch first answers a page that reads `state_<state>` and `nonce_<nonce>` back with `lti.get_data` and posts them here with the launch, from this origin only), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7174,7 +7552,7 @@ type ClientWithResponsesInterface interface {
 
 	// Lti13LaunchWithFormdataBodyWithResponse Launch LiveProctor from an LMS over LTI 1.3
 	//
-	// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+	// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set, or, for a login with `lti_storage_target`, the platform's storage: the launch first answers a page that reads `state_<state>` and `nonce_<nonce>` back with `lti.get_data` and posts them here with the launch, from this origin only), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7183,7 +7561,7 @@ type ClientWithResponsesInterface interface {
 
 	// Lti13LoginWithResponse Start an LTI 1.3 launch (OIDC login initiation)
 	//
-	// The login initiation URL registered with LTI 1.3 platforms; the platform sends the user's browser here before every launch (1EdTech Security Framework 1.0 §5.1.1). The registration is found by `iss` (an exact string) and `client_id`, or, without `client_id`, as the issuer's only registration: an issuer with several is refused (400) with a page saying the LMS must send `client_id`. A `lti_deployment_id` sent must be one of the registration's. `target_link_uri` must be the tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`. The answer sends the browser to the registration's `authLoginUrl` with `scope=openid`, `response_type=id_token`, `response_mode=form_post`, `prompt=none`, `client_id`, `redirect_uri` (the launch URL), `login_hint`, `lti_message_hint` (when sent, unaltered), a new `state` and a single-use `nonce`, both valid one hour; the state is also kept in a cookie the launch must present. Each parameter is at most 2048 bytes (a longer one "is longer than 2048 bytes"), and one given twice must have one value (else it "is given more than once"). A refused login answers a short page saying why. No credentials. The same parameters may be posted as a form.
+	// The login initiation URL registered with LTI 1.3 platforms; the platform sends the user's browser here before every launch (1EdTech Security Framework 1.0 §5.1.1). The registration is found by `iss` (an exact string) and `client_id`, or, without `client_id`, as the issuer's only registration: an issuer with several is refused (400) with a page saying the LMS must send `client_id`. A `lti_deployment_id` sent must be one of the registration's. `target_link_uri` must be the tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`. The answer sends the browser to the registration's `authLoginUrl` with `scope=openid`, `response_type=id_token`, `response_mode=form_post`, `prompt=none`, `client_id`, `redirect_uri` (the launch URL), `login_hint`, `lti_message_hint` (when sent, unaltered), a new `state` and a single-use `nonce`, both valid one hour; the state is also kept in a cookie the launch must present. Each parameter is at most 2048 bytes (a longer one "is longer than 2048 bytes"), and one given twice must have one value (else it "is given more than once"). Where the browser keeps the state depends on the login: with `lti_storage_target`, in the platform's frame of that name through 1EdTech's client-side postMessage storage (a 200 page puts `state_<state>` and `nonce_<nonce>` there with `lti.put_data`, then goes to the authorization endpoint; no cookie); loaded in a frame (`Sec-Fetch-Dest: iframe`), in the cookie, with a 200 page that checks the frame keeps cookies and, when it does not, offers the same login in a new window (a link with `target="_blank"`); otherwise in the cookie, with a 302. A refused login answers a short page saying why. No credentials. The same parameters may be posted as a form.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7207,6 +7585,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /lti/v1p3/login (the `Lti13LoginPost` operationId).
 	Lti13LoginPostWithFormdataBodyWithResponse(ctx context.Context, params *Lti13LoginPostParams, body Lti13LoginPostFormdataRequestBody, reqEditors ...RequestEditorFn) (*Lti13LoginPostHTTPResponse, error)
+
+	// Lti13RegisterWithResponse Register the tool with an LMS (LTI Dynamic Registration)
+	//
+	// A registration link (`POST /api/workspace/{id}/lti/registration-links`), opened by an LTI 1.3 platform as 1EdTech LTI Dynamic Registration 1.0 describes. The tool reads the platform's OpenID configuration at `openid_configuration` (an `https` URL on a public address), which must have an `issuer` on that URL's host, RS256 among `id_token_signing_alg_values_supported`, and `LtiResourceLinkRequest` among the LTI platform configuration's `messages_supported`; it posts its client metadata (login, redirect and JWKS URLs, `private_key_jwt`, the LTI tool configuration with its messages) to the platform's `registration_endpoint` with `registration_token` as a bearer token, and stores the `client_id` and `deployment_id` the platform answers as a registration of the link's workspace (no deployment id: an empty `deploymentIds`). Each call to the platform has a timeout and reads at most 64 KiB. The answer is a page that posts `{subject: "org.imsglobal.lti.close"}` to the window that opened it. The link works once, for a registration that succeeds, for an hour. A refusal is a short page saying why. No credentials: the link is one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /lti/v1p3/register/{link} (the `Lti13Register` operationId).
+	Lti13RegisterWithResponse(ctx context.Context, link string, params *Lti13RegisterParams, reqEditors ...RequestEditorFn) (*Lti13RegisterHTTPResponse, error)
 
 	// GetLtiCanvasConfigurationWithResponse A workspace's Canvas LTI 1.3 developer-key configuration
 	//
@@ -9805,6 +10192,215 @@ func (r RotateWorkspaceKeyHTTPResponse) ContentType() string {
 	return ""
 }
 
+// CreateLtiRegistrationLinkHTTPResponse201Headers the declared response headers of an HTTP 201 response for CreateLtiRegistrationLink
+type CreateLtiRegistrationLinkHTTPResponse201Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// CreateLtiRegistrationLinkHTTPResponse400Headers the declared response headers of an HTTP 400 response for CreateLtiRegistrationLink
+type CreateLtiRegistrationLinkHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationLinkHTTPResponse401Headers the declared response headers of an HTTP 401 response for CreateLtiRegistrationLink
+type CreateLtiRegistrationLinkHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// CreateLtiRegistrationLinkHTTPResponse403Headers the declared response headers of an HTTP 403 response for CreateLtiRegistrationLink
+type CreateLtiRegistrationLinkHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationLinkHTTPResponse404Headers the declared response headers of an HTTP 404 response for CreateLtiRegistrationLink
+type CreateLtiRegistrationLinkHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationLinkHTTPResponse408Headers the declared response headers of an HTTP 408 response for CreateLtiRegistrationLink
+type CreateLtiRegistrationLinkHTTPResponse408Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationLinkHTTPResponse413Headers the declared response headers of an HTTP 413 response for CreateLtiRegistrationLink
+type CreateLtiRegistrationLinkHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationLinkHTTPResponse415Headers the declared response headers of an HTTP 415 response for CreateLtiRegistrationLink
+type CreateLtiRegistrationLinkHTTPResponse415Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationLinkHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateLtiRegistrationLink
+type CreateLtiRegistrationLinkHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// CreateLtiRegistrationLinkHTTPResponse500Headers the declared response headers of an HTTP 500 response for CreateLtiRegistrationLink
+type CreateLtiRegistrationLinkHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// CreateLtiRegistrationLinkHTTPResponse503Headers the declared response headers of an HTTP 503 response for CreateLtiRegistrationLink
+type CreateLtiRegistrationLinkHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// CreateLtiRegistrationLinkHTTPResponse504Headers the declared response headers of an HTTP 504 response for CreateLtiRegistrationLink
+type CreateLtiRegistrationLinkHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type CreateLtiRegistrationLinkHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *LtiRegistrationLink
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateLtiRegistrationLinkHTTPResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateLtiRegistrationLinkHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateLtiRegistrationLinkHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateLtiRegistrationLinkHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateLtiRegistrationLinkHTTPResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *CreateLtiRegistrationLinkHTTPResponse408Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateLtiRegistrationLinkHTTPResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateLtiRegistrationLinkHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateLtiRegistrationLinkHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateLtiRegistrationLinkHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateLtiRegistrationLinkHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *CreateLtiRegistrationLinkHTTPResponse504Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateLtiRegistrationLinkHTTPResponse) GetJSON201() *LtiRegistrationLink {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateLtiRegistrationLinkHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateLtiRegistrationLinkHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateLtiRegistrationLinkHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateLtiRegistrationLinkHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreateLtiRegistrationLinkHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateLtiRegistrationLinkHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateLtiRegistrationLinkHTTPResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateLtiRegistrationLinkHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateLtiRegistrationLinkHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateLtiRegistrationLinkHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateLtiRegistrationLinkHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateLtiRegistrationLinkHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateLtiRegistrationLinkHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateLtiRegistrationLinkHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateLtiRegistrationLinkHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListLtiRegistrationsHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListLtiRegistrations
 type ListLtiRegistrationsHTTPResponse200Headers struct {
 	RateLimit       *string
@@ -12309,6 +12905,12 @@ func (r Lti13LaunchHTTPResponse) ContentType() string {
 	return ""
 }
 
+// Lti13LoginHTTPResponse200Headers the declared response headers of an HTTP 200 response for Lti13Login
+type Lti13LoginHTTPResponse200Headers struct {
+	SetCookie  *string
+	XRequestId string
+}
+
 // Lti13LoginHTTPResponse302Headers the declared response headers of an HTTP 302 response for Lti13Login
 type Lti13LoginHTTPResponse302Headers struct {
 	Location   string
@@ -12355,6 +12957,8 @@ type Lti13LoginHTTPResponse struct {
 	JSON413 *RequestEntityTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Lti13LoginFailed
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *Lti13LoginHTTPResponse200Headers
 	// Headers302 the parsed response headers for an HTTP 302 response
 	Headers302 *Lti13LoginHTTPResponse302Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12408,6 +13012,12 @@ func (r Lti13LoginHTTPResponse) ContentType() string {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
+}
+
+// Lti13LoginPostHTTPResponse200Headers the declared response headers of an HTTP 200 response for Lti13LoginPost
+type Lti13LoginPostHTTPResponse200Headers struct {
+	SetCookie  *string
+	XRequestId string
 }
 
 // Lti13LoginPostHTTPResponse302Headers the declared response headers of an HTTP 302 response for Lti13LoginPost
@@ -12468,6 +13078,8 @@ type Lti13LoginPostHTTPResponse struct {
 	JSON413 *RequestEntityTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Lti13LoginFailed
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *Lti13LoginPostHTTPResponse200Headers
 	// Headers302 the parsed response headers for an HTTP 302 response
 	Headers302 *Lti13LoginPostHTTPResponse302Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12526,6 +13138,105 @@ func (r Lti13LoginPostHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r Lti13LoginPostHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// Lti13RegisterHTTPResponse200Headers the declared response headers of an HTTP 200 response for Lti13Register
+type Lti13RegisterHTTPResponse200Headers struct {
+	XRequestId string
+}
+
+// Lti13RegisterHTTPResponse400Headers the declared response headers of an HTTP 400 response for Lti13Register
+type Lti13RegisterHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// Lti13RegisterHTTPResponse401Headers the declared response headers of an HTTP 401 response for Lti13Register
+type Lti13RegisterHTTPResponse401Headers struct {
+	XRequestId string
+}
+
+// Lti13RegisterHTTPResponse409Headers the declared response headers of an HTTP 409 response for Lti13Register
+type Lti13RegisterHTTPResponse409Headers struct {
+	XRequestId string
+}
+
+// Lti13RegisterHTTPResponse500Headers the declared response headers of an HTTP 500 response for Lti13Register
+type Lti13RegisterHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// Lti13RegisterHTTPResponse502Headers the declared response headers of an HTTP 502 response for Lti13Register
+type Lti13RegisterHTTPResponse502Headers struct {
+	XRequestId string
+}
+
+// Lti13RegisterHTTPResponse503Headers the declared response headers of an HTTP 503 response for Lti13Register
+type Lti13RegisterHTTPResponse503Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
+// Lti13RegisterHTTPResponse504Headers the declared response headers of an HTTP 504 response for Lti13Register
+type Lti13RegisterHTTPResponse504Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
+type Lti13RegisterHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Lti13LoginFailed
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *Lti13RegisterHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *Lti13RegisterHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *Lti13RegisterHTTPResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *Lti13RegisterHTTPResponse409Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *Lti13RegisterHTTPResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *Lti13RegisterHTTPResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *Lti13RegisterHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *Lti13RegisterHTTPResponse504Headers
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r Lti13RegisterHTTPResponse) GetJSON500() *Lti13LoginFailed {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r Lti13RegisterHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r Lti13RegisterHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r Lti13RegisterHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r Lti13RegisterHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13087,6 +13798,36 @@ func (c *ClientWithResponses) RotateWorkspaceKeyWithResponse(ctx context.Context
 	return ParseRotateWorkspaceKeyHTTPResponse(rsp)
 }
 
+// CreateLtiRegistrationLinkWithBodyWithResponse Make an LTI Dynamic Registration link
+//
+// Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/{id}/lti/registration-links (the `CreateLtiRegistrationLink` operationId).
+func (c *ClientWithResponses) CreateLtiRegistrationLinkWithBodyWithResponse(ctx context.Context, id string, params *CreateLtiRegistrationLinkParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateLtiRegistrationLinkHTTPResponse, error) {
+	rsp, err := c.CreateLtiRegistrationLinkWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateLtiRegistrationLinkHTTPResponse(rsp)
+}
+
+// CreateLtiRegistrationLinkWithResponse Make an LTI Dynamic Registration link
+//
+// Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/{id}/lti/registration-links (the `CreateLtiRegistrationLink` operationId).
+func (c *ClientWithResponses) CreateLtiRegistrationLinkWithResponse(ctx context.Context, id string, params *CreateLtiRegistrationLinkParams, body CreateLtiRegistrationLinkJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateLtiRegistrationLinkHTTPResponse, error) {
+	rsp, err := c.CreateLtiRegistrationLink(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateLtiRegistrationLinkHTTPResponse(rsp)
+}
+
 // ListLtiRegistrationsWithResponse List a workspace's LTI 1.3 registrations
 //
 // Every LTI 1.3 platform (LMS) the workspace is registered with, oldest first. The workspace itself and the workspaces that manage it may read and change them, with a server key pair; any other workspace id, and a deleted workspace, is 404.
@@ -13374,7 +14115,7 @@ func (c *ClientWithResponses) GetLtiToolJwksWithResponse(ctx context.Context, pa
 
 // Lti13LaunchWithBodyWithResponse Launch LiveProctor from an LMS over LTI 1.3
 //
-// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set, or, for a login with `lti_storage_target`, the platform's storage: the launch first answers a page that reads `state_<state>` and `nonce_<nonce>` back with `lti.get_data` and posts them here with the launch, from this origin only), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13389,7 +14130,7 @@ func (c *ClientWithResponses) Lti13LaunchWithBodyWithResponse(ctx context.Contex
 
 // Lti13LaunchWithFormdataBodyWithResponse Launch LiveProctor from an LMS over LTI 1.3
 //
-// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
+// The redirect URI and target link URI registered with LTI 1.3 platforms: the platform's form post of `id_token` and `state` after the login initiation (`/lti/v1p3/login`). The state must be the one this browser's login kept (a cookie the login set, or, for a login with `lti_storage_target`, the platform's storage: the launch first answers a page that reads `state_<state>` and `nonce_<nonce>` back with `lti.get_data` and posts them here with the launch, from this origin only), issued by the tool and not used before; the id_token must be signed (RS256) with the registration's platform key of its `kid`, and name the login's nonce, a registered deployment and this URL (1EdTech Security Framework 1.0, LTI Core 1.3). A resource-link launch opens an ordinary 8-hour SDK session for the user in the registration's workspace and answers the same page as an LTI 1.1 launch, with the custom parameter `exam_config_id`; a deep-linking launch answers a page with a form field `exam_config_id`. The login's cookie is then removed. A refused launch answers a short page saying why. The signed id_token is the credential.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13404,7 +14145,7 @@ func (c *ClientWithResponses) Lti13LaunchWithFormdataBodyWithResponse(ctx contex
 
 // Lti13LoginWithResponse Start an LTI 1.3 launch (OIDC login initiation)
 //
-// The login initiation URL registered with LTI 1.3 platforms; the platform sends the user's browser here before every launch (1EdTech Security Framework 1.0 §5.1.1). The registration is found by `iss` (an exact string) and `client_id`, or, without `client_id`, as the issuer's only registration: an issuer with several is refused (400) with a page saying the LMS must send `client_id`. A `lti_deployment_id` sent must be one of the registration's. `target_link_uri` must be the tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`. The answer sends the browser to the registration's `authLoginUrl` with `scope=openid`, `response_type=id_token`, `response_mode=form_post`, `prompt=none`, `client_id`, `redirect_uri` (the launch URL), `login_hint`, `lti_message_hint` (when sent, unaltered), a new `state` and a single-use `nonce`, both valid one hour; the state is also kept in a cookie the launch must present. Each parameter is at most 2048 bytes (a longer one "is longer than 2048 bytes"), and one given twice must have one value (else it "is given more than once"). A refused login answers a short page saying why. No credentials. The same parameters may be posted as a form.
+// The login initiation URL registered with LTI 1.3 platforms; the platform sends the user's browser here before every launch (1EdTech Security Framework 1.0 §5.1.1). The registration is found by `iss` (an exact string) and `client_id`, or, without `client_id`, as the issuer's only registration: an issuer with several is refused (400) with a page saying the LMS must send `client_id`. A `lti_deployment_id` sent must be one of the registration's. `target_link_uri` must be the tool's launch URL, `{PUBLIC_BASE_URL}/lti/v1p3/launch`. The answer sends the browser to the registration's `authLoginUrl` with `scope=openid`, `response_type=id_token`, `response_mode=form_post`, `prompt=none`, `client_id`, `redirect_uri` (the launch URL), `login_hint`, `lti_message_hint` (when sent, unaltered), a new `state` and a single-use `nonce`, both valid one hour; the state is also kept in a cookie the launch must present. Each parameter is at most 2048 bytes (a longer one "is longer than 2048 bytes"), and one given twice must have one value (else it "is given more than once"). Where the browser keeps the state depends on the login: with `lti_storage_target`, in the platform's frame of that name through 1EdTech's client-side postMessage storage (a 200 page puts `state_<state>` and `nonce_<nonce>` there with `lti.put_data`, then goes to the authorization endpoint; no cookie); loaded in a frame (`Sec-Fetch-Dest: iframe`), in the cookie, with a 200 page that checks the frame keeps cookies and, when it does not, offers the same login in a new window (a link with `target="_blank"`); otherwise in the cookie, with a 302. A refused login answers a short page saying why. No credentials. The same parameters may be posted as a form.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13445,6 +14186,21 @@ func (c *ClientWithResponses) Lti13LoginPostWithFormdataBodyWithResponse(ctx con
 		return nil, err
 	}
 	return ParseLti13LoginPostHTTPResponse(rsp)
+}
+
+// Lti13RegisterWithResponse Register the tool with an LMS (LTI Dynamic Registration)
+//
+// A registration link (`POST /api/workspace/{id}/lti/registration-links`), opened by an LTI 1.3 platform as 1EdTech LTI Dynamic Registration 1.0 describes. The tool reads the platform's OpenID configuration at `openid_configuration` (an `https` URL on a public address), which must have an `issuer` on that URL's host, RS256 among `id_token_signing_alg_values_supported`, and `LtiResourceLinkRequest` among the LTI platform configuration's `messages_supported`; it posts its client metadata (login, redirect and JWKS URLs, `private_key_jwt`, the LTI tool configuration with its messages) to the platform's `registration_endpoint` with `registration_token` as a bearer token, and stores the `client_id` and `deployment_id` the platform answers as a registration of the link's workspace (no deployment id: an empty `deploymentIds`). Each call to the platform has a timeout and reads at most 64 KiB. The answer is a page that posts `{subject: "org.imsglobal.lti.close"}` to the window that opened it. The link works once, for a registration that succeeds, for an hour. A refusal is a short page saying why. No credentials: the link is one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /lti/v1p3/register/{link} (the `Lti13Register` operationId).
+func (c *ClientWithResponses) Lti13RegisterWithResponse(ctx context.Context, link string, params *Lti13RegisterParams, reqEditors ...RequestEditorFn) (*Lti13RegisterHTTPResponse, error) {
+	rsp, err := c.Lti13Register(ctx, link, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLti13RegisterHTTPResponse(rsp)
 }
 
 // GetLtiCanvasConfigurationWithResponse A workspace's Canvas LTI 1.3 developer-key configuration
@@ -16901,6 +17657,281 @@ func ParseRotateWorkspaceKeyHTTPResponse(rsp *http.Response) (*RotateWorkspaceKe
 	return response, nil
 }
 
+// ParseCreateLtiRegistrationLinkHTTPResponse parses an HTTP response from a CreateLtiRegistrationLinkWithResponse call
+func ParseCreateLtiRegistrationLinkHTTPResponse(rsp *http.Response) (*CreateLtiRegistrationLinkHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateLtiRegistrationLinkHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest LtiRegistrationLink
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateLtiRegistrationLinkHTTPResponse201Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateLtiRegistrationLinkHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateLtiRegistrationLinkHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateLtiRegistrationLinkHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateLtiRegistrationLinkHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers CreateLtiRegistrationLinkHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateLtiRegistrationLinkHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateLtiRegistrationLinkHTTPResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateLtiRegistrationLinkHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateLtiRegistrationLinkHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateLtiRegistrationLinkHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers CreateLtiRegistrationLinkHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListLtiRegistrationsHTTPResponse parses an HTTP response from a ListLtiRegistrationsWithResponse call
 func ParseListLtiRegistrationsHTTPResponse(rsp *http.Response) (*ListLtiRegistrationsHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20180,6 +21211,23 @@ func ParseLti13LoginHTTPResponse(rsp *http.Response) (*Lti13LoginHTTPResponse, e
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers Lti13LoginHTTPResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 302:
 		var headers Lti13LoginHTTPResponse302Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
@@ -20327,6 +21375,23 @@ func ParseLti13LoginPostHTTPResponse(rsp *http.Response) (*Lti13LoginPostHTTPRes
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers Lti13LoginPostHTTPResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 302:
 		var headers Lti13LoginPostHTTPResponse302Headers
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
@@ -20430,6 +21495,132 @@ func ParseLti13LoginPostHTTPResponse(rsp *http.Response) (*Lti13LoginPostHTTPRes
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers Lti13LoginPostHTTPResponse504Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLti13RegisterHTTPResponse parses an HTTP response from a Lti13RegisterWithResponse call
+func ParseLti13RegisterHTTPResponse(rsp *http.Response) (*Lti13RegisterHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &Lti13RegisterHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Lti13LoginFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case rsp.StatusCode == 500:
+		// Content-type (text/html) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers Lti13RegisterHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers Lti13RegisterHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers Lti13RegisterHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers Lti13RegisterHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 500:
+		var headers Lti13RegisterHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers Lti13RegisterHTTPResponse502Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers Lti13RegisterHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers Lti13RegisterHTTPResponse504Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

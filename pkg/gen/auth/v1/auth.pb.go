@@ -869,9 +869,14 @@ type CreateLti13SessionRequest struct {
 	IdToken string                 `protobuf:"bytes,1,opt,name=id_token,json=idToken,proto3" json:"id_token,omitempty"`
 	State   string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
 	// The state the browser presented; empty when it presented none.
-	BrowserState  string `protobuf:"bytes,3,opt,name=browser_state,json=browserState,proto3" json:"browser_state,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	BrowserState string `protobuf:"bytes,3,opt,name=browser_state,json=browserState,proto3" json:"browser_state,omitempty"`
+	// The nonce the launch page read back from the platform's storage, and
+	// whether both come from there (see
+	// workspace.v1.VerifyLti13LaunchRequest).
+	BrowserNonce        string `protobuf:"bytes,4,opt,name=browser_nonce,json=browserNonce,proto3" json:"browser_nonce,omitempty"`
+	FromPlatformStorage bool   `protobuf:"varint,5,opt,name=from_platform_storage,json=fromPlatformStorage,proto3" json:"from_platform_storage,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *CreateLti13SessionRequest) Reset() {
@@ -923,6 +928,20 @@ func (x *CreateLti13SessionRequest) GetBrowserState() string {
 		return x.BrowserState
 	}
 	return ""
+}
+
+func (x *CreateLti13SessionRequest) GetBrowserNonce() string {
+	if x != nil {
+		return x.BrowserNonce
+	}
+	return ""
+}
+
+func (x *CreateLti13SessionRequest) GetFromPlatformStorage() bool {
+	if x != nil {
+		return x.FromPlatformStorage
+	}
+	return false
 }
 
 // The session a verified launch opens.
@@ -1125,11 +1144,13 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"parameters\"8\n" +
 	"\fLtiParameter\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value\"q\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\xca\x01\n" +
 	"\x19CreateLti13SessionRequest\x12\x19\n" +
 	"\bid_token\x18\x01 \x01(\tR\aidToken\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12#\n" +
-	"\rbrowser_state\x18\x03 \x01(\tR\fbrowserState\"\x90\x04\n" +
+	"\rbrowser_state\x18\x03 \x01(\tR\fbrowserState\x12#\n" +
+	"\rbrowser_nonce\x18\x04 \x01(\tR\fbrowserNonce\x122\n" +
+	"\x15from_platform_storage\x18\x05 \x01(\bR\x13fromPlatformStorage\"\x90\x04\n" +
 	"\n" +
 	"LtiSession\x12\x12\n" +
 	"\x04auth\x18\x01 \x01(\tR\x04auth\x12\x1d\n" +

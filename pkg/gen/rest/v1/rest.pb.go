@@ -250,7 +250,11 @@ type Operation struct {
 	// One line saying what the operation does, for REST callers.
 	Summary string `protobuf:"bytes,6,opt,name=summary,proto3" json:"summary,omitempty"`
 	// More about it, for REST callers (Markdown).
-	Description   string `protobuf:"bytes,7,opt,name=description,proto3" json:"description,omitempty"`
+	Description string `protobuf:"bytes,7,opt,name=description,proto3" json:"description,omitempty"`
+	// The HTTP status of a successful answer when it is not 200 (201 for a
+	// create that makes a new resource on every call). The gateway answers
+	// with it and the document declares it.
+	SuccessStatus uint32 `protobuf:"varint,8,opt,name=success_status,json=successStatus,proto3" json:"success_status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -332,6 +336,13 @@ func (x *Operation) GetDescription() string {
 		return x.Description
 	}
 	return ""
+}
+
+func (x *Operation) GetSuccessStatus() uint32 {
+	if x != nil {
+		return x.SuccessStatus
+	}
+	return 0
 }
 
 // ErrorBody is the JSON of every failed REST request. Like every response
@@ -577,7 +588,7 @@ const file_rest_v1_rest_proto_rawDesc = "" +
 	"\n" +
 	"\b_minimumB\n" +
 	"\n" +
-	"\b_maximum\"\xcf\x01\n" +
+	"\b_maximum\"\xf6\x01\n" +
 	"\tOperation\x12-\n" +
 	"\bsecurity\x18\x01 \x01(\x0e2\x11.rest.v1.SecurityR\bsecurity\x12\x16\n" +
 	"\x06errors\x18\x02 \x03(\tR\x06errors\x12\x19\n" +
@@ -585,7 +596,8 @@ const file_rest_v1_rest_proto_rawDesc = "" +
 	"\x04etag\x18\x04 \x01(\bR\x04etag\x12\x10\n" +
 	"\x03tag\x18\x05 \x01(\tR\x03tag\x12\x18\n" +
 	"\asummary\x18\x06 \x01(\tR\asummary\x12 \n" +
-	"\vdescription\x18\a \x01(\tR\vdescription\"1\n" +
+	"\vdescription\x18\a \x01(\tR\vdescription\x12%\n" +
+	"\x0esuccess_status\x18\b \x01(\rR\rsuccessStatus\"1\n" +
 	"\tErrorBody\x12$\n" +
 	"\x05error\x18\x01 \x01(\v2\x0e.rest.v1.ErrorR\x05error\"\x9f\x01\n" +
 	"\x05Error\x12\x12\n" +

@@ -1784,6 +1784,237 @@ func (x *LtiRegistration) GetCreateTime() string {
 	return ""
 }
 
+type CreateLtiRegistrationLinkRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace (the path's id over REST). A REST body may repeat it; any
+	// other value is refused: "the identifier cannot be modified".
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateLtiRegistrationLinkRequest) Reset() {
+	*x = CreateLtiRegistrationLinkRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateLtiRegistrationLinkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateLtiRegistrationLinkRequest) ProtoMessage() {}
+
+func (x *CreateLtiRegistrationLinkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateLtiRegistrationLinkRequest.ProtoReflect.Descriptor instead.
+func (*CreateLtiRegistrationLinkRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *CreateLtiRegistrationLinkRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// A registration link for LTI Dynamic Registration.
+type LtiRegistrationLink struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The registration-initiation URL to give the platform:
+	// {PUBLIC_BASE_URL}/lti/v1p3/register/{secret}. A secret until it expires.
+	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	// When the link stops working (an hour after it was made): RFC 3339, UTC,
+	// milliseconds.
+	ExpireTime    string `protobuf:"bytes,2,opt,name=expire_time,json=expiresAt,proto3" json:"expire_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LtiRegistrationLink) Reset() {
+	*x = LtiRegistrationLink{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiRegistrationLink) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiRegistrationLink) ProtoMessage() {}
+
+func (x *LtiRegistrationLink) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiRegistrationLink.ProtoReflect.Descriptor instead.
+func (*LtiRegistrationLink) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *LtiRegistrationLink) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *LtiRegistrationLink) GetExpireTime() string {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return ""
+}
+
+type RegisterLtiPlatformRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The secret of the registration link the platform opened (the last
+	// segment of its path).
+	Link string `protobuf:"bytes,1,opt,name=link,proto3" json:"link,omitempty"`
+	// The platform's OpenID configuration URL and its registration token, as
+	// the platform sent them.
+	OpenidConfiguration string `protobuf:"bytes,2,opt,name=openid_configuration,json=openidConfiguration,proto3" json:"openid_configuration,omitempty"`
+	RegistrationToken   string `protobuf:"bytes,3,opt,name=registration_token,json=registrationToken,proto3" json:"registration_token,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *RegisterLtiPlatformRequest) Reset() {
+	*x = RegisterLtiPlatformRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterLtiPlatformRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterLtiPlatformRequest) ProtoMessage() {}
+
+func (x *RegisterLtiPlatformRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterLtiPlatformRequest.ProtoReflect.Descriptor instead.
+func (*RegisterLtiPlatformRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *RegisterLtiPlatformRequest) GetLink() string {
+	if x != nil {
+		return x.Link
+	}
+	return ""
+}
+
+func (x *RegisterLtiPlatformRequest) GetOpenidConfiguration() string {
+	if x != nil {
+		return x.OpenidConfiguration
+	}
+	return ""
+}
+
+func (x *RegisterLtiPlatformRequest) GetRegistrationToken() string {
+	if x != nil {
+		return x.RegistrationToken
+	}
+	return ""
+}
+
+// What a Dynamic Registration stored.
+type LtiPlatformRegistration struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	WorkspaceId  string                 `protobuf:"bytes,1,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	Registration *LtiRegistration       `protobuf:"bytes,2,opt,name=registration,proto3" json:"registration,omitempty"`
+	// The platform's product name (its configuration's
+	// lti-platform-configuration product_family_code), for the page; may be
+	// empty.
+	PlatformName  string `protobuf:"bytes,3,opt,name=platform_name,json=platformName,proto3" json:"platform_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LtiPlatformRegistration) Reset() {
+	*x = LtiPlatformRegistration{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiPlatformRegistration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiPlatformRegistration) ProtoMessage() {}
+
+func (x *LtiPlatformRegistration) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiPlatformRegistration.ProtoReflect.Descriptor instead.
+func (*LtiPlatformRegistration) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *LtiPlatformRegistration) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *LtiPlatformRegistration) GetRegistration() *LtiRegistration {
+	if x != nil {
+		return x.Registration
+	}
+	return nil
+}
+
+func (x *LtiPlatformRegistration) GetPlatformName() string {
+	if x != nil {
+		return x.PlatformName
+	}
+	return ""
+}
+
 type CreateWorkspaceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The new workspace's id: 1 to 128 of A-Z a-z 0-9 . _ -.
@@ -1807,7 +2038,7 @@ type CreateWorkspaceRequest struct {
 
 func (x *CreateWorkspaceRequest) Reset() {
 	*x = CreateWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1819,7 +2050,7 @@ func (x *CreateWorkspaceRequest) String() string {
 func (*CreateWorkspaceRequest) ProtoMessage() {}
 
 func (x *CreateWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1832,7 +2063,7 @@ func (x *CreateWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{27}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CreateWorkspaceRequest) GetId() string {
@@ -1899,7 +2130,7 @@ type CreateWorkspaceResponse struct {
 
 func (x *CreateWorkspaceResponse) Reset() {
 	*x = CreateWorkspaceResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1911,7 +2142,7 @@ func (x *CreateWorkspaceResponse) String() string {
 func (*CreateWorkspaceResponse) ProtoMessage() {}
 
 func (x *CreateWorkspaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1924,7 +2155,7 @@ func (x *CreateWorkspaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWorkspaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateWorkspaceResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{28}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CreateWorkspaceResponse) GetWorkspaceId() string {
@@ -1972,7 +2203,7 @@ type RegistrationCode struct {
 
 func (x *RegistrationCode) Reset() {
 	*x = RegistrationCode{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1984,7 +2215,7 @@ func (x *RegistrationCode) String() string {
 func (*RegistrationCode) ProtoMessage() {}
 
 func (x *RegistrationCode) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1997,7 +2228,7 @@ func (x *RegistrationCode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegistrationCode.ProtoReflect.Descriptor instead.
 func (*RegistrationCode) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{29}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RegistrationCode) GetCode() string {
@@ -2017,7 +2248,7 @@ type AppKeys struct {
 
 func (x *AppKeys) Reset() {
 	*x = AppKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2029,7 +2260,7 @@ func (x *AppKeys) String() string {
 func (*AppKeys) ProtoMessage() {}
 
 func (x *AppKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2042,7 +2273,7 @@ func (x *AppKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppKeys.ProtoReflect.Descriptor instead.
 func (*AppKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{30}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *AppKeys) GetLti() *LtiKeys {
@@ -2074,7 +2305,7 @@ type LtiKeys struct {
 
 func (x *LtiKeys) Reset() {
 	*x = LtiKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2086,7 +2317,7 @@ func (x *LtiKeys) String() string {
 func (*LtiKeys) ProtoMessage() {}
 
 func (x *LtiKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2099,7 +2330,7 @@ func (x *LtiKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiKeys.ProtoReflect.Descriptor instead.
 func (*LtiKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *LtiKeys) GetConsumerKey() string {
@@ -2141,7 +2372,7 @@ type ServerKeys struct {
 
 func (x *ServerKeys) Reset() {
 	*x = ServerKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2153,7 +2384,7 @@ func (x *ServerKeys) String() string {
 func (*ServerKeys) ProtoMessage() {}
 
 func (x *ServerKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2166,7 +2397,7 @@ func (x *ServerKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerKeys.ProtoReflect.Descriptor instead.
 func (*ServerKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{32}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ServerKeys) GetConsumerKey() string {
@@ -2221,7 +2452,7 @@ type UpdateWorkspaceRequest struct {
 
 func (x *UpdateWorkspaceRequest) Reset() {
 	*x = UpdateWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2233,7 +2464,7 @@ func (x *UpdateWorkspaceRequest) String() string {
 func (*UpdateWorkspaceRequest) ProtoMessage() {}
 
 func (x *UpdateWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2246,7 +2477,7 @@ func (x *UpdateWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{33}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *UpdateWorkspaceRequest) GetId() string {
@@ -2331,7 +2562,7 @@ type DeleteWorkspaceRequest struct {
 
 func (x *DeleteWorkspaceRequest) Reset() {
 	*x = DeleteWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2343,7 +2574,7 @@ func (x *DeleteWorkspaceRequest) String() string {
 func (*DeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2356,7 +2587,7 @@ func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{34}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DeleteWorkspaceRequest) GetId() string {
@@ -2382,7 +2613,7 @@ type UndeleteWorkspaceRequest struct {
 
 func (x *UndeleteWorkspaceRequest) Reset() {
 	*x = UndeleteWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2394,7 +2625,7 @@ func (x *UndeleteWorkspaceRequest) String() string {
 func (*UndeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *UndeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2407,7 +2638,7 @@ func (x *UndeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*UndeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{35}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *UndeleteWorkspaceRequest) GetId() string {
@@ -2436,7 +2667,7 @@ type ListWorkspaceEventsRequest struct {
 
 func (x *ListWorkspaceEventsRequest) Reset() {
 	*x = ListWorkspaceEventsRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2448,7 +2679,7 @@ func (x *ListWorkspaceEventsRequest) String() string {
 func (*ListWorkspaceEventsRequest) ProtoMessage() {}
 
 func (x *ListWorkspaceEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2461,7 +2692,7 @@ func (x *ListWorkspaceEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspaceEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkspaceEventsRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{36}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListWorkspaceEventsRequest) GetId() string {
@@ -2512,7 +2743,7 @@ type ListWorkspaceEventsResponse struct {
 
 func (x *ListWorkspaceEventsResponse) Reset() {
 	*x = ListWorkspaceEventsResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2524,7 +2755,7 @@ func (x *ListWorkspaceEventsResponse) String() string {
 func (*ListWorkspaceEventsResponse) ProtoMessage() {}
 
 func (x *ListWorkspaceEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2537,7 +2768,7 @@ func (x *ListWorkspaceEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspaceEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkspaceEventsResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{37}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListWorkspaceEventsResponse) GetEvents() []*Event {
@@ -2574,7 +2805,9 @@ type Event struct {
 	RequestId string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// workspace.updated: the fields the update changed, by JSON name;
 	// keyPair.rotated: expiresAt; ltiRegistration.deploymentAdded and
-	// deploymentRemoved: deploymentIds.
+	// deploymentRemoved: deploymentIds. An ltiRegistration.created that a
+	// registration link made rides with its ltiRegistrationLink.used, in the
+	// same request, by the actor who made the link.
 	ChangedFields []string `protobuf:"bytes,8,rep,name=changed_fields,json=changedFields,proto3" json:"changed_fields,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2582,7 +2815,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2594,7 +2827,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2607,7 +2840,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{38}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Event) GetId() string {
@@ -2682,7 +2915,7 @@ type EventActor struct {
 
 func (x *EventActor) Reset() {
 	*x = EventActor{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2694,7 +2927,7 @@ func (x *EventActor) String() string {
 func (*EventActor) ProtoMessage() {}
 
 func (x *EventActor) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2707,7 +2940,7 @@ func (x *EventActor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventActor.ProtoReflect.Descriptor instead.
 func (*EventActor) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{39}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *EventActor) GetType() string {
@@ -2732,8 +2965,9 @@ func (x *EventActor) GetAppKey() string {
 }
 
 // EventTarget is what an event is about: a workspace (its id), a user (the
-// e-mail address whose SDK sessions were revoked), a key pair (its app key)
-// or an LTI 1.3 registration (its id).
+// e-mail address whose SDK sessions were revoked), a key pair (its app key),
+// an LTI 1.3 registration (its id) or an LTI Dynamic Registration link (its
+// id, never the link itself).
 type EventTarget struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -2744,7 +2978,7 @@ type EventTarget struct {
 
 func (x *EventTarget) Reset() {
 	*x = EventTarget{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2756,7 +2990,7 @@ func (x *EventTarget) String() string {
 func (*EventTarget) ProtoMessage() {}
 
 func (x *EventTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2769,7 +3003,7 @@ func (x *EventTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventTarget.ProtoReflect.Descriptor instead.
 func (*EventTarget) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{40}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *EventTarget) GetType() string {
@@ -2801,7 +3035,7 @@ type RecordSessionRevocationRequest struct {
 
 func (x *RecordSessionRevocationRequest) Reset() {
 	*x = RecordSessionRevocationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2813,7 +3047,7 @@ func (x *RecordSessionRevocationRequest) String() string {
 func (*RecordSessionRevocationRequest) ProtoMessage() {}
 
 func (x *RecordSessionRevocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2826,7 +3060,7 @@ func (x *RecordSessionRevocationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSessionRevocationRequest.ProtoReflect.Descriptor instead.
 func (*RecordSessionRevocationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{41}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RecordSessionRevocationRequest) GetWorkspaceId() string {
@@ -2858,7 +3092,7 @@ type RecordSessionRevocationResponse struct {
 
 func (x *RecordSessionRevocationResponse) Reset() {
 	*x = RecordSessionRevocationResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2870,7 +3104,7 @@ func (x *RecordSessionRevocationResponse) String() string {
 func (*RecordSessionRevocationResponse) ProtoMessage() {}
 
 func (x *RecordSessionRevocationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2883,7 +3117,7 @@ func (x *RecordSessionRevocationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSessionRevocationResponse.ProtoReflect.Descriptor instead.
 func (*RecordSessionRevocationResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{42}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{46}
 }
 
 type GetWorkspaceStatusRequest struct {
@@ -2895,7 +3129,7 @@ type GetWorkspaceStatusRequest struct {
 
 func (x *GetWorkspaceStatusRequest) Reset() {
 	*x = GetWorkspaceStatusRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2907,7 +3141,7 @@ func (x *GetWorkspaceStatusRequest) String() string {
 func (*GetWorkspaceStatusRequest) ProtoMessage() {}
 
 func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2920,7 +3154,7 @@ func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWorkspaceStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetWorkspaceStatusRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{43}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetWorkspaceStatusRequest) GetId() string {
@@ -2953,7 +3187,7 @@ type WorkspaceStatus struct {
 
 func (x *WorkspaceStatus) Reset() {
 	*x = WorkspaceStatus{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2965,7 +3199,7 @@ func (x *WorkspaceStatus) String() string {
 func (*WorkspaceStatus) ProtoMessage() {}
 
 func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2978,7 +3212,7 @@ func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkspaceStatus.ProtoReflect.Descriptor instead.
 func (*WorkspaceStatus) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{44}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *WorkspaceStatus) GetId() string {
@@ -3024,7 +3258,7 @@ type AuthenticateRequest struct {
 
 func (x *AuthenticateRequest) Reset() {
 	*x = AuthenticateRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3036,7 +3270,7 @@ func (x *AuthenticateRequest) String() string {
 func (*AuthenticateRequest) ProtoMessage() {}
 
 func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3049,7 +3283,7 @@ func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{45}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{49}
 }
 
 type AuthenticateResponse struct {
@@ -3064,7 +3298,7 @@ type AuthenticateResponse struct {
 
 func (x *AuthenticateResponse) Reset() {
 	*x = AuthenticateResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3076,7 +3310,7 @@ func (x *AuthenticateResponse) String() string {
 func (*AuthenticateResponse) ProtoMessage() {}
 
 func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3089,7 +3323,7 @@ func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{46}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *AuthenticateResponse) GetWorkspaceId() string {
@@ -3122,7 +3356,7 @@ type GetLtiConfigurationRequest struct {
 
 func (x *GetLtiConfigurationRequest) Reset() {
 	*x = GetLtiConfigurationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3134,7 +3368,7 @@ func (x *GetLtiConfigurationRequest) String() string {
 func (*GetLtiConfigurationRequest) ProtoMessage() {}
 
 func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3147,7 +3381,7 @@ func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLtiConfigurationRequest.ProtoReflect.Descriptor instead.
 func (*GetLtiConfigurationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{47}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetLtiConfigurationRequest) GetWorkspaceId() string {
@@ -3180,7 +3414,7 @@ type LtiConfiguration struct {
 
 func (x *LtiConfiguration) Reset() {
 	*x = LtiConfiguration{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3192,7 +3426,7 @@ func (x *LtiConfiguration) String() string {
 func (*LtiConfiguration) ProtoMessage() {}
 
 func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3205,7 +3439,7 @@ func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiConfiguration.ProtoReflect.Descriptor instead.
 func (*LtiConfiguration) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{48}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *LtiConfiguration) GetWorkspaceId() string {
@@ -3278,7 +3512,7 @@ type VerifyLtiLaunchRequest struct {
 
 func (x *VerifyLtiLaunchRequest) Reset() {
 	*x = VerifyLtiLaunchRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3290,7 +3524,7 @@ func (x *VerifyLtiLaunchRequest) String() string {
 func (*VerifyLtiLaunchRequest) ProtoMessage() {}
 
 func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3303,7 +3537,7 @@ func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyLtiLaunchRequest.ProtoReflect.Descriptor instead.
 func (*VerifyLtiLaunchRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{49}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *VerifyLtiLaunchRequest) GetMethod() string {
@@ -3330,7 +3564,7 @@ type LtiParameter struct {
 
 func (x *LtiParameter) Reset() {
 	*x = LtiParameter{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3342,7 +3576,7 @@ func (x *LtiParameter) String() string {
 func (*LtiParameter) ProtoMessage() {}
 
 func (x *LtiParameter) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3355,7 +3589,7 @@ func (x *LtiParameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiParameter.ProtoReflect.Descriptor instead.
 func (*LtiParameter) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{50}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *LtiParameter) GetName() string {
@@ -3395,7 +3629,7 @@ type LtiLaunch struct {
 
 func (x *LtiLaunch) Reset() {
 	*x = LtiLaunch{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3407,7 +3641,7 @@ func (x *LtiLaunch) String() string {
 func (*LtiLaunch) ProtoMessage() {}
 
 func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3420,7 +3654,7 @@ func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiLaunch.ProtoReflect.Descriptor instead.
 func (*LtiLaunch) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{51}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *LtiLaunch) GetWorkspaceId() string {
@@ -3490,13 +3724,17 @@ type StartLti13LoginRequest struct {
 	// Empty when not sent.
 	ClientId        string `protobuf:"bytes,5,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	LtiDeploymentId string `protobuf:"bytes,6,opt,name=lti_deployment_id,json=ltiDeploymentId,proto3" json:"lti_deployment_id,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The frame of 1EdTech's client-side postMessage storage, when the
+	// platform names one (`_parent`, or a frame's name): 1 to 64 of
+	// A-Z a-z 0-9 _ - . Empty when not sent.
+	LtiStorageTarget string `protobuf:"bytes,7,opt,name=lti_storage_target,json=ltiStorageTarget,proto3" json:"lti_storage_target,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *StartLti13LoginRequest) Reset() {
 	*x = StartLti13LoginRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3508,7 +3746,7 @@ func (x *StartLti13LoginRequest) String() string {
 func (*StartLti13LoginRequest) ProtoMessage() {}
 
 func (x *StartLti13LoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3521,7 +3759,7 @@ func (x *StartLti13LoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartLti13LoginRequest.ProtoReflect.Descriptor instead.
 func (*StartLti13LoginRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{52}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *StartLti13LoginRequest) GetIssuer() string {
@@ -3566,23 +3804,45 @@ func (x *StartLti13LoginRequest) GetLtiDeploymentId() string {
 	return ""
 }
 
+func (x *StartLti13LoginRequest) GetLtiStorageTarget() string {
+	if x != nil {
+		return x.LtiStorageTarget
+	}
+	return ""
+}
+
 // The authentication request a login initiation answers with.
 type Lti13LoginRedirect struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The platform's authorization endpoint with the request's parameters.
 	RedirectUrl string `protobuf:"bytes,1,opt,name=redirect_url,json=redirectUrl,proto3" json:"redirect_url,omitempty"`
 	// The login's state: the browser must present it at the launch (the
-	// gateway keeps it in a cookie), and the platform posts it back.
+	// gateway keeps it in a cookie, or puts it in the platform's storage),
+	// and the platform posts it back. A login with platform storage has a
+	// state of three dot-separated parts, `<secret>.<base64url(target)>.
+	// <base64url(platform_origin)>`, which tells the launch where to read
+	// the state back; the whole string is the login's key, so no part can
+	// be changed.
 	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
 	// How long the state (and its nonce) may be used, in seconds.
 	StateTtlSeconds int32 `protobuf:"varint,3,opt,name=state_ttl_seconds,json=stateTtlSeconds,proto3" json:"state_ttl_seconds,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The login's nonce, which a login with platform storage also puts
+	// there.
+	Nonce string `protobuf:"bytes,4,opt,name=nonce,proto3" json:"nonce,omitempty"`
+	// The login's lti_storage_target; empty when the login does not use
+	// platform storage.
+	LtiStorageTarget string `protobuf:"bytes,5,opt,name=lti_storage_target,json=ltiStorageTarget,proto3" json:"lti_storage_target,omitempty"`
+	// The origin of the registration's authorization endpoint: the
+	// storage frame's origin, which postMessage targets and every reply
+	// must come from.
+	PlatformOrigin string `protobuf:"bytes,6,opt,name=platform_origin,json=platformOrigin,proto3" json:"platform_origin,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Lti13LoginRedirect) Reset() {
 	*x = Lti13LoginRedirect{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3594,7 +3854,7 @@ func (x *Lti13LoginRedirect) String() string {
 func (*Lti13LoginRedirect) ProtoMessage() {}
 
 func (x *Lti13LoginRedirect) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3607,7 +3867,7 @@ func (x *Lti13LoginRedirect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13LoginRedirect.ProtoReflect.Descriptor instead.
 func (*Lti13LoginRedirect) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{53}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *Lti13LoginRedirect) GetRedirectUrl() string {
@@ -3631,21 +3891,50 @@ func (x *Lti13LoginRedirect) GetStateTtlSeconds() int32 {
 	return 0
 }
 
+func (x *Lti13LoginRedirect) GetNonce() string {
+	if x != nil {
+		return x.Nonce
+	}
+	return ""
+}
+
+func (x *Lti13LoginRedirect) GetLtiStorageTarget() string {
+	if x != nil {
+		return x.LtiStorageTarget
+	}
+	return ""
+}
+
+func (x *Lti13LoginRedirect) GetPlatformOrigin() string {
+	if x != nil {
+		return x.PlatformOrigin
+	}
+	return ""
+}
+
 type VerifyLti13LaunchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The form_post's id_token and state.
 	IdToken string `protobuf:"bytes,1,opt,name=id_token,json=idToken,proto3" json:"id_token,omitempty"`
 	State   string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
-	// The state the browser presented (the gateway's cookie); empty when it
+	// The state the browser presented (the gateway's cookie, or what the
+	// launch page read back from the platform's storage); empty when it
 	// presented none.
-	BrowserState  string `protobuf:"bytes,3,opt,name=browser_state,json=browserState,proto3" json:"browser_state,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	BrowserState string `protobuf:"bytes,3,opt,name=browser_state,json=browserState,proto3" json:"browser_state,omitempty"`
+	// The nonce the launch page read back from the platform's storage;
+	// empty for a cookie.
+	BrowserNonce string `protobuf:"bytes,4,opt,name=browser_nonce,json=browserNonce,proto3" json:"browser_nonce,omitempty"`
+	// Whether browser_state and browser_nonce come from the platform's
+	// storage: a login with platform storage is proven that way only, any
+	// other login by its cookie.
+	FromPlatformStorage bool `protobuf:"varint,5,opt,name=from_platform_storage,json=fromPlatformStorage,proto3" json:"from_platform_storage,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *VerifyLti13LaunchRequest) Reset() {
 	*x = VerifyLti13LaunchRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3657,7 +3946,7 @@ func (x *VerifyLti13LaunchRequest) String() string {
 func (*VerifyLti13LaunchRequest) ProtoMessage() {}
 
 func (x *VerifyLti13LaunchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3670,7 +3959,7 @@ func (x *VerifyLti13LaunchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyLti13LaunchRequest.ProtoReflect.Descriptor instead.
 func (*VerifyLti13LaunchRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{54}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *VerifyLti13LaunchRequest) GetIdToken() string {
@@ -3692,6 +3981,20 @@ func (x *VerifyLti13LaunchRequest) GetBrowserState() string {
 		return x.BrowserState
 	}
 	return ""
+}
+
+func (x *VerifyLti13LaunchRequest) GetBrowserNonce() string {
+	if x != nil {
+		return x.BrowserNonce
+	}
+	return ""
+}
+
+func (x *VerifyLti13LaunchRequest) GetFromPlatformStorage() bool {
+	if x != nil {
+		return x.FromPlatformStorage
+	}
+	return false
 }
 
 // A verified LTI 1.3 launch.
@@ -3719,7 +4022,7 @@ type Lti13Launch struct {
 
 func (x *Lti13Launch) Reset() {
 	*x = Lti13Launch{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3731,7 +4034,7 @@ func (x *Lti13Launch) String() string {
 func (*Lti13Launch) ProtoMessage() {}
 
 func (x *Lti13Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3744,7 +4047,7 @@ func (x *Lti13Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13Launch.ProtoReflect.Descriptor instead.
 func (*Lti13Launch) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{55}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *Lti13Launch) GetWorkspaceId() string {
@@ -3840,7 +4143,7 @@ type Lti13DeepLinking struct {
 
 func (x *Lti13DeepLinking) Reset() {
 	*x = Lti13DeepLinking{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3852,7 +4155,7 @@ func (x *Lti13DeepLinking) String() string {
 func (*Lti13DeepLinking) ProtoMessage() {}
 
 func (x *Lti13DeepLinking) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3865,7 +4168,7 @@ func (x *Lti13DeepLinking) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13DeepLinking.ProtoReflect.Descriptor instead.
 func (*Lti13DeepLinking) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{56}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *Lti13DeepLinking) GetReturnUrl() string {
@@ -3901,7 +4204,7 @@ type CreateLtiDeepLinkingResponseRequest struct {
 
 func (x *CreateLtiDeepLinkingResponseRequest) Reset() {
 	*x = CreateLtiDeepLinkingResponseRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3913,7 +4216,7 @@ func (x *CreateLtiDeepLinkingResponseRequest) String() string {
 func (*CreateLtiDeepLinkingResponseRequest) ProtoMessage() {}
 
 func (x *CreateLtiDeepLinkingResponseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3926,7 +4229,7 @@ func (x *CreateLtiDeepLinkingResponseRequest) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use CreateLtiDeepLinkingResponseRequest.ProtoReflect.Descriptor instead.
 func (*CreateLtiDeepLinkingResponseRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{57}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *CreateLtiDeepLinkingResponseRequest) GetDeepLinkId() string {
@@ -3958,7 +4261,7 @@ type LtiDeepLinkingResponse struct {
 
 func (x *LtiDeepLinkingResponse) Reset() {
 	*x = LtiDeepLinkingResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3970,7 +4273,7 @@ func (x *LtiDeepLinkingResponse) String() string {
 func (*LtiDeepLinkingResponse) ProtoMessage() {}
 
 func (x *LtiDeepLinkingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3983,7 +4286,7 @@ func (x *LtiDeepLinkingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiDeepLinkingResponse.ProtoReflect.Descriptor instead.
 func (*LtiDeepLinkingResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{58}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *LtiDeepLinkingResponse) GetReturnUrl() string {
@@ -4008,7 +4311,7 @@ type GetLtiToolKeysRequest struct {
 
 func (x *GetLtiToolKeysRequest) Reset() {
 	*x = GetLtiToolKeysRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4020,7 +4323,7 @@ func (x *GetLtiToolKeysRequest) String() string {
 func (*GetLtiToolKeysRequest) ProtoMessage() {}
 
 func (x *GetLtiToolKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4033,7 +4336,7 @@ func (x *GetLtiToolKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLtiToolKeysRequest.ProtoReflect.Descriptor instead.
 func (*GetLtiToolKeysRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{59}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{63}
 }
 
 type LtiToolKeys struct {
@@ -4046,7 +4349,7 @@ type LtiToolKeys struct {
 
 func (x *LtiToolKeys) Reset() {
 	*x = LtiToolKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4058,7 +4361,7 @@ func (x *LtiToolKeys) String() string {
 func (*LtiToolKeys) ProtoMessage() {}
 
 func (x *LtiToolKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4071,7 +4374,7 @@ func (x *LtiToolKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiToolKeys.ProtoReflect.Descriptor instead.
 func (*LtiToolKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{60}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *LtiToolKeys) GetJwks() string {
@@ -4216,7 +4519,20 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x0eauth_login_url\x18\x05 \x01(\tB\t\xb2\xe1\x18\x05\x1a\x03uriR\fauthLoginUrl\x12$\n" +
 	"\bjwks_url\x18\x06 \x01(\tB\t\xb2\xe1\x18\x05\x1a\x03uriR\ajwksUrl\x12M\n" +
 	"\x0eauth_token_url\x18\a \x01(\v2\x1c.google.protobuf.StringValueB\t\xb2\xe1\x18\x05\x1a\x03uriR\fauthTokenUrl\x12/\n" +
-	"\vcreate_time\x18\b \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tcreatedAt\"\x9f\x04\n" +
+	"\vcreate_time\x18\b \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tcreatedAt\"2\n" +
+	" CreateLtiRegistrationLinkRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"c\n" +
+	"\x13LtiRegistrationLink\x12\x1b\n" +
+	"\x03url\x18\x01 \x01(\tB\t\xb2\xe1\x18\x05\x1a\x03uriR\x03url\x12/\n" +
+	"\vexpire_time\x18\x02 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\texpiresAt\"\x92\x01\n" +
+	"\x1aRegisterLtiPlatformRequest\x12\x12\n" +
+	"\x04link\x18\x01 \x01(\tR\x04link\x121\n" +
+	"\x14openid_configuration\x18\x02 \x01(\tR\x13openidConfiguration\x12-\n" +
+	"\x12registration_token\x18\x03 \x01(\tR\x11registrationToken\"\xa4\x01\n" +
+	"\x17LtiPlatformRegistration\x12!\n" +
+	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12A\n" +
+	"\fregistration\x18\x02 \x01(\v2\x1d.workspace.v1.LtiRegistrationR\fregistration\x12#\n" +
+	"\rplatform_name\x18\x03 \x01(\tR\fplatformName\"\x9f\x04\n" +
 	"\x16CreateWorkspaceRequest\x12/\n" +
 	"\x02id\x18\x01 \x01(\tB\x1f\xb2\xe1\x18\x1b\b\x01\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12\xb0\x01\n" +
 	"\x04name\x18\x02 \x01(\tB\x9b\x01\xb2\xe1\x18\x96\x01\b\x01\"\x8c\x01^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\u0000-\\u0020\\u007F-\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000][^\\u0000-\\u001F\\u007F-\\u009F]*$(\x010\xc8\x01R\x04name\x12,\n" +
@@ -4271,22 +4587,22 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\x04etag\x18\x02 \x01(\tB\x06\xb2\xe1\x18\x02\x10\x01R\x04etag\"*\n" +
 	"\x18UndeleteWorkspaceRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xae\x04\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xe5\x04\n" +
 	"\x1aListWorkspaceEventsRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12+\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xb2\xe1\x18\x05@\x01H\xe8\aH\x00R\bpageSize\x88\x01\x01\x12&\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tB\a\xb2\xe1\x18\x030\x80\x02R\tpageToken\x12\xf3\x02\n" +
-	"\x04type\x18\x04 \x03(\tB\xde\x02\xb2\xe1\x18\xd9\x028\x0fR\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x04type\x12'\n" +
+	"page_token\x18\x03 \x01(\tB\a\xb2\xe1\x18\x030\x80\x02R\tpageToken\x12\xaa\x03\n" +
+	"\x04type\x18\x04 \x03(\tB\x95\x03\xb2\xe1\x18\x90\x038\x11R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x04type\x12'\n" +
 	"\x0finclude_managed\x18\x05 \x01(\bR\x0eincludeManagedB\f\n" +
 	"\n" +
 	"_page_size\"r\n" +
 	"\x1bListWorkspaceEventsResponse\x12+\n" +
 	"\x06events\x18\x01 \x03(\v2\x13.workspace.v1.EventR\x06events\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9e\x05\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd5\x05\n" +
 	"\x05Event\x12$\n" +
-	"\x02id\x18\x01 \x01(\tB\x14\xb2\xe1\x18\x10\"\x0e^[0-9a-f]{28}$R\x02id\x12\xf1\x02\n" +
-	"\x04type\x18\x02 \x01(\tB\xdc\x02\xb2\xe1\x18\xd7\x02R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x04type\x12/\n" +
+	"\x02id\x18\x01 \x01(\tB\x14\xb2\xe1\x18\x10\"\x0e^[0-9a-f]{28}$R\x02id\x12\xa8\x03\n" +
+	"\x04type\x18\x02 \x01(\tB\x93\x03\xb2\xe1\x18\x8e\x03R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x04type\x12/\n" +
 	"\n" +
 	"occur_time\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\n" +
 	"occurredAt\x12!\n" +
@@ -4300,9 +4616,9 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"EventActor\x12)\n" +
 	"\x04type\x18\x01 \x01(\tB\x15\xb2\xe1\x18\x11R\akeyPairR\x06systemR\x04type\x12!\n" +
 	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x17\n" +
-	"\aapp_key\x18\x03 \x01(\tR\x06appKey\"b\n" +
-	"\vEventTarget\x12C\n" +
-	"\x04type\x18\x01 \x01(\tB/\xb2\xe1\x18+R\tworkspaceR\x04userR\akeyPairR\x0fltiRegistrationR\x04type\x12\x0e\n" +
+	"\aapp_key\x18\x03 \x01(\tR\x06appKey\"w\n" +
+	"\vEventTarget\x12X\n" +
+	"\x04type\x18\x01 \x01(\tBD\xb2\xe1\x18@R\tworkspaceR\x04userR\akeyPairR\x0fltiRegistrationR\x13ltiRegistrationLinkR\x04type\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"{\n" +
 	"\x1eRecordSessionRevocationRequest\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x12\n" +
@@ -4350,7 +4666,7 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\auser_id\x18\x05 \x01(\tR\x06userId\x12(\n" +
 	"\x10resource_link_id\x18\x06 \x01(\tR\x0eresourceLinkId\x12G\n" +
 	"\x11custom_parameters\x18\a \x03(\v2\x1a.workspace.v1.LtiParameterR\x10customParameters\x12C\n" +
-	"\x1elaunch_presentation_return_url\x18\b \x01(\tR\x1blaunchPresentationReturnUrl\"\xea\x01\n" +
+	"\x1elaunch_presentation_return_url\x18\b \x01(\tR\x1blaunchPresentationReturnUrl\"\x98\x02\n" +
 	"\x16StartLti13LoginRequest\x12\x16\n" +
 	"\x06issuer\x18\x01 \x01(\tR\x06issuer\x12\x1d\n" +
 	"\n" +
@@ -4358,15 +4674,21 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x0ftarget_link_uri\x18\x03 \x01(\tR\rtargetLinkUri\x12(\n" +
 	"\x10lti_message_hint\x18\x04 \x01(\tR\x0eltiMessageHint\x12\x1b\n" +
 	"\tclient_id\x18\x05 \x01(\tR\bclientId\x12*\n" +
-	"\x11lti_deployment_id\x18\x06 \x01(\tR\x0fltiDeploymentId\"y\n" +
+	"\x11lti_deployment_id\x18\x06 \x01(\tR\x0fltiDeploymentId\x12,\n" +
+	"\x12lti_storage_target\x18\a \x01(\tR\x10ltiStorageTarget\"\xe6\x01\n" +
 	"\x12Lti13LoginRedirect\x12!\n" +
 	"\fredirect_url\x18\x01 \x01(\tR\vredirectUrl\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12*\n" +
-	"\x11state_ttl_seconds\x18\x03 \x01(\x05R\x0fstateTtlSeconds\"p\n" +
+	"\x11state_ttl_seconds\x18\x03 \x01(\x05R\x0fstateTtlSeconds\x12\x14\n" +
+	"\x05nonce\x18\x04 \x01(\tR\x05nonce\x12,\n" +
+	"\x12lti_storage_target\x18\x05 \x01(\tR\x10ltiStorageTarget\x12'\n" +
+	"\x0fplatform_origin\x18\x06 \x01(\tR\x0eplatformOrigin\"\xc9\x01\n" +
 	"\x18VerifyLti13LaunchRequest\x12\x19\n" +
 	"\bid_token\x18\x01 \x01(\tR\aidToken\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12#\n" +
-	"\rbrowser_state\x18\x03 \x01(\tR\fbrowserState\"\xf1\x03\n" +
+	"\rbrowser_state\x18\x03 \x01(\tR\fbrowserState\x12#\n" +
+	"\rbrowser_nonce\x18\x04 \x01(\tR\fbrowserNonce\x122\n" +
+	"\x15from_platform_storage\x18\x05 \x01(\bR\x13fromPlatformStorage\"\xf1\x03\n" +
 	"\vLti13Launch\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12'\n" +
 	"\x0fregistration_id\x18\x02 \x01(\tR\x0eregistrationId\x12#\n" +
@@ -4396,7 +4718,7 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x03jwt\x18\x02 \x01(\tR\x03jwt\"\x17\n" +
 	"\x15GetLtiToolKeysRequest\"!\n" +
 	"\vLtiToolKeys\x12\x12\n" +
-	"\x04jwks\x18\x01 \x01(\tR\x04jwks2\xedF\n" +
+	"\x04jwks\x18\x01 \x01(\tR\x04jwks2\xbfP\n" +
 	"\x10WorkspaceService\x12\x83\x03\n" +
 	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\xa5\x02\xb2\xe1\x18\xa0\x02*\n" +
 	"Workspaces2\x0fList workspaces:\x80\x02The caller's workspace and every workspace it manages, active only, ordered by name (case-insensitive) then id. Pass `nextPageToken` back as `pageToken`, with the same filter, until it is empty. `POST` takes the filter as a body, `GET` as query parameters.\x12\xda\x01\n" +
@@ -4417,7 +4739,9 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"Workspaces2\x1cUndelete a managed workspace:\x80\x01Its key pairs authenticate again; SDK tokens issued before are not revived. Undeleting an active workspace returns it unchanged.\x12\xde\x05\n" +
 	"\x13ListWorkspaceEvents\x12(.workspace.v1.ListWorkspaceEventsRequest\x1a).workspace.v1.ListWorkspaceEventsResponse\"\xf1\x04\xb2\xe1\x18\xec\x04\x12\tNOT_FOUND*\vAudit trail2\x19List a workspace's events:\xb6\x04Every administrative change of the workspace (and, with `includeManaged=true`, of every workspace it manages), oldest first. Visible to the workspace itself and its managers, deleted or not; any other id is 404. `nextPageToken` is always set: pass it back as `pageToken`, with the same `type` and `includeManaged`, for the next page, and keep the last one to poll for newer events. A page shorter than `pageSize` means there is nothing more for now. Events appear once they are a few seconds old (the settle window, `EVENTS_SETTLE`), so a kept token never skips one.\x12\xb2\x03\n" +
 	"\x14ListLtiRegistrations\x12).workspace.v1.ListLtiRegistrationsRequest\x1a*.workspace.v1.ListLtiRegistrationsResponse\"\xc2\x02\xb2\xe1\x18\xbd\x02\x12\tNOT_FOUND*\x15LTI 1.3 registrations2(List a workspace's LTI 1.3 registrations:\xee\x01Every LTI 1.3 platform (LMS) the workspace is registered with, oldest first. The workspace itself and the workspaces that manage it may read and change them, with a server key pair; any other workspace id, and a deleted workspace, is 404.\x12\x86\a\n" +
-	"\x15CreateLtiRegistration\x12*.workspace.v1.CreateLtiRegistrationRequest\x1a\x1d.workspace.v1.LtiRegistration\"\xa1\x06\xb2\xe1\x18\x9c\x06\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION\x12\bCONFLICT*\x15LTI 1.3 registrations2\x1cRegister an LTI 1.3 platform:\xba\x05Registers a platform (an LMS) by the `issuer` and `clientId` it gave the tool, with the deployment ids that may launch (may be empty: launches are refused until one is added) and the platform's endpoints. An (issuer, clientId) pair belongs to one registration across all workspaces: a second one, in this workspace or another, is 409 `ALREADY_EXISTS`. A workspace holds at most 20 registrations, a registration at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. The issuer and every URL must be https on a public host (http, or a loopback or private address, only for hosts the service's `LTI_ALLOW_INSECURE_HOSTS` names); a refusal's description starts \"must be a public https URL\".\x12\xe5\x01\n" +
+	"\x15CreateLtiRegistration\x12*.workspace.v1.CreateLtiRegistrationRequest\x1a\x1d.workspace.v1.LtiRegistration\"\xa1\x06\xb2\xe1\x18\x9c\x06\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION\x12\bCONFLICT*\x15LTI 1.3 registrations2\x1cRegister an LTI 1.3 platform:\xba\x05Registers a platform (an LMS) by the `issuer` and `clientId` it gave the tool, with the deployment ids that may launch (may be empty: launches are refused until one is added) and the platform's endpoints. An (issuer, clientId) pair belongs to one registration across all workspaces: a second one, in this workspace or another, is 409 `ALREADY_EXISTS`. A workspace holds at most 20 registrations, a registration at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. The issuer and every URL must be https on a public host (http, or a loopback or private address, only for hosts the service's `LTI_ALLOW_INSECURE_HOSTS` names); a refusal's description starts \"must be a public https URL\".\x12\xe7\b\n" +
+	"\x19CreateLtiRegistrationLink\x12..workspace.v1.CreateLtiRegistrationLinkRequest\x1a!.workspace.v1.LtiRegistrationLink\"\xf6\a\xb2\xe1\x18\xf1\a\x12\tNOT_FOUND*\x15LTI 1.3 registrations2%Make an LTI Dynamic Registration link:\xa2\aAnswers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.@\xc9\x01\x12f\n" +
+	"\x13RegisterLtiPlatform\x12(.workspace.v1.RegisterLtiPlatformRequest\x1a%.workspace.v1.LtiPlatformRegistration\x12\xe5\x01\n" +
 	"\x12GetLtiRegistration\x12'.workspace.v1.GetLtiRegistrationRequest\x1a\x1d.workspace.v1.LtiRegistration\"\x86\x01\xb2\xe1\x18\x81\x01\x12\tNOT_FOUND*\x15LTI 1.3 registrations2\x1bGet an LTI 1.3 registration:@An unknown registration id, or one of another workspace, is 404.\x12\x9e\x03\n" +
 	"\x15DeleteLtiRegistration\x12*.workspace.v1.DeleteLtiRegistrationRequest\x1a\x1d.workspace.v1.LtiRegistration\"\xb9\x02\xb2\xe1\x18\xb4\x02\x12\tNOT_FOUND\x12\bCONFLICT*\x15LTI 1.3 registrations2\x1eDelete an LTI 1.3 registration:\xe5\x01Removes the registration at once and answers it as it was: the platform's launches are refused from now on, and its (issuer, clientId) pair may be registered again, here or in another workspace. An unknown registration id is 404.\x12\xfe\x03\n" +
 	"\x10AddLtiDeployment\x12%.workspace.v1.AddLtiDeploymentRequest\x1a\x1d.workspace.v1.LtiRegistration\"\xa3\x03\xb2\xe1\x18\x9e\x03\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION\x12\bCONFLICT*\x15LTI 1.3 registrations2.Add a deployment id to an LTI 1.3 registration:\xaa\x02Lets the platform's deployment launch, and answers the registration. Adding an id the registration holds already changes nothing and answers 200, so the call is safe to repeat. A registration holds at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. An unknown registration id is 404.\x12\xf2\x02\n" +
@@ -4444,7 +4768,7 @@ func file_workspace_v1_workspace_proto_rawDescGZIP() []byte {
 	return file_workspace_v1_workspace_proto_rawDescData
 }
 
-var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*Workspace)(nil),                           // 0: workspace.v1.Workspace
 	(*RateLimit)(nil),                           // 1: workspace.v1.RateLimit
@@ -4473,143 +4797,152 @@ var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*AddLtiDeploymentRequest)(nil),             // 24: workspace.v1.AddLtiDeploymentRequest
 	(*RemoveLtiDeploymentRequest)(nil),          // 25: workspace.v1.RemoveLtiDeploymentRequest
 	(*LtiRegistration)(nil),                     // 26: workspace.v1.LtiRegistration
-	(*CreateWorkspaceRequest)(nil),              // 27: workspace.v1.CreateWorkspaceRequest
-	(*CreateWorkspaceResponse)(nil),             // 28: workspace.v1.CreateWorkspaceResponse
-	(*RegistrationCode)(nil),                    // 29: workspace.v1.RegistrationCode
-	(*AppKeys)(nil),                             // 30: workspace.v1.AppKeys
-	(*LtiKeys)(nil),                             // 31: workspace.v1.LtiKeys
-	(*ServerKeys)(nil),                          // 32: workspace.v1.ServerKeys
-	(*UpdateWorkspaceRequest)(nil),              // 33: workspace.v1.UpdateWorkspaceRequest
-	(*DeleteWorkspaceRequest)(nil),              // 34: workspace.v1.DeleteWorkspaceRequest
-	(*UndeleteWorkspaceRequest)(nil),            // 35: workspace.v1.UndeleteWorkspaceRequest
-	(*ListWorkspaceEventsRequest)(nil),          // 36: workspace.v1.ListWorkspaceEventsRequest
-	(*ListWorkspaceEventsResponse)(nil),         // 37: workspace.v1.ListWorkspaceEventsResponse
-	(*Event)(nil),                               // 38: workspace.v1.Event
-	(*EventActor)(nil),                          // 39: workspace.v1.EventActor
-	(*EventTarget)(nil),                         // 40: workspace.v1.EventTarget
-	(*RecordSessionRevocationRequest)(nil),      // 41: workspace.v1.RecordSessionRevocationRequest
-	(*RecordSessionRevocationResponse)(nil),     // 42: workspace.v1.RecordSessionRevocationResponse
-	(*GetWorkspaceStatusRequest)(nil),           // 43: workspace.v1.GetWorkspaceStatusRequest
-	(*WorkspaceStatus)(nil),                     // 44: workspace.v1.WorkspaceStatus
-	(*AuthenticateRequest)(nil),                 // 45: workspace.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),                // 46: workspace.v1.AuthenticateResponse
-	(*GetLtiConfigurationRequest)(nil),          // 47: workspace.v1.GetLtiConfigurationRequest
-	(*LtiConfiguration)(nil),                    // 48: workspace.v1.LtiConfiguration
-	(*VerifyLtiLaunchRequest)(nil),              // 49: workspace.v1.VerifyLtiLaunchRequest
-	(*LtiParameter)(nil),                        // 50: workspace.v1.LtiParameter
-	(*LtiLaunch)(nil),                           // 51: workspace.v1.LtiLaunch
-	(*StartLti13LoginRequest)(nil),              // 52: workspace.v1.StartLti13LoginRequest
-	(*Lti13LoginRedirect)(nil),                  // 53: workspace.v1.Lti13LoginRedirect
-	(*VerifyLti13LaunchRequest)(nil),            // 54: workspace.v1.VerifyLti13LaunchRequest
-	(*Lti13Launch)(nil),                         // 55: workspace.v1.Lti13Launch
-	(*Lti13DeepLinking)(nil),                    // 56: workspace.v1.Lti13DeepLinking
-	(*CreateLtiDeepLinkingResponseRequest)(nil), // 57: workspace.v1.CreateLtiDeepLinkingResponseRequest
-	(*LtiDeepLinkingResponse)(nil),              // 58: workspace.v1.LtiDeepLinkingResponse
-	(*GetLtiToolKeysRequest)(nil),               // 59: workspace.v1.GetLtiToolKeysRequest
-	(*LtiToolKeys)(nil),                         // 60: workspace.v1.LtiToolKeys
-	(*wrapperspb.StringValue)(nil),              // 61: google.protobuf.StringValue
-	(*durationpb.Duration)(nil),                 // 62: google.protobuf.Duration
-	(*fieldmaskpb.FieldMask)(nil),               // 63: google.protobuf.FieldMask
+	(*CreateLtiRegistrationLinkRequest)(nil),    // 27: workspace.v1.CreateLtiRegistrationLinkRequest
+	(*LtiRegistrationLink)(nil),                 // 28: workspace.v1.LtiRegistrationLink
+	(*RegisterLtiPlatformRequest)(nil),          // 29: workspace.v1.RegisterLtiPlatformRequest
+	(*LtiPlatformRegistration)(nil),             // 30: workspace.v1.LtiPlatformRegistration
+	(*CreateWorkspaceRequest)(nil),              // 31: workspace.v1.CreateWorkspaceRequest
+	(*CreateWorkspaceResponse)(nil),             // 32: workspace.v1.CreateWorkspaceResponse
+	(*RegistrationCode)(nil),                    // 33: workspace.v1.RegistrationCode
+	(*AppKeys)(nil),                             // 34: workspace.v1.AppKeys
+	(*LtiKeys)(nil),                             // 35: workspace.v1.LtiKeys
+	(*ServerKeys)(nil),                          // 36: workspace.v1.ServerKeys
+	(*UpdateWorkspaceRequest)(nil),              // 37: workspace.v1.UpdateWorkspaceRequest
+	(*DeleteWorkspaceRequest)(nil),              // 38: workspace.v1.DeleteWorkspaceRequest
+	(*UndeleteWorkspaceRequest)(nil),            // 39: workspace.v1.UndeleteWorkspaceRequest
+	(*ListWorkspaceEventsRequest)(nil),          // 40: workspace.v1.ListWorkspaceEventsRequest
+	(*ListWorkspaceEventsResponse)(nil),         // 41: workspace.v1.ListWorkspaceEventsResponse
+	(*Event)(nil),                               // 42: workspace.v1.Event
+	(*EventActor)(nil),                          // 43: workspace.v1.EventActor
+	(*EventTarget)(nil),                         // 44: workspace.v1.EventTarget
+	(*RecordSessionRevocationRequest)(nil),      // 45: workspace.v1.RecordSessionRevocationRequest
+	(*RecordSessionRevocationResponse)(nil),     // 46: workspace.v1.RecordSessionRevocationResponse
+	(*GetWorkspaceStatusRequest)(nil),           // 47: workspace.v1.GetWorkspaceStatusRequest
+	(*WorkspaceStatus)(nil),                     // 48: workspace.v1.WorkspaceStatus
+	(*AuthenticateRequest)(nil),                 // 49: workspace.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),                // 50: workspace.v1.AuthenticateResponse
+	(*GetLtiConfigurationRequest)(nil),          // 51: workspace.v1.GetLtiConfigurationRequest
+	(*LtiConfiguration)(nil),                    // 52: workspace.v1.LtiConfiguration
+	(*VerifyLtiLaunchRequest)(nil),              // 53: workspace.v1.VerifyLtiLaunchRequest
+	(*LtiParameter)(nil),                        // 54: workspace.v1.LtiParameter
+	(*LtiLaunch)(nil),                           // 55: workspace.v1.LtiLaunch
+	(*StartLti13LoginRequest)(nil),              // 56: workspace.v1.StartLti13LoginRequest
+	(*Lti13LoginRedirect)(nil),                  // 57: workspace.v1.Lti13LoginRedirect
+	(*VerifyLti13LaunchRequest)(nil),            // 58: workspace.v1.VerifyLti13LaunchRequest
+	(*Lti13Launch)(nil),                         // 59: workspace.v1.Lti13Launch
+	(*Lti13DeepLinking)(nil),                    // 60: workspace.v1.Lti13DeepLinking
+	(*CreateLtiDeepLinkingResponseRequest)(nil), // 61: workspace.v1.CreateLtiDeepLinkingResponseRequest
+	(*LtiDeepLinkingResponse)(nil),              // 62: workspace.v1.LtiDeepLinkingResponse
+	(*GetLtiToolKeysRequest)(nil),               // 63: workspace.v1.GetLtiToolKeysRequest
+	(*LtiToolKeys)(nil),                         // 64: workspace.v1.LtiToolKeys
+	(*wrapperspb.StringValue)(nil),              // 65: google.protobuf.StringValue
+	(*durationpb.Duration)(nil),                 // 66: google.protobuf.Duration
+	(*fieldmaskpb.FieldMask)(nil),               // 67: google.protobuf.FieldMask
 }
 var file_workspace_v1_workspace_proto_depIdxs = []int32{
-	61, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
+	65, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
 	3,  // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
 	5,  // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
 	1,  // 4: workspace.v1.Workspace.rate_limit:type_name -> workspace.v1.RateLimit
 	4,  // 5: workspace.v1.Product.bank:type_name -> workspace.v1.Bank
 	5,  // 6: workspace.v1.KeyPair.tags:type_name -> workspace.v1.Tag
-	61, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
-	61, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
+	65, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
+	65, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
 	8,  // 9: workspace.v1.ListWorkspacesRequest.filter:type_name -> workspace.v1.ListWorkspacesFilter
 	9,  // 10: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
 	0,  // 11: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
 	6,  // 12: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
 	15, // 13: workspace.v1.CreateWorkspaceKeyRequest.tags:type_name -> workspace.v1.TagInput
-	62, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
+	66, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
 	6,  // 15: workspace.v1.RotateWorkspaceKeyResponse.previous:type_name -> workspace.v1.KeyPair
 	6,  // 16: workspace.v1.RotateWorkspaceKeyResponse.successor:type_name -> workspace.v1.KeyPair
 	26, // 17: workspace.v1.ListLtiRegistrationsResponse.registrations:type_name -> workspace.v1.LtiRegistration
-	61, // 18: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
-	61, // 19: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
-	2,  // 20: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
-	3,  // 21: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	1,  // 22: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	29, // 23: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
-	30, // 24: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
-	31, // 25: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
-	32, // 26: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
-	61, // 27: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
-	2,  // 28: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
-	3,  // 29: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	63, // 30: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 31: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	38, // 32: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
-	39, // 33: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
-	40, // 34: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
-	1,  // 35: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
-	5,  // 36: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
-	50, // 37: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
-	50, // 38: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	50, // 39: workspace.v1.Lti13Launch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	56, // 40: workspace.v1.Lti13Launch.deep_linking:type_name -> workspace.v1.Lti13DeepLinking
-	7,  // 41: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
-	11, // 42: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
-	12, // 43: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
-	14, // 44: workspace.v1.WorkspaceService.CreateWorkspaceKey:input_type -> workspace.v1.CreateWorkspaceKeyRequest
-	16, // 45: workspace.v1.WorkspaceService.RotateWorkspaceKey:input_type -> workspace.v1.RotateWorkspaceKeyRequest
-	18, // 46: workspace.v1.WorkspaceService.RevokeWorkspaceKey:input_type -> workspace.v1.RevokeWorkspaceKeyRequest
-	27, // 47: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
-	33, // 48: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
-	34, // 49: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
-	35, // 50: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
-	36, // 51: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
-	19, // 52: workspace.v1.WorkspaceService.ListLtiRegistrations:input_type -> workspace.v1.ListLtiRegistrationsRequest
-	21, // 53: workspace.v1.WorkspaceService.CreateLtiRegistration:input_type -> workspace.v1.CreateLtiRegistrationRequest
-	22, // 54: workspace.v1.WorkspaceService.GetLtiRegistration:input_type -> workspace.v1.GetLtiRegistrationRequest
-	23, // 55: workspace.v1.WorkspaceService.DeleteLtiRegistration:input_type -> workspace.v1.DeleteLtiRegistrationRequest
-	24, // 56: workspace.v1.WorkspaceService.AddLtiDeployment:input_type -> workspace.v1.AddLtiDeploymentRequest
-	25, // 57: workspace.v1.WorkspaceService.RemoveLtiDeployment:input_type -> workspace.v1.RemoveLtiDeploymentRequest
-	41, // 58: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
-	45, // 59: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
-	43, // 60: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
-	47, // 61: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
-	49, // 62: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
-	52, // 63: workspace.v1.WorkspaceService.StartLti13Login:input_type -> workspace.v1.StartLti13LoginRequest
-	54, // 64: workspace.v1.WorkspaceService.VerifyLti13Launch:input_type -> workspace.v1.VerifyLti13LaunchRequest
-	59, // 65: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
-	57, // 66: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:input_type -> workspace.v1.CreateLtiDeepLinkingResponseRequest
-	10, // 67: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
-	0,  // 68: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
-	13, // 69: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
-	6,  // 70: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
-	17, // 71: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
-	6,  // 72: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
-	28, // 73: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
-	0,  // 74: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 75: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 76: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
-	37, // 77: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
-	20, // 78: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
-	26, // 79: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	26, // 80: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	26, // 81: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	26, // 82: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	26, // 83: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	42, // 84: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
-	46, // 85: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
-	44, // 86: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
-	48, // 87: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
-	51, // 88: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
-	53, // 89: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
-	55, // 90: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
-	60, // 91: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
-	58, // 92: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:output_type -> workspace.v1.LtiDeepLinkingResponse
-	67, // [67:93] is the sub-list for method output_type
-	41, // [41:67] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	65, // 18: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
+	26, // 19: workspace.v1.LtiPlatformRegistration.registration:type_name -> workspace.v1.LtiRegistration
+	65, // 20: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,  // 21: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
+	3,  // 22: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
+	1,  // 23: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
+	33, // 24: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
+	34, // 25: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
+	35, // 26: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
+	36, // 27: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
+	65, // 28: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,  // 29: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
+	3,  // 30: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
+	67, // 31: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	1,  // 32: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
+	42, // 33: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
+	43, // 34: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
+	44, // 35: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
+	1,  // 36: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
+	5,  // 37: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
+	54, // 38: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
+	54, // 39: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	54, // 40: workspace.v1.Lti13Launch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	60, // 41: workspace.v1.Lti13Launch.deep_linking:type_name -> workspace.v1.Lti13DeepLinking
+	7,  // 42: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
+	11, // 43: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
+	12, // 44: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
+	14, // 45: workspace.v1.WorkspaceService.CreateWorkspaceKey:input_type -> workspace.v1.CreateWorkspaceKeyRequest
+	16, // 46: workspace.v1.WorkspaceService.RotateWorkspaceKey:input_type -> workspace.v1.RotateWorkspaceKeyRequest
+	18, // 47: workspace.v1.WorkspaceService.RevokeWorkspaceKey:input_type -> workspace.v1.RevokeWorkspaceKeyRequest
+	31, // 48: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
+	37, // 49: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
+	38, // 50: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
+	39, // 51: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
+	40, // 52: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
+	19, // 53: workspace.v1.WorkspaceService.ListLtiRegistrations:input_type -> workspace.v1.ListLtiRegistrationsRequest
+	21, // 54: workspace.v1.WorkspaceService.CreateLtiRegistration:input_type -> workspace.v1.CreateLtiRegistrationRequest
+	27, // 55: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:input_type -> workspace.v1.CreateLtiRegistrationLinkRequest
+	29, // 56: workspace.v1.WorkspaceService.RegisterLtiPlatform:input_type -> workspace.v1.RegisterLtiPlatformRequest
+	22, // 57: workspace.v1.WorkspaceService.GetLtiRegistration:input_type -> workspace.v1.GetLtiRegistrationRequest
+	23, // 58: workspace.v1.WorkspaceService.DeleteLtiRegistration:input_type -> workspace.v1.DeleteLtiRegistrationRequest
+	24, // 59: workspace.v1.WorkspaceService.AddLtiDeployment:input_type -> workspace.v1.AddLtiDeploymentRequest
+	25, // 60: workspace.v1.WorkspaceService.RemoveLtiDeployment:input_type -> workspace.v1.RemoveLtiDeploymentRequest
+	45, // 61: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
+	49, // 62: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
+	47, // 63: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
+	51, // 64: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
+	53, // 65: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
+	56, // 66: workspace.v1.WorkspaceService.StartLti13Login:input_type -> workspace.v1.StartLti13LoginRequest
+	58, // 67: workspace.v1.WorkspaceService.VerifyLti13Launch:input_type -> workspace.v1.VerifyLti13LaunchRequest
+	63, // 68: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
+	61, // 69: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:input_type -> workspace.v1.CreateLtiDeepLinkingResponseRequest
+	10, // 70: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
+	0,  // 71: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
+	13, // 72: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
+	6,  // 73: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
+	17, // 74: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
+	6,  // 75: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
+	32, // 76: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
+	0,  // 77: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 78: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 79: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
+	41, // 80: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
+	20, // 81: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
+	26, // 82: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	28, // 83: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:output_type -> workspace.v1.LtiRegistrationLink
+	30, // 84: workspace.v1.WorkspaceService.RegisterLtiPlatform:output_type -> workspace.v1.LtiPlatformRegistration
+	26, // 85: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	26, // 86: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	26, // 87: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	26, // 88: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	46, // 89: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
+	50, // 90: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
+	48, // 91: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
+	52, // 92: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
+	55, // 93: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
+	57, // 94: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
+	59, // 95: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
+	64, // 96: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
+	62, // 97: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:output_type -> workspace.v1.LtiDeepLinkingResponse
+	70, // [70:98] is the sub-list for method output_type
+	42, // [42:70] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_workspace_v1_workspace_proto_init() }
@@ -4620,15 +4953,15 @@ func file_workspace_v1_workspace_proto_init() {
 	file_workspace_v1_workspace_proto_msgTypes[0].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[7].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[21].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[33].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[36].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[37].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[40].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_workspace_v1_workspace_proto_rawDesc), len(file_workspace_v1_workspace_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   61,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -637,6 +637,51 @@ func local_request_WorkspaceService_CreateLtiRegistration_0(ctx context.Context,
 	return msg, metadata, err
 }
 
+func request_WorkspaceService_CreateLtiRegistrationLink_0(ctx context.Context, marshaler runtime.Marshaler, client WorkspaceServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq CreateLtiRegistrationLinkRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.CreateLtiRegistrationLink(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_WorkspaceService_CreateLtiRegistrationLink_0(ctx context.Context, marshaler runtime.Marshaler, server WorkspaceServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq CreateLtiRegistrationLinkRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	msg, err := server.CreateLtiRegistrationLink(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_WorkspaceService_GetLtiRegistration_0(ctx context.Context, marshaler runtime.Marshaler, client WorkspaceServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq GetLtiRegistrationRequest
@@ -1165,6 +1210,26 @@ func RegisterWorkspaceServiceHandlerServer(ctx context.Context, mux *runtime.Ser
 		}
 		forward_WorkspaceService_CreateLtiRegistration_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_WorkspaceService_CreateLtiRegistrationLink_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/workspace.v1.WorkspaceService/CreateLtiRegistrationLink", runtime.WithHTTPPathPattern("/api/workspace/{id}/lti/registration-links"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_WorkspaceService_CreateLtiRegistrationLink_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_WorkspaceService_CreateLtiRegistrationLink_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_WorkspaceService_GetLtiRegistration_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -1523,6 +1588,23 @@ func RegisterWorkspaceServiceHandlerClient(ctx context.Context, mux *runtime.Ser
 		}
 		forward_WorkspaceService_CreateLtiRegistration_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_WorkspaceService_CreateLtiRegistrationLink_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/workspace.v1.WorkspaceService/CreateLtiRegistrationLink", runtime.WithHTTPPathPattern("/api/workspace/{id}/lti/registration-links"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_WorkspaceService_CreateLtiRegistrationLink_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_WorkspaceService_CreateLtiRegistrationLink_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_WorkspaceService_GetLtiRegistration_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -1604,43 +1686,45 @@ func (m response_WorkspaceService_ListWorkspaceKeys_0) XXX_ResponseBody() interf
 }
 
 var (
-	pattern_WorkspaceService_ListWorkspaces_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "workspaces"}, ""))
-	pattern_WorkspaceService_ListWorkspaces_1        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "workspaces"}, ""))
-	pattern_WorkspaceService_GetWorkspace_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, ""))
-	pattern_WorkspaceService_ListWorkspaceKeys_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "workspace", "id", "keys"}, ""))
-	pattern_WorkspaceService_CreateWorkspaceKey_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "workspace", "id", "keys"}, ""))
-	pattern_WorkspaceService_RotateWorkspaceKey_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "workspace", "id", "keys", "app_key"}, "rotate"))
-	pattern_WorkspaceService_RevokeWorkspaceKey_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "workspace", "id", "keys", "app_key"}, ""))
-	pattern_WorkspaceService_CreateWorkspace_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "workspace"}, ""))
-	pattern_WorkspaceService_UpdateWorkspace_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, ""))
-	pattern_WorkspaceService_DeleteWorkspace_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, ""))
-	pattern_WorkspaceService_UndeleteWorkspace_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, "undelete"))
-	pattern_WorkspaceService_ListWorkspaceEvents_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "workspace", "id", "events"}, ""))
-	pattern_WorkspaceService_ListLtiRegistrations_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 2, 4}, []string{"api", "workspace", "id", "lti", "registrations"}, ""))
-	pattern_WorkspaceService_CreateLtiRegistration_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 2, 4}, []string{"api", "workspace", "id", "lti", "registrations"}, ""))
-	pattern_WorkspaceService_GetLtiRegistration_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5}, []string{"api", "workspace", "id", "lti", "registrations", "registration_id"}, ""))
-	pattern_WorkspaceService_DeleteLtiRegistration_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5}, []string{"api", "workspace", "id", "lti", "registrations", "registration_id"}, ""))
-	pattern_WorkspaceService_AddLtiDeployment_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5, 2, 6}, []string{"api", "workspace", "id", "lti", "registrations", "registration_id", "deployments"}, ""))
-	pattern_WorkspaceService_RemoveLtiDeployment_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5, 2, 6, 1, 0, 4, 1, 5, 7}, []string{"api", "workspace", "id", "lti", "registrations", "registration_id", "deployments", "deployment_id"}, ""))
+	pattern_WorkspaceService_ListWorkspaces_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "workspaces"}, ""))
+	pattern_WorkspaceService_ListWorkspaces_1            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "workspaces"}, ""))
+	pattern_WorkspaceService_GetWorkspace_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, ""))
+	pattern_WorkspaceService_ListWorkspaceKeys_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "workspace", "id", "keys"}, ""))
+	pattern_WorkspaceService_CreateWorkspaceKey_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "workspace", "id", "keys"}, ""))
+	pattern_WorkspaceService_RotateWorkspaceKey_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "workspace", "id", "keys", "app_key"}, "rotate"))
+	pattern_WorkspaceService_RevokeWorkspaceKey_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "workspace", "id", "keys", "app_key"}, ""))
+	pattern_WorkspaceService_CreateWorkspace_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "workspace"}, ""))
+	pattern_WorkspaceService_UpdateWorkspace_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, ""))
+	pattern_WorkspaceService_DeleteWorkspace_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, ""))
+	pattern_WorkspaceService_UndeleteWorkspace_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "workspace", "id"}, "undelete"))
+	pattern_WorkspaceService_ListWorkspaceEvents_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "workspace", "id", "events"}, ""))
+	pattern_WorkspaceService_ListLtiRegistrations_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 2, 4}, []string{"api", "workspace", "id", "lti", "registrations"}, ""))
+	pattern_WorkspaceService_CreateLtiRegistration_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 2, 4}, []string{"api", "workspace", "id", "lti", "registrations"}, ""))
+	pattern_WorkspaceService_CreateLtiRegistrationLink_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 2, 4}, []string{"api", "workspace", "id", "lti", "registration-links"}, ""))
+	pattern_WorkspaceService_GetLtiRegistration_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5}, []string{"api", "workspace", "id", "lti", "registrations", "registration_id"}, ""))
+	pattern_WorkspaceService_DeleteLtiRegistration_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5}, []string{"api", "workspace", "id", "lti", "registrations", "registration_id"}, ""))
+	pattern_WorkspaceService_AddLtiDeployment_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5, 2, 6}, []string{"api", "workspace", "id", "lti", "registrations", "registration_id", "deployments"}, ""))
+	pattern_WorkspaceService_RemoveLtiDeployment_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 2, 4, 1, 0, 4, 1, 5, 5, 2, 6, 1, 0, 4, 1, 5, 7}, []string{"api", "workspace", "id", "lti", "registrations", "registration_id", "deployments", "deployment_id"}, ""))
 )
 
 var (
-	forward_WorkspaceService_ListWorkspaces_0        = runtime.ForwardResponseMessage
-	forward_WorkspaceService_ListWorkspaces_1        = runtime.ForwardResponseMessage
-	forward_WorkspaceService_GetWorkspace_0          = runtime.ForwardResponseMessage
-	forward_WorkspaceService_ListWorkspaceKeys_0     = runtime.ForwardResponseMessage
-	forward_WorkspaceService_CreateWorkspaceKey_0    = runtime.ForwardResponseMessage
-	forward_WorkspaceService_RotateWorkspaceKey_0    = runtime.ForwardResponseMessage
-	forward_WorkspaceService_RevokeWorkspaceKey_0    = runtime.ForwardResponseMessage
-	forward_WorkspaceService_CreateWorkspace_0       = runtime.ForwardResponseMessage
-	forward_WorkspaceService_UpdateWorkspace_0       = runtime.ForwardResponseMessage
-	forward_WorkspaceService_DeleteWorkspace_0       = runtime.ForwardResponseMessage
-	forward_WorkspaceService_UndeleteWorkspace_0     = runtime.ForwardResponseMessage
-	forward_WorkspaceService_ListWorkspaceEvents_0   = runtime.ForwardResponseMessage
-	forward_WorkspaceService_ListLtiRegistrations_0  = runtime.ForwardResponseMessage
-	forward_WorkspaceService_CreateLtiRegistration_0 = runtime.ForwardResponseMessage
-	forward_WorkspaceService_GetLtiRegistration_0    = runtime.ForwardResponseMessage
-	forward_WorkspaceService_DeleteLtiRegistration_0 = runtime.ForwardResponseMessage
-	forward_WorkspaceService_AddLtiDeployment_0      = runtime.ForwardResponseMessage
-	forward_WorkspaceService_RemoveLtiDeployment_0   = runtime.ForwardResponseMessage
+	forward_WorkspaceService_ListWorkspaces_0            = runtime.ForwardResponseMessage
+	forward_WorkspaceService_ListWorkspaces_1            = runtime.ForwardResponseMessage
+	forward_WorkspaceService_GetWorkspace_0              = runtime.ForwardResponseMessage
+	forward_WorkspaceService_ListWorkspaceKeys_0         = runtime.ForwardResponseMessage
+	forward_WorkspaceService_CreateWorkspaceKey_0        = runtime.ForwardResponseMessage
+	forward_WorkspaceService_RotateWorkspaceKey_0        = runtime.ForwardResponseMessage
+	forward_WorkspaceService_RevokeWorkspaceKey_0        = runtime.ForwardResponseMessage
+	forward_WorkspaceService_CreateWorkspace_0           = runtime.ForwardResponseMessage
+	forward_WorkspaceService_UpdateWorkspace_0           = runtime.ForwardResponseMessage
+	forward_WorkspaceService_DeleteWorkspace_0           = runtime.ForwardResponseMessage
+	forward_WorkspaceService_UndeleteWorkspace_0         = runtime.ForwardResponseMessage
+	forward_WorkspaceService_ListWorkspaceEvents_0       = runtime.ForwardResponseMessage
+	forward_WorkspaceService_ListLtiRegistrations_0      = runtime.ForwardResponseMessage
+	forward_WorkspaceService_CreateLtiRegistration_0     = runtime.ForwardResponseMessage
+	forward_WorkspaceService_CreateLtiRegistrationLink_0 = runtime.ForwardResponseMessage
+	forward_WorkspaceService_GetLtiRegistration_0        = runtime.ForwardResponseMessage
+	forward_WorkspaceService_DeleteLtiRegistration_0     = runtime.ForwardResponseMessage
+	forward_WorkspaceService_AddLtiDeployment_0          = runtime.ForwardResponseMessage
+	forward_WorkspaceService_RemoveLtiDeployment_0       = runtime.ForwardResponseMessage
 )

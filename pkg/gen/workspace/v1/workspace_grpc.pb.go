@@ -32,6 +32,8 @@ const (
 	WorkspaceService_ListWorkspaceEvents_FullMethodName          = "/workspace.v1.WorkspaceService/ListWorkspaceEvents"
 	WorkspaceService_ListLtiRegistrations_FullMethodName         = "/workspace.v1.WorkspaceService/ListLtiRegistrations"
 	WorkspaceService_CreateLtiRegistration_FullMethodName        = "/workspace.v1.WorkspaceService/CreateLtiRegistration"
+	WorkspaceService_CreateLtiRegistrationLink_FullMethodName    = "/workspace.v1.WorkspaceService/CreateLtiRegistrationLink"
+	WorkspaceService_RegisterLtiPlatform_FullMethodName          = "/workspace.v1.WorkspaceService/RegisterLtiPlatform"
 	WorkspaceService_GetLtiRegistration_FullMethodName           = "/workspace.v1.WorkspaceService/GetLtiRegistration"
 	WorkspaceService_DeleteLtiRegistration_FullMethodName        = "/workspace.v1.WorkspaceService/DeleteLtiRegistration"
 	WorkspaceService_AddLtiDeployment_FullMethodName             = "/workspace.v1.WorkspaceService/AddLtiDeployment"
@@ -93,6 +95,25 @@ type WorkspaceServiceClient interface {
 	ListLtiRegistrations(ctx context.Context, in *ListLtiRegistrationsRequest, opts ...grpc.CallOption) (*ListLtiRegistrationsResponse, error)
 	// CreateLtiRegistration registers an LTI 1.3 platform with a workspace.
 	CreateLtiRegistration(ctx context.Context, in *CreateLtiRegistrationRequest, opts ...grpc.CallOption) (*LtiRegistration, error)
+	// CreateLtiRegistrationLink makes a workspace's LTI Dynamic Registration
+	// link: a URL an LMS administrator gives the platform, which opens it to
+	// register the tool with the workspace at once (RegisterLtiPlatform).
+	CreateLtiRegistrationLink(ctx context.Context, in *CreateLtiRegistrationLinkRequest, opts ...grpc.CallOption) (*LtiRegistrationLink, error)
+	// RegisterLtiPlatform completes an LTI Dynamic Registration opened through
+	// a registration link: it reads the platform's OpenID configuration, checks
+	// that its issuer has the configuration URL's host and that the platform
+	// supports what the tool needs, posts the tool's client metadata to the
+	// platform's registration endpoint with the registration token, and stores
+	// the client id and deployment id the platform answers as a registration
+	// of the link's workspace. The link is used up only by a registration that
+	// succeeded. It takes no credentials: the link is the credential.
+	// Refusals are UNAUTHENTICATED (an unknown, used or expired link),
+	// INVALID_ARGUMENT (a missing parameter, a configuration URL that is not a
+	// public https URL, a configuration the tool cannot register with),
+	// ALREADY_EXISTS (the platform's client id is registered already),
+	// BAD_GATEWAY (the platform could not be reached or answered something
+	// unusable) or UNAVAILABLE.
+	RegisterLtiPlatform(ctx context.Context, in *RegisterLtiPlatformRequest, opts ...grpc.CallOption) (*LtiPlatformRegistration, error)
 	// GetLtiRegistration returns one LTI 1.3 registration of a workspace.
 	GetLtiRegistration(ctx context.Context, in *GetLtiRegistrationRequest, opts ...grpc.CallOption) (*LtiRegistration, error)
 	// DeleteLtiRegistration removes an LTI 1.3 registration from a workspace;
@@ -307,6 +328,26 @@ func (c *workspaceServiceClient) CreateLtiRegistration(ctx context.Context, in *
 	return out, nil
 }
 
+func (c *workspaceServiceClient) CreateLtiRegistrationLink(ctx context.Context, in *CreateLtiRegistrationLinkRequest, opts ...grpc.CallOption) (*LtiRegistrationLink, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiRegistrationLink)
+	err := c.cc.Invoke(ctx, WorkspaceService_CreateLtiRegistrationLink_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) RegisterLtiPlatform(ctx context.Context, in *RegisterLtiPlatformRequest, opts ...grpc.CallOption) (*LtiPlatformRegistration, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiPlatformRegistration)
+	err := c.cc.Invoke(ctx, WorkspaceService_RegisterLtiPlatform_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *workspaceServiceClient) GetLtiRegistration(ctx context.Context, in *GetLtiRegistrationRequest, opts ...grpc.CallOption) (*LtiRegistration, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(LtiRegistration)
@@ -483,6 +524,25 @@ type WorkspaceServiceServer interface {
 	ListLtiRegistrations(context.Context, *ListLtiRegistrationsRequest) (*ListLtiRegistrationsResponse, error)
 	// CreateLtiRegistration registers an LTI 1.3 platform with a workspace.
 	CreateLtiRegistration(context.Context, *CreateLtiRegistrationRequest) (*LtiRegistration, error)
+	// CreateLtiRegistrationLink makes a workspace's LTI Dynamic Registration
+	// link: a URL an LMS administrator gives the platform, which opens it to
+	// register the tool with the workspace at once (RegisterLtiPlatform).
+	CreateLtiRegistrationLink(context.Context, *CreateLtiRegistrationLinkRequest) (*LtiRegistrationLink, error)
+	// RegisterLtiPlatform completes an LTI Dynamic Registration opened through
+	// a registration link: it reads the platform's OpenID configuration, checks
+	// that its issuer has the configuration URL's host and that the platform
+	// supports what the tool needs, posts the tool's client metadata to the
+	// platform's registration endpoint with the registration token, and stores
+	// the client id and deployment id the platform answers as a registration
+	// of the link's workspace. The link is used up only by a registration that
+	// succeeded. It takes no credentials: the link is the credential.
+	// Refusals are UNAUTHENTICATED (an unknown, used or expired link),
+	// INVALID_ARGUMENT (a missing parameter, a configuration URL that is not a
+	// public https URL, a configuration the tool cannot register with),
+	// ALREADY_EXISTS (the platform's client id is registered already),
+	// BAD_GATEWAY (the platform could not be reached or answered something
+	// unusable) or UNAVAILABLE.
+	RegisterLtiPlatform(context.Context, *RegisterLtiPlatformRequest) (*LtiPlatformRegistration, error)
 	// GetLtiRegistration returns one LTI 1.3 registration of a workspace.
 	GetLtiRegistration(context.Context, *GetLtiRegistrationRequest) (*LtiRegistration, error)
 	// DeleteLtiRegistration removes an LTI 1.3 registration from a workspace;
@@ -605,6 +665,12 @@ func (UnimplementedWorkspaceServiceServer) ListLtiRegistrations(context.Context,
 }
 func (UnimplementedWorkspaceServiceServer) CreateLtiRegistration(context.Context, *CreateLtiRegistrationRequest) (*LtiRegistration, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateLtiRegistration not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) CreateLtiRegistrationLink(context.Context, *CreateLtiRegistrationLinkRequest) (*LtiRegistrationLink, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateLtiRegistrationLink not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) RegisterLtiPlatform(context.Context, *RegisterLtiPlatformRequest) (*LtiPlatformRegistration, error) {
+	return nil, status.Error(codes.Unimplemented, "method RegisterLtiPlatform not implemented")
 }
 func (UnimplementedWorkspaceServiceServer) GetLtiRegistration(context.Context, *GetLtiRegistrationRequest) (*LtiRegistration, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetLtiRegistration not implemented")
@@ -896,6 +962,42 @@ func _WorkspaceService_CreateLtiRegistration_Handler(srv interface{}, ctx contex
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(WorkspaceServiceServer).CreateLtiRegistration(ctx, req.(*CreateLtiRegistrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_CreateLtiRegistrationLink_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateLtiRegistrationLinkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).CreateLtiRegistrationLink(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_CreateLtiRegistrationLink_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).CreateLtiRegistrationLink(ctx, req.(*CreateLtiRegistrationLinkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_RegisterLtiPlatform_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RegisterLtiPlatformRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).RegisterLtiPlatform(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_RegisterLtiPlatform_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).RegisterLtiPlatform(ctx, req.(*RegisterLtiPlatformRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1192,6 +1294,14 @@ var WorkspaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateLtiRegistration",
 			Handler:    _WorkspaceService_CreateLtiRegistration_Handler,
+		},
+		{
+			MethodName: "CreateLtiRegistrationLink",
+			Handler:    _WorkspaceService_CreateLtiRegistrationLink_Handler,
+		},
+		{
+			MethodName: "RegisterLtiPlatform",
+			Handler:    _WorkspaceService_RegisterLtiPlatform_Handler,
 		},
 		{
 			MethodName: "GetLtiRegistration",

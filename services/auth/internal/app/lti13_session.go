@@ -30,7 +30,16 @@ type Lti13Launch struct {
 // presenting the given Authorization header (the service's own key pair).
 // Errors are faults with a reason an administrator can act on.
 type Lti13Launches interface {
-	VerifyLti13Launch(ctx context.Context, authorization, idToken, state, browserState string) (Lti13Launch, error)
+	VerifyLti13Launch(ctx context.Context, authorization, idToken, state string, browser Lti13BrowserProof) (Lti13Launch, error)
+}
+
+// Lti13BrowserProof is what the launch's browser presented to show that
+// it started the login: the state its cookie kept, or the state and nonce
+// its launch page read back from the platform's storage (FromStorage).
+type Lti13BrowserProof struct {
+	State       string
+	Nonce       string
+	FromStorage bool
 }
 
 // WithLti13Launches lets the application open sessions from LTI 1.3
@@ -44,14 +53,14 @@ var errNoLti13Launches = fault.New(fault.Unavailable,
 // launch the workspace service verified, in the launch's workspace: the
 // same session a login opens. The launch's failures are the workspace
 // service's to count; the policy refuses an address past its limit first.
-func (a *App) CreateLti13Session(ctx context.Context, authorization, idToken, state, browserState string) (domain.Token, domain.Session, Lti13Launch, error) {
+func (a *App) CreateLti13Session(ctx context.Context, authorization, idToken, state string, browser Lti13BrowserProof) (domain.Token, domain.Session, Lti13Launch, error) {
 	if _, err := a.admit(ctx, opCreateLti13Session, authorization); err != nil {
 		return "", domain.Session{}, Lti13Launch{}, err
 	}
 	if a.lti13 == nil {
 		return "", domain.Session{}, Lti13Launch{}, errNoLti13Launches
 	}
-	launch, err := a.lti13.VerifyLti13Launch(ctx, a.settings.ServiceAuthorization, idToken, state, browserState)
+	launch, err := a.lti13.VerifyLti13Launch(ctx, a.settings.ServiceAuthorization, idToken, state, browser)
 	if err != nil {
 		return "", domain.Session{}, Lti13Launch{}, err
 	}

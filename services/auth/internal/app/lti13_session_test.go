@@ -13,13 +13,14 @@ import (
 // lti13Launches stands in for the workspace service's LTI 1.3 launch
 // verification.
 type lti13Launches struct {
-	gotAuthz, gotToken, gotState, gotBrowser string
-	launch                                   app.Lti13Launch
-	err                                      error
+	gotAuthz, gotToken, gotState string
+	gotBrowser                   app.Lti13BrowserProof
+	launch                       app.Lti13Launch
+	err                          error
 }
 
-func (l *lti13Launches) VerifyLti13Launch(_ context.Context, authz, idToken, state, browserState string) (app.Lti13Launch, error) {
-	l.gotAuthz, l.gotToken, l.gotState, l.gotBrowser = authz, idToken, state, browserState
+func (l *lti13Launches) VerifyLti13Launch(_ context.Context, authz, idToken, state string, browser app.Lti13BrowserProof) (app.Lti13Launch, error) {
+	l.gotAuthz, l.gotToken, l.gotState, l.gotBrowser = authz, idToken, state, browser
 	return l.launch, l.err
 }
 
@@ -38,11 +39,11 @@ func TestLti13SessionIsAnOrdinarySession(t *testing.T) {
 	a := app.New(memstore.New(clock), f.ws, app.Settings{ServiceAuthorization: service, AccessCacheTTL: time.Second},
 		app.WithClock(clock), app.WithLti13Launches(l))
 	ctx := context.Background()
-	token, s, launch, err := a.CreateLti13Session(ctx, "", "jwt", "state-1", "state-1")
+	token, s, launch, err := a.CreateLti13Session(ctx, "", "jwt", "state-1", app.Lti13BrowserProof{State: "state-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.gotAuthz != service || l.gotToken != "jwt" || l.gotState != "state-1" || l.gotBrowser != "state-1" {
+	if l.gotAuthz != service || l.gotToken != "jwt" || l.gotState != "state-1" || l.gotBrowser != (app.Lti13BrowserProof{State: "state-1"}) {
 		t.Fatalf("verified with %+v: want the service's key pair and the launch as posted", l)
 	}
 	if s.Email != "ada@example.com" || s.WorkspaceID != "w1" || !s.ExpiresAt.Equal(f.now.Add(8*time.Hour)) {
@@ -57,15 +58,15 @@ func TestLti13SessionIsAnOrdinarySession(t *testing.T) {
 	}
 
 	l.err = fault.New(fault.Unauthenticated, "the launch's state is not this browser's")
-	_, _, _, err = a.CreateLti13Session(ctx, "", "jwt", "state-1", "other")
+	_, _, _, err = a.CreateLti13Session(ctx, "", "jwt", "state-1", app.Lti13BrowserProof{State: "other"})
 	wantKind(t, err, fault.Unauthenticated)
 
 	// A launch the workspace service vouched for with no user is its bug.
 	l.err, l.launch.Email = nil, ""
-	_, _, _, err = a.CreateLti13Session(ctx, "", "jwt", "state-1", "state-1")
+	_, _, _, err = a.CreateLti13Session(ctx, "", "jwt", "state-1", app.Lti13BrowserProof{State: "state-1"})
 	wantKind(t, err, fault.Internal)
 
 	none := app.New(memstore.New(clock), f.ws, app.Settings{ServiceAuthorization: service})
-	_, _, _, err = none.CreateLti13Session(ctx, "", "jwt", "state-1", "state-1")
+	_, _, _, err = none.CreateLti13Session(ctx, "", "jwt", "state-1", app.Lti13BrowserProof{State: "state-1"})
 	wantKind(t, err, fault.Unavailable)
 }

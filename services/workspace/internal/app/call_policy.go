@@ -71,6 +71,8 @@ var operations = map[string]rule{
 	"DeleteLtiRegistration": {},
 	"AddLtiDeployment":      {},
 	"RemoveLtiDeployment":   {},
+	// A registration link is made like a registration.
+	"CreateLtiRegistrationLink": {},
 
 	// The other services call these to check a caller on behalf of a
 	// request they count themselves; limiting them again would count one
@@ -102,6 +104,9 @@ var operations = map[string]rule{
 	// single-use, unguessable id a verified launch handed it is what
 	// admits the call.
 	"CreateLtiDeepLinkingResponse": {public: true},
+	// A platform sends the administrator's browser with a registration
+	// link: the link (single-use, unguessable) is the credential.
+	"RegisterLtiPlatform": {public: true},
 }
 
 // Credentials are the key pair a call presents; zero when it presents none.

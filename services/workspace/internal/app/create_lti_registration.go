@@ -30,18 +30,31 @@ func (a *App) CreateLTIRegistration(ctx context.Context, caller domain.Caller, i
 	if err != nil {
 		return domain.LTIRegistration{}, err
 	}
+	return a.addLTIRegistration(ctx, by(caller), current, func() (*domain.Workspace, error) { return a.keyManaged(ctx, caller, id) }, in, nil)
+}
+
+// addLTIRegistration adds the registration in to the workspace current, as
+// who: the pair is reserved store-wide first, then listed by a
+// revision-checked write of the workspace (read again by reread on a lost
+// race), in which note, when given, records more about the change.
+func (a *App) addLTIRegistration(ctx context.Context, who author, current *domain.Workspace, reread func() (*domain.Workspace, error),
+	in domain.NewLTIRegistration, note func(w *domain.Workspace, now time.Time)) (domain.LTIRegistration, error) {
 	if err := current.CanAddLTIRegistration(in.Issuer, in.ClientID); err != nil {
 		return domain.LTIRegistration{}, err
 	}
+	id := current.ID()
 	held := domain.LTIReservation{WorkspaceID: id, RegistrationID: ident.NewUUID(), CreatedAt: a.timestamp()}
 	if err := a.reserveLTIPair(ctx, in.Issuer, in.ClientID, held); err != nil {
 		return domain.LTIRegistration{}, err
 	}
 	var added domain.LTIRegistration
-	read := readFirst(current, func() (*domain.Workspace, error) { return a.keyManaged(ctx, caller, id) })
-	_, err = a.write(ctx, by(caller), read, Precondition{},
+	_, err := a.write(ctx, who, readFirst(current, reread), Precondition{},
 		func(w *domain.Workspace) (bool, error) {
-			added, err = w.AddLTIRegistration(held.RegistrationID, in, a.settings.LTIURLs, a.timestamp())
+			now := a.timestamp()
+			var err error
+			if added, err = w.AddLTIRegistration(held.RegistrationID, in, a.settings.LTIURLs, now); err == nil && note != nil {
+				note(w, now)
+			}
 			return err == nil, err
 		})
 	if err != nil {

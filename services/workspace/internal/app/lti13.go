@@ -21,6 +21,10 @@ type Lti13Login struct {
 	WorkspaceID    string
 	RegistrationID string
 	CreatedAt      time.Time
+	// StorageTarget is the platform's storage frame when the login keeps
+	// its state there (lti_storage_target): its launch must then read the
+	// state and nonce back from that storage, not from a cookie.
+	StorageTarget string
 }
 
 // Lti13Logins keeps logins until their launch, shared by every replica
@@ -80,6 +84,8 @@ type lti13 struct {
 	tool      *toolKeys // made by New from toolStore and rotation
 	toolKeys  domain.ToolKeyStore
 	rotation  domain.ToolKeyRotation
+	links     LTIRegistrationLinks // Dynamic Registration (lti_registration_links.go)
+	registrar PlatformRegistrar
 }
 
 // WithLTI13 lets the app serve LTI 1.3: logins kept in logins, platforms'

@@ -22,6 +22,15 @@ type Lti13LoginRedirect struct {
 	// StateTTL is how long the state and its nonce may be used
 	// (Lti13StateTTL).
 	StateTTL time.Duration
+	// Nonce is the login's nonce, which a login with platform storage
+	// puts there with the state.
+	Nonce string
+	// StorageTarget and PlatformOrigin are a login's with platform
+	// storage (empty otherwise): the storage frame's name, and the origin
+	// of the registration's authorization endpoint, which the storage
+	// frame has (domain.PlatformOrigin).
+	StorageTarget  string
+	PlatformOrigin string
 }
 
 // lti13SecretBytes is the size of a state and of a nonce: 256 random bits
@@ -37,10 +46,11 @@ var errLti13Off = fault.New(fault.Unavailable,
 // no client_id is sent) in an active workspace, and the deployment when
 // one is named; then it stores a new nonce under a new state for
 // Lti13StateTTL, and returns the authentication request to send the
-// browser to. An unknown registration or deployment, or a deleted
-// workspace's, is UNAUTHENTICATED; the rest of the refusals are
-// INVALID_ARGUMENT (domain.CheckLTI13LoginInitiation,
-// domain.ErrLTI13LoginAmbiguous).
+// browser to. A login that names lti_storage_target is stored as one
+// whose launch proves its browser through the platform's storage. An
+// unknown registration or deployment, or a deleted workspace's, is
+// UNAUTHENTICATED; the rest of the refusals are INVALID_ARGUMENT
+// (domain.CheckLTI13LoginInitiation, domain.ErrLTI13LoginAmbiguous).
 func (a *App) StartLti13Login(ctx context.Context, in domain.LTI13LoginInitiation) (Lti13LoginRedirect, error) {
 	redirectURI := a.lti13LaunchURL()
 	if err := domain.CheckLTI13LoginInitiation(in, redirectURI); err != nil {
@@ -56,20 +66,39 @@ func (a *App) StartLti13Login(ctx context.Context, in domain.LTI13LoginInitiatio
 	if in.DeploymentID != "" && !reg.HasDeployment(in.DeploymentID) {
 		return Lti13LoginRedirect{}, domain.ErrLTI13LoginDeployment
 	}
-	state, nonce := newLti13Secret(), newLti13Secret()
-	request := domain.LTI13AuthRequest{
-		ClientID: reg.ClientID, RedirectURI: redirectURI, LoginHint: in.LoginHint, LTIMessageHint: in.LTIMessageHint,
-		State: state, Nonce: nonce,
-	}
-	target, err := request.URL(reg.AuthLoginURL)
+	out, err := newLti13LoginRedirect(in, reg, redirectURI)
 	if err != nil {
-		return Lti13LoginRedirect{}, fault.Wrap(fault.Internal, err, "the registration's authorization endpoint is unusable")
-	}
-	login := Lti13Login{Nonce: nonce, WorkspaceID: w.ID(), RegistrationID: reg.ID, CreatedAt: a.timestamp()}
-	if err := a.lti13.logins.Put(ctx, state, login, Lti13StateTTL); err != nil {
 		return Lti13LoginRedirect{}, err
 	}
-	return Lti13LoginRedirect{URL: target, State: state, StateTTL: Lti13StateTTL}, nil
+	login := Lti13Login{Nonce: out.Nonce, WorkspaceID: w.ID(), RegistrationID: reg.ID, CreatedAt: a.timestamp(), StorageTarget: out.StorageTarget}
+	if err := a.lti13.logins.Put(ctx, out.State, login, Lti13StateTTL); err != nil {
+		return Lti13LoginRedirect{}, err
+	}
+	return out, nil
+}
+
+// newLti13LoginRedirect draws a new state and nonce for a login of reg and
+// builds its authentication request. A login with platform storage gets a
+// state that names the storage (domain.LTI13StorageState).
+func newLti13LoginRedirect(in domain.LTI13LoginInitiation, reg domain.LTIRegistration, redirectURI string) (Lti13LoginRedirect, error) {
+	out := Lti13LoginRedirect{State: newLti13Secret(), Nonce: newLti13Secret(), StateTTL: Lti13StateTTL}
+	if in.StorageTarget != "" {
+		origin, err := domain.PlatformOrigin(reg.AuthLoginURL)
+		if err != nil {
+			return Lti13LoginRedirect{}, fault.Wrap(fault.Internal, err, "the registration's authorization endpoint is unusable")
+		}
+		out.StorageTarget, out.PlatformOrigin = in.StorageTarget, origin
+		out.State = domain.LTI13StorageState(out.State, in.StorageTarget, origin)
+	}
+	request := domain.LTI13AuthRequest{
+		ClientID: reg.ClientID, RedirectURI: redirectURI, LoginHint: in.LoginHint, LTIMessageHint: in.LTIMessageHint,
+		State: out.State, Nonce: out.Nonce,
+	}
+	var err error
+	if out.URL, err = request.URL(reg.AuthLoginURL); err != nil {
+		return Lti13LoginRedirect{}, fault.Wrap(fault.Internal, err, "the registration's authorization endpoint is unusable")
+	}
+	return out, nil
 }
 
 // lti13Registration finds the registration a login names, in an active

@@ -111,6 +111,53 @@ func TestStartLti13LoginRedirectsWithAStoredState(t *testing.T) {
 	}
 }
 
+// A login with lti_storage_target answers what its page puts in the
+// platform's storage, and the frame and origin to put it in; its state
+// names them (for the launch), and its stored login says that its launch
+// must prove itself through that storage.
+func TestStartLti13LoginWithPlatformStorage(t *testing.T) {
+	f := newLoginFixture(t)
+	ctx := context.Background()
+	in := canvasLogin()
+	in.StorageTarget = "post_message_forwarding"
+	got, err := f.app.StartLti13Login(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(got.URL)
+	if u.Query().Get("state") != got.State || u.Query().Get("nonce") != got.Nonce || got.Nonce == "" {
+		t.Fatalf("redirect %s, state %q, nonce %q", got.URL, got.State, got.Nonce)
+	}
+	if got.StorageTarget != "post_message_forwarding" || got.PlatformOrigin != "https://sso.canvaslms.com" {
+		t.Fatalf("storage %q at %q", got.StorageTarget, got.PlatformOrigin)
+	}
+	parts := strings.Split(got.State, ".")
+	enc := base64.RawURLEncoding.EncodeToString
+	if len(parts) != 3 || len(parts[0]) != 43 || parts[1] != enc([]byte(got.StorageTarget)) || parts[2] != enc([]byte(got.PlatformOrigin)) {
+		t.Fatalf("state %q does not name the storage", got.State)
+	}
+	login, ok, err := f.logins.Take(ctx, got.State)
+	if !ok || err != nil || login.StorageTarget != "post_message_forwarding" || login.Nonce != got.Nonce {
+		t.Fatalf("stored login %+v, %v, %v", login, ok, err)
+	}
+
+	// Without it, the state is a bare secret and the login a cookie's.
+	plain, err := f.app.StartLti13Login(ctx, canvasLogin())
+	if err != nil || strings.Contains(plain.State, ".") || plain.StorageTarget != "" || plain.PlatformOrigin != "" {
+		t.Fatalf("a login without storage: %+v, %v", plain, err)
+	}
+	if login, _, _ := f.logins.Take(ctx, plain.State); login.StorageTarget != "" {
+		t.Fatalf("stored login %+v", login)
+	}
+
+	// A target that is no frame's name is refused, and stores nothing.
+	in.StorageTarget = "<x>"
+	stored := len(f.logins.ttls)
+	if _, err := f.app.StartLti13Login(ctx, in); fault.KindOf(err) != fault.Invalid || len(f.logins.ttls) != stored {
+		t.Fatalf("a target %q: %v", in.StorageTarget, err)
+	}
+}
+
 // client_id and lti_deployment_id are optional: without client_id the
 // issuer's only registration is used, and without a deployment id the
 // launch's claim is what gets checked.

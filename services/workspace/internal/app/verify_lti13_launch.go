@@ -49,14 +49,26 @@ var (
 	errLti13Signature = fault.New(fault.Unauthenticated, "the id_token's signature does not verify with the platform's key of its kid")
 )
 
+// Lti13BrowserProof is what a launch's browser presents to show that it
+// started the login: the state its cookie kept, or the state and nonce
+// the launch page read back from the platform's storage (FromStorage). A
+// login with platform storage is proven that way only, any other login by
+// its cookie.
+type Lti13BrowserProof struct {
+	State       string
+	Nonce       string
+	FromStorage bool
+}
+
 // lti13FailureKey is what a launch's failed authentications are counted
 // against when its issuer and client are unknown.
 const lti13FailureKey = "lti13"
 
 // VerifyLti13Launch checks an LTI 1.3 launch for the root workspace's
 // callers (the auth service, which opens a session from it): the state the
-// form posted and the one the browser kept must be one, issued by a login
-// (StartLti13Login) and not used yet, which this takes; the id_token must
+// form posted and the one the browser presented must be one, issued by a
+// login (StartLti13Login) and not used yet, which this takes, and proven
+// the way that login was started (Lti13BrowserProof); the id_token must
 // come from that login's registration, be signed with its platform's key of
 // the header's kid, and hold the claims domain.CheckIDToken checks, the
 // login's nonce among them; a resource-link launch must name an exam
@@ -65,7 +77,7 @@ const lti13FailureKey = "lti13"
 // Refusals that are authentication failures (401) are counted against the
 // client's address and the token's issuer and client (lti13FailureKey when
 // unreadable); past the limit the address is refused before anything else.
-func (a *App) VerifyLti13Launch(ctx context.Context, caller domain.Caller, idToken, state, browserState string) (domain.LTI13Launch, error) {
+func (a *App) VerifyLti13Launch(ctx context.Context, caller domain.Caller, idToken, state string, browser Lti13BrowserProof) (domain.LTI13Launch, error) {
 	if root := a.rootID.Load(); root == nil || caller.WorkspaceID != *root {
 		return domain.LTI13Launch{}, errLaunchCaller
 	}
@@ -79,20 +91,20 @@ func (a *App) VerifyLti13Launch(ctx context.Context, caller domain.Caller, idTok
 	if err := a.limits.CheckFailures(ctx, key); err != nil {
 		return domain.LTI13Launch{}, err
 	}
-	launch, err := a.verifyLti13Launch(ctx, idToken, state, browserState)
+	launch, err := a.verifyLti13Launch(ctx, idToken, state, browser)
 	if fault.KindOf(err) == fault.Unauthenticated {
 		a.limits.Failed(ctx, key)
 	}
 	return launch, err
 }
 
-func (a *App) verifyLti13Launch(ctx context.Context, idToken, state, browserState string) (domain.LTI13Launch, error) {
+func (a *App) verifyLti13Launch(ctx context.Context, idToken, state string, browser Lti13BrowserProof) (domain.LTI13Launch, error) {
 	switch {
 	case idToken == "":
 		return domain.LTI13Launch{}, errLti13NoToken
 	case state == "":
 		return domain.LTI13Launch{}, errLti13NoState
-	case subtle.ConstantTimeCompare([]byte(state), []byte(browserState)) != 1:
+	case subtle.ConstantTimeCompare([]byte(state), []byte(browser.State)) != 1:
 		return domain.LTI13Launch{}, errLti13State
 	}
 	login, ok, err := a.lti13.logins.Take(ctx, state)
@@ -101,6 +113,9 @@ func (a *App) verifyLti13Launch(ctx context.Context, idToken, state, browserStat
 	}
 	if !ok {
 		return domain.LTI13Launch{}, errLti13StateUnused
+	}
+	if err := checkBrowserProof(login, browser); err != nil {
+		return domain.LTI13Launch{}, err
 	}
 	header, err := jose.ParseHeader(idToken)
 	if err != nil {
@@ -134,6 +149,32 @@ func (a *App) verifyLti13Launch(ctx context.Context, idToken, state, browserStat
 		}
 	}
 	return l, nil
+}
+
+// Refusals of a browser's proof that are not a wrong state: the login was
+// started for one kind of proof and the launch brought the other.
+var (
+	errLti13StorageNeeded = fault.New(fault.Unauthenticated,
+		"this launch's login kept its state in the LMS's storage, and the launch did not read it back from there: open the link again from the LMS")
+	errLti13StorageUnused = fault.New(fault.Unauthenticated,
+		"the launch read its state from the LMS's storage, but its login did not keep it there: open the link again from the LMS")
+	errLti13StorageNonce = fault.New(fault.Unauthenticated,
+		"the nonce read back from the LMS's storage is not this launch's login's: open the link again from the LMS")
+)
+
+// checkBrowserProof holds the taken login to the way its browser was to
+// prove it: a login with platform storage by the state and nonce read
+// back from there, any other by its cookie.
+func checkBrowserProof(login Lti13Login, browser Lti13BrowserProof) error {
+	switch {
+	case login.StorageTarget != "" && !browser.FromStorage:
+		return errLti13StorageNeeded
+	case login.StorageTarget == "" && browser.FromStorage:
+		return errLti13StorageUnused
+	case browser.FromStorage && subtle.ConstantTimeCompare([]byte(login.Nonce), []byte(browser.Nonce)) != 1:
+		return errLti13StorageNonce
+	}
+	return nil
 }
 
 // keepDeepLink keeps a deep-linking request for its reply under a new id

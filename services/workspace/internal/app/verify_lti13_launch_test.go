@@ -141,7 +141,7 @@ func (lf *lti13Fixture) sign(claims map[string]any, kid string) string {
 }
 
 func (lf *lti13Fixture) launch(token, state, browserState string) (domain.LTI13Launch, error) {
-	return lf.app.VerifyLti13Launch(context.Background(), lf.root, token, state, browserState)
+	return lf.app.VerifyLti13Launch(context.Background(), lf.root, token, state, app.Lti13BrowserProof{State: browserState})
 }
 
 func TestLti13LaunchIsAccepted(t *testing.T) {
@@ -298,12 +298,65 @@ func TestLti13LaunchIsSingleUse(t *testing.T) {
 	}
 }
 
+// A login with platform storage is proven by the state and nonce its
+// launch page read back from there, and by nothing else; a login with a
+// cookie by its cookie only. A refusal after the state matched uses the
+// login up.
+func TestLti13LaunchProvenThroughPlatformStorage(t *testing.T) {
+	lf := newLti13Fixture(t)
+	store := func(state string) {
+		_ = lf.logins.Put(context.Background(), state, app.Lti13Login{
+			Nonce: "nonce-" + state, WorkspaceID: "school", RegistrationID: lf.reg.ID, CreatedAt: lf.clock.Now(), StorageTarget: "_parent",
+		}, app.Lti13StateTTL)
+	}
+	verify := func(state string, proof app.Lti13BrowserProof) error {
+		_, err := lf.app.VerifyLti13Launch(context.Background(), lf.root, lf.sign(lf.claims(state), "k1"), state, proof)
+		return err
+	}
+	store("s1")
+	if err := verify("s1", app.Lti13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}); err != nil {
+		t.Fatalf("read back from storage: %v", err)
+	}
+	if err := verify("s1", app.Lti13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}); fault.KindOf(err) != fault.Unauthenticated {
+		t.Fatalf("replayed: %v", err)
+	}
+	cases := []struct {
+		name    string
+		storage bool // the login's
+		proof   app.Lti13BrowserProof
+		want    string
+	}{
+		{"a cookie for a storage login", true, app.Lti13BrowserProof{State: "s"}, "did not read it back"},
+		{"another nonce from storage", true, app.Lti13BrowserProof{State: "s", Nonce: "nonce-other", FromStorage: true}, "nonce read back"},
+		{"no nonce from storage", true, app.Lti13BrowserProof{State: "s", FromStorage: true}, "nonce read back"},
+		{"another state from storage", true, app.Lti13BrowserProof{State: "t", Nonce: "nonce-s", FromStorage: true}, "not this browser's"},
+		{"storage for a cookie login", false, app.Lti13BrowserProof{State: "s", Nonce: "nonce-s", FromStorage: true}, "did not keep it there"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.storage {
+				store("s")
+			} else {
+				lf.login("s", lf.reg)
+			}
+			err := verify("s", c.proof)
+			if fault.KindOf(err) != fault.Unauthenticated || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want a refusal with %q", err, c.want)
+			}
+			// A wrong state is refused before the login is looked up.
+			if _, left, _ := lf.logins.Take(context.Background(), "s"); left != (c.proof.State != "s") {
+				t.Fatalf("the login is left: %v", left)
+			}
+		})
+	}
+}
+
 func TestLti13LaunchPolicy(t *testing.T) {
 	lf := newLti13Fixture(t)
 	lf.login("s1", lf.reg)
 	token := lf.sign(lf.claims("s1"), "k1")
 	_, self := lf.create(lf.root, app.CreateInput{ID: "vendor"})
-	if _, err := lf.app.VerifyLti13Launch(context.Background(), self, token, "s1", "s1"); fault.KindOf(err) != fault.PermissionDenied {
+	if _, err := lf.app.VerifyLti13Launch(context.Background(), self, token, "s1", app.Lti13BrowserProof{State: "s1"}); fault.KindOf(err) != fault.PermissionDenied {
 		t.Fatalf("a workspace's own key pair: %v", err)
 	}
 	lf.guard.refuse = fault.New(fault.Throttled, "too many failed authentications")
@@ -316,7 +369,7 @@ func TestLti13LaunchPolicy(t *testing.T) {
 	}
 
 	off := newFixture(t)
-	if _, err := off.app.VerifyLti13Launch(context.Background(), off.root, token, "s1", "s1"); fault.KindOf(err) != fault.Unavailable {
+	if _, err := off.app.VerifyLti13Launch(context.Background(), off.root, token, "s1", app.Lti13BrowserProof{State: "s1"}); fault.KindOf(err) != fault.Unavailable {
 		t.Fatalf("without LTI 1.3: %v", err)
 	}
 	if _, err := off.app.LtiToolKeys(context.Background()); fault.KindOf(err) != fault.Unavailable {

@@ -37,6 +37,11 @@ const (
 	EventLTIRegistrationDeleted EventType = "ltiRegistration.deleted"
 	EventLTIDeploymentAdded     EventType = "ltiRegistration.deploymentAdded"
 	EventLTIDeploymentRemoved   EventType = "ltiRegistration.deploymentRemoved"
+	// EventLTIRegistrationLinkCreated: an LTI Dynamic Registration link was
+	// made; EventLTIRegistrationLinkUsed: a platform registered through it
+	// (with the registration's EventLTIRegistrationCreated).
+	EventLTIRegistrationLinkCreated EventType = "ltiRegistrationLink.created"
+	EventLTIRegistrationLinkUsed    EventType = "ltiRegistrationLink.used"
 )
 
 // EventTypes lists every event type, in the order documents name them.
@@ -45,6 +50,7 @@ var EventTypes = []EventType{
 	EventWorkspaceBootstrapped, EventWorkspaceSessionsRevoked, EventUserSessionsRevoked,
 	EventKeyPairCreated, EventKeyPairRotated, EventKeyPairRevoked, EventKeyPairExpired,
 	EventLTIRegistrationCreated, EventLTIRegistrationDeleted, EventLTIDeploymentAdded, EventLTIDeploymentRemoved,
+	EventLTIRegistrationLinkCreated, EventLTIRegistrationLinkUsed,
 }
 
 // Target types: what an event is about.
@@ -54,6 +60,9 @@ const (
 	TargetKeyPair   = "keyPair"
 	// TargetLTIRegistration: an LTI 1.3 registration, by its id.
 	TargetLTIRegistration = "ltiRegistration"
+	// TargetLTIRegistrationLink: an LTI Dynamic Registration link, by its
+	// id (never the link's secret).
+	TargetLTIRegistrationLink = "ltiRegistrationLink"
 )
 
 // Actor is who made a change: a key pair of a workspace, or the service

@@ -1,8 +1,10 @@
 package domain
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 )
@@ -27,7 +29,16 @@ type LTI13LoginInitiation struct {
 	LTIMessageHint string // lti_message_hint: echoed unaltered
 	ClientID       string // client_id: which registration of the issuer
 	DeploymentID   string // lti_deployment_id: checked against the registration
+	// StorageTarget is lti_storage_target: the frame of the platform's
+	// client-side postMessage storage (1EdTech), where the login keeps
+	// its state and nonce instead of a cookie.
+	StorageTarget string
 }
+
+// MaxLTI13StorageTarget bounds lti_storage_target: a frame's name
+// (`_parent`, Canvas's `post_message_forwarding`), which the login page
+// looks up and the state carries.
+const MaxLTI13StorageTarget = 64
 
 // Refusals of a login initiation the platform's administrator can act on.
 var (
@@ -79,6 +90,10 @@ func CheckLTI13LoginInitiation(in LTI13LoginInitiation, launchURL string) error 
 			return fault.New(fault.Invalid, "the login initiation's %s must be 1 to %d printable ASCII characters", p.name, MaxLTIClientIDLength)
 		}
 	}
+	if in.StorageTarget != "" && !validStorageTarget(in.StorageTarget) {
+		return fault.New(fault.Invalid,
+			"the login initiation's lti_storage_target must be a frame's name: 1 to %d of A-Z a-z 0-9 _ - .", MaxLTI13StorageTarget)
+	}
 	if in.TargetLinkURI != launchURL {
 		return fault.New(fault.Invalid,
 			"the login initiation's target_link_uri must be this tool's launch URL, %s: set it as the tool's target link URI in the LMS", launchURL)
@@ -126,4 +141,46 @@ func (r LTI13AuthRequest) URL(authLoginURL string) (string, error) {
 	u.RawQuery = q.Encode()
 	u.Fragment, u.RawFragment = "", ""
 	return u.String(), nil
+}
+
+// validStorageTarget reports whether target is 1 to MaxLTI13StorageTarget
+// of A-Z a-z 0-9 _ - . (no frame name a platform sends needs more).
+func validStorageTarget(target string) bool {
+	if target == "" || len(target) > MaxLTI13StorageTarget {
+		return false
+	}
+	for _, c := range []byte(target) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// PlatformOrigin is the origin (scheme://host[:port]) of a registration's
+// authorization endpoint: where 1EdTech's postMessage storage frame is
+// served from, so the origin the login page posts to and accepts replies
+// from.
+func PlatformOrigin(authLoginURL string) (string, error) {
+	u, err := url.Parse(authLoginURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "", fmt.Errorf("the registration's authLoginUrl %q has no origin", authLoginURL)
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	// A browser writes an origin without its scheme's default port.
+	if port := u.Port(); scheme == "https" && port == "443" || scheme == "http" && port == "80" {
+		host = strings.TrimSuffix(host, ":"+port)
+	}
+	return scheme + "://" + host, nil
+}
+
+// LTI13StorageState is the state of a login that keeps it in the
+// platform's storage: the secret, then the storage frame's name and the
+// platform's origin, each base64url, joined by dots. The launch reads
+// where to find the state back from the state itself; the whole string is
+// the login's key, so a changed part names no login.
+func LTI13StorageState(secret, target, origin string) string {
+	enc := base64.RawURLEncoding.EncodeToString
+	return secret + "." + enc([]byte(target)) + "." + enc([]byte(origin))
 }

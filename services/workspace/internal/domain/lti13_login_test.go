@@ -47,6 +47,16 @@ func TestCheckLTI13LoginInitiation(t *testing.T) {
 		{"the login URL as the target link", func(in *domain.LTI13LoginInitiation) {
 			in.TargetLinkURI = "https://tool.example.com/lti/v1p3/login"
 		}, "target_link_uri"},
+		{"the parent as the storage frame", func(in *domain.LTI13LoginInitiation) { in.StorageTarget = "_parent" }, ""},
+		{"Canvas's storage frame", func(in *domain.LTI13LoginInitiation) { in.StorageTarget = "post_message_forwarding" }, ""},
+		{"a storage frame of the largest size", func(in *domain.LTI13LoginInitiation) {
+			in.StorageTarget = strings.Repeat("f", domain.MaxLTI13StorageTarget)
+		}, ""},
+		{"a storage frame too long", func(in *domain.LTI13LoginInitiation) {
+			in.StorageTarget = strings.Repeat("f", domain.MaxLTI13StorageTarget+1)
+		}, "lti_storage_target must be a frame's name"},
+		{"a storage frame with a space", func(in *domain.LTI13LoginInitiation) { in.StorageTarget = "a frame" }, "lti_storage_target"},
+		{"a storage frame with a quote", func(in *domain.LTI13LoginInitiation) { in.StorageTarget = `x"` }, "lti_storage_target"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,5 +112,28 @@ func TestLTI13AuthRequestURL(t *testing.T) {
 	}
 	if _, err := r.URL("https://x.example/%zz"); err == nil {
 		t.Fatal("a malformed endpoint made a URL")
+	}
+}
+
+// The storage frame's origin is the authorization endpoint's, written as
+// a browser writes event.origin: lower case, no default port, no path.
+func TestPlatformOrigin(t *testing.T) {
+	cases := map[string]string{
+		"https://sso.canvaslms.com/api/lti/authorize_redirect": "https://sso.canvaslms.com",
+		"https://LMS.Example.edu:443/auth?x=1":                 "https://lms.example.edu",
+		"https://lms.example.edu:8443/auth":                    "https://lms.example.edu:8443",
+		"http://127.0.0.1:80/auth":                             "http://127.0.0.1",
+		"http://platform.test:9000/auth":                       "http://platform.test:9000",
+		"https://[::1]:443/auth":                               "https://[::1]",
+	}
+	for in, want := range cases {
+		if got, err := domain.PlatformOrigin(in); err != nil || got != want {
+			t.Errorf("PlatformOrigin(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "/auth", "https://", "::"} {
+		if got, err := domain.PlatformOrigin(bad); err == nil {
+			t.Errorf("PlatformOrigin(%q) = %q, want an error", bad, got)
+		}
 	}
 }

@@ -119,12 +119,21 @@ func CheckNewLTIRegistration(r NewLTIRegistration, urls URLPolicy) error {
 
 // checkClientID: 1 to 255 printable ASCII characters.
 func checkClientID(v *violations, id string) {
+	if why := clientIDRule(id); why != "" {
+		v.add("clientId", why)
+	}
+}
+
+// clientIDRule says what is wrong with a platform's client id ("" when
+// nothing).
+func clientIDRule(id string) string {
 	switch {
 	case id == "":
-		v.add("clientId", "is required")
+		return "is required"
 	case len(id) > MaxLTIClientIDLength || !printableASCII(id):
-		v.add("clientId", fmt.Sprintf("must be 1 to %d printable ASCII characters", MaxLTIClientIDLength))
+		return fmt.Sprintf("must be 1 to %d printable ASCII characters", MaxLTIClientIDLength)
 	}
+	return ""
 }
 
 // CheckLTIDeploymentID checks a deployment id: 1 to 255 printable ASCII

@@ -10,6 +10,11 @@ import (
 // platformKeysTimeout bounds one fetch of a platform's JWKS.
 const platformKeysTimeout = 5 * time.Second
 
+// platformRegistrationTimeout bounds each of a Dynamic Registration's two
+// calls to the platform (its configuration, the registration), which an
+// administrator's browser waits on.
+const platformRegistrationTimeout = 10 * time.Second
+
 // toolKeyRetry is the wait after a rotation failed: the keys may be
 // missing altogether (a first start with the store down).
 const toolKeyRetry = time.Minute

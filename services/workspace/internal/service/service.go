@@ -31,6 +31,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/platformkeys"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/platformreg"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
@@ -44,6 +45,10 @@ const launchNoncesInMemory = 100_000
 // lti13LoginsInMemory bounds the LTI 1.3 logins a replica without Redis
 // keeps until their launch: an hour's worth at over 25 logins a second.
 const lti13LoginsInMemory = 100_000
+
+// registrationLinksInMemory bounds the registration links a replica
+// without Redis keeps.
+const registrationLinksInMemory = 10_000
 
 // keySweepInterval is how often each replica removes expired key pairs
 // from the workspaces holding them (they stop authenticating at their
@@ -157,12 +162,15 @@ func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics
 	// LTI 1.3 logins live in Redis too, so that a launch finds its login
 	// on any replica, and takes it once.
 	var lti13Logins app.Lti13Logins
-	var deepLinks app.Lti13DeepLinks // and deep-linking requests, until their reply
+	var deepLinks app.Lti13DeepLinks   // and deep-linking requests, until their reply
+	var links app.LTIRegistrationLinks // and Dynamic Registration links, until used
 	if s.redis != nil {
 		lti13Logins, deepLinks = ltinonce.NewRedisLogins(s.redis), ltinonce.NewRedisDeepLinks(s.redis)
+		links = ltinonce.NewRedisRegistrationLinks(s.redis)
 	} else {
 		lti13Logins = ltinonce.NewMemoryLogins(lti13LoginsInMemory, nil)
 		deepLinks = ltinonce.NewMemoryDeepLinks(lti13LoginsInMemory, nil)
+		links = ltinonce.NewMemoryRegistrationLinks(registrationLinksInMemory, nil)
 	}
 	// The launch checks id_tokens with the platforms' keys, fetched under
 	// the outbound rule (LTI_ALLOW_INSECURE_HOSTS); the tool's own keys
@@ -170,6 +178,9 @@ func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics
 	var platformKeys app.PlatformKeys = platformkeys.New(outbound.NewClient(s.cfg.LTIURLs, platformKeysTimeout), nil, s.cfg.LTIJWKSRefetch)
 	var toolKeyStore domain.ToolKeyStore = repo
 	opts = append(opts, app.WithLTI13(lti13Logins, platformKeys, toolKeyStore, s.cfg.LTIToolKeys), app.WithLTI13DeepLinks(deepLinks))
+	// Dynamic Registration calls platforms under the same rule.
+	registrar := platformreg.New(outbound.NewClient(s.cfg.LTIURLs, platformRegistrationTimeout))
+	opts = append(opts, app.WithLTIDynamicRegistration(links, registrar))
 	application := app.New(repo, box, app.Settings{
 		LTIBaseURL:          s.cfg.LTIBaseURL,
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,

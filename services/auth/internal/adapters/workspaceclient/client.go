@@ -103,12 +103,13 @@ func (c *Client) VerifyLaunch(ctx context.Context, authorization, method string,
 }
 
 // VerifyLti13Launch calls VerifyLti13Launch presenting authorization.
-func (c *Client) VerifyLti13Launch(ctx context.Context, authorization, idToken, state, browserState string) (app.Lti13Launch, error) {
+func (c *Client) VerifyLti13Launch(ctx context.Context, authorization, idToken, state string, browser app.Lti13BrowserProof) (app.Lti13Launch, error) {
 	ctx, cancel := context.WithTimeout(grpcmw.OutgoingRequestID(ctx), c.timeout)
 	defer cancel()
 	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", authorization)
 	l, err := c.client.VerifyLti13Launch(ctx, &workspacev1.VerifyLti13LaunchRequest{
-		IdToken: idToken, State: state, BrowserState: browserState,
+		IdToken: idToken, State: state,
+		BrowserState: browser.State, BrowserNonce: browser.Nonce, FromPlatformStorage: browser.FromStorage,
 	})
 	if err != nil {
 		return app.Lti13Launch{}, launchError(err)

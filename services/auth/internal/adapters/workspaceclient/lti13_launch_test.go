@@ -16,6 +16,7 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcfault"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/workspaceclient"
+	"github.com/liveproctor/workspaces/services/auth/internal/app"
 )
 
 // launchConn answers VerifyLti13Launch with answer or err.
@@ -48,12 +49,14 @@ func TestVerifyLti13Launch(t *testing.T) {
 		CustomParameters: []*workspacev1.LtiParameter{{Name: "custom_a", Value: "1"}},
 		DeepLinking:      &workspacev1.Lti13DeepLinking{ReturnUrl: "https://lms.example/dl", Data: "opaque", DeepLinkId: "dl-1"},
 	}}
-	l, err := workspaceclient.New(c, time.Second).VerifyLti13Launch(context.Background(), "Basic c2VydmljZQ==", "jwt", "s1", "s2")
+	l, err := workspaceclient.New(c, time.Second).VerifyLti13Launch(context.Background(), "Basic c2VydmljZQ==", "jwt", "s1",
+		app.Lti13BrowserProof{State: "s2", Nonce: "n2", FromStorage: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.method != workspacev1.WorkspaceService_VerifyLti13Launch_FullMethodName ||
-		c.req.GetIdToken() != "jwt" || c.req.GetState() != "s1" || c.req.GetBrowserState() != "s2" {
+		c.req.GetIdToken() != "jwt" || c.req.GetState() != "s1" || c.req.GetBrowserState() != "s2" ||
+		c.req.GetBrowserNonce() != "n2" || !c.req.GetFromPlatformStorage() {
 		t.Fatalf("sent %s %v", c.method, c.req)
 	}
 	if got := c.sent.Get("authorization"); len(got) != 1 || got[0] != "Basic c2VydmljZQ==" {
@@ -69,7 +72,7 @@ func TestVerifyLti13Launch(t *testing.T) {
 	// The workspace service's refusal reaches the page as it is.
 	refusal := fault.New(fault.Unauthenticated, "the launch's state is not this browser's (open the link again from the LMS)")
 	c.err = grpcfault.Status(refusal)
-	_, err = workspaceclient.New(c, time.Second).VerifyLti13Launch(context.Background(), "Basic c2VydmljZQ==", "jwt", "s1", "s2")
+	_, err = workspaceclient.New(c, time.Second).VerifyLti13Launch(context.Background(), "Basic c2VydmljZQ==", "jwt", "s1", app.Lti13BrowserProof{State: "s2"})
 	if f, ok := fault.As(err); !ok || f.Kind != fault.Unauthenticated || f.Message != refusal.Message {
 		t.Fatalf("refused: %v", err)
 	}
@@ -84,7 +87,7 @@ func TestVerifyLti13Launch(t *testing.T) {
 		{status.Error(codes.Unavailable, "dial tcp 10.0.0.7:9090: connection refused"), unavailable},
 	} {
 		c.err = tc.err
-		_, err = workspaceclient.New(c, time.Second).VerifyLti13Launch(context.Background(), "Basic c2VydmljZQ==", "jwt", "s1", "s1")
+		_, err = workspaceclient.New(c, time.Second).VerifyLti13Launch(context.Background(), "Basic c2VydmljZQ==", "jwt", "s1", app.Lti13BrowserProof{State: "s1"})
 		if f, ok := fault.As(err); !ok || f.Kind != fault.Unavailable || f.Message != tc.want {
 			t.Errorf("%v: %v, want %q", tc.err, err, tc.want)
 		}

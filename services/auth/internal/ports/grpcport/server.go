@@ -111,7 +111,9 @@ func (s *Server) CreateLtiSession(ctx context.Context, req *authv1.CreateLtiSess
 // CreateLti13Session opens a session from an LTI 1.3 launch, which the
 // workspace service verifies.
 func (s *Server) CreateLti13Session(ctx context.Context, req *authv1.CreateLti13SessionRequest) (*authv1.LtiSession, error) {
-	token, session, launch, err := s.app.CreateLti13Session(ctx, authorization(ctx), req.GetIdToken(), req.GetState(), req.GetBrowserState())
+	token, session, launch, err := s.app.CreateLti13Session(ctx, authorization(ctx), req.GetIdToken(), req.GetState(), app.Lti13BrowserProof{
+		State: req.GetBrowserState(), Nonce: req.GetBrowserNonce(), FromStorage: req.GetFromPlatformStorage(),
+	})
 	if err != nil {
 		return nil, err
 	}

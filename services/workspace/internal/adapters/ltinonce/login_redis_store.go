@@ -34,6 +34,7 @@ type loginRecord struct {
 	WorkspaceID    string    `json:"workspaceId"`
 	RegistrationID string    `json:"registrationId"`
 	CreatedAt      time.Time `json:"createdAt"`
+	StorageTarget  string    `json:"storageTarget,omitempty"`
 }
 
 // Put stores l under state for ttl.

@@ -4,12 +4,15 @@ import (
 	"context"
 
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 )
 
 // VerifyLti13Launch checks an LTI 1.3 launch for the auth service (only the
 // root workspace's key pairs may call it; the app says so).
 func (s *Server) VerifyLti13Launch(ctx context.Context, req *workspacev1.VerifyLti13LaunchRequest) (*workspacev1.Lti13Launch, error) {
-	l, err := s.app.VerifyLti13Launch(ctx, callerFrom(ctx), req.GetIdToken(), req.GetState(), req.GetBrowserState())
+	l, err := s.app.VerifyLti13Launch(ctx, callerFrom(ctx), req.GetIdToken(), req.GetState(), app.Lti13BrowserProof{
+		State: req.GetBrowserState(), Nonce: req.GetBrowserNonce(), FromStorage: req.GetFromPlatformStorage(),
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -19,9 +19,13 @@ func (s *Server) StartLti13Login(ctx context.Context, req *workspacev1.StartLti1
 		LTIMessageHint: req.GetLtiMessageHint(),
 		ClientID:       req.GetClientId(),
 		DeploymentID:   req.GetLtiDeploymentId(),
+		StorageTarget:  req.GetLtiStorageTarget(),
 	})
 	if err != nil {
 		return nil, apiError(err)
 	}
-	return &workspacev1.Lti13LoginRedirect{RedirectUrl: r.URL, State: r.State, StateTtlSeconds: int32(r.StateTTL / time.Second)}, nil
+	return &workspacev1.Lti13LoginRedirect{
+		RedirectUrl: r.URL, State: r.State, StateTtlSeconds: int32(r.StateTTL / time.Second),
+		Nonce: r.Nonce, LtiStorageTarget: r.StorageTarget, PlatformOrigin: r.PlatformOrigin,
+	}, nil
 }

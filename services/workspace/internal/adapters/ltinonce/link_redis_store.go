@@ -1,0 +1,76 @@
+package ltinonce
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// RedisRegistrationLinks keeps LTI Dynamic Registration links until they
+// are used or expire, each under its own key, as RedisLogins keeps logins:
+// SET PX, then GETDEL, so of two platforms opening one link only one gets
+// it.
+type RedisRegistrationLinks struct {
+	once redisOnce[linkRecord]
+}
+
+var _ app.LTIRegistrationLinks = (*RedisRegistrationLinks)(nil)
+
+// NewRedisRegistrationLinks returns a registration link store over rdb.
+func NewRedisRegistrationLinks(rdb redis.UniversalClient) *RedisRegistrationLinks {
+	return &RedisRegistrationLinks{once: redisOnce[linkRecord]{rdb: rdb, prefix: linkPrefix, what: "an LTI registration link", unavailable: errLinksUnavailable}}
+}
+
+const errLinksUnavailable = "LTI registration links cannot be made or used right now (their store is unreachable): try again in a minute"
+
+// linkRecord is a link as stored: JSON, so that a reader of Redis sees
+// what it is.
+type linkRecord struct {
+	ID                 string    `json:"id"`
+	WorkspaceID        string    `json:"workspaceId"`
+	CreatorSystem      bool      `json:"creatorSystem,omitempty"`
+	CreatorWorkspaceID string    `json:"creatorWorkspaceId"`
+	CreatorAppKey      string    `json:"creatorAppKey"`
+	CreatedAt          time.Time `json:"createdAt"`
+	ExpiresAt          time.Time `json:"expiresAt"`
+}
+
+func toLinkRecord(l app.LTIRegistrationLink) linkRecord {
+	return linkRecord{
+		ID: l.ID, WorkspaceID: l.WorkspaceID, CreatorSystem: l.Creator.System, CreatorWorkspaceID: l.Creator.WorkspaceID,
+		CreatorAppKey: l.Creator.AppKey, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt,
+	}
+}
+
+func (r linkRecord) link() app.LTIRegistrationLink {
+	return app.LTIRegistrationLink{
+		ID: r.ID, WorkspaceID: r.WorkspaceID,
+		Creator:   domain.Actor{System: r.CreatorSystem, WorkspaceID: r.CreatorWorkspaceID, AppKey: r.CreatorAppKey},
+		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
+	}
+}
+
+// Put stores l under secret for ttl.
+func (s *RedisRegistrationLinks) Put(ctx context.Context, secret string, l app.LTIRegistrationLink, ttl time.Duration) error {
+	return s.once.put(ctx, secret, toLinkRecord(l), ttl)
+}
+
+// Take returns the link stored under secret and removes it, in one command.
+func (s *RedisRegistrationLinks) Take(ctx context.Context, secret string) (app.LTIRegistrationLink, bool, error) {
+	rec, ok, err := s.once.take(ctx, secret)
+	return rec.link(), ok, err
+}
+
+// RegistrationLinkKey is the Redis key of a registration link:
+// lti13:reglink:<SHA-256(secret) in hex>. The secret is a bearer
+// credential; the key names its digest only.
+func RegistrationLinkKey(secret string) string {
+	return onceKey(linkPrefix, secret)
+}
+
+// linkPrefix starts the keys of this store.
+const linkPrefix = "lti13:reglink:"

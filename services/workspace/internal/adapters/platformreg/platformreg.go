@@ -1,0 +1,107 @@
+// Package platformreg speaks to LMS platforms for LTI Dynamic Registration
+// (1EdTech LTI-DR 1.0): it reads a platform's OpenID configuration and
+// posts the tool's client metadata to its registration endpoint.
+//
+// Calls go through pkg/outbound (https, public addresses but for
+// LTI_ALLOW_INSECURE_HOSTS, no redirects, no proxy), each within the
+// client's timeout and reading at most MaxBody bytes. What the platform
+// answered is checked here only as HTTP (status, media type, size); what
+// it says is the domain's to read.
+package platformreg
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/outbound"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+)
+
+// MaxBody bounds what a platform's answer may weigh: configurations and
+// registered clients are a few kilobytes.
+const MaxBody = 64 << 10
+
+// Doer sends a request under the outbound rule; *outbound.Client is one.
+type Doer interface {
+	Do(req *http.Request, maxBytes int64) (outbound.Response, error)
+}
+
+// Registrar is the app's PlatformRegistrar over a Doer.
+type Registrar struct {
+	client Doer
+}
+
+var _ app.PlatformRegistrar = (*Registrar)(nil)
+
+// New returns a registrar that calls platforms with client.
+func New(client Doer) *Registrar { return &Registrar{client: client} }
+
+// Configuration GETs the platform's OpenID configuration at url.
+func (r *Registrar) Configuration(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, outbound.ErrMalformed
+	}
+	req.Header.Set("Accept", "application/json")
+	return r.call(req, "the request for its OpenID configuration")
+}
+
+// Register POSTs the tool's client metadata to the platform's registration
+// endpoint, with the registration token as a bearer token.
+func (r *Registrar) Register(ctx context.Context, endpoint, token string, client []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(client))
+	if err != nil {
+		return nil, outbound.ErrMalformed
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	return r.call(req, "the registration request")
+}
+
+// call sends req and returns the answer's body when it is a 2xx JSON
+// answer. A URL the outbound rule refuses is returned as is (the app
+// answers it as the caller's mistake); every other failure is BadGateway,
+// naming the request.
+func (r *Registrar) call(req *http.Request, what string) ([]byte, error) {
+	resp, err := r.client.Do(req, MaxBody)
+	switch {
+	case errors.Is(err, outbound.ErrNotHTTPS), errors.Is(err, outbound.ErrNotPublic), errors.Is(err, outbound.ErrMalformed):
+		return nil, err
+	case errors.Is(err, outbound.ErrTooLarge):
+		return nil, fault.Wrap(fault.BadGateway, err, fmt.Sprintf("The platform's answer to %s is over %d KiB.", what, MaxBody>>10))
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return nil, fault.Wrap(fault.BadGateway, err, fmt.Sprintf("The platform did not answer %s in time.", what))
+	case err != nil:
+		return nil, fault.Wrap(fault.BadGateway, err, fmt.Sprintf("The platform could not be reached for %s.", what))
+	case resp.Status < 200 || resp.Status > 299:
+		return nil, fault.New(fault.BadGateway, "The platform answered %s with HTTP %d.", what, resp.Status)
+	}
+	if media, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || !isJSON(media) {
+		return nil, fault.New(fault.BadGateway, "The platform answered %s with %q, not JSON.", what, clip(resp.Header.Get("Content-Type")))
+	}
+	return resp.Body, nil
+}
+
+// isJSON reports whether a media type is JSON's or a +json one.
+func isJSON(media string) bool {
+	return media == "application/json" || len(media) > 5 && media[len(media)-5:] == "+json"
+}
+
+// isTimeout reports whether err is a network timeout.
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}

@@ -1,0 +1,137 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/outbound"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// LTIPlatformRegistration is what a Dynamic Registration stored.
+type LTIPlatformRegistration struct {
+	WorkspaceID  string
+	Registration domain.LTIRegistration
+	// Product is the platform's product family (moodle, canvas, …); may
+	// be empty.
+	Product string
+}
+
+// DynamicRegistration is a platform's opening of a registration link.
+type DynamicRegistration struct {
+	// Link is the link's secret (its path's last segment).
+	Link string
+	// ConfigurationURL and Token are the platform's openid_configuration
+	// and registration_token.
+	ConfigurationURL string
+	Token            string
+}
+
+// RegisterLTIPlatform completes an LTI Dynamic Registration (1EdTech LTI-DR
+// 1.0) that a platform opened through a registration link, for anyone (the
+// administrator's browser, sent by the platform): the link is the
+// credential. It takes the link, reads the platform's configuration
+// (domain.ReadPlatformConfiguration), registers the tool with the platform,
+// and stores the client the platform made as a registration of the link's
+// workspace, by the link's creator, with the link's use in the audit trail.
+// A registration that fails gives the link back for another try.
+func (a *App) RegisterLTIPlatform(ctx context.Context, requestID string, in DynamicRegistration) (LTIPlatformRegistration, error) {
+	if err := a.checkDynamicRegistration(in); err != nil {
+		return LTIPlatformRegistration{}, err
+	}
+	link, err := a.takeLink(ctx, in.Link)
+	if err != nil {
+		return LTIPlatformRegistration{}, err
+	}
+	out, err := a.registerThroughLink(ctx, author{actor: link.Creator, requestID: requestID}, link, in)
+	if err != nil {
+		a.giveLinkBack(ctx, in.Link, link)
+		return LTIPlatformRegistration{}, err
+	}
+	return out, nil
+}
+
+// checkDynamicRegistration checks what the platform sent, before the link
+// is taken: a request that cannot succeed leaves it alone.
+func (a *App) checkDynamicRegistration(in DynamicRegistration) error {
+	switch {
+	case in.ConfigurationURL == "":
+		return fault.New(fault.Invalid, "The platform opened the registration link without openid_configuration: "+
+			"open it from the LMS's tool registration page, which adds it.")
+	case in.Token == "":
+		return fault.New(fault.Invalid, "The platform opened the registration link without registration_token.")
+	case len(in.Token) > maxRegistrationToken:
+		return fault.New(fault.Invalid, "The platform's registration_token is over %d bytes.", maxRegistrationToken)
+	}
+	if _, err := a.settings.LTIURLs.CheckURL(in.ConfigurationURL); err != nil {
+		return fault.New(fault.Invalid, "The platform's openid_configuration %s (%v).", domain.PublicURLRule, err)
+	}
+	return nil
+}
+
+// maxRegistrationToken bounds the registration token the tool passes on.
+const maxRegistrationToken = 8 << 10
+
+// registerThroughLink is RegisterLTIPlatform's work once it holds the link.
+func (a *App) registerThroughLink(ctx context.Context, who author, link LTIRegistrationLink, in DynamicRegistration) (LTIPlatformRegistration, error) {
+	w, err := a.linkWorkspace(ctx, link)
+	if err != nil {
+		return LTIPlatformRegistration{}, err
+	}
+	// Refuse before the platform makes a client the workspace cannot hold.
+	if len(w.LTIRegistrations()) >= domain.MaxLTIRegistrations {
+		return LTIPlatformRegistration{}, domain.ErrTooManyLTIRegistrations
+	}
+	body, err := a.lti13.registrar.Configuration(ctx, in.ConfigurationURL)
+	if err != nil {
+		return LTIPlatformRegistration{}, platformError(err, "read the platform's OpenID configuration")
+	}
+	cfg, err := domain.ReadPlatformConfiguration(body, in.ConfigurationURL, a.settings.LTIURLs)
+	if err != nil {
+		return LTIPlatformRegistration{}, err
+	}
+	client := domain.ToolClient{
+		Name: domain.DeepLinkItemTitle, LoginURL: a.lti13LoginURL(), LaunchURL: a.lti13LaunchURL(), JWKSURL: a.lti13JWKSURL(),
+		DeepLinking: cfg.DeepLinking,
+	}
+	answer, err := a.lti13.registrar.Register(ctx, cfg.RegistrationEndpoint, in.Token, client.JSON())
+	if err != nil {
+		return LTIPlatformRegistration{}, platformError(err, "register the tool with the platform")
+	}
+	registered, err := domain.ReadRegisteredClient(answer)
+	if err != nil {
+		return LTIPlatformRegistration{}, err
+	}
+	add := cfg.Registration(registered)
+	if err := domain.CheckNewLTIRegistration(add, a.settings.LTIURLs); err != nil {
+		why := "it breaks the rules of a registration"
+		if e, ok := fault.As(err); ok {
+			why = e.Message
+		}
+		return LTIPlatformRegistration{}, fault.New(fault.BadGateway, "The platform registered a client the tool cannot store: %s.", why)
+	}
+	reg, err := a.addLTIRegistration(ctx, who, w, func() (*domain.Workspace, error) { return a.linkWorkspace(ctx, link) },
+		add, func(w *domain.Workspace, now time.Time) {
+			w.RecordChange(domain.EventLTIRegistrationLinkUsed, domain.Target{Type: domain.TargetLTIRegistrationLink, ID: link.ID}, now, nil)
+		})
+	if err != nil {
+		return LTIPlatformRegistration{}, err
+	}
+	return LTIPlatformRegistration{WorkspaceID: w.ID(), Registration: reg, Product: cfg.Product}, nil
+}
+
+// platformError is a registrar's error as answered: the outbound rule's
+// refusals of a URL are Invalid, the rest BadGateway, saying what the tool
+// was doing.
+func platformError(err error, doing string) error {
+	if _, ok := fault.As(err); ok {
+		return err
+	}
+	if errors.Is(err, outbound.ErrNotHTTPS) || errors.Is(err, outbound.ErrNotPublic) || errors.Is(err, outbound.ErrMalformed) {
+		return fault.Wrap(fault.Invalid, err, fmt.Sprintf("Could not %s: its URL %s (%v).", doing, domain.PublicURLRule, err))
+	}
+	return fault.Wrap(fault.BadGateway, err, fmt.Sprintf("Could not %s: the platform could not be reached.", doing))
+}

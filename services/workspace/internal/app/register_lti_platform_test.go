@@ -1,0 +1,155 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+)
+
+// fakePlatform answers Dynamic Registration as a platform on
+// lms.school.example would, or fails as told.
+type fakePlatform struct {
+	configErr, registerErr error
+	issuer                 string
+	posted                 []map[string]any
+	tokens                 []string
+}
+
+const lmsConfigURL = "https://lms.school.example/.well-known/openid-configuration"
+
+func (p *fakePlatform) Configuration(_ context.Context, url string) ([]byte, error) {
+	if p.configErr != nil {
+		return nil, p.configErr
+	}
+	issuer := p.issuer
+	if issuer == "" {
+		issuer = "https://lms.school.example"
+	}
+	return json.Marshal(map[string]any{
+		"issuer": issuer, "authorization_endpoint": "https://lms.school.example/auth", "jwks_uri": "https://lms.school.example/jwks",
+		"registration_endpoint": "https://lms.school.example/register", "id_token_signing_alg_values_supported": []string{"RS256"},
+		"https://purl.imsglobal.org/spec/lti-platform-configuration": map[string]any{
+			"product_family_code": "moodle", "messages_supported": []map[string]string{{"type": "LtiResourceLinkRequest"}},
+		},
+	})
+}
+
+func (p *fakePlatform) Register(_ context.Context, endpoint, token string, client []byte) ([]byte, error) {
+	if p.registerErr != nil {
+		return nil, p.registerErr
+	}
+	var body map[string]any
+	_ = json.Unmarshal(client, &body)
+	p.posted, p.tokens = append(p.posted, body), append(p.tokens, token)
+	return []byte(`{"client_id":"moodle-client-` + strings.Repeat("7", len(p.posted)) + `","https://purl.imsglobal.org/spec/lti-tool-configuration":{"deployment_id":"3"}}`), nil
+}
+
+// secretOf is a link URL's secret.
+func secretOf(url string) string { return url[strings.LastIndex(url, "/")+1:] }
+
+// A link registers once: a refused registration gives it back, a
+// successful one uses it up, and the registration is the link's
+// workspace's, made with what the platform answered.
+func TestRegistrationLinkWorksOnceForASuccess(t *testing.T) {
+	c := &clock{now: time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)}
+	platform := &fakePlatform{}
+	f := newFixture(t, app.WithClock(c.Now), app.WithLTIDynamicRegistration(ltinonce.NewMemoryRegistrationLinks(10, c.Now), platform))
+	ctx := context.Background()
+	_, self := f.create(f.root, app.CreateInput{ID: "w"})
+	_, other := f.create(f.root, app.CreateInput{ID: "other"})
+
+	_, err := f.app.CreateLTIRegistrationLink(ctx, other, "w")
+	wantKind(t, err, fault.NotFound)
+	link, err := f.app.CreateLTIRegistrationLink(ctx, self, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(link.URL, "https://lti.test/lti/v1p3/register/") || !link.ExpiresAt.Equal(c.Now().Add(time.Hour)) {
+		t.Fatalf("link %+v", link)
+	}
+	open := app.DynamicRegistration{Link: secretOf(link.URL), ConfigurationURL: lmsConfigURL, Token: "reg-token"}
+
+	// Refusals leave the link usable.
+	platform.issuer = "https://other.example"
+	_, err = f.app.RegisterLTIPlatform(ctx, "req-1", open)
+	wantKind(t, err, fault.Invalid)
+	platform.issuer, platform.registerErr = "", fault.New(fault.BadGateway, "The platform answered the registration request with HTTP 500.")
+	_, err = f.app.RegisterLTIPlatform(ctx, "req-2", open)
+	wantKind(t, err, fault.BadGateway)
+	_, err = f.app.RegisterLTIPlatform(ctx, "req-3", app.DynamicRegistration{Link: open.Link, ConfigurationURL: "https://169.254.169.254/x", Token: "t"})
+	wantKind(t, err, fault.Invalid)
+
+	platform.registerErr = nil
+	got, err := f.app.RegisterLTIPlatform(ctx, "req-4", open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.WorkspaceID != "w" || got.Product != "moodle" || got.Registration.Issuer != "https://lms.school.example" ||
+		got.Registration.ClientID != "moodle-client-7" || len(got.Registration.DeploymentIDs) != 1 || got.Registration.DeploymentIDs[0] != "3" {
+		t.Fatalf("registered %+v", got)
+	}
+	if len(platform.tokens) != 1 || platform.tokens[0] != "reg-token" || platform.posted[0]["initiate_login_uri"] != "https://lti.test/lti/v1p3/login" {
+		t.Fatalf("the platform received %v with %v", platform.posted, platform.tokens)
+	}
+	if regs, err := f.app.ListLTIRegistrations(ctx, self, "w"); err != nil || len(regs) != 1 || regs[0].ID != got.Registration.ID {
+		t.Fatalf("registrations %+v, %v", regs, err)
+	}
+
+	// Used up.
+	_, err = f.app.RegisterLTIPlatform(ctx, "req-5", open)
+	wantKind(t, err, fault.Unauthenticated)
+}
+
+// A link expires an hour after it was made, even one given back after a
+// failure; a link whose workspace was deleted registers nothing.
+func TestRegistrationLinkExpiresAndFollowsItsWorkspace(t *testing.T) {
+	c := &clock{now: time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)}
+	platform := &fakePlatform{}
+	f := newFixture(t, app.WithClock(c.Now), app.WithLTIDynamicRegistration(ltinonce.NewMemoryRegistrationLinks(10, c.Now), platform))
+	ctx := context.Background()
+	_, self := f.create(f.root, app.CreateInput{ID: "w"})
+
+	link, err := f.app.CreateLTIRegistrationLink(ctx, self, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := app.DynamicRegistration{Link: secretOf(link.URL), ConfigurationURL: lmsConfigURL, Token: "t"}
+	c.Add(59 * time.Minute)
+	platform.configErr = fault.New(fault.BadGateway, "The platform could not be reached.")
+	_, err = f.app.RegisterLTIPlatform(ctx, "r", open)
+	wantKind(t, err, fault.BadGateway)
+	c.Add(time.Minute)
+	platform.configErr = nil
+	_, err = f.app.RegisterLTIPlatform(ctx, "r", open)
+	wantKind(t, err, fault.Unauthenticated)
+
+	link, err = f.app.CreateLTIRegistrationLink(ctx, self, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.app.DeleteWorkspace(ctx, f.root, "w", app.Precondition{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.app.RegisterLTIPlatform(ctx, "r", app.DynamicRegistration{Link: secretOf(link.URL), ConfigurationURL: lmsConfigURL, Token: "t"})
+	wantKind(t, err, fault.Unauthenticated)
+	if len(platform.posted) != 0 {
+		t.Fatalf("the platform was asked to register %d times", len(platform.posted))
+	}
+}
+
+// Without a store for links, Dynamic Registration is unavailable, not
+// broken.
+func TestDynamicRegistrationOff(t *testing.T) {
+	f := newFixture(t)
+	_, self := f.create(f.root, app.CreateInput{ID: "w"})
+	_, err := f.app.CreateLTIRegistrationLink(context.Background(), self, "w")
+	wantKind(t, err, fault.Unavailable)
+	_, err = f.app.RegisterLTIPlatform(context.Background(), "r", app.DynamicRegistration{Link: strings.Repeat("a", 43), ConfigurationURL: lmsConfigURL, Token: "t"})
+	wantKind(t, err, fault.Unavailable)
+}
