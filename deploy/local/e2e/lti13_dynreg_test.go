@@ -202,7 +202,7 @@ func TestLti13DynamicRegistrationRefusals(t *testing.T) {
 		{"configuration over the cap", dynregShape{Config: map[string]any{"pad": 70000}}, "", http.StatusBadGateway, "over 64 KiB"},
 		{"no RS256", dynregShape{Config: map[string]any{"patch": map[string]any{"id_token_signing_alg_values_supported": []string{"ES256"}}}},
 			"", http.StatusBadRequest, "RS256"},
-		{"registration refused", dynregShape{Register: map[string]any{"status": 500}}, "", http.StatusBadGateway, "registration request with HTTP 500"},
+		{"registration refused", dynregShape{Register: map[string]any{"status": 500}}, "", http.StatusBadGateway, "HTTP 500 (registering the tool)"},
 		{"registration over the cap", dynregShape{Register: map[string]any{"pad": 70000}}, "", http.StatusBadGateway, "over 64 KiB"},
 	}
 	for _, tt := range tests {

@@ -79,7 +79,7 @@ func TestRegistrationLinkWorksOnceForASuccess(t *testing.T) {
 	platform.issuer = "https://other.example"
 	_, err = f.app.RegisterLTIPlatform(ctx, "req-1", open)
 	wantKind(t, err, fault.Invalid)
-	platform.issuer, platform.registerErr = "", fault.New(fault.BadGateway, "The platform answered the registration request with HTTP 500.")
+	platform.issuer, platform.registerErr = "", fault.New(fault.BadGateway, "The platform answered with HTTP 500 (registering the tool).")
 	_, err = f.app.RegisterLTIPlatform(ctx, "req-2", open)
 	wantKind(t, err, fault.BadGateway)
 	_, err = f.app.RegisterLTIPlatform(ctx, "req-3", app.DynamicRegistration{Link: open.Link, ConfigurationURL: "https://169.254.169.254/x", Token: "t"})

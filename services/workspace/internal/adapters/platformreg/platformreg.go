@@ -48,7 +48,7 @@ func (r *Registrar) Configuration(ctx context.Context, url string) ([]byte, erro
 		return nil, outbound.ErrMalformed
 	}
 	req.Header.Set("Accept", "application/json")
-	return r.call(req, "the request for its OpenID configuration")
+	return r.call(req, "reading its OpenID configuration")
 }
 
 // Register POSTs the tool's client metadata to the platform's registration
@@ -61,29 +61,29 @@ func (r *Registrar) Register(ctx context.Context, endpoint, token string, client
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Authorization", "Bearer "+token)
-	return r.call(req, "the registration request")
+	return r.call(req, "registering the tool")
 }
 
 // call sends req and returns the answer's body when it is a 2xx JSON
 // answer. A URL the outbound rule refuses is returned as is (the app
 // answers it as the caller's mistake); every other failure is BadGateway,
-// naming the request.
+// saying what the tool was doing.
 func (r *Registrar) call(req *http.Request, what string) ([]byte, error) {
 	resp, err := r.client.Do(req, MaxBody)
 	switch {
 	case errors.Is(err, outbound.ErrNotHTTPS), errors.Is(err, outbound.ErrNotPublic), errors.Is(err, outbound.ErrMalformed):
 		return nil, err
 	case errors.Is(err, outbound.ErrTooLarge):
-		return nil, fault.Wrap(fault.BadGateway, err, fmt.Sprintf("The platform's answer to %s is over %d KiB.", what, MaxBody>>10))
+		return nil, fault.Wrap(fault.BadGateway, err, fmt.Sprintf("The platform's answer is over %d KiB (%s).", MaxBody>>10, what))
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
-		return nil, fault.Wrap(fault.BadGateway, err, fmt.Sprintf("The platform did not answer %s in time.", what))
+		return nil, fault.Wrap(fault.BadGateway, err, fmt.Sprintf("The platform did not answer in time (%s).", what))
 	case err != nil:
-		return nil, fault.Wrap(fault.BadGateway, err, fmt.Sprintf("The platform could not be reached for %s.", what))
+		return nil, fault.Wrap(fault.BadGateway, err, fmt.Sprintf("The platform could not be reached (%s).", what))
 	case resp.Status < 200 || resp.Status > 299:
-		return nil, fault.New(fault.BadGateway, "The platform answered %s with HTTP %d.", what, resp.Status)
+		return nil, fault.New(fault.BadGateway, "The platform answered with HTTP %d (%s).", resp.Status, what)
 	}
 	if media, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || !isJSON(media) {
-		return nil, fault.New(fault.BadGateway, "The platform answered %s with %q, not JSON.", what, clip(resp.Header.Get("Content-Type")))
+		return nil, fault.New(fault.BadGateway, "The platform answered with %q, not JSON (%s).", clip(resp.Header.Get("Content-Type")), what)
 	}
 	return resp.Body, nil
 }
