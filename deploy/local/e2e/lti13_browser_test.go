@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"net/http"
@@ -113,21 +112,5 @@ func startFramedLti13Stack(t *testing.T, platformURL string) (*stack.Stack, stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	s, err := stack.Start(ctx, stack.Options{
-		BinDir: binDir, DataDir: t.TempDir(), GatewayAddr: addr, Output: &logs,
-		Env: append(append([]string(nil), stackEnv...), "PUBLIC_BASE_URL="+tool, "LTI_ALLOW_INSECURE_HOSTS="+u.Host),
-	})
-	if err != nil {
-		t.Fatalf("start a stack: %v\n%s", err, logs.String())
-	}
-	t.Cleanup(func() {
-		_ = s.Close()
-		if t.Failed() {
-			t.Logf("stack output:\n%s", logs.String())
-		}
-	})
-	return s, tool
+	return startOwnStackAt(t, addr, "PUBLIC_BASE_URL="+tool, "LTI_ALLOW_INSECURE_HOSTS="+u.Host), tool
 }

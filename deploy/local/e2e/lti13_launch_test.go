@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"html"
@@ -35,23 +33,7 @@ func startLti13Stack(t *testing.T, platformURL string, extra ...string) *stack.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	s, err := stack.Start(ctx, stack.Options{
-		BinDir: binDir, DataDir: t.TempDir(), GatewayAddr: addr, Output: &logs,
-		Env: append(append(append([]string(nil), stackEnv...), "PUBLIC_BASE_URL=http://"+addr, "LTI_ALLOW_INSECURE_HOSTS="+u.Host), extra...),
-	})
-	if err != nil {
-		t.Fatalf("start a stack: %v\n%s", err, logs.String())
-	}
-	t.Cleanup(func() {
-		_ = s.Close()
-		if t.Failed() {
-			t.Logf("stack output:\n%s", logs.String())
-		}
-	})
-	return s
+	return startOwnStackAt(t, addr, append([]string{"PUBLIC_BASE_URL=http://" + addr, "LTI_ALLOW_INSECURE_HOSTS=" + u.Host}, extra...)...)
 }
 
 // loopbackJar keeps cookies as a browser does on http://127.0.0.1, which

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -385,21 +384,5 @@ func (f *twoSites) serve(t *testing.T, backends map[string]string) {
 // (host:port, comma-separated) over http.
 func startStorageStack(t *testing.T, tool, insecure string) *stack.Stack {
 	t.Helper()
-	var logs bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	s, err := stack.Start(ctx, stack.Options{
-		BinDir: binDir, DataDir: t.TempDir(), Output: &logs,
-		Env: append(append([]string(nil), stackEnv...), "PUBLIC_BASE_URL="+tool, "LTI_ALLOW_INSECURE_HOSTS="+insecure),
-	})
-	if err != nil {
-		t.Fatalf("start a stack: %v\n%s", err, logs.String())
-	}
-	t.Cleanup(func() {
-		_ = s.Close()
-		if t.Failed() {
-			t.Logf("stack output:\n%s", logs.String())
-		}
-	})
-	return s
+	return startOwnStack(t, "PUBLIC_BASE_URL="+tool, "LTI_ALLOW_INSECURE_HOSTS="+insecure)
 }

@@ -96,11 +96,20 @@ func run(m *testing.M) int {
 // for a test that stops a part of it or needs other settings.
 func startOwnStack(t *testing.T, extra ...string) *stack.Stack {
 	t.Helper()
+	return startOwnStackAt(t, "", extra...)
+}
+
+// startOwnStackAt is startOwnStack with the gateway listening on
+// gatewayAddr (empty: a free port), for tests whose tool URLs
+// (PUBLIC_BASE_URL) must name the gateway's address before it starts.
+func startOwnStackAt(t *testing.T, gatewayAddr string, extra ...string) *stack.Stack {
+	t.Helper()
 	var logs bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := stack.Start(ctx, stack.Options{
-		BinDir: binDir, DataDir: t.TempDir(), Env: append(append([]string(nil), stackEnv...), extra...), Output: &logs,
+		BinDir: binDir, DataDir: t.TempDir(), GatewayAddr: gatewayAddr, Output: &logs,
+		Env: append(append([]string(nil), stackEnv...), extra...),
 	})
 	if err != nil {
 		t.Fatalf("start a stack: %v\n%s", err, logs.String())

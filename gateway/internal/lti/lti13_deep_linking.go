@@ -2,8 +2,6 @@ package lti
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"html/template"
 	"log/slog"
 	"net/http"
@@ -90,10 +88,7 @@ func formOrigin(raw string) (string, bool) {
 // policy allows it by its hash and no other script.
 const deepLinkReturnScript = `document.getElementById("deep-link-return").submit();`
 
-var deepLinkReturnScriptHash = func() string {
-	sum := sha256.Sum256([]byte(deepLinkReturnScript))
-	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-}()
+var deepLinkReturnScriptHash = scriptSource(deepLinkReturnScript)
 
 // deepLinkReturnCSP lets the page run its one script and post its form to
 // origin only, and lets any LMS page frame it.

@@ -1,7 +1,6 @@
 package lti
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"html/template"
@@ -194,10 +193,7 @@ func loginWithoutStorage(params []*authv1.LtiParameter) string {
 }
 
 // storageScriptHash is the CSP source of storageScript.
-var storageScriptHash = func() string {
-	sum := sha256.Sum256([]byte(storageScript))
-	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-}()
+var storageScriptHash = scriptSource(storageScript)
 
 // storageCSP is launchCSP with the storage pages' one inline script, and
 // the launch page's form may post to this gateway.

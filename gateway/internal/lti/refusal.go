@@ -1,6 +1,8 @@
 package lti
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"html/template"
 	"log/slog"
 	"net/http"
@@ -65,6 +67,14 @@ func refusePage(w http.ResponseWriter, r *http.Request, a httperr.Answer, headin
 	header.Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(a.Status)
 	_ = refusedPage.Execute(w, refusedView{Heading: heading, Reason: a.Message, RequestID: reqstate.ID(r.Context())})
+}
+
+// scriptSource is the Content-Security-Policy source that allows one
+// inline script, by its SHA-256: a page's only script is a constant, so
+// the policy names exactly it.
+func scriptSource(script string) string {
+	sum := sha256.Sum256([]byte(script))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 }
 
 // pageHeaders sets what every launch answer carries.
