@@ -6,16 +6,29 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"runtime"
 	"time"
 )
 
+// Sampling of the mutex and block profiles while the profiling endpoints
+// are served: one contention event in mutexFraction, and blocking events
+// about one per blockRate nanoseconds blocked. Both cost little at these
+// rates, and nothing when profiling is off.
+const (
+	mutexFraction = 100
+	blockRate     = 10_000
+)
+
 // ServePprof serves Go's profiling endpoints (/debug/pprof/) on addr, for
-// `go tool pprof`; an empty addr serves nothing. Keep it on a loopback or
-// otherwise private address.
+// `go tool pprof` (the mutex and block profiles included, sampled as
+// above) and `go tool trace`; an empty addr serves nothing. Keep it on a
+// loopback or otherwise private address.
 func ServePprof(addr string, logger *slog.Logger) error {
 	if addr == "" {
 		return nil
 	}
+	runtime.SetMutexProfileFraction(mutexFraction)
+	runtime.SetBlockProfileRate(blockRate)
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

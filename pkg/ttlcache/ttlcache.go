@@ -49,6 +49,18 @@ func (c *Cache[K, V]) Get(key K) (V, bool) {
 	return e.value, true
 }
 
+// getWithExpiry is Get, with when the value expires.
+func (c *Cache[K, V]) getWithExpiry(key K) (V, time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.items[key]
+	if !ok || !c.now().Before(e.expires) {
+		var zero V
+		return zero, time.Time{}, false
+	}
+	return e.value, e.expires, true
+}
+
 // Set stores value under key for the cache's TTL.
 func (c *Cache[K, V]) Set(key K, value V) {
 	c.mu.Lock()

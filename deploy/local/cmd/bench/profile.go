@@ -37,9 +37,16 @@ type profileCapture struct {
 	errs []error
 }
 
-// startProfiles starts taking a CPU profile of every service for most of
-// the coming round, written to <dir>/<scenario>-<callers>-<service>.pprof.
-// It returns nil when profiling is off.
+// traceSeconds bounds an execution trace: a few seconds of a loaded
+// service are tens of MiB.
+const traceSeconds = 3
+
+// startProfiles starts taking a CPU profile, a mutex and a block profile
+// (of the contention and blocking in that time) of every service for most
+// of the coming round, and an execution trace of its first seconds, written
+// to <dir>/<scenario>-<callers>-<service>.pprof, -mutex.pprof,
+// -block.pprof and .trace (for `go tool trace`). It returns nil when
+// profiling is off.
 func (e *env) startProfiles(ctx context.Context, cfg config, scenario string, callers int) *profileCapture {
 	if cfg.ProfileDir == "" || len(e.pprofAddrs) == 0 {
 		return nil
@@ -49,18 +56,27 @@ func (e *env) startProfiles(ctx context.Context, cfg config, scenario string, ca
 	seconds := max(int((cfg.Round-time.Second)/time.Second), 1)
 	prefix := fileName(fmt.Sprintf("%s-%d", scenario, callers))
 	c := &profileCapture{}
-	for _, name := range services {
-		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", e.pprofAddrs[name], seconds)
-		path := filepath.Join(cfg.ProfileDir, prefix+"-"+name+".pprof")
-		c.wg.Go(func() {
-			if err := fetchTo(ctx, url, path); err != nil {
-				c.mu.Lock()
-				c.errs = append(c.errs, fmt.Errorf("profile %s: %w", name, err))
-				c.mu.Unlock()
-			}
-		})
+	kinds := []struct{ endpoint, suffix string }{
+		{fmt.Sprintf("profile?seconds=%d", seconds), ".pprof"},
+		{fmt.Sprintf("mutex?seconds=%d", seconds), "-mutex.pprof"},
+		{fmt.Sprintf("block?seconds=%d", seconds), "-block.pprof"},
+		{fmt.Sprintf("trace?seconds=%d", min(seconds, traceSeconds)), ".trace"},
 	}
-	progress("  taking %ds CPU profiles of %s into %s", seconds, strings.Join(services, ", "), cfg.ProfileDir)
+	for _, name := range services {
+		for _, k := range kinds {
+			url := fmt.Sprintf("http://%s/debug/pprof/%s", e.pprofAddrs[name], k.endpoint)
+			path := filepath.Join(cfg.ProfileDir, prefix+"-"+name+k.suffix)
+			c.wg.Go(func() {
+				if err := fetchTo(ctx, url, path); err != nil {
+					c.mu.Lock()
+					c.errs = append(c.errs, fmt.Errorf("profile %s: %w", name, err))
+					c.mu.Unlock()
+				}
+			})
+		}
+	}
+	progress("  taking %ds CPU, mutex and block profiles and %ds traces of %s into %s",
+		seconds, min(seconds, traceSeconds), strings.Join(services, ", "), cfg.ProfileDir)
 	return c
 }
 

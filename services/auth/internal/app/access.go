@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ttlcache"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
 
@@ -35,50 +36,83 @@ var errNoCredentials = fault.New(fault.Unauthenticated,
 // decides; a yes for a live workspace is kept for AccessCacheTTL so a
 // burst of logins costs one call, unless the workspace's tokens were
 // revoked here since (the workspace service revokes them when it deletes
-// the workspace). Another replica may reuse a "yes" for up to
-// AccessCacheTTL after a delete; a token it issues then is dead on first
-// use all the same (see Session).
+// the workspace). A remembered yes in steady use is asked again in the
+// background shortly before it expires, and the logins that find none wait
+// on one call between them (ttlcache.Loader): a busy key pair's logins
+// never all wait on, or all make, the same call. Another replica may
+// reuse a "yes" for up to AccessCacheTTL after a delete; a token it issues
+// then is dead on first use all the same (see Session).
 func (a *App) access(ctx context.Context, authorization, appKey, workspaceID string) (WorkspaceStatus, error) {
 	if authorization == "" {
 		return WorkspaceStatus{}, errNoCredentials
 	}
 	key := newAccessKey(authorization, workspaceID)
-	if st, ok := a.cachedAccess(key, appKey); ok {
-		return st, nil
+	load := a.accessLoad(authorization, workspaceID)
+	if cached, ok := a.remembered.Peek(ctx, key, load); ok {
+		if a.holds(cached, key, appKey) {
+			return cached.status, nil
+		}
+		a.remembered.Forget(key) // revoked, forgotten or expired since: ask again
 	}
-	at := a.now()
-	st, err := a.workspaces.Status(ctx, authorization, workspaceID)
-	if err != nil {
-		return WorkspaceStatus{}, err
+	for attempt := 1; ; attempt++ {
+		cached, err := a.remembered.Get(ctx, key, load)
+		if err != nil {
+			return WorkspaceStatus{}, err
+		}
+		// A load that began before a revocation may have stored its
+		// answer since: such an answer is asked again, once.
+		if attempt == 2 || a.holds(cached, key, appKey) {
+			return cached.status, nil
+		}
+		a.remembered.Forget(key)
 	}
-	if st.Active {
-		// Only a live workspace is remembered: an undelete must be seen
-		// at once.
-		a.remembered.Set(key, cachedAccess{status: st, at: at})
-	}
-	return st, nil
 }
 
-// cachedAccess returns the workspace service's answer for the credentials
-// (of app key appKey) and workspace of key, when one is remembered and
-// still holds: no revocation of the workspace's tokens, no revocation or
-// rotation of the key pair, and no expiry of the key pair since it was
-// given.
-func (a *App) cachedAccess(key accessKey, appKey string) (WorkspaceStatus, bool) {
-	cached, ok := a.remembered.Get(key)
-	if !ok {
-		return WorkspaceStatus{}, false
+// accessLoadTimeout bounds one call that refreshes a remembered access:
+// it runs for every login waiting on it, whatever their own deadlines.
+const accessLoadTimeout = 5 * time.Second
+
+// accessLoad asks the workspace service for the credentials' access to
+// the workspace; the answer keeps when it was asked, and is remembered
+// only for a live workspace (an undelete must be seen at once).
+func (a *App) accessLoad(authorization, workspaceID string) ttlcache.LoadFunc[cachedAccess] {
+	return func(ctx context.Context) (cachedAccess, bool, error) {
+		at := a.now()
+		st, err := a.workspaces.Status(ctx, authorization, workspaceID)
+		if err != nil {
+			return cachedAccess{}, false, err
+		}
+		return cachedAccess{status: st, at: at}, st.Active, nil
 	}
-	if revokedAt, revoked := a.revoked.Get(key.workspaceID); revoked && !cached.at.After(revokedAt) {
+}
+
+// rememberedAccess returns the remembered answer for the credentials (of
+// app key appKey) and the workspace, when there is one and it still holds;
+// it never calls the workspace service, but may start the background
+// refresh of an answer near its expiry.
+func (a *App) rememberedAccess(ctx context.Context, authorization, appKey, workspaceID string) (WorkspaceStatus, bool) {
+	key := newAccessKey(authorization, workspaceID)
+	cached, ok := a.remembered.Peek(ctx, key, a.accessLoad(authorization, workspaceID))
+	if !ok || !a.holds(cached, key, appKey) {
 		return WorkspaceStatus{}, false
-	}
-	if forgottenAt, forgotten := a.forgotten.Get(appKey); forgotten && !cached.at.After(forgottenAt) {
-		return WorkspaceStatus{}, false
-	}
-	if exp := cached.status.CallerKeyExpiresAt; !exp.IsZero() && !a.now().Before(exp) {
-		return WorkspaceStatus{}, false // the key pair expired: the workspace service now refuses it
 	}
 	return cached.status, true
+}
+
+// holds reports whether a remembered answer still holds: no revocation of
+// the workspace's tokens, no revocation or rotation of the key pair, and
+// no expiry of the key pair since it was given.
+func (a *App) holds(cached cachedAccess, key accessKey, appKey string) bool {
+	if revokedAt, revoked := a.revoked.Get(key.workspaceID); revoked && !cached.at.After(revokedAt) {
+		return false
+	}
+	if forgottenAt, forgotten := a.forgotten.Get(appKey); forgotten && !cached.at.After(forgottenAt) {
+		return false
+	}
+	if exp := cached.status.CallerKeyExpiresAt; !exp.IsZero() && !a.now().Before(exp) {
+		return false // the key pair expired: the workspace service now refuses it
+	}
+	return true
 }
 
 // ForgetKeyPairs stops this replica reusing the access checks of key

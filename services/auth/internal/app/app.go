@@ -72,7 +72,7 @@ type App struct {
 	launches Launches      // nil: no LTI launches
 	lti13    Lti13Launches // nil: no LTI 1.3 launches
 	// remembered holds the workspace service's recent yeses (access.go).
-	remembered *ttlcache.Cache[accessKey, cachedAccess]
+	remembered *ttlcache.Loader[accessKey, cachedAccess]
 	// revoked remembers when each workspace's tokens were last revoked
 	// here, so a cached "yes" from before a delete is not reused after it.
 	revoked *ttlcache.Cache[string, time.Time]
@@ -106,7 +106,8 @@ func New(store domain.TokenStore, workspaces Workspaces, settings Settings, opts
 	if _, off := a.limits.(noLimits); !off {
 		a.logins, _ = store.(LoginStore)
 	}
-	a.remembered = ttlcache.New[accessKey, cachedAccess](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
+	a.remembered = ttlcache.NewLoader(ttlcache.New[accessKey, cachedAccess](settings.AccessCacheSize, settings.AccessCacheTTL, a.now),
+		ttlcache.LoaderOptions{LoadTimeout: accessLoadTimeout})
 	a.revoked = ttlcache.New[string, time.Time](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
 	a.forgotten = ttlcache.New[string, time.Time](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
 	return a

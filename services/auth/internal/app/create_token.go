@@ -20,7 +20,7 @@ func (a *App) CreateToken(ctx context.Context, authorization, email, workspaceID
 	invalid := domain.CheckLogin(email, workspaceID)
 	if invalid == nil && authorization != "" && a.logins != nil {
 		appKey, _, _ := basicauth.Parse(authorization)
-		if st, ok := a.cachedAccess(newAccessKey(authorization, workspaceID), appKey); ok && st.Active {
+		if st, ok := a.rememberedAccess(ctx, authorization, appKey, workspaceID); ok && st.Active {
 			limits := LoginLimits{AppKey: appKey, Own: st.CallerLimit}
 			return a.issueWith(email, workspaceID, func(d domain.Digest, s domain.Session) error {
 				return a.logins.SaveLogin(ctx, d, s, limits)

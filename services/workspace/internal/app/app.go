@@ -60,7 +60,7 @@ type App struct {
 	secrets  SecretBox
 	settings Settings
 	now      func() time.Time
-	creds    *ttlcache.Cache[string, credential]
+	creds    *ttlcache.Loader[string, credential]
 	revoker  TokenRevoker  // nil: no auth service to tell
 	access   AccessRevoker // nil: no auth service to tell
 	uses     *keyUses
@@ -107,7 +107,8 @@ func New(repo domain.Repository, secrets SecretBox, settings Settings, opts ...O
 	for _, opt := range opts {
 		opt(a)
 	}
-	a.creds = ttlcache.New[string, credential](settings.CredentialCacheSize, settings.CredentialCacheTTL, a.now)
+	a.creds = ttlcache.NewLoader(ttlcache.New[string, credential](settings.CredentialCacheSize, settings.CredentialCacheTTL, a.now),
+		ttlcache.LoaderOptions{LoadTimeout: credentialLoadTimeout})
 	a.uses = newKeyUses(settings.CredentialCacheSize, a.now)
 	if a.lti13.toolKeys != nil {
 		a.lti13.tool = newToolKeys(a.lti13.toolKeys, a.secrets, a.lti13.rotation, a.now)

@@ -55,28 +55,44 @@ func (a *App) Authenticate(ctx context.Context, appKey, appSecret string) (domai
 	}, nil
 }
 
+// credential returns what a credential check needs of appKey's pair. It
+// is remembered for CredentialCacheTTL; a pair in steady use is read again
+// in the background shortly before that, and the checks that find none
+// wait on one read between them (ttlcache.Loader), so a busy pair's
+// requests never all read the store at once.
 func (a *App) credential(ctx context.Context, appKey string) (credential, error) {
-	if cred, ok := a.creds.Get(appKey); ok {
-		return cred, nil
-	}
+	return a.creds.Get(ctx, appKey, func(ctx context.Context) (credential, bool, error) {
+		cred, err := a.readCredential(ctx, appKey)
+		return cred, err == nil, err
+	})
+}
+
+// credentialLoadTimeout bounds one read of a pair's credential, which every
+// check waiting on it shares.
+const credentialLoadTimeout = 5 * time.Second
+
+// readCredential reads appKey's pair from the store; an unknown one, or a
+// deleted workspace's, is a credential that is not known.
+func (a *App) readCredential(ctx context.Context, appKey string) (credential, error) {
 	w, err := a.repo.GetByAppKey(ctx, appKey)
 	switch {
 	case errors.Is(err, domain.ErrNotFound):
-		w = nil
+		return credential{}, nil
 	case err != nil:
 		return credential{}, err
 	}
-	var cred credential
-	if w != nil && !w.Deleted() {
-		if k, ok := w.KeyByAppKey(appKey); ok {
-			cred = credential{known: true, workspaceID: w.ID(), digest: k.SecretDigest, tags: k.Tags,
-				restAccess: k.HasRESTAccess(), expiresAt: k.ExpiresAt}
-			if r, ok := w.RateLimit(); ok {
-				cred.rateLimit = &r
-			}
-		}
+	if w.Deleted() {
+		return credential{}, nil
 	}
-	a.creds.Set(appKey, cred)
+	k, ok := w.KeyByAppKey(appKey)
+	if !ok {
+		return credential{}, nil
+	}
+	cred := credential{known: true, workspaceID: w.ID(), digest: k.SecretDigest, tags: k.Tags,
+		restAccess: k.HasRESTAccess(), expiresAt: k.ExpiresAt}
+	if r, ok := w.RateLimit(); ok {
+		cred.rateLimit = &r
+	}
 	return cred, nil
 }
 
@@ -84,7 +100,7 @@ func (a *App) credential(ctx context.Context, appKey string) (credential, error)
 // delete takes effect at once on this replica (others within the cache TTL).
 func (a *App) forgetKeys(w *domain.Workspace) {
 	for _, k := range w.Keys() {
-		a.creds.Delete(k.AppKey)
+		a.creds.Forget(k.AppKey)
 	}
 }
 
@@ -93,7 +109,7 @@ func (a *App) forgetKeys(w *domain.Workspace) {
 // to stop reusing the access it granted them.
 func (a *App) forgetKeyPairs(workspaceID string, appKeys ...string) {
 	for _, k := range appKeys {
-		a.creds.Delete(k)
+		a.creds.Forget(k)
 	}
 	if a.access != nil && len(appKeys) > 0 {
 		a.access.ForgetKeyPairs(workspaceID, appKeys)

@@ -1,0 +1,177 @@
+package ttlcache_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/ttlcache"
+)
+
+// source is a slow backend a test releases by hand.
+type source struct {
+	loads   atomic.Int32
+	release chan struct{}
+	value   atomic.Int32
+	err     error
+}
+
+func (s *source) load(ctx context.Context) (int, bool, error) {
+	s.loads.Add(1)
+	if s.release != nil {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return 0, false, ctx.Err()
+		}
+	}
+	return int(s.value.Load()), true, s.err
+}
+
+// Callers that miss at once cause one load, and all get its value.
+func TestLoaderLoadsOnceForConcurrentMisses(t *testing.T) {
+	src := &source{release: make(chan struct{})}
+	src.value.Store(7)
+	l := ttlcache.NewLoader[string, int](ttlcache.New[string, int](10, time.Minute, nil), ttlcache.LoaderOptions{})
+	var wg sync.WaitGroup
+	got := make([]int, 50)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := l.Get(context.Background(), "k", src.load)
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = v
+		}()
+	}
+	for src.loads.Load() == 0 {
+		time.Sleep(time.Millisecond) // until the first load has started
+	}
+	close(src.release)
+	wg.Wait()
+	if n := src.loads.Load(); n != 1 {
+		t.Fatalf("%d loads, want 1", n)
+	}
+	for i, v := range got {
+		if v != 7 {
+			t.Fatalf("caller %d got %d", i, v)
+		}
+	}
+}
+
+// A value near its expiry keeps serving while one background load
+// replaces it; past its TTL it is never served.
+func TestLoaderRefreshesAheadAndNeverServesExpired(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	var mu sync.Mutex
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clk.t }
+	advance := func(d time.Duration) { mu.Lock(); clk.t = clk.t.Add(d); mu.Unlock() }
+	src := &source{}
+	src.value.Store(1)
+	l := ttlcache.NewLoader[string, int](ttlcache.New[string, int](10, 10*time.Second, now), ttlcache.LoaderOptions{RefreshAhead: 2 * time.Second})
+	ctx := context.Background()
+	if v, err := l.Get(ctx, "k", src.load); err != nil || v != 1 {
+		t.Fatalf("first Get = %d, %v", v, err)
+	}
+	src.value.Store(2)
+	src.release = make(chan struct{})
+	advance(8 * time.Second) // in the last 2 s of its life
+	for range 20 {
+		if v, err := l.Get(ctx, "k", src.load); err != nil || v != 1 {
+			t.Fatalf("Get while refreshing = %d, %v; want the held 1", v, err)
+		}
+	}
+	close(src.release)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if v, ok := l.Cache().Get("k"); ok && v == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the background load did not replace the value")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := src.loads.Load(); n != 2 {
+		t.Fatalf("%d loads, want 2 (the first and one refresh)", n)
+	}
+	advance(10 * time.Second) // past the refreshed value's TTL
+	if _, ok := l.Cache().Get("k"); ok {
+		t.Fatal("a value outlived its TTL")
+	}
+}
+
+// A load that started before a Forget of its key is handed to its
+// callers but not stored; errors and values not kept are not stored.
+func TestLoaderForgetAndFailures(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	var mu sync.Mutex
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clk.t }
+	src := &source{release: make(chan struct{})}
+	src.value.Store(3)
+	l := ttlcache.NewLoader[string, int](ttlcache.New[string, int](10, time.Minute, now), ttlcache.LoaderOptions{})
+	done := make(chan int)
+	go func() {
+		v, _ := l.Get(context.Background(), "k", src.load)
+		done <- v
+	}()
+	for src.loads.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	mu.Lock()
+	clk.t = clk.t.Add(time.Second) // the Forget comes after the load started
+	mu.Unlock()
+	l.Forget("k")
+	close(src.release)
+	if v := <-done; v != 3 {
+		t.Fatalf("the waiting caller got %d", v)
+	}
+	if _, ok := l.Cache().Get("k"); ok {
+		t.Fatal("a load started before a Forget was stored")
+	}
+
+	failing := &source{err: errors.New("down")}
+	lf := ttlcache.NewLoader[string, int](ttlcache.New[string, int](10, time.Minute, nil), ttlcache.LoaderOptions{})
+	for range 3 {
+		if _, err := lf.Get(context.Background(), "k", failing.load); err == nil {
+			t.Fatal("no error")
+		}
+	}
+	if n := failing.loads.Load(); n != 3 {
+		t.Fatalf("%d loads, want 3: a failure is not kept", n)
+	}
+}
+
+// A caller that gives up returns at once; the load goes on for the others.
+func TestLoaderCallerCancelDoesNotCancelTheLoad(t *testing.T) {
+	src := &source{release: make(chan struct{})}
+	src.value.Store(9)
+	l := ttlcache.NewLoader[string, int](ttlcache.New[string, int](10, time.Minute, nil), ttlcache.LoaderOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error)
+	go func() {
+		_, err := l.Get(ctx, "k", src.load)
+		errs <- err
+	}()
+	for src.loads.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-errs; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cancelled caller got %v", err)
+	}
+	other := make(chan int)
+	go func() {
+		v, _ := l.Get(context.Background(), "k", src.load)
+		other <- v
+	}()
+	close(src.release)
+	if v := <-other; v != 9 || src.loads.Load() != 1 {
+		t.Fatalf("the other caller got %d after %d loads", v, src.loads.Load())
+	}
+}
