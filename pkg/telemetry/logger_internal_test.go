@@ -51,3 +51,45 @@ func TestBufferedWriterFlushesPeriodicallyAndOnClose(t *testing.T) {
 	}
 	w.Close() // twice is fine
 }
+
+// blockingWriter holds every write until released, as a pipe whose reader
+// stalls does.
+type blockingWriter struct {
+	release chan struct{}
+	mu      sync.Mutex
+	n       int
+}
+
+func (w *blockingWriter) Write(p []byte) (int, error) {
+	<-w.release
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n += len(p)
+	return len(p), nil
+}
+
+// A log line never waits on a stalled writer until the buffer holds holdAt
+// bytes; past that, writers wait, and nothing is lost.
+func TestBufferedWriterDoesNotBlockOnAStalledWriter(t *testing.T) {
+	out := &blockingWriter{release: make(chan struct{})}
+	w := newBufferedWriter(out, time.Millisecond)
+	line := []byte(strings.Repeat("x", 255) + "\n")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range flushSoon * 4 / len(line) { // the flusher is stuck on its first write meanwhile
+			w.Write(line)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("writers waited on a stalled writer below the hold mark")
+	}
+	total := len(line) * (flushSoon * 4 / len(line))
+	close(out.release)
+	w.Close()
+	if out.n != total {
+		t.Fatalf("%d bytes written, want %d", out.n, total)
+	}
+}
