@@ -17,14 +17,7 @@ const loginUsers = 1000
 // stack's architecture (an HTTP front, one gRPC hop to a token service,
 // Redis) can do for a login, between the bare reference and the stack.
 func measureLogin(ctx context.Context, cfg config, e *env, rep *report) error {
-	bodies := make([][]byte, loginUsers)
-	for i := range bodies {
-		bodies[i] = fmt.Appendf(nil, `{"email":"user%04d@bench.example","workspaceId":%q}`, i, rootWorkspace)
-	}
-	login := func(name, base string) side {
-		return side{Name: name, Wrk: &wrkLoad{Method: http.MethodPost, URL: base + "/api/login/sdk",
-			Header: e.basic, Bodies: bodies}}
-	}
+	login := func(name, base string) side { return loginSide(e, name, base) }
 	procs, err := e.serverProcesses()
 	if err != nil {
 		return err
@@ -68,6 +61,16 @@ func measureLogin(ctx context.Context, cfg config, e *env, rep *report) error {
 	}
 	rep.MemoryLogin, err = readAll(e)
 	return err
+}
+
+// loginSide is wrk's login load at the server at base: the root key pair
+// logging in loginUsers users in turn.
+func loginSide(e *env, name, base string) side {
+	bodies := make([][]byte, loginUsers)
+	for i := range bodies {
+		bodies[i] = fmt.Appendf(nil, `{"email":"user%04d@bench.example","workspaceId":%q}`, i, rootWorkspace)
+	}
+	return side{Name: name, Wrk: &wrkLoad{Method: http.MethodPost, URL: base + "/api/login/sdk", Header: e.basic, Bodies: bodies}}
 }
 
 // readAll reads the memory of every measured process.

@@ -19,6 +19,7 @@ var scenarios = []struct {
 	run   func(context.Context, config, *env, *report) error
 }{
 	{"login", "login: reference, floor and stack, alternating", measureLogin},
+	{"makerun", "login: the floor and a stack started as make run starts it, alternating", measureMakeRun},
 	{"hop", "GetWorkspace: REST through the gateway and direct gRPC", measureHop},
 	{"introspect", "token introspection over gRPC", measureIntrospection},
 	// The store-scale scenario comes first: it starts from few workspaces,
