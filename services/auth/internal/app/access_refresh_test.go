@@ -87,6 +87,11 @@ func TestRememberedAccessIsRenewedAhead(t *testing.T) {
 			t.Fatal(err) // would hang here if a login waited on the renewal
 		}
 	}
+	// The renewal runs in the background: wait until it has asked.
+	deadline := time.Now().Add(10 * time.Second)
+	for g.started.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	if n := g.started.Load(); n != 2 {
 		t.Fatalf("%d calls started, want 2: the first and one renewal", n)
 	}
