@@ -37,7 +37,9 @@ type DynamicRegistration struct {
 // (domain.ReadPlatformConfiguration), registers the tool with the platform,
 // and stores the client the platform made as a registration of the link's
 // workspace, by the link's creator, with the link's use in the audit trail.
-// A registration that fails gives the link back for another try.
+// A registration that certainly stored nothing gives the link back for
+// another try; one whose write may have been stored (the store unreachable
+// mid-write) does not, so a retry cannot register the platform twice.
 func (a *App) RegisterLTIPlatform(ctx context.Context, requestID string, in DynamicRegistration) (LTIPlatformRegistration, error) {
 	if err := a.checkDynamicRegistration(in); err != nil {
 		return LTIPlatformRegistration{}, err
@@ -47,12 +49,26 @@ func (a *App) RegisterLTIPlatform(ctx context.Context, requestID string, in Dyna
 		return LTIPlatformRegistration{}, err
 	}
 	out, err := a.registerThroughLink(ctx, author{actor: link.Creator, requestID: requestID}, link, in)
-	if err != nil {
+	var stored *mayHaveStored
+	switch {
+	case errors.As(err, &stored):
+		// The registration may be stored: the link is not given back, so
+		// that a retry cannot register the platform twice.
+		return LTIPlatformRegistration{}, stored.err
+	case err != nil:
 		a.giveLinkBack(ctx, in.Link, link)
 		return LTIPlatformRegistration{}, err
 	}
 	return out, nil
 }
+
+// mayHaveStored marks a failure of the registration's write that may have
+// stored it (an unreachable store, an event not yet published), as opposed
+// to a refusal that certainly stored nothing.
+type mayHaveStored struct{ err error }
+
+func (m *mayHaveStored) Error() string { return m.err.Error() }
+func (m *mayHaveStored) Unwrap() error { return m.err }
 
 // checkDynamicRegistration checks what the platform sent, before the link
 // is taken: a request that cannot succeed leaves it alone.
@@ -117,6 +133,9 @@ func (a *App) registerThroughLink(ctx context.Context, who author, link LTIRegis
 		add, func(w *domain.Workspace, now time.Time) {
 			w.RecordChange(domain.EventLTIRegistrationLinkUsed, domain.Target{Type: domain.TargetLTIRegistrationLink, ID: link.ID}, now, nil)
 		})
+	if err != nil && !refused(err) {
+		return LTIPlatformRegistration{}, &mayHaveStored{err: err}
+	}
 	if err != nil {
 		return LTIPlatformRegistration{}, err
 	}

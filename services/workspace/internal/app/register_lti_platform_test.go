@@ -9,7 +9,9 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
 // fakePlatform answers Dynamic Registration as a platform on
@@ -152,4 +154,42 @@ func TestDynamicRegistrationOff(t *testing.T) {
 	wantKind(t, err, fault.Unavailable)
 	_, err = f.app.RegisterLTIPlatform(context.Background(), "r", app.DynamicRegistration{Link: strings.Repeat("a", 43), ConfigurationURL: lmsConfigURL, Token: "t"})
 	wantKind(t, err, fault.Unavailable)
+}
+
+// downRepo fails every write, after which the write may or may not have
+// happened (the store unreachable mid-write).
+type downRepo struct {
+	domain.Repository
+	down bool
+}
+
+func (r *downRepo) Update(ctx context.Context, w *domain.Workspace) (*domain.Workspace, error) {
+	if r.down {
+		return nil, fault.New(fault.Unavailable, "the store is unreachable")
+	}
+	return r.Repository.Update(ctx, w)
+}
+
+// A registration whose write may have been stored keeps its link used: a
+// retry must not register the platform a second time.
+func TestRegistrationThatMayBeStoredUsesUpItsLink(t *testing.T) {
+	repo := &downRepo{Repository: memstore.New()}
+	platform := &fakePlatform{}
+	f := newFixtureOn(t, repo, app.WithLTIDynamicRegistration(ltinonce.NewMemoryRegistrationLinks(10, nil), platform))
+	ctx := context.Background()
+	_, self := f.create(f.root, app.CreateInput{ID: "w"})
+	link, err := f.app.CreateLTIRegistrationLink(ctx, self, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := app.DynamicRegistration{Link: secretOf(link.URL), ConfigurationURL: lmsConfigURL, Token: "t"}
+	repo.down = true
+	_, err = f.app.RegisterLTIPlatform(ctx, "r", open)
+	wantKind(t, err, fault.Unavailable)
+	repo.down = false
+	_, err = f.app.RegisterLTIPlatform(ctx, "r", open)
+	wantKind(t, err, fault.Unauthenticated)
+	if len(platform.posted) != 1 {
+		t.Fatalf("the platform was asked to register %d times, want 1", len(platform.posted))
+	}
 }
