@@ -24,6 +24,10 @@ MODULES := pkg pkg/testenv services/workspace services/auth gateway deploy/local
 # works in it with GOWORK=off.
 FERRETDB_MODULE := pkg/testenv/cmd/ferretdb
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
+# The services' and libraries' own tests run under the race detector (the
+# caches, limits and writers there are shared by goroutines); the e2e
+# tests, which drive built binaries, and the tools run without it.
+RACE_PACKAGES := ./pkg/... ./services/workspace/... ./services/auth/... ./gateway/...
 COMMANDS := workspace auth gateway devstack
 
 # The OpenAPI document, the Go client the e2e tests generate from it (with
@@ -48,7 +52,8 @@ run: build run-deps ## build and start everything on the embedded default (Ctrl-
 
 .PHONY: test
 test: test-deps tools check-generated lint-openapi vet cross-build ## install what the tests need, then run every test of every module
-	go test $(GO_TEST_FLAGS) $(PACKAGES)
+	go test $(GO_TEST_FLAGS) -race $(RACE_PACKAGES)
+	go test $(GO_TEST_FLAGS) $(filter-out $(RACE_PACKAGES),$(PACKAGES))
 	$(call fuzz,$(FUZZ_TEST_TIME),)
 
 # Fuzz targets of the decoders and validators on the request path, as
