@@ -87,7 +87,7 @@ func (p Policy) CheckURL(raw string) (*url.URL, error) {
 	if err != nil || !u.IsAbs() || u.Host == "" || u.Hostname() == "" || u.User != nil || u.Fragment != "" || u.Opaque != "" {
 		return nil, ErrMalformed
 	}
-	if p.insecure(hostPort(u)) {
+	if p.insecure(HostPort(u)) {
 		if u.Scheme != "https" && u.Scheme != "http" {
 			return nil, ErrNotHTTPS
 		}
@@ -106,9 +106,10 @@ func (p Policy) CheckURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// hostPort is the URL's host:port in lower case, with the scheme's
-// default port when it names none.
-func hostPort(u *url.URL) string {
+// HostPort is u's host and port, lower case, the scheme's default port
+// spelt out: how the rule names a host (LTI_ALLOW_INSECURE_HOSTS), and how
+// two URLs are compared for being on one host.
+func HostPort(u *url.URL) string {
 	port := u.Port()
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]

@@ -98,21 +98,19 @@ func (b *bufferedWriter) signal() {
 func (b *bufferedWriter) flush() {
 	b.mu.Lock()
 	out := b.buf
-	b.buf, b.spare = b.spare[:0], nil
-	b.drained.Broadcast()
-	b.mu.Unlock()
 	if len(out) == 0 {
-		b.mu.Lock()
-		b.spare = out
 		b.mu.Unlock()
 		return
 	}
-	_, _ = b.w.Write(out)
-	b.mu.Lock()
-	if cap(out) <= holdAt {
-		b.spare = out[:0]
-	}
+	b.buf, b.spare = b.spare[:0], nil
+	b.drained.Broadcast()
 	b.mu.Unlock()
+	_, _ = b.w.Write(out)
+	if cap(out) <= holdAt {
+		b.mu.Lock()
+		b.spare = out[:0]
+		b.mu.Unlock()
+	}
 }
 
 // Close writes out what is buffered and stops the flusher.

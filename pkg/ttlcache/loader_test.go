@@ -14,13 +14,17 @@ import (
 // source is a slow backend a test releases by hand.
 type source struct {
 	loads   atomic.Int32
+	started chan struct{} // one send per load, when it starts (buffered)
 	release chan struct{}
 	value   atomic.Int32
 	err     error
 }
 
+func newSource() *source { return &source{started: make(chan struct{}, 100)} }
+
 func (s *source) load(ctx context.Context) (int, bool, error) {
 	s.loads.Add(1)
+	s.started <- struct{}{}
 	if s.release != nil {
 		select {
 		case <-s.release:
@@ -33,7 +37,8 @@ func (s *source) load(ctx context.Context) (int, bool, error) {
 
 // Callers that miss at once cause one load, and all get its value.
 func TestLoaderLoadsOnceForConcurrentMisses(t *testing.T) {
-	src := &source{release: make(chan struct{})}
+	src := newSource()
+	src.release = make(chan struct{})
 	src.value.Store(7)
 	l := ttlcache.NewLoader[string, int](ttlcache.New[string, int](10, time.Minute, nil), ttlcache.LoaderOptions{})
 	var wg sync.WaitGroup
@@ -49,9 +54,7 @@ func TestLoaderLoadsOnceForConcurrentMisses(t *testing.T) {
 			got[i] = v
 		}()
 	}
-	for src.loads.Load() == 0 {
-		time.Sleep(time.Millisecond) // until the first load has started
-	}
+	<-src.started // the first load has started
 	close(src.release)
 	wg.Wait()
 	if n := src.loads.Load(); n != 1 {
@@ -71,7 +74,7 @@ func TestLoaderRefreshesAheadAndNeverServesExpired(t *testing.T) {
 	var mu sync.Mutex
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clk.t }
 	advance := func(d time.Duration) { mu.Lock(); clk.t = clk.t.Add(d); mu.Unlock() }
-	src := &source{}
+	src := newSource()
 	src.value.Store(1)
 	l := ttlcache.NewLoader[string, int](ttlcache.New[string, int](10, 10*time.Second, now), ttlcache.LoaderOptions{RefreshAhead: 2 * time.Second})
 	ctx := context.Background()
@@ -87,20 +90,16 @@ func TestLoaderRefreshesAheadAndNeverServesExpired(t *testing.T) {
 		}
 	}
 	close(src.release)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if v, ok := l.Cache().Get("k"); ok && v == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the background load did not replace the value")
-		}
-		time.Sleep(time.Millisecond)
+	// Past the first value's TTL, a Get has the renewal's: stored already,
+	// or the load still in flight, which it joins.
+	advance(2 * time.Second)
+	if v, err := l.Get(ctx, "k", src.load); err != nil || v != 2 {
+		t.Fatalf("Get after the first value's TTL = %d, %v; want the renewal's 2", v, err)
 	}
 	if n := src.loads.Load(); n != 2 {
 		t.Fatalf("%d loads, want 2 (the first and one refresh)", n)
 	}
-	advance(10 * time.Second) // past the refreshed value's TTL
+	advance(10 * time.Second) // past the refreshed value's TTL, however late it was stored
 	if _, ok := l.Cache().Get("k"); ok {
 		t.Fatal("a value outlived its TTL")
 	}
@@ -112,7 +111,8 @@ func TestLoaderForgetAndFailures(t *testing.T) {
 	clk := &clock{t: time.Unix(1000, 0)}
 	var mu sync.Mutex
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clk.t }
-	src := &source{release: make(chan struct{})}
+	src := newSource()
+	src.release = make(chan struct{})
 	src.value.Store(3)
 	l := ttlcache.NewLoader[string, int](ttlcache.New[string, int](10, time.Minute, now), ttlcache.LoaderOptions{})
 	done := make(chan int)
@@ -120,9 +120,7 @@ func TestLoaderForgetAndFailures(t *testing.T) {
 		v, _ := l.Get(context.Background(), "k", src.load)
 		done <- v
 	}()
-	for src.loads.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	<-src.started
 	mu.Lock()
 	clk.t = clk.t.Add(time.Second) // the Forget comes after the load started
 	mu.Unlock()
@@ -135,7 +133,8 @@ func TestLoaderForgetAndFailures(t *testing.T) {
 		t.Fatal("a load started before a Forget was stored")
 	}
 
-	failing := &source{err: errors.New("down")}
+	failing := newSource()
+	failing.err = errors.New("down")
 	lf := ttlcache.NewLoader[string, int](ttlcache.New[string, int](10, time.Minute, nil), ttlcache.LoaderOptions{})
 	for range 3 {
 		if _, err := lf.Get(context.Background(), "k", failing.load); err == nil {
@@ -149,7 +148,8 @@ func TestLoaderForgetAndFailures(t *testing.T) {
 
 // A caller that gives up returns at once; the load goes on for the others.
 func TestLoaderCallerCancelDoesNotCancelTheLoad(t *testing.T) {
-	src := &source{release: make(chan struct{})}
+	src := newSource()
+	src.release = make(chan struct{})
 	src.value.Store(9)
 	l := ttlcache.NewLoader[string, int](ttlcache.New[string, int](10, time.Minute, nil), ttlcache.LoaderOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -158,9 +158,7 @@ func TestLoaderCallerCancelDoesNotCancelTheLoad(t *testing.T) {
 		_, err := l.Get(ctx, "k", src.load)
 		errs <- err
 	}()
-	for src.loads.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	<-src.started
 	cancel()
 	if err := <-errs; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the cancelled caller got %v", err)

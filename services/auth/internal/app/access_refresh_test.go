@@ -15,11 +15,13 @@ import (
 type gatedWorkspaces struct {
 	*workspaces
 	gate    chan struct{}
+	asked   chan struct{} // one send per call, as it starts (buffered)
 	started atomic.Int32
 }
 
 func (g *gatedWorkspaces) Status(ctx context.Context, authz, id string) (app.WorkspaceStatus, error) {
 	g.started.Add(1)
+	g.asked <- struct{}{}
 	<-g.gate
 	return g.workspaces.Status(ctx, authz, id)
 }
@@ -28,7 +30,7 @@ func (g *gatedWorkspaces) Status(ctx context.Context, authz, id string) (app.Wor
 // on a clock the test moves.
 func newGatedApp(t *testing.T) (*app.App, *gatedWorkspaces, func(time.Duration)) {
 	t.Helper()
-	g := &gatedWorkspaces{workspaces: &workspaces{status: map[string]app.WorkspaceStatus{"w1": {Active: true}}}, gate: make(chan struct{})}
+	g := &gatedWorkspaces{workspaces: &workspaces{status: map[string]app.WorkspaceStatus{"w1": {Active: true}}}, gate: make(chan struct{}), asked: make(chan struct{}, 100)}
 	var mu sync.Mutex
 	now := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
@@ -51,9 +53,7 @@ func TestConcurrentLoginsAskForAccessOnce(t *testing.T) {
 			errs <- err
 		}()
 	}
-	for g.started.Load() == 0 {
-		time.Sleep(time.Millisecond) // until the first login has asked
-	}
+	<-g.asked // the first login has asked
 	close(g.gate)
 	wg.Wait()
 	close(errs)
@@ -87,10 +87,13 @@ func TestRememberedAccessIsRenewedAhead(t *testing.T) {
 			t.Fatal(err) // would hang here if a login waited on the renewal
 		}
 	}
-	// The renewal runs in the background: wait until it has asked.
-	deadline := time.Now().Add(10 * time.Second)
-	for g.started.Load() < 2 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	// The first login's call, then the renewal's, in the background.
+	for range 2 {
+		select {
+		case <-g.asked:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d calls started, want 2: the first and one renewal", g.started.Load())
+		}
 	}
 	if n := g.started.Load(); n != 2 {
 		t.Fatalf("%d calls started, want 2: the first and one renewal", n)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"time"
@@ -150,15 +151,8 @@ func (a *App) giveLinkBack(ctx context.Context, secret string, link LTIRegistrat
 // isLti13Secret reports whether s has the shape of the secrets
 // newLti13Secret makes, so that nothing else reaches the store.
 func isLti13Secret(s string) bool {
-	if len(s) != 43 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil && len(b) == lti13SecretBytes
 }
 
 // errLinkWorkspaceGone answers a link whose workspace was deleted since.

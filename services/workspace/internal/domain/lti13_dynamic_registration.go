@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/outbound"
 )
 
 // LTI Dynamic Registration (1EdTech LTI-DR 1.0): a platform opens the
@@ -105,22 +105,10 @@ func checkIssuerHost(issuer, configURL string, urls URLPolicy) string {
 	}
 	iu, err1 := url.Parse(issuer)
 	cu, err2 := url.Parse(configURL)
-	if err1 != nil || err2 != nil || !strings.EqualFold(hostWithPort(iu), hostWithPort(cu)) {
-		return fmt.Sprintf("its issuer %q is not on the host of the configuration URL (%s), as LTI Dynamic Registration requires.", clipText(issuer), hostWithPort(cu))
+	if err1 != nil || err2 != nil || outbound.HostPort(iu) != outbound.HostPort(cu) {
+		return fmt.Sprintf("its issuer %q is not on the host of the configuration URL (%s), as LTI Dynamic Registration requires.", clipText(issuer), outbound.HostPort(cu))
 	}
 	return ""
-}
-
-// hostWithPort is u's host and port, the scheme's default port spelt out.
-func hostWithPort(u *url.URL) string {
-	if u == nil {
-		return ""
-	}
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
-	}
-	return u.Hostname() + ":" + port
 }
 
 // checkPlatformEndpoints says which endpoint breaks the outbound rule.
@@ -165,15 +153,7 @@ func checkPlatformSupport(doc platformConfigurationDoc) string {
 // isProductCode reports whether s may be shown as a product name: short
 // printable ASCII.
 func isProductCode(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for _, r := range s {
-		if r < 0x20 || r > 0x7e {
-			return false
-		}
-	}
-	return true
+	return s != "" && len(s) <= 64 && printableASCII(s)
 }
 
 // clipText shortens s for a message.

@@ -70,7 +70,7 @@ func TestRegistrarRefusals(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(`"` + strings.Repeat("x", platformreg.MaxBody) + `"`))
 		case "/slow":
-			time.Sleep(300 * time.Millisecond)
+			<-r.Context().Done() // answers nothing until the client gives up
 		case "/redirect":
 			http.Redirect(w, r, "http://169.254.169.254/", http.StatusFound)
 		}
