@@ -103,9 +103,11 @@ func checkIssuerHost(issuer, configURL string, urls URLPolicy) string {
 	if why := checkURL(urls, issuer, true); why != "" {
 		return "its issuer " + why + "."
 	}
-	iu, err1 := url.Parse(issuer)
-	cu, err2 := url.Parse(configURL)
-	if err1 != nil || err2 != nil || outbound.HostPort(iu) != outbound.HostPort(cu) {
+	cu, err := url.Parse(configURL)
+	if err != nil {
+		return "the configuration URL does not parse, so no issuer can be on its host."
+	}
+	if iu, err := url.Parse(issuer); err != nil || outbound.HostPort(iu) != outbound.HostPort(cu) {
 		return fmt.Sprintf("its issuer %q is not on the host of the configuration URL (%s), as LTI Dynamic Registration requires.", clipText(issuer), outbound.HostPort(cu))
 	}
 	return ""
