@@ -54,6 +54,12 @@ func (s *Server) newMux(cfg config.Config, workspaceConn, authConn *grpc.ClientC
 	if err := authv1.RegisterAuthServiceHandlerClient(ctx, mux, auth); err != nil {
 		return nil, err
 	}
+	// Registered last, so it is tried before the generated login route.
+	if !s.genericLogin {
+		if err := mux.HandlePath(http.MethodPost, loginPath, directLogin(mux, auth, requestMetadata(cfg.Proxies), &s.directLogins)); err != nil {
+			return nil, err
+		}
+	}
 	return mux, nil
 }
 

@@ -38,11 +38,22 @@ type Server struct {
 	http     *http.Server
 	backends []backend
 	draining atomic.Bool
+	// genericLogin leaves POST /api/login/sdk to grpc-gateway's generated
+	// handler instead of directLogin, for the test that holds one to the
+	// other.
+	genericLogin bool
+	directLogins atomic.Int64 // logins directLogin answered
 }
 
 // New builds the gateway. It dials nothing yet: connections to the backends
 // open on first use and reconnect on their own.
 func New(cfg config.Config, logger *slog.Logger) (*Server, error) {
+	return build(cfg, logger, false)
+}
+
+// build is New, with the login route left to grpc-gateway when
+// genericLogin is set.
+func build(cfg config.Config, logger *slog.Logger, genericLogin bool) (*Server, error) {
 	metrics := telemetry.NewMetrics()
 	workspaceConn, err := dial(cfg.WorkspaceServiceAddr, metrics)
 	if err != nil {
@@ -56,6 +67,8 @@ func New(cfg config.Config, logger *slog.Logger) (*Server, error) {
 		logger:   logger,
 		metrics:  metrics,
 		backends: []backend{newBackend("workspace service", workspaceConn), newBackend("auth service", authConn)},
+
+		genericLogin: genericLogin,
 	}
 	mux, err := s.newMux(cfg, workspaceConn, authConn)
 	if err != nil {
