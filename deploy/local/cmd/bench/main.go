@@ -73,7 +73,7 @@ func parseFlags() config {
 	flag.StringVar(&c.OutDir, "out", "", "folder for the results (default: bench/ at the repository root)")
 	flag.BoolVar(&c.Verbose, "v", false, "copy the servers' output to stderr")
 	flag.Var(&c.Only, "only", "run only these scenarios, comma-separated: "+strings.Join(scenarioNames(), ","))
-	flag.StringVar(&c.ProfileDir, "profile", "", "take CPU, mutex and block profiles and execution traces of the services during the stack's first login and REST rounds, into this folder")
+	flag.StringVar(&c.ProfileDir, "profile", "", "take CPU, mutex, block, allocation and heap profiles and execution traces of the services during the stack's first login and REST rounds, into this folder")
 	flag.BoolVar(&c.Limits, "limits", true, "keep the services' rate limits on (with a rate the load stays under); false: RATE_LIMIT=0 and no failure limits")
 	c.StoreSteps = slices.Clone(defaultStoreSteps)
 	flag.Var(&c.StoreSteps, "store-steps", "numbers of workspaces the store-scale scenario measures at, ascending (it stops once every operation is past its threshold)")

@@ -42,11 +42,12 @@ type profileCapture struct {
 const traceSeconds = 3
 
 // startProfiles starts taking a CPU profile, a mutex and a block profile
-// (of the contention and blocking in that time) of every service for most
-// of the coming round, and an execution trace of its first seconds, written
-// to <dir>/<scenario>-<callers>-<service>.pprof, -mutex.pprof,
-// -block.pprof and .trace (for `go tool trace`). It returns nil when
-// profiling is off.
+// (of the contention and blocking in that time) and an allocation profile
+// of every service for most of the coming round, an execution trace of its
+// first seconds and a heap profile as it starts, written to
+// <dir>/<scenario>-<callers>-<service>.pprof, -mutex.pprof, -block.pprof,
+// -allocs.pprof, -heap.pprof and .trace (for `go tool trace`). It returns
+// nil when profiling is off.
 func (e *env) startProfiles(ctx context.Context, cfg config, scenario string, callers int) *profileCapture {
 	if cfg.ProfileDir == "" || len(e.pprofAddrs) == 0 {
 		return nil
@@ -61,6 +62,11 @@ func (e *env) startProfiles(ctx context.Context, cfg config, scenario string, ca
 		{fmt.Sprintf("mutex?seconds=%d", seconds), "-mutex.pprof"},
 		{fmt.Sprintf("block?seconds=%d", seconds), "-block.pprof"},
 		{fmt.Sprintf("trace?seconds=%d", min(seconds, traceSeconds)), ".trace"},
+		// What the load allocates in the round, and what is live (as of
+		// the last collection) as it starts: the resident set follows
+		// the live heap times 1 + GOGC/100.
+		{fmt.Sprintf("allocs?seconds=%d", seconds), "-allocs.pprof"},
+		{"heap", "-heap.pprof"},
 	}
 	for _, name := range services {
 		for _, k := range kinds {
@@ -75,7 +81,7 @@ func (e *env) startProfiles(ctx context.Context, cfg config, scenario string, ca
 			})
 		}
 	}
-	progress("  taking %ds CPU, mutex and block profiles and %ds traces of %s into %s",
+	progress("  taking %ds CPU, mutex, block and allocation profiles, heap profiles and %ds traces of %s into %s",
 		seconds, min(seconds, traceSeconds), strings.Join(services, ", "), cfg.ProfileDir)
 	return c
 }
