@@ -10,14 +10,25 @@ import (
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
 
-// Tokens saved by versions before the current key layout are hashes under
-// tok:<hex of the whole digest>, with the fields below. They are read (and
-// revoked) for one token lifetime after the store is made: any such token
-// was issued before this process started, so it has expired by then, and
-// from then on a token that is not found costs one read, not two.
+// Two earlier layouts are read, and deleted by Revoke, for one token
+// lifetime (and expiryMargin) after the store is made:
 //
-// During a rolling upgrade from such a version, the replicas not yet
-// upgraded cannot read tokens the upgraded ones issue (docs/operations.md).
+//	t:<hex of the first 16 bytes of the digest>   string, value version 1
+//	                                              (the previous release)
+//	tok:<hex of the whole digest>                 hash, with the fields below
+//	                                              (the release before it)
+//
+// Both keep the generations as today, under the same counters. Any such
+// token was issued before this process started, so it has expired when the
+// window closes, and from then on a token that is not found costs one read,
+// not two. Within the window Lookup reads the current key first, so a token
+// of the current layout still costs one GET; only when it is absent does
+// one pipeline read both earlier keys (two slots on a Cluster).
+//
+// A replica of an earlier release that still runs while this one starts
+// neither reads nor revokes the current layout's tokens, and a token it
+// issues later may outlive the window: upgrade the auth service in one step
+// (README.md, "Upgrading").
 const (
 	legacyEmail       = "email"
 	legacyWorkspaceID = "workspaceId"
@@ -27,34 +38,67 @@ const (
 	legacyUserGen     = "ugen"
 )
 
-// legacyKey is the earlier layout's key of the token with digest d.
-func legacyKey(d domain.Digest) string { return "tok:" + hex.EncodeToString(d[:]) }
+// hexKey is the previous release's key of the token with digest d.
+func hexKey(d domain.Digest) string { return "t:" + hex.EncodeToString(d[:keyIDBytes]) }
 
-// readsLegacy reports whether tokens of the earlier layout may still live.
+// hashKey is the key of the token with digest d in the layout before that.
+func hashKey(d domain.Digest) string { return "tok:" + hex.EncodeToString(d[:]) }
+
+// legacyKeys are the earlier layouts' keys of the token with digest d.
+func legacyKeys(d domain.Digest) []string { return []string{hexKey(d), hashKey(d)} }
+
+// readsLegacy reports whether tokens of the earlier layouts may still live.
 func (s *Store) readsLegacy() bool { return s.now().Before(s.legacyUntil) }
 
-// readLegacy returns a token of the earlier layout, or ErrTokenNotFound
-// when it is absent or incomplete.
+// readLegacy returns a token of an earlier layout, the previous release's
+// first, or ErrTokenNotFound when neither holds a whole one.
 func (s *Store) readLegacy(ctx context.Context, d domain.Digest) (stored, error) {
-	vals, err := s.rdb.HMGet(ctx, legacyKey(d),
-		legacyEmail, legacyWorkspaceID, legacyIssuedAt, legacyExpiresAt, legacyGen, legacyUserGen).Result()
+	var str *redis.StringCmd
+	var hash *redis.SliceCmd
+	// The error is that of the first command that failed, redis.Nil
+	// included; each answer is looked at below instead.
+	_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		str = p.Get(ctx, hexKey(d))
+		hash = p.HMGet(ctx, hashKey(d),
+			legacyEmail, legacyWorkspaceID, legacyIssuedAt, legacyExpiresAt, legacyGen, legacyUserGen)
+		return nil
+	})
+	v, err := str.Result()
+	switch {
+	case err == nil:
+		if t, ok := decodeValue(v); ok {
+			return t, nil
+		}
+		return stored{}, domain.ErrTokenNotFound
+	case !errors.Is(err, redis.Nil):
+		return stored{}, storeError("read token", err)
+	}
+	vals, err := hash.Result()
 	if errors.Is(err, redis.Nil) {
 		return stored{}, domain.ErrTokenNotFound
 	}
 	if err != nil {
 		return stored{}, storeError("read token", err)
 	}
+	if t, ok := storedFromHash(vals); ok {
+		return t, nil
+	}
+	return stored{}, domain.ErrTokenNotFound
+}
+
+// storedFromHash is a token from the HMGET of its hash's fields, in the
+// order of readLegacy; false when one is missing or malformed.
+func storedFromHash(vals []any) (stored, bool) {
+	if len(vals) != 6 {
+		return stored{}, false
+	}
 	str := make([]string, len(vals))
 	for i, v := range vals {
 		s, ok := v.(string)
 		if !ok {
-			return stored{}, domain.ErrTokenNotFound
+			return stored{}, false
 		}
 		str[i] = s
 	}
-	t, ok := storedFrom(str[0], str[1], str[2], str[3], str[4], str[5])
-	if !ok {
-		return stored{}, domain.ErrTokenNotFound
-	}
-	return t, nil
+	return storedFrom(str[0], str[1], str[2], str[3], str[4], str[5])
 }

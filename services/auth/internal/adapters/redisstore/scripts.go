@@ -33,8 +33,9 @@ local function register(wgen, ugen, keep)
 end
 `
 
-// writeLua writes a token's key: the value (see value.go) from the
-// generations and the session part, expiring at exp.
+// writeLua writes a token's key: the value (version 2, see value.go) from
+// the generations and the session part (sessionSuffix), expiring at exp
+// (Unix milliseconds), which the value itself holds only as a life.
 const writeLua = `
 local function write(key, gen, ugen, session, exp)
   redis.call('SET', key, '` + valueVersion + ` ' .. gen .. ' ' .. ugen .. ' ' .. session, 'PXAT', exp)
@@ -58,8 +59,8 @@ return {gen, ugen}
 // other client Save runs registerScript and then writes the token.
 //
 // KEYS: as registerScript, then the token's key. ARGV: as registerScript,
-// then the value's session part (sessionSuffix) and the expiry instant
-// (Unix milliseconds).
+// then the value's session part (sessionSuffix: issuedAt, life, workspace
+// and email) and the expiry instant (Unix milliseconds).
 var saveScript = redis.NewScript(registerLua + writeLua + `
 local gen, ugen = register(KEYS[1], KEYS[2], tonumber(ARGV[1]))
 write(KEYS[3], gen, ugen, ARGV[2], ARGV[3])

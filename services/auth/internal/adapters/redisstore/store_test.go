@@ -2,6 +2,8 @@ package redisstore_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -57,6 +60,8 @@ func runContract(t *testing.T, rdb redis.UniversalClient) {
 		{"MissingCounterRefusesToken", missingCounterRefusesToken},
 		{"CountersOutliveTokensByAtMostAStep", countersOutliveTokens},
 		{"EarlierLayoutIsReadForOneLifetime", earlierLayoutIsRead},
+		{"PreviousLayoutIsReadForOneLifetime", previousLayoutIsRead},
+		{"RedisCommandsOfEachLayout", commandsOfEachLayout},
 		{"SaveLoginSavesOnlyWhatTheLimitsLetPass", saveLogin},
 		{"EverythingExpires", everythingExpires},
 	}
@@ -106,21 +111,29 @@ func wantNotFound(t *testing.T, s *redisstore.Store, token domain.Token) {
 
 func keyOf(token domain.Token) string {
 	d := token.Digest()
+	return "t:" + base64.RawURLEncoding.EncodeToString(d[:16])
+}
+
+// hexKeyOf is the token's key in the previous release's layout.
+func hexKeyOf(token domain.Token) string {
+	d := token.Digest()
 	return "t:" + hex.EncodeToString(d[:16])
 }
 
-// legacyKeyOf is the token's key in the layout before keyOf's.
+// legacyKeyOf is the token's key in the layout before hexKeyOf's.
 func legacyKeyOf(token domain.Token) string {
 	d := token.Digest()
 	return "tok:" + hex.EncodeToString(d[:])
 }
 
-// wantGone checks that the tokens' keys were deleted.
+// wantGone checks that the tokens' keys were deleted, in every layout.
 func wantGone(t *testing.T, rdb redis.UniversalClient, tokens ...domain.Token) {
 	t.Helper()
 	for _, tok := range tokens {
-		if n := rdb.Exists(context.Background(), keyOf(tok)).Val(); n != 0 {
-			t.Errorf("%s still exists after revocation", keyOf(tok))
+		for _, k := range []string{keyOf(tok), hexKeyOf(tok), legacyKeyOf(tok)} {
+			if n := rdb.Exists(context.Background(), k).Val(); n != 0 {
+				t.Errorf("%s still exists after revocation", k)
+			}
 		}
 	}
 }
@@ -139,6 +152,11 @@ func roundTripAndTTL(t *testing.T, s *redisstore.Store, rdb redis.UniversalClien
 	}
 	if got != want {
 		t.Fatalf("Lookup = %+v, want %+v", got, want)
+	}
+	// Version 2: the token's life, not its expiry instant.
+	wantValue := fmt.Sprintf("2 0 0 %d %d %s %s", now.UnixMilli(), domain.TokenTTL.Milliseconds(), ws, want.Email)
+	if v := rdb.Get(context.Background(), keyOf(token)).Val(); v != wantValue {
+		t.Fatalf("%s holds %q, want %q", keyOf(token), v, wantValue)
 	}
 	ttl, err := rdb.PTTL(context.Background(), keyOf(token)).Result()
 	if err != nil {
@@ -164,10 +182,10 @@ func keysHaveTheirShapes(t *testing.T, s *redisstore.Store, rdb redis.UniversalC
 	}
 	var (
 		hex64      = `[0-9a-f]{64}`
-		tokenKey   = regexp.MustCompile(`^t:[0-9a-f]{32}$`)
+		tokenKey   = regexp.MustCompile(`^t:[0-9A-Za-z_-]{22}$`) // 24 bytes
 		counterKey = regexp.MustCompile(`^\{ws:[^{}]+\}:(u:` + hex64 + `:)?gen$`)
-		// version, gen, ugen, issuedAt, expiresAt, workspace, email
-		tokenValue = regexp.MustCompile(`^1 [0-9]+ [0-9]+ [0-9]{13} [0-9]{13} [^ ]+ [^ ]+@[^ ]+$`)
+		// version, gen, ugen, issuedAt, life, workspace, email
+		tokenValue = regexp.MustCompile(`^2 [0-9]+ [0-9]+ [0-9]{13} [0-9]+ [^ ]+ [^ ]+@[^ ]+$`)
 	)
 	ctx := context.Background()
 	keys := allKeys(t, rdb)
@@ -248,30 +266,38 @@ func revokeWorkspace(t *testing.T, s *redisstore.Store, rdb redis.UniversalClien
 	}
 }
 
-// A token's key whose value this version did not write, and a hash of
-// the earlier layout that lacks fields (a write cut short), are not
-// tokens; Revoke deletes them all the same.
+// A token's key whose value this version did not write, under either
+// string layout, and a hash of the oldest layout that lacks fields (a
+// write cut short), are not tokens; Revoke deletes them all the same.
 func damagedTokenIsNotFound(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
 	ctx := context.Background()
 	ws := workspace(t)
-	issue(t, s, ws, "ada@example.com", domain.TokenTTL) // the counters exist
+	issue(t, s, ws, "ada@example.com", domain.TokenTTL) // the counters exist, at 0
+	iat := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	exp := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
+	rest := " " + ws + " ada@example.com"
 	for _, v := range []string{
 		"",
 		"1 0 0 " + exp,
-		"1 0 0 x " + exp + " " + ws + " ada@example.com",
-		"2 0 0 " + exp + " " + exp + " " + ws + " ada@example.com",
-		"1 0  " + exp + " " + exp + " " + ws + " ada@example.com",
+		"2 0 0 " + iat + " 3600000 " + ws, // no email
+		"1 0 0 x " + exp + rest,
+		"2 0 0 " + iat + " 1h" + rest,
+		"2 0 0 " + iat + " 9223372036854775807" + rest, // expiry out of range
+		"3 0 0 " + iat + " " + exp + rest,
+		"1 0  " + exp + " " + exp + rest,
+		"2  0 " + iat + " 3600000" + rest,
 	} {
-		token := domain.NewToken()
-		if err := rdb.Set(ctx, keyOf(token), v, time.Hour).Err(); err != nil {
-			t.Fatal(err)
+		for _, key := range []func(domain.Token) string{keyOf, hexKeyOf} {
+			token := domain.NewToken()
+			if err := rdb.Set(ctx, key(token), v, time.Hour).Err(); err != nil {
+				t.Fatal(err)
+			}
+			wantNotFound(t, s, token)
+			if err := s.Revoke(ctx, token.Digest()); err != nil {
+				t.Fatal(err)
+			}
+			wantGone(t, rdb, token)
 		}
-		wantNotFound(t, s, token)
-		if err := s.Revoke(ctx, token.Digest()); err != nil {
-			t.Fatal(err)
-		}
-		wantGone(t, rdb, token)
 	}
 	token := domain.NewToken()
 	if err := rdb.HSet(ctx, legacyKeyOf(token), "email", "ada@example.com", "workspaceId", ws).Err(); err != nil {
@@ -281,9 +307,7 @@ func damagedTokenIsNotFound(t *testing.T, s *redisstore.Store, rdb redis.Univers
 	if err := s.Revoke(ctx, token.Digest()); err != nil {
 		t.Fatal(err)
 	}
-	if rdb.Exists(ctx, legacyKeyOf(token)).Val() != 0 {
-		t.Errorf("%s still exists after Revoke", legacyKeyOf(token))
-	}
+	wantGone(t, rdb, token)
 }
 
 // A token of the earlier layout (a hash under tok:<whole digest>, counters
@@ -337,6 +361,86 @@ func earlierLayoutIsRead(t *testing.T, s *redisstore.Store, rdb redis.UniversalC
 		t.Fatal(err)
 	}
 	wantNotFound(t, s, c)
+}
+
+// counters writes a workspace's generation counters and that of a user in
+// it, as any release would have left them.
+func counters(t *testing.T, rdb redis.UniversalClient, ws, email string, gen, ugen int) {
+	t.Helper()
+	ctx := context.Background()
+	user := sha256.Sum256([]byte(strings.ToLower(email)))
+	prefix := "{ws:" + ws + "}:"
+	for k, v := range map[string]int{prefix + "gen": gen, prefix + "u:" + hex.EncodeToString(user[:]) + ":gen": ugen} {
+		if err := rdb.Set(ctx, k, v, 2*domain.TokenTTL).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// previous writes a token as the previous release did: a version 1 value,
+// with its expiry instant, under t:<hex>.
+func previous(t *testing.T, rdb redis.UniversalClient, session domain.Session, gen, ugen int) domain.Token {
+	t.Helper()
+	token := domain.NewToken()
+	v := fmt.Sprintf("1 %d %d %d %d %s %s", gen, ugen,
+		session.IssuedAt.UnixMilli(), session.ExpiresAt.UnixMilli(), session.WorkspaceID, session.Email)
+	if err := rdb.Set(context.Background(), hexKeyOf(token), v, time.Until(session.ExpiresAt)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
+// A token of the previous release (a version 1 string under t:<hex>) is
+// read, honours its generations and is deleted by Revoke for one token
+// lifetime after the store is made, and is not read after.
+func previousLayoutIsRead(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
+	ctx := context.Background()
+	ws := workspace(t)
+	counters(t, rdb, ws, "Ada@example.com", 3, 5)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	want := domain.Session{Email: "Ada@example.com", WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}
+	a, b := previous(t, rdb, want, 3, 5), previous(t, rdb, want, 3, 5)
+	got, err := s.Lookup(ctx, a.Digest())
+	if err != nil || got != want {
+		t.Fatalf("Lookup = %+v, %v; want %+v", got, err, want)
+	}
+	wantNotFound(t, s, previous(t, rdb, want, 3, 4)) // issued under another user generation
+	if err := s.Revoke(ctx, a.Digest()); err != nil {
+		t.Fatal(err)
+	}
+	wantNotFound(t, s, a)
+	wantGone(t, rdb, a)
+
+	// The current key is read first: a token under both (which no release
+	// writes) is the current one.
+	current := issue(t, s, ws, "bob@example.com", domain.TokenTTL)
+	err = rdb.Set(ctx, hexKeyOf(current), fmt.Sprintf("1 3 5 %d %d %s Ada@example.com",
+		now.UnixMilli(), now.Add(time.Hour).UnixMilli(), ws), time.Hour).Err()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLive(t, s, current, "bob@example.com")
+	if err := s.Revoke(ctx, current.Digest()); err != nil {
+		t.Fatal(err)
+	}
+	wantGone(t, rdb, current)
+
+	// The window is one token lifetime (and the margin) from when the
+	// store was made; this token claims a longer life than any could
+	// have, so that only the window decides.
+	long := previous(t, rdb, domain.Session{Email: "Ada@example.com", WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(2 * domain.TokenTTL)}, 3, 5)
+	var shift atomic.Int64
+	clocked := redisstore.New(rdb, redisstore.WithClock(func() time.Time { return time.Now().Add(time.Duration(shift.Load())) }))
+	wantLive(t, clocked, long, "Ada@example.com")
+	shift.Store(int64(domain.TokenTTL + 2*time.Second))
+	wantNotFound(t, clocked, long)
+
+	wantLive(t, s, b, "Ada@example.com")
+	if err := s.RevokeUser(ctx, ws, "ada@EXAMPLE.com"); err != nil {
+		t.Fatal(err)
+	}
+	wantNotFound(t, s, b)
+	wantNotFound(t, s, long)
 }
 
 // A generation counter that is gone (evicted, say) vouches for no token.
@@ -529,5 +633,120 @@ func saveLogin(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
 	wantRefused(token, err, "failed authentications")
 	if _, err := save(from(3), app.RateLimit{PerSecond: 10, Burst: 20}); err != nil {
 		t.Fatalf("from another address: %v", err)
+	}
+}
+
+// commandLog is a redis.Hook that records the commands a client sends, a
+// pipeline as one entry, but not those that set up a new connection.
+type commandLog struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+// setup are the commands go-redis sends on a connection it has just made.
+var setup = map[string]bool{"hello": true, "auth": true, "select": true, "client": true, "readonly": true}
+
+func (l *commandLog) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (l *commandLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !setup[cmd.Name()] {
+			l.record(cmd.Name())
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (l *commandLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		var names []string
+		for _, c := range cmds {
+			if !setup[c.Name()] {
+				names = append(names, c.Name())
+			}
+		}
+		if len(names) > 0 {
+			l.record("[" + strings.Join(names, " ") + "]")
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (l *commandLog) record(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sent = append(l.sent, name)
+}
+
+// take returns the commands recorded since the last call.
+func (l *commandLog) take() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := strings.Join(l.sent, ", ")
+	l.sent = nil
+	return out
+}
+
+// logged returns a client of its own on rdb's servers, whose commands the
+// log records.
+func logged(t *testing.T, rdb redis.UniversalClient) (redis.UniversalClient, *commandLog) {
+	t.Helper()
+	var addrs []string
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		addrs = c.Options().Addrs
+	case *redis.Client:
+		addrs = []string{c.Options().Addr}
+	default:
+		t.Fatalf("cannot copy a %T", rdb)
+	}
+	c := redis.NewUniversalClient(clientOptions(addrs...))
+	t.Cleanup(func() { _ = c.Close() })
+	log := &commandLog{}
+	c.AddHook(log)
+	return c, log
+}
+
+// A token of the current layout costs Lookup one GET and the MGET of its
+// generations, within the window as after it; a token that is not there
+// costs one pipeline more (the earlier layouts' two keys) within the
+// window only. Revoke deletes every layout's key in one pipeline within
+// the window, and the current key alone after it.
+func commandsOfEachLayout(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
+	ctx := context.Background()
+	c, log := logged(t, rdb)
+	var shift atomic.Int64
+	clocked := redisstore.New(c, redisstore.WithClock(func() time.Time { return time.Now().Add(time.Duration(shift.Load())) }))
+	ws := workspace(t)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	token, unknown := domain.NewToken(), domain.NewToken()
+	err := clocked.Save(ctx, token.Digest(), domain.Session{Email: "ada@example.com", WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(2 * domain.TokenTTL)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.take()
+	for _, phase := range []struct {
+		name                    string
+		shift                   time.Duration
+		found, notFound, revoke string
+	}{
+		{"within the window", 0, "get, mget", "get, [get hmget]", "[del del del]"},
+		{"after the window", domain.TokenTTL + 2*time.Second, "get, mget", "get", "del"},
+	} {
+		shift.Store(int64(phase.shift))
+		wantLive(t, clocked, token, "ada@example.com")
+		if got := log.take(); got != phase.found {
+			t.Errorf("%s, Lookup of a current token sent %s, want %s", phase.name, got, phase.found)
+		}
+		wantNotFound(t, clocked, unknown)
+		if got := log.take(); got != phase.notFound {
+			t.Errorf("%s, Lookup of an unknown token sent %s, want %s", phase.name, got, phase.notFound)
+		}
+		if err := clocked.Revoke(ctx, unknown.Digest()); err != nil {
+			t.Fatal(err)
+		}
+		if got := log.take(); got != phase.revoke {
+			t.Errorf("%s, Revoke sent %s, want %s", phase.name, got, phase.revoke)
+		}
 	}
 }
