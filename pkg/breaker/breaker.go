@@ -4,13 +4,17 @@
 // A Breaker is closed (calls go to the store) or open (calls fail at once
 // with ErrOpen). Only probes change it: a failed probe opens it, a
 // successful one closes it. A probe that fails while calls still succeed
-// counts as a success: the store is slow (a loaded machine), not gone. Run probes every Interval while the breaker is
-// closed (this is also what health reports), every RetryInterval while it
-// is open (so service resumes soon after the store returns), and at once
-// when a call fails as unreachable or has been waiting for SuspectAfter: a
-// probe tells a store that is slow, which answers it, from one that is gone
-// or hangs. Opening ends the calls in flight (their context is cancelled
-// with ErrOpen), so none of them waits for its own timeout either.
+// counts as a success: the store is slow (a loaded machine), not gone. Run
+// probes every Interval while the breaker is closed (this is also what
+// health reports), every RetryInterval while it is open (so service resumes
+// soon after the store returns), at once when a call fails as unreachable,
+// and when a call has been waiting for SuspectAfter: a probe tells a store
+// that is slow, which answers it, from one that is gone or hangs. Run looks
+// at the calls in flight every 50 ms, so that probe starts within
+// SuspectAfter + 50 ms of the call's start (while the call still waits; a
+// call answered before Run looked asks for none: the store answered it).
+// Opening ends the calls in flight (their context is cancelled with
+// ErrOpen), so none of them waits for its own timeout either.
 package breaker
 
 import (
@@ -41,7 +45,7 @@ type Settings struct {
 
 // Defaults are the settings both services use, with the store's own
 // timeout as ProbeTimeout: a hang is noticed within about SuspectAfter +
-// ProbeTimeout, and a store that is back is used again within
+// 50 ms + ProbeTimeout, and a store that is back is used again within
 // RetryInterval + ProbeTimeout.
 func Defaults(probeTimeout time.Duration) Settings {
 	return Settings{Interval: 5 * time.Second, RetryInterval: 250 * time.Millisecond, ProbeTimeout: probeTimeout, SuspectAfter: 250 * time.Millisecond}
@@ -55,19 +59,20 @@ const tick = 50 * time.Millisecond
 
 // Breaker is safe for concurrent use.
 type Breaker struct {
-	settings  Settings
-	now       func() time.Time
-	wake      chan struct{} // a probe was asked for
-	succeeded atomic.Uint64 // calls that succeeded
+	settings Settings
+	now      func() time.Time
+	wake     chan struct{} // a probe was asked for
+	// open is written under mu, read by Do without it and again under a
+	// shard's lock as the call registers (see enter).
+	open    atomic.Bool
+	probing atomic.Int32 // probes running: only then may a context be a probe's
+	flights              // the calls in flight
 
 	mu       sync.Mutex
-	open     bool
-	cause    error              // the failed probe's error, while open
-	closed   context.Context    // ends when the breaker opens
-	trip     context.CancelFunc // ends closed
-	probedAt time.Time          // when the last probe started
-	asked    uint64             // probes calls asked for
-	answered uint64             // asked when the last probe started
+	cause    error     // the failed probe's error, while open
+	probedAt time.Time // when the last probe started
+	asked    uint64    // probes calls asked for
+	answered uint64    // asked when the last probe started
 }
 
 // Option changes how New builds a Breaker.
@@ -85,7 +90,7 @@ func New(s Settings, opts ...Option) *Breaker {
 	for _, opt := range opts {
 		opt(b)
 	}
-	b.closed, b.trip = context.WithCancel(context.Background())
+	b.flights.init()
 	return b
 }
 
@@ -94,7 +99,7 @@ func New(s Settings, opts ...Option) *Breaker {
 func (b *Breaker) Err() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.open {
+	if b.open.Load() {
 		return errors.Join(ErrOpen, b.cause)
 	}
 	return nil
@@ -103,27 +108,28 @@ func (b *Breaker) Err() error {
 // Do runs call unless the breaker is open (then it returns ErrOpen at
 // once). call's context also ends, with cause ErrOpen, when the breaker
 // opens meanwhile, and Do then returns ErrOpen. A call that fails as
-// unreachable, or waits longer than SuspectAfter, asks for a probe.
+// unreachable asks for a probe at once; one still waiting SuspectAfter
+// after it started asks for one, once, when Due next looks (Run asks Due
+// every 50 ms). Calls with the context of a probe that is running go
+// straight to the store, open or not.
 func (b *Breaker) Do(ctx context.Context, call func(context.Context) error) error {
-	if ctx.Value(probeKey{}) == b {
-		return call(ctx) // the probe itself, which must reach the store
+	if b.probing.Load() != 0 && ctx.Value(probeKey{}) == b {
+		return call(ctx) // a probe's, which must reach the store
 	}
-	b.mu.Lock()
-	open, closed := b.open, b.closed
-	b.mu.Unlock()
-	if open {
+	if b.open.Load() {
 		return ErrOpen
 	}
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stop := context.AfterFunc(closed, func() { cancel(ErrOpen) })
-	defer stop()
-	slow := time.AfterFunc(b.settings.SuspectAfter, b.suspect)
+	f := b.enter(cancel)
+	if f == nil {
+		return ErrOpen // opened meanwhile
+	}
+	defer b.leave(f)
 	err := call(callCtx)
-	slow.Stop()
 	switch {
 	case err == nil:
-		b.succeeded.Add(1)
+		f.ok = true
 		return nil
 	case ctx.Err() == nil && errors.Is(context.Cause(callCtx), ErrOpen):
 		return ErrOpen
@@ -145,8 +151,10 @@ func (b *Breaker) suspect() {
 }
 
 // Due reports whether a probe should start now: none has run yet, a call
-// asked for one since the last, or the last is Interval (closed) or
-// RetryInterval (open) old. Run asks it; tests may too.
+// asked for one since the last, a call in flight has been waiting for
+// SuspectAfter and had not yet when the last started, or the last is
+// Interval (closed) or RetryInterval (open) old. Run asks it every 50 ms;
+// tests may too.
 func (b *Breaker) Due() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -155,42 +163,48 @@ func (b *Breaker) Due() bool {
 		return true
 	}
 	every := b.settings.Interval
-	if b.open {
+	if b.open.Load() {
 		every = b.settings.RetryInterval
 	}
-	return !now.Before(b.probedAt.Add(every))
+	return !now.Before(b.probedAt.Add(every)) || b.waitedSince(b.probedAt, now)
 }
 
 // Probe runs check once, bounded by ProbeTimeout, opens or closes the
 // breaker by its result, and calls changed when that changes the state.
+// check's calls through Do reach the store even while the breaker is open.
 // Run calls it; tests may too.
 func (b *Breaker) Probe(ctx context.Context, check func(context.Context) error, changed func(open bool, cause error)) {
 	b.mu.Lock()
 	b.probedAt, b.answered = b.now(), b.asked
 	b.mu.Unlock()
-	succeeded := b.succeeded.Load()
-	probeCtx, cancel := context.WithTimeout(context.WithValue(ctx, probeKey{}, b), b.settings.ProbeTimeout)
-	err := check(probeCtx)
-	cancel()
+	succeeded := b.succeeded()
+	err := b.check(ctx, check)
 	if ctx.Err() != nil {
 		return
 	}
-	if err != nil && b.succeeded.Load() != succeeded {
+	if err != nil && b.succeeded() != succeeded {
 		err = nil // calls got answers meanwhile: slow, not down
 	}
 	b.mu.Lock()
-	was := b.open
-	b.open, b.cause = err != nil, err
-	switch {
-	case b.open && !was:
-		b.trip()
-	case !b.open && was:
-		b.closed, b.trip = context.WithCancel(context.Background())
+	was, open := b.open.Load(), err != nil
+	b.open.Store(open)
+	b.cause = err
+	if open && !was {
+		b.endAll(ErrOpen)
 	}
 	b.mu.Unlock()
-	if b.open != was && changed != nil {
-		changed(b.open, err)
+	if open != was && changed != nil {
+		changed(open, err)
 	}
+}
+
+// check runs check with a probe's context, which Do lets through.
+func (b *Breaker) check(ctx context.Context, check func(context.Context) error) error {
+	b.probing.Add(1)
+	defer b.probing.Add(-1)
+	probeCtx, cancel := context.WithTimeout(context.WithValue(ctx, probeKey{}, b), b.settings.ProbeTimeout)
+	defer cancel()
+	return check(probeCtx)
 }
 
 // Run probes with check whenever a probe is due (see the package comment)

@@ -157,22 +157,32 @@ func TestProbeSchedule(t *testing.T) {
 }
 
 // A call that waits longer than SuspectAfter asks for a probe while it
-// still waits: that probe tells a slow store from one that hangs.
+// still waits: that probe tells a slow store from one that hangs. It asks
+// once: the probe answers it.
 func TestSlowCallAsksForAProbe(t *testing.T) {
 	s := settings
-	s.SuspectAfter = time.Millisecond
-	b, _ := newBreaker(s)
+	s.SuspectAfter = 250 * time.Millisecond
+	b, c := newBreaker(s)
 	ctx := context.Background()
 	b.Probe(ctx, ok, nil)
-	release := make(chan struct{})
+	started, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
-	go func() { done <- b.Do(ctx, func(context.Context) error { <-release; return nil }) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for !b.Due() {
-		if time.Now().After(deadline) {
-			t.Fatal("a call waiting past SuspectAfter asked for no probe")
-		}
-		time.Sleep(time.Millisecond) // polling a condition, not waiting for time to pass
+	go func() {
+		done <- b.Do(ctx, func(context.Context) error { close(started); <-release; return nil })
+	}()
+	<-started
+	c.advance(s.SuspectAfter - time.Millisecond)
+	if b.Due() {
+		t.Fatal("a call asked for a probe before SuspectAfter")
+	}
+	c.advance(time.Millisecond)
+	if !b.Due() {
+		t.Fatal("a call waiting past SuspectAfter asked for no probe")
+	}
+	b.Probe(ctx, ok, nil)
+	c.advance(time.Second)
+	if b.Due() {
+		t.Fatal("a slow call asked again after a probe answered it")
 	}
 	close(release)
 	if err := <-done; err != nil {
