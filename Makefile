@@ -70,6 +70,7 @@ FUZZ_TARGETS := \
 	./services/auth/internal/domain:FuzzTokenValid \
 	./services/auth/internal/domain:FuzzCheckLogin \
 	./services/auth/internal/app:FuzzBearer \
+	./services/auth/internal/adapters/redisstore:FuzzDecodeValue \
 	./services/workspace/internal/domain:FuzzCheckNewWorkspace \
 	./services/workspace/internal/domain:FuzzCheckListQuery \
 	./services/workspace/internal/domain:FuzzCheckLaunch \

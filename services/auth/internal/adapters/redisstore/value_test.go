@@ -79,3 +79,23 @@ func TestDecodeValueRejectsMalformed(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeValue: whatever a key holds (a damaged or foreign value), the
+// decoder answers without panicking, and a value it accepts encodes back
+// to one that decodes to the same token.
+func FuzzDecodeValue(f *testing.F) {
+	f.Add("2 0 0 1764134400000 28800000 root user0001@bench.example")
+	f.Add("1 3 4 1764134400000 1764163200000 w Ada Lovelace <ada@example.com>")
+	f.Add("2 0 0 9223372036854775807 1 w a")
+	f.Add("2 0 0 -5 -5 w a")
+	f.Fuzz(func(t *testing.T, v string) {
+		got, ok := decodeValue(v)
+		if !ok {
+			return
+		}
+		again, ok := decodeValue(encodeValue(got.gen, got.ugen, got.session))
+		if !ok || again != got {
+			t.Fatalf("%q decodes to %+v, which encodes to a value that decodes to %+v (%v)", v, got, again, ok)
+		}
+	})
+}
