@@ -26,9 +26,11 @@ type Loader[K comparable, V any] struct {
 	refreshAhead time.Duration
 	loadTimeout  time.Duration
 
-	mu        sync.Mutex
-	inflight  map[K]*flight[V]
-	forgotten map[K]time.Time // when each key was last forgotten, for one TTL
+	mu sync.Mutex
+	// inflight holds the load of each key being loaded. Only Forget takes
+	// a load out before it ends, so a load that finds itself gone
+	// started before a Forget, and does not store what it read.
+	inflight map[K]*flight[V]
 }
 
 type flight[V any] struct {
@@ -61,7 +63,7 @@ func NewLoader[K comparable, V any](c *Cache[K, V], o LoaderOptions) *Loader[K, 
 	}
 	return &Loader[K, V]{
 		cache: c, refreshAhead: o.RefreshAhead, loadTimeout: o.LoadTimeout,
-		inflight: map[K]*flight[V]{}, forgotten: map[K]time.Time{},
+		inflight: map[K]*flight[V]{},
 	}
 }
 
@@ -70,12 +72,8 @@ func NewLoader[K comparable, V any](c *Cache[K, V], o LoaderOptions) *Loader[K, 
 // a load needing what a key leaves out, such as credentials kept only as
 // a digest in the key, takes it from the closure).
 func (l *Loader[K, V]) Get(ctx context.Context, key K, load LoadFunc[V]) (V, error) {
-	v, expires, ok := l.cache.getWithExpiry(key)
-	if ok {
-		if !l.cache.now().Before(expires.Add(-l.refreshAhead)) {
-			l.start(ctx, key, load) // in the background; v serves meanwhile
-		}
-		return v, nil
+	if v, ok := l.Peek(ctx, key, load); ok {
+		return v, nil // a value near its expiry serves while it is reloaded
 	}
 	f := l.start(ctx, key, load)
 	select {
@@ -91,11 +89,26 @@ func (l *Loader[K, V]) Get(ctx context.Context, key K, load LoadFunc[V]) (V, err
 // a load; like Get, it starts the background load of a value near its
 // expiry.
 func (l *Loader[K, V]) Peek(ctx context.Context, key K, load LoadFunc[V]) (V, bool) {
-	v, expires, ok := l.cache.getWithExpiry(key)
-	if ok && !l.cache.now().Before(expires.Add(-l.refreshAhead)) {
+	v, ok, due := l.Lookup(key)
+	if due {
 		l.start(ctx, key, load)
 	}
 	return v, ok
+}
+
+// Lookup returns the live value of key if one is held, and whether it is
+// due for a reload (in its last RefreshAhead), without loading anything.
+// A caller on a hot path can then build its LoadFunc, which escapes to the
+// heap, only when it calls Get or Peek: when the value is missing or due.
+func (l *Loader[K, V]) Lookup(key K) (v V, ok, due bool) {
+	v, expires, ok := l.cache.getWithExpiry(key)
+	return v, ok, ok && l.due(expires)
+}
+
+// due reports whether a value expiring at expires is in its last
+// RefreshAhead.
+func (l *Loader[K, V]) due(expires time.Time) bool {
+	return !l.cache.now().Before(expires.Add(-l.refreshAhead))
 }
 
 // Forget drops key, and keeps any load of it already running from storing
@@ -103,15 +116,6 @@ func (l *Loader[K, V]) Peek(ctx context.Context, key K, load LoadFunc[V]) (V, bo
 // for a load that started after it.
 func (l *Loader[K, V]) Forget(key K) {
 	l.mu.Lock()
-	now := l.cache.now()
-	l.forgotten[key] = now
-	if len(l.forgotten) > l.cache.size {
-		for k, at := range l.forgotten {
-			if now.Sub(at) > l.cache.ttl+l.loadTimeout {
-				delete(l.forgotten, k)
-			}
-		}
-	}
 	delete(l.inflight, key) // a Get after this starts a load of its own
 	l.mu.Unlock()
 	l.cache.Delete(key)
@@ -129,25 +133,23 @@ func (l *Loader[K, V]) start(ctx context.Context, key K, load LoadFunc[V]) *flig
 	if f, ok := l.inflight[key]; ok {
 		return f
 	}
-	if v, expires, ok := l.cache.getWithExpiry(key); ok && l.cache.now().Before(expires.Add(-l.refreshAhead)) {
+	if v, expires, ok := l.cache.getWithExpiry(key); ok && !l.due(expires) {
 		f := &flight[V]{done: make(chan struct{}), v: v}
 		close(f.done)
 		return f
 	}
 	f := &flight[V]{done: make(chan struct{})}
 	l.inflight[key] = f
-	started := l.cache.now()
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.loadTimeout)
 	go func() {
 		defer cancel()
 		v, keep, err := load(lctx)
 		l.mu.Lock()
-		if l.inflight[key] == f {
+		if l.inflight[key] == f { // else forgotten since it started
 			delete(l.inflight, key)
-		}
-		forgotten, wasForgotten := l.forgotten[key]
-		if err == nil && keep && (!wasForgotten || forgotten.Before(started)) {
-			l.cache.Set(key, v)
+			if err == nil && keep {
+				l.cache.Set(key, v)
+			}
 		}
 		l.mu.Unlock()
 		f.v, f.err = v, err

@@ -39,14 +39,8 @@ func New[K comparable, V any](size int, ttl time.Duration, now func() time.Time)
 
 // Get returns the live value stored under key.
 func (c *Cache[K, V]) Get(key K) (V, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.items[key]
-	if !ok || !c.now().Before(e.expires) {
-		var zero V
-		return zero, false
-	}
-	return e.value, true
+	v, _, ok := c.getWithExpiry(key)
+	return v, ok
 }
 
 // getWithExpiry is Get, with when the value expires.

@@ -47,13 +47,13 @@ func (a *App) access(ctx context.Context, authorization, appKey, workspaceID str
 		return WorkspaceStatus{}, errNoCredentials
 	}
 	key := newAccessKey(authorization, workspaceID)
-	load := a.accessLoad(authorization, workspaceID)
-	if cached, ok := a.remembered.Peek(ctx, key, load); ok {
+	if cached, ok := a.peekAccess(ctx, key, authorization, workspaceID); ok {
 		if a.holds(cached, key, appKey) {
 			return cached.status, nil
 		}
 		a.remembered.Forget(key) // revoked, forgotten or expired since: ask again
 	}
+	load := a.accessLoad(authorization, workspaceID)
 	for attempt := 1; ; attempt++ {
 		cached, err := a.remembered.Get(ctx, key, load)
 		if err != nil {
@@ -92,11 +92,22 @@ func (a *App) accessLoad(authorization, workspaceID string) ttlcache.LoadFunc[ca
 // refresh of an answer near its expiry.
 func (a *App) rememberedAccess(ctx context.Context, authorization, appKey, workspaceID string) (WorkspaceStatus, bool) {
 	key := newAccessKey(authorization, workspaceID)
-	cached, ok := a.remembered.Peek(ctx, key, a.accessLoad(authorization, workspaceID))
+	cached, ok := a.peekAccess(ctx, key, authorization, workspaceID)
 	if !ok || !a.holds(cached, key, appKey) {
 		return WorkspaceStatus{}, false
 	}
 	return cached.status, true
+}
+
+// peekAccess is the loader's Peek, with the load built only for an answer
+// due for its background refresh: built on every login, it would be one
+// more allocation each (the closure escapes to the heap).
+func (a *App) peekAccess(ctx context.Context, key accessKey, authorization, workspaceID string) (cachedAccess, bool) {
+	cached, ok, due := a.remembered.Lookup(key)
+	if due {
+		cached, ok = a.remembered.Peek(ctx, key, a.accessLoad(authorization, workspaceID))
+	}
+	return cached, ok
 }
 
 // holds reports whether a remembered answer still holds: no revocation of

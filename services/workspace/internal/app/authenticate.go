@@ -61,9 +61,12 @@ func (a *App) Authenticate(ctx context.Context, appKey, appSecret string) (domai
 // wait on one read between them (ttlcache.Loader), so a busy pair's
 // requests never all read the store at once.
 func (a *App) credential(ctx context.Context, appKey string) (credential, error) {
+	if cred, ok, due := a.creds.Lookup(appKey); ok && !due {
+		return cred, nil // no load to build: it would escape to the heap
+	}
 	return a.creds.Get(ctx, appKey, func(ctx context.Context) (credential, bool, error) {
 		cred, err := a.readCredential(ctx, appKey)
-		return cred, err == nil, err
+		return cred, true, err // a failed read is never kept
 	})
 }
 
