@@ -41,6 +41,7 @@ type bufferedWriter struct {
 	drained *sync.Cond // signalled when the flusher has taken the buffer
 	buf     []byte
 	spare   []byte // the buffer the flusher last wrote, reused
+	closed  bool   // the flusher has stopped: Write writes through
 	wake    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
@@ -62,6 +63,9 @@ func (b *bufferedWriter) run(every time.Duration) {
 	for {
 		select {
 		case <-b.stop:
+			b.mu.Lock()
+			b.closed = true
+			b.mu.Unlock()
 			b.flush()
 			return
 		case <-ticker.C:
@@ -75,9 +79,12 @@ func (b *bufferedWriter) run(every time.Duration) {
 func (b *bufferedWriter) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for len(b.buf) >= holdAt {
+	for len(b.buf) >= holdAt && !b.closed {
 		b.signal()
 		b.drained.Wait()
+	}
+	if b.closed { // a line after Close (a shutdown still logging)
+		return b.w.Write(p)
 	}
 	b.buf = append(b.buf, p...)
 	if len(b.buf) >= flushSoon {

@@ -93,3 +93,20 @@ func TestBufferedWriterDoesNotBlockOnAStalledWriter(t *testing.T) {
 		t.Fatalf("%d bytes written, want %d", out.n, total)
 	}
 }
+
+// A line written after Close goes straight out: there is no flusher left
+// to write it, and a writer never waits on one.
+func TestBufferedWriterWritesThroughAfterClose(t *testing.T) {
+	out := &signallingBuilder{written: make(chan struct{}, 1)}
+	w := newBufferedWriter(out, time.Hour)
+	w.Close()
+	big := []byte(strings.Repeat("x", holdAt) + "\n")
+	for range 2 {
+		if _, err := w.Write(big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := out.String(); len(got) != 2*len(big) {
+		t.Fatalf("wrote %d bytes, want %d", len(got), 2*len(big))
+	}
+}
