@@ -51,6 +51,15 @@ func Operation(md protoreflect.MethodDescriptor) *restv1.Operation {
 	return op
 }
 
+// SuccessStatus is the HTTP status of md's successful REST answer: its
+// operation's success_status, 200 when that is unset.
+func SuccessStatus(md protoreflect.MethodDescriptor) int {
+	if status := Operation(md).GetSuccessStatus(); status != 0 {
+		return int(status)
+	}
+	return 200
+}
+
 // DurationPattern is the form a google.protobuf.Duration takes in a request:
 // seconds with an s suffix ("86400s", "1.5s"), without leading zeros or an
 // exponent, and at most 11 digits of seconds, so that every value it

@@ -349,11 +349,7 @@ func (g *generator) responses(m *protogen.Method, b binding, opt *restv1.Operati
 	}
 	slices.Sort(sorted)
 	out := newObject()
-	status := 200
-	if opt.GetSuccessStatus() != 0 {
-		status = int(opt.GetSuccessStatus())
-	}
-	out.set(strconv.Itoa(status), success)
+	out.set(strconv.Itoa(restrules.SuccessStatus(m.Desc)), success)
 	for _, s := range sorted {
 		out.set(strconv.Itoa(s), componentRef("responses", responseName(s)))
 	}

@@ -51,19 +51,21 @@ func Lti13Login(logins Lti13LoginStarter, md Metadata, maxBodyBytes int64, logge
 			refuseError(w, r, err, logger)
 			return
 		}
-		view := storageView{Redirect: redirect.GetRedirectUrl(), Fallback: loginWithoutStorage(params)}
 		switch {
 		case redirect.GetLtiStorageTarget() != "":
-			view.Mode, view.Target, view.Origin = "login", redirect.GetLtiStorageTarget(), redirect.GetPlatformOrigin()
-			view.State, view.Nonce = redirect.GetState(), redirect.GetNonce()
-			view.Fallback += "&" + paramStorageFailed + "=1"
-			writeStoragePage(w, view)
+			writeStoragePage(w, storageView{
+				Mode: "login", Redirect: redirect.GetRedirectUrl(),
+				Fallback: loginWithoutStorage(params) + "&" + paramStorageFailed + "=1",
+				Target:   redirect.GetLtiStorageTarget(), Origin: redirect.GetPlatformOrigin(),
+				State: redirect.GetState(), Nonce: redirect.GetNonce(),
+			})
 		case framed(r):
 			http.SetCookie(w, StateCookie(redirect.GetState(), int(redirect.GetStateTtlSeconds())))
 			http.SetCookie(w, probeCookie())
-			view.Mode, view.ProbeCookie = "probe", probeCookieName
-			view.Capabilities = !hasParam(params, paramStorageFailed)
-			writeStoragePage(w, view)
+			writeStoragePage(w, storageView{
+				Mode: "probe", Redirect: redirect.GetRedirectUrl(), Fallback: loginWithoutStorage(params),
+				ProbeCookie: probeCookieName, Capabilities: !hasParam(params, paramStorageFailed),
+			})
 		default:
 			header := pageHeaders(w)
 			http.SetCookie(w, StateCookie(redirect.GetState(), int(redirect.GetStateTtlSeconds())))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -78,34 +79,36 @@ func directLogin(mux *runtime.ServeMux, client authv1.AuthServiceClient, annotat
 }
 
 // loginMetadata is the metadata grpc-gateway's AnnotateContext sends with
-// the login: the Authorization header's values, If-Match (incomingHeader),
-// the host, and then the gateway's own (requestMetadata), which replace
-// any header values under the same keys.
+// the login: the Authorization header's values, the headers incomingHeader
+// forwards, the host, the client's address, and then the gateway's own
+// (requestMetadata), which replace any of those under the same keys.
 func loginMetadata(ctx context.Context, r *http.Request, annotate func(context.Context, *http.Request) metadata.MD) metadata.MD {
-	md := annotate(ctx, r)
-	_, ownFor := md["x-forwarded-for"]
-	_, ownHost := md["x-forwarded-host"]
-	_, ownAuth := md["authorization"]
-	_, ownIfMatch := md["if-match"]
-	add := func(own bool, key, value string) {
-		if !own && validMetadataText(value) {
+	own := annotate(ctx, r)
+	md := make(metadata.MD, len(own)+3)
+	add := func(key, value string) {
+		if validMetadataText(value) {
 			md[key] = append(md[key], value)
 		}
 	}
 	for _, v := range r.Header.Values("Authorization") {
-		add(ownAuth, "authorization", v)
+		add("authorization", v)
 	}
-	for _, v := range r.Header.Values("If-Match") {
-		add(ownIfMatch, "if-match", v)
+	for name, values := range r.Header {
+		if key, ok := incomingHeader(name); ok {
+			for _, v := range values {
+				add(key, v)
+			}
+		}
 	}
 	if host := r.Header.Get("X-Forwarded-Host"); host != "" && validMetadataText(host) {
-		add(ownHost, "x-forwarded-host", host)
+		add("x-forwarded-host", host)
 	} else if r.Host != "" {
-		add(ownHost, "x-forwarded-host", r.Host)
+		add("x-forwarded-host", r.Host)
 	}
-	if !ownFor {
+	if _, ok := own["x-forwarded-for"]; !ok {
 		addForwardedFor(md, r)
 	}
+	maps.Copy(md, own)
 	return md
 }
 

@@ -9,8 +9,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
-	restv1 "github.com/liveproctor/workspaces/pkg/gen/rest/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/restrules"
 )
 
 // successStatuses maps the full gRPC method names ("/pkg.Service/Method")
@@ -27,9 +27,8 @@ func successStatuses() map[string]int {
 			methods := services.Get(i).Methods()
 			for j := range methods.Len() {
 				m := methods.Get(j)
-				op, _ := proto.GetExtension(m.Options(), restv1.E_Operation).(*restv1.Operation)
-				if status := op.GetSuccessStatus(); status != 0 && status != http.StatusOK {
-					out["/"+string(m.Parent().FullName())+"/"+string(m.Name())] = int(status)
+				if status := restrules.SuccessStatus(m); status != http.StatusOK {
+					out["/"+string(m.Parent().FullName())+"/"+string(m.Name())] = status
 				}
 			}
 		}
