@@ -71,6 +71,18 @@ var bySystem = author{actor: domain.SystemActor}
 // (the relay publishes the event meanwhile).
 const eventNotRecordedMessage = "the change was stored but its audit event could not be recorded yet; retry shortly"
 
+// appendEvent records e, an event that rides on no document's write, in
+// the audit trail, within the settle window as publish does; with no audit
+// trail, it records nothing.
+func (a *App) appendEvent(ctx context.Context, e domain.Event) error {
+	if a.events == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.eventSettings.Settle/2)
+	defer cancel()
+	return a.events.AppendEvent(ctx, e, a.newEventID)
+}
+
 // publish moves workspace id's outbox into the audit trail. A failure is
 // Unavailable: the change is not acknowledged until its event is published.
 func (a *App) publish(ctx context.Context, id string) error {

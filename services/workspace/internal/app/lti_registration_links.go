@@ -95,16 +95,12 @@ func (a *App) CreateLTIRegistrationLink(ctx context.Context, caller domain.Calle
 	if err := a.lti13.links.Put(ctx, secret, link, LTIRegistrationLinkTTL); err != nil {
 		return LTIRegistrationLinkAnswer{}, err
 	}
-	if a.events != nil {
-		e := domain.NewEvent(domain.EventLTIRegistrationLinkCreated, w, caller.Actor(),
-			domain.Target{Type: domain.TargetLTIRegistrationLink, ID: link.ID}, caller.RequestID, now)
-		ectx, cancel := context.WithTimeout(ctx, a.eventSettings.Settle/2)
-		defer cancel()
-		if err := a.events.AppendEvent(ectx, e, a.newEventID); err != nil {
-			_, _, _ = a.lti13.links.Take(context.WithoutCancel(ctx), secret)
-			return LTIRegistrationLinkAnswer{}, fault.Wrap(fault.Unavailable, fmt.Errorf("record a registration link: %w", err),
-				"the registration link's audit event could not be recorded, so no link was made; retry shortly")
-		}
+	e := domain.NewEvent(domain.EventLTIRegistrationLinkCreated, w, caller.Actor(),
+		domain.Target{Type: domain.TargetLTIRegistrationLink, ID: link.ID}, caller.RequestID, now)
+	if err := a.appendEvent(ctx, e); err != nil {
+		_, _, _ = a.lti13.links.Take(context.WithoutCancel(ctx), secret)
+		return LTIRegistrationLinkAnswer{}, fault.Wrap(fault.Unavailable, fmt.Errorf("record a registration link: %w", err),
+			"the registration link's audit event could not be recorded, so no link was made; retry shortly")
 	}
 	return LTIRegistrationLinkAnswer{URL: a.ltiBase() + LTIRegistrationLinkPath + secret, ExpiresAt: link.ExpiresAt}, nil
 }

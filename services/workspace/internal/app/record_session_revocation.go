@@ -53,12 +53,7 @@ func (a *App) RecordSessionRevocation(ctx context.Context, caller domain.Caller,
 		e = domain.NewEvent(domain.EventUserSessionsRevoked, w, actor,
 			domain.Target{Type: domain.TargetUser, ID: in.User}, caller.RequestID, a.timestamp())
 	}
-	if a.events == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, a.eventSettings.Settle/2)
-	defer cancel()
-	if err := a.events.AppendEvent(ctx, e, a.newEventID); err != nil {
+	if err := a.appendEvent(ctx, e); err != nil {
 		return fault.Wrap(fault.Unavailable, fmt.Errorf("record a session revocation: %w", err),
 			"the revocation was made but its audit event could not be recorded; retry shortly")
 	}

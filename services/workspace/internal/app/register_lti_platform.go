@@ -3,11 +3,9 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
-	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -103,7 +101,7 @@ func (a *App) registerThroughLink(ctx context.Context, who author, link LTIRegis
 	}
 	body, err := a.lti13.registrar.Configuration(ctx, in.ConfigurationURL)
 	if err != nil {
-		return LTIPlatformRegistration{}, platformError(err, "read the platform's OpenID configuration")
+		return LTIPlatformRegistration{}, err
 	}
 	cfg, err := domain.ReadPlatformConfiguration(body, in.ConfigurationURL, a.settings.LTIURLs)
 	if err != nil {
@@ -115,22 +113,17 @@ func (a *App) registerThroughLink(ctx context.Context, who author, link LTIRegis
 	}
 	answer, err := a.lti13.registrar.Register(ctx, cfg.RegistrationEndpoint, in.Token, client.JSON())
 	if err != nil {
-		return LTIPlatformRegistration{}, platformError(err, "register the tool with the platform")
+		return LTIPlatformRegistration{}, err
 	}
 	registered, err := domain.ReadRegisteredClient(answer)
 	if err != nil {
 		return LTIPlatformRegistration{}, err
 	}
-	add := cfg.Registration(registered)
-	if err := domain.CheckNewLTIRegistration(add, a.settings.LTIURLs); err != nil {
-		why := "it breaks the rules of a registration"
-		if e, ok := fault.As(err); ok {
-			why = e.Message
-		}
-		return LTIPlatformRegistration{}, fault.New(fault.BadGateway, "The platform registered a client the tool cannot store: %s.", why)
-	}
+	// Every value of the registration has passed the rules of a new one
+	// (ReadPlatformConfiguration, ReadRegisteredClient), and the write
+	// checks it once more.
 	reg, err := a.addLTIRegistration(ctx, who, w, func() (*domain.Workspace, error) { return a.linkWorkspace(ctx, link) },
-		add, func(w *domain.Workspace, now time.Time) {
+		cfg.Registration(registered), func(w *domain.Workspace, now time.Time) {
 			w.RecordChange(domain.EventLTIRegistrationLinkUsed, domain.Target{Type: domain.TargetLTIRegistrationLink, ID: link.ID}, now, nil)
 		})
 	if err != nil && !refused(err) {
@@ -140,17 +133,4 @@ func (a *App) registerThroughLink(ctx context.Context, who author, link LTIRegis
 		return LTIPlatformRegistration{}, err
 	}
 	return LTIPlatformRegistration{WorkspaceID: w.ID(), Registration: reg, Product: cfg.Product}, nil
-}
-
-// platformError is a registrar's error as answered: the outbound rule's
-// refusals of a URL are Invalid, the rest BadGateway, saying what the tool
-// was doing.
-func platformError(err error, doing string) error {
-	if _, ok := fault.As(err); ok {
-		return err
-	}
-	if errors.Is(err, outbound.ErrNotHTTPS) || errors.Is(err, outbound.ErrNotPublic) || errors.Is(err, outbound.ErrMalformed) {
-		return fault.Wrap(fault.Invalid, err, fmt.Sprintf("Could not %s: its URL %s (%v).", doing, domain.PublicURLRule, err))
-	}
-	return fault.Wrap(fault.BadGateway, err, fmt.Sprintf("Could not %s: the platform could not be reached.", doing))
 }

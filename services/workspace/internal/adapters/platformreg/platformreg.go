@@ -20,6 +20,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
 // MaxBody bounds what a platform's answer may weigh: configurations and
@@ -43,36 +44,38 @@ func New(client Doer) *Registrar { return &Registrar{client: client} }
 
 // Configuration GETs the platform's OpenID configuration at url.
 func (r *Registrar) Configuration(ctx context.Context, url string) ([]byte, error) {
+	const doing = "read the platform's OpenID configuration"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, outbound.ErrMalformed
+		return nil, refusedURL(outbound.ErrMalformed, doing)
 	}
 	req.Header.Set("Accept", "application/json")
-	return r.call(req, "reading its OpenID configuration")
+	return r.call(req, doing, "reading its OpenID configuration")
 }
 
 // Register POSTs the tool's client metadata to the platform's registration
 // endpoint, with the registration token as a bearer token.
 func (r *Registrar) Register(ctx context.Context, endpoint, token string, client []byte) ([]byte, error) {
+	const doing = "register the tool with the platform"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(client))
 	if err != nil {
-		return nil, outbound.ErrMalformed
+		return nil, refusedURL(outbound.ErrMalformed, doing)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Authorization", "Bearer "+token)
-	return r.call(req, "registering the tool")
+	return r.call(req, doing, "registering the tool")
 }
 
 // call sends req and returns the answer's body when it is a 2xx JSON
-// answer. A URL the outbound rule refuses is returned as is (the app
-// answers it as the caller's mistake); every other failure is BadGateway,
-// saying what the tool was doing.
-func (r *Registrar) call(req *http.Request, what string) ([]byte, error) {
+// answer. A URL the outbound rule refuses is Invalid, the caller's mistake
+// (refusedURL, for doing); every other failure is BadGateway, saying what
+// the tool was doing (what).
+func (r *Registrar) call(req *http.Request, doing, what string) ([]byte, error) {
 	resp, err := r.client.Do(req, MaxBody)
 	switch {
 	case errors.Is(err, outbound.ErrNotHTTPS), errors.Is(err, outbound.ErrNotPublic), errors.Is(err, outbound.ErrMalformed):
-		return nil, err
+		return nil, refusedURL(err, doing)
 	case errors.Is(err, outbound.ErrTooLarge):
 		return nil, fault.Wrap(fault.BadGateway, err, fmt.Sprintf("The platform's answer is over %d KiB (%s).", MaxBody>>10, what))
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
@@ -86,6 +89,12 @@ func (r *Registrar) call(req *http.Request, what string) ([]byte, error) {
 		return nil, fault.New(fault.BadGateway, "The platform answered with %q, not JSON (%s).", clip(resp.Header.Get("Content-Type")), what)
 	}
 	return resp.Body, nil
+}
+
+// refusedURL is the outbound rule's refusal err of the URL the tool needed
+// to do doing: Invalid, wrapping err.
+func refusedURL(err error, doing string) error {
+	return fault.Wrap(fault.Invalid, err, fmt.Sprintf("Could not %s: its URL %s (%v).", doing, domain.PublicURLRule, err))
 }
 
 // isJSON reports whether a media type is JSON's or a +json one.
