@@ -229,15 +229,13 @@ func (p *Page) Click(ctx context.Context, selector string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := run(ctx, p, chromedp.TextContent(chromedp.CSS(selector))); err != nil {
+	if err := p.do(ctx, chromedp.WaitReady(chromedp.CSS(selector))); err != nil {
 		return err
 	}
-	gesture := func(e *runtime.EvaluateParams) { e.UserGesture = ptrTrue() }
+	gesture := func(e *runtime.EvaluateParams) { e.UserGesture = new(true) }
 	_, err = run(ctx, p, chromedp.Evaluate[bool]("document.querySelector("+string(sel)+").click(), true", gesture))
 	return err
 }
-
-func ptrTrue() *bool { t := true; return &t }
 
 // Close stops the browser and removes its profile. It is safe to call more
 // than once.

@@ -17,7 +17,6 @@ const loginUsers = 1000
 // stack's architecture (an HTTP front, one gRPC hop to a token service,
 // Redis) can do for a login, between the bare reference and the stack.
 func measureLogin(ctx context.Context, cfg config, e *env, rep *report) error {
-	login := func(name, base string) side { return loginSide(e, name, base) }
 	procs, err := e.serverProcesses()
 	if err != nil {
 		return err
@@ -36,8 +35,8 @@ func measureLogin(ctx context.Context, cfg config, e *env, rep *report) error {
 		return nil
 	}
 	// The stack goes last: -profile samples the last side.
-	rounds, err := alternate(ctx, cfg, e, cfg.Conns, []side{login("login, reference", e.ref.URL),
-		login("login, floor", e.proxy.URL), login("login, stack", e.stack.GatewayURL)}, resetPeaks)
+	rounds, err := alternate(ctx, cfg, e, cfg.Conns, []side{loginSide(e, "login, reference", e.ref.URL),
+		loginSide(e, "login, floor", e.proxy.URL), loginSide(e, "login, stack", e.stack.GatewayURL)}, resetPeaks)
 	if err != nil {
 		return err
 	}
@@ -66,12 +65,18 @@ func measureLogin(ctx context.Context, cfg config, e *env, rep *report) error {
 // loginSide is wrk's login load at the server at base: the root key pair
 // logging in loginUsers users in turn.
 func loginSide(e *env, name, base string) side {
+	return side{Name: name, Wrk: &wrkLoad{Method: http.MethodPost, URL: base + "/api/login/sdk", Header: e.basic, Bodies: loginBodies}}
+}
+
+// loginBodies are the login's bodies, one per user: the same for every
+// side.
+var loginBodies = func() [][]byte {
 	bodies := make([][]byte, loginUsers)
 	for i := range bodies {
 		bodies[i] = fmt.Appendf(nil, `{"email":"user%04d@bench.example","workspaceId":%q}`, i, rootWorkspace)
 	}
-	return side{Name: name, Wrk: &wrkLoad{Method: http.MethodPost, URL: base + "/api/login/sdk", Header: e.basic, Bodies: bodies}}
-}
+	return bodies
+}()
 
 // readAll reads the memory of every measured process.
 func readAll(e *env) ([]processMemory, error) {

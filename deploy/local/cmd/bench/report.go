@@ -115,9 +115,6 @@ func processCPUPerCall(m measurement, name string) float64 {
 	return 0
 }
 
-// LoginCPURatio is the reference's server CPU per login over the stack's.
-func (r *report) LoginCPURatio() float64 { return cpuRatio(r.LoginRef, r.LoginStack) }
-
 // LoginRatio is the stack's login throughput over the reference's.
 func (r *report) LoginRatio() float64 { return rpsRatio(r.LoginStack, r.LoginRef) }
 
@@ -211,7 +208,7 @@ func (r *report) writeTargets(w writer) {
 			processCPUPerCall(px, "benchproxy"), mark(r.FrontCPUFactor() > 0 && r.FrontCPUFactor() <= targetFrontFactor))
 	}
 	for _, p := range r.MemoryLogin {
-		if slices.Contains(benchHelpers, p.Name) || !slices.Contains(services, p.Name) {
+		if !slices.Contains(services, p.Name) { // the bench's own servers have no bound
 			continue
 		}
 		w("| %s ≤ %s RSS during the login load | %s | %s |\n", p.Name, mib(targetRSS), mib(p.Peak), mark(p.Peak <= targetRSS))
@@ -250,10 +247,6 @@ func (r *report) writeTargetNotes(w writer) {
 		limits, (ref.Load+stk.Load)/2)
 	w("The floor is benchproxy → benchauth (`deploy/local/cmd/benchproxy`, `deploy/local/cmd/benchauth`), the least the stack's architecture (an HTTP front, one gRPC hop to a token service, Redis) can do for a login; the reference (benchref, one net/http process) is below any such architecture and only informational.\n\n")
 }
-
-// benchHelpers are the bench's own servers, which no target holds to a
-// memory bound.
-var benchHelpers = []string{"benchref", "benchproxy", "benchauth", "benchref-redis", "benchauth-redis"}
 
 // writeFloorRatios adds the login floor's ratios, to the reference and to
 // the stack, to the targets table: informational, not targets.
