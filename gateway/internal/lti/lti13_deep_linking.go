@@ -93,8 +93,7 @@ var deepLinkReturnScriptHash = scriptSource(deepLinkReturnScript)
 // deepLinkReturnCSP lets the page run its one script and post its form to
 // origin only, and lets any LMS page frame it.
 func deepLinkReturnCSP(origin string) string {
-	return "default-src 'none'; script-src " + deepLinkReturnScriptHash + "; style-src 'unsafe-inline'; base-uri 'none'; " +
-		"form-action " + origin + "; frame-ancestors *"
+	return inlineScriptCSP(deepLinkReturnScriptHash, origin)
 }
 
 type deepLinkReturnView struct {

@@ -73,8 +73,11 @@ func registerRequest(link, rawQuery string) (*workspacev1.RegisterLtiPlatformReq
 		return nil, "The registration link's query string is malformed."
 	}
 	req := &workspacev1.RegisterLtiPlatformRequest{Link: link}
-	for name, field := range map[string]*string{"openid_configuration": &req.OpenidConfiguration, "registration_token": &req.RegistrationToken} {
-		values := query[name]
+	for _, f := range []struct {
+		name  string
+		field *string
+	}{{"openid_configuration", &req.OpenidConfiguration}, {"registration_token", &req.RegistrationToken}} {
+		name, field, values := f.name, f.field, query[f.name]
 		for _, v := range values[min(1, len(values)):] {
 			if v != values[0] {
 				return nil, "The registration link's " + name + " is given more than once, with different values."
@@ -105,8 +108,7 @@ const closeScript = `(window.opener || window.parent).postMessage({subject: "org
 
 // registeredCSP allows the page's one inline script, by its digest, and
 // lets the platform's page frame it.
-var registeredCSP = "default-src 'none'; script-src " + scriptSource(closeScript) + "; " +
-	"style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors *"
+var registeredCSP = inlineScriptCSP(scriptSource(closeScript), "'none'")
 
 type registeredView struct {
 	Platform, WorkspaceID, ClientID string

@@ -192,13 +192,9 @@ func loginWithoutStorage(params []*authv1.LtiParameter) string {
 	return Lti13LoginPath + "?" + q.String()
 }
 
-// storageScriptHash is the CSP source of storageScript.
-var storageScriptHash = scriptSource(storageScript)
-
-// storageCSP is launchCSP with the storage pages' one inline script, and
-// the launch page's form may post to this gateway.
-var storageCSP = "default-src 'none'; script-src " + storageScriptHash + "; style-src 'unsafe-inline'; " +
-	"base-uri 'none'; form-action 'self'; frame-ancestors *"
+// storageCSP allows the storage pages' one inline script, and the launch
+// page's form may post to this gateway.
+var storageCSP = inlineScriptCSP(scriptSource(storageScript), "'self'")
 
 // storagePage inserts storageScript as a value: html/template would
 // rewrite it as template text (it drops comments), and the hash would no

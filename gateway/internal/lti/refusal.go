@@ -69,6 +69,14 @@ func refusePage(w http.ResponseWriter, r *http.Request, a httperr.Answer, headin
 	_ = refusedPage.Execute(w, refusedView{Heading: heading, Reason: a.Message, RequestID: reqstate.ID(r.Context())})
 }
 
+// inlineScriptCSP is the policy of a page whose one script is inline,
+// allowed by its source (scriptSource), whose form may post to formAction
+// (a CSP source list), and which any LMS page may frame.
+func inlineScriptCSP(source, formAction string) string {
+	return "default-src 'none'; script-src " + source + "; style-src 'unsafe-inline'; base-uri 'none'; " +
+		"form-action " + formAction + "; frame-ancestors *"
+}
+
 // scriptSource is the Content-Security-Policy source that allows one
 // inline script, by its SHA-256: a page's only script is a constant, so
 // the policy names exactly it.
