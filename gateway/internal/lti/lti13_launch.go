@@ -19,6 +19,7 @@ import (
 	"github.com/liveproctor/workspaces/gateway/internal/sdk"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
+	"github.com/liveproctor/workspaces/pkg/ltistorage"
 )
 
 // Lti13LaunchPath is where platforms post LTI 1.3 launches (the OIDC
@@ -133,7 +134,7 @@ func lti13BrowserProof(w http.ResponseWriter, r *http.Request, form map[string]s
 		req.BrowserState, req.BrowserNonce, req.FromPlatformStorage = form[fieldStorageState], form[fieldStorageNonce], true
 		return req, true
 	}
-	if target, origin, ok := storageOfState(req.State); ok && req.IdToken != "" {
+	if target, origin, ok := ltistorage.ParseState(req.State); ok && req.IdToken != "" {
 		writeStoragePage(w, storageView{
 			Mode: "launch", Target: target, Origin: origin, State: req.State, Nonce: tokenNonce(req.IdToken),
 			IDToken: req.IdToken, Action: Lti13LaunchPath,

@@ -63,42 +63,6 @@ func probeCookie() *http.Cookie {
 	}
 }
 
-// storageOfState reads the platform storage a login's state names: the
-// workspace service gives a login with storage the state
-// <secret>.<base64url(target)>.<base64url(origin)>. ok is false for any
-// other state (a cookie's), or one whose parts do not read as a frame's
-// name and an origin.
-func storageOfState(state string) (target, origin string, ok bool) {
-	parts := strings.Split(state, ".")
-	if len(parts) != 3 || parts[0] == "" {
-		return "", "", false
-	}
-	t, err1 := base64.RawURLEncoding.DecodeString(parts[1])
-	o, err2 := base64.RawURLEncoding.DecodeString(parts[2])
-	if err1 != nil || err2 != nil || !frameName(string(t)) {
-		return "", "", false
-	}
-	u, err := url.Parse(string(o))
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
-		return "", "", false
-	}
-	return string(t), string(o), true
-}
-
-// frameName reports whether s is 1 to 64 of A-Z a-z 0-9 _ - . (what the
-// workspace service accepts as lti_storage_target).
-func frameName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
-}
-
 // tokenNonce reads the nonce claim of an id_token without verifying it:
 // the launch page reads nonce_<nonce> back, and the workspace service
 // holds what it read to the login's nonce. Empty when unreadable.

@@ -18,6 +18,7 @@ import (
 
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/ltistorage"
 )
 
 // storageState is a state of a login with platform storage: the secret,
@@ -159,7 +160,7 @@ func TestLoginWithoutStorage(t *testing.T) {
 // frame's name and an origin; anything else is a cookie's state.
 func TestStorageOfState(t *testing.T) {
 	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
-	if target, origin, ok := storageOfState(storageState); !ok || target != "_parent" || origin != "https://lms.example.edu" {
+	if target, origin, ok := ltistorage.ParseState(storageState); !ok || target != "_parent" || origin != "https://lms.example.edu" {
 		t.Fatalf("%q %q %v", target, origin, ok)
 	}
 	for _, bad := range []string{
@@ -171,7 +172,7 @@ func TestStorageOfState(t *testing.T) {
 		loginState + "." + enc("_parent") + "." + enc("javascript:alert(1)"),
 		loginState + ".%%." + enc("https://lms.example.edu"),
 	} {
-		if _, _, ok := storageOfState(bad); ok {
+		if _, _, ok := ltistorage.ParseState(bad); ok {
 			t.Errorf("%q names a storage", bad)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ltistorage"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -79,7 +80,7 @@ func (a *App) StartLti13Login(ctx context.Context, in domain.LTI13LoginInitiatio
 
 // newLti13LoginRedirect draws a new state and nonce for a login of reg and
 // builds its authentication request. A login with platform storage gets a
-// state that names the storage (domain.LTI13StorageState).
+// state that names the storage (ltistorage.State).
 func newLti13LoginRedirect(in domain.LTI13LoginInitiation, reg domain.LTIRegistration, redirectURI string) (Lti13LoginRedirect, error) {
 	out := Lti13LoginRedirect{State: newLti13Secret(), Nonce: newLti13Secret(), StateTTL: Lti13StateTTL}
 	if in.StorageTarget != "" {
@@ -88,7 +89,7 @@ func newLti13LoginRedirect(in domain.LTI13LoginInitiation, reg domain.LTIRegistr
 			return Lti13LoginRedirect{}, fault.Wrap(fault.Internal, err, "the registration's authorization endpoint is unusable")
 		}
 		out.StorageTarget, out.PlatformOrigin = in.StorageTarget, origin
-		out.State = domain.LTI13StorageState(out.State, in.StorageTarget, origin)
+		out.State = ltistorage.State(out.State, in.StorageTarget, origin)
 	}
 	request := domain.LTI13AuthRequest{
 		ClientID: reg.ClientID, RedirectURI: redirectURI, LoginHint: in.LoginHint, LTIMessageHint: in.LTIMessageHint,

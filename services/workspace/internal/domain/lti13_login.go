@@ -1,12 +1,12 @@
 package domain
 
 import (
-	"encoding/base64"
 	"fmt"
 	"net/url"
 	"strings"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ltistorage"
 )
 
 // The OIDC login initiation of an LTI 1.3 launch (1EdTech Security
@@ -38,7 +38,7 @@ type LTI13LoginInitiation struct {
 // MaxLTI13StorageTarget bounds lti_storage_target: a frame's name
 // (`_parent`, Canvas's `post_message_forwarding`), which the login page
 // looks up and the state carries.
-const MaxLTI13StorageTarget = 64
+const MaxLTI13StorageTarget = ltistorage.MaxTarget
 
 // Refusals of a login initiation the platform's administrator can act on.
 var (
@@ -90,7 +90,7 @@ func CheckLTI13LoginInitiation(in LTI13LoginInitiation, launchURL string) error 
 			return fault.New(fault.Invalid, "the login initiation's %s must be 1 to %d printable ASCII characters", p.name, MaxLTIClientIDLength)
 		}
 	}
-	if in.StorageTarget != "" && !validStorageTarget(in.StorageTarget) {
+	if in.StorageTarget != "" && !ltistorage.ValidTarget(in.StorageTarget) {
 		return fault.New(fault.Invalid,
 			"the login initiation's lti_storage_target must be a frame's name: 1 to %d of A-Z a-z 0-9 _ - .", MaxLTI13StorageTarget)
 	}
@@ -143,21 +143,6 @@ func (r LTI13AuthRequest) URL(authLoginURL string) (string, error) {
 	return u.String(), nil
 }
 
-// validStorageTarget reports whether target is 1 to MaxLTI13StorageTarget
-// of A-Z a-z 0-9 _ - . (no frame name a platform sends needs more).
-func validStorageTarget(target string) bool {
-	if target == "" || len(target) > MaxLTI13StorageTarget {
-		return false
-	}
-	for _, c := range []byte(target) {
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // PlatformOrigin is the origin (scheme://host[:port]) of a registration's
 // authorization endpoint: where 1EdTech's postMessage storage frame is
 // served from, so the origin the login page posts to and accepts replies
@@ -173,14 +158,4 @@ func PlatformOrigin(authLoginURL string) (string, error) {
 		host = strings.TrimSuffix(host, ":"+port)
 	}
 	return scheme + "://" + host, nil
-}
-
-// LTI13StorageState is the state of a login that keeps it in the
-// platform's storage: the secret, then the storage frame's name and the
-// platform's origin, each base64url, joined by dots. The launch reads
-// where to find the state back from the state itself; the whole string is
-// the login's key, so a changed part names no login.
-func LTI13StorageState(secret, target, origin string) string {
-	enc := base64.RawURLEncoding.EncodeToString
-	return secret + "." + enc([]byte(target)) + "." + enc([]byte(origin))
 }
