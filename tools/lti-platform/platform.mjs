@@ -630,6 +630,14 @@ async function dynamicRegistration(req, res) {
   }
 }
 
+// openRegistration issues a registration token, and answers it with the
+// configuration URL a tool's registration link is opened with.
+function openRegistration() {
+  const token = randomString();
+  state.dynreg.tokens.add(token);
+  return { openid_configuration: `${state.url}/.well-known/openid-configuration`, registration_token: token };
+}
+
 // dynregPage is the LMS's registration page: it issues a registration
 // token, opens the tool's registration link (?link=) in a frame with
 // openid_configuration and registration_token, and lists in #close-log the
@@ -637,10 +645,9 @@ async function dynamicRegistration(req, res) {
 function dynregPage(req, res) {
   const q = new URL(req.url, state.url).searchParams;
   const link = new URL(q.get('link') ?? '');
-  const token = randomString();
-  state.dynreg.tokens.add(token);
-  link.searchParams.set('openid_configuration', `${state.url}/.well-known/openid-configuration`);
-  link.searchParams.set('registration_token', token);
+  const opening = openRegistration();
+  link.searchParams.set('openid_configuration', opening.openid_configuration);
+  link.searchParams.set('registration_token', opening.registration_token);
   send(res, 200, 'text/html; charset=utf-8', `<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Register a tool</title></head>
 <body>
@@ -709,9 +716,7 @@ const control = {
     const body = only(await readJSON(req), ['config', 'register']);
     state.dynreg.config = body.config ?? {};
     state.dynreg.register = body.register ?? {};
-    const token = randomString();
-    state.dynreg.tokens.add(token);
-    return { openid_configuration: `${state.url}/.well-known/openid-configuration`, registration_token: token };
+    return openRegistration();
   },
   'GET /control/dynreg': async () => ({ registrations: state.dynreg.registrations }),
   'POST /control/sign': async (req) => {

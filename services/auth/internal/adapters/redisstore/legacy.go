@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -101,4 +102,15 @@ func storedFromHash(vals []any) (stored, bool) {
 		str[i] = s
 	}
 	return storedFrom(str[0], str[1], str[2], str[3], str[4], str[5])
+}
+
+// storedFrom is a token from its fields as stored (the times in Unix
+// milliseconds); false when a time is not a number.
+func storedFrom(email, workspaceID, issuedAt, expiresAt, gen, ugen string) (stored, bool) {
+	iat, err1 := strconv.ParseInt(issuedAt, 10, 64)
+	exp, err2 := strconv.ParseInt(expiresAt, 10, 64)
+	if err1 != nil || err2 != nil {
+		return stored{}, false
+	}
+	return storedAt(email, workspaceID, iat, exp, gen, ugen), true
 }

@@ -76,18 +76,17 @@ func decodeValue(v string) (stored, bool) {
 	if err1 != nil || err2 != nil {
 		return stored{}, false
 	}
-	exp, ok := fifth, true
 	switch f[0] {
-	case valueVersion:
-		exp, ok = addMillis(iat, fifth)
-	case valueVersion1:
-	default:
-		ok = false
+	case valueVersion: // the fifth field is the life
+		exp, ok := addMillis(iat, fifth)
+		if !ok {
+			return stored{}, false
+		}
+		return storedAt(f[6], f[5], iat, exp, f[1], f[2]), true
+	case valueVersion1: // the fifth field is the expiry
+		return storedAt(f[6], f[5], iat, fifth, f[1], f[2]), true
 	}
-	if !ok {
-		return stored{}, false
-	}
-	return storedAt(f[6], f[5], iat, exp, f[1], f[2]), true
+	return stored{}, false
 }
 
 // addMillis is a + b; false when that overflows, which no value this
@@ -97,17 +96,6 @@ func addMillis(a, b int64) (int64, bool) {
 		return 0, false
 	}
 	return a + b, true
-}
-
-// storedFrom is a token from its fields as stored (the times in Unix
-// milliseconds); false when a time is not a number.
-func storedFrom(email, workspaceID, issuedAt, expiresAt, gen, ugen string) (stored, bool) {
-	iat, err1 := strconv.ParseInt(issuedAt, 10, 64)
-	exp, err2 := strconv.ParseInt(expiresAt, 10, 64)
-	if err1 != nil || err2 != nil {
-		return stored{}, false
-	}
-	return storedAt(email, workspaceID, iat, exp, gen, ugen), true
 }
 
 // storedAt is a token from its fields, the times in Unix milliseconds.
