@@ -32,20 +32,12 @@ const (
 const serverWorkers = 64
 
 // ServerTransportOptions are the options every gRPC server of ours starts
-// with (see the windows and the workers above).
-func ServerTransportOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{
+// with: the windows and the workers above, and the connections' age and
+// keepalive (balance.go).
+func ServerTransportOptions(s ServerSettings) []grpc.ServerOption {
+	return append([]grpc.ServerOption{
 		grpc.InitialWindowSize(streamWindow),
 		grpc.InitialConnWindowSize(connWindow),
 		grpc.NumStreamWorkers(serverWorkers),
-	}
-}
-
-// DialTransportOptions are the options every gRPC client connection of ours
-// is made with (see the windows above).
-func DialTransportOptions() []grpc.DialOption {
-	return []grpc.DialOption{
-		grpc.WithInitialWindowSize(streamWindow),
-		grpc.WithInitialConnWindowSize(connWindow),
-	}
+	}, connectionAgeOptions(s)...)
 }

@@ -22,6 +22,7 @@ func main() { lifecycle.Main("gateway", config.Read, run) }
 // run serves until SIGINT or SIGTERM, then drains in-flight requests for at
 // most the configured shutdown timeout.
 func run(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
+	cfg.GRPC.Apply()
 	srv, err := server.New(cfg, logger)
 	if err != nil {
 		return err

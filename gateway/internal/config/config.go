@@ -8,6 +8,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/clientaddr"
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
 
@@ -18,11 +19,15 @@ type Config struct {
 	// MetricsAddr is where Prometheus /metrics is served, apart from the
 	// public REST port; empty: not served (METRICS_ADDR, default :9466).
 	MetricsAddr string
-	// WorkspaceServiceAddr is the workspace service's gRPC address
-	// (WORKSPACE_SERVICE_ADDR).
+	// WorkspaceServiceAddr is the workspace service's gRPC target
+	// (WORKSPACE_SERVICE_ADDR): host:port, or dns:///name:port for every
+	// replica behind the name.
 	WorkspaceServiceAddr string
-	// AuthServiceAddr is the auth service's gRPC address (AUTH_SERVICE_ADDR).
+	// AuthServiceAddr is the auth service's gRPC target (AUTH_SERVICE_ADDR).
 	AuthServiceAddr string
+	// GRPC is how the backends' names are resolved
+	// (GRPC_DNS_MIN_RESOLUTION_INTERVAL).
+	GRPC grpcmw.ClientSettings
 	// RequestTimeout bounds each request, including its backend call
 	// (REQUEST_TIMEOUT).
 	RequestTimeout time.Duration
@@ -80,8 +85,9 @@ func Read(r *envconfig.Reader) (Config, error) {
 	cfg := Config{
 		Addr:                 r.Addr("GATEWAY_ADDR", DefaultAddr),
 		MetricsAddr:          r.OptionalAddr("METRICS_ADDR", DefaultMetricsAddr),
-		WorkspaceServiceAddr: r.Addr("WORKSPACE_SERVICE_ADDR", DefaultWorkspaceServiceAddr),
-		AuthServiceAddr:      r.Addr("AUTH_SERVICE_ADDR", DefaultAuthServiceAddr),
+		WorkspaceServiceAddr: grpcmw.ReadTarget(r, "WORKSPACE_SERVICE_ADDR", DefaultWorkspaceServiceAddr),
+		AuthServiceAddr:      grpcmw.ReadTarget(r, "AUTH_SERVICE_ADDR", DefaultAuthServiceAddr),
+		GRPC:                 grpcmw.ReadClientSettings(r),
 		RequestTimeout:       r.Duration("REQUEST_TIMEOUT", DefaultRequestTimeout),
 		MaxBodyBytes:         int64(r.Int("MAX_BODY_BYTES", DefaultMaxBodyBytes, 1, maxMaxBodyBytes)),
 		ShutdownTimeout:      r.Duration("SHUTDOWN_TIMEOUT", DefaultShutdownTimeout),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/liveproctor/workspaces/gateway/internal/config"
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/grpcmw"
 )
 
 func TestDefaults(t *testing.T) {
@@ -17,6 +18,7 @@ func TestDefaults(t *testing.T) {
 	}
 	want := config.Config{
 		Addr: ":8080", MetricsAddr: ":9466", WorkspaceServiceAddr: "127.0.0.1:9090", AuthServiceAddr: "127.0.0.1:9091",
+		GRPC:           grpcmw.ClientSettings{MinResolutionInterval: 30 * time.Second},
 		RequestTimeout: 10 * time.Second, MaxBodyBytes: 1 << 20, ShutdownTimeout: 15 * time.Second,
 		CORSAllowedOrigins: []string{"*"},
 	}
@@ -34,9 +36,10 @@ func TestValuesAndErrors(t *testing.T) {
 	}
 	_, err = config.Read(envconfig.FromMap(map[string]string{
 		"GATEWAY_ADDR": "nope", "SHUTDOWN_TIMEOUT": "-1s", "MAX_BODY_BYTES": "0", "OTEL_TRACES_EXPORTER": "console",
-		"METRICS_ADDR": "everywhere",
+		"METRICS_ADDR": "everywhere", "WORKSPACE_SERVICE_ADDR": "dns:///workspace", "GRPC_DNS_MIN_RESOLUTION_INTERVAL": "often",
 	}))
-	for _, name := range []string{"GATEWAY_ADDR", "SHUTDOWN_TIMEOUT", "MAX_BODY_BYTES", "OTEL_TRACES_EXPORTER", "METRICS_ADDR"} {
+	for _, name := range []string{"GATEWAY_ADDR", "SHUTDOWN_TIMEOUT", "MAX_BODY_BYTES", "OTEL_TRACES_EXPORTER", "METRICS_ADDR",
+		"WORKSPACE_SERVICE_ADDR", "GRPC_DNS_MIN_RESOLUTION_INTERVAL"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("error %v does not name %s", err, name)
 		}

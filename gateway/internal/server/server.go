@@ -21,6 +21,8 @@ import (
 	"github.com/liveproctor/workspaces/gateway/internal/config"
 	"github.com/liveproctor/workspaces/gateway/internal/lti"
 	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
+	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
@@ -55,11 +57,11 @@ func New(cfg config.Config, logger *slog.Logger) (*Server, error) {
 // genericLogin is set.
 func build(cfg config.Config, logger *slog.Logger, genericLogin bool) (*Server, error) {
 	metrics := telemetry.NewMetrics()
-	workspaceConn, err := dial(cfg.WorkspaceServiceAddr, metrics)
+	workspaceConn, err := dial(cfg.WorkspaceServiceAddr, workspacev1.WorkspaceService_ServiceDesc.ServiceName, metrics)
 	if err != nil {
 		return nil, err
 	}
-	authConn, err := dial(cfg.AuthServiceAddr, metrics)
+	authConn, err := dial(cfg.AuthServiceAddr, authv1.AuthService_ServiceDesc.ServiceName, metrics)
 	if err != nil {
 		return nil, errors.Join(err, workspaceConn.Close())
 	}
@@ -100,10 +102,12 @@ func build(cfg config.Config, logger *slog.Logger, genericLogin bool) (*Server, 
 	return s, nil
 }
 
-// dial returns a lazy client connection to a backend on the loopback or
-// cluster network, where the gateway speaks plaintext gRPC.
-func dial(addr string, metrics *telemetry.Metrics) (*grpc.ClientConn, error) {
-	return grpc.NewClient(addr, append(append(telemetry.GRPCDialOptions(), grpcmw.DialTransportOptions()...),
+// dial returns a lazy client connection to the replicas of a backend
+// service on the loopback or cluster network, where the gateway speaks
+// plaintext gRPC.
+func dial(target, service string, metrics *telemetry.Metrics) (*grpc.ClientConn, error) {
+	opts := append(telemetry.GRPCDialOptions(), grpcmw.DialOptions(service)...)
+	return grpc.NewClient(target, append(opts,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()),
 		grpc.WithUserAgent("workspaces-gateway"),

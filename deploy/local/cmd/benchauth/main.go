@@ -61,7 +61,9 @@ func run() error {
 	}
 	defer issuer.Close()
 
-	srv := grpc.NewServer(grpcmw.ServerTransportOptions()...)
+	srv := grpc.NewServer(grpcmw.ServerTransportOptions(grpcmw.ServerSettings{
+		MaxConnectionAge: grpcmw.DefaultMaxConnectionAge, MaxConnectionAgeGrace: grpcmw.DefaultMaxConnectionAgeGrace,
+	})...)
 	authv1.RegisterAuthServiceServer(srv, &tokenServer{issuer: issuer})
 
 	// Redis answered before the port opens, so an open port means ready.

@@ -99,7 +99,7 @@ func run() error {
 
 // dial makes a client connection set up like the gateway's.
 func dial(addr string) (*grpc.ClientConn, error) {
-	conn, err := grpc.NewClient(addr, append(grpcmw.DialTransportOptions(),
+	conn, err := grpc.NewClient(addr, append(grpcmw.DialOptions(workspacev1.WorkspaceService_ServiceDesc.ServiceName, authv1.AuthService_ServiceDesc.ServiceName),
 		grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)

@@ -1168,13 +1168,13 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\x0fregistration_id\x18\v \x01(\tR\x0eregistrationId\x12#\n" +
 	"\rdeployment_id\x18\f \x01(\tR\fdeploymentId\x12 \n" +
 	"\fdeep_link_id\x18\r \x01(\tR\n" +
-	"deepLinkId2\xbc\f\n" +
+	"deepLinkId2\xc4\f\n" +
 	"\vAuthService\x12\xe2\x02\n" +
-	"\x0eCreateSdkToken\x12\x1e.auth.v1.CreateSdkTokenRequest\x1a\x1f.auth.v1.CreateSdkTokenResponse\"\x8e\x02\xb2\xe1\x18\x89\x02\x12\tNOT_FOUND*\fSDK sessions2\x19Log a user in for the SDK:\xd2\x01Server to server: an 8-hour token for the user in a workspace the caller owns or manages, to pass to the LiveProctor component as its `auth` option. One token launches any number of components until it expires.\x12\xfa\x01\n" +
-	"\rGetSdkSession\x12\x1d.auth.v1.GetSdkSessionRequest\x1a\x13.auth.v1.SdkSession\"\xb4\x01\xb2\xe1\x18\xaf\x01\b\x01*\fSDK sessions2\x18Read the token's session:\x82\x01For the browser: who the token is for and until when. Unknown, expired and revoked tokens are 401. Cross-origin calls are allowed.\x12\xc8\x01\n" +
+	"\x0eCreateSdkToken\x12\x1e.auth.v1.CreateSdkTokenRequest\x1a\x1f.auth.v1.CreateSdkTokenResponse\"\x8e\x02\xb2\xe1\x18\x89\x02\x12\tNOT_FOUND*\fSDK sessions2\x19Log a user in for the SDK:\xd2\x01Server to server: an 8-hour token for the user in a workspace the caller owns or manages, to pass to the LiveProctor component as its `auth` option. One token launches any number of components until it expires.\x12\xfd\x01\n" +
+	"\rGetSdkSession\x12\x1d.auth.v1.GetSdkSessionRequest\x1a\x13.auth.v1.SdkSession\"\xb7\x01\xb2\xe1\x18\xaf\x01\b\x01*\fSDK sessions2\x18Read the token's session:\x82\x01For the browser: who the token is for and until when. Unknown, expired and revoked tokens are 401. Cross-origin calls are allowed.\x90\x02\x01\x12\xc8\x01\n" +
 	"\x10DeleteSdkSession\x12 .auth.v1.DeleteSdkSessionRequest\x1a!.auth.v1.DeleteSdkSessionResponse\"o\xb2\xe1\x18k\b\x01*\fSDK sessions2\x17End the token's session:@Revokes the Bearer token itself. Cross-origin calls are allowed.\x12\xe0\x01\n" +
-	"\x13RevokeUserSdkTokens\x12#.auth.v1.RevokeUserSdkTokensRequest\x1a$.auth.v1.RevokeUserSdkTokensResponse\"~\xb2\xe1\x18z\x12\tNOT_FOUND*\fSDK sessions2\x0eLog a user out:ORevokes every token of the user (compared case-insensitively) in the workspace.\x12]\n" +
-	"\x12IntrospectSdkToken\x12\".auth.v1.IntrospectSdkTokenRequest\x1a#.auth.v1.IntrospectSdkTokenResponse\x12Q\n" +
+	"\x13RevokeUserSdkTokens\x12#.auth.v1.RevokeUserSdkTokensRequest\x1a$.auth.v1.RevokeUserSdkTokensResponse\"~\xb2\xe1\x18z\x12\tNOT_FOUND*\fSDK sessions2\x0eLog a user out:ORevokes every token of the user (compared case-insensitively) in the workspace.\x12b\n" +
+	"\x12IntrospectSdkToken\x12\".auth.v1.IntrospectSdkTokenRequest\x1a#.auth.v1.IntrospectSdkTokenResponse\"\x03\x90\x02\x01\x12Q\n" +
 	"\x0eRevokeSdkToken\x12\x1e.auth.v1.RevokeSdkTokenRequest\x1a\x1f.auth.v1.RevokeSdkTokenResponse\x12o\n" +
 	"\x18RevokeWorkspaceSdkTokens\x12(.auth.v1.RevokeWorkspaceSdkTokensRequest\x1a).auth.v1.RevokeWorkspaceSdkTokensResponse\x12`\n" +
 	"\x13ForgetKeyPairAccess\x12#.auth.v1.ForgetKeyPairAccessRequest\x1a$.auth.v1.ForgetKeyPairAccessResponse\x12I\n" +

@@ -42,7 +42,8 @@ const (
 // caller's workspace must be the token's workspace or manage it. The session
 // calls carry the token itself instead: `authorization: Bearer <token>`.
 //
-// HTTP bindings live in ../../http_rules.yaml.
+// HTTP bindings live in ../../http_rules.yaml. idempotency_level marks
+// the methods a client may call again after UNAVAILABLE (pkg/grpcmw).
 type AuthServiceClient interface {
 	// CreateSdkToken issues a token for a user in a workspace the caller may
 	// see. REST: POST /api/login/sdk.
@@ -205,7 +206,8 @@ func (c *authServiceClient) CreateLti13Session(ctx context.Context, in *CreateLt
 // caller's workspace must be the token's workspace or manage it. The session
 // calls carry the token itself instead: `authorization: Bearer <token>`.
 //
-// HTTP bindings live in ../../http_rules.yaml.
+// HTTP bindings live in ../../http_rules.yaml. idempotency_level marks
+// the methods a client may call again after UNAVAILABLE (pkg/grpcmw).
 type AuthServiceServer interface {
 	// CreateSdkToken issues a token for a user in a workspace the caller may
 	// see. REST: POST /api/login/sdk.

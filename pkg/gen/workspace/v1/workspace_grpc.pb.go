@@ -60,6 +60,12 @@ const (
 // HTTP bindings live in ../../http_rules.yaml, so this file imports nothing
 // from googleapis and buf generates offline; the rest.v1 options say what
 // the REST face publishes beyond them.
+//
+// idempotency_level marks the methods a client may call again when a call
+// fails UNAVAILABLE (a replica died or drained with it in flight): our
+// clients' retry policy is built from it (pkg/grpcmw). Authenticate and
+// GetWorkspaceStatus are IDEMPOTENT rather than NO_SIDE_EFFECTS: they note
+// a key pair's use and count failed credentials.
 type WorkspaceServiceClient interface {
 	// ListWorkspaces returns the caller's workspace and every workspace it
 	// manages, ordered by name (case-insensitive) then id.
@@ -489,6 +495,12 @@ func (c *workspaceServiceClient) CreateLtiDeepLinkingResponse(ctx context.Contex
 // HTTP bindings live in ../../http_rules.yaml, so this file imports nothing
 // from googleapis and buf generates offline; the rest.v1 options say what
 // the REST face publishes beyond them.
+//
+// idempotency_level marks the methods a client may call again when a call
+// fails UNAVAILABLE (a replica died or drained with it in flight): our
+// clients' retry policy is built from it (pkg/grpcmw). Authenticate and
+// GetWorkspaceStatus are IDEMPOTENT rather than NO_SIDE_EFFECTS: they note
+// a key pair's use and count failed credentials.
 type WorkspaceServiceServer interface {
 	// ListWorkspaces returns the caller's workspace and every workspace it
 	// manages, ordered by name (case-insensitive) then id.

@@ -15,6 +15,7 @@ func main() { lifecycle.Main("auth", service.ConfigFromEnv, run) }
 
 // run serves until ctx ends (SIGTERM), then drains.
 func run(ctx context.Context, cfg service.Config, logger *slog.Logger) error {
+	cfg.GRPCClient.Apply()
 	svc, err := service.Start(cfg, logger)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
@@ -23,7 +24,13 @@ type Config struct {
 	// REDIS_USERNAME, REDIS_PASSWORD, REDIS_DB, REDIS_TIMEOUT, REDIS_POOL_SIZE.
 	Redis redis.UniversalOptions
 
-	WorkspaceServiceAddr string // WORKSPACE_SERVICE_ADDR
+	WorkspaceServiceAddr string // WORKSPACE_SERVICE_ADDR: host:port, or dns:///name:port for every replica
+	// GRPCServer bounds the age of the connections clients make to this
+	// service (GRPC_MAX_CONNECTION_AGE, GRPC_MAX_CONNECTION_AGE_GRACE);
+	// GRPCClient is how the workspace service's name is resolved
+	// (GRPC_DNS_MIN_RESOLUTION_INTERVAL).
+	GRPCServer grpcmw.ServerSettings
+	GRPCClient grpcmw.ClientSettings
 	// ServiceAppKey/Secret is the key pair of the root workspace presented
 	// when the service checks a token's workspace on its own behalf:
 	// SERVICE_APP_KEY and SERVICE_APP_SECRET, or else the root's bootstrap
@@ -53,7 +60,9 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 		GRPCAddr:             r.Addr("AUTH_GRPC_ADDR", ":9091"),
 		MetricsAddr:          r.OptionalAddr("METRICS_ADDR", ":9465"),
 		Redis:                redisconn.ReadOptions(r, true),
-		WorkspaceServiceAddr: r.String("WORKSPACE_SERVICE_ADDR", "127.0.0.1:9090"),
+		WorkspaceServiceAddr: grpcmw.ReadTarget(r, "WORKSPACE_SERVICE_ADDR", "127.0.0.1:9090"),
+		GRPCServer:           grpcmw.ReadServerSettings(r),
+		GRPCClient:           grpcmw.ReadClientSettings(r),
 		CallTimeout:          r.Duration("AUTH_CALL_TIMEOUT", 5*time.Second),
 		AccessCacheTTL:       r.Duration("ACCESS_CACHE_TTL", 5*time.Second),
 		AccessCacheSize:      r.Int("ACCESS_CACHE_SIZE", 10000, 1, 10_000_000),

@@ -17,6 +17,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/breaker"
 	"github.com/liveproctor/workspaces/pkg/clientaddr"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/redisconn"
@@ -89,7 +90,8 @@ func (s *Service) start(metrics *telemetry.Metrics) error {
 // key pairs and verifies LTI launches.
 func (s *Service) dialWorkspace(metrics *telemetry.Metrics) error {
 	var err error
-	s.workspace, err = grpc.NewClient(s.cfg.WorkspaceServiceAddr, append(append(telemetry.GRPCDialOptions(), grpcmw.DialTransportOptions()...),
+	opts := append(telemetry.GRPCDialOptions(), grpcmw.DialOptions(workspacev1.WorkspaceService_ServiceDesc.ServiceName)...)
+	s.workspace, err = grpc.NewClient(s.cfg.WorkspaceServiceAddr, append(opts,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		// The workspace service counts failed key pairs per client
 		// address: it gets the address of the call being served.
@@ -131,7 +133,7 @@ func (s *Service) newApp() *app.App {
 // serve builds the gRPC server: metrics, errors and the trusted proxies
 // (who may name the client's address) around the application's port.
 func (s *Service) serve(application *app.App, metrics *telemetry.Metrics) {
-	s.grpc = grpc.NewServer(append(append(telemetry.GRPCServerOptions(), grpcmw.ServerTransportOptions()...), grpc.ChainUnaryInterceptor(
+	s.grpc = grpc.NewServer(append(append(telemetry.GRPCServerOptions(), grpcmw.ServerTransportOptions(s.cfg.GRPCServer)...), grpc.ChainUnaryInterceptor(
 		metrics.UnaryServerInterceptor(),
 		grpcmw.ErrorInterceptor(s.logger, s.cfg.CallTimeout),
 		s.cfg.Limits.Proxies.UnaryServerInterceptor(),

@@ -15,6 +15,7 @@ func main() { lifecycle.Main("workspace", service.ConfigFromEnv, run) }
 
 // run serves until ctx ends (SIGTERM), then drains.
 func run(ctx context.Context, cfg service.Config, logger *slog.Logger) error {
+	cfg.GRPCClient.Apply()
 	svc, err := service.Start(ctx, cfg, logger, os.Stdout)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/redisconn"
@@ -52,6 +53,12 @@ type Config struct {
 	// empty: nobody is told, and the auth service's own status check is
 	// what keeps a deleted workspace's tokens out.
 	AuthServiceAddr string
+	// GRPCServer bounds the age of the connections clients make to this
+	// service (GRPC_MAX_CONNECTION_AGE, GRPC_MAX_CONNECTION_AGE_GRACE);
+	// GRPCClient is how the auth service's name is resolved
+	// (GRPC_DNS_MIN_RESOLUTION_INTERVAL).
+	GRPCServer grpcmw.ServerSettings
+	GRPCClient grpcmw.ClientSettings
 	// ServiceAppKey/Secret is the key pair of the root workspace this
 	// service calls the auth service with: SERVICE_APP_KEY and
 	// SERVICE_APP_SECRET, or else the bootstrap pair. Required with
@@ -100,7 +107,9 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 			Products:    r.List("BOOTSTRAP_PRODUCTS"),
 		},
 		LTIBaseURL:          r.String("PUBLIC_BASE_URL", "http://127.0.0.1:8080"),
-		AuthServiceAddr:     r.String("AUTH_SERVICE_ADDR", ""),
+		AuthServiceAddr:     grpcmw.ReadTarget(r, "AUTH_SERVICE_ADDR", ""),
+		GRPCServer:          grpcmw.ReadServerSettings(r),
+		GRPCClient:          grpcmw.ReadClientSettings(r),
 		CallTimeout:         r.Duration("WORKSPACE_CALL_TIMEOUT", 5*time.Second),
 		StoreTimeout:        r.Duration("MONGODB_TIMEOUT", 500*time.Millisecond),
 		StartTimeout:        r.Duration("START_TIMEOUT", 60*time.Second),

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/liveproctor/workspaces/pkg/breaker"
+	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	"github.com/liveproctor/workspaces/pkg/outbound"
@@ -199,7 +200,8 @@ func (s *Service) revokers(metrics *telemetry.Metrics) ([]app.Option, error) {
 		return nil, nil
 	}
 	var err error
-	s.authConn, err = grpc.NewClient(s.cfg.AuthServiceAddr, append(append(telemetry.GRPCDialOptions(), grpcmw.DialTransportOptions()...),
+	opts := append(telemetry.GRPCDialOptions(), grpcmw.DialOptions(authv1.AuthService_ServiceDesc.ServiceName)...)
+	s.authConn, err = grpc.NewClient(s.cfg.AuthServiceAddr, append(opts,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithUnaryInterceptor(metrics.UnaryClientInterceptor()))...)
 	if err != nil {
@@ -255,7 +257,7 @@ func (s *Service) listen(application *app.App, metrics *telemetry.Metrics) error
 	if err != nil {
 		return fmt.Errorf("METRICS_ADDR: %w", err)
 	}
-	s.grpc = grpc.NewServer(append(append(telemetry.GRPCServerOptions(), grpcmw.ServerTransportOptions()...), grpc.ChainUnaryInterceptor(
+	s.grpc = grpc.NewServer(append(append(telemetry.GRPCServerOptions(), grpcmw.ServerTransportOptions(s.cfg.GRPCServer)...), grpc.ChainUnaryInterceptor(
 		metrics.UnaryServerInterceptor(),
 		grpcmw.ErrorInterceptor(s.logger, s.cfg.CallTimeout),
 		s.cfg.Limits.Proxies.UnaryServerInterceptor(),
