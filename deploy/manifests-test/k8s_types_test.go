@@ -169,7 +169,8 @@ type probe struct {
 type service struct {
 	object
 	Spec struct {
-		Selector map[string]string `json:"selector"`
+		ClusterIP string            `json:"clusterIP"`
+		Selector  map[string]string `json:"selector"`
 		Ports    []struct {
 			Name       string `json:"name"`
 			Port       int32  `json:"port"`

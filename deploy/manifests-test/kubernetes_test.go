@@ -333,7 +333,14 @@ func checkEnv(t *testing.T, r *rendered, comp component) {
 		if !ok {
 			continue
 		}
-		host, port, err := net.SplitHostPort(plain[name])
+		// A client reaches every replica only through a name that
+		// resolves to each of them: dns:/// and a headless Service.
+		endpoint, ok := strings.CutPrefix(plain[name], "dns:///")
+		if !ok {
+			t.Errorf("%s = %q, want dns:///<service>:<port>, which resolves to every replica", name, plain[name])
+			continue
+		}
+		host, port, err := net.SplitHostPort(endpoint)
 		if err != nil {
 			t.Errorf("%s = %q: %v", name, plain[name], err)
 			continue
@@ -344,6 +351,9 @@ func checkEnv(t *testing.T, r *rendered, comp component) {
 		if host != want || !ok {
 			t.Errorf("%s = %q, want the %s Service", name, plain[name], want)
 			continue
+		}
+		if s.Spec.ClusterIP != "None" {
+			t.Errorf("%s names Service %s, whose clusterIP is %q: want None (headless), or kube-proxy balances connections, not calls", name, host, s.Spec.ClusterIP)
 		}
 		if !slices.ContainsFunc(s.Spec.Ports, func(p struct {
 			Name       string `json:"name"`
