@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 )
 
 // FerretDBOptions configures StartFerretDB.
@@ -25,11 +26,17 @@ type FerretDBOptions struct {
 	// Output receives FerretDB's output lines (warnings and errors); nil
 	// discards them.
 	Output io.Writer
+	// TTLMonitorInterval is how often the stand-in removes documents past
+	// their TTL index's expireAfterSeconds; 0 means every minute, as
+	// MongoDB's TTL monitor. Tests of expiry shorten it.
+	TTLMonitorInterval time.Duration
 }
 
 // StartFerretDB starts FerretDB, a MongoDB wire-protocol server on SQLite,
 // as a child process, and returns once it answers a ping. Its URI is a
-// mongodb:// connection string for the real driver.
+// mongodb:// connection string for the real driver. The command puts a
+// front before FerretDB that makes its conditional updates atomic and
+// gives it TTL indexes (see cmd/ferretdb).
 func StartFerretDB(ctx context.Context, opts FerretDBOptions) (*Server, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("testenv: FerretDBOptions.Dir is required")
@@ -45,9 +52,15 @@ func StartFerretDB(ctx context.Context, opts FerretDBOptions) (*Server, error) {
 		}
 	}
 	s := &Server{
-		name:   "ferretdb",
-		bin:    bin,
-		args:   func(addr string) []string { return []string{"-listen", addr, "-dir", dir} },
+		name: "ferretdb",
+		bin:  bin,
+		args: func(addr string) []string {
+			args := []string{"-listen", addr, "-dir", dir}
+			if opts.TTLMonitorInterval > 0 {
+				args = append(args, "-ttl-monitor-interval", opts.TTLMonitorInterval.String())
+			}
+			return args
+		},
 		ready:  mongoPing,
 		uri:    "mongodb://%s/",
 		output: opts.Output,

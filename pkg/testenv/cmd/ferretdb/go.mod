@@ -8,6 +8,7 @@ tool github.com/liveproctor/workspaces/pkg/testenv/cmd/ferretdb
 
 require (
 	github.com/FerretDB/FerretDB v1.24.0
+	go.mongodb.org/mongo-driver/v2 v2.10.0
 	modernc.org/sqlite v1.31.1
 )
 
