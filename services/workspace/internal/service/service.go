@@ -232,10 +232,6 @@ func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongost
 	if err := application.RotateToolKeys(ctx); err != nil {
 		s.logger.Warn("the tool's LTI 1.3 keys could not be brought up to date at start; the rotation loop retries", "error", err.Error())
 	}
-	if v := repo.StandIn(); v != "" {
-		s.logger.Warn("the workspace store is the embedded stand-in (FerretDB): it supports one workspace-service replica "+
-			"and a few thousand workspaces; set MONGODB_URI to a MongoDB replica set for more", "ferretdb_version", v)
-	}
 	if boot.GeneratedKey != "" {
 		fmt.Fprintf(out, "\nRoot workspace %q created with a generated key pair, shown this once:\n  appKey:    %s\n  appSecret: %s\n"+
 			"Keep it, or set BOOTSTRAP_APP_KEY and BOOTSTRAP_APP_SECRET.\n\n",
@@ -276,8 +272,6 @@ func (s *Service) listen(application *app.App, metrics *telemetry.Metrics) error
 //     crash between a change and its publish);
 //   - the application's background work: key pairs' uses and, every
 //     keySweepInterval, the expired key sweep;
-//   - event retention on the stand-in (MongoDB expires events by a TTL
-//     index, and the loop returns at once there);
 //   - the rotation of the tool's LTI 1.3 keys, every
 //     LTI_TOOL_KEY_CHECK_INTERVAL (lti13_keys.go).
 func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Breaker, application *app.App) {
@@ -288,7 +282,6 @@ func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Br
 	})
 	s.loops.Go(func() { application.RelayEvents(ctx, s.logger) })
 	s.loops.Go(func() { application.RunBackground(ctx, keySweepInterval) })
-	s.loops.Go(func() { repo.RunEventRetention(ctx, s.logger) })
 	s.loops.Go(func() { s.rotateToolKeys(ctx, application, s.cfg.LTIToolKeyCheck) })
 }
 

@@ -3,7 +3,6 @@ package mongostore
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -159,47 +158,6 @@ func (r *Repository) ListEvents(ctx context.Context, q domain.EventQuery) ([]dom
 		out[i] = docs[i].toEvent()
 	}
 	return out, nil
-}
-
-// ExpireEvents removes the events that occurred more than the retention
-// ago, on the "expiry" index; it returns how many. On MongoDB the same
-// index is a TTL index and the server does this itself.
-func (r *Repository) ExpireEvents(ctx context.Context) (int64, error) {
-	var res *mongo.DeleteResult
-	err := r.do(ctx, func(ctx context.Context) (err error) {
-		res, err = r.events.DeleteMany(ctx, bson.D{{Key: "occurredAt", Value: bson.D{{Key: "$lt", Value: r.now().Add(-r.retention).UTC()}}}})
-		return err
-	})
-	if err != nil {
-		return 0, storeError("delete old events", err)
-	}
-	return res.DeletedCount, nil
-}
-
-// retentionEvery is how often RunEventRetention removes expired events:
-// they outlive the retention by up to this much, as they do by up to a
-// minute with MongoDB's TTL monitor.
-const retentionEvery = 10 * time.Minute
-
-// RunEventRetention removes expired events every retentionEvery until ctx
-// ends, on the stand-in, which has no TTL indexes. On MongoDB it returns at
-// once.
-func (r *Repository) RunEventRetention(ctx context.Context, logger *slog.Logger) {
-	if r.standIn.version == "" {
-		return
-	}
-	t := time.NewTicker(retentionEvery)
-	defer t.Stop()
-	for {
-		if _, err := r.ExpireEvents(ctx); err != nil && ctx.Err() == nil {
-			logger.Warn("removing expired events failed; trying again", "error", err.Error(), "retry_in", retentionEvery)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 var _ app.EventLog = (*Repository)(nil)

@@ -7,7 +7,7 @@ import "go.mongodb.org/mongo-driver/v2/bson"
 func DeclaredIndexes() map[string][]bson.D {
 	out := map[string][]bson.D{}
 	for _, ix := range indexes {
-		out[ix.collection] = append(out[ix.collection], ix.model(false, 0).Keys.(bson.D))
+		out[ix.collection] = append(out[ix.collection], ix.model(0).Keys.(bson.D))
 	}
 	return out
 }

@@ -25,8 +25,7 @@ type indexSpec struct {
 	// sparse leaves out documents without the first key: an index of the
 	// few workspaces with work pending, not of all of them.
 	sparse bool
-	// expires makes it a TTL index of the retention, where the store has
-	// them (not the stand-in, where RunEventRetention does the work).
+	// expires makes it a TTL index of the retention.
 	expires bool
 }
 
@@ -48,7 +47,7 @@ var indexes = []indexSpec{
 	{collection: EventsCollection, name: "id", keys: []string{"id"}, unique: true},
 	{collection: EventsCollection, name: "workspace_events", keys: []string{"workspaceId", "id", "type"}},
 	{collection: EventsCollection, name: "managed_events", keys: []string{"managers", "id", "type"}},
-	// Retention: a TTL index on MongoDB, the loop's range on the stand-in.
+	// Retention: the store removes events older than the retention.
 	{collection: EventsCollection, name: "expiry", keys: []string{"occurredAt"}, expires: true},
 	// LTIClientIDs: a login without client_id finds its issuer's
 	// registrations (equality), in client id order (sort), covered.
@@ -56,7 +55,7 @@ var indexes = []indexSpec{
 }
 
 // model is the index as createIndexes takes it.
-func (ix indexSpec) model(standIn bool, retention time.Duration) mongo.IndexModel {
+func (ix indexSpec) model(retention time.Duration) mongo.IndexModel {
 	keys := make(bson.D, len(ix.keys))
 	for i, k := range ix.keys {
 		keys[i] = bson.E{Key: k, Value: 1}
@@ -68,21 +67,17 @@ func (ix indexSpec) model(standIn bool, retention time.Duration) mongo.IndexMode
 	if ix.sparse {
 		opts.SetSparse(true)
 	}
-	if ix.expires && !standIn {
+	if ix.expires {
 		opts.SetExpireAfterSeconds(ttlSeconds(retention))
 	}
 	return mongo.IndexModel{Keys: keys, Options: opts}
 }
 
 // Prepare readies the store for this version of the service, at every
-// start: it finds out whether the store is the stand-in, creates the
-// indexes that are missing (and moves the events' TTL to the configured
-// retention), and brings documents written by earlier versions to the
-// current layout.
+// start: it creates the indexes that are missing (and moves the events' TTL
+// to the configured retention), and brings documents written by earlier
+// versions to the current layout.
 func (r *Repository) Prepare(ctx context.Context) error {
-	if err := r.detectStandIn(ctx); err != nil {
-		return err
-	}
 	db := r.workspaces.Database()
 	for _, c := range []string{WorkspacesCollection, EventsCollection, LTIRegistrationsCollection} {
 		if err := r.ensureIndexes(ctx, db.Collection(c)); err != nil {
@@ -104,7 +99,6 @@ func (r *Repository) ensureIndexes(ctx context.Context, c *mongo.Collection) err
 	if err != nil {
 		return storeError("list "+c.Name()+" indexes", err)
 	}
-	standIn := r.standIn.version != ""
 	ttl := ttlSeconds(r.retention)
 	var missing []mongo.IndexModel
 	for _, ix := range indexes {
@@ -114,8 +108,8 @@ func (r *Repository) ensureIndexes(ctx context.Context, c *mongo.Collection) err
 		at := slices.IndexFunc(existing, func(s mongo.IndexSpecification) bool { return s.Name == ix.name })
 		switch {
 		case at < 0:
-			missing = append(missing, ix.model(standIn, r.retention))
-		case ix.expires && !standIn && (existing[at].ExpireAfterSeconds == nil || *existing[at].ExpireAfterSeconds != ttl):
+			missing = append(missing, ix.model(r.retention))
+		case ix.expires && (existing[at].ExpireAfterSeconds == nil || *existing[at].ExpireAfterSeconds != ttl):
 			if err := r.setTTL(ctx, c, ix.name, ttl); err != nil {
 				return err
 			}

@@ -24,10 +24,6 @@
 // and that the create removes when it fails, unless the insert's outcome is
 // unknown (the store went away meanwhile): then it stays.
 //
-// The embedded stand-in (FerretDB) is detected by Prepare and handled in
-// one place, standin.go: its updates are not atomic, so there, and only
-// there, writes of one workspace are serialised within the process.
-//
 // With a breaker (WithBreaker), every operation goes through it: while the
 // store is unreachable, operations fail at once as Unavailable instead of
 // each waiting for server selection, and an operation in flight when the
@@ -72,12 +68,11 @@ type Repository struct {
 	codes      *mongo.Collection
 	lti        *mongo.Collection
 	events     *mongo.Collection
-	// retention is how long events are kept (WithEventRetention).
+	// retention is how long events are kept (WithEventRetention): the
+	// expireAfterSeconds of the events' TTL index.
 	retention time.Duration
 	now       func() time.Time
 	breaker   *breaker.Breaker // nil: operations go straight to the store
-	// standIn is set by Prepare when the store is the embedded FerretDB.
-	standIn standIn
 }
 
 var _ domain.Repository = (*Repository)(nil)
@@ -98,7 +93,8 @@ func WithEventRetention(d time.Duration) Option {
 	}
 }
 
-// WithClock replaces time.Now for event retention, for tests.
+// WithClock replaces time.Now for the times the repository stamps itself
+// (a reservation's, a retired key's), for tests.
 func WithClock(now func() time.Time) Option { return func(r *Repository) { r.now = now } }
 
 // New returns a repository on db. Call Prepare once before serving.
@@ -308,10 +304,8 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 
 // updateWorkspace sends one update of workspace id's document, matched by
 // _id and cond. Every write of a workspace document after its insert goes
-// through here: on the stand-in, whose updates are not atomic, this is
-// where they are serialised (standin.go).
+// through here.
 func (r *Repository) updateWorkspace(ctx context.Context, id string, cond, update bson.D) (*mongo.UpdateResult, error) {
-	defer r.standIn.serialise(id)()
 	var res *mongo.UpdateResult
 	err := r.do(ctx, func(ctx context.Context) (err error) {
 		res, err = r.workspaces.UpdateOne(ctx, append(bson.D{{Key: "_id", Value: id}}, cond...), update)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,7 +46,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	store, err = testenv.StartFerretDB(ctx, testenv.FerretDBOptions{Dir: dir})
+	// The TTL monitor runs every 100 ms, not every minute, so that
+	// TestEventsRetention sees events expire.
+	store, err = testenv.StartFerretDB(ctx, testenv.FerretDBOptions{Dir: dir, TTLMonitorInterval: 100 * time.Millisecond})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start FerretDB:", err)
 		return 1
@@ -93,13 +96,99 @@ func TestRepositoryContract(t *testing.T) {
 	repotest.Run(t, func(t *testing.T) domain.Repository { return newRepository(t) })
 }
 
+// Prepare can run at every start; the events' expiry index is a TTL index
+// of the retention, which a start with another retention moves.
 func TestPrepareIsRepeatable(t *testing.T) {
-	repo := newRepository(t)
-	if err := repo.Prepare(context.Background()); err != nil {
+	repo, name := newRepositoryIn(t)
+	ctx := context.Background()
+	if err := repo.Prepare(ctx); err != nil {
 		t.Fatalf("second Prepare: %v", err)
 	}
-	if repo.StandIn() == "" {
-		t.Fatal("Prepare did not recognise FerretDB as the stand-in")
+	events := client.Database(name).Collection(mongostore.EventsCollection)
+	wantTTL(t, events, 90*24*60*60)
+	if err := mongostore.New(client.Database(name), mongostore.WithEventRetention(time.Hour)).Prepare(ctx); err != nil {
+		t.Fatalf("Prepare with another retention: %v", err)
+	}
+	wantTTL(t, events, 3600)
+}
+
+// wantTTL checks the expireAfterSeconds of c's expiry index.
+func wantTTL(t *testing.T, c *mongo.Collection, seconds int32) {
+	t.Helper()
+	specs, err := c.Indexes().ListSpecifications(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range specs {
+		if s.Name == "expiry" {
+			if s.ExpireAfterSeconds == nil || *s.ExpireAfterSeconds != seconds {
+				t.Fatalf("expiry index: expireAfterSeconds %v, want %d", s.ExpireAfterSeconds, seconds)
+			}
+			return
+		}
+	}
+	t.Fatal("no expiry index")
+}
+
+// Two replicas of the workspace service, each with its own repository and
+// connection pool, updating one workspace from the same revision at once:
+// exactly one succeeds, and the other gets the domain's conflict.
+func TestTwoReplicasUpdatingAtOnceHaveOneWinner(t *testing.T) {
+	first, name := newRepositoryIn(t)
+	other, err := mongo.Connect(options.Client().ApplyURI(store.URI()).SetServerSelectionTimeout(2 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Disconnect(context.Background()) })
+	replicas := []*mongostore.Repository{first, mongostore.New(other.Database(name))}
+	ctx := context.Background()
+	w := domain.UnmarshalWorkspaceFromDatabase(domain.StoredWorkspace{ID: "w1", Name: "W1", Type: domain.TypeCampus, CreatedAt: time.Now(), UpdatedAt: time.Now()})
+	if err := first.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	const rounds = 20
+	for round := range rounds {
+		copies := make([]*domain.Workspace, len(replicas))
+		for i, r := range replicas {
+			c, err := r.Get(ctx, "w1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("Round %d replica %d", round, i)
+			if err := c.Update(domain.Changes{Name: &name}, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			copies[i] = c
+		}
+		errs := make([]error, len(replicas))
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i, r := range replicas {
+			wg.Go(func() {
+				<-start
+				_, errs[i] = r.Update(ctx, copies[i])
+			})
+		}
+		close(start)
+		wg.Wait()
+		won := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && won >= 0:
+				t.Fatalf("round %d: both replicas won", round)
+			case err == nil:
+				won = i
+			case !errors.Is(err, domain.ErrRevisionChanged) || fault.KindOf(err) != fault.PreconditionFailed:
+				t.Fatalf("round %d, replica %d: %v, want the revision conflict", round, i, err)
+			}
+		}
+		got, err := first.Get(ctx, "w1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("Round %d replica %d", round, won); won < 0 || got.Name() != want || got.Revision() != int64(round+2) {
+			t.Fatalf("round %d: winner %d, stored %q at revision %d; want one winner's name at revision %d", round, won, got.Name(), got.Revision(), round+2)
+		}
 	}
 }
 
