@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -249,10 +250,13 @@ func TestConnectionsCloseRatherThanHang(t *testing.T) {
 }
 
 // BenchmarkUpdates measures what the write lock costs: 4×GOMAXPROCS
-// updaters, each of a document of its own (updateOne({_id}, {$inc})),
-// through the front with its lock and without, and straight to FerretDB's
-// socket.
+// updaters, each of a document of its own (updateOne({_id}, {$inc})), in
+// one database or each in a database of its own (FerretDB keeps one SQLite
+// file per database), through the front with its lock and without, and
+// straight to FerretDB's socket.
 func BenchmarkUpdates(b *testing.B) {
+	const parallelism = 4
+	updaters := parallelism * runtime.GOMAXPROCS(0)
 	for _, bc := range []struct {
 		name   string
 		writes sync.Locker
@@ -268,28 +272,36 @@ func BenchmarkUpdates(b *testing.B) {
 		if bc.direct {
 			uri = "mongodb://" + url.PathEscape(filepath.Join(sockets, backendSocket)) + "/"
 		}
-		c := connect(b, uri).Database("bench").Collection("docs")
-		const parallelism = 4
-		updaters := parallelism * runtime.GOMAXPROCS(0)
+		client := connect(b, uri)
 		ctx := context.Background()
-		for id := range updaters {
-			if _, err := c.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "n", Value: 0}}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.Run(bc.name, func(b *testing.B) {
-			var next atomic.Int64
-			b.SetParallelism(parallelism)
-			b.RunParallel(func(pb *testing.PB) {
-				id := (next.Add(1) - 1) % int64(updaters)
-				for pb.Next() {
-					if _, err := c.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: 1}}}}); err != nil {
-						b.Error(err)
-						return
-					}
+		for _, layout := range []struct {
+			name string
+			db   func(updater int) string
+		}{
+			{name: "one-database", db: func(int) string { return "bench" }},
+			{name: "a-database-each", db: func(i int) string { return fmt.Sprintf("bench%d", i) }},
+		} {
+			colls := make([]*mongo.Collection, updaters)
+			for i := range colls {
+				colls[i] = client.Database(layout.db(i)).Collection("docs")
+				if _, err := colls[i].InsertOne(ctx, bson.D{{Key: "_id", Value: i}, {Key: "n", Value: 0}}); err != nil {
+					b.Fatal(err)
 				}
+			}
+			b.Run(bc.name+"/"+layout.name, func(b *testing.B) {
+				var next atomic.Int64
+				b.SetParallelism(parallelism)
+				b.RunParallel(func(pb *testing.PB) {
+					id := int((next.Add(1) - 1) % int64(updaters))
+					for pb.Next() {
+						if _, err := colls[id].UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: 1}}}}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
 			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
-		})
+		}
 	}
 }
