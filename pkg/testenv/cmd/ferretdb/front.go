@@ -63,7 +63,7 @@ func (f *front) serve(ctx context.Context, l net.Listener) error {
 			}
 			return err
 		}
-		f.relays.Go(func() { f.relay(c) })
+		f.relays.Go(func() { f.handle(c) })
 	}
 }
 
@@ -103,10 +103,10 @@ type session struct {
 	client net.Conn
 }
 
-// relay serves one client connection, one request at a time, until either
+// handle serves one client connection, one request at a time, until either
 // side closes it or a message is one the front does not take: then the
 // client sees its connection closed, never a hang.
-func (f *front) relay(client net.Conn) {
+func (f *front) handle(client net.Conn) {
 	if !f.track(client) {
 		return
 	}
@@ -124,11 +124,14 @@ func (f *front) relay(client net.Conn) {
 	r := bufio.NewReader(client)
 	for {
 		req, err := readMessage(r)
+		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+			return // the client left, or the front is shutting down
+		}
 		if err == nil {
 			err = f.exchange(s, req)
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			if !errors.Is(err, net.ErrClosed) {
 				f.log.Warn("closing a client connection", "client", client.RemoteAddr().String(), "error", err.Error())
 			}
 			return

@@ -65,7 +65,7 @@ func (m message) moreToCome() bool { return wiremessage.IsMsgMoreToCome(m) }
 type opMsg struct {
 	flags     wiremessage.MsgFlag
 	body      bsoncore.Document
-	sequences []byte
+	sequences [][]byte
 }
 
 // parseMsg reads an OP_MSG; its checksum, if any, is not checked (the
@@ -99,7 +99,7 @@ func parseMsg(m message) (opMsg, error) {
 			if _, _, rem, ok = wiremessage.ReadMsgSectionRawDocumentSequence(rem); !ok {
 				return msg, errors.New("an OP_MSG with a malformed document sequence")
 			}
-			msg.sequences = append(msg.sequences, section[:len(section)-len(rem)]...)
+			msg.sequences = append(msg.sequences, section[:len(section)-len(rem)])
 		default:
 			return msg, fmt.Errorf("an OP_MSG with a section of kind %d", kind)
 		}
@@ -146,7 +146,9 @@ func (msg opMsg) encode(requestID, responseTo int32) message {
 	b = wiremessage.AppendMsgFlags(b, msg.flags&^wiremessage.ChecksumPresent)
 	b = wiremessage.AppendMsgSectionType(b, wiremessage.SingleDocument)
 	b = append(b, msg.body...)
-	b = append(b, msg.sequences...)
+	for _, seq := range msg.sequences {
+		b = append(b, seq...)
+	}
 	return bsoncore.UpdateLength(b, start, int32(len(b)-int(start)))
 }
 
@@ -242,11 +244,11 @@ func dialBackend(socket string) (*backendConn, error) {
 // every message, even one with moreToCome set.
 func (b *backendConn) roundTrip(req message) (message, error) {
 	if _, err := b.conn.Write(req); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("FerretDB: %w", err)
 	}
 	ans, err := readMessage(b.r)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("FerretDB: %w", err)
 	}
 	if ans.responseTo() != req.requestID() {
 		return nil, fmt.Errorf("an answer to request %d, want one to %d", ans.responseTo(), req.requestID())
