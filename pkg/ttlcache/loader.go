@@ -15,8 +15,8 @@ import (
 //     the first caller to see it starts one load in the background that
 //     replaces it, so a value in steady use never expires under load;
 //   - no value is ever returned past its TTL, and a load that started
-//     before a Forget of its key is not stored (it may have read what the
-//     Forget was about).
+//     before a Forget of its key, or a Clear, is not stored (it may have
+//     read what the Forget or the Clear was about).
 //
 // A load runs on a context that keeps the first caller's values but not its
 // cancellation, bounded by LoadTimeout: one caller giving up does not fail
@@ -27,9 +27,9 @@ type Loader[K comparable, V any] struct {
 	loadTimeout  time.Duration
 
 	mu sync.Mutex
-	// inflight holds the load of each key being loaded. Only Forget takes
-	// a load out before it ends, so a load that finds itself gone
-	// started before a Forget, and does not store what it read.
+	// inflight holds the load of each key being loaded. Only Forget and
+	// Clear take a load out before it ends, so a load that finds itself
+	// gone started before one of them, and does not store what it read.
 	inflight map[K]*flight[V]
 }
 
@@ -119,6 +119,15 @@ func (l *Loader[K, V]) Forget(key K) {
 	delete(l.inflight, key) // a Get after this starts a load of its own
 	l.mu.Unlock()
 	l.cache.Delete(key)
+}
+
+// Clear drops every key, as Forget does each: no load already running
+// stores what it read.
+func (l *Loader[K, V]) Clear() {
+	l.mu.Lock()
+	clear(l.inflight)
+	l.mu.Unlock()
+	l.cache.Clear()
 }
 
 // Cache is the cache the loader fills.

@@ -173,3 +173,37 @@ func TestLoaderCallerCancelDoesNotCancelTheLoad(t *testing.T) {
 		t.Fatalf("the other caller got %d after %d loads", v, src.loads.Load())
 	}
 }
+
+// Clear drops every value, and a load that started before it is handed to
+// its callers but not stored, as after a Forget.
+func TestLoaderClear(t *testing.T) {
+	src := newSource()
+	src.value.Store(5)
+	l := ttlcache.NewLoader[string, int](ttlcache.New[string, int](10, time.Minute, nil), ttlcache.LoaderOptions{})
+	ctx := context.Background()
+	for _, k := range []string{"a", "b"} {
+		if _, err := l.Get(ctx, k, src.load); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src.release = make(chan struct{})
+	done := make(chan int)
+	go func() {
+		v, _ := l.Get(ctx, "c", src.load)
+		done <- v
+	}()
+	<-src.started // a and b's loads
+	<-src.started
+	<-src.started // c's, in flight
+	l.Clear()
+	close(src.release)
+	if v := <-done; v != 5 {
+		t.Fatalf("the waiting caller got %d", v)
+	}
+	if n := l.Cache().Len(); n != 0 {
+		t.Fatalf("%d values left after Clear (a load started before it stored its own?)", n)
+	}
+	if v, err := l.Get(ctx, "a", src.load); err != nil || v != 5 || src.loads.Load() != 4 {
+		t.Fatalf("Get after Clear = %d, %v after %d loads; want a new load", v, err, src.loads.Load())
+	}
+}

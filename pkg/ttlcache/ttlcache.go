@@ -73,6 +73,13 @@ func (c *Cache[K, V]) Delete(key K) {
 	delete(c.items, key)
 }
 
+// Clear drops every entry.
+func (c *Cache[K, V]) Clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.items)
+}
+
 // Len returns the number of entries held, live or expired.
 func (c *Cache[K, V]) Len() int {
 	c.mu.Lock()
