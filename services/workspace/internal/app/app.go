@@ -3,6 +3,7 @@
 package app
 
 import (
+	"context"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -31,13 +32,28 @@ type TokenRevoker interface {
 	RevokeWorkspaceTokens(workspaceID, requestID string)
 }
 
-// AccessRevoker tells the auth service that key pairs were revoked,
-// rotated or expired, so it stops reusing the access it cached for them
-// (ACCESS_CACHE_TTL) at once. Like TokenRevoker it returns at once; the
-// cache's TTL bounds what a lost message costs.
-type AccessRevoker interface {
-	ForgetKeyPairs(workspaceID string, appKeys []string)
+// ChangeNotifier tells every replica of both services that what they may
+// have cached about key pairs changed (the credential cache here, the
+// remembered access checks in the auth service), so that a revocation, a
+// delete or a new rate limit takes effect everywhere within about a second
+// instead of within the caches' TTLs. It is called once the change is
+// stored and returns when the message is sent or has failed: a failure is
+// only logged, and the caches' TTLs are then the bound.
+type ChangeNotifier interface {
+	// KeyPairsChanged: the pairs appKeys of the workspace were revoked,
+	// rotated or removed as expired.
+	KeyPairsChanged(ctx context.Context, workspaceID string, appKeys []string)
+	// WorkspaceChanged: the workspace was deleted or undeleted, or its rate
+	// limit changed; appKeys are all its pairs.
+	WorkspaceChanged(ctx context.Context, workspaceID string, appKeys []string)
 }
+
+// noChanges is the ChangeNotifier of a service without Redis, which tells
+// no other replica: there, caches end their entries within their TTLs.
+type noChanges struct{}
+
+func (noChanges) KeyPairsChanged(context.Context, string, []string)  {}
+func (noChanges) WorkspaceChanged(context.Context, string, []string) {}
 
 // Settings are the application's tunables.
 type Settings struct {
@@ -45,7 +61,8 @@ type Settings struct {
 	// create, for example https://lti.example.com.
 	LTIBaseURL string
 	// CredentialCacheTTL bounds how long a credential check is reused, and so
-	// how long a deleted workspace's key may keep working on other replicas.
+	// how long a deleted workspace's key may keep working on other replicas
+	// when they miss the ChangeNotifier's message.
 	CredentialCacheTTL time.Duration
 	// CredentialCacheSize bounds the number of app keys remembered.
 	CredentialCacheSize int
@@ -61,8 +78,8 @@ type App struct {
 	settings Settings
 	now      func() time.Time
 	creds    *ttlcache.Loader[string, credential]
-	revoker  TokenRevoker  // nil: no auth service to tell
-	access   AccessRevoker // nil: no auth service to tell
+	revoker  TokenRevoker // nil: no auth service to tell
+	changes  ChangeNotifier
 	uses     *keyUses
 	logger   *slog.Logger
 
@@ -85,8 +102,9 @@ type Option func(*App)
 // WithTokenRevoker tells the auth service about deleted workspaces.
 func WithTokenRevoker(r TokenRevoker) Option { return func(a *App) { a.revoker = r } }
 
-// WithAccessRevoker tells the auth service about changed key pairs.
-func WithAccessRevoker(r AccessRevoker) Option { return func(a *App) { a.access = r } }
+// WithChangeNotifier tells the other replicas, of this service and of the
+// auth service, about changed key pairs and workspaces.
+func WithChangeNotifier(n ChangeNotifier) Option { return func(a *App) { a.changes = n } }
 
 // WithLogger is where background work (recording key uses, sweeping
 // expired key pairs) reports failures; slog.Default() otherwise.
@@ -103,7 +121,8 @@ func New(repo domain.Repository, secrets SecretBox, settings Settings, opts ...O
 	if settings.CredentialCacheSize <= 0 {
 		settings.CredentialCacheSize = 10000
 	}
-	a := &App{repo: repo, secrets: secrets, settings: settings, now: time.Now, logger: slog.Default(), limits: noLimits{}}
+	a := &App{repo: repo, secrets: secrets, settings: settings, now: time.Now, logger: slog.Default(), limits: noLimits{},
+		changes: noChanges{}}
 	for _, opt := range opts {
 		opt(a)
 	}

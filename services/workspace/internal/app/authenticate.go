@@ -99,22 +99,33 @@ func (a *App) readCredential(ctx context.Context, appKey string) (credential, er
 	return cred, nil
 }
 
-// forgetKeys drops a workspace's key pairs from the credential cache, so a
-// delete takes effect at once on this replica (others within the cache TTL).
-func (a *App) forgetKeys(w *domain.Workspace) {
+// forgetKeys drops a workspace's key pairs from the credential cache after
+// a change of the workspace (a delete, an undelete, a new rate limit), so
+// that it takes effect at once on this replica, and tells the others.
+func (a *App) forgetKeys(ctx context.Context, w *domain.Workspace) {
+	appKeys := make([]string, 0, len(w.Keys()))
 	for _, k := range w.Keys() {
-		a.creds.Forget(k.AppKey)
+		appKeys = append(appKeys, k.AppKey)
 	}
+	a.ForgetCredentials(appKeys...)
+	a.changes.WorkspaceChanged(ctx, w.ID(), appKeys)
 }
 
 // forgetKeyPairs drops key pairs that changed (revoked, rotated, expired)
-// from this replica's credential cache at once, and asks the auth service
-// to stop reusing the access it granted them.
-func (a *App) forgetKeyPairs(workspaceID string, appKeys ...string) {
+// from this replica's credential cache at once, and tells the others.
+func (a *App) forgetKeyPairs(ctx context.Context, workspaceID string, appKeys ...string) {
+	a.ForgetCredentials(appKeys...)
+	a.changes.KeyPairsChanged(ctx, workspaceID, appKeys)
+}
+
+// ForgetCredentials drops the cached credentials of appKeys: another
+// replica changed their pairs or their workspace (see ChangeNotifier).
+func (a *App) ForgetCredentials(appKeys ...string) {
 	for _, k := range appKeys {
 		a.creds.Forget(k)
 	}
-	if a.access != nil && len(appKeys) > 0 {
-		a.access.ForgetKeyPairs(workspaceID, appKeys)
-	}
 }
+
+// ForgetAllCredentials drops every cached credential: a change another
+// replica announced may have gone by unheard.
+func (a *App) ForgetAllCredentials() { a.creds.Clear() }

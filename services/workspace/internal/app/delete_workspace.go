@@ -17,7 +17,7 @@ func (a *App) DeleteWorkspace(ctx context.Context, caller domain.Caller, id stri
 	if err != nil {
 		return nil, err
 	}
-	a.forgetKeys(w)
+	a.forgetKeys(ctx, w)
 	if a.revoker != nil {
 		a.revoker.RevokeWorkspaceTokens(w.ID(), caller.RequestID)
 	}

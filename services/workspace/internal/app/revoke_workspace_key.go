@@ -14,10 +14,9 @@ type RevokeKeyResult struct {
 }
 
 // RevokeWorkspaceKey removes the pair appKey from a workspace the caller
-// owns or manages, at once: this replica's credential cache drops it and
-// the auth service is told; other replicas stop accepting it within
-// CREDENTIAL_CACHE_TTL. Its app key stays reserved, so it is never issued
-// again.
+// owns or manages, at once: this replica's credential cache drops it, and
+// every other replica of both services is told (ChangeNotifier). Its app
+// key stays reserved, so it is never issued again.
 func (a *App) RevokeWorkspaceKey(ctx context.Context, caller domain.Caller, id, appKey string) (RevokeKeyResult, error) {
 	// Retire the key first (see domain.Repository.RetireAppKeys), once the
 	// revocation is known to be allowed on the workspace as read.
@@ -40,7 +39,7 @@ func (a *App) RevokeWorkspaceKey(ctx context.Context, caller domain.Caller, id, 
 	if err != nil {
 		return RevokeKeyResult{}, keyError(err, appKey)
 	}
-	a.forgetKeyPairs(w.ID(), appKey)
+	a.forgetKeyPairs(ctx, w.ID(), appKey)
 	view, err := a.keyView(w.ID(), removed)
 	if err != nil {
 		return RevokeKeyResult{}, err

@@ -49,7 +49,7 @@ func (a *App) RotateWorkspaceKey(ctx context.Context, caller domain.Caller, id, 
 		return RotateKeyResult{}, keyError(err, appKey)
 	}
 	// The old pair's cached credential knows no expiry yet.
-	a.forgetKeyPairs(w.ID(), appKey)
+	a.forgetKeyPairs(ctx, w.ID(), appKey)
 	prev, err := a.keyView(w.ID(), old)
 	if err != nil {
 		return RotateKeyResult{}, err

@@ -43,7 +43,7 @@ func (a *App) SweepExpiredKeys(ctx context.Context) (map[string][]domain.KeyPair
 			for i, k := range removed {
 				appKeys[i] = k.AppKey
 			}
-			a.forgetKeyPairs(id, appKeys...)
+			a.forgetKeyPairs(ctx, id, appKeys...)
 		}
 	}
 	return swept, errors.Join(errs...)

@@ -20,7 +20,7 @@ func (a *App) UndeleteWorkspace(ctx context.Context, caller domain.Caller, id st
 		return nil, err
 	}
 	if restored {
-		a.forgetKeys(w)
+		a.forgetKeys(ctx, w)
 	}
 	return w, nil
 }

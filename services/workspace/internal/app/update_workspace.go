@@ -42,10 +42,10 @@ func (a *App) UpdateWorkspace(ctx context.Context, caller domain.Caller, in Upda
 		return true, nil
 	})
 	if err == nil && (c.RateLimit != nil || c.RemoveRateLimit) {
-		// The key pairs' cached credentials carry the old limit: this
-		// replica applies the new one at once, others within the cache's
-		// TTL.
-		a.forgetKeys(w)
+		// The key pairs' cached credentials, and the auth service's
+		// remembered access, carry the old limit: every replica drops
+		// them.
+		a.forgetKeys(ctx, w)
 	}
 	return w, err
 }

@@ -24,24 +24,6 @@ type clock struct {
 func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
-// forgotten records what the app asked the auth service to forget.
-type forgotten struct {
-	mu   sync.Mutex
-	keys []string
-}
-
-func (f *forgotten) ForgetKeyPairs(_ string, appKeys []string) {
-	f.mu.Lock()
-	f.keys = append(f.keys, appKeys...)
-	f.mu.Unlock()
-}
-
-func (f *forgotten) has(k string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Contains(f.keys, k)
-}
-
 var restTags = []domain.Tag{domain.RESTAccessTag}
 
 func TestWorkspaceManagesItsOwnKeysAndManagersMayToo(t *testing.T) {
@@ -84,8 +66,8 @@ func TestWorkspaceManagesItsOwnKeysAndManagersMayToo(t *testing.T) {
 }
 
 func TestRevokeTakesEffectAtOnceOnThisReplica(t *testing.T) {
-	tell := &forgotten{}
-	f := newFixture(t, app.WithAccessRevoker(tell))
+	tell := &bus{}
+	f := newFixture(t, app.WithChangeNotifier(tell))
 	ctx := context.Background()
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
 	k, err := f.app.CreateWorkspaceKey(ctx, self, "w", domain.NewKey{Name: "ci", Tags: restTags})
@@ -103,8 +85,8 @@ func TestRevokeTakesEffectAtOnceOnThisReplica(t *testing.T) {
 	if !errors.Is(err, app.ErrBadCredentials) {
 		t.Fatalf("a revoked pair: %v, want the wrong-secret answer", err)
 	}
-	if !tell.has(k.Key.AppKey) {
-		t.Fatal("the auth service was not told")
+	if !tell.heard("keyPairs", k.Key.AppKey) {
+		t.Fatal("the other replicas were not told")
 	}
 	_, err = f.app.RevokeWorkspaceKey(ctx, self, "w", self.AppKey)
 	wantKind(t, err, fault.FailedPrecondition)
@@ -112,9 +94,9 @@ func TestRevokeTakesEffectAtOnceOnThisReplica(t *testing.T) {
 
 func TestRotatedPairsExpireByTheClockEvenWhenCached(t *testing.T) {
 	c := &clock{now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
-	tell := &forgotten{}
+	tell := &bus{}
 	repo := memstore.New()
-	f := newFixtureOn(t, repo, app.WithClock(c.Now), app.WithAccessRevoker(tell), app.WithEventLog(repo, app.EventSettings{}))
+	f := newFixtureOn(t, repo, app.WithClock(c.Now), app.WithChangeNotifier(tell), app.WithEventLog(repo, app.EventSettings{}))
 	ctx := context.Background()
 	res, self := f.create(f.root, app.CreateInput{ID: "w"})
 	old := res.Server
@@ -124,7 +106,7 @@ func TestRotatedPairsExpireByTheClockEvenWhenCached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Previous.ExpiresAt.Equal(c.Now().Add(time.Hour)) || r.Successor.Name != "server" || !tell.has(old.ConsumerKey) {
+	if !r.Previous.ExpiresAt.Equal(c.Now().Add(time.Hour)) || r.Successor.Name != "server" || !tell.heard("keyPairs", old.ConsumerKey) {
 		t.Fatalf("rotation: %+v", r)
 	}
 	// Both work during the overlap; the old pair's cached credential
@@ -164,6 +146,7 @@ func TestRotatedPairsExpireByTheClockEvenWhenCached(t *testing.T) {
 	if err != nil || len(keys) != 3 { // lti, r.Successor (expiring), r2.Successor
 		t.Fatalf("after the sweep: %d pairs, %v", len(keys), err)
 	}
+	tell.wantLast(t, "keyPairs", "w", old.ConsumerKey)
 	if swept, err := f.app.SweepExpiredKeys(ctx); err != nil || len(swept) != 0 {
 		t.Fatalf("a second sweep: %v, %v", swept, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/liveproctor/workspaces/pkg/breaker"
+	"github.com/liveproctor/workspaces/pkg/cachebus"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
@@ -28,6 +29,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/authclient"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/changebus"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/limits"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
@@ -146,9 +148,14 @@ func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics
 		return nil, err
 	}
 	if len(s.cfg.Redis.Addrs) == 0 {
-		s.logger.Warn("REDIS_ADDR is not set: each replica counts rate limits and failed authentications, and remembers LTI launch nonces, on its own")
+		s.logger.Warn("REDIS_ADDR is not set: each replica counts rate limits and failed authentications, and remembers LTI launch nonces, on its own; " +
+			"other replicas, and the auth service, hear of no revoked key pair, deleted workspace or new rate limit, and drop what they cached within their caches' TTLs")
 	} else if s.redis, err = redisconn.Open(s.cfg.Redis, metrics); err != nil {
 		return nil, err
+	}
+	if s.redis != nil {
+		// Changes reach every replica of both services on the cache bus.
+		opts = append(opts, app.WithChangeNotifier(changebus.NewNotifier(s.redis, s.logger)))
 	}
 	guard := limits.New(ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger))
 	// Launch nonces live in Redis so every replica refuses a replay; while
@@ -191,9 +198,9 @@ func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics
 	return application, nil
 }
 
-// revokers connects to the auth service, which the application tells about
-// deleted workspaces and changed key pairs; without AUTH_SERVICE_ADDR it
-// tells nobody.
+// revokers connects to the auth service, which the application asks to
+// revoke deleted workspaces' tokens; without AUTH_SERVICE_ADDR it asks
+// nobody. (Changed key pairs reach the auth service on the cache bus.)
 func (s *Service) revokers(metrics *telemetry.Metrics) ([]app.Option, error) {
 	if s.cfg.AuthServiceAddr == "" {
 		s.logger.Warn("AUTH_SERVICE_ADDR is not set: deleted workspaces' tokens are refused by the auth service's status check but not removed")
@@ -210,7 +217,7 @@ func (s *Service) revokers(metrics *telemetry.Metrics) ([]app.Option, error) {
 	s.revoker = authclient.New(s.authConn, s.cfg.ServiceAppKey, s.cfg.ServiceAppSecret, authclient.Settings{
 		CallTimeout: s.cfg.CallTimeout, GiveUpAfter: 10 * time.Minute, FirstRetry: 500 * time.Millisecond, MaxRetryWait: 30 * time.Second,
 	}, s.logger)
-	return []app.Option{app.WithTokenRevoker(s.revoker), app.WithAccessRevoker(s.revoker)}, nil
+	return []app.Option{app.WithTokenRevoker(s.revoker)}, nil
 }
 
 // prepareStore readies the store (indexes, documents of earlier layouts)
@@ -273,7 +280,9 @@ func (s *Service) listen(application *app.App, metrics *telemetry.Metrics) error
 //   - the application's background work: key pairs' uses and, every
 //     keySweepInterval, the expired key sweep;
 //   - the rotation of the tool's LTI 1.3 keys, every
-//     LTI_TOOL_KEY_CHECK_INTERVAL (lti13_keys.go).
+//     LTI_TOOL_KEY_CHECK_INTERVAL (lti13_keys.go);
+//   - with Redis, the cache bus: changes other replicas made drop what the
+//     credential cache holds of them.
 func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Breaker, application *app.App) {
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
@@ -283,6 +292,9 @@ func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Br
 	s.loops.Go(func() { application.RelayEvents(ctx, s.logger) })
 	s.loops.Go(func() { application.RunBackground(ctx, keySweepInterval) })
 	s.loops.Go(func() { s.rotateToolKeys(ctx, application, s.cfg.LTIToolKeyCheck) })
+	if s.redis != nil {
+		s.loops.Go(func() { cachebus.Run(ctx, s.redis, changebus.NewListener(application), s.logger) })
+	}
 }
 
 // Addr is where the service listens.

@@ -1,5 +1,5 @@
-// Package authclient tells the auth service about deleted workspaces and
-// changed key pairs.
+// Package authclient asks the auth service to revoke deleted workspaces'
+// tokens.
 package authclient
 
 import (
@@ -123,22 +123,6 @@ func (r *Revoker) attempt(workspaceID, requestID string) error {
 	}
 	_, err := r.client.RevokeWorkspaceSdkTokens(ctx, &authv1.RevokeWorkspaceSdkTokensRequest{WorkspaceId: workspaceID})
 	return err
-}
-
-// ForgetKeyPairs asks the auth service to stop reusing the access it
-// cached for the app keys, once, inline: the revoke or rotation answers
-// after the auth service forgot them. A failure is only logged: the auth
-// service's cache lasts ACCESS_CACHE_TTL, and the workspace service refuses
-// the pair meanwhile on every check that reaches it.
-func (r *Revoker) ForgetKeyPairs(workspaceID string, appKeys []string) {
-	ctx, cancel := context.WithTimeout(r.ctx, r.settings.CallTimeout)
-	defer cancel()
-	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", r.authorization)
-	_, err := r.client.ForgetKeyPairAccess(ctx, &authv1.ForgetKeyPairAccessRequest{WorkspaceId: workspaceID, AppKeys: appKeys})
-	if err != nil {
-		r.logger.Warn("the auth service could not be told to forget changed key pairs; it reuses their access for up to ACCESS_CACHE_TTL",
-			"workspace_id", workspaceID, "error", err.Error())
-	}
 }
 
 // Close stops retrying and waits for the background work to end.
