@@ -34,33 +34,33 @@ var errNoCredentials = fault.New(fault.Unauthenticated,
 // access answers whether the credentials (of app key appKey) may act for
 // the workspace: it is theirs or one they manage. The workspace service
 // decides; a yes for a live workspace is kept for AccessCacheTTL so a
-// burst of logins costs one call, unless the workspace's tokens were
-// revoked here since (the workspace service revokes them when it deletes
-// the workspace). A remembered yes in steady use is asked again in the
-// background shortly before it expires, and the logins that find none wait
-// on one call between them (ttlcache.Loader): a busy key pair's logins
-// never all wait on, or all make, the same call. Another replica may
-// reuse a "yes" for up to AccessCacheTTL after a delete; a token it issues
-// then is dead on first use all the same (see Session).
+// burst of logins costs one call, unless the cache bus has told of a
+// change to the workspace or the key pair since (holds). A remembered yes
+// in steady use is asked again in the background shortly before it
+// expires, and the logins that find none wait on one call between them
+// (ttlcache.Loader): a busy key pair's logins never all wait on, or all
+// make, the same call. A replica that missed the bus's message (Redis
+// down) may reuse a "yes" for up to AccessCacheTTL after a delete; a
+// token it issues then is dead on first use all the same (see Session).
 func (a *App) access(ctx context.Context, authorization, appKey, workspaceID string) (WorkspaceStatus, error) {
 	if authorization == "" {
 		return WorkspaceStatus{}, errNoCredentials
 	}
 	key := newAccessKey(authorization, workspaceID)
-	if cached, ok := a.peekAccess(ctx, key, authorization, workspaceID); ok {
+	if cached, ok := a.peekAccess(ctx, key, authorization, appKey); ok {
 		if a.holds(cached, key, appKey) {
 			return cached.status, nil
 		}
-		a.remembered.Forget(key) // revoked, forgotten or expired since: ask again
+		a.remembered.Forget(key) // changed or expired since: ask again
 	}
-	load := a.accessLoad(authorization, workspaceID)
+	load := a.accessLoad(authorization, appKey, workspaceID)
 	for attempt := 1; ; attempt++ {
 		cached, err := a.remembered.Get(ctx, key, load)
 		if err != nil {
 			return WorkspaceStatus{}, err
 		}
-		// A load that began before a revocation may have stored its
-		// answer since: such an answer is asked again, once.
+		// A load that began before a change was told may have stored
+		// its answer since: such an answer is asked again, once.
 		if attempt == 2 || a.holds(cached, key, appKey) {
 			return cached.status, nil
 		}
@@ -74,17 +74,31 @@ const accessLoadTimeout = 5 * time.Second
 
 // accessLoad asks the workspace service for the credentials' access to
 // the workspace; the answer keeps when it was asked, and is remembered
-// only for a live workspace (an undelete must be seen at once).
-func (a *App) accessLoad(authorization, workspaceID string) ttlcache.LoadFunc[cachedAccess] {
+// only for a live workspace (an undelete must be seen at once), and not
+// within changeGrace of a change the cache bus told of.
+func (a *App) accessLoad(authorization, appKey, workspaceID string) ttlcache.LoadFunc[cachedAccess] {
 	return func(ctx context.Context) (cachedAccess, bool, error) {
 		at := a.now()
 		st, err := a.workspaces.Status(ctx, authorization, workspaceID)
 		if err != nil {
 			return cachedAccess{}, false, err
 		}
-		return cachedAccess{status: st, at: at}, st.Active, nil
+		changed, ok := a.changedAt(workspaceID, appKey)
+		settled := !ok || at.After(changed.Add(changeGrace))
+		return cachedAccess{status: st, at: at}, st.Active && settled, nil
 	}
 }
+
+// changeGrace is how long after the cache bus tells of a change the
+// workspace service's answers are used but not remembered. The
+// workspace-service replica that answers may hear the same message a
+// little later than this one, and answer from its credential cache as
+// before the change: such an answer would otherwise be reused for
+// AccessCacheTTL. One PUBLISH reaches every subscriber within
+// milliseconds; a second leaves room for a busy replica, and costs only
+// this: for that second, each login of the changed key pairs asks the
+// workspace service (one call for the logins that wait together).
+const changeGrace = time.Second
 
 // rememberedAccess returns the remembered answer for the credentials (of
 // app key appKey) and the workspace, when there is one and it still holds;
@@ -92,7 +106,7 @@ func (a *App) accessLoad(authorization, workspaceID string) ttlcache.LoadFunc[ca
 // refresh of an answer near its expiry.
 func (a *App) rememberedAccess(ctx context.Context, authorization, appKey, workspaceID string) (WorkspaceStatus, bool) {
 	key := newAccessKey(authorization, workspaceID)
-	cached, ok := a.peekAccess(ctx, key, authorization, workspaceID)
+	cached, ok := a.peekAccess(ctx, key, authorization, appKey)
 	if !ok || !a.holds(cached, key, appKey) {
 		return WorkspaceStatus{}, false
 	}
@@ -102,22 +116,19 @@ func (a *App) rememberedAccess(ctx context.Context, authorization, appKey, works
 // peekAccess is the loader's Peek, with the load built only for an answer
 // due for its background refresh: built on every login, it would be one
 // more allocation each (the closure escapes to the heap).
-func (a *App) peekAccess(ctx context.Context, key accessKey, authorization, workspaceID string) (cachedAccess, bool) {
+func (a *App) peekAccess(ctx context.Context, key accessKey, authorization, appKey string) (cachedAccess, bool) {
 	cached, ok, due := a.remembered.Lookup(key)
 	if due {
-		cached, ok = a.remembered.Peek(ctx, key, a.accessLoad(authorization, workspaceID))
+		cached, ok = a.remembered.Peek(ctx, key, a.accessLoad(authorization, appKey, key.workspaceID))
 	}
 	return cached, ok
 }
 
-// holds reports whether a remembered answer still holds: no revocation of
-// the workspace's tokens, no revocation or rotation of the key pair, and
-// no expiry of the key pair since it was given.
+// holds reports whether a remembered answer still holds: the cache bus
+// told of no change to the workspace or the key pair since it was given,
+// and the key pair has not expired.
 func (a *App) holds(cached cachedAccess, key accessKey, appKey string) bool {
-	if revokedAt, revoked := a.revoked.Get(key.workspaceID); revoked && !cached.at.After(revokedAt) {
-		return false
-	}
-	if forgottenAt, forgotten := a.forgotten.Get(appKey); forgotten && !cached.at.After(forgottenAt) {
+	if changed, ok := a.changedAt(key.workspaceID, appKey); ok && !cached.at.After(changed) {
 		return false
 	}
 	if exp := cached.status.CallerKeyExpiresAt; !exp.IsZero() && !a.now().Before(exp) {
@@ -126,10 +137,45 @@ func (a *App) holds(cached cachedAccess, key accessKey, appKey string) bool {
 	return true
 }
 
-// ForgetKeyPairs stops this replica reusing the access checks of key
-// pairs of a workspace the credentials may act for: the workspace service
-// calls it after revoking, rotating or sweeping them, so their next login
-// is checked again (and refused once they no longer authenticate).
+// changedAt returns when the cache bus last told of a change to the
+// workspace or the key pair, if that is remembered.
+func (a *App) changedAt(workspaceID, appKey string) (time.Time, bool) {
+	w, wok := a.changedWorkspaces.Get(workspaceID)
+	k, kok := a.changedKeys.Get(appKey)
+	if kok && (!wok || k.After(w)) {
+		return k, true
+	}
+	return w, wok
+}
+
+// KeyPairsChanged is the cache bus telling that the pairs appKeys were
+// revoked, rotated or removed as expired: no access check of theirs
+// remembered before is reused.
+func (a *App) KeyPairsChanged(appKeys []string) {
+	now := a.now()
+	for _, k := range appKeys {
+		a.changedKeys.Set(k, now)
+	}
+}
+
+// WorkspaceChanged is the cache bus telling that a workspace was deleted
+// or undeleted, or its rate limit changed: no access check remembered
+// before is reused, neither to the workspace nor of its pairs appKeys
+// (the rate limit they carry is the workspace's, whichever workspace they
+// act for).
+func (a *App) WorkspaceChanged(workspaceID string, appKeys []string) {
+	a.changedWorkspaces.Set(workspaceID, a.now())
+	a.KeyPairsChanged(appKeys)
+}
+
+// ForgetAllAccess drops every remembered access check: the cache bus may
+// have told of changes this replica did not hear.
+func (a *App) ForgetAllAccess() { a.remembered.Clear() }
+
+// ForgetKeyPairs stops every replica reusing the access checks of key
+// pairs of a workspace the credentials may act for: this one at once, the
+// others through the cache bus. The workspace service tells of its own
+// changes on the bus; this is the same for a caller of the gRPC API.
 func (a *App) ForgetKeyPairs(ctx context.Context, authorization, workspaceID string, appKeys []string) error {
 	if _, err := a.admit(ctx, opForgetKeyPairs, authorization); err != nil {
 		return err
@@ -143,11 +189,8 @@ func (a *App) ForgetKeyPairs(ctx context.Context, authorization, workspaceID str
 	if _, err := a.grant(ctx, authorization, workspaceID, false); err != nil {
 		return err
 	}
-	now := a.now()
-	for _, k := range appKeys {
-		a.forgotten.Set(k, now)
-	}
-	return nil
+	a.KeyPairsChanged(appKeys)
+	return a.changes.PublishKeyPairsChanged(ctx, workspaceID, appKeys)
 }
 
 // maxForgetKeys bounds the app keys of one ForgetKeyPairs call.

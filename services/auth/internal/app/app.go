@@ -46,6 +46,18 @@ type Revocation struct {
 	ActorAppKey string
 }
 
+// ChangePublisher tells every replica of both services that key pairs
+// changed (the cache bus), so that none reuses what it remembers of them.
+// An error is Unavailable.
+type ChangePublisher interface {
+	PublishKeyPairsChanged(ctx context.Context, workspaceID string, appKeys []string) error
+}
+
+// noChanges publishes nothing: a single replica, in unit tests.
+type noChanges struct{}
+
+func (noChanges) PublishKeyPairsChanged(context.Context, string, []string) error { return nil }
+
 // Settings are the application's tunables.
 type Settings struct {
 	// ServiceAuthorization is the Authorization header (Basic, a key pair
@@ -73,12 +85,13 @@ type App struct {
 	lti13    Lti13Launches // nil: no LTI 1.3 launches
 	// remembered holds the workspace service's recent yeses (access.go).
 	remembered *ttlcache.Loader[accessKey, cachedAccess]
-	// revoked remembers when each workspace's tokens were last revoked
-	// here, so a cached "yes" from before a delete is not reused after it.
-	revoked *ttlcache.Cache[string, time.Time]
-	// forgotten remembers when the workspace service said each app key
-	// was revoked or rotated, so a cached "yes" from before is not reused.
-	forgotten *ttlcache.Cache[string, time.Time]
+	// changedWorkspaces and changedKeys remember when the cache bus last
+	// told of a change to each workspace (deleted, undeleted, a new rate
+	// limit) and each app key (revoked, rotated, expired), so that a
+	// remembered "yes" from before is not reused (see holds).
+	changedWorkspaces *ttlcache.Cache[string, time.Time]
+	changedKeys       *ttlcache.Cache[string, time.Time]
+	changes           ChangePublisher
 }
 
 // Option changes how New builds an App.
@@ -87,6 +100,10 @@ type Option func(*App)
 // WithLimits puts the policy's limits in force (policy.go): failed
 // authentications and the rates of key pairs and tokens.
 func WithLimits(l Limits) Option { return func(a *App) { a.limits = l } }
+
+// WithChangePublisher tells the other replicas of both services about key
+// pairs a caller of ForgetKeyPairs says changed.
+func WithChangePublisher(p ChangePublisher) Option { return func(a *App) { a.changes = p } }
 
 // WithClock replaces time.Now, for tests.
 func WithClock(now func() time.Time) Option { return func(a *App) { a.now = now } }
@@ -99,7 +116,7 @@ func New(store domain.TokenStore, workspaces Workspaces, settings Settings, opts
 	if settings.AccessCacheSize <= 0 {
 		settings.AccessCacheSize = 10000
 	}
-	a := &App{store: store, workspaces: workspaces, settings: settings, limits: noLimits{}, now: time.Now}
+	a := &App{store: store, workspaces: workspaces, settings: settings, limits: noLimits{}, now: time.Now, changes: noChanges{}}
 	for _, opt := range opts {
 		opt(a)
 	}
@@ -108,7 +125,9 @@ func New(store domain.TokenStore, workspaces Workspaces, settings Settings, opts
 	}
 	a.remembered = ttlcache.NewLoader(ttlcache.New[accessKey, cachedAccess](settings.AccessCacheSize, settings.AccessCacheTTL, a.now),
 		ttlcache.LoaderOptions{LoadTimeout: accessLoadTimeout})
-	a.revoked = ttlcache.New[string, time.Time](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
-	a.forgotten = ttlcache.New[string, time.Time](settings.AccessCacheSize, settings.AccessCacheTTL, a.now)
+	// A mark outlives every answer it refuses, and the grace after it.
+	marks := settings.AccessCacheTTL + changeGrace
+	a.changedWorkspaces = ttlcache.New[string, time.Time](settings.AccessCacheSize, marks, a.now)
+	a.changedKeys = ttlcache.New[string, time.Time](settings.AccessCacheSize, marks, a.now)
 	return a
 }

@@ -18,15 +18,14 @@ func (f *workspaces) revoke(authz string) {
 	f.revoked[authz] = true
 }
 
-// A revoked key pair's cached access is dropped when the workspace service
-// says so, so its next login is refused at once.
+// A revoked key pair's cached access is dropped when a caller of
+// ForgetKeyPairAccess says so, so its next login is refused at once.
 func TestForgottenKeyPairsAreCheckedAgain(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	f.login(t, "ada@example.com")
 	f.ws.revoke(alice)
-	// Cached: still a yes within the TTL, until the workspace service
-	// tells.
+	// Cached: still a yes within the TTL, until someone tells.
 	f.login(t, "ada@example.com")
 	f.now = f.now.Add(time.Millisecond)
 	if err := f.app.ForgetKeyPairs(ctx, service, "w1", []string{"alice-key"}); err != nil {

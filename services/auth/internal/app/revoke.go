@@ -48,7 +48,6 @@ func (a *App) RevokeWorkspace(ctx context.Context, authorization, workspaceID st
 	if _, err := a.grant(ctx, authorization, workspaceID, false); err != nil {
 		return err
 	}
-	a.revoked.Set(workspaceID, a.now())
 	if err := a.store.RevokeWorkspace(ctx, workspaceID); err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/basicauth"
 	"github.com/liveproctor/workspaces/pkg/breaker"
+	"github.com/liveproctor/workspaces/pkg/cachebus"
 	"github.com/liveproctor/workspaces/pkg/clientaddr"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
@@ -22,6 +23,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
+	"github.com/liveproctor/workspaces/services/auth/internal/adapters/changebus"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/limits"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/redisstore"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/workspaceclient"
@@ -42,13 +44,14 @@ type Service struct {
 	served    chan error
 	stop      context.CancelFunc
 	probed    chan struct{}
+	listened  chan struct{} // closed when the cache bus's loop has ended
 	metrics   *telemetry.MetricsServer
 }
 
 // Start connects to Redis and the workspace service (neither needs to be up
 // yet: calls fail with Unavailable until they are) and serves gRPC.
 func Start(cfg Config, logger *slog.Logger) (*Service, error) {
-	s := &Service{cfg: cfg, logger: logger, served: make(chan error, 1), probed: make(chan struct{})}
+	s := &Service{cfg: cfg, logger: logger, served: make(chan error, 1), probed: make(chan struct{}), listened: make(chan struct{})}
 	metrics := telemetry.NewMetrics()
 	if err := s.start(metrics); err != nil {
 		s.closeConnections()
@@ -58,7 +61,7 @@ func Start(cfg Config, logger *slog.Logger) (*Service, error) {
 }
 
 // start opens the connections, builds the application, serves gRPC and
-// starts the store's health probe.
+// starts the store's health probe and the cache bus's loop.
 func (s *Service) start(metrics *telemetry.Metrics) error {
 	if err := s.dialWorkspace(metrics); err != nil {
 		return err
@@ -74,12 +77,19 @@ func (s *Service) start(metrics *telemetry.Metrics) error {
 	if s.metrics, err = telemetry.ServeMetrics(s.cfg.MetricsAddr, metrics, s.logger); err != nil {
 		return fmt.Errorf("METRICS_ADDR: %w", err)
 	}
-	s.serve(s.newApp(), metrics)
-	probeCtx, stop := context.WithCancel(context.Background())
+	application := s.newApp()
+	s.serve(application, metrics)
+	loopCtx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	go func() {
 		defer close(s.probed)
-		grpcmw.ProbeHealth(probeCtx, s.health, []string{authv1.AuthService_ServiceDesc.ServiceName}, storeBreaker, s.store.Ping, s.logger, "token store")
+		grpcmw.ProbeHealth(loopCtx, s.health, []string{authv1.AuthService_ServiceDesc.ServiceName}, storeBreaker, s.store.Ping, s.logger, "token store")
+	}()
+	// Changes any replica of either service tells of drop what this one
+	// remembers of them.
+	go func() {
+		defer close(s.listened)
+		cachebus.Run(loopCtx, s.redis, changebus.NewListener(application), s.logger)
 	}()
 	go func() { s.served <- s.grpc.Serve(s.lis) }()
 	s.logger.Info("auth service serving", "addr", s.lis.Addr().String(), "redis", s.cfg.Redis.Addrs)
@@ -118,8 +128,9 @@ func (s *Service) openRedis(metrics *telemetry.Metrics) (*breaker.Breaker, error
 }
 
 // newApp builds the application: tokens in Redis, the policy's limits
-// counted there too (the store runs a login's limits with its save), and
-// the workspace service for access checks, audit records and launches.
+// counted there too (the store runs a login's limits with its save), the
+// workspace service for access checks, audit records and launches, and
+// the cache bus for the key pairs ForgetKeyPairAccess names.
 func (s *Service) newApp() *app.App {
 	guard := ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger)
 	workspaces := workspaceclient.New(s.workspace, s.cfg.CallTimeout)
@@ -127,7 +138,8 @@ func (s *Service) newApp() *app.App {
 		ServiceAuthorization: basicauth.Header(s.cfg.ServiceAppKey, s.cfg.ServiceAppSecret),
 		AccessCacheTTL:       s.cfg.AccessCacheTTL,
 		AccessCacheSize:      s.cfg.AccessCacheSize,
-	}, app.WithLimits(limits.New(guard)), app.WithLaunches(workspaces), app.WithLti13Launches(workspaces))
+	}, app.WithLimits(limits.New(guard)), app.WithLaunches(workspaces), app.WithLti13Launches(workspaces),
+		app.WithChangePublisher(changebus.NewPublisher(s.redis)))
 }
 
 // serve builds the gRPC server: metrics, errors and the trusted proxies
@@ -165,6 +177,7 @@ func (s *Service) Done() <-chan error { return s.served }
 func (s *Service) Close() error {
 	s.stop()
 	<-s.probed
+	<-s.listened
 	grpcmw.StopGracefully(s.grpc, s.health, s.cfg.ShutdownTimeout)
 	_ = s.workspace.Close()
 	_ = s.metrics.Close(context.Background())
