@@ -66,12 +66,13 @@ type AuthServiceClient interface {
 	// RevokeWorkspaceSdkTokens revokes every token of a workspace. The
 	// workspace service calls it when a workspace is deleted.
 	RevokeWorkspaceSdkTokens(ctx context.Context, in *RevokeWorkspaceSdkTokensRequest, opts ...grpc.CallOption) (*RevokeWorkspaceSdkTokensResponse, error)
-	// ForgetKeyPairAccess drops the access checks this replica reuses
-	// (ACCESS_CACHE_TTL) for key pairs of a workspace, so that a revoked or
-	// rotated pair is checked with the workspace service again on its next
-	// call. The workspace service calls it after revoking, rotating or
-	// sweeping key pairs, with a key pair of a workspace that manages (or is)
-	// workspace_id.
+	// ForgetKeyPairAccess makes every replica stop reusing the access checks
+	// it remembers (ACCESS_CACHE_TTL) for key pairs of a workspace, so that a
+	// revoked or rotated pair is checked with the workspace service again on
+	// its next call: this replica at once, the others within about a second
+	// (the cache bus, over Redis). The workspace service tells of its own
+	// changes on that bus; any caller with a key pair of a workspace that
+	// manages (or is) workspace_id may ask too.
 	ForgetKeyPairAccess(ctx context.Context, in *ForgetKeyPairAccessRequest, opts ...grpc.CallOption) (*ForgetKeyPairAccessResponse, error)
 	// CreateLtiSession issues an 8-hour SDK token for the user of an LTI 1.1
 	// launch, once the workspace service (which holds the LTI secrets) has
@@ -230,12 +231,13 @@ type AuthServiceServer interface {
 	// RevokeWorkspaceSdkTokens revokes every token of a workspace. The
 	// workspace service calls it when a workspace is deleted.
 	RevokeWorkspaceSdkTokens(context.Context, *RevokeWorkspaceSdkTokensRequest) (*RevokeWorkspaceSdkTokensResponse, error)
-	// ForgetKeyPairAccess drops the access checks this replica reuses
-	// (ACCESS_CACHE_TTL) for key pairs of a workspace, so that a revoked or
-	// rotated pair is checked with the workspace service again on its next
-	// call. The workspace service calls it after revoking, rotating or
-	// sweeping key pairs, with a key pair of a workspace that manages (or is)
-	// workspace_id.
+	// ForgetKeyPairAccess makes every replica stop reusing the access checks
+	// it remembers (ACCESS_CACHE_TTL) for key pairs of a workspace, so that a
+	// revoked or rotated pair is checked with the workspace service again on
+	// its next call: this replica at once, the others within about a second
+	// (the cache bus, over Redis). The workspace service tells of its own
+	// changes on that bus; any caller with a key pair of a workspace that
+	// manages (or is) workspace_id may ask too.
 	ForgetKeyPairAccess(context.Context, *ForgetKeyPairAccessRequest) (*ForgetKeyPairAccessResponse, error)
 	// CreateLtiSession issues an 8-hour SDK token for the user of an LTI 1.1
 	// launch, once the workspace service (which holds the LTI secrets) has
