@@ -11,7 +11,7 @@ WORKDIR /src
 # even those this binary does not link.
 COPY go.work go.work.sum ./
 COPY pkg/go.mod pkg/go.sum ./pkg/
-COPY pkg/testenv/go.mod ./pkg/testenv/
+COPY pkg/testenv/go.mod pkg/testenv/go.sum ./pkg/testenv/
 COPY services/workspace/go.mod services/workspace/go.sum ./services/workspace/
 COPY services/auth/go.mod services/auth/go.sum ./services/auth/
 COPY gateway/go.mod gateway/go.sum ./gateway/
