@@ -9,12 +9,13 @@ import (
 	"path/filepath"
 )
 
-// Commands are the binaries a stack runs, by name, with their package paths
-// relative to the repository root.
-var commands = []struct{ name, pkg string }{
-	{"workspace", "./services/workspace/cmd/workspace"},
-	{"auth", "./services/auth/cmd/auth"},
-	{"gateway", "./gateway/cmd/gateway"},
+// Commands are the binaries a stack runs, by name, in start order, with
+// their package paths relative to the repository root and the variable
+// that says where each listens.
+var commands = []struct{ name, pkg, listenVar string }{
+	{"workspace", "./services/workspace/cmd/workspace", "WORKSPACE_GRPC_ADDR"},
+	{"auth", "./services/auth/cmd/auth", "AUTH_GRPC_ADDR"},
+	{"gateway", "./gateway/cmd/gateway", "GATEWAY_ADDR"},
 }
 
 // RepoRoot returns the repository root: the nearest folder at or above the

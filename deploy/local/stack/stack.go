@@ -4,6 +4,9 @@
 // as child processes (pkg/testenv), the services from the real binaries.
 // `make run` (cmd/devstack), the end-to-end tests and the benchmark all use
 // it, so the tests exercise what users run.
+//
+// With Options.Replicas it runs several processes of each service instead,
+// which find each other by name (replicas.go).
 package stack
 
 import (
@@ -14,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/testenv"
@@ -36,17 +40,22 @@ type Options struct {
 	// PersistRedis keeps the started redis-server's data across restarts.
 	PersistRedis bool
 
-	// Listen addresses; empty picks a free loopback port.
+	// Listen addresses; empty picks a free loopback port. With Replicas,
+	// GatewayAddr is the first gateway's, and the other two must be empty.
 	GatewayAddr   string
 	WorkspaceAddr string
 	AuthAddr      string
+
+	// Replicas runs several processes of each service (see Replicas); the
+	// zero value runs one of each, at the addresses above.
+	Replicas Replicas
 
 	// Env is added to every service's environment (keys, bootstrap pair,
 	// timeouts), after this process's own environment.
 	Env []string
 	// ServiceEnv is added to one service's environment, by name ("workspace",
 	// "auth", "gateway"), after Env: settings that must differ between
-	// them, such as PPROF_ADDR.
+	// them, such as PPROF_ADDR. Every replica of a service gets the same.
 	ServiceEnv map[string][]string
 	// Output receives the services' output, one prefixed line at a time.
 	// Nil discards it.
@@ -58,14 +67,18 @@ type Options struct {
 
 // Stack is a running set of servers.
 type Stack struct {
-	GatewayURL    string // http://host:port
-	GatewayAddr   string
+	GatewayURL  string // http://host:port
+	GatewayAddr string
+	// WorkspaceAddr and AuthAddr are the gRPC targets the services are
+	// given: host:port, or with replicas a dns:// target naming them all.
 	WorkspaceAddr string
 	AuthAddr      string
 	MongoURI      string
 	RedisAddr     string
 	// Where each binary serves /metrics (METRICS_ADDR), a free loopback
-	// port each.
+	// port each. With replicas, the gateway's fields are the first
+	// gateway's, and these the first replica's of each service; Replicas
+	// lists them all.
 	GatewayMetricsAddr   string
 	WorkspaceMetricsAddr string
 	AuthMetricsAddr      string
@@ -74,16 +87,36 @@ type Stack struct {
 	// external servers were given. Tests stop and restart them.
 	FerretDB *testenv.Server
 	Redis    *testenv.Server
+	// DNS names the replicas of the workspace and auth services; nil
+	// without Options.Replicas.
+	DNS *testenv.DNSServer
 
-	services []*testenv.Process // in start order
+	binDir       string
+	output       io.Writer
+	serviceEnv   map[string][]string
+	base         []string // every process's environment but its own addresses
+	readyTimeout time.Duration
+	ports        map[string]string // with replicas: the port of each service's name
+
+	mu       sync.Mutex
+	replicas []*Replica     // every process started, in start order
+	started  map[string]int // processes started, by service
 	exited   chan error
 }
 
-// Start starts everything and returns once the gateway reports ready (both
-// services answer their health checks). On failure whatever was started is
+// Start starts everything and returns once every gateway reports ready
+// (both services answer their health checks), and with replicas once
+// every replica answers its own. On failure whatever was started is
 // stopped again.
 func Start(ctx context.Context, opts Options) (st *Stack, err error) {
-	s := &Stack{MongoURI: opts.MongoURI, RedisAddr: opts.RedisAddr, exited: make(chan error, len(commands))}
+	s := &Stack{
+		MongoURI: opts.MongoURI, RedisAddr: opts.RedisAddr,
+		binDir: opts.BinDir, output: opts.Output, serviceEnv: opts.ServiceEnv, readyTimeout: opts.ReadyTimeout,
+		started: map[string]int{}, exited: make(chan error, 1),
+	}
+	if s.readyTimeout == 0 {
+		s.readyTimeout = 2 * time.Minute
+	}
 	defer func() {
 		if err != nil {
 			_ = s.Close()
@@ -92,17 +125,12 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	if err := s.startStores(ctx, opts); err != nil {
 		return nil, err
 	}
-	if err := s.chooseAddrs(opts); err != nil {
-		return nil, err
+	if opts.Replicas != (Replicas{}) {
+		err = s.startReplicas(ctx, opts)
+	} else {
+		err = s.startOneOfEach(ctx, opts)
 	}
-	if err := s.startServices(opts); err != nil {
-		return nil, err
-	}
-	timeout := opts.ReadyTimeout
-	if timeout == 0 {
-		timeout = 2 * time.Minute
-	}
-	if err := s.waitReady(ctx, timeout); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -153,108 +181,158 @@ func (s *Stack) chooseAddrs(opts Options) error {
 	return nil
 }
 
-// startServices starts the three binaries in order, each told where the
-// stores and the others are, and reports on s.exited when one exits.
-func (s *Stack) startServices(opts Options) error {
-	base := append(append([]string(nil), opts.Env...),
+// startOneOfEach starts the three binaries in order, each told where the
+// stores and the others are, and waits until the gateway reports ready.
+func (s *Stack) startOneOfEach(ctx context.Context, opts Options) error {
+	if err := s.chooseAddrs(opts); err != nil {
+		return err
+	}
+	s.base = append(append([]string(nil), opts.Env...),
 		"MONGODB_URI="+s.MongoURI,
 		"REDIS_ADDR="+s.RedisAddr,
-		"WORKSPACE_GRPC_ADDR="+s.WorkspaceAddr,
-		"AUTH_GRPC_ADDR="+s.AuthAddr,
-		"GATEWAY_ADDR="+s.GatewayAddr,
 		"WORKSPACE_SERVICE_ADDR="+s.WorkspaceAddr,
 		"AUTH_SERVICE_ADDR="+s.AuthAddr,
 	)
-	own := map[string][]string{
-		"workspace": {"METRICS_ADDR=" + s.WorkspaceMetricsAddr},
-		"auth":      {"METRICS_ADDR=" + s.AuthMetricsAddr},
-		"gateway":   {"METRICS_ADDR=" + s.GatewayMetricsAddr},
+	addrs := map[string][2]string{
+		"workspace": {s.WorkspaceAddr, s.WorkspaceMetricsAddr},
+		"auth":      {s.AuthAddr, s.AuthMetricsAddr},
+		"gateway":   {s.GatewayAddr, s.GatewayMetricsAddr},
 	}
 	for _, c := range commands {
-		p, err := testenv.StartProcess(testenv.Command{
-			Name:   c.name,
-			Path:   filepath.Join(opts.BinDir, c.name),
-			Env:    append(append(append([]string(nil), base...), own[c.name]...), opts.ServiceEnv[c.name]...),
-			Output: opts.Output,
-		})
-		if err != nil {
+		if _, err := s.launch(c.name, c.name, addrs[c.name][0], addrs[c.name][1]); err != nil {
 			return err
 		}
-		s.services = append(s.services, p)
-		go func() {
-			<-p.Done()
-			err := p.Err()
-			if err == nil {
-				err = fmt.Errorf("%s exited", p.Name())
-			}
-			s.exited <- err
-		}()
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.readyTimeout)
+	defer cancel()
+	if err := testenv.WaitReady(ctx, testenv.HTTPOK(s.GatewayURL+"/readyz"), s.processes()...); err != nil {
+		return fmt.Errorf("the stack was not ready within %s: %w", s.readyTimeout, err)
 	}
 	return nil
 }
 
-// Signal sends sig to the named service: "workspace", "auth" or "gateway".
+// launch starts one process of service, named name, listening on addr and
+// serving /metrics on metricsAddr. It reports on s.exited if the process
+// ends on its own.
+func (s *Stack) launch(service, name, addr, metricsAddr string) (*Replica, error) {
+	env := append(append([]string(nil), s.base...), listenVar(service)+"="+addr, "METRICS_ADDR="+metricsAddr)
+	p, err := testenv.StartProcess(testenv.Command{
+		Name:   name,
+		Path:   filepath.Join(s.binDir, service),
+		Env:    append(env, s.serviceEnv[service]...),
+		Output: s.output,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := &Replica{Name: name, Service: service, Addr: addr, MetricsAddr: metricsAddr, proc: p}
+	s.mu.Lock()
+	s.replicas = append(s.replicas, r)
+	s.mu.Unlock()
+	go func() {
+		<-p.Done()
+		if r.ended.Load() {
+			return // stopped or killed by the stack
+		}
+		err := p.Err()
+		if err == nil {
+			err = fmt.Errorf("%s exited", name)
+		}
+		select {
+		case s.exited <- err:
+		default: // one is reported already
+		}
+	}()
+	return r, nil
+}
+
+func listenVar(service string) string {
+	for _, c := range commands {
+		if c.name == service {
+			return c.listenVar
+		}
+	}
+	panic("stack: no command " + service)
+}
+
+// Signal sends sig to the named process: "workspace", "auth" or
+// "gateway", or with replicas one's Name ("workspace-2").
 func (s *Stack) Signal(name string, sig os.Signal) error {
-	p, err := s.service(name)
+	r, err := s.replica(name)
 	if err != nil {
 		return err
 	}
-	return p.Signal(sig)
+	return r.proc.Signal(sig)
 }
 
-// Wait waits up to timeout for the named service to exit, and returns nil
+// Wait waits up to timeout for the named process to exit, and returns nil
 // if it exited with status 0.
 func (s *Stack) Wait(name string, timeout time.Duration) error {
-	p, err := s.service(name)
+	r, err := s.replica(name)
 	if err != nil {
 		return err
 	}
 	select {
-	case <-p.Done():
-		return p.Err()
+	case <-r.proc.Done():
+		return r.proc.Err()
 	case <-time.After(timeout):
 		return fmt.Errorf("%s did not exit within %s", name, timeout)
 	}
 }
 
-// PID returns the process id of the named service, for measurements.
+// PID returns the process id of the named process, for measurements.
 func (s *Stack) PID(name string) (int, error) {
-	p, err := s.service(name)
+	r, err := s.replica(name)
 	if err != nil {
 		return 0, err
 	}
-	return p.PID(), nil
+	return r.PID(), nil
 }
 
-func (s *Stack) service(name string) (*testenv.Process, error) {
-	for _, p := range s.services {
-		if p.Name() == name {
-			return p, nil
+func (s *Stack) replica(name string) (*Replica, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.replicas {
+		if r.Name == name {
+			return r, nil
 		}
 	}
-	return nil, fmt.Errorf("no service named %q", name)
+	return nil, fmt.Errorf("no process named %q", name)
 }
 
-// Exited receives an error when a service ends on its own.
+// processes are every process started, in start order.
+func (s *Stack) processes() []*testenv.Process {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps := make([]*testenv.Process, len(s.replicas))
+	for i, r := range s.replicas {
+		ps[i] = r.proc
+	}
+	return ps
+}
+
+// Exited receives an error when a process ends on its own (not stopped or
+// killed by the stack): the first one.
 func (s *Stack) Exited() <-chan error { return s.exited }
 
-// waitReady polls the gateway's /readyz until it answers 200.
-func (s *Stack) waitReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err := testenv.WaitReady(ctx, testenv.HTTPOK(s.GatewayURL+"/readyz"), s.services...)
-	if err != nil {
-		return fmt.Errorf("the stack was not ready within %s: %w", timeout, err)
-	}
-	return nil
-}
-
-// Close stops the gateway first, then the services, then the stand-ins the
-// stack started, each given the time to finish what it is doing.
+// Close stops the gateways first, then the services, the latest started
+// first, then the DNS server and the stand-ins the stack started, each
+// given the time to finish what it is doing.
 func (s *Stack) Close() error {
+	s.mu.Lock()
+	replicas := append([]*Replica(nil), s.replicas...)
+	s.mu.Unlock()
 	var errs []error
-	for i := len(s.services) - 1; i >= 0; i-- {
-		errs = append(errs, s.services[i].Stop())
+	for _, gateways := range []bool{true, false} {
+		for i := len(replicas) - 1; i >= 0; i-- {
+			if r := replicas[i]; (r.Service == "gateway") == gateways {
+				r.ended.Store(true)
+				errs = append(errs, r.proc.Stop())
+			}
+		}
+	}
+	if s.DNS != nil {
+		errs = append(errs, s.DNS.Close())
 	}
 	if s.Redis != nil {
 		errs = append(errs, s.Redis.Stop())
