@@ -104,13 +104,20 @@ func startOwnStack(t *testing.T, extra ...string) *stack.Stack {
 // (PUBLIC_BASE_URL) must name the gateway's address before it starts.
 func startOwnStackAt(t *testing.T, gatewayAddr string, extra ...string) *stack.Stack {
 	t.Helper()
+	return startOwnStackWith(t, stack.Options{GatewayAddr: gatewayAddr}, extra...)
+}
+
+// startOwnStackWith is startOwnStack with further options (replicas, a
+// gateway address); it fills in the binaries, the data folder, the output
+// and the settings.
+func startOwnStackWith(t *testing.T, opts stack.Options, extra ...string) *stack.Stack {
+	t.Helper()
 	var logs bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := stack.Start(ctx, stack.Options{
-		BinDir: binDir, DataDir: t.TempDir(), GatewayAddr: gatewayAddr, Output: &logs,
-		Env: append(append([]string(nil), stackEnv...), extra...),
-	})
+	opts.BinDir, opts.DataDir, opts.Output = binDir, t.TempDir(), &logs
+	opts.Env = append(append([]string(nil), stackEnv...), extra...)
+	s, err := stack.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("start a stack: %v\n%s", err, logs.String())
 	}
