@@ -169,9 +169,10 @@ type probe struct {
 type service struct {
 	object
 	Spec struct {
-		ClusterIP string            `json:"clusterIP"`
-		Selector  map[string]string `json:"selector"`
-		Ports    []struct {
+		ClusterIP                string            `json:"clusterIP"`
+		PublishNotReadyAddresses bool              `json:"publishNotReadyAddresses"`
+		Selector                 map[string]string `json:"selector"`
+		Ports                    []struct {
 			Name       string `json:"name"`
 			Port       int32  `json:"port"`
 			TargetPort any    `json:"targetPort"`

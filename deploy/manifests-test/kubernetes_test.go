@@ -340,12 +340,12 @@ func checkEnv(t *testing.T, r *rendered, comp component) {
 			t.Errorf("%s = %q, want dns:///<service>:<port>, which resolves to every replica", name, plain[name])
 			continue
 		}
-		host, port, err := net.SplitHostPort(endpoint)
+		fqdn, port, err := net.SplitHostPort(endpoint)
 		if err != nil {
 			t.Errorf("%s = %q: %v", name, plain[name], err)
 			continue
 		}
-		host, _, _ = strings.Cut(host, ".") // "workspace" or "workspace.ns.svc…"
+		host, _, _ := strings.Cut(fqdn, ".") // "workspace" or "workspace.ns.svc…"
 		want := strings.ToLower(target)
 		s, ok := r.services[host]
 		if host != want || !ok {
@@ -354,6 +354,17 @@ func checkEnv(t *testing.T, r *rendered, comp component) {
 		}
 		if s.Spec.ClusterIP != "None" {
 			t.Errorf("%s names Service %s, whose clusterIP is %q: want None (headless), or kube-proxy balances connections, not calls", name, host, s.Spec.ClusterIP)
+		}
+		if s.Spec.PublishNotReadyAddresses {
+			t.Errorf("Service %s publishes pods that are not ready: its clients would send calls to replicas that cannot serve them yet", host)
+		}
+		if ns := namespaceOf(r); !slices.Contains([]string{host, host + "." + ns, host + "." + ns + ".svc", host + "." + ns + ".svc.cluster.local"}, fqdn) {
+			t.Errorf("%s = %q: the name must be the Service's, alone or in this overlay's namespace %q", name, plain[name], ns)
+		}
+		// No proxy stands behind a headless Service: clients connect to
+		// the pods' own addresses, on the target's port.
+		if !portMatches(port, containerOf(t, r.deployments[host])) {
+			t.Errorf("%s = %q: the %s container does not listen on port %s", name, plain[name], host, port)
 		}
 		if !slices.ContainsFunc(s.Spec.Ports, func(p struct {
 			Name       string `json:"name"`
@@ -367,13 +378,18 @@ func checkEnv(t *testing.T, r *rendered, comp component) {
 	}
 }
 
-func checkLabels(t *testing.T, r *rendered) {
-	namespace := ""
+// namespaceOf is the namespace the overlay renders, or "" if none.
+func namespaceOf(r *rendered) string {
 	for _, o := range r.objects {
 		if o.Kind == "Namespace" {
-			namespace = o.Metadata.Name
+			return o.Metadata.Name
 		}
 	}
+	return ""
+}
+
+func checkLabels(t *testing.T, r *rendered) {
+	namespace := namespaceOf(r)
 	if namespace == "" {
 		t.Error("the overlay renders no Namespace")
 	}
