@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -50,32 +47,14 @@ func startReplicatedStack(t *testing.T) *stack.Stack {
 func (c client) at(g *stack.Replica) client { c.gateway = "http://" + g.Addr; return c }
 
 // served returns how many calls of method r has served, whatever their
-// status, from its /metrics.
+// status.
 func served(t *testing.T, r *stack.Replica, method string) int {
 	t.Helper()
-	resp, err := http.Get("http://" + r.MetricsAddr + "/metrics")
+	n, err := r.Served(context.Background(), method)
 	if err != nil {
-		t.Fatalf("%s's metrics: %v", r.Name, err)
+		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	total := 0
-	lines := bufio.NewScanner(resp.Body)
-	for lines.Scan() {
-		series, value, ok := strings.Cut(lines.Text(), " ")
-		if !ok || !strings.HasPrefix(series, "grpc_server_handling_seconds_count{") ||
-			!strings.Contains(series, `grpc_method="`+method+`"`) {
-			continue
-		}
-		n, err := strconv.Atoi(value)
-		if err != nil {
-			t.Fatalf("%s's metrics: %q", r.Name, lines.Text())
-		}
-		total += n
-	}
-	if err := lines.Err(); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s's metrics: %s, %v", r.Name, resp.Status, err)
-	}
-	return total
+	return n
 }
 
 // servedBy returns served for each replica of service, by name.

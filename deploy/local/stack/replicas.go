@@ -1,11 +1,15 @@
 package stack
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
+	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"google.golang.org/grpc"
@@ -271,4 +275,40 @@ func (s *Stack) KillReplica(r *Replica) error {
 	err := r.proc.Kill()
 	s.updateName(r.Service)
 	return err
+}
+
+// Served returns how many calls of a gRPC method (such as
+// "/auth.v1.AuthService/CreateSdkToken") r has served, whatever their
+// status, from its /metrics (grpc_server_handling_seconds_count).
+func (r *Replica) Served(ctx context.Context, method string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.MetricsAddr+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("%s's metrics: %w", r.Name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("%s's metrics: %s", r.Name, resp.Status)
+	}
+	total := 0
+	lines := bufio.NewScanner(resp.Body)
+	for lines.Scan() {
+		series, value, ok := strings.Cut(lines.Text(), " ")
+		if !ok || !strings.HasPrefix(series, "grpc_server_handling_seconds_count{") ||
+			!strings.Contains(series, `grpc_method="`+method+`"`) {
+			continue
+		}
+		n, err := strconv.Atoi(value)
+		if err != nil {
+			return 0, fmt.Errorf("%s's metrics: %q", r.Name, lines.Text())
+		}
+		total += n
+	}
+	if err := lines.Err(); err != nil {
+		return 0, fmt.Errorf("%s's metrics: %w", r.Name, err)
+	}
+	return total, nil
 }
