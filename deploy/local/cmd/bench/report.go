@@ -46,6 +46,11 @@ type report struct {
 	// the steps below what the store held already.
 	Store        []storeStep
 	StoreSkipped steps
+	// ReplicaLogins is one login round spread over two auth replicas;
+	// NewReplica, how a third one added under load took its share
+	// (replicas.go).
+	ReplicaLogins []replicaLogins
+	NewReplica    *newReplica
 }
 
 type processMemory struct {
@@ -175,6 +180,7 @@ func (r *report) Markdown() string {
 	}
 
 	r.writeTargets(w)
+	r.writeReplicas(w)
 	r.writeCPU(w)
 	r.writeRedis(w)
 	r.writeThroughput(w)
@@ -587,4 +593,35 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float
 // signedMS formats a difference in milliseconds with its sign.
 func signedMS(d time.Duration) string {
 	return fmt.Sprintf("%+.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+// writeReplicas reports the logins' spread over two auth replicas and the
+// time a third one took to get its share.
+func (r *report) writeReplicas(w writer) {
+	if len(r.ReplicaLogins) == 0 {
+		return
+	}
+	total := 0
+	for _, l := range r.ReplicaLogins {
+		total += l.Logins
+	}
+	w("## Several replicas\n\n")
+	w("Logins through one gateway to two auth replicas behind one name (round_robin over what the name resolves to), one %s round at %d connections:\n\n", r.Config.Round, r.Config.Conns)
+	w("| auth replica | logins | share | CPU per login |\n|---|--:|--:|--:|\n")
+	for _, l := range r.ReplicaLogins {
+		share := 0.0
+		if total > 0 {
+			share = 100 * float64(l.Logins) / float64(total)
+		}
+		w("| %s | %d | %.1f%% | %.0f µs |\n", l.Name, l.Logins, share, perCall(l.CPU, l.Logins))
+	}
+	if n := r.NewReplica; n != nil {
+		settled := fmt.Sprintf("after %.1f s", n.Share.Seconds())
+		if !n.Settled {
+			settled = fmt.Sprintf("not within %s", n.Share)
+		}
+		w("\nA third auth replica added under that load, with production's connection settings (`GRPC_MAX_CONNECTION_AGE=30s`, `GRPC_DNS_MIN_RESOLUTION_INTERVAL=30s`), counted from its name's publication in DNS: first login after %.1f s; half an even share of the logins (a sixth) in a half second %s.\n",
+			n.FirstCall.Seconds(), settled)
+	}
+	w("\n")
 }

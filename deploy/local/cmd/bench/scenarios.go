@@ -22,6 +22,7 @@ var scenarios = []struct {
 	{"makerun", "login: the floor and a stack started as make run starts it, alternating", measureMakeRun},
 	{"hop", "GetWorkspace: REST through the gateway and direct gRPC", measureHop},
 	{"introspect", "token introspection over gRPC", measureIntrospection},
+	{"replicas", "login: spread over two auth replicas, and a third added under load", measureReplicas},
 	// The store-scale scenario comes first: it starts from few workspaces,
 	// and the list's sizes below what it leaves are skipped.
 	{"store", "the store at scale: list, update and create as the store grows", measureStoreScale},
