@@ -223,3 +223,14 @@ func watchSilence(ctx context.Context, sub *redis.PubSub, heard <-chan struct{})
 		timer.Reset(pingInterval)
 	}
 }
+
+// Subscribers returns how many subscriptions to the bus the Redis server
+// behind client counts now (on a Cluster, those of the node it asks): one
+// per replica listening.
+func Subscribers(ctx context.Context, client redis.UniversalClient) (int64, error) {
+	n, err := client.PubSubNumSub(ctx, Channel).Result()
+	if err != nil {
+		return 0, err
+	}
+	return n[Channel], nil
+}

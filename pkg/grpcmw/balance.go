@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -120,17 +121,25 @@ func checkTarget(target string) string {
 			return "the scheme must be dns or passthrough"
 		}
 		endpoint = strings.TrimPrefix(u.Path, "/")
-		if u.Host != "" {
-			if _, _, err := net.SplitHostPort(u.Host); err != nil {
-				return "the DNS server must be host:port"
-			}
+		if u.Host != "" && !validHostPort(u.Host, true) {
+			return "the DNS server must be host or host:port"
 		}
 	}
-	host, port, err := net.SplitHostPort(endpoint)
-	if err != nil || host == "" || port == "" {
-		return "the name must be host:port"
+	if !validHostPort(endpoint, false) {
+		return "the name must be host:port, the port a number from 1 to 65535"
 	}
 	return ""
+}
+
+// validHostPort reports whether s is host:port with a port from 1 to
+// 65535, or (with portOptional) a host alone.
+func validHostPort(s string, portOptional bool) bool {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return portOptional && s != "" && !strings.ContainsAny(s, "/:")
+	}
+	n, err := strconv.Atoi(port)
+	return host != "" && !strings.Contains(host, "/") && err == nil && n >= 1 && n <= 65535
 }
 
 // Keepalive: a client pings a connection idle for keepaliveTime and drops
@@ -166,10 +175,14 @@ func DialOptions(services ...string) []grpc.DialOption {
 
 // Retries of idempotent methods on UNAVAILABLE: at most three attempts,
 // the second after up to 50 ms, the third after up to 100 ms more, each
-// within the call's own deadline. Every failed call takes a token from a
-// bucket of 10 and every success gives a tenth back; below half full no
-// call is retried, so when every replica fails (the store is down) calls
-// are tried once each, as without retries.
+// within the call's own deadline. Every failed attempt takes a token from
+// a bucket of retryTokens and every success gives a tenth of one back; at
+// half full or below no call is retried. So a replica dying with up to
+// half the bucket's calls in flight costs none of the idempotent ones,
+// and when every replica fails (the store is down) calls soon go out once
+// each, as without retries, until successes refill the bucket.
+const retryTokens = 200
+
 var retryPolicy = map[string]any{
 	"maxAttempts":          3,
 	"initialBackoff":       "0.05s",
@@ -203,7 +216,7 @@ func ServiceConfig(services ...string) string {
 	}
 	config := map[string]any{
 		"loadBalancingConfig": []any{map[string]any{"round_robin": map[string]any{}}},
-		"retryThrottling":     map[string]any{"maxTokens": 10, "tokenRatio": 0.1},
+		"retryThrottling":     map[string]any{"maxTokens": retryTokens, "tokenRatio": 0.1},
 	}
 	if len(idempotent) > 0 {
 		config["methodConfig"] = []any{map[string]any{"name": idempotent, "retryPolicy": retryPolicy}}

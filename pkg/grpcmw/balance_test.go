@@ -76,7 +76,11 @@ func TestReadTarget(t *testing.T) {
 		{"[::1]:9090", true},
 		{"workspace", false},
 		{"dns:///workspace", false},
-		{"dns://resolver/workspace:9090", false},
+		{"dns://10.0.0.10/workspace:9090", true},
+		{"dns:///workspace:9090/x", false},
+		{"dns:///workspace:0", false},
+		{"dns:///workspace:http", false},
+		{"dns://resolver:x/workspace:9090", false},
 		{"unix:///run/workspace.sock", false},
 	} {
 		r := envconfig.FromMap(map[string]string{"WORKSPACE_SERVICE_ADDR": c.value})
@@ -144,9 +148,13 @@ func startReplica(t *testing.T, host string, age grpcmw.ServerSettings) *replica
 
 // balancedClient dials the replicas through a resolver the test controls,
 // with the dial options of production.
-func balancedClient(t *testing.T, replicas ...*replica) (workspacev1.WorkspaceServiceClient, *manual.Resolver) {
+// setup, when given, sets the resolver up before the channel builds it.
+func balancedClient(t *testing.T, setup func(*manual.Resolver), replicas ...*replica) (workspacev1.WorkspaceServiceClient, *manual.Resolver) {
 	t.Helper()
 	res := manual.NewBuilderWithScheme("test")
+	if setup != nil {
+		setup(res)
+	}
 	res.InitialState(resolver.State{Addresses: addresses(replicas...)})
 	conn, err := grpc.NewClient("test:///workspace", append(grpcmw.DialOptions(workspacev1.WorkspaceService_ServiceDesc.ServiceName),
 		grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithResolvers(res))...)
@@ -190,7 +198,7 @@ func callUntil(t *testing.T, client workspacev1.WorkspaceServiceClient, done fun
 
 func TestCallsAreSpreadOverEveryReplica(t *testing.T) {
 	a, b, c := startReplica(t, "127.0.0.1", forever), startReplica(t, "127.0.0.2", forever), startReplica(t, "127.0.0.3", forever)
-	client, _ := balancedClient(t, a, b, c)
+	client, _ := balancedClient(t, nil, a, b, c)
 	// Once every connection is up, round_robin takes each replica in turn.
 	callUntil(t, client, func(m map[string]int) bool { return len(m) == 3 })
 	got := callUntil(t, client, func(m map[string]int) bool { return m["127.0.0.1"]+m["127.0.0.2"]+m["127.0.0.3"] == 300 })
@@ -204,26 +212,39 @@ func TestCallsAreSpreadOverEveryReplica(t *testing.T) {
 func TestAReplicaAddedIsFoundWhenConnectionsAge(t *testing.T) {
 	// Production's age is 30 s; the mechanism is the same at 200 ms.
 	age := grpcmw.ServerSettings{MaxConnectionAge: 200 * time.Millisecond, MaxConnectionAgeGrace: time.Second}
-	a := startReplica(t, "127.0.0.1", age)
-	client, res := balancedClient(t, a)
-	callUntil(t, client, func(m map[string]int) bool { return m[a.name] > 0 })
-
+	a, b := startReplica(t, "127.0.0.1", age), startReplica(t, "127.0.0.2", age)
 	// A resolver only tells the channel what it finds when asked to
 	// resolve again, which a connection going away does; the manual
-	// resolver stands for DNS answering with the new replica.
-	b := startReplica(t, "127.0.0.2", age)
-	var asked atomic.Bool
-	res.ResolveNowCallback = func(resolver.ResolveNowOptions) {
-		if asked.CompareAndSwap(false, true) {
-			go res.UpdateState(resolver.State{Addresses: addresses(a, b)})
+	// resolver stands for DNS, answering with b once b is "added".
+	var added atomic.Bool
+	withB := make(chan struct{})
+	client, res := balancedClient(t, func(res *manual.Resolver) {
+		res.ResolveNowCallback = func(resolver.ResolveNowOptions) {
+			if added.Load() {
+				select {
+				case withB <- struct{}{}:
+				default:
+				}
+			}
 		}
+	}, a)
+	callUntil(t, client, func(m map[string]int) bool { return m[a.name] > 0 })
+	if got := callUntil(t, client, func(m map[string]int) bool { return m[a.name] >= 20 }); got[b.name] != 0 {
+		t.Fatalf("b answered before it was resolved: %v", got)
 	}
+	added.Store(true)
+	select {
+	case <-withB:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the channel did not resolve again within 20 s of its connection's age")
+	}
+	res.UpdateState(resolver.State{Addresses: addresses(a, b)})
 	callUntil(t, client, func(m map[string]int) bool { return m[b.name] > 0 })
 }
 
 func TestAKilledReplicaCostsOnlyItsCallsInFlight(t *testing.T) {
 	a, b := startReplica(t, "127.0.0.1", forever), startReplica(t, "127.0.0.2", forever)
-	client, _ := balancedClient(t, a, b)
+	client, _ := balancedClient(t, nil, a, b)
 	callUntil(t, client, func(m map[string]int) bool { return len(m) == 2 })
 	for len(a.calls) > 0 {
 		<-a.calls
@@ -279,7 +300,7 @@ func (r *replica) waitCalls(t *testing.T, n int) {
 
 func TestOnlyIdempotentMethodsAreRetried(t *testing.T) {
 	a := startReplica(t, "127.0.0.1", forever)
-	client, _ := balancedClient(t, a)
+	client, _ := balancedClient(t, nil, a)
 	callUntil(t, client, func(m map[string]int) bool { return m[a.name] > 0 })
 
 	a.failWith.Store(int32(codes.Unavailable))

@@ -55,15 +55,18 @@ func (c *Cache[K, V]) getWithExpiry(key K) (V, time.Time, bool) {
 	return e.value, e.expires, true
 }
 
-// Set stores value under key for the cache's TTL.
-func (c *Cache[K, V]) Set(key K, value V) {
+// Set stores value under key for the cache's TTL. It reports whether a
+// live entry had to be dropped to make room, for a cache whose entries
+// must not be lost unnoticed.
+func (c *Cache[K, V]) Set(key K, value V) (evictedLive bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
 	if _, ok := c.items[key]; !ok && len(c.items) >= c.size {
-		c.evict(now)
+		evictedLive = c.evict(now)
 	}
 	c.items[key] = entry[V]{value: value, expires: now.Add(c.ttl)}
+	return evictedLive
 }
 
 // Delete drops key.
@@ -87,8 +90,9 @@ func (c *Cache[K, V]) Len() int {
 	return len(c.items)
 }
 
-// evict makes room for one entry. Called with mu held.
-func (c *Cache[K, V]) evict(now time.Time) {
+// evict makes room for one entry, and reports whether it dropped a live
+// one. Called with mu held.
+func (c *Cache[K, V]) evict(now time.Time) (live bool) {
 	for k, e := range c.items {
 		if !now.Before(e.expires) {
 			delete(c.items, k)
@@ -96,8 +100,10 @@ func (c *Cache[K, V]) evict(now time.Time) {
 	}
 	for k := range c.items {
 		if len(c.items) < c.size {
-			return
+			return live
 		}
 		delete(c.items, k)
+		live = true
 	}
+	return live
 }

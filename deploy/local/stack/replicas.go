@@ -46,12 +46,15 @@ var serviceNames = map[string]string{
 }
 
 // replicaEnv lets a replica started later get calls within seconds, where
-// production takes up to a minute: servers end a connection after 2 s
-// (with 1 s for its calls to finish), so clients resolve the name again,
-// at most every 500 ms. Options.Env comes after it and may change it.
+// production takes up to a minute: servers ask clients to leave a
+// connection after 2 s, so clients resolve the name again, at most every
+// 500 ms. Calls in flight on such a connection keep production's 10 s to
+// finish, as long as the request deadline: a shorter grace would cut a
+// slow call (a write waiting on the stand-in) short. Options.Env comes
+// after it and may change it.
 var replicaEnv = []string{
 	"GRPC_MAX_CONNECTION_AGE=2s",
-	"GRPC_MAX_CONNECTION_AGE_GRACE=1s",
+	"GRPC_MAX_CONNECTION_AGE_GRACE=10s",
 	"GRPC_DNS_MIN_RESOLUTION_INTERVAL=500ms",
 }
 
@@ -301,11 +304,12 @@ func (r *Replica) Served(ctx context.Context, method string) (int, error) {
 			!strings.Contains(series, `grpc_method="`+method+`"`) {
 			continue
 		}
-		n, err := strconv.Atoi(value)
+		// Prometheus writes counts as floats: a million is 1e+06.
+		n, err := strconv.ParseFloat(value, 64)
 		if err != nil {
 			return 0, fmt.Errorf("%s's metrics: %q", r.Name, lines.Text())
 		}
-		total += n
+		total += int(n)
 	}
 	if err := lines.Err(); err != nil {
 		return 0, fmt.Errorf("%s's metrics: %w", r.Name, err)

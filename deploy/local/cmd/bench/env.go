@@ -59,7 +59,8 @@ func benchEnv(cfg config) []string {
 	if !cfg.Large && !cfg.Only.includes("store") {
 		return env
 	}
-	return append(env, "WORKSPACE_CALL_TIMEOUT=2m", "REQUEST_TIMEOUT=2m", "MONGODB_TIMEOUT=2m")
+	// A connection's age must not cut such a call short either.
+	return append(env, "WORKSPACE_CALL_TIMEOUT=2m", "REQUEST_TIMEOUT=2m", "MONGODB_TIMEOUT=2m", "GRPC_MAX_CONNECTION_AGE_GRACE=2m")
 }
 
 // services are the stack's services, by their names in the stack package:

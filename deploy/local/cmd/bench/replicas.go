@@ -81,9 +81,13 @@ func measureReplicas(ctx context.Context, cfg config, e *env, rep *report) error
 	if err != nil {
 		return err
 	}
-	if _, _, err := runWrk(ctx, e.tmp, *load, cfg.Conns, cfg.Round); err != nil {
+	res, _, err := runWrk(ctx, e.tmp, *load, cfg.Conns, cfg.Round)
+	if err != nil {
 		return err
 	}
+	// A failed login counts on a replica's metrics as a served one: a
+	// spread is only a spread of logins when none failed.
+	rep.ReplicaLoginErrors = res.Errors
 	used, err := cpu.stop()
 	if err != nil {
 		return err

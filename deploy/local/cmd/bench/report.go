@@ -49,8 +49,9 @@ type report struct {
 	// ReplicaLogins is one login round spread over two auth replicas;
 	// NewReplica, how a third one added under load took its share
 	// (replicas.go).
-	ReplicaLogins []replicaLogins
-	NewReplica    *newReplica
+	ReplicaLogins      []replicaLogins
+	ReplicaLoginErrors int // failed logins of that round, as wrk saw them
+	NewReplica         *newReplica
 }
 
 type processMemory struct {
@@ -615,13 +616,18 @@ func (r *report) writeReplicas(w writer) {
 		}
 		w("| %s | %d | %.1f%% | %.0f µs |\n", l.Name, l.Logins, share, perCall(l.CPU, l.Logins))
 	}
+	w("\n%d of those logins failed (wrk's errors).\n", r.ReplicaLoginErrors)
 	if n := r.NewReplica; n != nil {
 		settled := fmt.Sprintf("after %.1f s", n.Share.Seconds())
 		if !n.Settled {
 			settled = fmt.Sprintf("not within %s", n.Share)
 		}
-		w("\nA third auth replica added under that load, with production's connection settings (`GRPC_MAX_CONNECTION_AGE=30s`, `GRPC_DNS_MIN_RESOLUTION_INTERVAL=30s`), counted from its name's publication in DNS: first login after %.1f s; half an even share of the logins (a sixth) in a half second %s.\n",
-			n.FirstCall.Seconds(), settled)
+		first := fmt.Sprintf("after %.1f s", n.FirstCall.Seconds())
+		if n.FirstCall == 0 {
+			first = "none"
+		}
+		w("\nA third auth replica added under that load, with production's connection settings (`GRPC_MAX_CONNECTION_AGE=30s`, `GRPC_DNS_MIN_RESOLUTION_INTERVAL=30s`), counted from its name's publication in DNS: first login %s; half an even share of the logins (a sixth) in a half second %s.\n",
+			first, settled)
 	}
 	w("\n")
 }

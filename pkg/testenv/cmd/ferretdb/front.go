@@ -19,11 +19,12 @@ import (
 // n}) racing can both match and both "win". The front relays each client
 // connection over a connection of its own to FerretDB (a Unix socket only
 // this process knows), and every write command holds one process-wide lock
-// from the moment it is forwarded until its answer is relayed, so every
+// from the moment it is forwarded until FerretDB has answered it, so every
 // conditional update is atomic with respect to every other write, whichever
 // client or replica sends it. Reads pass without the lock.
 //
-// It also makes up for FerretDB's refusal of TTL indexes (ttl.go).
+// It also makes up for FerretDB's refusal of TTL indexes (ttl_indexes.go,
+// ttl_commands.go, ttl_monitor.go).
 type front struct {
 	backend string // FerretDB's Unix socket
 	// writes is taken by every write command and every TTL removal.
@@ -163,16 +164,33 @@ func (f *front) exchange(s *session, req message) error {
 		return s.relay(req)
 	}
 	f.writes.Lock()
-	defer f.writes.Unlock()
+	switch cmd {
+	case "createIndexes", "collMod", "drop", "dropDatabase", "dropIndexes", "renameCollection":
+		// Rare (a start's Prepare, tests): the lock also covers the TTL
+		// state these keep beside FerretDB's.
+		defer f.writes.Unlock()
+		return f.ddl(s, req, msg, cmd)
+	}
+	// The lock is released once FerretDB has answered, not once the client
+	// has read the answer: a client slow to read holds up no other write.
+	ans, err := s.roundTrip(req)
+	f.writes.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.answer(req, ans)
+}
+
+// ddl handles a command that changes collections or indexes.
+func (f *front) ddl(s *session, req message, msg opMsg, cmd string) error {
 	switch cmd {
 	case "createIndexes":
 		return f.createIndexes(s, req, msg)
 	case "collMod":
 		return f.collMod(s, req, msg)
-	case "drop", "dropDatabase", "dropIndexes", "renameCollection":
+	default: // drop, dropDatabase, dropIndexes, renameCollection
 		return f.dropIndexes(s, req, msg)
 	}
-	return s.relay(req)
 }
 
 // relay forwards req to FerretDB and its answer to the client, and the

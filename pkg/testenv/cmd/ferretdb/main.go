@@ -7,7 +7,7 @@
 // Unix socket in a private temporary folder. The front makes up for what
 // FerretDB v1.24 does differently from MongoDB where production code would
 // otherwise have to: it serialises write commands, so conditional updates
-// are atomic, and it gives the stand-in TTL indexes (ttl.go). What is left
+// are atomic, and it gives the stand-in TTL indexes (ttl_indexes.go). What is left
 // (every query but a lone _id equality scans) is stated in the README.
 //
 // It is a module of its own, outside go.work, so FerretDB and its

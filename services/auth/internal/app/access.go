@@ -154,7 +154,16 @@ func (a *App) changedAt(workspaceID, appKey string) (time.Time, bool) {
 func (a *App) KeyPairsChanged(appKeys []string) {
 	now := a.now()
 	for _, k := range appKeys {
-		a.changedKeys.Set(k, now)
+		a.mark(a.changedKeys, k, now)
+	}
+}
+
+// mark remembers a change in marks. A mark dropped for room (more changes
+// within a cache's life than it holds) would let an answer from before
+// its change be reused: then every remembered answer goes instead.
+func (a *App) mark(marks *ttlcache.Cache[string, time.Time], key string, at time.Time) {
+	if marks.Set(key, at) {
+		a.remembered.Clear()
 	}
 }
 
@@ -164,7 +173,7 @@ func (a *App) KeyPairsChanged(appKeys []string) {
 // (the rate limit they carry is the workspace's, whichever workspace they
 // act for).
 func (a *App) WorkspaceChanged(workspaceID string, appKeys []string) {
-	a.changedWorkspaces.Set(workspaceID, a.now())
+	a.mark(a.changedWorkspaces, workspaceID, a.now())
 	a.KeyPairsChanged(appKeys)
 }
 

@@ -48,6 +48,9 @@ func (a *App) RevokeWorkspace(ctx context.Context, authorization, workspaceID st
 	if _, err := a.grant(ctx, authorization, workspaceID, false); err != nil {
 		return err
 	}
+	// The cache bus tells every replica of the delete; this one also
+	// marks it, for a workspace service without the bus (no REDIS_ADDR).
+	a.WorkspaceChanged(workspaceID, nil)
 	if err := a.store.RevokeWorkspace(ctx, workspaceID); err != nil {
 		return err
 	}

@@ -113,9 +113,9 @@ func TestChangesReachEveryAuthReplicaWithinASecond(t *testing.T) {
 	workspaceAddr := serveWorkspaceStandIn(t, standIn)
 	replicas := []authv1.AuthServiceClient{startAuth(t, rs.Addr(), workspaceAddr), startAuth(t, rs.Addr(), workspaceAddr)}
 	testenv.Eventually(t, 10*time.Second, func() error {
-		n, err := rdb.PubSubNumSub(context.Background(), cachebus.Channel).Result()
-		if err == nil && n[cachebus.Channel] != 2 {
-			err = fmt.Errorf("%d subscribers", n[cachebus.Channel])
+		n, err := cachebus.Subscribers(context.Background(), rdb)
+		if err == nil && n != 2 {
+			err = fmt.Errorf("%d subscribers", n)
 		}
 		return err
 	}, "both replicas subscribed")

@@ -44,7 +44,10 @@ type Service struct {
 	served    chan error
 	stop      context.CancelFunc
 	probed    chan struct{}
-	listened  chan struct{} // closed when the cache bus's loop has ended
+	// stopListening ends the cache bus's loop, after the calls in flight
+	// at shutdown, which it keeps serving right; listened is closed then.
+	stopListening context.CancelFunc
+	listened      chan struct{}
 	metrics   *telemetry.MetricsServer
 }
 
@@ -87,9 +90,11 @@ func (s *Service) start(metrics *telemetry.Metrics) error {
 	}()
 	// Changes any replica of either service tells of drop what this one
 	// remembers of them.
+	busCtx, stopListening := context.WithCancel(context.Background())
+	s.stopListening = stopListening
 	go func() {
 		defer close(s.listened)
-		cachebus.Run(loopCtx, s.redis, changebus.NewListener(application), s.logger)
+		cachebus.Run(busCtx, s.redis, changebus.NewListener(application), s.logger)
 	}()
 	go func() { s.served <- s.grpc.Serve(s.lis) }()
 	s.logger.Info("auth service serving", "addr", s.lis.Addr().String(), "redis", s.cfg.Redis.Addrs)
@@ -177,8 +182,9 @@ func (s *Service) Done() <-chan error { return s.served }
 func (s *Service) Close() error {
 	s.stop()
 	<-s.probed
-	<-s.listened
 	grpcmw.StopGracefully(s.grpc, s.health, s.cfg.ShutdownTimeout)
+	s.stopListening()
+	<-s.listened
 	_ = s.workspace.Close()
 	_ = s.metrics.Close(context.Background())
 	return s.redis.Close()

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/liveproctor/workspaces/pkg/cachebus"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 )
@@ -28,6 +29,17 @@ func TestChangesReachTheOtherReplicaWithinASecond(t *testing.T) {
 	cfg.CredentialCacheTTL = time.Minute
 	_, first, _ := startService(t, cfg, io.Discard)
 	_, second, _ := startService(t, cfg, io.Discard)
+	// Each replica drops its whole cache when it subscribes: the pairs are
+	// cached after both have, or the test would pass without the bus.
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	testenv.Eventually(t, 10*time.Second, func() error {
+		n, err := cachebus.Subscribers(context.Background(), rdb)
+		if err == nil && n != 2 {
+			err = fmt.Errorf("%d subscribers", n)
+		}
+		return err
+	}, "both replicas subscribed")
 
 	created, err := first.CreateWorkspace(as(rootKey, rootSecret), &workspacev1.CreateWorkspaceRequest{Id: "school", Name: "School", Type: "DISTRICT"})
 	if err != nil {

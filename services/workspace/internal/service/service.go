@@ -68,9 +68,12 @@ type Service struct {
 	lis    net.Listener
 	served chan error
 	// stop ends the background loops (runLoops), and loops counts those
-	// still running.
-	stop  context.CancelFunc
-	loops sync.WaitGroup
+	// still running. The cache bus's loop has a stop of its own, after the
+	// calls in flight at shutdown, which it keeps serving right.
+	stop          context.CancelFunc
+	loops         sync.WaitGroup
+	stopListening context.CancelFunc
+	listening     sync.WaitGroup
 
 	redis    redis.UniversalClient // nil without REDIS_ADDR
 	authConn *grpc.ClientConn      // nil without AUTH_SERVICE_ADDR
@@ -292,8 +295,10 @@ func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Br
 	s.loops.Go(func() { application.RelayEvents(ctx, s.logger) })
 	s.loops.Go(func() { application.RunBackground(ctx, keySweepInterval) })
 	s.loops.Go(func() { s.rotateToolKeys(ctx, application, s.cfg.LTIToolKeyCheck) })
+	busCtx, stopListening := context.WithCancel(context.Background())
+	s.stopListening = stopListening
 	if s.redis != nil {
-		s.loops.Go(func() { cachebus.Run(ctx, s.redis, changebus.NewListener(application), s.logger) })
+		s.listening.Go(func() { cachebus.Run(busCtx, s.redis, changebus.NewListener(application), s.logger) })
 	}
 }
 
@@ -312,6 +317,8 @@ func (s *Service) Close() error {
 	s.stop()
 	s.loops.Wait()
 	grpcmw.StopGracefully(s.grpc, s.health, s.cfg.ShutdownTimeout)
+	s.stopListening()
+	s.listening.Wait()
 	if s.revoker != nil {
 		s.revoker.Close()
 		_ = s.authConn.Close()

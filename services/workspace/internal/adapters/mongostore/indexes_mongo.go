@@ -87,9 +87,10 @@ func (r *Repository) Prepare(ctx context.Context) error {
 	return r.upgradeDocuments(ctx)
 }
 
-// ensureIndexes creates c's declared indexes that are missing. Asking for
-// an index that exists is a no-op on MongoDB but drops the connection on
-// the stand-in, so it looks first.
+// ensureIndexes creates c's declared indexes that are missing, and moves
+// a TTL index to the configured retention. It lists the indexes first:
+// that is how it sees a TTL to change (and the stand-in drops the
+// connection when asked for an index that exists).
 func (r *Repository) ensureIndexes(ctx context.Context, c *mongo.Collection) error {
 	var existing []mongo.IndexSpecification
 	err := r.do(ctx, func(ctx context.Context) (err error) {
