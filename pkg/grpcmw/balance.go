@@ -1,7 +1,9 @@
 package grpcmw
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -12,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/resolver/dns"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
@@ -170,7 +173,25 @@ func DialOptions(services ...string) []grpc.DialOption {
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{
 			Time: keepaliveTime, Timeout: keepaliveTimeout, PermitWithoutStream: true,
 		}),
+		grpc.WithChainUnaryInterceptor(lastAttemptsStatus),
 	}
+}
+
+// lastAttemptsStatus returns the status of a call's last attempt as the
+// call's error. When every attempt a retry policy allows has failed,
+// grpc-go wraps the last one's status in "max retries exhausted: failed
+// after 3 attempts: rpc error: …", which keeps the code but would carry
+// that text, the library's and not the service's, to the caller.
+func lastAttemptsStatus(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	if err == nil {
+		return nil
+	}
+	var st interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &st) {
+		return st.GRPCStatus().Err()
+	}
+	return err
 }
 
 // Retries of idempotent methods on UNAVAILABLE: at most three attempts,

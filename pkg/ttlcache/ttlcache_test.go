@@ -49,9 +49,17 @@ func TestExpiredEntriesGoFirst(t *testing.T) {
 	clk.t = clk.t.Add(500 * time.Millisecond)
 	c.Set("live", 2)
 	clk.t = clk.t.Add(600 * time.Millisecond) // "old" expired, "live" not
-	c.Set("new", 3)
+	if c.Set("new", 3) {
+		t.Error("Set says it dropped a live entry, with an expired one there to drop")
+	}
 	if _, ok := c.Get("live"); !ok {
 		t.Error("a live entry was evicted while an expired one was there")
+	}
+	if !c.Set("newer", 4) {
+		t.Error("Set dropped one of two live entries and did not say so")
+	}
+	if c.Set("newer", 5) {
+		t.Error("Set of a key held says it dropped an entry")
 	}
 }
 
