@@ -150,3 +150,20 @@ func TestForgetKeyPairsPublishes(t *testing.T) {
 	pub.err = fault.Wrap(fault.Unavailable, errors.New("redis down"), "down")
 	wantKind(t, f.app.ForgetKeyPairs(ctx, service, "w1", []string{"alice-key"}), fault.Unavailable)
 }
+
+// The replica the workspace service tells of a delete (RevokeWorkspace)
+// stops reusing its access checks to the workspace at once, bus or no bus
+// (a workspace service without Redis publishes nothing).
+func TestRevokeWorkspaceEndsRememberedAccessHere(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.login(t, "ada@example.com")
+	f.ws.set("w1", app.WorkspaceStatus{Active: false, TokenCutoff: f.now})
+	f.now = f.now.Add(time.Millisecond)
+	if err := f.app.RevokeWorkspace(ctx, service, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	f.now = f.now.Add(time.Millisecond)
+	_, _, err := f.app.CreateToken(ctx, alice, "ada@example.com", "w1")
+	wantKind(t, err, fault.NotFound)
+}
