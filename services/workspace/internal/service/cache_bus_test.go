@@ -24,8 +24,7 @@ func TestChangesReachTheOtherReplicaWithinASecond(t *testing.T) {
 	f := startStore(t)
 	rs := startRedis(t)
 	cfg := config(t, f.URI())
-	cfg.Redis = redis.UniversalOptions{Addrs: []string{rs.Addr()}, MaxRetries: -1,
-		DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond}
+	cfg.Redis = redisOptions(rs)
 	cfg.CredentialCacheTTL = time.Minute
 	_, first, _ := startService(t, cfg, io.Discard)
 	_, second, _ := startService(t, cfg, io.Discard)

@@ -123,6 +123,13 @@ func launchForm(edit func(url.Values)) url.Values {
 	return v
 }
 
+// redisOptions are the options of a client of r, failing fast as the
+// service's defaults do.
+func redisOptions(r *testenv.Server) redis.UniversalOptions {
+	return redis.UniversalOptions{Addrs: []string{r.Addr()}, MaxRetries: -1,
+		DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond}
+}
+
 func startRedis(t *testing.T) *testenv.Server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -150,8 +157,7 @@ func TestVerifyLtiLaunch(t *testing.T) {
 	f := startStore(t)
 	rs := startRedis(t)
 	cfg := config(t, f.URI())
-	cfg.Redis = redis.UniversalOptions{Addrs: []string{rs.Addr()}, MaxRetries: -1,
-		DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond}
+	cfg.Redis = redisOptions(rs)
 	cfg.Limits.Failures = ratelimit.FailureLimits{PerKey: 3, PerAddress: 100, Window: time.Minute}
 	_, client, _ := startService(t, cfg, io.Discard)
 	root := as(rootKey, rootSecret)
