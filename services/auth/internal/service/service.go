@@ -48,7 +48,7 @@ type Service struct {
 	// at shutdown, which it keeps serving right; listened is closed then.
 	stopListening context.CancelFunc
 	listened      chan struct{}
-	metrics   *telemetry.MetricsServer
+	metrics       *telemetry.MetricsServer
 }
 
 // Start connects to Redis and the workspace service (neither needs to be up
