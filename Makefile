@@ -26,7 +26,9 @@ FERRETDB_MODULE := pkg/testenv/cmd/ferretdb
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 # The services' and libraries' own tests run under the race detector (the
 # caches, limits and writers there are shared by goroutines); the e2e
-# tests, which drive built binaries, and the tools run without it.
+# tests, which drive built binaries, and the tools run without it. The
+# stand-in's command (its front's write lock and TTL indexes) is tested in
+# its own module, under the race detector too.
 RACE_PACKAGES := ./pkg/... ./services/workspace/... ./services/auth/... ./gateway/...
 COMMANDS := workspace auth gateway devstack
 
@@ -54,6 +56,7 @@ run: build run-deps ## build and start everything on the embedded default (Ctrl-
 test: test-deps tools check-generated lint-openapi vet cross-build ## install what the tests need, then run every test of every module
 	go test $(GO_TEST_FLAGS) -race $(RACE_PACKAGES)
 	go test $(GO_TEST_FLAGS) $(filter-out $(RACE_PACKAGES),$(PACKAGES))
+	cd $(FERRETDB_MODULE) && GOWORK=off go test $(GO_TEST_FLAGS) -race ./...
 	$(call fuzz,$(FUZZ_TEST_TIME),)
 
 # Fuzz targets of the decoders and validators on the request path, as
