@@ -1,6 +1,7 @@
 // Package outbound is how the services call URLs that platforms gave them
 // (an LMS's JWKS, its Dynamic Registration endpoints): only https, only
-// public addresses, with a timeout and a cap on what is read.
+// public addresses (IPv6 ones that embed a non-public IPv4 address
+// included), with a timeout and a cap on what is read.
 //
 // A platform URL is chosen by whoever registers a platform, so a careless
 // or hostile one could point the service at itself, at the cluster's
@@ -119,9 +120,11 @@ func HostPort(u *url.URL) string {
 
 // Public reports whether ip is an address a platform may have: not
 // loopback, private (RFC 1918, RFC 4193), link-local, shared (RFC 6598),
-// unspecified, multicast, or otherwise reserved for local use.
+// unspecified, multicast, or otherwise reserved for local use; and not an
+// IPv6 address that reaches one of those through a translator or a tunnel
+// (NAT64, IPv4-compatible, 6to4, Teredo).
 func Public(ip netip.Addr) bool {
-	ip = ip.Unmap()
+	ip = ip.Unmap() // ::ffff:a.b.c.d is a.b.c.d to the dialer
 	switch {
 	case !ip.IsValid(), ip.IsLoopback(), ip.IsPrivate(), ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast(),
 		ip.IsInterfaceLocalMulticast(), ip.IsMulticast(), ip.IsUnspecified():
@@ -132,17 +135,30 @@ func Public(ip netip.Addr) bool {
 			return false
 		}
 	}
+	if nat64.Contains(ip) {
+		b := ip.As16()
+		return Public(netip.AddrFrom4([4]byte(b[12:])))
+	}
 	return true
 }
 
-// reserved are further ranges no platform is on.
+// nat64 is the well-known NAT64 prefix (RFC 6052): a translator on the
+// path turns 64:ff9b::a.b.c.d into a.b.c.d, so such an address is as
+// public as the IPv4 address in its last 32 bits. It is the one prefix
+// embedding IPv4 that is not refused whole: an IPv6-only cluster reaches
+// an IPv4-only platform through it.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
+// reserved are further ranges no platform is on. The IPv6 prefixes that
+// embed an IPv4 address, but for nat64, are refused whole: decoding the
+// IPv4 address out of them would keep alive forms no platform uses, each
+// with its own layout.
 var reserved = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
 	netip.MustParsePrefix("100.64.0.0/10"),   // shared address space (carrier NAT)
 	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
 	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
 	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and broadcast
-	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use IPv4/IPv6 translation
 	netip.MustParsePrefix("2001:db8::/32"),   // documentation
 	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
 	netip.MustParsePrefix("100::/64"),        // discard-only
@@ -151,6 +167,25 @@ var reserved = []netip.Prefix{
 	netip.MustParsePrefix("198.51.100.0/24"), // documentation
 	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
 	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
+
+	// Local-use IPv4/IPv6 translation (RFC 8215): each network picks the
+	// prefix length inside it, so where the IPv4 address sits is not
+	// fixed, and it translates to whatever that network reaches.
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	// IPv4-compatible addresses, ::a.b.c.d (deprecated by RFC 4291): no
+	// host has one, and a stack that still honours them reaches a.b.c.d.
+	netip.MustParsePrefix("::/96"),
+	// SIIT's IPv4-translated addresses, ::ffff:0:a.b.c.d (RFC 2765,
+	// obsoleted): translated to a.b.c.d by the stacks that know them.
+	netip.MustParsePrefix("::ffff:0:0:0/96"),
+	// 6to4 (2002:AABB:CCDD::/48 for AA.BB.CC.DD, deprecated by RFC 7526):
+	// reached through whichever relay answers, to the IPv4 address in bits
+	// 16 to 47.
+	netip.MustParsePrefix("2002::/16"),
+	// Teredo (RFC 4380): a tunnel over UDP to the server's IPv4 address in
+	// bits 32 to 63, and to the client's, inverted, in the last 32 bits.
+	// Obsolete, and two addresses to decode: refused whole.
+	netip.MustParsePrefix("2001::/32"),
 }
 
 // Client calls platform URLs under a policy.
@@ -186,6 +221,13 @@ func NewClient(p Policy, timeout time.Duration) *Client {
 	}}
 }
 
+// ErrAddressNotPublic is the dialer's refusal of the address a host name
+// resolved to. It is not ErrNotPublic, which is about what a URL says and
+// so tells its author nothing new: this one tells what a name resolves to
+// inside the service's network, and a caller that answers whoever gave
+// the URL treats it as a host that cannot be reached.
+var ErrAddressNotPublic = errors.New("the host's address is not public")
+
 // refusePrivate is the dialer's check of the address a name resolved to.
 func refusePrivate(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
@@ -193,7 +235,7 @@ func refusePrivate(_, address string, _ syscall.RawConn) error {
 		return fmt.Errorf("outbound: unexpected address %q", address)
 	}
 	if !Public(ap.Addr()) {
-		return ErrNotPublic
+		return ErrAddressNotPublic
 	}
 	return nil
 }
@@ -208,8 +250,9 @@ type Response struct {
 // ErrTooLarge: the answer's body is larger than the call allows.
 var ErrTooLarge = errors.New("the answer is too large")
 
-// Do sends req (whose URL is checked first) and reads at most maxBytes of
-// the answer's body; a longer body is ErrTooLarge.
+// Do sends req (whose URL is checked first: CheckURL's errors) and reads
+// at most maxBytes of the answer's body; a longer body is ErrTooLarge. A
+// connection refused for its address wraps ErrAddressNotPublic.
 func (c *Client) Do(req *http.Request, maxBytes int64) (Response, error) {
 	if _, err := c.policy.CheckURL(req.URL.String()); err != nil {
 		return Response{}, err

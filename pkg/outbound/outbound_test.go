@@ -72,6 +72,53 @@ func TestPublic(t *testing.T) {
 	}
 }
 
+// IPv6 addresses that reach an IPv4 address through a translator or a
+// tunnel are refused when the IPv4 address is not public, both in a URL
+// and at the dialer; the prefixes other than NAT64's well-known one are
+// refused whole, a public IPv4 address in them too.
+func TestEmbeddedIPv4(t *testing.T) {
+	for _, c := range []struct {
+		prefix, addr string // addr embeds the IPv4 address in its comment
+		public       bool
+	}{
+		{"NAT64 well-known", "64:ff9b::a9fe:a9fe", false}, // 169.254.169.254
+		{"NAT64 well-known", "64:ff9b::a00:5", false},     // 10.0.0.5
+		{"NAT64 well-known", "64:ff9b::7f00:1", false},    // 127.0.0.1
+		{"NAT64 well-known", "64:ff9b::6440:1", false},    // 100.64.0.1
+		{"NAT64 well-known", "64:ff9b::808:808", true},    // 8.8.8.8
+		{"NAT64 local-use", "64:ff9b:1::a00:5", false},    // 10.0.0.5
+		{"NAT64 local-use", "64:ff9b:1::808:808", false},  // 8.8.8.8
+		{"IPv4-compatible", "::a00:5", false},             // 10.0.0.5
+		{"IPv4-compatible", "::808:808", false},           // 8.8.8.8
+		{"IPv4-mapped", "::ffff:a9fe:a9fe", false},        // 169.254.169.254
+		{"IPv4-mapped", "::ffff:808:808", true},           // 8.8.8.8, dialed as itself
+		{"IPv4-translated", "::ffff:0:a00:5", false},      // 10.0.0.5
+		{"IPv4-translated", "::ffff:0:808:808", false},    // 8.8.8.8
+		{"6to4", "2002:a00:5::1", false},                  // 10.0.0.5
+		{"6to4", "2002:808:808::1", false},                // 8.8.8.8
+		{"Teredo", "2001:0:a00:5::f7f7:f7f7", false},      // server 10.0.0.5, client 8.8.8.8
+		{"Teredo", "2001:0:808:808::f5ff:fffa", false},    // server 8.8.8.8, client 10.0.0.5
+		{"Teredo", "2001:0:808:808::f7f7:f7f7", false},    // server and client 8.8.8.8
+		// Their neighbours stay public.
+		{"beside 6to4", "2003::1", true},
+		{"beside Teredo", "2001:4860::8888", true},
+	} {
+		wantURL, wantDial := outbound.ErrNotPublic, outbound.ErrAddressNotPublic
+		if c.public {
+			wantURL, wantDial = nil, nil
+		}
+		if got := outbound.Public(netip.MustParseAddr(c.addr)); got != c.public {
+			t.Errorf("%s: Public(%s) = %v, want %v", c.prefix, c.addr, got, c.public)
+		}
+		if _, err := (outbound.Policy{}).CheckURL("https://[" + c.addr + "]/jwks"); !errors.Is(err, wantURL) {
+			t.Errorf("%s: CheckURL(https://[%s]/jwks) = %v, want %v", c.prefix, c.addr, err, wantURL)
+		}
+		if err := outbound.RefusePrivate("tcp6", "["+c.addr+"]:443", nil); !errors.Is(err, wantDial) {
+			t.Errorf("%s: dial [%s]:443: %v, want %v", c.prefix, c.addr, err, wantDial)
+		}
+	}
+}
+
 // A platform on loopback is refused when the connection is made, unless
 // its host:port is named; a named one is read up to the cap, and its
 // redirects are not followed.
@@ -111,17 +158,19 @@ func TestClientRefusesPrivateAddressesUnlessNamed(t *testing.T) {
 
 // The dialer's check refuses the address a name resolved to, whatever
 // the URL said, so a public-looking name that resolves to a private
-// address (DNS rebinding) never connects.
+// address (DNS rebinding) never connects. Its refusal is not the URL's
+// (ErrNotPublic), so callers can answer it as an unreachable host.
 func TestDialerChecksTheResolvedAddress(t *testing.T) {
 	for addr, want := range map[string]error{
-		"127.0.0.1:443":      outbound.ErrNotPublic,
-		"169.254.169.254:80": outbound.ErrNotPublic,
-		"[::1]:443":          outbound.ErrNotPublic,
-		"[fd12::7]:443":      outbound.ErrNotPublic,
+		"127.0.0.1:443":      outbound.ErrAddressNotPublic,
+		"169.254.169.254:80": outbound.ErrAddressNotPublic,
+		"[::1]:443":          outbound.ErrAddressNotPublic,
+		"[fd12::7]:443":      outbound.ErrAddressNotPublic,
 		"93.184.215.14:443":  nil,
 		"[2606:4700::1]:443": nil,
 	} {
-		if err := outbound.RefusePrivate("tcp", addr, nil); !errors.Is(err, want) {
+		err := outbound.RefusePrivate("tcp", addr, nil)
+		if !errors.Is(err, want) || errors.Is(err, outbound.ErrNotPublic) {
 			t.Errorf("dial %s: %v, want %v", addr, err, want)
 		}
 	}
