@@ -68,9 +68,9 @@ func (r *Registrar) Register(ctx context.Context, endpoint, token string, client
 }
 
 // call sends req and returns the answer's body when it is a 2xx JSON
-// answer. A URL the outbound rule refuses is Invalid, the caller's mistake
-// (refusedURL, for doing); every other failure is BadGateway, saying what
-// the tool was doing (what).
+// answer. A URL the outbound rule refuses for what it says is Invalid, the
+// caller's mistake (refusedURL, for doing); every other failure is
+// BadGateway, saying what the tool was doing (what).
 func (r *Registrar) call(req *http.Request, doing, what string) ([]byte, error) {
 	resp, err := r.client.Do(req, MaxBody)
 	switch {
@@ -81,6 +81,10 @@ func (r *Registrar) call(req *http.Request, doing, what string) ([]byte, error) 
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		return nil, fault.Wrap(fault.BadGateway, err, fmt.Sprintf("The platform did not answer in time (%s).", what))
 	case err != nil:
+		// A name that resolves to a non-public address
+		// (outbound.ErrAddressNotPublic) is answered so too, word for
+		// word: whoever holds a registration link learns nothing of the
+		// service's DNS.
 		return nil, fault.Wrap(fault.BadGateway, err, fmt.Sprintf("The platform could not be reached (%s).", what))
 	case resp.Status < 200 || resp.Status > 299:
 		return nil, fault.New(fault.BadGateway, "The platform answered with HTTP %d (%s).", resp.Status, what)

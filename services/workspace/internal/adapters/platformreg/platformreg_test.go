@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,5 +94,63 @@ func TestRegistrarRefusals(t *testing.T) {
 		if _, err := r.Configuration(ctx, u); !errors.Is(err, outbound.ErrNotPublic) && !errors.Is(err, outbound.ErrNotHTTPS) {
 			t.Errorf("%s: err = %v, want the outbound rule's refusal", u, err)
 		}
+	}
+}
+
+// doer answers every request with err, as *outbound.Client's transport
+// wraps a failed connection.
+type doer struct{ err error }
+
+func (d doer) Do(req *http.Request, _ int64) (outbound.Response, error) {
+	return outbound.Response{}, &url.Error{Op: req.Method, URL: req.URL.String(), Err: &net.OpError{Op: "dial", Net: "tcp", Err: d.err}}
+}
+
+// A host whose name resolves to a non-public address is refused as one
+// that cannot be reached (a name that does not resolve, a connection
+// refused): the same kind, the same words, so a registration link's
+// holder cannot map the service's network by trying names.
+func TestRegistrarHidesWhatNamesResolveTo(t *testing.T) {
+	ctx := context.Background()
+	refusal := func(cause error) *fault.Error {
+		t.Helper()
+		_, err := platformreg.New(doer{cause}).Configuration(ctx, "https://lms.internal.example/.well-known/openid-configuration")
+		e, ok := fault.As(err)
+		if !ok {
+			t.Fatalf("%v: not a fault", err)
+		}
+		return e
+	}
+	private := refusal(outbound.ErrAddressNotPublic)
+	if private.Kind != fault.BadGateway || private.Message != "The platform could not be reached (reading its OpenID configuration)." {
+		t.Fatalf("a name on a private address: %v %q", private.Kind, private.Message)
+	}
+	for name, cause := range map[string]error{
+		"no such host":       &net.DNSError{Err: "no such host", Name: "lms.internal.example", IsNotFound: true},
+		"connection refused": &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED},
+	} {
+		if e := refusal(cause); e.Kind != private.Kind || e.Message != private.Message {
+			t.Errorf("%s: %v %q; a name on a private address: %v %q", name, e.Kind, e.Message, private.Kind, private.Message)
+		}
+	}
+}
+
+// The same through the real outbound client: the machine's own name
+// (which /etc/hosts maps to a loopback or private address on most hosts)
+// is refused at the dialer, in the words of an unreachable host.
+func TestRegistrarHidesWhatTheMachinesNameResolvesTo(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Skip("no host name:", err)
+	}
+	addrs, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
+	if err != nil || len(addrs) == 0 || slices.ContainsFunc(addrs, outbound.Public) {
+		t.Skipf("%s resolves to %v, %v: not only to non-public addresses", host, addrs, err)
+	}
+	r := platformreg.New(outbound.NewClient(outbound.Policy{}, 5*time.Second))
+	_, err = r.Configuration(context.Background(), "https://"+host+"/.well-known/openid-configuration")
+	e, ok := fault.As(err)
+	if !errors.Is(err, outbound.ErrAddressNotPublic) || !ok || e.Kind != fault.BadGateway ||
+		e.Message != "The platform could not be reached (reading its OpenID configuration)." {
+		t.Fatalf("%s (%v): %v, want the dialer's refusal, answered as an unreachable host", host, addrs, err)
 	}
 }
