@@ -3,14 +3,19 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/liveproctor/workspaces/deploy/local/browser"
 	"github.com/liveproctor/workspaces/deploy/local/stack"
+	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
@@ -197,6 +202,7 @@ func TestLti13DynamicRegistrationRefusals(t *testing.T) {
 			"", http.StatusBadRequest, "is not on the host of the configuration URL"},
 		{"metadata address", dynregShape{}, "https://169.254.169.254/latest/meta-data/openid-configuration", http.StatusBadRequest, "must be a public https URL"},
 		{"private address", dynregShape{}, "https://10.20.30.40/.well-known/openid-configuration", http.StatusBadRequest, "must be a public https URL"},
+		{"NAT64 to a private address", dynregShape{}, "https://[64:ff9b::a14:1e28]/.well-known/openid-configuration", http.StatusBadRequest, "must be a public https URL"},
 		{"http elsewhere", dynregShape{}, "http://lms.example.org/.well-known/openid-configuration", http.StatusBadRequest, "must be a public https URL"},
 		{"configuration 500", dynregShape{Config: map[string]any{"status": 500}}, "", http.StatusBadGateway, "with HTTP 500"},
 		{"configuration over the cap", dynregShape{Config: map[string]any{"pad": 70000}}, "", http.StatusBadGateway, "over 64 KiB"},
@@ -221,6 +227,28 @@ func TestLti13DynamicRegistrationRefusals(t *testing.T) {
 			}
 		})
 	}
+	// A host whose name resolves to a non-public address (the machine's own
+	// name, which /etc/hosts maps to loopback on most hosts) is refused in
+	// the words of a name that does not resolve: a link's holder cannot map
+	// the service's network by trying names.
+	t.Run("name on a private address", func(t *testing.T) {
+		host, _ := os.Hostname()
+		addrs, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
+		if err != nil || len(addrs) == 0 || slices.ContainsFunc(addrs, outbound.Public) {
+			t.Skipf("%q resolves to %v, %v: not only to non-public addresses", host, addrs, err)
+		}
+		reason := func(configuration string) (int, string) {
+			o := p.withT(t).OpenRegistration(dynregShape{})
+			o.OpenIDConfiguration = configuration
+			status, page := openLink(t, s, link.URL, o)
+			return status, regexp.MustCompile(`<p id="reason">[^<]*</p>`).FindString(page)
+		}
+		status, private := reason("https://" + host + "/.well-known/openid-configuration")
+		nxStatus, nowhere := reason("https://nowhere.invalid/.well-known/openid-configuration")
+		if status != http.StatusBadGateway || status != nxStatus || private != nowhere || !strings.Contains(private, "could not be reached") {
+			t.Fatalf("%s (%v): %d %s; nowhere.invalid: %d %s", host, addrs, status, private, nxStatus, nowhere)
+		}
+	})
 	if regs := manager.registrations(w.WorkspaceID); len(regs) != 0 {
 		t.Fatalf("refused registrations stored %+v", regs)
 	}

@@ -229,6 +229,8 @@ func TestLTIRegistrationBadFieldsAre400(t *testing.T) {
 		{"link-local", with("authTokenUrl", "https://169.254.169.254/latest"), "authTokenUrl"},
 		{"localhost", with("jwksUrl", "https://localhost/jwks"), "jwksUrl"},
 		{"IPv6 loopback", with("jwksUrl", "https://[::1]/jwks"), "jwksUrl"},
+		{"NAT64 to link-local", with("jwksUrl", "https://[64:ff9b::a9fe:a9fe]/jwks"), "jwksUrl"},
+		{"6to4", with("authLoginUrl", "https://[2002:808:808::1]/login"), "authLoginUrl"},
 		{"user information", with("jwksUrl", "https://user:pw@sso.canvaslms.com/jwks"), "jwksUrl"},
 		{"fragment", with("jwksUrl", "https://sso.canvaslms.com/jwks#keys"), "jwksUrl"},
 		{"over 2048 bytes", with("jwksUrl", "https://sso.canvaslms.com/"+strings.Repeat("a", 2048)), "jwksUrl"},
