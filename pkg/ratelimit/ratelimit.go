@@ -1,10 +1,12 @@
 // Package ratelimit keeps the request limits every replica shares: a
 // generic cell rate algorithm per key pair (scripts.go) and counters of failed authentications per client address, both in Redis.
 //
-// When Redis cannot be reached, both fall back to counters kept by this
-// replica alone, with the same parameters: limits stay in force, but each
-// replica counts for itself until Redis answers again (checked once a
-// second). A request is never refused or delayed because Redis is down.
+// When Redis cannot be reached, or refuses the count (out of memory under
+// noeviction, a read-only replica: any error reply), both fall back to
+// counters kept by this replica alone, with the same parameters: limits
+// stay in force, but each replica counts for itself until Redis answers
+// again (checked once a second). A request is never refused or delayed
+// because Redis is down or full.
 package ratelimit
 
 import (
@@ -122,12 +124,12 @@ func (f *fallback) useRedis() bool {
 	return u == 0 || f.now().UnixNano() >= u
 }
 
-// failed records that Redis did not answer.
+// failed records that Redis did not answer, or answered with an error.
 func (f *fallback) failed(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.until.Load() == 0 {
-		f.logger.Warn(f.what+": Redis unreachable; this replica counts on its own until it answers", "error", err.Error())
+		f.logger.Warn(f.what+": Redis unreachable or refusing writes; this replica counts on its own until it answers", "error", err.Error())
 	}
 	f.until.Store(f.now().Add(f.retryEvery).UnixNano())
 }

@@ -7,6 +7,10 @@
 // (a retry would double the wait on a Redis that hangs), and with a breaker
 // (WithBreaker) every command fails at once while the breaker's probe finds
 // Redis unreachable.
+//
+// Errors: every error of a command, a reply from Redis included, is an
+// outage of the store to the caller (Outage); only Unreachable ones count
+// against the breaker.
 package redisconn
 
 import (
@@ -20,6 +24,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/breaker"
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 )
 
@@ -85,9 +90,31 @@ func WithBreaker(b *breaker.Breaker) Option {
 
 // Unreachable reports whether a command's error may mean Redis cannot be
 // reached: anything but a reply from Redis (redis.Nil, a script error).
+//
+// A reply that refuses the command is not: a Redis out of memory under
+// noeviction (OOM) or a read-only replica (READONLY) still answers reads
+// and PING, and an open breaker would fail those too, turning a store that
+// takes no writes into one that serves nothing. Such replies are outages of
+// the calls they answer (Outage), one call at a time.
 func Unreachable(err error) bool {
 	var reply redis.Error
 	return !errors.Is(err, redis.Nil) && !errors.As(err, &reply)
+}
+
+// Outage is the error a caller gets for err, the error of a Redis command
+// done for op: fault.Unavailable with message (HTTP 503 with Retry-After),
+// whatever err is. redis.Nil is no error; callers handle it first.
+//
+// A reply is no exception. Redis refusing a command (OOM when full under
+// noeviction, READONLY after a failover, LOADING, BUSY, MASTERDOWN,
+// CLUSTERDOWN, TRYAGAIN, MISCONF when it cannot persist, or any other
+// error reply) is, to the caller, the store out of service until time or
+// an operator mends it, as much as a connection refused or timed out. A
+// reply that is this code's own mistake (WRONGTYPE, a script's runtime
+// error) is no business of the caller either; the cause is logged with the
+// warning of every Unavailable answer.
+func Outage(op string, err error, message string) error {
+	return fault.Wrap(fault.Unavailable, fmt.Errorf("%s: %w", op, err), message)
 }
 
 // Open returns a client for opts, traced when tracing is on, with its pool

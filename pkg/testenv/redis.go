@@ -166,3 +166,21 @@ func redisBinary(name string) (string, error) {
 	}
 	return "", fmt.Errorf(`testenv: %s is not installed: run "make test-deps" (Debian: apt-get install redis-server)`, name)
 }
+
+// SetRedisFull makes the Redis server at addr refuse writes as a full one
+// does under noeviction ("OOM command not allowed") when full is set:
+// maxmemory of 1 byte, which every server is past, so no test has to fill
+// it. Unset, maxmemory is 0 (no limit) and writes are taken again. Reads
+// are answered either way.
+func SetRedisFull(ctx context.Context, addr string, full bool) error {
+	limit := "0"
+	if full {
+		limit = "1"
+	}
+	for _, args := range [][]string{{"CONFIG", "SET", "maxmemory-policy", "noeviction"}, {"CONFIG", "SET", "maxmemory", limit}} {
+		if _, err := redisDo(ctx, addr, args...); err != nil {
+			return fmt.Errorf("testenv: %w", err)
+		}
+	}
+	return nil
+}

@@ -64,7 +64,8 @@
 // # Errors
 //
 // A token that is unknown, expired, revoked or damaged is
-// domain.ErrTokenNotFound. A Redis that cannot be reached is
+// domain.ErrTokenNotFound. A Redis that cannot be reached, or refuses a
+// command (out of memory, a read-only replica: any error reply), is
 // fault.Unavailable; how soon that answer comes is bounded by the context
 // and by the client's own timeouts (DialTimeout, ReadTimeout, PoolTimeout,
 // MaxRetries), which the caller sets when it builds the client.
@@ -78,6 +79,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
@@ -173,7 +175,7 @@ func (s *Store) Save(ctx context.Context, d domain.Digest, session domain.Sessio
 		return storeError("register token", err)
 	}
 	if len(gens) != 2 {
-		return storeError("register token", fmt.Errorf("script answered %d values, want 2", len(gens)))
+		return fault.Wrap(fault.Internal, fmt.Errorf("register token: script answered %d values, want 2", len(gens)), "internal error")
 	}
 	err = s.rdb.SetArgs(ctx, tokenKey(d), encodeValue(gens[0], gens[1], session),
 		redis.SetArgs{ExpireAt: session.ExpiresAt}).Err()

@@ -578,6 +578,54 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 	wantNotFound(t, s, token) // persistence is off: the restart forgot it
 }
 
+// A Redis that refuses writes (full under noeviction: "OOM command not
+// allowed") is an outage of the token store to logins and revocations:
+// Unavailable, never Internal. Tokens already issued still check, the
+// limits count on this replica meanwhile, and once Redis has room logins
+// work again.
+func TestFullRedisIsUnavailable(t *testing.T) {
+	srv, rdb := startStandalone(t)
+	s := redisstore.New(rdb)
+	guard := ratelimit.NewGuard(rdb, ratelimit.Settings{
+		Default:  ratelimit.Limit{Rate: 100, Burst: 200},
+		Failures: ratelimit.FailureLimits{PerKey: 10, PerAddress: 100, Window: time.Minute},
+	}, slog.New(slog.DiscardHandler))
+	logins := s.WithLoginLimits(guard)
+	ws := workspace(t)
+	token := issue(t, s, ws, "ada@example.com", domain.TokenTTL)
+	ctx := clientaddr.NewContext(context.Background(), netip.MustParseAddr("10.9.0.1"))
+	session := func() domain.Session {
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		return domain.Session{Email: "bob@example.com", WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(domain.TokenTTL)}
+	}
+	saveLogin := func() error {
+		return logins.SaveLogin(ctx, domain.NewToken().Digest(), session(), app.LoginLimits{AppKey: "key-full"})
+	}
+	if err := testenv.SetRedisFull(ctx, srv.Addr(), true); err != nil {
+		t.Fatal(err)
+	}
+
+	for name, call := range map[string]func() error{
+		"SaveLogin":       saveLogin,
+		"Save":            func() error { return s.Save(ctx, domain.NewToken().Digest(), session()) },
+		"RevokeUser":      func() error { return s.RevokeUser(ctx, ws, "ada@example.com") },
+		"RevokeWorkspace": func() error { return s.RevokeWorkspace(ctx, ws) },
+	} {
+		err := call()
+		if e, ok := fault.As(err); !ok || e.Kind != fault.Unavailable || !strings.Contains(err.Error(), "OOM") {
+			t.Errorf("%s on a full Redis: %v, want Unavailable caused by OOM", name, err)
+		}
+	}
+	wantLive(t, s, token, "ada@example.com")
+
+	if err := testenv.SetRedisFull(ctx, srv.Addr(), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := saveLogin(); err != nil {
+		t.Fatalf("SaveLogin once Redis has room: %v", err)
+	}
+}
+
 // SaveLogin runs a login's limits (the failure counters of the client's
 // address first, then the key pair's rate) and saves the token only when
 // they let it pass: in one script on a single server, one call after

@@ -23,7 +23,7 @@ func NewRedisDeepLinks(rdb redis.UniversalClient) *RedisDeepLinks {
 	return &RedisDeepLinks{once: redisOnce[deepLinkRecord]{rdb: rdb, prefix: deepLinkPrefix, what: "an LTI deep-linking request", unavailable: errDeepLinksUnavailable}}
 }
 
-const errDeepLinksUnavailable = "LTI deep-linking requests cannot be handled right now (their store is unreachable): try again in a minute"
+const errDeepLinksUnavailable = "LTI deep-linking requests cannot be handled right now (their store is unavailable): try again in a minute"
 
 // deepLinkRecord is a request as stored: JSON, so that a reader of Redis
 // sees what it is.

@@ -25,7 +25,7 @@ func NewRedisRegistrationLinks(rdb redis.UniversalClient) *RedisRegistrationLink
 	return &RedisRegistrationLinks{once: redisOnce[linkRecord]{rdb: rdb, prefix: linkPrefix, what: "an LTI registration link", unavailable: errLinksUnavailable}}
 }
 
-const errLinksUnavailable = "LTI registration links cannot be made or used right now (their store is unreachable): try again in a minute"
+const errLinksUnavailable = "LTI registration links cannot be made or used right now (their store is unavailable): try again in a minute"
 
 // linkRecord is a link as stored: JSON, so that a reader of Redis sees
 // what it is.

@@ -25,7 +25,7 @@ func NewRedisLogins(rdb redis.UniversalClient) *RedisLogins {
 
 // errLoginsUnavailable: a login cannot be started, or a launch checked,
 // without the store.
-const errLoginsUnavailable = "LTI 1.3 logins cannot be handled right now (the login store is unreachable): launch again in a minute"
+const errLoginsUnavailable = "LTI 1.3 logins cannot be handled right now (the login store is unavailable): launch again in a minute"
 
 // loginRecord is a login as stored: JSON, so that a reader of Redis sees
 // what it is.

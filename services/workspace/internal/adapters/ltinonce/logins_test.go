@@ -110,7 +110,7 @@ func TestRedisLoginsDownIsUnavailable(t *testing.T) {
 		"Take": func() error { _, _, err := s.Take(ctx, "the-state"); return err }(),
 	} {
 		e, ok := fault.As(err)
-		if !ok || e.Kind != fault.Unavailable || strings.Contains(e.Message, "the-state") || !strings.Contains(e.Message, "login store is unreachable") {
+		if !ok || e.Kind != fault.Unavailable || strings.Contains(e.Message, "the-state") || !strings.Contains(e.Message, "login store is unavailable") {
 			t.Fatalf("%s with Redis down = %v, want Unavailable about the login store", name, err)
 		}
 	}

@@ -144,6 +144,45 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 	}
 }
 
+// A Redis that refuses writes (full under noeviction: "OOM command not
+// allowed") is an outage to LTI launches and logins: Unavailable, never
+// Internal. A login stored before can still be taken (GETDEL frees
+// memory, and Redis allows it), and once Redis has room nonces are
+// recorded again.
+func TestFullRedisIsUnavailable(t *testing.T) {
+	srv, rdb := startRedis(t)
+	nonces := ltinonce.NewRedisStore(rdb)
+	logins := ltinonce.NewRedisLogins(rdb)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := logins.Put(ctx, "stored-state", app.Lti13Login{Nonce: "n", WorkspaceID: "w"}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.SetRedisFull(ctx, srv.Addr(), true); err != nil {
+		t.Fatal(err)
+	}
+
+	_, useErr := nonces.Use(ctx, "k", "the-nonce", time.Minute)
+	for name, err := range map[string]error{
+		"Use": useErr,
+		"Put": logins.Put(ctx, "new-state", app.Lti13Login{Nonce: "n", WorkspaceID: "w"}, time.Minute),
+	} {
+		if e, ok := fault.As(err); !ok || e.Kind != fault.Unavailable || !strings.Contains(err.Error(), "OOM") {
+			t.Errorf("%s on a full Redis = %v, want Unavailable caused by OOM", name, err)
+		}
+	}
+	if l, ok, err := logins.Take(ctx, "stored-state"); err != nil || !ok || l.Nonce != "n" {
+		t.Fatalf("Take on a full Redis = %+v, %v, %v; want the stored login", l, ok, err)
+	}
+
+	if err := testenv.SetRedisFull(ctx, srv.Addr(), false); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := nonces.Use(ctx, "k", "the-nonce", time.Minute); !ok || err != nil {
+		t.Fatalf("Use once Redis has room = %v, %v", ok, err)
+	}
+}
+
 // On a 3-master Cluster each nonce, and each login, is one key in one slot:
 // the stores work as on one server.
 func TestRedisStoreOnCluster(t *testing.T) {

@@ -8,12 +8,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 )
 
@@ -31,14 +30,14 @@ func NewRedisStore(rdb redis.UniversalClient) *RedisStore { return &RedisStore{r
 
 // errUnavailable: without the store a replay cannot be ruled out, so the
 // launch is refused.
-const errUnavailable = "LTI launches cannot be checked for replays right now (the nonce store is unreachable); retry shortly"
+const errUnavailable = "LTI launches cannot be checked for replays right now (the nonce store is unavailable); retry shortly"
 
 // Use records nonce for consumerKey for ttl; false when it was already
 // recorded.
 func (s *RedisStore) Use(ctx context.Context, consumerKey, nonce string, ttl time.Duration) (bool, error) {
 	ok, err := s.rdb.SetNX(ctx, Key(consumerKey, nonce), 1, ttl).Result()
 	if err != nil {
-		return false, fault.Wrap(fault.Unavailable, fmt.Errorf("record an LTI nonce: %w", err), errUnavailable)
+		return false, redisconn.Outage("record an LTI nonce", err, errUnavailable)
 	}
 	return ok, nil
 }

@@ -6,12 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/redisconn"
 )
 
 // redisOnce keeps records of type R in Redis under bearer ids, each usable
@@ -25,7 +25,8 @@ type redisOnce[R any] struct {
 	rdb    redis.UniversalClient
 	prefix string // "lti13:login:"
 	what   string // "an LTI 1.3 login", for errors
-	// unavailable is the caller's message while Redis cannot be reached.
+	// unavailable is the caller's message while Redis cannot be reached or
+	// refuses the command (full, read-only: redisconn.Outage).
 	unavailable string
 }
 
@@ -41,7 +42,7 @@ func (s redisOnce[R]) put(ctx context.Context, id string, rec R, ttl time.Durati
 		return fault.Wrap(fault.Internal, err, "store "+s.what)
 	}
 	if err := s.rdb.Set(ctx, onceKey(s.prefix, id), value, ttl).Err(); err != nil {
-		return fault.Wrap(fault.Unavailable, fmt.Errorf("store %s: %w", s.what, err), s.unavailable)
+		return redisconn.Outage("store "+s.what, err, s.unavailable)
 	}
 	return nil
 }
@@ -53,7 +54,7 @@ func (s redisOnce[R]) take(ctx context.Context, id string) (R, bool, error) {
 	case errors.Is(err, redis.Nil):
 		return rec, false, nil
 	case err != nil:
-		return rec, false, fault.Wrap(fault.Unavailable, fmt.Errorf("take %s: %w", s.what, err), s.unavailable)
+		return rec, false, redisconn.Outage("take "+s.what, err, s.unavailable)
 	}
 	if err := json.Unmarshal(value, &rec); err != nil {
 		return rec, false, fault.Wrap(fault.Internal, err, "read "+s.what)
