@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,4 +42,58 @@ func TestStoreDownIs503ThenRecovers(t *testing.T) {
 		}
 		return nil
 	}, "the API answers once the store is back")
+}
+
+// A Redis that refuses writes (full under noeviction, as the deployment
+// asks: "OOM command not allowed") is an outage of what needs a write:
+// SDK logins, with access remembered or not, and LTI launches (their
+// nonce) answer 503 with Retry-After, never 500; tokens already issued
+// still check, and logins work again once Redis has room. The test fills
+// the stack's Redis, so it runs on a stack of its own.
+func TestFullRedisIs503ThenRecovers(t *testing.T) {
+	const exam = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+	s := startOwnStack(t)
+	root := asRoot(t).on(s)
+	d := root.create(unique(t, "d"), nil)
+	token := root.login("ada@example.com", d.WorkspaceID).Auth // access remembered from here on
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := testenv.SetRedisFull(ctx, s.Redis.Addr(), true); err != nil {
+		t.Fatal(err)
+	}
+	fresh := root.create(unique(t, "f"), nil) // MongoDB's: no Redis write
+
+	wantUnavailable := func(what string, status int, header http.Header, body string) {
+		t.Helper()
+		if status != http.StatusServiceUnavailable {
+			t.Errorf("%s with Redis full: %d %s, want 503", what, status, body)
+		}
+		if secs, err := strconv.Atoi(header.Get("Retry-After")); err != nil || secs < 1 {
+			t.Errorf("%s with Redis full: Retry-After = %q", what, header.Get("Retry-After"))
+		}
+	}
+	for _, ws := range []string{d.WorkspaceID, fresh.WorkspaceID} {
+		r := root.post("/api/login/sdk", map[string]any{"email": "bob@example.com", "workspaceId": ws})
+		r.wantError(http.StatusServiceUnavailable, "UNAVAILABLE", "")
+		wantUnavailable("a login to "+ws, r.status, r.header, string(r.body))
+	}
+	lti := d.AppKeys.LTI
+	status, page, header := postLaunch(t, s.GatewayURL, signLaunch(t, lti.LaunchURL, lti.ConsumerKey, lti.SharedSecret, launchParams(exam)))
+	wantUnavailable("an LTI launch", status, header, page)
+	if strings.Contains(page, "data-auth") {
+		t.Errorf("an LTI launch with Redis full opened a session:\n%s", page)
+	}
+	anonymous(t).on(s).do(http.MethodGet, "/api/sdk/session", nil, "Authorization", "Bearer "+token).
+		wantStatus(http.StatusOK)
+
+	if err := testenv.SetRedisFull(ctx, s.Redis.Addr(), false); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		r := root.post("/api/login/sdk", map[string]any{"email": "bob@example.com", "workspaceId": fresh.WorkspaceID})
+		if r.status != http.StatusOK {
+			return fmt.Errorf("%d %s", r.status, r.body)
+		}
+		return nil
+	}, "a login once Redis has room")
 }
