@@ -9,6 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/liveproctor/workspaces/pkg/basicauth"
+	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
@@ -78,13 +87,37 @@ func TestFullRedisIs503ThenRecovers(t *testing.T) {
 		wantUnavailable("a login to "+ws, r.status, r.header, string(r.body))
 	}
 	lti := d.AppKeys.LTI
-	status, page, header := postLaunch(t, s.GatewayURL, signLaunch(t, lti.LaunchURL, lti.ConsumerKey, lti.SharedSecret, launchParams(exam)))
-	wantUnavailable("an LTI launch", status, header, page)
+	launchStatus, page, header := postLaunch(t, s.GatewayURL, signLaunch(t, lti.LaunchURL, lti.ConsumerKey, lti.SharedSecret, launchParams(exam)))
+	wantUnavailable("an LTI launch", launchStatus, header, page)
 	if strings.Contains(page, "data-auth") {
 		t.Errorf("an LTI launch with Redis full opened a session:\n%s", page)
 	}
 	anonymous(t).on(s).do(http.MethodGet, "/api/sdk/session", nil, "Authorization", "Bearer "+token).
 		wantStatus(http.StatusOK)
+
+	// Internal callers over gRPC: UNAVAILABLE with a retry delay, for a
+	// login and for a revocation.
+	conn, err := grpc.NewClient(s.AuthAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	auth := authv1.NewAuthServiceClient(conn)
+	asRootOverGRPC := metadata.AppendToOutgoingContext(ctx, "authorization", basicauth.Header(rootKey, rootSecret))
+	_, loginErr := auth.CreateSdkToken(asRootOverGRPC, &authv1.CreateSdkTokenRequest{Email: "bob@example.com", WorkspaceId: d.WorkspaceID})
+	_, revokeErr := auth.RevokeWorkspaceSdkTokens(asRootOverGRPC, &authv1.RevokeWorkspaceSdkTokensRequest{WorkspaceId: d.WorkspaceID})
+	for what, err := range map[string]error{"CreateSdkToken": loginErr, "RevokeWorkspaceSdkTokens": revokeErr} {
+		st := status.Convert(err)
+		retry := false
+		for _, detail := range st.Details() {
+			if info, ok := detail.(*errdetails.RetryInfo); ok && info.GetRetryDelay().AsDuration() > 0 {
+				retry = true
+			}
+		}
+		if st.Code() != codes.Unavailable || !retry {
+			t.Errorf("%s with Redis full: %v (details %v), want UNAVAILABLE with a retry delay", what, err, st.Details())
+		}
+	}
 
 	if err := testenv.SetRedisFull(ctx, s.Redis.Addr(), false); err != nil {
 		t.Fatal(err)
