@@ -43,9 +43,10 @@ var errLti13Off = fault.New(fault.Unavailable,
 
 // StartLti13Login answers an LTI 1.3 platform's OIDC login initiation,
 // for anyone (a browser the LMS sends): it checks the parameters, finds
-// the registration by issuer and client_id (or the issuer's only one when
-// no client_id is sent) in an active workspace, and the deployment when
-// one is named; then it stores a new nonce under a new state for
+// the registration by issuer and client_id (or, when no client_id is sent,
+// the one registration of the issuer holding the named deployment, or the
+// issuer's only one when none is named) in an active workspace, and the
+// deployment when one is named; then it stores a new nonce under a new state for
 // Lti13StateTTL, and returns the authentication request to send the
 // browser to. A login that names lti_storage_target is stored as one
 // whose launch proves its browser through the platform's storage. An
@@ -60,7 +61,7 @@ func (a *App) StartLti13Login(ctx context.Context, in domain.LTI13LoginInitiatio
 	if a.lti13.logins == nil {
 		return Lti13LoginRedirect{}, errLti13Off
 	}
-	w, reg, err := a.lti13Registration(ctx, in.Issuer, in.ClientID)
+	w, reg, err := a.lti13Registration(ctx, in.Issuer, in.ClientID, in.DeploymentID)
 	if err != nil {
 		return Lti13LoginRedirect{}, err
 	}
@@ -103,21 +104,11 @@ func newLti13LoginRedirect(in domain.LTI13LoginInitiation, reg domain.LTIRegistr
 }
 
 // lti13Registration finds the registration a login names, in an active
-// workspace: by (issuer, clientID), or without a client id the issuer's
-// only one. The issuer's reservations are read two at most: one is the
-// registration, two are too many to choose from.
-func (a *App) lti13Registration(ctx context.Context, issuer, clientID string) (*domain.Workspace, domain.LTIRegistration, error) {
+// workspace: by (issuer, clientID), or without a client id the one that
+// can own the login (lti13RegistrationOwning).
+func (a *App) lti13Registration(ctx context.Context, issuer, clientID, deploymentID string) (*domain.Workspace, domain.LTIRegistration, error) {
 	if clientID == "" {
-		ids, err := a.repo.LTIClientIDs(ctx, issuer, 2)
-		switch {
-		case err != nil:
-			return nil, domain.LTIRegistration{}, err
-		case len(ids) == 0:
-			return nil, domain.LTIRegistration{}, domain.ErrLTI13LoginRegistration
-		case len(ids) > 1:
-			return nil, domain.LTIRegistration{}, domain.ErrLTI13LoginAmbiguous
-		}
-		clientID = ids[0]
+		return a.lti13RegistrationOwning(ctx, issuer, deploymentID)
 	}
 	w, err := domain.WorkspaceOfLTIRegistration(ctx, a.repo, issuer, clientID)
 	switch {
@@ -134,6 +125,34 @@ func (a *App) lti13Registration(ctx context.Context, issuer, clientID string) (*
 			fmt.Errorf("workspace %s lists no registration of the pair it was found by", w.ID()), "the registration could not be read")
 	}
 	return w, reg, nil
+}
+
+// lti13RegistrationOwning finds, for a login without client_id, the one
+// registration in an active workspace that can own it: of issuer, and
+// holding deploymentID when the login names one. Registrations of the
+// issuer without that deployment, in any workspace, do not count, so
+// registering another tenant's issuer changes nothing for its logins that
+// name their deployment. Two workspaces are read at most: enough to tell
+// one registration from several.
+func (a *App) lti13RegistrationOwning(ctx context.Context, issuer, deploymentID string) (*domain.Workspace, domain.LTIRegistration, error) {
+	ws, err := a.repo.WorkspacesWithLTIIssuer(ctx, issuer, deploymentID, 2)
+	if err != nil {
+		return nil, domain.LTIRegistration{}, err
+	}
+	var owner *domain.Workspace
+	var owning []domain.LTIRegistration
+	for _, w := range ws {
+		if regs := w.LTIRegistrationsOwning(issuer, deploymentID); len(regs) > 0 {
+			owner, owning = w, append(owning, regs...)
+		}
+	}
+	switch {
+	case len(owning) == 0:
+		return nil, domain.LTIRegistration{}, domain.ErrLTI13LoginRegistration
+	case len(owning) > 1:
+		return nil, domain.LTIRegistration{}, domain.ErrLTI13LoginAmbiguous
+	}
+	return owner, owning[0], nil
 }
 
 // newLti13Secret returns 32 random bytes in base64url without padding.

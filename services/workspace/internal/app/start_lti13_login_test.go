@@ -175,6 +175,69 @@ func TestStartLti13LoginWithoutOptionalParameters(t *testing.T) {
 	}
 }
 
+// A login without client_id is resolved among the registrations that can
+// own it: another workspace registering the same issuer, with deployments
+// of its own, leaves the victim's logins that name their deployment as
+// they were. Only a second claim of the same (issuer, deployment), which
+// LTI Core says cannot both be genuine, or a login naming neither
+// client_id nor deployment, is ambiguous; a deleted workspace's
+// registration never counts.
+func TestStartLti13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
+	f := newLoginFixture(t)
+	ctx := context.Background()
+	in := canvasLogin()
+	in.ClientID = ""
+	wantOwner := func(what string) {
+		t.Helper()
+		got, err := f.app.StartLti13Login(ctx, in)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		u, _ := url.Parse(got.URL)
+		login, ok, err := f.logins.Take(ctx, got.State)
+		if u.Query().Get("client_id") != "100" || !ok || err != nil || login.WorkspaceID != "w" || login.RegistrationID != f.reg.ID {
+			t.Fatalf("%s: redirect %s, login %+v, %v, %v; want w's registration", what, got.URL, login, ok, err)
+		}
+	}
+	wantOwner("alone")
+
+	_, other := f.create(f.root, app.CreateInput{ID: "x"})
+	if _, err := f.app.CreateLTIRegistration(ctx, other, "x", canvas("made-up", "2:b")); err != nil {
+		t.Fatal(err)
+	}
+	wantOwner("with another workspace registering the issuer")
+	// That workspace's own deployment finds its registration.
+	theirs := in
+	theirs.DeploymentID = "2:b"
+	if got, err := f.app.StartLti13Login(ctx, theirs); err != nil || !strings.Contains(got.URL, "client_id=made-up") {
+		t.Fatalf("the other workspace's deployment: %+v, %v", got, err)
+	}
+	unknown := in
+	unknown.DeploymentID = "3:c"
+	if _, err := f.app.StartLti13Login(ctx, unknown); !errors.Is(err, domain.ErrLTI13LoginRegistration) {
+		t.Fatalf("a deployment no registration holds: %v, want %v", err, domain.ErrLTI13LoginRegistration)
+	}
+	neither := in
+	neither.DeploymentID = ""
+	if _, err := f.app.StartLti13Login(ctx, neither); !errors.Is(err, domain.ErrLTI13LoginAmbiguous) {
+		t.Fatalf("neither client_id nor deployment, two registrations: %v, want %v", err, domain.ErrLTI13LoginAmbiguous)
+	}
+
+	// A second claim of the victim's deployment is ambiguous, until its
+	// workspace is deleted.
+	_, third := f.create(f.root, app.CreateInput{ID: "y"})
+	if _, err := f.app.CreateLTIRegistration(ctx, third, "y", canvas("copy", "1:a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.app.StartLti13Login(ctx, in); !errors.Is(err, domain.ErrLTI13LoginAmbiguous) {
+		t.Fatalf("two registrations holding the deployment: %v, want %v", err, domain.ErrLTI13LoginAmbiguous)
+	}
+	if _, err := f.app.DeleteWorkspace(ctx, f.root, "y", app.Precondition{}); err != nil {
+		t.Fatal(err)
+	}
+	wantOwner("after the second claim's workspace is deleted")
+}
+
 // Refusals: malformed parameters and an issuer with several registrations
 // but no client_id are INVALID_ARGUMENT; an unknown registration or
 // deployment, or a deleted workspace's, UNAUTHENTICATED. None stores a

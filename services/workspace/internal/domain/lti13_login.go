@@ -43,21 +43,25 @@ const MaxLTI13StorageTarget = ltistorage.MaxTarget
 // Refusals of a login initiation the platform's administrator can act on.
 var (
 	// ErrLTI13LoginRegistration: no registration of this tool has the
-	// login's issuer (and client_id, when sent); a deleted workspace's
-	// registrations are none.
+	// login's issuer and client_id, or, without client_id, the issuer and
+	// the deployment the login names; a deleted workspace's registrations
+	// are none.
 	ErrLTI13LoginRegistration = fault.New(fault.Unauthenticated,
-		"no registration of this tool matches the login's iss and client_id: register the platform (its issuer, client id "+
-			"and deployment ids) with the workspace first, or check that the LMS sends the issuer registered, character for character")
+		"no registration of this tool matches the login's iss and client_id (or, without client_id, its iss and lti_deployment_id): "+
+			"register the platform (its issuer, client id and deployment ids) with the workspace first, or check that the LMS sends "+
+			"the issuer registered, character for character")
 	// ErrLTI13LoginDeployment: the login named a deployment the
 	// registration does not list.
 	ErrLTI13LoginDeployment = fault.New(fault.Unauthenticated,
 		"the login's lti_deployment_id is not one of the registration's deployment ids: add it to the registration")
-	// ErrLTI13LoginAmbiguous: the issuer has several registrations and
-	// the login sent no client_id to choose one.
+	// ErrLTI13LoginAmbiguous: the login sent no client_id, and several
+	// registrations can own it: several of its issuer's hold the
+	// deployment it names, or, when it names none, the issuer has
+	// several.
 	ErrLTI13LoginAmbiguous = fault.New(fault.Invalid,
-		"this platform's issuer has several registrations with this tool and the login sent no client_id to tell which: "+
-			"in the LMS, set the tool up so that its LTI 1.3 login initiation sends client_id (LMSes certified for LTI 1.3 "+
-			"do; update the LMS or the tool's settings there), or keep a single registration of this issuer")
+		"several registrations with this tool can own this login (this platform's issuer, and the login's lti_deployment_id when sent) "+
+			"and the login sent no client_id to tell which: in the LMS, set the tool up so that its LTI 1.3 login initiation sends "+
+			"client_id (LMSes certified for LTI 1.3 do; update the LMS or the tool's settings there), or at least lti_deployment_id")
 )
 
 // CheckLTI13LoginInitiation checks a login initiation's parameters: iss,

@@ -309,5 +309,18 @@ func (w *Workspace) LTIRegistrationFor(issuer, clientID string) (LTIRegistration
 	return LTIRegistration{}, false
 }
 
+// LTIRegistrationsOwning returns the registrations of issuer that hold
+// deploymentID, or all of issuer's when deploymentID is empty: those that
+// can own a login which names no client_id.
+func (w *Workspace) LTIRegistrationsOwning(issuer, deploymentID string) []LTIRegistration {
+	var out []LTIRegistration
+	for _, r := range w.ltiRegistrations {
+		if r.Issuer == issuer && (deploymentID == "" || r.HasDeployment(deploymentID)) {
+			out = append(out, r.clone())
+		}
+	}
+	return out
+}
+
 // ltiTarget is a registration as the target of an event.
 func ltiTarget(id string) Target { return Target{Type: TargetLTIRegistration, ID: id} }

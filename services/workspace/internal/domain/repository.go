@@ -95,11 +95,13 @@ type Repository interface {
 	// between leaves a reservation no workspace lists, which a later
 	// reservation of the pair takes over (the app decides when).
 	ReleaseLTIRegistration(ctx context.Context, issuer, clientID, registrationID string) error
-	// LTIClientIDs returns the client ids of up to limit reservations of
-	// issuer (compared exactly), sorted: how a login that sends no
-	// client_id finds the issuer's one registration. A reservation no
-	// workspace lists counts too; WorkspaceOfLTIRegistration tells them apart.
-	LTIClientIDs(ctx context.Context, issuer string, limit int) ([]string, error)
+	// WorkspacesWithLTIIssuer returns up to limit active workspaces (in no
+	// particular order) that list a registration of issuer (compared exactly) holding
+	// deploymentID, or any registration of issuer when deploymentID is
+	// empty: the registrations that can own a login which sends no
+	// client_id. A deleted workspace's, or another issuer's with that
+	// deployment id, never count.
+	WorkspacesWithLTIIssuer(ctx context.Context, issuer, deploymentID string, limit int) ([]*Workspace, error)
 }
 
 // LTIReservation is the store-wide claim on an (issuer, client id) pair:

@@ -4,6 +4,7 @@ package memstore
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -244,17 +245,16 @@ func (r *Repository) ReleaseLTIRegistration(_ context.Context, issuer, clientID,
 	return nil
 }
 
-func (r *Repository) LTIClientIDs(_ context.Context, issuer string, limit int) ([]string, error) {
+func (r *Repository) WorkspacesWithLTIIssuer(_ context.Context, issuer, deploymentID string, limit int) ([]*domain.Workspace, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []string
-	for pair := range r.lti {
-		if pair.issuer == issuer {
-			out = append(out, pair.clientID)
+	var out []*domain.Workspace
+	for _, id := range slices.Sorted(maps.Keys(r.workspaces)) {
+		if w := r.workspaces[id]; len(out) < limit && !w.Deleted() && len(w.LTIRegistrationsOwning(issuer, deploymentID)) > 0 {
+			out = append(out, clone(w))
 		}
 	}
-	slices.Sort(out)
-	return out[:min(limit, len(out))], nil
+	return out, nil
 }
 
 // record is everything w holds. The getters copy, so it shares nothing

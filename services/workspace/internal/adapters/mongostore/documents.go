@@ -27,14 +27,19 @@ type workspaceDoc struct {
 	RegistrationCodes  []string   `bson:"registrationCodes"`
 	// LTIRegistrations are the workspace's LTI 1.3 platforms; their
 	// (issuer, clientId) pairs are reserved in lti_registrations.
-	LTIRegistrations  []ltiRegistrationDoc `bson:"ltiRegistrations"`
-	CreateFingerprint string               `bson:"createFingerprint"`
-	SchemaVersion     string               `bson:"schemaVersion"`
-	CreatedAt         time.Time            `bson:"createdAt"`
-	UpdatedAt         time.Time            `bson:"updatedAt"`
-	DeletedAt         *time.Time           `bson:"deletedAt"` // null while active; lists filter on it
-	TokenCutoff       *time.Time           `bson:"tokenCutoff"`
-	Revision          int64                `bson:"revision"`
+	LTIRegistrations []ltiRegistrationDoc `bson:"ltiRegistrations"`
+	// LTIDeployments are the digests (ltiPairID) of every (issuer,
+	// deployment id) its registrations hold: a login that names its
+	// deployment but no client_id finds the registrations that can own it
+	// by one equality on one index (WorkspacesWithLTIIssuer).
+	LTIDeployments    []string   `bson:"ltiDeployments"`
+	CreateFingerprint string     `bson:"createFingerprint"`
+	SchemaVersion     string     `bson:"schemaVersion"`
+	CreatedAt         time.Time  `bson:"createdAt"`
+	UpdatedAt         time.Time  `bson:"updatedAt"`
+	DeletedAt         *time.Time `bson:"deletedAt"` // null while active; lists filter on it
+	TokenCutoff       *time.Time `bson:"tokenCutoff"`
+	Revision          int64      `bson:"revision"`
 	// VisibleTo is the workspace itself and its managers: the callers
 	// whose lists show it while it is active. One array, so that a list is
 	// one equality on one index (list_mongo.go).
@@ -130,6 +135,18 @@ func fromLTIRegistrations(regs []domain.LTIRegistration) []ltiRegistrationDoc {
 	return out
 }
 
+// ltiDeployments is the LTIDeployments field of a workspace with regs:
+// never null, so that an earlier document, which lacks it, is told apart.
+func ltiDeployments(regs []domain.LTIRegistration) []string {
+	out := []string{}
+	for _, r := range regs {
+		for _, d := range r.DeploymentIDs {
+			out = append(out, ltiPairID(r.Issuer, d))
+		}
+	}
+	return out
+}
+
 func toLTIRegistrations(docs []ltiRegistrationDoc) []domain.LTIRegistration {
 	out := make([]domain.LTIRegistration, len(docs))
 	for i, d := range docs {
@@ -159,6 +176,7 @@ func fromWorkspace(w *domain.Workspace) workspaceDoc {
 		Keys:               make([]keyDoc, len(keys)),
 		RegistrationCodes:  nonNil(w.RegistrationCodes()),
 		LTIRegistrations:   fromLTIRegistrations(w.LTIRegistrations()),
+		LTIDeployments:     ltiDeployments(w.LTIRegistrations()),
 		CreateFingerprint:  w.CreateFingerprint(),
 		SchemaVersion:      domain.SchemaVersion,
 		CreatedAt:          w.CreatedAt().UTC(),

@@ -40,6 +40,12 @@ var indexes = []indexSpec{
 	{collection: WorkspacesCollection, name: "app_key", keys: []string{"keys.appKey"}},
 	// WithExpiredKeys: pairs past their expiry, the oldest first.
 	{collection: WorkspacesCollection, name: "key_expiry", keys: []string{"keys.expiresAt"}},
+	// WorkspacesWithLTIIssuer: a login without client_id finds the active
+	// workspaces holding its (issuer, deployment id), or registering its
+	// issuer when it names no deployment (equalities). The first also
+	// finds the documents of earlier versions, which lack ltiDeployments.
+	{collection: WorkspacesCollection, name: "lti_deployment", keys: []string{"ltiDeployments", "deletedAt"}},
+	{collection: WorkspacesCollection, name: "lti_issuer", keys: []string{"ltiRegistrations.issuer", "deletedAt"}},
 	// WorkspacesWithOutbox: outboxes their requests left behind.
 	{collection: WorkspacesCollection, name: "pending_events", keys: []string{"pendingSince"}, sparse: true},
 	// The public id is unique; ListEvents selects by workspace or manager
@@ -49,9 +55,6 @@ var indexes = []indexSpec{
 	{collection: EventsCollection, name: "managed_events", keys: []string{"managers", "id", "type"}},
 	// Retention: the store removes events older than the retention.
 	{collection: EventsCollection, name: "expiry", keys: []string{"occurredAt"}, expires: true},
-	// LTIClientIDs: a login without client_id finds its issuer's
-	// registrations (equality), in client id order (sort), covered.
-	{collection: LTIRegistrationsCollection, name: "issuer", keys: []string{"issuer", "clientId"}},
 }
 
 // model is the index as createIndexes takes it.
@@ -182,6 +185,40 @@ func (r *Repository) upgradeDocuments(ctx context.Context) error {
 				set = append(set, bson.E{Key: "pendingSince", Value: *since})
 			}
 			if _, err := r.updateWorkspace(ctx, d.ID, nil, bson.D{{Key: "$set", Value: set}}); err != nil {
+				return storeError("upgrade workspace", err)
+			}
+		}
+		if len(docs) < upgradeBatch {
+			return r.upgradeLTIDeployments(ctx)
+		}
+	}
+}
+
+// upgradeLTIDeployments gives workspaces written by versions before logins
+// read ltiDeployments that field, found on its index (missing is indexed
+// as null). The write is conditional on the revision read: an Update in
+// between wrote the field itself.
+func (r *Repository) upgradeLTIDeployments(ctx context.Context) error {
+	for {
+		var docs []struct {
+			ID               string               `bson:"_id"`
+			Revision         int64                `bson:"revision"`
+			LTIRegistrations []ltiRegistrationDoc `bson:"ltiRegistrations"`
+		}
+		err := r.do(ctx, func(ctx context.Context) error {
+			cur, err := r.workspaces.Find(ctx, bson.D{{Key: "ltiDeployments", Value: nil}},
+				options.Find().SetLimit(upgradeBatch).SetProjection(bson.D{{Key: "revision", Value: 1}, {Key: "ltiRegistrations", Value: 1}}))
+			if err != nil {
+				return err
+			}
+			return cur.All(ctx, &docs)
+		})
+		if err != nil {
+			return storeError("find workspaces to upgrade", err)
+		}
+		for _, d := range docs {
+			set := bson.D{{Key: "ltiDeployments", Value: ltiDeployments(toLTIRegistrations(d.LTIRegistrations))}}
+			if _, err := r.updateWorkspace(ctx, d.ID, bson.D{{Key: "revision", Value: d.Revision}}, bson.D{{Key: "$set", Value: set}}); err != nil {
 				return storeError("upgrade workspace", err)
 			}
 		}

@@ -17,12 +17,15 @@ import (
 // lti_registrations. Registrations live in their workspace's document; a
 // pair is unique across workspaces because it has one reservation document
 // whose _id is the pair's digest, so the insert is the claim (as for app
-// keys): one write, no transaction across documents. Every query here is
-// by _id but LTIClientIDs', which the issuer index serves.
+// keys): one write, no transaction across documents. Every query of the
+// reservations is by _id; a login without client_id reads the workspaces
+// instead (WorkspacesWithLTIIssuer), where the registrations and their
+// deployment ids are.
 
 // ltiPairID is the reservation's _id: a digest of the issuer, a NUL (which
 // neither may hold) and the client id, so pairs of any length make ids of
-// one length.
+// one length. A workspace's ltiDeployments hold the same digest of the
+// issuer and each of its deployment ids.
 func ltiPairID(issuer, clientID string) string {
 	sum := sha256.Sum256([]byte(issuer + "\x00" + clientID))
 	return hex.EncodeToString(sum[:])
@@ -77,29 +80,30 @@ func (r *Repository) ReleaseLTIRegistration(ctx context.Context, issuer, clientI
 	return nil
 }
 
-// LTIClientIDs reads the issuer's reservations on the issuer index, in
-// client id order, only the client ids: on MongoDB the index answers it
-// alone.
-func (r *Repository) LTIClientIDs(ctx context.Context, issuer string, limit int) ([]string, error) {
-	var docs []struct {
-		ClientID string `bson:"clientId"`
+// WorkspacesWithLTIIssuer finds active workspaces listing a registration
+// of issuer that holds deploymentID, by the digest of the two in
+// ltiDeployments (one registration must hold both, which an equality on
+// each of two fields of the registrations' array would not ensure), or,
+// without deploymentID, any registration of issuer.
+func (r *Repository) WorkspacesWithLTIIssuer(ctx context.Context, issuer, deploymentID string, limit int) ([]*domain.Workspace, error) {
+	filter := bson.D{{Key: "ltiRegistrations.issuer", Value: issuer}, {Key: "deletedAt", Value: nil}}
+	if deploymentID != "" {
+		filter = bson.D{{Key: "ltiDeployments", Value: ltiPairID(issuer, deploymentID)}, {Key: "deletedAt", Value: nil}}
 	}
+	var docs []workspaceDoc
 	err := r.do(ctx, func(ctx context.Context) error {
-		cur, err := r.lti.Find(ctx, bson.D{{Key: "issuer", Value: issuer}}, options.Find().
-			SetSort(bson.D{{Key: "clientId", Value: 1}}).
-			SetLimit(int64(limit)).
-			SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "clientId", Value: 1}}))
+		cur, err := r.workspaces.Find(ctx, filter, options.Find().SetLimit(int64(max(limit, 1))))
 		if err != nil {
 			return err
 		}
 		return cur.All(ctx, &docs)
 	})
 	if err != nil {
-		return nil, storeError("find an issuer's LTI reservations", err)
+		return nil, storeError("find the workspaces of an LTI issuer", err)
 	}
-	ids := make([]string, len(docs))
-	for i, d := range docs {
-		ids[i] = d.ClientID
+	out := make([]*domain.Workspace, len(docs))
+	for i := range docs {
+		out[i] = docs[i].toWorkspace()
 	}
-	return ids, nil
+	return out, nil
 }

@@ -327,8 +327,10 @@ func TestHungStoreFailsFastWithBreaker(t *testing.T) {
 
 // A store written by the version before lists read the workspaces
 // collection: its documents have no visibleTo, and their outboxes (events
-// published or not) no pendingSince. Prepare brings them up to date, so
-// they are listed, and the relay publishes their events exactly once.
+// published or not) no pendingSince; nor, before logins read it, the
+// digests of their LTI deployments. Prepare brings them up to date, so
+// they are listed, the relay publishes their events exactly once, and a
+// login naming a deployment of theirs finds them.
 func TestPrepareUpgradesEarlierDocuments(t *testing.T) {
 	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
 	t.Cleanup(func() { _ = db.Drop(context.Background()) })
@@ -347,6 +349,11 @@ func TestPrepareUpgradesEarlierDocuments(t *testing.T) {
 		earlier("a", []string{"root"}, bson.A{}),
 		earlier("b", []string{"root"}, bson.A{event}),
 	}
+	docs[1] = append(docs[1].(bson.D), bson.E{Key: "ltiRegistrations", Value: bson.A{bson.D{
+		{Key: "id", Value: "reg-a"}, {Key: "issuer", Value: "https://canvas.instructure.com"}, {Key: "clientId", Value: "100"},
+		{Key: "deploymentIds", Value: bson.A{"1:a"}}, {Key: "authLoginUrl", Value: "https://sso.canvaslms.com/api/lti/authorize_redirect"},
+		{Key: "jwksUrl", Value: "https://sso.canvaslms.com/api/lti/security/jwks"}, {Key: "createdAt", Value: at}, {Key: "updatedAt", Value: at},
+	}}})
 	if _, err := db.Collection(mongostore.WorkspacesCollection).InsertMany(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
@@ -364,6 +371,10 @@ func TestPrepareUpgradesEarlierDocuments(t *testing.T) {
 	}
 	if got := fmt.Sprint(ids); got != "[a b root]" {
 		t.Fatalf("list after the upgrade = %s, want [a b root]", got)
+	}
+	owning, err := repo.WorkspacesWithLTIIssuer(ctx, "https://canvas.instructure.com", "1:a", 2)
+	if err != nil || len(owning) != 1 || owning[0].ID() != "a" {
+		t.Fatalf("workspaces holding the deployment after the upgrade: %d, %v; want a", len(owning), err)
 	}
 	pending, err := repo.WorkspacesWithOutbox(ctx, time.Now(), 10)
 	if err != nil || fmt.Sprint(pending) != "[b]" {

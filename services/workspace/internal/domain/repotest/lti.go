@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
@@ -148,33 +150,57 @@ func concurrentLTIReservationsHaveOneWinner(t *testing.T, r domain.Repository) {
 	}
 }
 
-// ltiClientIDsOfAnIssuer: the client ids reserved under an issuer, found
-// by the issuer as an exact string, sorted, at most the limit; a released
-// pair is gone from them.
-func ltiClientIDsOfAnIssuer(t *testing.T, r domain.Repository) {
+// workspacesWithLTIIssuer: the active workspaces listing a registration
+// of an issuer (compared exactly), narrowed to one holding a deployment id
+// when one is given: both must hold in one registration, another issuer's
+// registration with that deployment id never counts, nor does a deleted
+// workspace's; at most the limit.
+func workspacesWithLTIIssuer(t *testing.T, r domain.Repository) {
 	ctx := context.Background()
-	for i, pair := range [][2]string{
-		{moodleIssuer, "zeta"}, {moodleIssuer, "alpha"}, {moodleIssuer, "mid"},
-		{moodleIssuer + "/", "slash"}, {"https://MOODLE.example.edu", "upper"}, {canvasIssuer, "canvas"},
-	} {
-		res := domain.LTIReservation{WorkspaceID: "a", RegistrationID: fmt.Sprint("reg-", i), CreatedAt: t0}
-		if err := r.ReserveLTIRegistration(ctx, pair[0], pair[1], res); err != nil {
+	registered := map[string][]domain.NewLTIRegistration{
+		"a": {platform(moodleIssuer, "a1", "1", "2"), platform(canvasIssuer, "a2", "9")},
+		"b": {platform(moodleIssuer, "b1", "3")},
+		"c": {platform(canvasIssuer, "c1", "1"), platform(moodleIssuer+"/", "c2", "1")},
+		// Moodle's registration and deployment 5 are in two registrations.
+		"e": {platform(moodleIssuer, "e1", "x"), platform(canvasIssuer, "e2", "5")},
+		"d": {platform(moodleIssuer, "d1", "1", "4")},
+	}
+	for _, id := range slices.Sorted(maps.Keys(registered)) {
+		mustCreate(t, r, sample(id))
+		w := mustGet(t, r, id)
+		for i, in := range registered[id] {
+			if _, err := w.AddLTIRegistration(fmt.Sprint(id, "-reg-", i), in, domain.URLPolicy{}, t1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if id == "d" {
+			if err := w.Delete(t1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mustUpdate(t, r, w)
+	}
+	want := func(issuer, deploymentID string, limit int, want ...string) {
+		t.Helper()
+		got, err := r.WorkspacesWithLTIIssuer(ctx, issuer, deploymentID, limit)
+		if err != nil {
 			t.Fatal(err)
 		}
+		gotIDs := ids(got)
+		slices.Sort(gotIDs)
+		wantIDs(t, fmt.Sprintf("WorkspacesWithLTIIssuer(%q, %q, %d)", issuer, deploymentID, limit), gotIDs, want)
 	}
-	want := func(issuer string, limit int, ids ...string) {
-		t.Helper()
-		got, err := r.LTIClientIDs(ctx, issuer, limit)
-		if err != nil || fmt.Sprint(got) != fmt.Sprint(ids) {
-			t.Fatalf("LTIClientIDs(%q, %d) = %q, %v; want %q", issuer, limit, got, err, ids)
-		}
+	want(moodleIssuer, "1", 10, "a")
+	want(moodleIssuer, "2", 10, "a")
+	want(moodleIssuer, "3", 10, "b")
+	want(moodleIssuer, "4", 10)
+	want(moodleIssuer, "5", 10)
+	want(moodleIssuer, "9", 10)
+	want(moodleIssuer, "", 10, "a", "b", "e")
+	want(moodleIssuer+"/", "1", 10, "c")
+	want(canvasIssuer, "1", 10, "c")
+	want("https://MOODLE.example.edu", "", 10)
+	if got, err := r.WorkspacesWithLTIIssuer(ctx, moodleIssuer, "", 2); err != nil || len(got) != 2 {
+		t.Fatalf("WorkspacesWithLTIIssuer with a limit of 2: %d workspaces, %v", len(got), err)
 	}
-	want(moodleIssuer, 10, "alpha", "mid", "zeta")
-	want(moodleIssuer, 2, "alpha", "mid")
-	want(moodleIssuer+"/", 2, "slash")
-	want("https://moodle.example.edu/x", 2)
-	if err := r.ReleaseLTIRegistration(ctx, moodleIssuer, "alpha", "reg-1"); err != nil {
-		t.Fatal(err)
-	}
-	want(moodleIssuer, 1, "mid")
 }

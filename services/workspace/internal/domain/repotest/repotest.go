@@ -49,7 +49,7 @@ func Run(t *testing.T, newRepo NewRepository) {
 		{"LTIRegistrationsChangeThroughUpdate", ltiRegistrationsChangeThroughUpdate},
 		{"LTIReservationIsStoreWide", ltiReservationIsStoreWide},
 		{"ConcurrentLTIReservationsHaveOneWinner", concurrentLTIReservationsHaveOneWinner},
-		{"LTIClientIDsOfAnIssuer", ltiClientIDsOfAnIssuer},
+		{"WorkspacesWithLTIIssuer", workspacesWithLTIIssuer},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newRepo(t)) })
