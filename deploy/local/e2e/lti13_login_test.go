@@ -173,3 +173,44 @@ func TestLti13LoginRefusals(t *testing.T) {
 		t.Fatalf("with client_id: %d %v\n%s", status, header, page)
 	}
 }
+
+// A login without client_id but naming its deployment is the victim's
+// whatever another workspace registers: a second workspace registering
+// the victim's issuer, with a client id and deployment of its own, leaves
+// the victim's login going to the victim's registration. Only a login
+// naming neither client_id nor deployment is then ambiguous (400).
+func TestLti13LoginWithoutClientIDIgnoresOtherWorkspaces(t *testing.T) {
+	victim := asRoot(t).create(unique(t, "victim"), nil)
+	issuer := "https://" + unique(t, "lms") + ".example.edu"
+	reg := victim.server(t).register(victim.WorkspaceID, map[string]any{
+		"issuer": issuer, "clientId": "client-1", "deploymentIds": []string{"1:abc"},
+		"authLoginUrl": issuer + "/auth", "jwksUrl": issuer + "/jwks",
+	})
+	login := url.Values{"iss": {issuer}, "login_hint": {"h"}, "target_link_uri": {lti13Launch(t, victim)}, "lti_deployment_id": {"1:abc"}}
+	wantVictims := func(what string) {
+		t.Helper()
+		status, header, page := startLti13Login(t, http.MethodGet, login)
+		if status != http.StatusFound {
+			t.Fatalf("%s: %d %v\n%s", what, status, header, page)
+		}
+		to, err := url.Parse(header.Get("Location"))
+		if err != nil || to.Query().Get("client_id") != "client-1" {
+			t.Fatalf("%s: Location %q", what, header.Get("Location"))
+		}
+		storedLogin(t, to.Query().Get("state"), to.Query().Get("nonce"), victim.WorkspaceID, reg.ID)
+	}
+	wantVictims("alone")
+
+	other := asRoot(t).create(unique(t, "other"), nil)
+	other.server(t).register(other.WorkspaceID, map[string]any{
+		"issuer": issuer, "clientId": "made-up", "deploymentIds": []string{"9:zzz"},
+		"authLoginUrl": "https://elsewhere.example.org/auth", "jwksUrl": issuer + "/jwks",
+	})
+	wantVictims("with another workspace registering the issuer")
+
+	login.Del("lti_deployment_id")
+	status, header, page := startLti13Login(t, http.MethodGet, login)
+	if status != http.StatusBadRequest || !strings.Contains(page, "sends client_id") || header.Get("Location") != "" {
+		t.Fatalf("neither client_id nor deployment: %d %v\n%s", status, header, page)
+	}
+}

@@ -59,9 +59,10 @@ var (
 	// deployment it names, or, when it names none, the issuer has
 	// several.
 	ErrLTI13LoginAmbiguous = fault.New(fault.Invalid,
-		"several registrations with this tool can own this login (this platform's issuer, and the login's lti_deployment_id when sent) "+
-			"and the login sent no client_id to tell which: in the LMS, set the tool up so that its LTI 1.3 login initiation sends "+
-			"client_id (LMSes certified for LTI 1.3 do; update the LMS or the tool's settings there), or at least lti_deployment_id")
+		"this platform's issuer has several registrations with this tool that can own this login (those holding its "+
+			"lti_deployment_id, when it sends one) and the login sent no client_id to tell which: in the LMS, set the tool up so "+
+			"that its LTI 1.3 login initiation sends client_id (LMSes certified for LTI 1.3 do; update the LMS or the tool's "+
+			"settings there), or at least lti_deployment_id")
 )
 
 // CheckLTI13LoginInitiation checks a login initiation's parameters: iss,
