@@ -2877,7 +2877,7 @@ type Lti13LoginParams struct {
 	// LtiMessageHint The platform's opaque message hint, passed back to it unaltered.
 	LtiMessageHint *string `form:"lti_message_hint,omitempty" json:"lti_message_hint,omitempty"`
 
-	// ClientId The registration's `clientId`; required when the issuer has several registrations (a login without it is then refused: the issuer "has several registrations").
+	// ClientId The registration's `clientId`; required when the issuer has several registrations that can own the login: those holding its `lti_deployment_id`, or, when it sends none, all of the issuer's (a login without it is then refused: the issuer "has several registrations").
 	ClientId *string `form:"client_id,omitempty" json:"client_id,omitempty"`
 
 	// LtiDeploymentId One of the registration's `deploymentIds`.
@@ -2895,7 +2895,7 @@ type Lti13LoginParams struct {
 
 // Lti13LoginPostFormdataBody defines parameters for Lti13LoginPost.
 type Lti13LoginPostFormdataBody struct {
-	// ClientId The registration's `clientId`; required when the issuer has several registrations.
+	// ClientId The registration's `clientId`; required when the issuer has several registrations that can own the login (those holding its `lti_deployment_id`, or all of the issuer's when it sends none).
 	ClientId *string `form:"client_id,omitempty" json:"client_id,omitempty"`
 
 	// Iss The platform's issuer, as registered (`issuer`), character for character.
