@@ -10,9 +10,10 @@ import (
 
 // LTI 1.3's dependencies and settings, in one place: the login initiation
 // (start_lti13_login.go) stores a login under its state; the launch
-// (verify_lti13_launch.go) takes it back, once, and verifies the id_token
-// with the platform's keys; the tool's keys sign the tool's messages and
-// are published as its JWKS (lti_tool_keys.go).
+// (verify_lti13_launch.go) reads it, holds the browser to it, takes it
+// back, once, and verifies the id_token with the platform's keys; the
+// tool's keys sign the tool's messages and are published as its JWKS
+// (lti_tool_keys.go).
 
 // Lti13Login is what a login initiation stores for its launch, under the
 // state it hands the browser.
@@ -28,12 +29,20 @@ type Lti13Login struct {
 }
 
 // Lti13Logins keeps logins until their launch, shared by every replica
-// (Redis), each usable once.
+// (Redis), each usable once. A launch reads its login (Get) to know how
+// its browser must prove it, and takes it only once the proof holds, so
+// that whoever learns a state cannot use it up for the browser it belongs
+// to. A state is drawn at random and stored once, never rewritten: the
+// login Take removes is the one Get read.
 type Lti13Logins interface {
 	// Put stores l under state for ttl.
 	Put(ctx context.Context, state string, l Lti13Login, ttl time.Duration) error
+	// Get returns the login stored under state and leaves it; ok is false
+	// when there is none (never stored, used, expired).
+	Get(ctx context.Context, state string) (l Lti13Login, ok bool, err error)
 	// Take returns the login stored under state and removes it, in one
-	// step; ok is false when there is none (never stored, used, expired).
+	// step, so that of two callers only one gets it; ok is false when
+	// there is none.
 	Take(ctx context.Context, state string) (l Lti13Login, ok bool, err error)
 }
 

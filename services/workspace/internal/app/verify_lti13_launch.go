@@ -67,8 +67,9 @@ const lti13FailureKey = "lti13"
 // VerifyLti13Launch checks an LTI 1.3 launch for the root workspace's
 // callers (the auth service, which opens a session from it): the state the
 // form posted and the one the browser presented must be one, issued by a
-// login (StartLti13Login) and not used yet, which this takes, and proven
-// the way that login was started (Lti13BrowserProof); the id_token must
+// login (StartLti13Login) and not used yet, and proven the way that login
+// was started (Lti13BrowserProof) before this takes it: a wrong proof
+// leaves the login to its own browser (takeProvenLogin); the id_token must
 // come from that login's registration, be signed with its platform's key of
 // the header's kid, and hold the claims domain.CheckIDToken checks, the
 // login's nonce among them; a resource-link launch must name an exam
@@ -107,14 +108,8 @@ func (a *App) verifyLti13Launch(ctx context.Context, idToken, state string, brow
 	case subtle.ConstantTimeCompare([]byte(state), []byte(browser.State)) != 1:
 		return domain.LTI13Launch{}, errLti13State
 	}
-	login, ok, err := a.lti13.logins.Take(ctx, state)
+	login, err := a.takeProvenLogin(ctx, state, browser)
 	if err != nil {
-		return domain.LTI13Launch{}, err
-	}
-	if !ok {
-		return domain.LTI13Launch{}, errLti13StateUnused
-	}
-	if err := checkBrowserProof(login, browser); err != nil {
 		return domain.LTI13Launch{}, err
 	}
 	header, err := jose.ParseHeader(idToken)
@@ -151,6 +146,33 @@ func (a *App) verifyLti13Launch(ctx context.Context, idToken, state string, brow
 	return l, nil
 }
 
+// takeProvenLogin takes the login of state once its browser has proven it
+// (checkBrowserProof). The state travels in URLs to the platform: whoever
+// learns it may post it with a proof of their own, and that refusal must
+// leave the login to the browser it belongs to, so the login is read, the
+// proof checked, and only then the login taken, by one of the launches
+// racing for it.
+func (a *App) takeProvenLogin(ctx context.Context, state string, browser Lti13BrowserProof) (Lti13Login, error) {
+	login, ok, err := a.lti13.logins.Get(ctx, state)
+	if err != nil {
+		return Lti13Login{}, err
+	}
+	if !ok {
+		return Lti13Login{}, errLti13StateUnused
+	}
+	if err := checkBrowserProof(login, browser); err != nil {
+		return Lti13Login{}, err
+	}
+	login, ok, err = a.lti13.logins.Take(ctx, state)
+	if err != nil {
+		return Lti13Login{}, err
+	}
+	if !ok {
+		return Lti13Login{}, errLti13StateUnused
+	}
+	return login, nil
+}
+
 // Refusals of a browser's proof that are not a wrong state: the login was
 // started for one kind of proof and the launch brought the other.
 var (
@@ -162,7 +184,7 @@ var (
 		"the nonce read back from the LMS's storage is not this launch's login's: open the link again from the LMS")
 )
 
-// checkBrowserProof holds the taken login to the way its browser was to
+// checkBrowserProof holds the stored login to the way its browser was to
 // prove it: a login with platform storage by the state and nonce read
 // back from there, any other by its cookie.
 func checkBrowserProof(login Lti13Login, browser Lti13BrowserProof) error {

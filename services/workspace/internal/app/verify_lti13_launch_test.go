@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,27 +26,6 @@ const (
 	lti13LaunchURL = "https://lti.test/lti/v1p3/launch"
 	examConfig     = "0f8fad5b-d9cb-469f-a165-70867728950e"
 )
-
-// launchLogins is app.Lti13Logins in memory.
-type launchLogins struct {
-	mu     sync.Mutex
-	logins map[string]app.Lti13Login
-}
-
-func (l *launchLogins) Put(_ context.Context, state string, login app.Lti13Login, _ time.Duration) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.logins[state] = login
-	return nil
-}
-
-func (l *launchLogins) Take(_ context.Context, state string) (app.Lti13Login, bool, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	login, ok := l.logins[state]
-	delete(l.logins, state)
-	return login, ok, nil
-}
 
 // launchKeys is app.PlatformKeys over fixed keys, or down.
 type launchKeys struct {
@@ -69,7 +47,7 @@ type lti13Fixture struct {
 	*fixture
 	clock  *clock
 	guard  *recordingGuard
-	logins *launchLogins
+	logins *ltinonce.MemoryLogins
 	keys   *launchKeys
 	signer *rsa.PrivateKey
 	self   domain.Caller          // the workspace school's own key pair
@@ -83,10 +61,10 @@ func newLti13Fixture(t *testing.T) *lti13Fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	clock := &clock{now: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)}
 	lf := &lti13Fixture{
-		clock: &clock{now: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)}, guard: &recordingGuard{},
-		logins: &launchLogins{logins: map[string]app.Lti13Login{}},
-		keys:   &launchKeys{keys: map[string]*rsa.PublicKey{"k1": &signer.PublicKey}}, signer: signer,
+		clock: clock, guard: &recordingGuard{}, logins: ltinonce.NewMemoryLogins(100, clock.Now),
+		keys: &launchKeys{keys: map[string]*rsa.PublicKey{"k1": &signer.PublicKey}}, signer: signer,
 	}
 	lf.fixture = newFixture(t, app.WithClock(lf.clock.Now), app.WithLimits(lf.guard),
 		app.WithLTI13(lf.logins, lf.keys, &memstore.ToolKeys{}, domain.DefaultToolKeyRotation),
@@ -300,8 +278,7 @@ func TestLti13LaunchIsSingleUse(t *testing.T) {
 
 // A login with platform storage is proven by the state and nonce its
 // launch page read back from there, and by nothing else; a login with a
-// cookie by its cookie only. A refusal after the state matched uses the
-// login up.
+// cookie by its cookie only. A wrong proof leaves the login usable.
 func TestLti13LaunchProvenThroughPlatformStorage(t *testing.T) {
 	lf := newLti13Fixture(t)
 	store := func(state string) {
@@ -343,9 +320,57 @@ func TestLti13LaunchProvenThroughPlatformStorage(t *testing.T) {
 			if fault.KindOf(err) != fault.Unauthenticated || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want a refusal with %q", err, c.want)
 			}
-			// A wrong state is refused before the login is looked up.
-			if _, left, _ := lf.logins.Take(context.Background(), "s"); left != (c.proof.State != "s") {
-				t.Fatalf("the login is left: %v", left)
+			if _, left, _ := lf.logins.Take(context.Background(), "s"); !left {
+				t.Fatal("a wrong proof used the login up")
+			}
+		})
+	}
+}
+
+// Whoever learns a login's state (it travels in URLs to the platform) and
+// posts it with a proof of their own is refused, counted as a failed
+// launch, and leaves the login to the browser it belongs to, whose launch
+// then opens.
+func TestLti13LaunchStolenStateLeavesTheLogin(t *testing.T) {
+	lf := newLti13Fixture(t)
+	storage := func(state string) {
+		_ = lf.logins.Put(context.Background(), state, app.Lti13Login{
+			Nonce: "nonce-" + state, WorkspaceID: "school", RegistrationID: lf.reg.ID, CreatedAt: lf.clock.Now(), StorageTarget: "_parent",
+		}, app.Lti13StateTTL)
+	}
+	cases := []struct {
+		name   string
+		login  func(state string)
+		thief  app.Lti13BrowserProof
+		victim app.Lti13BrowserProof
+		want   string
+	}{
+		{"storage fields for a cookie login", func(s string) { lf.login(s, lf.reg) },
+			app.Lti13BrowserProof{State: "s1", Nonce: "a guess", FromStorage: true}, app.Lti13BrowserProof{State: "s1"}, "did not keep it there"},
+		{"a guessed nonce for a storage login", storage,
+			app.Lti13BrowserProof{State: "s1", Nonce: "a guess", FromStorage: true},
+			app.Lti13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}, "nonce read back"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			lf.guard.failed = nil
+			c.login("s1")
+			// The thief has no token the platform signed: one with alg none,
+			// whose failures count under "lti13".
+			forged := unsigned(t, lf.claims("s1"))
+			_, err := lf.app.VerifyLti13Launch(context.Background(), lf.root, forged, "s1", c.thief)
+			if fault.KindOf(err) != fault.Unauthenticated || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("the thief's launch: %v, want a refusal with %q", err, c.want)
+			}
+			if len(lf.guard.failed) != 1 || lf.guard.failed[0] != "lti13" {
+				t.Fatalf("failures counted %q, want one of lti13", lf.guard.failed)
+			}
+			token := lf.sign(lf.claims("s1"), "k1")
+			if _, err := lf.app.VerifyLti13Launch(context.Background(), lf.root, token, "s1", c.victim); err != nil {
+				t.Fatalf("the browser's own launch after the thief's: %v", err)
+			}
+			if _, err := lf.app.VerifyLti13Launch(context.Background(), lf.root, token, "s1", c.victim); !strings.Contains(fmt.Sprint(err), "already used") {
+				t.Fatalf("the launch again: %v, want its login taken", err)
 			}
 		})
 	}

@@ -34,6 +34,13 @@ func (s *MemoryLogins) Put(_ context.Context, state string, l app.Lti13Login, tt
 	return nil
 }
 
+// Get returns the login stored under state, if it has not expired, and
+// leaves it.
+func (s *MemoryLogins) Get(_ context.Context, state string) (app.Lti13Login, bool, error) {
+	l, ok := s.logins.get(LoginKey(state))
+	return l, ok, nil
+}
+
 // Take returns the login stored under state, if it has not expired, and
 // removes it.
 func (s *MemoryLogins) Take(_ context.Context, state string) (app.Lti13Login, bool, error) {

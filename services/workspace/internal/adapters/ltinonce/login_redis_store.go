@@ -11,7 +11,9 @@ import (
 
 // RedisLogins keeps LTI 1.3 logins until their launch, so that any
 // replica's launch finds the login any replica started, and only one
-// launch presenting a state gets its login (redisOnce).
+// launch presenting a state gets its login (redisOnce). A launch reads the
+// login before it takes it, to hold its browser to the login's proof
+// first.
 type RedisLogins struct {
 	once redisOnce[loginRecord]
 }
@@ -42,8 +44,15 @@ func (s *RedisLogins) Put(ctx context.Context, state string, l app.Lti13Login, t
 	return s.once.put(ctx, state, loginRecord(l), ttl)
 }
 
+// Get returns the login stored under state and leaves it (GET).
+func (s *RedisLogins) Get(ctx context.Context, state string) (app.Lti13Login, bool, error) {
+	rec, ok, err := s.once.get(ctx, state)
+	return app.Lti13Login(rec), ok, err
+}
+
 // Take returns the login stored under state and removes it, in one
-// command.
+// command (GETDEL): of two launches that both proved their browser, one
+// gets it.
 func (s *RedisLogins) Take(ctx context.Context, state string) (app.Lti13Login, bool, error) {
 	rec, ok, err := s.once.take(ctx, state)
 	return app.Lti13Login(rec), ok, err

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,8 +22,54 @@ var login = app.Lti13Login{
 	CreatedAt: time.Date(2026, 11, 25, 9, 30, 0, 123e6, time.UTC),
 }
 
+// loginsContract is what every app.Lti13Logins does beyond the
+// single-use stores' contract: Get reads a login and leaves it, so that a
+// launch whose browser's proof fails uses nothing up; of launches that
+// read one login and then take it, however many race, one gets it.
+func loginsContract(t *testing.T, s app.Lti13Logins) {
+	t.Helper()
+	onceContract(t, s, login)
+	ctx := context.Background()
+	if _, ok, err := s.Get(ctx, "never-stored"); ok || err != nil {
+		t.Fatalf("Get of a state never stored = %v, %v; want nothing", ok, err)
+	}
+	if err := s.Put(ctx, "read", login, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if got, ok, err := s.Get(ctx, "read"); !ok || err != nil || got != login {
+			t.Fatalf("Get = %+v, %v, %v; want %+v, left in the store", got, ok, err, login)
+		}
+	}
+	if got, ok, err := s.Take(ctx, "read"); !ok || err != nil || got != login {
+		t.Fatalf("Take after Get = %+v, %v, %v; want %+v", got, ok, err, login)
+	}
+	if _, ok, err := s.Get(ctx, "read"); ok || err != nil {
+		t.Fatalf("Get of a taken login = %v, %v; want nothing", ok, err)
+	}
+	if err := s.Put(ctx, "raced", login, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if _, ok, err := s.Get(ctx, "raced"); err != nil || !ok {
+				return
+			}
+			if _, ok, err := s.Take(ctx, "raced"); err == nil && ok {
+				wins.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d of 20 launches reading then taking one login took it, want 1", wins.Load())
+	}
+}
+
 func TestMemoryLogins(t *testing.T) {
-	onceContract(t, ltinonce.NewMemoryLogins(1000, nil), login)
+	loginsContract(t, ltinonce.NewMemoryLogins(1000, nil))
 }
 
 // A login expires with its TTL; a full store refuses a new login rather
@@ -39,6 +87,9 @@ func TestMemoryLoginsExpireAndAreBounded(t *testing.T) {
 		t.Fatalf("Put on a full store = %v, want Unavailable", err)
 	}
 	now = now.Add(time.Minute)
+	if _, ok, err := s.Get(ctx, "a"); ok || err != nil {
+		t.Fatalf("an expired login: Get = %v, %v; want nothing", ok, err)
+	}
 	if _, ok, err := s.Take(ctx, "a"); ok || err != nil {
 		t.Fatalf("an expired login: Take = %v, %v; want nothing", ok, err)
 	}
@@ -53,7 +104,7 @@ func TestMemoryLoginsExpireAndAreBounded(t *testing.T) {
 func TestRedisLogins(t *testing.T) {
 	_, rdb := startRedis(t)
 	s := ltinonce.NewRedisLogins(rdb)
-	onceContract(t, s, login)
+	loginsContract(t, s)
 
 	// The key is a digest of the state, never the state; the value is
 	// the login as JSON; the expiry is the one asked for.
@@ -95,8 +146,8 @@ func TestRedisLogins(t *testing.T) {
 	}
 }
 
-// With Redis down no login can be started nor taken: Unavailable, saying
-// so, and nothing of the state.
+// With Redis down no login can be started, read nor taken: Unavailable,
+// saying so, and nothing of the state.
 func TestRedisLoginsDownIsUnavailable(t *testing.T) {
 	srv, rdb := startRedis(t)
 	s := ltinonce.NewRedisLogins(rdb)
@@ -107,6 +158,7 @@ func TestRedisLoginsDownIsUnavailable(t *testing.T) {
 	defer cancel()
 	for name, err := range map[string]error{
 		"Put":  s.Put(ctx, "the-state", login, time.Minute),
+		"Get":  func() error { _, _, err := s.Get(ctx, "the-state"); return err }(),
 		"Take": func() error { _, _, err := s.Take(ctx, "the-state"); return err }(),
 	} {
 		e, ok := fault.As(err)

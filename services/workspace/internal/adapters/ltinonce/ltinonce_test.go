@@ -207,5 +207,5 @@ func TestRedisStoreOnCluster(t *testing.T) {
 		return nil
 	}, "every master of the cluster takes writes")
 	storeContract(t, ltinonce.NewRedisStore(rdb))
-	onceContract(t, ltinonce.NewRedisLogins(rdb), login)
+	loginsContract(t, ltinonce.NewRedisLogins(rdb))
 }

@@ -48,6 +48,19 @@ func (m *onceMap[V]) put(key string, v V, ttl time.Duration) bool {
 	return true
 }
 
+// get returns the value under key, if it has not expired, and leaves it.
+func (m *onceMap[V]) get(key string) (V, bool) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	stored, ok := m.values[key]
+	if !ok || !now.Before(stored.until) {
+		var zero V
+		return zero, false
+	}
+	return stored.value, true
+}
+
 // take returns the value under key, if it has not expired, and removes it.
 func (m *onceMap[V]) take(key string) (V, bool) {
 	now := m.now()
