@@ -95,9 +95,18 @@ func (b *launchBrowser) login(loginURL string) string {
 // document.
 func (b *launchBrowser) post(target string, form url.Values, extra ...*http.Cookie) (int, string) {
 	b.t.Helper()
+	return b.postWith(target, form, nil, extra...)
+}
+
+// postWith is post with the headers of header too.
+func (b *launchBrowser) postWith(target string, form url.Values, header http.Header, extra ...*http.Cookie) (int, string) {
+	b.t.Helper()
 	req, err := http.NewRequest(http.MethodPost, target, strings.NewReader(form.Encode()))
 	if err != nil {
 		b.t.Fatal(err)
+	}
+	for name, values := range header {
+		req.Header[name] = values
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	for _, c := range extra {
@@ -159,9 +168,10 @@ func (l lti13Launches) start(b *launchBrowser, o launchOverrides) (string, url.V
 // A platform (tools/lti-platform, npm jose) launches the tool: the login
 // initiation, the platform's authentication, and the form post open the
 // page with the user and the exam, and a token the session route takes;
-// replays, another browser's state, an unsigned token and a kid the tool's
-// copy of the platform's keys lacks are refused with pages; the tool's keys
-// are published.
+// replays, another browser's state, a stolen state posted with storage
+// fields (which leaves the login to its browser), an unsigned token and a
+// kid the tool's copy of the platform's keys lacks are refused with pages;
+// the tool's keys are published.
 func TestLti13LaunchFromAPlatform(t *testing.T) {
 	const exam = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
 	p, s, workspaceID, clients := setUpLti13(t)
@@ -200,6 +210,21 @@ func TestLti13LaunchFromAPlatform(t *testing.T) {
 	refused("another browser's state", alice, bobAction, bobForm, http.StatusUnauthorized, "not this browser's")
 	if status, page := bob.post(bobAction, bobForm); status != http.StatusOK {
 		t.Errorf("Bob's own launch after Alice posted it: %d\n%s", status, page)
+	}
+
+	// Whoever learns Bob's state (it travels in URLs to the platform) and
+	// posts it as if read back from the platform's storage, with the
+	// header a browser would not let another site send, is refused, and
+	// leaves Bob's login for Bob.
+	bobAction, bobForm = launches.start(bob, withExam)
+	mallory := newLaunchBrowser(t)
+	stolen := url.Values{"id_token": {"forged"}, "state": bobForm["state"], "lti_storage_state": bobForm["state"], "lti_storage_nonce": {"a guess"}}
+	status, page = mallory.postWith(bobAction, stolen, http.Header{"Sec-Fetch-Site": {"same-origin"}})
+	if status != http.StatusUnauthorized || !strings.Contains(html.UnescapeString(page), "did not keep it there") || strings.Contains(page, "data-auth") {
+		t.Errorf("a stolen state with storage fields: %d, want 401 saying the login kept no storage:\n%s", status, page)
+	}
+	if status, page := bob.post(bobAction, bobForm); status != http.StatusOK || !strings.Contains(page, `data-exam-config-id="`+exam+`"`) {
+		t.Errorf("Bob's own launch after a stolen post of his state: %d\n%s", status, page)
 	}
 
 	action, form = launches.start(alice, launchOverrides{SignWith: "none"})
