@@ -418,17 +418,30 @@ function course(req, res) {
   const q = Object.fromEntries(new URL(req.url, state.url).searchParams);
   const login = issueLogin(q);
   const mode = JSON.stringify(q.storage ?? '');
-  const relay = q.storage === 'wrong-origin' ? `<iframe id="relay" src="${escapeHTML(q.relay ?? '')}/storage-relay" hidden></iframe>` : '';
+  const relayURL = JSON.stringify(q.storage === 'wrong-origin' ? `${q.relay ?? ''}/storage-relay` : '');
   send(res, 200, 'text/html; charset=utf-8', `<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Algebra I (period 3)</title></head>
 <body>
 <h1>Algebra I (period 3)</h1>
-${relay}
 <iframe id="tool" name="tool" src="${escapeHTML(login.url)}" width="1024" height="720"></iframe>
 <pre id="storage-log"></pre>
 <script>
 const stores = new Map();
 const mode = ${mode.replace(/</g, '\\u003c')};
+// The relay frame answers only once its page has loaded: before that its
+// window is the frame's initial blank document, and a message to it is
+// lost (on a busy machine the tool's put_data can come first). It is made
+// here, its load awaited from before it starts loading.
+const relayURL = ${relayURL.replace(/</g, '\\u003c')};
+let relay, relayLoaded;
+if (relayURL) {
+  relay = document.createElement('iframe');
+  relay.id = 'relay';
+  relay.hidden = true;
+  relayLoaded = new Promise((loaded) => relay.addEventListener('load', loaded, { once: true }));
+  relay.src = relayURL;
+  document.body.prepend(relay);
+}
 const log = (line) => { document.getElementById('storage-log').textContent += line + '\\n'; };
 window.addEventListener('message', (event) => {
   const m = event.data;
@@ -438,7 +451,7 @@ window.addEventListener('message', (event) => {
     const answer = { subject: m.subject + '.response', message_id: m.message_id, ...body };
     if (m.subject === 'lti.put_data' && mode === 'wrong-id') answer.message_id = 'not-' + m.message_id;
     if (m.subject === 'lti.put_data' && mode === 'wrong-origin') {
-      document.getElementById('relay').contentWindow.postMessage({ frame: 'tool', answer }, '*');
+      relayLoaded.then(() => relay.contentWindow.postMessage({ frame: 'tool', answer }, '*'));
       return;
     }
     event.source.postMessage(answer, event.origin);
