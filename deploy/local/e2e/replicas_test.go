@@ -230,8 +230,8 @@ func TestReplicasShareCallsTakeANewOneAndSurviveACrash(t *testing.T) {
 // load is idempotent (GetWorkspace, Authenticate, GetWorkspaceStatus) and
 // retried on UNAVAILABLE, so its death may cost none; a login in flight on
 // the auth replica (CreateSdkToken, not retried) may fail, so its death
-// may cost up to `workers`. A failure counts against the replica killed
-// last before it ended.
+// may cost up to `workers`. A failure counts against the replica whose
+// kill began last before it ended.
 func killUnderLoad(t *testing.T, s *stack.Stack, key client, path string, login map[string]any) {
 	const (
 		workers        = 8
@@ -285,10 +285,13 @@ func killUnderLoad(t *testing.T, s *stack.Stack, key client, path string, login 
 			}
 			return nil
 		}, "%s serves the load", v.replica.Name)
+		// Failures count against this victim from the moment it may die:
+		// KillReplica returns after the process has exited, and the calls
+		// it had in flight may fail before that.
+		killed.Add(1)
 		if err := s.KillReplica(v.replica); err != nil {
 			t.Fatal(err)
 		}
-		killed.Add(1)
 		after := succeeded.Load()
 		testenv.Eventually(t, 30*time.Second, func() error {
 			if n := succeeded.Load() - after; n < 200 {
