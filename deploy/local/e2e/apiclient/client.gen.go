@@ -2809,9 +2809,9 @@ type HeadLtiConfigurationXmlParams struct {
 // Lti13DeepLinkingResponseFormdataBody defines parameters for Lti13DeepLinkingResponse.
 type Lti13DeepLinkingResponseFormdataBody struct {
 	// DeepLinkId The id the deep-linking page carries.
-	DeepLinkId *string `form:"deep_link_id,omitempty" json:"deep_link_id,omitempty"`
+	DeepLinkId string `form:"deep_link_id" json:"deep_link_id"`
 
-	// ExamConfigId The exam configuration's id, a UUID (surrounding spaces are ignored).
+	// ExamConfigId The exam configuration's id, a UUID; surrounding white space (Unicode's, as Go's strings.TrimSpace has it: not U+FEFF) is ignored.
 	ExamConfigId         string            `form:"exam_config_id" json:"exam_config_id"`
 	AdditionalProperties map[string]string `json:"-"`
 }
@@ -2844,7 +2844,7 @@ type Lti13LaunchFormdataBody struct {
 	ErrorDescription *string `form:"error_description,omitempty" json:"error_description,omitempty"`
 
 	// IdToken The platform's id_token, a JWS signed with RS256.
-	IdToken *string `form:"id_token,omitempty" json:"id_token,omitempty"`
+	IdToken string `form:"id_token" json:"id_token"`
 
 	// LtiStorageNonce The nonce the launch page read back from the platform's storage.
 	LtiStorageNonce *string `form:"lti_storage_nonce,omitempty" json:"lti_storage_nonce,omitempty"`
@@ -3079,11 +3079,9 @@ func (a Lti13DeepLinkingResponseFormdataBody) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
-	if a.DeepLinkId != nil {
-		object["deep_link_id"], err = json.Marshal(a.DeepLinkId)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'deep_link_id': %w", err)
-		}
+	object["deep_link_id"], err = json.Marshal(a.DeepLinkId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'deep_link_id': %w", err)
 	}
 
 	object["exam_config_id"], err = json.Marshal(a.ExamConfigId)
@@ -3206,11 +3204,9 @@ func (a Lti13LaunchFormdataBody) MarshalJSON() ([]byte, error) {
 		}
 	}
 
-	if a.IdToken != nil {
-		object["id_token"], err = json.Marshal(a.IdToken)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'id_token': %w", err)
-		}
+	object["id_token"], err = json.Marshal(a.IdToken)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'id_token': %w", err)
 	}
 
 	if a.LtiStorageNonce != nil {
@@ -6775,7 +6771,7 @@ func NewLti13LoginRequest(server string, params *Lti13LoginParams) (*http.Reques
 			}
 		}
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "target_link_uri", params.TargetLinkUri, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "target_link_uri", params.TargetLinkUri, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uri"}); err != nil {
 			return nil, err
 		} else {
 			for _, qp := range strings.Split(queryFrag, "&") {
@@ -6989,7 +6985,7 @@ func NewLti13RegisterRequest(server string, link string, params *Lti13RegisterPa
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "openid_configuration", params.OpenidConfiguration, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "openid_configuration", params.OpenidConfiguration, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uri"}); err != nil {
 			return nil, err
 		} else {
 			for _, qp := range strings.Split(queryFrag, "&") {

@@ -4486,15 +4486,15 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x1bListLtiRegistrationsRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"c\n" +
 	"\x1cListLtiRegistrationsResponse\x12C\n" +
-	"\rregistrations\x18\x01 \x03(\v2\x1d.workspace.v1.LtiRegistrationR\rregistrations\"\xc7\x04\n" +
+	"\rregistrations\x18\x01 \x03(\v2\x1d.workspace.v1.LtiRegistrationR\rregistrations\"\xc3\f\n" +
 	"\x1cCreateLtiRegistrationRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12o\n" +
-	"\x06issuer\x18\x02 \x01(\tBW\xb2\xe1\x18S\b\x01\"*^https?://[!-\"$-.0->A-~]+(/[!-\"$->@-~]*)?$0\x80\x10Z \"https://canvas.instructure.com\"R\x06issuer\x12D\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\xed\x02\n" +
+	"\x06issuer\x18\x02 \x01(\tB\xd4\x02\xb2\xe1\x18\xcf\x02\b\x01\x1a\x03uri\"\xa0\x02^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\\])(:[1-9][0-9]{0,4})?(/[!-\"$->@-~]*)?$0\x80\x10Z \"https://canvas.instructure.com\"R\x06issuer\x12D\n" +
 	"\tclient_id\x18\x03 \x01(\tB'\xb2\xe1\x18#\b\x01\"\b^[ -~]*$(\x010\xff\x01Z\x10\"10000000000001\"R\bclientId\x12>\n" +
-	"\x0edeployment_ids\x18\x04 \x03(\tB\x17\xb2\xe1\x18\x13\"\b^[ -~]*$(\x010\xff\x018dh\x01R\rdeploymentIds\x12[\n" +
-	"\x0eauth_login_url\x18\x05 \x01(\tB5\xb2\xe1\x181\b\x01\"*^https?://[!-\"$-.0->A-~]+([/?][!-\"$-~]*)?$0\x80\x10R\fauthLoginUrl\x12P\n" +
-	"\bjwks_url\x18\x06 \x01(\tB5\xb2\xe1\x181\b\x01\"*^https?://[!-\"$-.0->A-~]+([/?][!-\"$-~]*)?$0\x80\x10R\ajwksUrl\x12^\n" +
-	"\x0eauth_token_url\x18\a \x01(\tB3\xb2\xe1\x18/\"*^https?://[!-\"$-.0->A-~]+([/?][!-\"$-~]*)?$0\x80\x10H\x00R\fauthTokenUrl\x88\x01\x01B\x11\n" +
+	"\x0edeployment_ids\x18\x04 \x03(\tB\x17\xb2\xe1\x18\x13\"\b^[ -~]*$(\x010\xff\x018dh\x01R\rdeploymentIds\x12\xd9\x02\n" +
+	"\x0eauth_login_url\x18\x05 \x01(\tB\xb2\x02\xb2\xe1\x18\xad\x02\b\x01\x1a\x03uri\"\xa0\x02^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\\])(:[1-9][0-9]{0,4})?([/?][!-\"$-~]*)?$0\x80\x10R\fauthLoginUrl\x12\xce\x02\n" +
+	"\bjwks_url\x18\x06 \x01(\tB\xb2\x02\xb2\xe1\x18\xad\x02\b\x01\x1a\x03uri\"\xa0\x02^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\\])(:[1-9][0-9]{0,4})?([/?][!-\"$-~]*)?$0\x80\x10R\ajwksUrl\x12\xdc\x02\n" +
+	"\x0eauth_token_url\x18\a \x01(\tB\xb0\x02\xb2\xe1\x18\xab\x02\x1a\x03uri\"\xa0\x02^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\\])(:[1-9][0-9]{0,4})?([/?][!-\"$-~]*)?$0\x80\x10H\x00R\fauthTokenUrl\x88\x01\x01B\x11\n" +
 	"\x0f_auth_token_url\"T\n" +
 	"\x19GetLtiRegistrationRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +

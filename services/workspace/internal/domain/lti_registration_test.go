@@ -56,7 +56,7 @@ func TestCheckNewLTIRegistrationNamesEveryField(t *testing.T) {
 	}
 	got := violated(domain.CheckNewLTIRegistration(bad, domain.URLPolicy{}))
 	want := map[string]string{
-		"issuer":           "must be an https URL without user information, a query or a fragment",
+		"issuer":           "must be an https URL on a host name or address, without user information, a query or a fragment",
 		"clientId":         "must be 1 to 255 printable ASCII characters",
 		"deploymentIds[1]": "is required",
 		"deploymentIds[2]": "duplicate of deploymentIds[0]",

@@ -33,15 +33,17 @@ type URLPolicy = outbound.Policy
 const MaxURLBytes = outbound.MaxURLLen
 
 // URLPattern is what a stored URL looks like (the OpenAPI document states it
-// for every URL field of a registration): http or https, an authority without
-// user information, then a path or query in printable ASCII without a
-// fragment. The rest of the rule (https, public hosts, a valid host and port)
-// the document states in prose.
-const URLPattern = `^https?://[!-"$-.0->A-~]+([/?][!-"$-~]*)?$`
+// for every URL field of a registration): http or https, a host (a DNS name
+// whose last label starts with a letter, a dotted IPv4 address, or a
+// bracketed IPv6 one), a port without a leading zero, then a path or query in
+// printable ASCII without a fragment. The rest of the rule (https, public
+// hosts, a name of at most 253 bytes, an address that parses, a port up to
+// 65535) the document states in prose.
+const URLPattern = `^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\])(:[1-9][0-9]{0,4})?([/?][!-"$-~]*)?$`
 
 // IssuerPattern is URLPattern without a query: an LTI 1.3 issuer is an https
 // URL with no query or fragment components.
-const IssuerPattern = `^https?://[!-"$-.0->A-~]+(/[!-"$->@-~]*)?$`
+const IssuerPattern = `^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\])(:[1-9][0-9]{0,4})?(/[!-"$->@-~]*)?$`
 
 var (
 	urlShape    = regexp.MustCompile(URLPattern)
@@ -56,9 +58,9 @@ const PublicURLRule = "must be a public https URL"
 // checkURL checks raw against the rule, as an issuer when issuer is set,
 // and returns what is wrong with it ("" when nothing).
 func checkURL(policy URLPolicy, raw string, issuer bool) string {
-	shape, shapeRule := urlShape, "must be an absolute http(s) URL in printable ASCII, without user information or a fragment"
+	shape, shapeRule := urlShape, "must be an absolute http(s) URL in printable ASCII, on a host name or address, without user information or a fragment"
 	if issuer {
-		shape, shapeRule = issuerShape, "must be an https URL without user information, a query or a fragment"
+		shape, shapeRule = issuerShape, "must be an https URL on a host name or address, without user information, a query or a fragment"
 	}
 	switch {
 	case raw == "":

@@ -62,13 +62,9 @@ func TestOutboundURLRule(t *testing.T) {
 		{"https://localhost/jwks", "must be a public https URL: the host is localhost, or a loopback"},
 		{"https://LOCALHOST./jwks", "must be a public https URL: the host is localhost, or a loopback"},
 		{"https://a.localhost/jwks", "must be a public https URL: the host is localhost, or a loopback"},
-		// Hosts some resolvers read as addresses, and malformed ones.
-		{"https://127.1/", "must be a public https URL: the host is not a valid"},
-		{"https://0x7f000001/", "must be a public https URL: the host is not a valid"},
-		{"https://2130706433/", "must be a public https URL: the host is not a valid"},
-		{"https://exa_mple.com/", "must be a public https URL: the host is not a valid"},
-		{"https://-a.com/", "must be a public https URL: the host is not a valid"},
-		{"https://a.com:0/", "must be a public https URL: the port must be"},
+		// What the published pattern takes but the service does not.
+		{"https://" + strings.Repeat("a.", 127) + "com/", "must be a public https URL: the host is not a valid"},
+		{"https://[1::2::3]/", "must be a public https URL: it does not parse"},
 		{"https://a.com:65536/", "must be a public https URL: the port must be"},
 		{"https://a.com/%zz", "must be a public https URL: it does not parse"},
 		{"https://100.64.0.1/", "must be a public https URL: the host is localhost, or a loopback"},
@@ -81,6 +77,18 @@ func TestOutboundURLRule(t *testing.T) {
 		{"https://a.com/a b", "must be an absolute http(s) URL"},
 		{"https://a.com/é", "must be an absolute http(s) URL"},
 		{"https:///path", "must be an absolute http(s) URL"},
+		// Hosts some resolvers read as addresses, and malformed ones.
+		{"https://127.1/", "must be an absolute http(s) URL"},
+		{"https://0x7f000001/", "must be an absolute http(s) URL"},
+		{"https://2130706433/", "must be an absolute http(s) URL"},
+		{"https://256.1.1.1/", "must be an absolute http(s) URL"},
+		{"https://exa_mple.com/", "must be an absolute http(s) URL"},
+		{"https://-a.com/", "must be an absolute http(s) URL"},
+		{"https://a.com:0/", "must be an absolute http(s) URL"},
+		{"https://a.com:/", "must be an absolute http(s) URL"},
+		{"https://a.com:08443/", "must be an absolute http(s) URL"},
+		{"https://[x]/", "must be an absolute http(s) URL"},
+		{"https://:::/", "must be an absolute http(s) URL"},
 		{"https://a.com/" + strings.Repeat("a", 2048), "must be at most 2048 bytes"},
 	}
 	for _, c := range cases {
