@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/liveproctor/workspaces/pkg/cachebus"
-	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
 )
 
@@ -26,7 +26,7 @@ func NewPublisher(client redis.UniversalClient) Publisher { return Publisher{cli
 func (p Publisher) PublishKeyPairsChanged(ctx context.Context, workspaceID string, appKeys []string) error {
 	err := cachebus.Publish(ctx, p.client, cachebus.Change{Kind: cachebus.KeyPairsChanged, WorkspaceID: workspaceID, AppKeys: appKeys})
 	if err != nil {
-		return fault.Wrap(fault.Unavailable, err, "the other replicas could not be told; retry shortly")
+		return redisconn.Outage("publish changed key pairs", err, "the other replicas could not be told; retry shortly")
 	}
 	return nil
 }

@@ -87,7 +87,10 @@ func (r *Repository) Prepare(ctx context.Context) error {
 			return err
 		}
 	}
-	return r.upgradeDocuments(ctx)
+	if err := r.upgradeDocuments(ctx); err != nil {
+		return err
+	}
+	return r.upgradeLTIDeployments(ctx)
 }
 
 // ensureIndexes creates c's declared indexes that are missing, and moves
@@ -168,16 +171,10 @@ func (r *Repository) upgradeDocuments(ctx context.Context) error {
 			Managers []string   `bson:"managers"`
 			Outbox   []eventDoc `bson:"outbox"`
 		}
-		err := r.do(ctx, func(ctx context.Context) error {
-			cur, err := r.workspaces.Find(ctx, bson.D{{Key: "visibleTo", Value: bson.D{{Key: "$exists", Value: false}}}},
-				options.Find().SetLimit(upgradeBatch).SetProjection(bson.D{{Key: "managers", Value: 1}, {Key: "outbox", Value: 1}}))
-			if err != nil {
-				return err
-			}
-			return cur.All(ctx, &docs)
-		})
+		err := r.findToUpgrade(ctx, bson.D{{Key: "visibleTo", Value: bson.D{{Key: "$exists", Value: false}}}},
+			bson.D{{Key: "managers", Value: 1}, {Key: "outbox", Value: 1}}, &docs)
 		if err != nil {
-			return storeError("find workspaces to upgrade", err)
+			return err
 		}
 		for _, d := range docs {
 			set := bson.D{{Key: "visibleTo", Value: append([]string{d.ID}, d.Managers...)}}
@@ -189,9 +186,25 @@ func (r *Repository) upgradeDocuments(ctx context.Context) error {
 			}
 		}
 		if len(docs) < upgradeBatch {
-			return r.upgradeLTIDeployments(ctx)
+			return nil
 		}
 	}
+}
+
+// findToUpgrade reads into docs at most upgradeBatch workspaces that
+// filter finds, with the fields of projection.
+func (r *Repository) findToUpgrade(ctx context.Context, filter, projection bson.D, docs any) error {
+	err := r.do(ctx, func(ctx context.Context) error {
+		cur, err := r.workspaces.Find(ctx, filter, options.Find().SetLimit(upgradeBatch).SetProjection(projection))
+		if err != nil {
+			return err
+		}
+		return cur.All(ctx, docs)
+	})
+	if err != nil {
+		return storeError("find workspaces to upgrade", err)
+	}
+	return nil
 }
 
 // upgradeLTIDeployments gives workspaces written by versions before logins
@@ -205,16 +218,10 @@ func (r *Repository) upgradeLTIDeployments(ctx context.Context) error {
 			Revision         int64                `bson:"revision"`
 			LTIRegistrations []ltiRegistrationDoc `bson:"ltiRegistrations"`
 		}
-		err := r.do(ctx, func(ctx context.Context) error {
-			cur, err := r.workspaces.Find(ctx, bson.D{{Key: "ltiDeployments", Value: nil}},
-				options.Find().SetLimit(upgradeBatch).SetProjection(bson.D{{Key: "revision", Value: 1}, {Key: "ltiRegistrations", Value: 1}}))
-			if err != nil {
-				return err
-			}
-			return cur.All(ctx, &docs)
-		})
+		err := r.findToUpgrade(ctx, bson.D{{Key: "ltiDeployments", Value: nil}},
+			bson.D{{Key: "revision", Value: 1}, {Key: "ltiRegistrations", Value: 1}}, &docs)
 		if err != nil {
-			return storeError("find workspaces to upgrade", err)
+			return err
 		}
 		for _, d := range docs {
 			set := bson.D{{Key: "ltiDeployments", Value: ltiDeployments(toLTIRegistrations(d.LTIRegistrations))}}
