@@ -66,7 +66,7 @@ func startLti13Login(t *testing.T, method string, params url.Values) (int, http.
 // A platform registered with a workspace starts a launch: the browser is
 // sent to the registered authorization endpoint with exactly the OIDC
 // authentication request, keeps the state in a partitioned cookie, and the
-// login waits in Redis under a digest of the state for an hour.
+// login waits in Redis under a digest of the state for ten minutes.
 func TestLti13LoginRedirectsToThePlatform(t *testing.T) {
 	w := asRoot(t).create(unique(t, "w"), nil)
 	issuer := "https://" + unique(t, "lms") + ".example.edu"
@@ -100,7 +100,7 @@ func TestLti13LoginRedirectsToThePlatform(t *testing.T) {
 		}
 		sum := sha256.Sum256([]byte(state))
 		cookieName := "lti1p3_state_" + base64.RawURLEncoding.EncodeToString(sum[:])[:16]
-		wantCookie := cookieName + "=" + state + "; Path=/lti/v1p3/launch; Max-Age=3600; HttpOnly; Secure; SameSite=None; Partitioned"
+		wantCookie := cookieName + "=" + state + "; Path=/lti/v1p3/launch; Max-Age=600; HttpOnly; Secure; SameSite=None; Partitioned"
 		if got := header.Values("Set-Cookie"); len(got) != 1 || got[0] != wantCookie {
 			t.Fatalf("%s: Set-Cookie %q, want %q", method, got, wantCookie)
 		}

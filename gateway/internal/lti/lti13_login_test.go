@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -157,6 +158,21 @@ func TestLti13LoginRefusals(t *testing.T) {
 			w.Header().Get("Location") != "" || len(w.Header().Values("Set-Cookie")) != 0 ||
 			w.Header().Get("Cache-Control") != "no-store" || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") {
 			t.Errorf("%s: %d %v:\n%s", tc.name, w.Code, w.Header(), body)
+		}
+	}
+}
+
+// Too many logins pending: the page is a 503 whose Retry-After is the
+// service's (when the oldest pending logins expire), for GET and POST.
+func TestLti13LoginPendingCapRetryAfter(t *testing.T) {
+	refusal := grpcfault.Status(&fault.Error{Kind: fault.Unavailable, Message: "too many LTI 1.3 logins are pending: launch again in 37 s", RetryAfter: 37 * time.Second})
+	for method, w := range map[string]*httptest.ResponseRecorder{
+		http.MethodGet:  startLogin(&loginStarter{err: refusal}, http.MethodGet, canvasLoginForm, "", ""),
+		http.MethodPost: startLogin(&loginStarter{err: refusal}, http.MethodPost, "", "application/x-www-form-urlencoded", canvasLoginForm),
+	} {
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "37" || !strings.Contains(w.Body.String(), msgUnavailable) ||
+			len(w.Header().Values("Set-Cookie")) != 0 {
+			t.Errorf("%s: %d %v:\n%s", method, w.Code, w.Header(), w.Body)
 		}
 	}
 }

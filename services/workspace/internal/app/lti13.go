@@ -80,10 +80,14 @@ type PlatformKeys interface {
 	Key(ctx context.Context, registrationID, jwksURL, kid string) (*rsa.PublicKey, error)
 }
 
-// Lti13StateTTL is how long a login's state and nonce may be used: longer
-// than any platform takes between its login initiation and the launch, and
-// than the id_tokens platforms issue live.
-const Lti13StateTTL = time.Hour
+// Lti13StateTTL is how long a login's state and nonce may be used. Every
+// step between the login initiation and the launch takes seconds, but the
+// platform may ask its user to sign in again (SSO, MFA) between our
+// redirect and its answer: ten minutes leave room for that. It also bounds
+// how long a flood of initiations holds the pending logins' cap
+// (LTI13_PENDING_LOGINS_MAX): logins refused then succeed again within
+// these ten minutes.
+const Lti13StateTTL = 10 * time.Minute
 
 // lti13 is what LTI 1.3 needs; nil fields turn the part that needs them off.
 type lti13 struct {

@@ -92,7 +92,7 @@ func TestStartLti13LoginRedirectsWithAStoredState(t *testing.T) {
 			t.Fatalf("%q is not 32 bytes in base64url: %v", secret, err)
 		}
 	}
-	if got.StateTTL != time.Hour || len(f.logins.ttls) != 1 || f.logins.ttls[0] != app.Lti13StateTTL || app.Lti13StateTTL < time.Hour {
+	if got.StateTTL != 10*time.Minute || len(f.logins.ttls) != 1 || f.logins.ttls[0] != app.Lti13StateTTL {
 		t.Fatalf("state TTL %v, stored for %v", got.StateTTL, f.logins.ttls)
 	}
 	login, ok, err := f.logins.Take(ctx, got.State)

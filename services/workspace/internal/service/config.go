@@ -44,6 +44,12 @@ type Config struct {
 	// long its successor is published before it signs) and
 	// LTI_TOOL_KEY_OVERLAP (how long a replaced key stays published).
 	LTIToolKeys domain.ToolKeyRotation
+	// LTI13PendingLoginsMax is the most LTI 1.3 logins started and not
+	// yet launched (nor expired) held at once (LTI13_PENDING_LOGINS_MAX):
+	// across every replica in Redis, per replica without it. A login
+	// initiation is anonymous; past the cap new ones are refused
+	// (Unavailable) rather than let a flood fill Redis.
+	LTI13PendingLoginsMax int
 	// LTIToolKeyCheck is how often each replica brings those keys up to
 	// date (LTI_TOOL_KEY_CHECK_INTERVAL). Only the black-box tests shorten
 	// these four, to see a rotation in seconds.
@@ -132,6 +138,9 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	if cfg.LTIJWKSRefetch = r.Duration("LTI_JWKS_REFETCH_INTERVAL", 30*time.Second); cfg.LTIJWKSRefetch < 100*time.Millisecond || cfg.LTIJWKSRefetch > 30*time.Second {
 		r.Invalid("LTI_JWKS_REFETCH_INTERVAL", "must be between 100ms and 30s (30s but in tests)")
 	}
+	// 50,000 logins pending in ten minutes (app.Lti13StateTTL) is over 80 a
+	// second, none of them launched: more than any exam's start needs.
+	cfg.LTI13PendingLoginsMax = r.Int("LTI13_PENDING_LOGINS_MAX", 50_000, 1, 10_000_000)
 	cfg.LTIToolKeys, cfg.LTIToolKeyCheck = readToolKeySchedule(r)
 	cfg.Bootstrap.AppKey, cfg.Bootstrap.AppSecret, _ = r.Pair("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_SECRET")
 	var given bool

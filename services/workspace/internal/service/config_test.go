@@ -106,3 +106,28 @@ func TestConfigToolKeySchedule(t *testing.T) {
 		})
 	}
 }
+
+// The cap on pending LTI 1.3 logins: 50,000 by default, from 1.
+func TestConfigPendingLoginsMax(t *testing.T) {
+	base := map[string]string{
+		"MONGODB_URI":        "mongodb://127.0.0.1:27017",
+		"KEY_ENCRYPTION_KEY": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+		"KEY_HMAC_KEY":       "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=",
+	}
+	for _, tc := range []struct {
+		value string
+		want  int // 0: refused
+	}{{"", 50_000}, {"20", 20}, {"1", 1}, {"10000000", 10_000_000}, {"0", 0}, {"-5", 0}, {"10000001", 0}, {"many", 0}} {
+		env := maps.Clone(base)
+		if tc.value != "" {
+			env["LTI13_PENDING_LOGINS_MAX"] = tc.value
+		}
+		cfg, err := service.ConfigFromEnv(envconfig.FromMap(env))
+		switch {
+		case tc.want == 0 && (err == nil || !strings.Contains(err.Error(), "LTI13_PENDING_LOGINS_MAX")):
+			t.Errorf("LTI13_PENDING_LOGINS_MAX=%q: %v, want an error naming it", tc.value, err)
+		case tc.want != 0 && (err != nil || cfg.LTI13PendingLoginsMax != tc.want):
+			t.Errorf("LTI13_PENDING_LOGINS_MAX=%q: %d, %v; want %d", tc.value, cfg.LTI13PendingLoginsMax, err, tc.want)
+		}
+	}
+}

@@ -45,9 +45,9 @@ import (
 // remembers: ten minutes' worth of launches at over 150 a second.
 const launchNoncesInMemory = 100_000
 
-// lti13LoginsInMemory bounds the LTI 1.3 logins a replica without Redis
-// keeps until their launch: an hour's worth at over 25 logins a second.
-const lti13LoginsInMemory = 100_000
+// deepLinksInMemory bounds the LTI 1.3 deep-linking requests a replica
+// without Redis keeps until their reply.
+const deepLinksInMemory = 100_000
 
 // registrationLinksInMemory bounds the registration links a replica
 // without Redis keeps.
@@ -171,16 +171,17 @@ func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics
 	}
 	opts = append(opts, app.WithLimits(guard), app.WithLTILaunches(nonces), app.WithEventLog(repo, s.cfg.Events), app.WithLogger(s.logger))
 	// LTI 1.3 logins live in Redis too, so that a launch finds its login
-	// on any replica, and takes it once.
+	// on any replica, and takes it once; at most LTI13PendingLoginsMax are
+	// pending.
 	var lti13Logins app.Lti13Logins
 	var deepLinks app.Lti13DeepLinks   // and deep-linking requests, until their reply
 	var links app.LTIRegistrationLinks // and Dynamic Registration links, until used
 	if s.redis != nil {
-		lti13Logins, deepLinks = ltinonce.NewRedisLogins(s.redis), ltinonce.NewRedisDeepLinks(s.redis)
+		lti13Logins, deepLinks = ltinonce.NewRedisLogins(s.redis, s.cfg.LTI13PendingLoginsMax), ltinonce.NewRedisDeepLinks(s.redis)
 		links = ltinonce.NewRedisRegistrationLinks(s.redis)
 	} else {
-		lti13Logins = ltinonce.NewMemoryLogins(lti13LoginsInMemory, nil)
-		deepLinks = ltinonce.NewMemoryDeepLinks(lti13LoginsInMemory, nil)
+		lti13Logins = ltinonce.NewMemoryLogins(s.cfg.LTI13PendingLoginsMax, nil)
+		deepLinks = ltinonce.NewMemoryDeepLinks(deepLinksInMemory, nil)
 		links = ltinonce.NewMemoryRegistrationLinks(registrationLinksInMemory, nil)
 	}
 	// The launch checks id_tokens with the platforms' keys, fetched under

@@ -27,7 +27,7 @@ var errDeepLinksFull = fault.New(fault.Unavailable, "too many LTI deep-linking r
 // Put stores l under id for ttl, or refuses it when max live requests are
 // stored.
 func (s *MemoryDeepLinks) Put(_ context.Context, id string, l app.Lti13DeepLink, ttl time.Duration) error {
-	if !s.links.put(DeepLinkKey(id), l, ttl) {
+	if ok, _ := s.links.put(DeepLinkKey(id), l, ttl); !ok {
 		return errDeepLinksFull
 	}
 	return nil

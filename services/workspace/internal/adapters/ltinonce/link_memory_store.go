@@ -27,7 +27,7 @@ var errLinksFull = fault.New(fault.Unavailable, "too many LTI registration links
 // Put stores l under secret for ttl, or refuses it when max live links are
 // stored.
 func (s *MemoryRegistrationLinks) Put(_ context.Context, secret string, l app.LTIRegistrationLink, ttl time.Duration) error {
-	if !s.links.put(RegistrationLinkKey(secret), l, ttl) {
+	if ok, _ := s.links.put(RegistrationLinkKey(secret), l, ttl); !ok {
 		return errLinksFull
 	}
 	return nil

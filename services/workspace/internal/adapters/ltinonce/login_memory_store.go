@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 )
 
@@ -17,19 +16,18 @@ type MemoryLogins struct {
 
 var _ app.Lti13Logins = (*MemoryLogins)(nil)
 
-// NewMemoryLogins returns a store of at most max live logins, on the
-// clock now (nil: time.Now).
+// NewMemoryLogins returns a store of at most max pending logins (started,
+// not yet taken nor expired), on the clock now (nil: time.Now).
 func NewMemoryLogins(max int, now func() time.Time) *MemoryLogins {
 	return &MemoryLogins{logins: newOnceMap[app.Lti13Login](max, now)}
 }
 
-var errLoginsFull = fault.New(fault.Unavailable, "too many LTI 1.3 logins at once: launch again in a minute")
-
-// Put stores l under state for ttl. When max live logins are stored it
-// refuses the new one rather than drop one whose launch may be under way.
+// Put stores l under state for ttl. When max logins are pending it refuses
+// the new one rather than drop one whose launch may be under way, saying
+// when the earliest of them expires.
 func (s *MemoryLogins) Put(_ context.Context, state string, l app.Lti13Login, ttl time.Duration) error {
-	if !s.logins.put(LoginKey(state), l, ttl) {
-		return errLoginsFull
+	if ok, wait := s.logins.put(LoginKey(state), l, ttl); !ok {
+		return errLoginsPending(wait)
 	}
 	return nil
 }

@@ -13,16 +13,23 @@ import (
 // replica's launch finds the login any replica started, and only one
 // launch presenting a state gets its login (redisOnce). A launch reads the
 // login before it takes it, to hold its browser to the login's proof
-// first.
+// first. At most max logins are pending at once across every replica
+// (pendingLogins): a login initiation is anonymous, and a flood of them
+// would otherwise fill Redis.
 type RedisLogins struct {
-	once redisOnce[loginRecord]
+	once    redisOnce[loginRecord]
+	pending pendingLogins
 }
 
 var _ app.Lti13Logins = (*RedisLogins)(nil)
 
-// NewRedisLogins returns a login store over rdb.
-func NewRedisLogins(rdb redis.UniversalClient) *RedisLogins {
-	return &RedisLogins{once: redisOnce[loginRecord]{rdb: rdb, prefix: loginPrefix, what: "an LTI 1.3 login", unavailable: errLoginsUnavailable}}
+// NewRedisLogins returns a login store over rdb holding at most max
+// pending logins.
+func NewRedisLogins(rdb redis.UniversalClient, max int) *RedisLogins {
+	return &RedisLogins{
+		once:    redisOnce[loginRecord]{rdb: rdb, prefix: loginPrefix, what: "an LTI 1.3 login", unavailable: errLoginsUnavailable},
+		pending: pendingLogins{rdb: rdb, max: max},
+	}
 }
 
 // errLoginsUnavailable: a login cannot be started, or a launch checked,
@@ -37,25 +44,51 @@ type loginRecord struct {
 	RegistrationID string    `json:"registrationId"`
 	CreatedAt      time.Time `json:"createdAt"`
 	StorageTarget  string    `json:"storageTarget,omitempty"`
+	// PendingBucket is the bucket of PendingLoginsKey the login is counted
+	// in, given back when it is taken; logins stored before the cap have
+	// none.
+	PendingBucket int64 `json:"pendingBucket,omitempty"`
 }
 
-// Put stores l under state for ttl.
+func (r loginRecord) login() app.Lti13Login {
+	return app.Lti13Login{
+		Nonce: r.Nonce, WorkspaceID: r.WorkspaceID, RegistrationID: r.RegistrationID, CreatedAt: r.CreatedAt, StorageTarget: r.StorageTarget,
+	}
+}
+
+// Put counts l as pending, or refuses it at the cap, then stores it under
+// state for ttl; a login that could not be stored gives its slot back.
 func (s *RedisLogins) Put(ctx context.Context, state string, l app.Lti13Login, ttl time.Duration) error {
-	return s.once.put(ctx, state, loginRecord(l), ttl)
+	bucket, err := s.pending.acquire(ctx, ttl)
+	if err != nil {
+		return err
+	}
+	rec := loginRecord{
+		Nonce: l.Nonce, WorkspaceID: l.WorkspaceID, RegistrationID: l.RegistrationID, CreatedAt: l.CreatedAt, StorageTarget: l.StorageTarget,
+		PendingBucket: bucket,
+	}
+	if err := s.once.put(ctx, state, rec, ttl); err != nil {
+		s.pending.release(context.WithoutCancel(ctx), bucket)
+		return err
+	}
+	return nil
 }
 
 // Get returns the login stored under state and leaves it (GET).
 func (s *RedisLogins) Get(ctx context.Context, state string) (app.Lti13Login, bool, error) {
 	rec, ok, err := s.once.get(ctx, state)
-	return app.Lti13Login(rec), ok, err
+	return rec.login(), ok, err
 }
 
 // Take returns the login stored under state and removes it, in one
 // command (GETDEL): of two launches that both proved their browser, one
-// gets it.
+// gets it. The login is no longer pending: its slot is given back.
 func (s *RedisLogins) Take(ctx context.Context, state string) (app.Lti13Login, bool, error) {
 	rec, ok, err := s.once.take(ctx, state)
-	return app.Lti13Login(rec), ok, err
+	if ok && rec.PendingBucket > 0 {
+		s.pending.release(context.WithoutCancel(ctx), rec.PendingBucket)
+	}
+	return rec.login(), ok, err
 }
 
 // LoginKey is the Redis key of a login: lti13:login:<SHA-256(state) in

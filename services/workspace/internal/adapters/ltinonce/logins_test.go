@@ -103,17 +103,18 @@ func TestMemoryLoginsExpireAndAreBounded(t *testing.T) {
 
 func TestRedisLogins(t *testing.T) {
 	_, rdb := startRedis(t)
-	s := ltinonce.NewRedisLogins(rdb)
+	s := ltinonce.NewRedisLogins(rdb, 1000)
 	loginsContract(t, s)
 
 	// The key is a digest of the state, never the state; the value is
-	// the login as JSON; the expiry is the one asked for.
+	// the login as JSON, with the bucket it is counted in as pending; the
+	// expiry is the one asked for.
 	ctx := context.Background()
 	state := "c2VjcmV0LWxvb2tpbmctc3RhdGUtb2YtMzItYnl0ZXM"
 	if err := s.Put(ctx, state, login, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := rdb.Keys(ctx, "*").Result()
+	keys, err := rdb.Keys(ctx, "lti13:login:*").Result()
 	if err != nil || len(keys) != 1 || keys[0] != ltinonce.LoginKey(state) {
 		t.Fatalf("keys = %q, %v; want only %q", keys, err, ltinonce.LoginKey(state))
 	}
@@ -122,10 +123,10 @@ func TestRedisLogins(t *testing.T) {
 		t.Fatalf("key %q: want lti13:login: and a SHA-256 in hex", keys[0])
 	}
 	raw, err := rdb.Get(ctx, keys[0]).Bytes()
-	var stored map[string]string
+	var stored map[string]any
 	if err != nil || json.Unmarshal(raw, &stored) != nil || strings.Contains(string(raw), state) ||
 		stored["nonce"] != login.Nonce || stored["workspaceId"] != "district-7" || stored["registrationId"] != "7d1c2a4e-reg" ||
-		stored["createdAt"] != "2026-11-25T09:30:00.123Z" {
+		stored["createdAt"] != "2026-11-25T09:30:00.123Z" || stored["pendingBucket"] == nil {
 		t.Fatalf("stored value %s, %v", raw, err)
 	}
 	if ttl, err := rdb.PTTL(ctx, keys[0]).Result(); err != nil || ttl <= 59*time.Minute || ttl > time.Hour {
@@ -150,7 +151,7 @@ func TestRedisLogins(t *testing.T) {
 // saying so, and nothing of the state.
 func TestRedisLoginsDownIsUnavailable(t *testing.T) {
 	srv, rdb := startRedis(t)
-	s := ltinonce.NewRedisLogins(rdb)
+	s := ltinonce.NewRedisLogins(rdb, 1000)
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -152,7 +152,7 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 func TestFullRedisIsUnavailable(t *testing.T) {
 	srv, rdb := startRedis(t)
 	nonces := ltinonce.NewRedisStore(rdb)
-	logins := ltinonce.NewRedisLogins(rdb)
+	logins := ltinonce.NewRedisLogins(rdb, 1000)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := logins.Put(ctx, "stored-state", app.Lti13Login{Nonce: "n", WorkspaceID: "w"}, time.Minute); err != nil {
@@ -207,5 +207,5 @@ func TestRedisStoreOnCluster(t *testing.T) {
 		return nil
 	}, "every master of the cluster takes writes")
 	storeContract(t, ltinonce.NewRedisStore(rdb))
-	loginsContract(t, ltinonce.NewRedisLogins(rdb))
+	loginsContract(t, ltinonce.NewRedisLogins(rdb, 1000))
 }

@@ -28,24 +28,29 @@ func newOnceMap[V any](max int, now func() time.Time) *onceMap[V] {
 }
 
 // put stores v under key for ttl, or reports false when max live values
-// are stored: it refuses the new one rather than drop one still in use,
-// after making room from the expired.
-func (m *onceMap[V]) put(key string, v V, ttl time.Duration) bool {
+// are stored, with how long until the earliest of them expires: it refuses
+// the new one rather than drop one still in use, after making room from
+// the expired.
+func (m *onceMap[V]) put(key string, v V, ttl time.Duration) (bool, time.Duration) {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, replaced := m.values[key]; !replaced && len(m.values) >= m.max {
+		var earliest time.Time
 		for k, stored := range m.values {
-			if !now.Before(stored.until) {
+			switch {
+			case !now.Before(stored.until):
 				delete(m.values, k)
+			case earliest.IsZero() || stored.until.Before(earliest):
+				earliest = stored.until
 			}
 		}
 		if len(m.values) >= m.max {
-			return false
+			return false, earliest.Sub(now)
 		}
 	}
 	m.values[key] = onceValue[V]{value: v, until: now.Add(ttl)}
-	return true
+	return true, 0
 }
 
 // get returns the value under key, if it has not expired, and leaves it.
