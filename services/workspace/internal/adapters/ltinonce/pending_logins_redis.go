@@ -30,8 +30,8 @@ const pendingBucket = 10 * time.Second
 // Buckets whose logins have all expired are dropped and the rest summed;
 // at the cap it answers {0, ms until the oldest bucket frees}, else it
 // counts the login in the current bucket and answers {1, bucket}. The
-// hash outlives its newest bucket by nothing: it expires when that bucket
-// would be dropped. Redis's TIME, so every replica counts on one clock.
+// hash expires when its newest bucket would be dropped, so an idle one
+// does not linger. Redis's TIME, so every replica counts on one clock.
 var pendingLoginsScript = redis.NewScript(`
 local max, ttl, width = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local t = redis.call('TIME')
