@@ -23,11 +23,14 @@
 //     caller, as the store grows in steps (-store-steps), until every one
 //     is past the p50 the README holds it to;
 //   - a filtered list over 1,000 seeded workspaces (and up to 50,000 with
-//     -large), with the seeding rate, unless the store holds more already.
+//     -large), with the seeding rate, unless the store holds more already;
+//   - a flood of LTI 1.3 login initiations (-flood-logins, from
+//     -flood-addresses client addresses) against a stack of its own whose
+//     Redis has a fixed headroom, beside SDK logins.
 //
 // Usage:
 //
-//	go run ./deploy/local/cmd/bench [-round 10s] [-rounds 2] [-conns 64] [-limits=false] [-large] [-store-steps 50,100,250,…]
+//	go run ./deploy/local/cmd/bench [-round 10s] [-rounds 2] [-conns 64] [-limits=false] [-large] [-store-steps 50,100,250,…] [-flood-logins 100000] [-flood-addresses 1000]
 package main
 
 import (
@@ -60,6 +63,9 @@ type config struct {
 	Limits      bool          // run the stack with its rate limits on
 	StoreSteps  steps         // the store-scale scenario's numbers of workspaces
 	StoreCalls  int           // calls per operation and step of the store-scale scenario
+	// FloodLogins and FloodAddresses are the ltiflood scenario's login
+	// initiations and the client addresses they come from.
+	FloodLogins, FloodAddresses int
 }
 
 func parseFlags() config {
@@ -78,6 +84,8 @@ func parseFlags() config {
 	c.StoreSteps = slices.Clone(defaultStoreSteps)
 	flag.Var(&c.StoreSteps, "store-steps", "numbers of workspaces the store-scale scenario measures at, ascending (it stops once every operation is past its threshold)")
 	flag.IntVar(&c.StoreCalls, "store-calls", 30, "calls of each operation at each store-scale step (fewer when they outlast -round)")
+	flag.IntVar(&c.FloodLogins, "flood-logins", 100000, "LTI 1.3 login initiations of the ltiflood scenario")
+	flag.IntVar(&c.FloodAddresses, "flood-addresses", 1000, "client addresses (X-Forwarded-For) the ltiflood scenario's initiations come from")
 	flag.Parse()
 	return c
 }

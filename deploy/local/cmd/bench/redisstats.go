@@ -92,3 +92,62 @@ func readKeyspace(ctx context.Context, addr string) (keyspace, error) {
 	}
 	return k, nil
 }
+
+// redisInfoInt reads one integer field of a section of INFO.
+func redisInfoInt(ctx context.Context, rdb *redis.Client, section, field string) (int64, error) {
+	info, err := rdb.Info(ctx, section).Result()
+	if err != nil {
+		return 0, fmt.Errorf("read INFO %s: %w", section, err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("INFO %s has no %s", section, field)
+}
+
+// redisOOMErrors reads how many commands Redis refused for want of memory
+// since it started (INFO errorstats' OOM count; none yet: no line).
+func redisOOMErrors(ctx context.Context, rdb *redis.Client) (int64, error) {
+	info, err := rdb.Info(ctx, "errorstats").Result()
+	if err != nil {
+		return 0, fmt.Errorf("read INFO errorstats: %w", err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "errorstat_OOM:count="); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, nil
+}
+
+// countKeys counts the keys matching pattern, with SCAN.
+func countKeys(ctx context.Context, rdb *redis.Client, pattern string) (int64, error) {
+	var n int64
+	iter := rdb.Scan(ctx, 0, pattern, 1000).Iterator()
+	for iter.Next(ctx) {
+		n++
+	}
+	if err := iter.Err(); err != nil {
+		return 0, fmt.Errorf("count the keys %s: %w", pattern, err)
+	}
+	return n, nil
+}
+
+// oneKeyUsage is MEMORY USAGE of one key matching pattern; 0 when none
+// does.
+func oneKeyUsage(ctx context.Context, rdb *redis.Client, pattern string) (int64, error) {
+	iter := rdb.Scan(ctx, 0, pattern, 1000).Iterator()
+	if !iter.Next(ctx) {
+		if err := iter.Err(); err != nil {
+			return 0, fmt.Errorf("find a key %s: %w", pattern, err)
+		}
+		return 0, nil
+	}
+	n, err := rdb.MemoryUsage(ctx, iter.Val()).Result()
+	if err != nil {
+		return 0, fmt.Errorf("read the memory of %s: %w", iter.Val(), err)
+	}
+	return n, nil
+}

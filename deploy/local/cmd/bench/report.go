@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,6 +53,8 @@ type report struct {
 	ReplicaLogins      []replicaLogins
 	ReplicaLoginErrors int // failed logins of that round, as wrk saw them
 	NewReplica         *newReplica
+	// LTIFlood is the LTI 1.3 login flood (ltiflood.go).
+	LTIFlood *ltiFlood
 }
 
 type processMemory struct {
@@ -182,6 +185,7 @@ func (r *report) Markdown() string {
 
 	r.writeTargets(w)
 	r.writeReplicas(w)
+	r.writeLTIFlood(w)
 	r.writeCPU(w)
 	r.writeRedis(w)
 	r.writeThroughput(w)
@@ -630,4 +634,69 @@ func (r *report) writeReplicas(w writer) {
 			first, settled)
 	}
 	w("\n")
+}
+
+// writeLTIFlood reports the LTI 1.3 login flood: how it was answered, what
+// it left in Redis, and the SDK logins beside it.
+func (r *report) writeLTIFlood(w writer) {
+	f := r.LTIFlood
+	if f == nil {
+		return
+	}
+	w("## LTI 1.3 login flood\n\n")
+	w("%d `GET /lti/v1p3/login` initiations (one registered platform, a new login_hint each) from %d client addresses in turn (`X-Forwarded-For`, which the gateway trusts from 127.0.0.1), %d callers, against a stack of its own whose redis-server refuses writes past %s (`noeviction`; used memory after seeding + %s), beside %d SDK logins a second:\n\n",
+		f.Logins, f.Addresses, floodCallers, mib(f.MaxMemory), mib(floodHeadroom), floodSDKRate)
+	w("| figure | value |\n|---|--:|\n")
+	other, others := 0, []string{}
+	for _, status := range slices.Sorted(maps.Keys(f.Answers)) {
+		switch status {
+		case 302, 429, 503:
+			continue
+		}
+		other += f.Answers[status]
+		others = append(others, fmt.Sprintf("%s: %d", statusName(status), f.Answers[status]))
+	}
+	for _, status := range []int{302, 429, 503} {
+		w("| answers %d | %d |\n", status, f.Answers[status])
+	}
+	w("| answers, other | %d%s |\n", other, parenthesized(strings.Join(others, ", ")))
+	if f.Took > 0 {
+		w("| flood: duration, rate | %s, %.0f/s |\n", f.Took.Round(time.Millisecond), float64(f.Logins)/f.Took.Seconds())
+	}
+	w("| Redis used_memory before / after / peak | %s / %s / %s |\n", mib(f.MemoryBefore), mib(f.MemoryAfter), mib(f.MemoryPeak))
+	w("| lti13:login:* keys left | %d |\n", f.KeysLeft)
+	w("| bytes per pending login (used_memory growth / keys left) | %.0f (MEMORY USAGE of one: %d) |\n", f.BytesPerLogin(), f.OneKeyUsage)
+	w("| Redis OOM errors (INFO errorstats) | %d |\n", f.OOMErrors)
+	w("\n| SDK logins, %d/s | logins | failed | failures by status | p50 | p99 |\n|---|--:|--:|---|--:|--:|\n", floodSDKRate)
+	for _, s := range []struct {
+		name string
+		sdkLogins
+	}{{"before the flood", f.SDKBefore}, {"during the flood", f.SDKDuring}} {
+		if s.Result == nil {
+			continue
+		}
+		var failures []string
+		for _, status := range slices.Sorted(maps.Keys(s.Failures)) {
+			failures = append(failures, fmt.Sprintf("%s: %d", statusName(status), s.Failures[status]))
+		}
+		w("| %s | %d | %d | %s | %s | %s |\n", s.name, s.Requests, s.Errors, strings.Join(failures, ", "),
+			ms(s.Percentile(50)), ms(s.Percentile(99)))
+	}
+	w("\n")
+}
+
+// statusName names an HTTP status, 0 being no answer.
+func statusName(status int) string {
+	if status == 0 {
+		return "no answer"
+	}
+	return strconv.Itoa(status)
+}
+
+// parenthesized is " (s)", or nothing when s is empty.
+func parenthesized(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }

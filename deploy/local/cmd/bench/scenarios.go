@@ -27,6 +27,7 @@ var scenarios = []struct {
 	// and the list's sizes below what it leaves are skipped.
 	{"store", "the store at scale: list, update and create as the store grows", measureStoreScale},
 	{"list", "filtered list", measureLists},
+	{"ltiflood", "LTI 1.3 login flood beside SDK logins", measureLTIFlood},
 }
 
 func scenarioNames() []string {
@@ -96,12 +97,18 @@ func measureAll(ctx context.Context, cfg config, e *env) (*report, error) {
 // postJSON posts body to the gateway with the root pair and decodes a 2xx
 // answer into v.
 func (e *env) postJSON(ctx context.Context, path, body string, v any) error {
-	req, err := loadgen.HTTPRequest{Method: http.MethodPost, URL: e.stack.GatewayURL + path, Header: e.basic}.
+	return postJSONAt(ctx, e.http, e.stack.GatewayURL, e.basic, path, body, v)
+}
+
+// postJSONAt posts body to the gateway at base with header and decodes a
+// 2xx answer into v.
+func postJSONAt(ctx context.Context, client *http.Client, base string, header http.Header, path, body string, v any) error {
+	req, err := loadgen.HTTPRequest{Method: http.MethodPost, URL: base + path, Header: header}.
 		NewRequest(ctx, []byte(body))
 	if err != nil {
 		return err
 	}
-	resp, err := e.http.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}
