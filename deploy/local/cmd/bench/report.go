@@ -665,7 +665,7 @@ func (r *report) writeLTIFlood(w writer) {
 	}
 	w("| Redis used_memory before / after / peak | %s / %s / %s |\n", mib(f.MemoryBefore), mib(f.MemoryAfter), mib(f.MemoryPeak))
 	w("| lti13:login:* keys left | %d |\n", f.KeysLeft)
-	w("| bytes per pending login (used_memory growth / keys left) | %.0f (MEMORY USAGE of one: %d) |\n", f.BytesPerLogin(), f.OneKeyUsage)
+	w("| bytes per pending login (used_memory growth / keys left; the growth holds the SDK logins' tokens too) | %.0f (MEMORY USAGE of one: %d) |\n", f.BytesPerLogin(), f.OneKeyUsage)
 	w("| Redis OOM errors (INFO errorstats) | %d |\n", f.OOMErrors)
 	w("\n| SDK logins, %d/s | logins | failed | failures by status | p50 | p99 |\n|---|--:|--:|---|--:|--:|\n", floodSDKRate)
 	for _, s := range []struct {
