@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -183,17 +184,7 @@ func measureLTIFlood(ctx context.Context, cfg config, e *env, rep *report) error
 	if n := f.SDKBefore.Errors + f.SDKDuring.Errors; n > 0 {
 		return fmt.Errorf("%d SDK logins failed before the flood and %d during it (by status: %v, %v; first: %v)",
 			f.SDKBefore.Errors, f.SDKDuring.Errors, f.SDKBefore.Failures, f.SDKDuring.Failures,
-			cmpOr(f.SDKDuring.FirstError, f.SDKBefore.FirstError))
-	}
-	return nil
-}
-
-// cmpOr returns the first non-nil error.
-func cmpOr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+			cmp.Or(f.SDKDuring.FirstError, f.SDKBefore.FirstError))
 	}
 	return nil
 }
@@ -294,7 +285,7 @@ func pacedCalls(pace, ctx context.Context, rate int, op loadgen.Op) sdkLogins {
 				out.Latencies = append(out.Latencies, took)
 				if err != nil {
 					out.Errors++
-					out.FirstError = cmpOr(out.FirstError, err)
+					out.FirstError = cmp.Or(out.FirstError, err)
 					var status *loadgen.StatusError
 					if errors.As(err, &status) {
 						out.Failures[status.Status]++
