@@ -13,6 +13,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/clientaddr"
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/fault"
 )
 
 // Settings are the limits of a service, from its environment.
@@ -25,6 +26,9 @@ type Settings struct {
 	// key from one address, AUTH_FAILURE_LIMIT_PER_ADDRESS with any
 	// credentials, in AUTH_FAILURE_WINDOW.
 	Failures FailureLimits
+	// Anonymous bounds the calls no credentials admit (LTI logins,
+	// launches, the tool's keys and configurations).
+	Anonymous AnonymousLimits
 	// Proxies are the peers trusted to report the client's address in
 	// X-Forwarded-For: TRUSTED_PROXIES, comma-separated CIDRs.
 	Proxies clientaddr.Resolver
@@ -43,6 +47,16 @@ func ReadSettings(r *envconfig.Reader, trustedProxies string) Settings {
 			PerAddress: r.Int("AUTH_FAILURE_LIMIT_PER_ADDRESS", 100, 0, 1_000_000),
 			Window:     r.Duration("AUTH_FAILURE_WINDOW", time.Minute),
 		},
+		Anonymous: AnonymousLimits{
+			PerAddress: Limit{
+				Rate:  r.Int("LTI_RATE_LIMIT_PER_ADDRESS", 20, 0, 1_000_000),
+				Burst: r.Int("LTI_RATE_LIMIT_PER_ADDRESS_BURST", 600, 1, 10_000_000),
+			},
+			Total: Limit{
+				Rate:  r.Int("LTI_RATE_LIMIT_TOTAL", 1000, 0, 1_000_000),
+				Burst: r.Int("LTI_RATE_LIMIT_TOTAL_BURST", 10_000, 1, 10_000_000),
+			},
+		},
 	}
 	proxies, err := clientaddr.NewResolver(strings.Split(r.String("TRUSTED_PROXIES", trustedProxies), ","))
 	if err != nil {
@@ -50,6 +64,17 @@ func ReadSettings(r *envconfig.Reader, trustedProxies string) Settings {
 	}
 	s.Proxies = proxies
 	return s
+}
+
+// AnonymousLimits bound anonymous calls: PerAddress those of one client
+// address (LTI_RATE_LIMIT_PER_ADDRESS, with bursts of
+// LTI_RATE_LIMIT_PER_ADDRESS_BURST), Total those of every address on every
+// replica (LTI_RATE_LIMIT_TOTAL, LTI_RATE_LIMIT_TOTAL_BURST). A rate of 0
+// turns that limit off. The burst per address is large because a whole
+// school may launch an exam at once from behind one NAT address.
+type AnonymousLimits struct {
+	PerAddress Limit
+	Total      Limit
 }
 
 // ServiceTrustedProxies is the services' TRUSTED_PROXIES default: the
@@ -70,14 +95,17 @@ type Guard struct {
 	settings Settings
 	failures *Failures
 	limiter  *Limiter
+	// anonymous counts the anonymous calls.
+	anonymous *Limiter
 }
 
 // NewGuard returns the guard over rdb (nil: this replica's counts only).
 func NewGuard(rdb redis.UniversalClient, s Settings, logger *slog.Logger) *Guard {
 	return &Guard{
-		settings: s,
-		failures: NewFailures(rdb, FailuresOptions{Limits: s.Failures, Timeout: redisTimeout, LocalKeys: localKeys, Logger: logger}),
-		limiter:  NewLimiter(rdb, LimiterOptions{Policy: "keypair", Timeout: redisTimeout, LocalKeys: localKeys, Logger: logger}),
+		settings:  s,
+		failures:  NewFailures(rdb, FailuresOptions{Limits: s.Failures, Timeout: redisTimeout, LocalKeys: localKeys, Logger: logger}),
+		limiter:   NewLimiter(rdb, LimiterOptions{Policy: "keypair", Timeout: redisTimeout, LocalKeys: localKeys, Logger: logger}),
+		anonymous: NewLimiter(rdb, LimiterOptions{Policy: "anonymous", Timeout: redisTimeout, LocalKeys: localKeys, Logger: logger}),
 	}
 }
 
@@ -133,10 +161,51 @@ func (g *Guard) keyPairLimit(appKey string, own Limit) (string, Limit) {
 	if !own.Off() {
 		lim = own
 	}
-	// The limit is part of the key: GCRA keeps what was spent as time
-	// owed under the old rate, so a raised limit starts a bucket of its
-	// own, full, instead of paying that debt at the new rate.
-	return "keypair:" + appKey + ":" + strconv.Itoa(lim.Rate) + ":" + strconv.Itoa(lim.Burst), lim
+	return "keypair:" + appKey + limitSuffix(lim), lim
+}
+
+// anonymousTag is the hash tag of the anonymous limits' keys: the address's
+// and the total's are counted by one script, so on a Redis Cluster they must
+// share a slot.
+const anonymousTag = "{lti}"
+
+// LimitAnonymous counts an anonymous call against its client address's
+// limit, then, when that allows it, against the total. Over the address's
+// limit it is refused as Throttled (HTTP 429): that client is sending too
+// much. Over the total it is refused as Unavailable (HTTP 503): the service
+// is busy, which is no fault of this client. Both carry the delay to wait.
+func (g *Guard) LimitAnonymous(ctx context.Context) error {
+	a := g.settings.Anonymous
+	limits := make([]Keyed, 0, 2)
+	perAddress := -1
+	if !a.PerAddress.Off() {
+		perAddress = len(limits)
+		limits = append(limits, Keyed{Key: anonymousTag + ":addr:" + address(ctx) + limitSuffix(a.PerAddress), Limit: a.PerAddress})
+	}
+	if !a.Total.Off() {
+		limits = append(limits, Keyed{Key: anonymousTag + ":total" + limitSuffix(a.Total), Limit: a.Total})
+	}
+	if len(limits) == 0 {
+		return nil
+	}
+	i, d := g.anonymous.AllowEach(ctx, limits)
+	switch {
+	case i < 0:
+		return nil
+	case i == perAddress:
+		return Refusal(d, "too many LTI requests from your address: %d a second, bursts of %d; retry after %d s",
+			a.PerAddress.Rate, a.PerAddress.Burst, d.RetryAfterSeconds())
+	}
+	e := fault.New(fault.Unavailable, "LiveProctor is receiving too many LTI requests; retry after %d s", d.RetryAfterSeconds())
+	e.RetryAfter = time.Duration(d.RetryAfterSeconds()) * time.Second
+	return e
+}
+
+// limitSuffix ends a limit's key with the limit: GCRA keeps what was spent
+// as time owed under the old rate, so a changed limit starts a bucket of its
+// own, full, instead of paying that debt at the new rate.
+func limitSuffix(l Limit) string {
+	return ":" + strconv.Itoa(l.Rate) + ":" + strconv.Itoa(l.Burst)
 }
 
 // LimitToken counts a call presenting an SDK token against the default

@@ -85,6 +85,49 @@ func (l *Limiter) Allow(ctx context.Context, key string, lim Limit) Decision {
 	return l.local.allow(key, lim, d)
 }
 
+// Keyed is a limit and the key it counts under.
+type Keyed struct {
+	Key   string
+	Limit Limit
+}
+
+// AllowEach counts one request against each limit in turn (in Redis, one
+// script: their keys must share a hash tag), stopping at the first that
+// refuses; it answers that limit's index and its decision, or -1 and an
+// allowed decision. A limit that refuses counts nothing, and the limits after
+// it are not looked at; those before it have counted the request. Every
+// limit must be on.
+func (l *Limiter) AllowEach(ctx context.Context, limits []Keyed) (int, Decision) {
+	if l.redis != nil && l.down.useRedis() {
+		keys := make([]string, len(limits))
+		args := make([]any, 0, 2*len(limits))
+		for i, k := range limits {
+			keys[i] = gcraKeyPrefix + k.Key
+			args = append(args, k.Limit.interval(), k.Limit.Burst)
+		}
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
+		v, err := gcraEachScript.Run(c, l.redis, keys, args...).Result()
+		cancel()
+		var i int
+		var d Decision
+		if err == nil {
+			i, d, err = gcraEachAnswer(v, l.policy, limits)
+		}
+		if err == nil {
+			l.down.succeeded()
+			return i, d
+		}
+		l.down.failed(err)
+	}
+	for i, k := range limits {
+		d := l.local.allow(k.Key, k.Limit, Decision{Policy: l.policy, Quota: k.Limit.Burst, Window: k.Limit.window()})
+		if !d.Allowed {
+			return i, d
+		}
+	}
+	return -1, Decision{Allowed: true}
+}
+
 // localGCRA is the same algorithm over this replica's memory: tat is each
 // key's theoretical arrival time.
 type localGCRA struct {

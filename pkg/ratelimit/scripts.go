@@ -57,6 +57,18 @@ var gcraScript = redis.NewScript(gcraLua + `
 return gcra(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
 `)
 
+// gcraEachScript is gcra over each key in turn, up to the first that
+// refuses. KEYS: the limits' keys. ARGV: each limit's interval and burst.
+// It answers the refusing key's index (from 1; 0 when every key allowed)
+// followed by gcra's answer for it.
+var gcraEachScript = redis.NewScript(gcraLua + `
+for i = 1, #KEYS do
+  local r = gcra(KEYS[i], tonumber(ARGV[2 * i - 1]), tonumber(ARGV[2 * i]))
+  if r[1] == 0 then return {i, r[1], r[2], r[3], r[4]} end
+end
+return {0, 1, 0, 0, 0}
+`)
+
 // gcraKeyPrefix starts the key of every limit in Redis. (The limits once
 // used another library, whose keys started with "rate:" and held another
 // unit; the new prefix keeps the two apart during an upgrade.)
@@ -65,6 +77,24 @@ const gcraKeyPrefix = "gcra:"
 // interval is the limit's emission interval in microseconds: at most a
 // million requests a second (ReadSettings), so never below one.
 func (l Limit) interval() int64 { return max(int64(time.Second/time.Microsecond)/int64(l.Rate), 1) }
+
+// gcraEachAnswer is AllowEach's answer from gcraEachScript's.
+func gcraEachAnswer(v any, policy string, limits []Keyed) (int, Decision, error) {
+	vals, ok := v.([]any)
+	if !ok || len(vals) != 5 {
+		return 0, Decision{}, fmt.Errorf("rate limit script answered %v", v)
+	}
+	i, ok := vals[0].(int64)
+	if !ok || i < 0 || i > int64(len(limits)) {
+		return 0, Decision{}, fmt.Errorf("rate limit script answered %v", v)
+	}
+	if i == 0 {
+		return -1, Decision{Allowed: true}, nil
+	}
+	lim := limits[i-1].Limit
+	d, err := gcraAnswer(Decision{Policy: policy, Quota: lim.Burst, Window: lim.window()}, vals[1:])
+	return int(i - 1), d, err
+}
 
 // gcraAnswer fills d from gcra's answer.
 func gcraAnswer(d Decision, v any) (Decision, error) {

@@ -12316,6 +12316,14 @@ type GetLtiConfigurationXmlHTTPResponse413Headers struct {
 	XRequestId string
 }
 
+// GetLtiConfigurationXmlHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetLtiConfigurationXml
+type GetLtiConfigurationXmlHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
 // GetLtiConfigurationXmlHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetLtiConfigurationXml
 type GetLtiConfigurationXmlHTTPResponse500Headers struct {
 	XRequestId string
@@ -12343,6 +12351,8 @@ type GetLtiConfigurationXmlHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -12357,6 +12367,8 @@ type GetLtiConfigurationXmlHTTPResponse struct {
 	Headers404 *GetLtiConfigurationXmlHTTPResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *GetLtiConfigurationXmlHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLtiConfigurationXmlHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetLtiConfigurationXmlHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -12383,6 +12395,11 @@ func (r GetLtiConfigurationXmlHTTPResponse) GetJSON404() *NotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r GetLtiConfigurationXmlHTTPResponse) GetJSON413() *RequestEntityTooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetLtiConfigurationXmlHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -12450,6 +12467,12 @@ type HeadLtiConfigurationXmlHTTPResponse413Headers struct {
 	XRequestId string
 }
 
+// HeadLtiConfigurationXmlHTTPResponse429Headers the declared response headers of an HTTP 429 response for HeadLtiConfigurationXml
+type HeadLtiConfigurationXmlHTTPResponse429Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
 // HeadLtiConfigurationXmlHTTPResponse500Headers the declared response headers of an HTTP 500 response for HeadLtiConfigurationXml
 type HeadLtiConfigurationXmlHTTPResponse500Headers struct {
 	XRequestId string
@@ -12477,6 +12500,8 @@ type HeadLtiConfigurationXmlHTTPResponse struct {
 	Headers404 *HeadLtiConfigurationXmlHTTPResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *HeadLtiConfigurationXmlHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadLtiConfigurationXmlHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *HeadLtiConfigurationXmlHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -12544,6 +12569,12 @@ type Lti13DeepLinkingResponseHTTPResponse415Headers struct {
 	XRequestId string
 }
 
+// Lti13DeepLinkingResponseHTTPResponse429Headers the declared response headers of an HTTP 429 response for Lti13DeepLinkingResponse
+type Lti13DeepLinkingResponseHTTPResponse429Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // Lti13DeepLinkingResponseHTTPResponse500Headers the declared response headers of an HTTP 500 response for Lti13DeepLinkingResponse
 type Lti13DeepLinkingResponseHTTPResponse500Headers struct {
 	XRequestId string
@@ -12582,6 +12613,8 @@ type Lti13DeepLinkingResponseHTTPResponse struct {
 	Headers413 *Lti13DeepLinkingResponseHTTPResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *Lti13DeepLinkingResponseHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *Lti13DeepLinkingResponseHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *Lti13DeepLinkingResponseHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -12650,6 +12683,14 @@ type GetLtiToolJwksHTTPResponse413Headers struct {
 	XRequestId string
 }
 
+// GetLtiToolJwksHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetLtiToolJwks
+type GetLtiToolJwksHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
 // GetLtiToolJwksHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetLtiToolJwks
 type GetLtiToolJwksHTTPResponse500Headers struct {
 	XRequestId string
@@ -12684,6 +12725,8 @@ type GetLtiToolJwksHTTPResponse struct {
 	JSON400 *BadRequest
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -12696,6 +12739,8 @@ type GetLtiToolJwksHTTPResponse struct {
 	Headers400 *GetLtiToolJwksHTTPResponse400Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *GetLtiToolJwksHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLtiToolJwksHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetLtiToolJwksHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -12726,6 +12771,11 @@ func (r GetLtiToolJwksHTTPResponse) GetJSON400() *BadRequest {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r GetLtiToolJwksHTTPResponse) GetJSON413() *RequestEntityTooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetLtiToolJwksHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -12929,6 +12979,12 @@ type Lti13LoginHTTPResponse413Headers struct {
 	XRequestId string
 }
 
+// Lti13LoginHTTPResponse429Headers the declared response headers of an HTTP 429 response for Lti13Login
+type Lti13LoginHTTPResponse429Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // Lti13LoginHTTPResponse500Headers the declared response headers of an HTTP 500 response for Lti13Login
 type Lti13LoginHTTPResponse500Headers struct {
 	XRequestId string
@@ -12963,6 +13019,8 @@ type Lti13LoginHTTPResponse struct {
 	Headers401 *Lti13LoginHTTPResponse401Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *Lti13LoginHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *Lti13LoginHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *Lti13LoginHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -13048,6 +13106,12 @@ type Lti13LoginPostHTTPResponse415Headers struct {
 	XRequestId string
 }
 
+// Lti13LoginPostHTTPResponse429Headers the declared response headers of an HTTP 429 response for Lti13LoginPost
+type Lti13LoginPostHTTPResponse429Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // Lti13LoginPostHTTPResponse500Headers the declared response headers of an HTTP 500 response for Lti13LoginPost
 type Lti13LoginPostHTTPResponse500Headers struct {
 	XRequestId string
@@ -13088,6 +13152,8 @@ type Lti13LoginPostHTTPResponse struct {
 	Headers413 *Lti13LoginPostHTTPResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *Lti13LoginPostHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *Lti13LoginPostHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *Lti13LoginPostHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -13160,6 +13226,12 @@ type Lti13RegisterHTTPResponse409Headers struct {
 	XRequestId string
 }
 
+// Lti13RegisterHTTPResponse429Headers the declared response headers of an HTTP 429 response for Lti13Register
+type Lti13RegisterHTTPResponse429Headers struct {
+	RetryAfter *int
+	XRequestId string
+}
+
 // Lti13RegisterHTTPResponse500Headers the declared response headers of an HTTP 500 response for Lti13Register
 type Lti13RegisterHTTPResponse500Headers struct {
 	XRequestId string
@@ -13195,6 +13267,8 @@ type Lti13RegisterHTTPResponse struct {
 	Headers401 *Lti13RegisterHTTPResponse401Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *Lti13RegisterHTTPResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *Lti13RegisterHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *Lti13RegisterHTTPResponse500Headers
 	// Headers502 the parsed response headers for an HTTP 502 response
@@ -13260,6 +13334,14 @@ type GetLtiCanvasConfigurationHTTPResponse413Headers struct {
 	XRequestId string
 }
 
+// GetLtiCanvasConfigurationHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetLtiCanvasConfiguration
+type GetLtiCanvasConfigurationHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
 // GetLtiCanvasConfigurationHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetLtiCanvasConfiguration
 type GetLtiCanvasConfigurationHTTPResponse500Headers struct {
 	XRequestId string
@@ -13310,6 +13392,8 @@ type GetLtiCanvasConfigurationHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -13324,6 +13408,8 @@ type GetLtiCanvasConfigurationHTTPResponse struct {
 	Headers404 *GetLtiCanvasConfigurationHTTPResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *GetLtiCanvasConfigurationHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLtiCanvasConfigurationHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetLtiCanvasConfigurationHTTPResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -13373,6 +13459,11 @@ func (r GetLtiCanvasConfigurationHTTPResponse) GetJSON404() *NotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r GetLtiCanvasConfigurationHTTPResponse) GetJSON413() *RequestEntityTooLarge {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetLtiCanvasConfigurationHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20483,6 +20574,13 @@ func ParseGetLtiConfigurationXmlHTTPResponse(rsp *http.Response) (*GetLtiConfigu
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20554,6 +20652,37 @@ func ParseGetLtiConfigurationXmlHTTPResponse(rsp *http.Response) (*GetLtiConfigu
 			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLtiConfigurationXmlHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetLtiConfigurationXmlHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -20657,6 +20786,23 @@ func ParseHeadLtiConfigurationXmlHTTPResponse(rsp *http.Response) (*HeadLtiConfi
 			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers HeadLtiConfigurationXmlHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers HeadLtiConfigurationXmlHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -20800,6 +20946,23 @@ func ParseLti13DeepLinkingResponseHTTPResponse(rsp *http.Response) (*Lti13DeepLi
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers Lti13DeepLinkingResponseHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers Lti13DeepLinkingResponseHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -20893,6 +21056,13 @@ func ParseGetLtiToolJwksHTTPResponse(rsp *http.Response) (*GetLtiToolJwksHTTPRes
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20954,6 +21124,37 @@ func ParseGetLtiToolJwksHTTPResponse(rsp *http.Response) (*GetLtiToolJwksHTTPRes
 			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLtiToolJwksHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetLtiToolJwksHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -21278,6 +21479,23 @@ func ParseLti13LoginHTTPResponse(rsp *http.Response) (*Lti13LoginHTTPResponse, e
 			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers Lti13LoginHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers Lti13LoginHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -21462,6 +21680,23 @@ func ParseLti13LoginPostHTTPResponse(rsp *http.Response) (*Lti13LoginPostHTTPRes
 			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers Lti13LoginPostHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers Lti13LoginPostHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -21578,6 +21813,23 @@ func ParseLti13RegisterHTTPResponse(rsp *http.Response) (*Lti13RegisterHTTPRespo
 			headers.XRequestId = value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers Lti13RegisterHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers Lti13RegisterHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -21702,6 +21954,13 @@ func ParseGetLtiCanvasConfigurationHTTPResponse(rsp *http.Response) (*GetLtiCanv
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalServerError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -21773,6 +22032,37 @@ func ParseGetLtiCanvasConfigurationHTTPResponse(rsp *http.Response) (*GetLtiCanv
 			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLtiCanvasConfigurationHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetLtiCanvasConfigurationHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {

@@ -12,8 +12,12 @@ import (
 // those of LTI launches) goes through Limits.
 
 // Limits bounds the calls of the service (adapters/limits over
-// pkg/ratelimit.Guard). A refusal is a fault.Throttled error.
+// pkg/ratelimit.Guard). A refusal is a fault.Throttled error, or
+// fault.Unavailable when every anonymous caller together is over the limit.
 type Limits interface {
+	// LimitAnonymous counts an anonymous call against its client address's
+	// limit and the limit of all addresses together.
+	LimitAnonymous(ctx context.Context) error
 	// CheckFailures refuses the call's client address when it has failed
 	// to authenticate too often lately, with appKey or at all. It comes
 	// before any credential check.
@@ -33,6 +37,7 @@ func WithLimits(limits Limits) Option { return func(a *App) { a.limits = limits 
 // noLimits limits nothing.
 type noLimits struct{}
 
+func (noLimits) LimitAnonymous(context.Context) error                          { return nil }
 func (noLimits) CheckFailures(context.Context, string) error                   { return nil }
 func (noLimits) Failed(context.Context, string)                                {}
 func (noLimits) LimitKeyPair(context.Context, string, *domain.RateLimit) error { return nil }
@@ -48,6 +53,10 @@ type rule struct {
 	anyKeyPair bool
 	// unlimited: calls are not counted against the key pair's rate limit.
 	unlimited bool
+	// anonymous: the call is made on behalf of a client no credentials
+	// admit (a browser or a platform): it counts against its address's
+	// limit and the total of all addresses, before anything else is done.
+	anonymous bool
 }
 
 // operations are the service's operations (its gRPC methods' names) and
@@ -85,28 +94,30 @@ var operations = map[string]rule{
 	"GetWorkspaceStatus": {unlimited: true},
 	// Every school's launches would otherwise share the auth service's key
 	// pair's limit; a launch's own failures are counted against its
-	// consumer key and the LMS's address (VerifyLTILaunch).
-	"VerifyLtiLaunch": {unlimited: true},
+	// consumer key and the LMS's address (VerifyLTILaunch). The auth
+	// service forwards the browser's address: the launch counts against
+	// the anonymous limits as the browser's.
+	"VerifyLtiLaunch": {unlimited: true, anonymous: true},
 	// The same for LTI 1.3 launches: their failures are counted against
 	// the platform's registration and the browser's address.
-	"VerifyLti13Launch": {unlimited: true},
+	"VerifyLti13Launch": {unlimited: true, anonymous: true},
 	// The logout it records was counted.
 	"RecordSessionRevocation": {unlimited: true},
 
 	// An LMS fetches a workspace's LTI configuration anonymously. Keep the
 	// public operations few: anyone can call each.
-	"GetLtiConfiguration": {public: true},
+	"GetLtiConfiguration": {public: true, anonymous: true},
 	// An LMS user's browser starts an LTI 1.3 login, and platforms fetch
 	// the tool's public keys, anonymously.
-	"StartLti13Login": {public: true},
-	"GetLtiToolKeys":  {public: true},
+	"StartLti13Login": {public: true, anonymous: true},
+	"GetLtiToolKeys":  {public: true, anonymous: true},
 	// The teacher's browser sends the deep-linking page's pick; the
 	// single-use, unguessable id a verified launch handed it is what
 	// admits the call.
-	"CreateLtiDeepLinkingResponse": {public: true},
+	"CreateLtiDeepLinkingResponse": {public: true, anonymous: true},
 	// A platform sends the administrator's browser with a registration
 	// link: the link (single-use, unguessable) is the credential.
-	"RegisterLtiPlatform": {public: true},
+	"RegisterLtiPlatform": {public: true, anonymous: true},
 }
 
 // Credentials are the key pair a call presents; zero when it presents none.
@@ -123,8 +134,9 @@ var (
 )
 
 // Admit puts a call of operation through the policy and returns the caller
-// the use case then acts for. In order: an address with too many recent
-// failures is refused before its credentials are looked at; the
+// the use case then acts for. In order: an anonymous operation counts
+// against its client address's limit and the total; an address with too
+// many recent failures is refused before its credentials are looked at; the
 // credentials are checked, and a failure is counted against the address;
 // a key pair without the REST-access tag is refused unless the operation
 // takes any key pair; then the key pair's rate limit applies, its
@@ -132,6 +144,11 @@ var (
 // public operation skips all of it and has no caller.
 func (a *App) Admit(ctx context.Context, operation string, creds Credentials) (domain.Caller, error) {
 	r := operations[operation]
+	if r.anonymous {
+		if err := a.limits.LimitAnonymous(ctx); err != nil {
+			return domain.Caller{}, err
+		}
+	}
 	if r.public {
 		return domain.Caller{}, nil
 	}

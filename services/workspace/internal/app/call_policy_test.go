@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -14,12 +15,18 @@ import (
 // recordingLimits is app.Limits that writes down each step it is asked
 // for, in order, and refuses the steps it is told to.
 type recordingLimits struct {
-	steps         []string
-	refuseCheck   bool
-	refuseLimited bool
+	steps           []string
+	refuseAnonymous error
+	refuseCheck     bool
+	refuseLimited   bool
 }
 
 var errThrottled = fault.New(fault.Throttled, "over the limit")
+
+func (l *recordingLimits) LimitAnonymous(context.Context) error {
+	l.steps = append(l.steps, "anonymous")
+	return l.refuseAnonymous
+}
 
 func (l *recordingLimits) CheckFailures(_ context.Context, key string) error {
 	l.steps = append(l.steps, "check "+key)
@@ -66,7 +73,7 @@ func TestAdmitChecksInOrderByOperation(t *testing.T) {
 		wantSteps           []string
 	}{
 		{name: "public, credentials not looked at", op: "GetLtiConfiguration", admitted: true,
-			creds: app.Credentials{AppKey: "k", AppSecret: "wrong"}},
+			creds: app.Credentials{AppKey: "k", AppSecret: "wrong"}, wantSteps: []string{"anonymous"}},
 		{name: "no credentials", op: "GetWorkspace", wantKind: fault.Unauthenticated},
 		{name: "limited", op: "GetWorkspace", creds: root, admitted: true, wantCaller: "root",
 			wantSteps: []string{"check " + rootKey, "limit " + rootKey + " default"}},
@@ -86,8 +93,8 @@ func TestAdmitChecksInOrderByOperation(t *testing.T) {
 			wantSteps: []string{"check " + lti.AppKey}},
 		{name: "status: unlimited", op: "GetWorkspaceStatus", creds: root, admitted: true, wantCaller: "root",
 			wantSteps: []string{"check " + rootKey}},
-		{name: "launch: unlimited", op: "VerifyLtiLaunch", creds: root, admitted: true, wantCaller: "root",
-			wantSteps: []string{"check " + rootKey}},
+		{name: "launch: unlimited, anonymous", op: "VerifyLtiLaunch", creds: root, admitted: true, wantCaller: "root",
+			wantSteps: []string{"anonymous", "check " + rootKey}},
 		{name: "revocation: unlimited", op: "RecordSessionRevocation", creds: root, admitted: true, wantCaller: "root",
 			wantSteps: []string{"check " + rootKey}},
 	} {
@@ -106,5 +113,47 @@ func TestAdmitChecksInOrderByOperation(t *testing.T) {
 				t.Errorf("steps %q, want %q", limits.steps, tc.wantSteps)
 			}
 		})
+	}
+}
+
+// Exactly the operations made on behalf of a client no credentials admit
+// count against the anonymous limits, first of all: the public ones, and
+// the launches the auth service verifies for a browser. A refusal (per
+// address or in total) is the answer, whatever the credentials.
+func TestAdmitLimitsExactlyTheAnonymousOperations(t *testing.T) {
+	limits := &recordingLimits{}
+	f := newFixture(t, app.WithLimits(limits))
+	root := app.Credentials{AppKey: rootKey, AppSecret: rootSecret}
+	anonymous := []string{
+		"GetLtiConfiguration", "StartLti13Login", "GetLtiToolKeys", "CreateLtiDeepLinkingResponse",
+		"RegisterLtiPlatform", "VerifyLtiLaunch", "VerifyLti13Launch",
+	}
+	var limited []string
+	for _, m := range workspacev1.WorkspaceService_ServiceDesc.Methods {
+		*limits = recordingLimits{}
+		if _, err := f.app.Admit(context.Background(), m.MethodName, root); err != nil {
+			t.Fatalf("%s: %v", m.MethodName, err)
+		}
+		if slices.Contains(limits.steps, "anonymous") {
+			if limits.steps[0] != "anonymous" {
+				t.Errorf("%s: steps %q; the anonymous limits come first", m.MethodName, limits.steps)
+			}
+			limited = append(limited, m.MethodName)
+		}
+	}
+	slices.Sort(limited)
+	slices.Sort(anonymous)
+	if !slices.Equal(limited, anonymous) {
+		t.Errorf("operations under the anonymous limits %q, want %q", limited, anonymous)
+	}
+	for _, refusal := range []error{errThrottled, fault.New(fault.Unavailable, "busy")} {
+		for _, op := range []string{"StartLti13Login", "VerifyLti13Launch"} {
+			*limits = recordingLimits{refuseAnonymous: refusal}
+			_, err := f.app.Admit(context.Background(), op, root)
+			wantKind(t, err, fault.KindOf(refusal))
+			if !slices.Equal(limits.steps, []string{"anonymous"}) {
+				t.Errorf("%s refused: steps %q, want nothing after the anonymous limits", op, limits.steps)
+			}
+		}
 	}
 }

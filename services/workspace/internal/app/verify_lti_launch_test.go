@@ -29,6 +29,7 @@ type recordingGuard struct {
 	refuse error
 }
 
+func (g *recordingGuard) LimitAnonymous(context.Context) error        { return nil }
 func (g *recordingGuard) CheckFailures(context.Context, string) error { return g.refuse }
 func (g *recordingGuard) Failed(_ context.Context, key string)        { g.failed = append(g.failed, key) }
 func (g *recordingGuard) LimitKeyPair(context.Context, string, *domain.RateLimit) error {

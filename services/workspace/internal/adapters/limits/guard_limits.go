@@ -19,6 +19,8 @@ var _ app.Limits = Guard{}
 // New returns the application's limits over guard.
 func New(guard *ratelimit.Guard) Guard { return Guard{guard: guard} }
 
+func (g Guard) LimitAnonymous(ctx context.Context) error { return g.guard.LimitAnonymous(ctx) }
+
 func (g Guard) CheckFailures(ctx context.Context, appKey string) error {
 	return g.guard.CheckFailures(ctx, appKey)
 }

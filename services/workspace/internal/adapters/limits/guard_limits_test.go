@@ -3,9 +3,11 @@ package limits_test
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/liveproctor/workspaces/pkg/clientaddr"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/limits"
@@ -61,5 +63,30 @@ func TestFailuresRefuseAfterTheBound(t *testing.T) {
 	}
 	if err := g.CheckFailures(ctx, "other-key"); err != nil {
 		t.Fatalf("another key: %v", err)
+	}
+}
+
+// Anonymous calls from one address over its limit are Throttled; past the
+// total of all addresses they are Unavailable.
+func TestLimitAnonymousPerAddressThenTotal(t *testing.T) {
+	g := limits.New(ratelimit.NewGuard(nil, ratelimit.Settings{Anonymous: ratelimit.AnonymousLimits{
+		PerAddress: ratelimit.Limit{Rate: 1, Burst: 2},
+		Total:      ratelimit.Limit{Rate: 1, Burst: 3},
+	}}, slog.New(slog.DiscardHandler)))
+	from := func(addr string) context.Context {
+		return clientaddr.NewContext(context.Background(), netip.MustParseAddr(addr))
+	}
+	for _, tc := range []struct {
+		addr    string
+		refused bool
+		kind    fault.Kind
+	}{
+		{addr: "192.0.2.1"}, {addr: "192.0.2.1"}, {addr: "192.0.2.1", refused: true, kind: fault.Throttled},
+		{addr: "192.0.2.2"}, {addr: "192.0.2.3", refused: true, kind: fault.Unavailable},
+	} {
+		err := g.LimitAnonymous(from(tc.addr))
+		if (err != nil) != tc.refused || (err != nil && fault.KindOf(err) != tc.kind) {
+			t.Fatalf("from %s: %v, want refused %v (kind %v)", tc.addr, err, tc.refused, tc.kind)
+		}
 	}
 }
