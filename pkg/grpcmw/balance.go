@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/resolver/dns"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -20,6 +21,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/fault"
 )
 
 // How a component reaches every replica of another.
@@ -210,6 +212,23 @@ var retryPolicy = map[string]any{
 	"maxBackoff":           "0.2s",
 	"backoffMultiplier":    2,
 	"retryableStatusCodes": []string{"UNAVAILABLE"},
+}
+
+// pushbackTrailer is the trailer by which a server tells gRPC clients when
+// to retry its answer: a negative value, never (gRFC A6).
+const pushbackTrailer = "grpc-retry-pushback-ms"
+
+// refuseRetries tells the client not to retry an unavailability that says
+// when to come back (a fault with a RetryAfter: the total of the anonymous
+// limits, the cap on pending logins): every replica would answer the same
+// until then,
+// and retries would only count against the limits again. An unavailability
+// without a delay (a replica stopping, a store failing over) is retried as
+// the policy says.
+func refuseRetries(ctx context.Context, err error) {
+	if e, ok := fault.As(err); ok && e.Kind == fault.Unavailable && e.RetryAfter > 0 {
+		_ = grpc.SetTrailer(ctx, metadata.Pairs(pushbackTrailer, "-1"))
+	}
 }
 
 // ServiceConfig is the gRPC service config of a client of services, by

@@ -3,6 +3,7 @@ package grpcmw_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"slices"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/fault"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
@@ -102,8 +104,9 @@ type replica struct {
 	name     string
 	addr     string
 	served   atomic.Int64
-	calls    chan struct{} // one send per call, while there is room
-	failWith atomic.Int32  // a codes.Code; OK: answer
+	calls    chan struct{}               // one send per call, while there is room
+	failWith atomic.Int32                // a codes.Code; OK: answer
+	refusal  atomic.Pointer[fault.Error] // when set, the answer
 	srv      *grpc.Server
 	stopped  chan struct{}
 }
@@ -117,6 +120,9 @@ func (r *replica) GetWorkspace(context.Context, *workspacev1.GetWorkspaceRequest
 	if c := codes.Code(r.failWith.Load()); c != codes.OK {
 		return nil, status.Error(c, "failing on purpose")
 	}
+	if e := r.refusal.Load(); e != nil {
+		return nil, e
+	}
 	return &workspacev1.Workspace{Id: r.name}, nil
 }
 
@@ -126,14 +132,15 @@ func (r *replica) CreateWorkspaceKey(context.Context, *workspacev1.CreateWorkspa
 }
 
 // startReplica serves a replica on host (a loopback address), with the
-// servers' options of production but for the connections' age.
+// servers' options and error interceptor of production but for the
+// connections' age.
 func startReplica(t *testing.T, host string, age grpcmw.ServerSettings) *replica {
 	t.Helper()
 	lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &replica{name: host, addr: lis.Addr().String(), srv: grpc.NewServer(grpcmw.ServerTransportOptions(age)...), stopped: make(chan struct{}), calls: make(chan struct{}, 100_000)}
+	r := &replica{name: host, addr: lis.Addr().String(), srv: grpc.NewServer(append(grpcmw.ServerTransportOptions(age), grpc.UnaryInterceptor(grpcmw.ErrorInterceptor(slog.New(slog.DiscardHandler), time.Minute)))...), stopped: make(chan struct{}), calls: make(chan struct{}, 100_000)}
 	workspacev1.RegisterWorkspaceServiceServer(r.srv, r)
 	go func() {
 		defer close(r.stopped)
@@ -328,6 +335,36 @@ func TestOnlyIdempotentMethodsAreRetried(t *testing.T) {
 		}
 		if got := a.served.Load() - before; got != c.tries {
 			t.Errorf("%s was tried %d times, want %d", c.name, got, c.tries)
+		}
+	}
+}
+
+// A service that says when to come back is not asked again sooner: the
+// client does not retry an unavailability with a delay, even of an
+// idempotent method, and retries one without.
+func TestAnUnavailabilityThatSaysWhenIsNotRetried(t *testing.T) {
+	a := startReplica(t, "127.0.0.1", forever)
+	client, _ := balancedClient(t, nil, a)
+	callUntil(t, client, func(m map[string]int) bool { return m[a.name] > 0 })
+
+	for _, c := range []struct {
+		name    string
+		refusal *fault.Error
+		tries   int64
+	}{
+		{"with a delay", &fault.Error{Kind: fault.Unavailable, Message: "busy", RetryAfter: 7 * time.Second}, 1},
+		{"without", &fault.Error{Kind: fault.Unavailable, Message: "busy"}, 3},
+	} {
+		a.refusal.Store(c.refusal)
+		before := a.served.Load()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := client.GetWorkspace(ctx, &workspacev1.GetWorkspaceRequest{Id: "x"})
+		cancel()
+		if st, _ := status.FromError(err); st.Code() != codes.Unavailable || st.Message() != "busy" {
+			t.Errorf("%s: %v, want UNAVAILABLE: busy", c.name, err)
+		}
+		if got := a.served.Load() - before; got != c.tries {
+			t.Errorf("an unavailability %s was tried %d times, want %d", c.name, got, c.tries)
 		}
 	}
 }

@@ -44,6 +44,7 @@ func ErrorInterceptor(logger *slog.Logger, timeout time.Duration) grpc.UnaryServ
 			return resp, nil
 		}
 		st := grpcfault.Status(err)
+		refuseRetries(ctx, err)
 		level := slog.LevelInfo
 		switch fault.KindOf(err) {
 		case fault.Internal:
