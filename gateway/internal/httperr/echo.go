@@ -2,7 +2,8 @@ package httperr
 
 import (
 	"strings"
-	"unicode/utf8"
+
+	"github.com/liveproctor/workspaces/pkg/clip"
 )
 
 // maxEchoRunes bounds how much of a caller's input (an unknown name, a
@@ -14,15 +15,5 @@ const maxEchoRunes = 64
 // (each invalid byte becomes U+FFFD) and at most maxEchoRunes characters,
 // followed by "…" when cut.
 func Echo(s string) string {
-	n := 0
-	for i := range s {
-		if n == maxEchoRunes {
-			return strings.ToValidUTF8(s[:i], "\uFFFD") + "…"
-		}
-		n++
-	}
-	if utf8.ValidString(s) {
-		return s
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ToValidUTF8(clip.Runes(s, maxEchoRunes), "\uFFFD")
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -17,6 +16,7 @@ import (
 	"github.com/liveproctor/workspaces/gateway/internal/httperr"
 	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
 	"github.com/liveproctor/workspaces/gateway/internal/sdk"
+	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	"github.com/liveproctor/workspaces/pkg/ltistorage"
@@ -34,7 +34,9 @@ const DeepLinkingPath = "/lti/v1p3/deep-linking"
 // messageDeepLinking is the message type of a deep-linking launch.
 const messageDeepLinking = "LtiDeepLinkingRequest"
 
-// maxPlatformError bounds the platform's error text a refusal page repeats.
+// maxPlatformError bounds, in characters, the platform's error text a refusal
+// page repeats: at most 800 bytes, so the page's whole message stays under the
+// 1 KiB an answer's message keeps to whatever the caller sent.
 const maxPlatformError = 200
 
 // Lti13SessionOpener is the call an LTI 1.3 launch makes: the auth service
@@ -107,7 +109,7 @@ func readLti13Launch(w http.ResponseWriter, r *http.Request, maxParams int, maxB
 		return nil, false
 	case form["id_token"] == "" && form["error"] != "":
 		refuse(w, r, httperr.New(fault.Invalid, "The LMS answered the login with an error instead of a launch: "+
-			clip(form["error"]+": "+form["error_description"])+". Open the link again from the LMS.", "", 0))
+			clip.Runes(form["error"]+": "+form["error_description"], maxPlatformError)+". Open the link again from the LMS.", "", 0))
 		return nil, false
 	}
 	return form, true
@@ -191,13 +193,6 @@ func formFields(params []*authv1.LtiParameter, what string, names ...string) (ma
 		form[name] = value
 	}
 	return form, ""
-}
-
-func clip(s string) string {
-	if len(s) > maxPlatformError {
-		return strings.ToValidUTF8(s[:maxPlatformError], "") + "…"
-	}
-	return s
 }
 
 // deepLinkingCSP is launchCSP with no scripts, and the form may post to

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/liveproctor/workspaces/pkg/clip"
 )
 
 // report is everything one run measured.
@@ -573,13 +575,11 @@ func (r *report) writeMemory(w writer) {
 	w("\nThe peaks were reset (`/proc/<pid>/clear_refs`) after the warm-up, just before the first measured login round.\n\n")
 }
 
-// echoLine keeps the first line of s, at most 300 bytes, for a report line.
+// echoLine keeps the first line of s, at most 300 characters, for a report
+// line.
 func echoLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
+	line, _, _ := strings.Cut(s, "\n")
+	return clip.Runes(line, 300)
 }
 
 func mark(ok bool) string {

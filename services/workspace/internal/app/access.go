@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -13,7 +14,7 @@ import (
 // notFound is the answer for a workspace that does not exist, is deleted, or
 // is not the caller's to see: the same in each case, so ids don't leak.
 func notFound(id string) error {
-	return fault.New(fault.NotFound, "workspace %q not found", truncate(id, 128))
+	return fault.New(fault.NotFound, "workspace %q not found", clip.Runes(id, 128))
 }
 
 // errSelfChange: a workspace is changed by those that manage it, not by itself.
@@ -91,7 +92,7 @@ func (a *App) keyManaged(ctx context.Context, caller domain.Caller, id string) (
 // keyNotFound answers a key pair the workspace does not hold (or that has
 // expired).
 func keyNotFound(appKey string) error {
-	return fault.New(fault.NotFound, "key pair %q not found", truncate(appKey, 64))
+	return fault.New(fault.NotFound, "key pair %q not found", clip.Runes(appKey, 64))
 }
 
 // keyError names the app key in the domain's not-found answer.
@@ -104,7 +105,7 @@ func keyError(err error, appKey string) error {
 
 // ltiNotFound answers a registration the workspace does not hold.
 func ltiNotFound(registrationID string) error {
-	return fault.New(fault.NotFound, "LTI registration %q not found", truncate(registrationID, 64))
+	return fault.New(fault.NotFound, "LTI registration %q not found", clip.Runes(registrationID, 64))
 }
 
 // ltiError names the registration, or the deployment id, in the domain's
@@ -114,7 +115,7 @@ func ltiError(err error, registrationID, deploymentID string) error {
 	case errors.Is(err, domain.ErrLTIRegistrationNotFound):
 		return ltiNotFound(registrationID)
 	case errors.Is(err, domain.ErrLTIDeploymentNotFound):
-		return fault.New(fault.NotFound, "deployment id %q not found in LTI registration %q", truncate(deploymentID, 64), truncate(registrationID, 64))
+		return fault.New(fault.NotFound, "deployment id %q not found in LTI registration %q", clip.Runes(deploymentID, 64), clip.Runes(registrationID, 64))
 	}
 	return err
 }
@@ -154,7 +155,7 @@ func (a *App) checkCallerProducts(ctx context.Context, caller domain.Caller, pro
 func parentNotFound(parentID string) error {
 	return &fault.Error{
 		Kind:    fault.NotFound,
-		Message: fmt.Sprintf("parent: workspace %q not found", truncate(parentID, 128)),
+		Message: fmt.Sprintf("parent: workspace %q not found", clip.Runes(parentID, 128)),
 		Fields:  []fault.FieldViolation{{Field: "parent", Description: "not found"}},
 	}
 }
@@ -190,13 +191,4 @@ func (a *App) checkParent(ctx context.Context, caller domain.Caller, child, pare
 		parent = next
 	}
 	return nil
-}
-
-// truncate keeps caller input quoted in messages short.
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

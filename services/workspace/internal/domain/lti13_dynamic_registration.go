@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/outbound"
 )
@@ -108,7 +109,7 @@ func checkIssuerHost(issuer, configURL string, urls URLPolicy) string {
 		return "the configuration URL does not parse, so no issuer can be on its host."
 	}
 	if iu, err := url.Parse(issuer); err != nil || outbound.HostPort(iu) != outbound.HostPort(cu) {
-		return fmt.Sprintf("its issuer %q is not on the host of the configuration URL (%s), as LTI Dynamic Registration requires.", clipText(issuer), outbound.HostPort(cu))
+		return fmt.Sprintf("its issuer %q is not on the host of the configuration URL (%s), as LTI Dynamic Registration requires.", clip.Runes(issuer, 200), outbound.HostPort(cu))
 	}
 	return ""
 }
@@ -156,15 +157,6 @@ func checkPlatformSupport(doc platformConfigurationDoc) string {
 // printable ASCII.
 func isProductCode(s string) bool {
 	return s != "" && len(s) <= 64 && printableASCII(s)
-}
-
-// clipText shortens s for a message.
-func clipText(s string) string {
-	const most = 200
-	if len(s) > most {
-		return s[:most] + "…"
-	}
-	return s
 }
 
 // ToolClient is the client metadata the tool registers with a platform

@@ -17,6 +17,7 @@ import (
 	"mime"
 	"net/http"
 
+	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
@@ -90,7 +91,7 @@ func (r *Registrar) call(req *http.Request, doing, what string) ([]byte, error) 
 		return nil, fault.New(fault.BadGateway, "The platform answered with HTTP %d (%s).", resp.Status, what)
 	}
 	if media, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || !isJSON(media) {
-		return nil, fault.New(fault.BadGateway, "The platform answered with %q, not JSON (%s).", clip(resp.Header.Get("Content-Type")), what)
+		return nil, fault.New(fault.BadGateway, "The platform answered with %q, not JSON (%s).", clip.Runes(resp.Header.Get("Content-Type"), 64), what)
 	}
 	return resp.Body, nil
 }
@@ -110,11 +111,4 @@ func isJSON(media string) bool {
 func isTimeout(err error) bool {
 	var t interface{ Timeout() bool }
 	return errors.As(err, &t) && t.Timeout()
-}
-
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }

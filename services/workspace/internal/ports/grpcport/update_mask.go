@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
@@ -25,7 +26,7 @@ func updateChanges(req *workspacev1.UpdateWorkspaceRequest) (domain.Changes, err
 	if mask := req.GetUpdateMask(); mask != nil {
 		for _, path := range mask.GetPaths() {
 			if !slices.Contains(updatable, protoreflect.Name(path)) {
-				return domain.Changes{}, fault.InvalidField("updateMask", fmt.Sprintf("%q is not an updatable field", truncate(path, 64)))
+				return domain.Changes{}, fault.InvalidField("updateMask", fmt.Sprintf("%q is not an updatable field", clip.Runes(path, 64)))
 			}
 			set[protoreflect.Name(path)] = true
 		}
@@ -65,11 +66,4 @@ func updateChanges(req *workspacev1.UpdateWorkspaceRequest) (domain.Changes, err
 		c.RemoveRateLimit = c.RateLimit == nil
 	}
 	return c, nil
-}
-
-func truncate(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }

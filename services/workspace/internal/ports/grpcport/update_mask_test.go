@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
@@ -99,7 +100,7 @@ func TestUpdateMaskRefusesOtherPaths(t *testing.T) {
 		_, err := updateChanges(&workspacev1.UpdateWorkspaceRequest{Name: proto.String("N"), UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"name", path}}})
 		e, ok := fault.As(err)
 		if !ok || e.Kind != fault.Invalid || len(e.Fields) != 1 || e.Fields[0].Field != "updateMask" ||
-			!strings.HasPrefix(e.Fields[0].Description, `"`+truncate(path, 64)+`" is not`) {
+			!strings.HasPrefix(e.Fields[0].Description, `"`+clip.Runes(path, 64)+`" is not`) {
 			t.Errorf("path %.20q: error %v, want the updateMask field named", path, err)
 		}
 	}
