@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 )
@@ -128,6 +129,37 @@ func TestLimiterOff(t *testing.T) {
 		if d := l.Allow(context.Background(), "k", ratelimit.Limit{}); !d.Allowed || !d.Off() {
 			t.Fatalf("%+v", d)
 		}
+	}
+}
+
+// A key pair's calls count against its workspace's own limit when it has
+// one, the default otherwise; a default that is Off turns both off.
+func TestGuardLimitsAKeyPairByItsOwnLimitOrTheDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		defaultLimit ratelimit.Limit
+		own          ratelimit.Limit
+		allowed      int // of 5 calls at once
+	}{
+		{"default", ratelimit.Limit{Rate: 1, Burst: 2}, ratelimit.Limit{}, 2},
+		{"own", ratelimit.Limit{Rate: 1, Burst: 2}, ratelimit.Limit{Rate: 1, Burst: 4}, 4},
+		{"off", ratelimit.Limit{}, ratelimit.Limit{Rate: 1, Burst: 1}, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := ratelimit.NewGuard(nil, ratelimit.Settings{Default: tc.defaultLimit}, quiet)
+			allowed := 0
+			for range 5 {
+				switch err := g.LimitKeyPair(context.Background(), "key", tc.own); {
+				case err == nil:
+					allowed++
+				case fault.KindOf(err) != fault.Throttled:
+					t.Fatalf("error %v, want Throttled", err)
+				}
+			}
+			if allowed != tc.allowed {
+				t.Errorf("%d of 5 calls allowed, want %d", allowed, tc.allowed)
+			}
+		})
 	}
 }
 

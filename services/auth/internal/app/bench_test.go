@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
+
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
@@ -22,10 +24,10 @@ func (s savingStore) SaveLogin(ctx context.Context, d domain.Digest, session dom
 // application hands a remembered login to its LoginStore.
 type openLimits struct{}
 
-func (openLimits) CheckFailures(context.Context, string) error               { return nil }
-func (openLimits) Failed(context.Context, string)                            {}
-func (openLimits) LimitKeyPair(context.Context, string, app.RateLimit) error { return nil }
-func (openLimits) LimitToken(context.Context, string) error                  { return nil }
+func (openLimits) CheckFailures(context.Context, string) error                 { return nil }
+func (openLimits) Failed(context.Context, string)                              {}
+func (openLimits) LimitKeyPair(context.Context, string, ratelimit.Limit) error { return nil }
+func (openLimits) LimitToken(context.Context, string) error                    { return nil }
 
 // BenchmarkRememberedLogin is the busiest path of the service: a login
 // whose access is remembered (access.go), its limits and save handed to

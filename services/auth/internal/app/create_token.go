@@ -21,7 +21,7 @@ func (a *App) CreateToken(ctx context.Context, authorization, email, workspaceID
 	if invalid == nil && authorization != "" && a.logins != nil {
 		appKey, _, _ := basicauth.Parse(authorization)
 		if st, ok := a.rememberedAccess(ctx, authorization, appKey, workspaceID); ok && st.Active {
-			limits := LoginLimits{AppKey: appKey, Own: st.CallerLimit}
+			limits := LoginLimits{AppKey: appKey, Own: st.CallerLimit.limit()}
 			return a.issueWith(email, workspaceID, func(d domain.Digest, s domain.Session) error {
 				return a.logins.SaveLogin(ctx, d, s, limits)
 			})

@@ -12,7 +12,6 @@ import (
 	"github.com/liveproctor/workspaces/pkg/clientaddr"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
-	"github.com/liveproctor/workspaces/services/auth/internal/adapters/limits"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
@@ -49,7 +48,7 @@ func TestRememberedLoginRunsItsLimitsWithTheSave(t *testing.T) {
 		Default:  ratelimit.Limit{Rate: 100, Burst: 100},
 		Failures: ratelimit.FailureLimits{PerKey: 2, PerAddress: 10, Window: time.Minute},
 	}, slog.New(slog.DiscardHandler))
-	store := &guardedStore{Store: memstore.New(clock), limits: limits.New(guard)}
+	store := &guardedStore{Store: memstore.New(clock), limits: guard}
 	a := app.New(store, ws, app.Settings{ServiceAuthorization: service, AccessCacheTTL: time.Minute},
 		app.WithClock(clock), app.WithLimits(store.limits))
 	from := func(last byte) context.Context {

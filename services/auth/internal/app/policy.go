@@ -6,6 +6,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/basicauth"
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
 
@@ -83,8 +84,14 @@ type RateLimit struct {
 	PerSecond, Burst int
 }
 
-// Limits keeps the counters the policy decides with. Over a limit, the
-// error is Throttled, and the answer carries the rate-limit fields.
+// limit is r as the limits count it (Off when it has none).
+func (r RateLimit) limit() ratelimit.Limit {
+	return ratelimit.Limit{Rate: r.PerSecond, Burst: r.Burst}
+}
+
+// Limits keeps the counters the policy decides with; *ratelimit.Guard is
+// one. Over a limit, the error is Throttled, and the answer carries the
+// rate-limit fields.
 type Limits interface {
 	// CheckFailures refuses a client address that has failed to
 	// authenticate too often lately, with appKey or at all.
@@ -94,7 +101,7 @@ type Limits interface {
 	Failed(ctx context.Context, appKey string)
 	// LimitKeyPair counts a call of a key pair whose credentials were
 	// accepted: against own when its workspace has one, else the default.
-	LimitKeyPair(ctx context.Context, appKey string, own RateLimit) error
+	LimitKeyPair(ctx context.Context, appKey string, own ratelimit.Limit) error
 	// LimitToken counts a call presenting an SDK token, per token,
 	// against the default limit.
 	LimitToken(ctx context.Context, token string) error
@@ -105,7 +112,7 @@ type Limits interface {
 // of the key pair (Own, or the default).
 type LoginLimits struct {
 	AppKey string
-	Own    RateLimit
+	Own    ratelimit.Limit
 }
 
 // LoginStore is a token store that can run a login's limits and the save
@@ -119,10 +126,10 @@ type LoginStore interface {
 // noLimits limits nothing.
 type noLimits struct{}
 
-func (noLimits) CheckFailures(context.Context, string) error           { return nil }
-func (noLimits) Failed(context.Context, string)                        {}
-func (noLimits) LimitKeyPair(context.Context, string, RateLimit) error { return nil }
-func (noLimits) LimitToken(context.Context, string) error              { return nil }
+func (noLimits) CheckFailures(context.Context, string) error                 { return nil }
+func (noLimits) Failed(context.Context, string)                              {}
+func (noLimits) LimitKeyPair(context.Context, string, ratelimit.Limit) error { return nil }
+func (noLimits) LimitToken(context.Context, string) error                    { return nil }
 
 var errNoBearer = fault.New(fault.Unauthenticated,
 	"missing token: send Authorization: Bearer <auth> with the auth value of POST /api/login/sdk")
@@ -161,7 +168,7 @@ func (a *App) grant(ctx context.Context, authorization, workspaceID string, live
 	appKey, _, _ := basicauth.Parse(authorization)
 	st, err := a.access(ctx, authorization, appKey, workspaceID)
 	if k := fault.KindOf(err); k == fault.NotFound || k == fault.PermissionDenied {
-		if lerr := a.limits.LimitKeyPair(ctx, appKey, RateLimit{}); lerr != nil {
+		if lerr := a.limits.LimitKeyPair(ctx, appKey, ratelimit.Limit{}); lerr != nil {
 			return WorkspaceStatus{}, lerr
 		}
 		return WorkspaceStatus{}, err
@@ -169,7 +176,7 @@ func (a *App) grant(ctx context.Context, authorization, workspaceID string, live
 	if err != nil {
 		return WorkspaceStatus{}, err
 	}
-	if err := a.limits.LimitKeyPair(ctx, appKey, st.CallerLimit); err != nil {
+	if err := a.limits.LimitKeyPair(ctx, appKey, st.CallerLimit.limit()); err != nil {
 		return WorkspaceStatus{}, err
 	}
 	if live && !st.Active {

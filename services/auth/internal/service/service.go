@@ -24,7 +24,6 @@ import (
 	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/changebus"
-	"github.com/liveproctor/workspaces/services/auth/internal/adapters/limits"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/redisstore"
 	"github.com/liveproctor/workspaces/services/auth/internal/adapters/workspaceclient"
 	"github.com/liveproctor/workspaces/services/auth/internal/app"
@@ -143,7 +142,7 @@ func (s *Service) newApp() *app.App {
 		ServiceAuthorization: basicauth.Header(s.cfg.ServiceAppKey, s.cfg.ServiceAppSecret),
 		AccessCacheTTL:       s.cfg.AccessCacheTTL,
 		AccessCacheSize:      s.cfg.AccessCacheSize,
-	}, app.WithLimits(limits.New(guard)), app.WithLaunches(workspaces), app.WithLti13Launches(workspaces),
+	}, app.WithLimits(guard), app.WithLaunches(workspaces), app.WithLti13Launches(workspaces),
 		app.WithChangePublisher(changebus.NewPublisher(s.redis)))
 }
 

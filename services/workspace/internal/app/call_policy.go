@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -11,8 +12,7 @@ import (
 // often: every call goes through Admit, and every limit it applies (and
 // those of LTI launches) goes through Limits.
 
-// Limits bounds the calls of the service (adapters/limits over
-// pkg/ratelimit.Guard). A refusal is a fault.Throttled error, or
+// Limits bounds the calls of the service; *ratelimit.Guard is one. A refusal is a fault.Throttled error, or
 // fault.Unavailable when every anonymous caller together is over the limit.
 type Limits interface {
 	// LimitAnonymous counts an anonymous call against its client address's
@@ -26,8 +26,8 @@ type Limits interface {
 	// with appKey.
 	Failed(ctx context.Context, appKey string)
 	// LimitKeyPair counts a call of an authenticated key pair against own,
-	// its workspace's limit, or the service's default when own is nil.
-	LimitKeyPair(ctx context.Context, appKey string, own *domain.RateLimit) error
+	// its workspace's limit, or the service's default when own is Off.
+	LimitKeyPair(ctx context.Context, appKey string, own ratelimit.Limit) error
 }
 
 // WithLimits bounds calls (Admit) and LTI launches (VerifyLTILaunch) by
@@ -37,10 +37,19 @@ func WithLimits(limits Limits) Option { return func(a *App) { a.limits = limits 
 // noLimits limits nothing.
 type noLimits struct{}
 
-func (noLimits) LimitAnonymous(context.Context) error                          { return nil }
-func (noLimits) CheckFailures(context.Context, string) error                   { return nil }
-func (noLimits) Failed(context.Context, string)                                {}
-func (noLimits) LimitKeyPair(context.Context, string, *domain.RateLimit) error { return nil }
+func (noLimits) LimitAnonymous(context.Context) error                        { return nil }
+func (noLimits) CheckFailures(context.Context, string) error                 { return nil }
+func (noLimits) Failed(context.Context, string)                              {}
+func (noLimits) LimitKeyPair(context.Context, string, ratelimit.Limit) error { return nil }
+
+// ownLimit is a workspace's own limit as Limits counts it: Off, so that the
+// default applies, when it has none.
+func ownLimit(own *domain.RateLimit) ratelimit.Limit {
+	if own == nil {
+		return ratelimit.Limit{}
+	}
+	return ratelimit.Limit{Rate: own.PerSecond, Burst: own.Burst}
+}
 
 // rule is what an operation asks of its callers. The zero rule is the
 // strictest: credentials, the REST-access tag and the rate limit.
@@ -169,7 +178,7 @@ func (a *App) Admit(ctx context.Context, operation string, creds Credentials) (d
 		return domain.Caller{}, errNoAPIAccess
 	}
 	if !r.unlimited {
-		if err := a.limits.LimitKeyPair(ctx, creds.AppKey, caller.RateLimit); err != nil {
+		if err := a.limits.LimitKeyPair(ctx, creds.AppKey, ownLimit(caller.RateLimit)); err != nil {
 			return domain.Caller{}, err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -40,10 +41,10 @@ func (l *recordingLimits) Failed(_ context.Context, key string) {
 	l.steps = append(l.steps, "failed "+key)
 }
 
-func (l *recordingLimits) LimitKeyPair(_ context.Context, key string, own *domain.RateLimit) error {
+func (l *recordingLimits) LimitKeyPair(_ context.Context, key string, own ratelimit.Limit) error {
 	step := "limit " + key + " default"
-	if own != nil {
-		step = fmt.Sprintf("limit %s %d/%d", key, own.PerSecond, own.Burst)
+	if !own.Off() {
+		step = fmt.Sprintf("limit %s %d/%d", key, own.Rate, own.Burst)
 	}
 	l.steps = append(l.steps, step)
 	if l.refuseLimited {

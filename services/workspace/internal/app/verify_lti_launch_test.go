@@ -15,6 +15,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/oauth1"
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
@@ -32,7 +33,7 @@ type recordingGuard struct {
 func (g *recordingGuard) LimitAnonymous(context.Context) error        { return nil }
 func (g *recordingGuard) CheckFailures(context.Context, string) error { return g.refuse }
 func (g *recordingGuard) Failed(_ context.Context, key string)        { g.failed = append(g.failed, key) }
-func (g *recordingGuard) LimitKeyPair(context.Context, string, *domain.RateLimit) error {
+func (g *recordingGuard) LimitKeyPair(context.Context, string, ratelimit.Limit) error {
 	return nil
 }
 

@@ -30,7 +30,6 @@ import (
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/authclient"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/changebus"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/limits"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/platformkeys"
@@ -160,7 +159,7 @@ func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics
 		// Changes reach every replica of both services on the cache bus.
 		opts = append(opts, app.WithChangeNotifier(changebus.NewNotifier(s.redis, s.logger)))
 	}
-	guard := limits.New(ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger))
+	guard := ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger)
 	// Launch nonces live in Redis so every replica refuses a replay; while
 	// Redis is unreachable launches are refused (UNAVAILABLE).
 	var nonces app.NonceStore

@@ -207,7 +207,7 @@ func (s *Store) WithLoginLimits(guard *ratelimit.Guard) *LoginStore {
 // round trip for the whole login; elsewhere the limits with calls of their
 // own, then Save. A refusal is the limits' error, and no token is saved.
 func (s *LoginStore) SaveLogin(ctx context.Context, d domain.Digest, session domain.Session, login app.LoginLimits) error {
-	limits := s.guard.Plan(ctx, login.AppKey, ratelimit.Limit{Rate: login.Own.PerSecond, Burst: login.Own.Burst})
+	limits := s.guard.Plan(ctx, login.AppKey, login.Own)
 	_, single := s.rdb.(*redis.Client)
 	if !single || !s.now().Before(session.ExpiresAt) {
 		if err := limits.Separately(ctx); err != nil {

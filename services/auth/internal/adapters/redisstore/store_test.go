@@ -642,7 +642,7 @@ func saveLogin(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
 	}
 	ws := workspace(t)
 	logins := s.WithLoginLimits(guard)
-	save := func(ctx context.Context, own app.RateLimit) (domain.Token, error) {
+	save := func(ctx context.Context, own ratelimit.Limit) (domain.Token, error) {
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		token := domain.NewToken()
 		err := logins.SaveLogin(ctx, token.Digest(),
@@ -660,16 +660,16 @@ func saveLogin(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
 
 	// The rate: a burst of two, then a refusal that saves nothing.
 	for range 2 {
-		token, err := save(from(1), app.RateLimit{})
+		token, err := save(from(1), ratelimit.Limit{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		wantLive(t, s, token, "ada@example.com")
 	}
-	token, err := save(from(1), app.RateLimit{})
+	token, err := save(from(1), ratelimit.Limit{})
 	wantRefused(token, err, "rate limit exceeded")
 	// A workspace's own limit is a bucket of its own.
-	if _, err := save(from(1), app.RateLimit{PerSecond: 10, Burst: 20}); err != nil {
+	if _, err := save(from(1), ratelimit.Limit{Rate: 10, Burst: 20}); err != nil {
 		t.Fatalf("with the workspace's own limit: %v", err)
 	}
 
@@ -677,9 +677,9 @@ func saveLogin(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
 	// the rate is even counted; host 3 is not blocked.
 	guard.Failed(from(2), appKey)
 	guard.Failed(from(2), appKey)
-	token, err = save(from(2), app.RateLimit{PerSecond: 10, Burst: 20})
+	token, err = save(from(2), ratelimit.Limit{Rate: 10, Burst: 20})
 	wantRefused(token, err, "failed authentications")
-	if _, err := save(from(3), app.RateLimit{PerSecond: 10, Burst: 20}); err != nil {
+	if _, err := save(from(3), ratelimit.Limit{Rate: 10, Burst: 20}); err != nil {
 		t.Fatalf("from another address: %v", err)
 	}
 }
