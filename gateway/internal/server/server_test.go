@@ -181,6 +181,27 @@ func TestUpdateMaskFromBodyKeys(t *testing.T) {
 	}
 }
 
+// A list is cleared by an empty one (the workspace service's
+// domain.Changes): over REST the body sends [], which the service receives
+// as the mask naming the list with none of it, the request gRPC callers
+// send to clear it; null is refused, since it is not a list.
+func TestUpdateClearsAListWithAnEmptyOneAndRefusesNull(t *testing.T) {
+	e := newEnv(t, options{})
+	e.workspaces.workspace = sampleWorkspace()
+	resp, body := e.do(t, http.MethodPut, "/api/workspace/w1", strings.NewReader(`{"products":[]}`), nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d %s", resp.StatusCode, body)
+	}
+	if _, req := e.workspaces.received(); !slices.Equal(req.GetUpdateMask().GetPaths(), []string{"products"}) || len(req.GetProducts()) != 0 {
+		t.Errorf("[]: mask %q, products %v; want the mask naming products, and none", req.GetUpdateMask().GetPaths(), req.GetProducts())
+	}
+	resp, body = e.do(t, http.MethodPut, "/api/workspace/w1", strings.NewReader(`{"products":null}`), nil)
+	p := checkError(t, resp, body, 400, "INVALID_ARGUMENT")
+	if len(p.Details) != 1 || p.Details[0].Field != "products" || !strings.Contains(p.Details[0].Description, "must not be null") {
+		t.Errorf("null: details %+v", p.Details)
+	}
+}
+
 func TestBodyDecodingErrors(t *testing.T) {
 	e := newEnv(t, options{})
 	tests := []struct {

@@ -70,6 +70,14 @@ func (d Details) clone() Details {
 }
 
 // Changes are what an update sets; a nil field is left as it is.
+//
+// A list (Products, ObjectiveDocuments) is replaced whole, and an empty one
+// clears it. That is the one way to clear a list on either transport: over
+// gRPC the update_mask names the field and the request holds none of it
+// (protobuf cannot tell an empty list from an unset one); over REST the body
+// sends [] and the gateway names the field in the mask. REST refuses null
+// for a list (restrules.Nullable): null is not a list, and serialisers write
+// it for fields they were not given, which must not wipe them.
 type Changes struct {
 	Name               *string
 	Type               *Type

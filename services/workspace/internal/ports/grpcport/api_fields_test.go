@@ -66,8 +66,10 @@ func TestDomainErrorsNameAPIPaths(t *testing.T) {
 	}
 }
 
-// Errors the application makes name fields the same way.
-func TestAnswersNameAPIPaths(t *testing.T) {
+// rootServer is a server over an application in memory whose root
+// workspace holds the product pub/math, and a context calling as the root.
+func rootServer(t *testing.T) (context.Context, *Server) {
+	t.Helper()
 	box, err := secretbox.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
 	if err != nil {
 		t.Fatal(err)
@@ -82,8 +84,12 @@ func TestAnswersNameAPIPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx = context.WithValue(ctx, callerKey{}, root)
-	s := NewServer(a)
+	return context.WithValue(ctx, callerKey{}, root), NewServer(a)
+}
+
+// Errors the application makes name fields the same way.
+func TestAnswersNameAPIPaths(t *testing.T) {
+	ctx, s := rootServer(t)
 	for _, id := range []string{"a", "b"} {
 		req := &workspacev1.CreateWorkspaceRequest{Id: id, Name: id, Type: "CAMPUS"}
 		if id == "b" {

@@ -18,9 +18,9 @@ var updatable = []protoreflect.Name{"name", "type", "parent_workspace_id", "addr
 
 // updateChanges is what an update request asks to change. With an
 // update_mask, exactly the fields it names change, and a named field left
-// unset is cleared. Without one, the fields the request populates change;
-// only gRPC callers send none, since the gateway fills the mask from the
-// body's keys.
+// unset is cleared (a list by an empty one, as domain.Changes says).
+// Without one, the fields the request populates change; only gRPC callers
+// send none, since the gateway fills the mask from the body's keys.
 func updateChanges(req *workspacev1.UpdateWorkspaceRequest) (domain.Changes, error) {
 	set := map[protoreflect.Name]bool{}
 	if mask := req.GetUpdateMask(); mask != nil {

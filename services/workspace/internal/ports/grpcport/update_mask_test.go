@@ -105,3 +105,29 @@ func TestUpdateMaskRefusesOtherPaths(t *testing.T) {
 		}
 	}
 }
+
+// A list is cleared by an empty one (domain.Changes): over gRPC, a mask that
+// names products with none in the request clears them; without a mask, an
+// empty list is not populated and changes nothing.
+func TestUpdateClearsAListTheMaskNamesAndSendsEmpty(t *testing.T) {
+	ctx, s := rootServer(t)
+	if _, err := s.CreateWorkspace(ctx, &workspacev1.CreateWorkspaceRequest{Id: "a", Name: "A", Type: "CAMPUS",
+		Products: []*workspacev1.Product{{Bank: &workspacev1.Bank{Id: "pub/math"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	update := func(req *workspacev1.UpdateWorkspaceRequest) *workspacev1.Workspace {
+		t.Helper()
+		w, err := s.UpdateWorkspace(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	if w := update(&workspacev1.UpdateWorkspaceRequest{Id: "a", Products: []*workspacev1.Product{}}); len(w.GetProducts()) != 1 {
+		t.Errorf("no mask, empty list: products %v, want pub/math kept", w.GetProducts())
+	}
+	masked := &workspacev1.UpdateWorkspaceRequest{Id: "a", UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"products"}}}
+	if w := update(masked); len(w.GetProducts()) != 0 {
+		t.Errorf("mask names products, none sent: products %v, want none", w.GetProducts())
+	}
+}
