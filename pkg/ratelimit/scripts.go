@@ -69,9 +69,7 @@ end
 return {0, 1, 0, 0, 0}
 `)
 
-// gcraKeyPrefix starts the key of every limit in Redis. (The limits once
-// used another library, whose keys started with "rate:" and held another
-// unit; the new prefix keeps the two apart during an upgrade.)
+// gcraKeyPrefix starts the key of every limit in Redis.
 const gcraKeyPrefix = "gcra:"
 
 // interval is the limit's emission interval in microseconds: at most a

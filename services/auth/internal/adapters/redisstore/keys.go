@@ -26,16 +26,11 @@ import (
 // string: a header (1 byte for names under 32 bytes, 3 from 32 to 255),
 // the name, and a NUL; jemalloc rounds each allocation up to a size class,
 // 16 bytes apart up to 128. The 24-byte name takes 1+24+1 = 26 bytes, a
-// 32-byte class; the 34-byte hex name of the previous release took
+// 32-byte class; the 34-byte hex name of the layout before 2026-11-26 took
 // 3+34+1 = 38, a 48-byte class. That is 16 bytes less for every token.
 //
-// Two earlier layouts are still read, and deleted by Revoke, for a token's
-// lifetime after the process starts (legacy.go): the previous release's
-// t:<hex of the same 16 bytes> strings (value version 1), and, before it,
-// hashes under tok:<hex of the whole digest> with the index sets
-// {ws:<id>}:tokens and {ws:<id>}:u:<user>:tokens, which are never written
-// again and expire on their own. The three token key shapes differ in
-// length (24, 34 and 68 bytes), so none can stand for another.
+// Tokens of earlier layouts are not read (CHANGELOG.md, 2026-11-28): their
+// keys expire on their own, and their holders log in again.
 type keys struct {
 	workspaceGen, userGen string
 }

@@ -10,8 +10,7 @@
 // (value.go). Everything else about a workspace carries the hash tag
 // {ws:<workspaceId>}, so it lands in one Cluster slot and one script can
 // change it atomically; a token's key cannot share that slot, because a
-// lookup knows only the token. See keys.go for the full list, and
-// legacy.go for the earlier layouts still read after an upgrade.
+// lookup knows only the token. See keys.go for the full list.
 //
 // # Memory
 //
@@ -25,7 +24,7 @@
 // hex (a 32-byte class instead of 48; keys.go), and the value holds the
 // token's life rather than its expiry instant (for the bench's session a
 // 64-byte class instead of 80; value.go): 32 bytes less per token than the
-// previous release's layout.
+// layout before 2026-11-26.
 //
 // # Revocation by generation
 //
@@ -108,9 +107,6 @@ type Store struct {
 	rdb        redis.UniversalClient
 	now        func() time.Time
 	expiryStep time.Duration
-	// legacyUntil is when tokens of the earlier key layouts have all
-	// expired (legacy.go).
-	legacyUntil time.Time
 }
 
 var _ domain.TokenStore = (*Store)(nil)
@@ -132,7 +128,6 @@ func New(rdb redis.UniversalClient, opts ...Option) *Store {
 	for _, opt := range opts {
 		opt(s)
 	}
-	s.legacyUntil = s.now().Add(domain.TokenTTL + expiryMargin)
 	return s
 }
 
@@ -236,10 +231,6 @@ type stored struct {
 func (s *Store) read(ctx context.Context, d domain.Digest) (stored, error) {
 	v, err := s.rdb.Get(ctx, tokenKey(d)).Result()
 	if errors.Is(err, redis.Nil) {
-		// Absent: it may be a token of an earlier layout.
-		if s.readsLegacy() {
-			return s.readLegacy(ctx, d)
-		}
 		return stored{}, domain.ErrTokenNotFound
 	}
 	if err != nil {
@@ -275,24 +266,9 @@ func (s *Store) Lookup(ctx context.Context, d domain.Digest) (domain.Session, er
 	return t.session, nil
 }
 
-// Revoke deletes one token (under the earlier layouts' keys too, while
-// such tokens may live).
+// Revoke deletes one token.
 func (s *Store) Revoke(ctx context.Context, d domain.Digest) error {
-	var err error
-	if s.readsLegacy() {
-		// Three keys with no hash tag in common: a pipeline, which a
-		// Cluster client splits by node, rather than one DEL.
-		_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.Del(ctx, tokenKey(d))
-			for _, k := range legacyKeys(d) {
-				p.Del(ctx, k)
-			}
-			return nil
-		})
-	} else {
-		err = s.rdb.Del(ctx, tokenKey(d)).Err()
-	}
-	if err != nil {
+	if err := s.rdb.Del(ctx, tokenKey(d)).Err(); err != nil {
 		return storeError("delete token", err)
 	}
 	return nil

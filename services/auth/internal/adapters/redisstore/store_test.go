@@ -2,7 +2,6 @@ package redisstore_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -59,9 +58,8 @@ func runContract(t *testing.T, rdb redis.UniversalClient) {
 		{"DamagedTokenIsNotFound", damagedTokenIsNotFound},
 		{"MissingCounterRefusesToken", missingCounterRefusesToken},
 		{"CountersOutliveTokensByAtMostAStep", countersOutliveTokens},
-		{"EarlierLayoutIsReadForOneLifetime", earlierLayoutIsRead},
-		{"PreviousLayoutIsReadForOneLifetime", previousLayoutIsRead},
-		{"RedisCommandsOfEachLayout", commandsOfEachLayout},
+		{"EarlierLayoutsAreNotRead", earlierLayoutsAreNotRead},
+		{"RedisCommandsOfLookupAndRevoke", commandsOfLookupAndRevoke},
 		{"SaveLoginSavesOnlyWhatTheLimitsLetPass", saveLogin},
 		{"EverythingExpires", everythingExpires},
 	}
@@ -114,26 +112,12 @@ func keyOf(token domain.Token) string {
 	return "t:" + base64.RawURLEncoding.EncodeToString(d[:16])
 }
 
-// hexKeyOf is the token's key in the previous release's layout.
-func hexKeyOf(token domain.Token) string {
-	d := token.Digest()
-	return "t:" + hex.EncodeToString(d[:16])
-}
-
-// legacyKeyOf is the token's key in the layout before hexKeyOf's.
-func legacyKeyOf(token domain.Token) string {
-	d := token.Digest()
-	return "tok:" + hex.EncodeToString(d[:])
-}
-
-// wantGone checks that the tokens' keys were deleted, in every layout.
+// wantGone checks that the tokens' keys were deleted.
 func wantGone(t *testing.T, rdb redis.UniversalClient, tokens ...domain.Token) {
 	t.Helper()
 	for _, tok := range tokens {
-		for _, k := range []string{keyOf(tok), hexKeyOf(tok), legacyKeyOf(tok)} {
-			if n := rdb.Exists(context.Background(), k).Val(); n != 0 {
-				t.Errorf("%s still exists after revocation", k)
-			}
+		if n := rdb.Exists(context.Background(), keyOf(tok)).Val(); n != 0 {
+			t.Errorf("%s still exists after revocation", keyOf(tok))
 		}
 	}
 }
@@ -266,9 +250,8 @@ func revokeWorkspace(t *testing.T, s *redisstore.Store, rdb redis.UniversalClien
 	}
 }
 
-// A token's key whose value this version did not write, under either
-// string layout, and a hash of the oldest layout that lacks fields (a
-// write cut short), are not tokens; Revoke deletes them all the same.
+// A token's key whose value this version did not write is not a token;
+// Revoke deletes it all the same.
 func damagedTokenIsNotFound(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
 	ctx := context.Background()
 	ws := workspace(t)
@@ -287,160 +270,40 @@ func damagedTokenIsNotFound(t *testing.T, s *redisstore.Store, rdb redis.Univers
 		"1 0  " + exp + " " + exp + rest,
 		"2  0 " + iat + " 3600000" + rest,
 	} {
-		for _, key := range []func(domain.Token) string{keyOf, hexKeyOf} {
-			token := domain.NewToken()
-			if err := rdb.Set(ctx, key(token), v, time.Hour).Err(); err != nil {
-				t.Fatal(err)
-			}
-			wantNotFound(t, s, token)
-			if err := s.Revoke(ctx, token.Digest()); err != nil {
-				t.Fatal(err)
-			}
-			wantGone(t, rdb, token)
-		}
-	}
-	token := domain.NewToken()
-	if err := rdb.HSet(ctx, legacyKeyOf(token), "email", "ada@example.com", "workspaceId", ws).Err(); err != nil {
-		t.Fatal(err)
-	}
-	wantNotFound(t, s, token)
-	if err := s.Revoke(ctx, token.Digest()); err != nil {
-		t.Fatal(err)
-	}
-	wantGone(t, rdb, token)
-}
-
-// A token of the earlier layout (a hash under tok:<whole digest>, counters
-// as today) is read, revoked and deleted for one token lifetime after the
-// store is made, and not after.
-func earlierLayoutIsRead(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
-	ctx := context.Background()
-	ws := workspace(t)
-	issue(t, s, ws, "ada@example.com", domain.TokenTTL) // counters at 0, as the earlier layout made them
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	earlier := func() domain.Token {
 		token := domain.NewToken()
-		err := rdb.HSet(ctx, legacyKeyOf(token), "email", "ada@example.com", "workspaceId", ws,
-			"issuedAt", now.UnixMilli(), "expiresAt", now.Add(time.Hour).UnixMilli(), "gen", "0", "ugen", "0").Err()
-		if err != nil {
+		if err := rdb.Set(ctx, keyOf(token), v, time.Hour).Err(); err != nil {
 			t.Fatal(err)
 		}
-		return token
-	}
-	a, b, c := earlier(), earlier(), earlier()
-	got, err := s.Lookup(ctx, a.Digest())
-	want := domain.Session{Email: "ada@example.com", WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}
-	if err != nil || got != want {
-		t.Fatalf("Lookup = %+v, %v; want %+v", got, err, want)
-	}
-	if err := s.Revoke(ctx, a.Digest()); err != nil {
-		t.Fatal(err)
-	}
-	wantNotFound(t, s, a)
-	if rdb.Exists(ctx, legacyKeyOf(a)).Val() != 0 {
-		t.Errorf("%s still exists after Revoke", legacyKeyOf(a))
-	}
-
-	// A store's window is one token lifetime (and the margin) from when
-	// it was made. This token claims a longer life than any could have,
-	// so that only the window decides.
-	long := domain.NewToken()
-	err = rdb.HSet(ctx, legacyKeyOf(long), "email", "ada@example.com", "workspaceId", ws,
-		"issuedAt", now.UnixMilli(), "expiresAt", now.Add(2*domain.TokenTTL).UnixMilli(), "gen", "0", "ugen", "0").Err()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var shift atomic.Int64
-	clocked := redisstore.New(rdb, redisstore.WithClock(func() time.Time { return time.Now().Add(time.Duration(shift.Load())) }))
-	wantLive(t, clocked, long, "ada@example.com")
-	shift.Store(int64(domain.TokenTTL + 2*time.Second))
-	wantNotFound(t, clocked, long)
-	wantLive(t, s, b, "ada@example.com")
-
-	if err := s.RevokeUser(ctx, ws, "ada@example.com"); err != nil {
-		t.Fatal(err)
-	}
-	wantNotFound(t, s, c)
-}
-
-// counters writes a workspace's generation counters and that of a user in
-// it, as any release would have left them.
-func counters(t *testing.T, rdb redis.UniversalClient, ws, email string, gen, ugen int) {
-	t.Helper()
-	ctx := context.Background()
-	user := sha256.Sum256([]byte(strings.ToLower(email)))
-	prefix := "{ws:" + ws + "}:"
-	for k, v := range map[string]int{prefix + "gen": gen, prefix + "u:" + hex.EncodeToString(user[:]) + ":gen": ugen} {
-		if err := rdb.Set(ctx, k, v, 2*domain.TokenTTL).Err(); err != nil {
+		wantNotFound(t, s, token)
+		if err := s.Revoke(ctx, token.Digest()); err != nil {
 			t.Fatal(err)
 		}
+		wantGone(t, rdb, token)
 	}
 }
 
-// previous writes a token as the previous release did: a version 1 value,
-// with its expiry instant, under t:<hex>.
-func previous(t *testing.T, rdb redis.UniversalClient, session domain.Session, gen, ugen int) domain.Token {
-	t.Helper()
-	token := domain.NewToken()
-	v := fmt.Sprintf("1 %d %d %d %d %s %s", gen, ugen,
-		session.IssuedAt.UnixMilli(), session.ExpiresAt.UnixMilli(), session.WorkspaceID, session.Email)
-	if err := rdb.Set(context.Background(), hexKeyOf(token), v, time.Until(session.ExpiresAt)).Err(); err != nil {
-		t.Fatal(err)
-	}
-	return token
-}
-
-// A token of the previous release (a version 1 string under t:<hex>) is
-// read, honours its generations and is deleted by Revoke for one token
-// lifetime after the store is made, and is not read after.
-func previousLayoutIsRead(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
+// Tokens of the earlier layouts (a version 1 string under t:<hex of the
+// key's 16 bytes>, a hash under tok:<hex of the whole digest>) are not
+// read, even with their counters in place: their holders log in again.
+func earlierLayoutsAreNotRead(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
 	ctx := context.Background()
 	ws := workspace(t)
-	counters(t, rdb, ws, "Ada@example.com", 3, 5)
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	want := domain.Session{Email: "Ada@example.com", WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}
-	a, b := previous(t, rdb, want, 3, 5), previous(t, rdb, want, 3, 5)
-	got, err := s.Lookup(ctx, a.Digest())
-	if err != nil || got != want {
-		t.Fatalf("Lookup = %+v, %v; want %+v", got, err, want)
-	}
-	wantNotFound(t, s, previous(t, rdb, want, 3, 4)) // issued under another user generation
-	if err := s.Revoke(ctx, a.Digest()); err != nil {
+	issue(t, s, ws, "ada@example.com", domain.TokenTTL) // the counters exist, at 0
+	now := time.Now().UTC()
+	iat, exp := now.UnixMilli(), now.Add(time.Hour).UnixMilli()
+	hexKeyed, hashed := domain.NewToken(), domain.NewToken()
+	d := hexKeyed.Digest()
+	if err := rdb.Set(ctx, "t:"+hex.EncodeToString(d[:16]), fmt.Sprintf("1 0 0 %d %d %s ada@example.com", iat, exp, ws), time.Hour).Err(); err != nil {
 		t.Fatal(err)
 	}
-	wantNotFound(t, s, a)
-	wantGone(t, rdb, a)
-
-	// The current key is read first: a token under both (which no release
-	// writes) is the current one.
-	current := issue(t, s, ws, "bob@example.com", domain.TokenTTL)
-	err = rdb.Set(ctx, hexKeyOf(current), fmt.Sprintf("1 3 5 %d %d %s Ada@example.com",
-		now.UnixMilli(), now.Add(time.Hour).UnixMilli(), ws), time.Hour).Err()
+	d = hashed.Digest()
+	err := rdb.HSet(ctx, "tok:"+hex.EncodeToString(d[:]), "email", "ada@example.com", "workspaceId", ws,
+		"issuedAt", iat, "expiresAt", exp, "gen", "0", "ugen", "0").Err()
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantLive(t, s, current, "bob@example.com")
-	if err := s.Revoke(ctx, current.Digest()); err != nil {
-		t.Fatal(err)
-	}
-	wantGone(t, rdb, current)
-
-	// The window is one token lifetime (and the margin) from when the
-	// store was made; this token claims a longer life than any could
-	// have, so that only the window decides.
-	long := previous(t, rdb, domain.Session{Email: "Ada@example.com", WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(2 * domain.TokenTTL)}, 3, 5)
-	var shift atomic.Int64
-	clocked := redisstore.New(rdb, redisstore.WithClock(func() time.Time { return time.Now().Add(time.Duration(shift.Load())) }))
-	wantLive(t, clocked, long, "Ada@example.com")
-	shift.Store(int64(domain.TokenTTL + 2*time.Second))
-	wantNotFound(t, clocked, long)
-
-	wantLive(t, s, b, "Ada@example.com")
-	if err := s.RevokeUser(ctx, ws, "ada@EXAMPLE.com"); err != nil {
-		t.Fatal(err)
-	}
-	wantNotFound(t, s, b)
-	wantNotFound(t, s, long)
+	wantNotFound(t, s, hexKeyed)
+	wantNotFound(t, s, hashed)
 }
 
 // A generation counter that is gone (evicted, say) vouches for no token.
@@ -755,46 +618,27 @@ func logged(t *testing.T, rdb redis.UniversalClient) (redis.UniversalClient, *co
 	return c, log
 }
 
-// A token of the current layout costs Lookup one GET and the MGET of its
-// generations, within the window as after it; a token that is not there
-// costs one pipeline more (the earlier layouts' two keys) within the
-// window only. Revoke deletes every layout's key in one pipeline within
-// the window, and the current key alone after it.
-func commandsOfEachLayout(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
+// A token costs Lookup one GET and the MGET of its generations; a token
+// that is not there, one GET. Revoke is one DEL.
+func commandsOfLookupAndRevoke(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
 	ctx := context.Background()
 	c, log := logged(t, rdb)
-	var shift atomic.Int64
-	clocked := redisstore.New(c, redisstore.WithClock(func() time.Time { return time.Now().Add(time.Duration(shift.Load())) }))
+	logging := redisstore.New(c)
 	ws := workspace(t)
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	token, unknown := domain.NewToken(), domain.NewToken()
-	err := clocked.Save(ctx, token.Digest(), domain.Session{Email: "ada@example.com", WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(2 * domain.TokenTTL)})
-	if err != nil {
+	token, unknown := issue(t, logging, ws, "ada@example.com", domain.TokenTTL), domain.NewToken()
+	log.take()
+	wantLive(t, logging, token, "ada@example.com")
+	if got := log.take(); got != "get, mget" {
+		t.Errorf("Lookup of a token sent %s, want get, mget", got)
+	}
+	wantNotFound(t, logging, unknown)
+	if got := log.take(); got != "get" {
+		t.Errorf("Lookup of an unknown token sent %s, want get", got)
+	}
+	if err := logging.Revoke(ctx, unknown.Digest()); err != nil {
 		t.Fatal(err)
 	}
-	log.take()
-	for _, phase := range []struct {
-		name                    string
-		shift                   time.Duration
-		found, notFound, revoke string
-	}{
-		{"within the window", 0, "get, mget", "get, [get hmget]", "[del del del]"},
-		{"after the window", domain.TokenTTL + 2*time.Second, "get, mget", "get", "del"},
-	} {
-		shift.Store(int64(phase.shift))
-		wantLive(t, clocked, token, "ada@example.com")
-		if got := log.take(); got != phase.found {
-			t.Errorf("%s, Lookup of a current token sent %s, want %s", phase.name, got, phase.found)
-		}
-		wantNotFound(t, clocked, unknown)
-		if got := log.take(); got != phase.notFound {
-			t.Errorf("%s, Lookup of an unknown token sent %s, want %s", phase.name, got, phase.notFound)
-		}
-		if err := clocked.Revoke(ctx, unknown.Digest()); err != nil {
-			t.Fatal(err)
-		}
-		if got := log.take(); got != phase.revoke {
-			t.Errorf("%s, Revoke sent %s, want %s", phase.name, got, phase.revoke)
-		}
+	if got := log.take(); got != "del" {
+		t.Errorf("Revoke sent %s, want del", got)
 	}
 }

@@ -21,23 +21,15 @@ import (
 // string costs Redis a third of what the six-field hash of the oldest
 // layout did, and one SET with PXAT writes it with its expiry.
 //
-// Version 1, which the previous release wrote (under t:<hex>, legacy.go),
-// has expiresAt in Unix milliseconds where version 2 has life; decodeValue
-// reads both.
-//
 // Life rather than expiresAt is for memory: 8 digits for the usual 8 hours
 // instead of 13. A value over 44 bytes is a 16-byte object plus an sds
 // string of its own (a 3-byte header, the bytes and a NUL) in a jemalloc
 // size class, classes being 16 bytes apart up to 128. The bench's value,
 // "2 0 0 1764134400000 28800000 root user0001@bench.example", is 56 bytes:
-// 60 with header and NUL, a 64-byte class, where its 61-byte version 1
-// took 65 and an 80-byte class. The 5 bytes save a class for 5 of every 16
+// 60 with header and NUL, a 64-byte class, where the 61 bytes of version 1
+// (expiresAt in place of life) took 65 and an 80-byte class. The 5 bytes save a class for 5 of every 16
 // value lengths, the bench's among them.
 const valueVersion = "2"
-
-// valueVersion1 is the version the previous release wrote, whose fifth
-// field is expiresAt in Unix milliseconds.
-const valueVersion1 = "1"
 
 // valueFields is how many fields a value has.
 const valueFields = 7
@@ -64,29 +56,23 @@ func encodeValue(gen, ugen string, s domain.Session) string {
 	return valueVersion + " " + gen + " " + ugen + " " + sessionSuffix(s)
 }
 
-// decodeValue reads a value of version 2 or 1 back; false when it is
-// neither (a foreign or damaged key is not a token).
+// decodeValue reads a value back; false when it is not one of version 2
+// (a foreign or damaged key is not a token).
 func decodeValue(v string) (stored, bool) {
 	f := strings.SplitN(v, " ", valueFields)
-	if len(f) != valueFields || f[1] == "" || f[2] == "" || f[5] == "" || f[6] == "" {
+	if len(f) != valueFields || f[0] != valueVersion || f[1] == "" || f[2] == "" || f[5] == "" || f[6] == "" {
 		return stored{}, false
 	}
 	iat, err1 := strconv.ParseInt(f[3], 10, 64)
-	fifth, err2 := strconv.ParseInt(f[4], 10, 64)
+	life, err2 := strconv.ParseInt(f[4], 10, 64)
 	if err1 != nil || err2 != nil {
 		return stored{}, false
 	}
-	switch f[0] {
-	case valueVersion: // the fifth field is the life
-		exp, ok := addMillis(iat, fifth)
-		if !ok {
-			return stored{}, false
-		}
-		return storedAt(f[6], f[5], iat, exp, f[1], f[2]), true
-	case valueVersion1: // the fifth field is the expiry
-		return storedAt(f[6], f[5], iat, fifth, f[1], f[2]), true
+	exp, ok := addMillis(iat, life)
+	if !ok {
+		return stored{}, false
 	}
-	return stored{}, false
+	return storedAt(f[6], f[5], iat, exp, f[1], f[2]), true
 }
 
 // addMillis is a + b; false when that overflows, which no value this

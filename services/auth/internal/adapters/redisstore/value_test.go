@@ -2,8 +2,6 @@ package redisstore
 
 import (
 	"encoding/base64"
-	"encoding/hex"
-	"strconv"
 	"testing"
 	"time"
 
@@ -23,13 +21,9 @@ func TestBenchShapes(t *testing.T) {
 	if k := tokenKey(d); len(k) != 24 || k != "t:"+base64.RawURLEncoding.EncodeToString(d[:16]) {
 		t.Errorf("tokenKey = %q (%d bytes), want t: and 22 characters of base64url", k, len(k))
 	}
-	if k := hexKey(d); k != "t:"+hex.EncodeToString(d[:16]) {
-		t.Errorf("hexKey = %q", k)
-	}
 }
 
-// Sessions of every shape come back exactly from version 2, and from the
-// version 1 the previous release wrote.
+// Sessions of every shape come back exactly.
 func TestValueRoundTrip(t *testing.T) {
 	base := time.UnixMilli(1764134400123).UTC()
 	for _, s := range []domain.Session{
@@ -41,18 +35,16 @@ func TestValueRoundTrip(t *testing.T) {
 		{Email: "a", WorkspaceID: "w", IssuedAt: time.UnixMilli(-5).UTC(), ExpiresAt: time.UnixMilli(7).UTC()},
 		{Email: "é@ü.example", WorkspaceID: "w", IssuedAt: base, ExpiresAt: base.Add(400 * 24 * time.Hour)},
 	} {
-		v1 := "1 17 4 " + strconv.FormatInt(s.IssuedAt.UnixMilli(), 10) + " " +
-			strconv.FormatInt(s.ExpiresAt.UnixMilli(), 10) + " " + s.WorkspaceID + " " + s.Email
-		for _, v := range []string{encodeValue("17", "4", s), v1} {
-			got, ok := decodeValue(v)
-			if !ok || got.session != s || got.gen != "17" || got.ugen != "4" {
-				t.Errorf("decodeValue(%q) = %+v, %v; want %+v, 17, 4", v, got, ok, s)
-			}
+		v := encodeValue("17", "4", s)
+		got, ok := decodeValue(v)
+		if !ok || got.session != s || got.gen != "17" || got.ugen != "4" {
+			t.Errorf("decodeValue(%q) = %+v, %v; want %+v, 17, 4", v, got, ok, s)
 		}
 	}
 }
 
-// Anything but a whole value of version 1 or 2 is not a token.
+// Anything but a whole value of version 2 is not a token: version 1, which
+// an earlier layout wrote, included.
 func TestDecodeValueRejectsMalformed(t *testing.T) {
 	for _, v := range []string{
 		"",
@@ -68,7 +60,7 @@ func TestDecodeValueRejectsMalformed(t *testing.T) {
 		"2 0 0 1764134400000 9223372036854775807 root a@b",
 		"2 0 0 -1764134400000 -9223372036854775807 root a@b",
 		"2 0 0 99999999999999999999 28800000 root a@b",
-		"1 0 0 1764134400000 x root a@b",
+		"1 0 0 1764134400000 1764163200000 root a@b",
 		"0 0 0 1764134400000 28800000 root a@b",
 		"3 0 0 1764134400000 28800000 root a@b",
 		"12 0 0 1764134400000 28800000 root a@b",

@@ -78,17 +78,14 @@ func (ix indexSpec) model(retention time.Duration) mongo.IndexModel {
 
 // Prepare readies the store for this version of the service, at every
 // start: it creates the indexes that are missing (and moves the events' TTL
-// to the configured retention), and brings documents written by earlier
-// versions to the current layout.
+// to the configured retention), and gives documents the version before
+// 2026-11-28 wrote the field this one reads (CHANGELOG.md).
 func (r *Repository) Prepare(ctx context.Context) error {
 	db := r.workspaces.Database()
 	for _, c := range []string{WorkspacesCollection, EventsCollection, LTIRegistrationsCollection} {
 		if err := r.ensureIndexes(ctx, db.Collection(c)); err != nil {
 			return err
 		}
-	}
-	if err := r.upgradeDocuments(ctx); err != nil {
-		return err
 	}
 	return r.upgradeLTIDeployments(ctx)
 }
@@ -155,41 +152,8 @@ func (r *Repository) setTTL(ctx context.Context, c *mongo.Collection, index stri
 	return nil
 }
 
-// upgradeBatch bounds the documents one read of upgradeDocuments returns.
+// upgradeBatch bounds the documents one read of findToUpgrade returns.
 const upgradeBatch = 500
-
-// upgradeDocuments gives workspaces written by versions before lists read
-// the workspaces collection their visibleTo, and their leftover outbox a
-// pendingSince, so the relay publishes what it holds (events published
-// already are duplicates of their change key, which the publish ignores).
-// It finds them on the list index (a missing field is indexed as null) and
-// finds none once done.
-func (r *Repository) upgradeDocuments(ctx context.Context) error {
-	for {
-		var docs []struct {
-			ID       string     `bson:"_id"`
-			Managers []string   `bson:"managers"`
-			Outbox   []eventDoc `bson:"outbox"`
-		}
-		err := r.findToUpgrade(ctx, bson.D{{Key: "visibleTo", Value: bson.D{{Key: "$exists", Value: false}}}},
-			bson.D{{Key: "managers", Value: 1}, {Key: "outbox", Value: 1}}, &docs)
-		if err != nil {
-			return err
-		}
-		for _, d := range docs {
-			set := bson.D{{Key: "visibleTo", Value: append([]string{d.ID}, d.Managers...)}}
-			if since := oldest(d.Outbox); since != nil {
-				set = append(set, bson.E{Key: "pendingSince", Value: *since})
-			}
-			if _, err := r.updateWorkspace(ctx, d.ID, nil, bson.D{{Key: "$set", Value: set}}); err != nil {
-				return storeError("upgrade workspace", err)
-			}
-		}
-		if len(docs) < upgradeBatch {
-			return nil
-		}
-	}
-}
 
 // findToUpgrade reads into docs at most upgradeBatch workspaces that
 // filter finds, with the fields of projection.
