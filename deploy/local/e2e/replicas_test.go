@@ -26,7 +26,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
-// Every service scales out (issue 31). These tests run stacks of their own
+// Every service scales out. These tests run stacks of their own
 // with two replicas of the workspace and auth services, which the services
 // find by name (stack.Replicas: a DNS server answering each name with every
 // replica, as a headless Service does), and two gateways, which the tests

@@ -39,8 +39,8 @@ const (
 // the key pair's rate is raised (RATE_LIMIT is a setting, and 100 a second
 // would answer most of the load with 429), since the load comes from one key
 // pair at one address at thousands of requests a second. -limits=false
-// runs with RATE_LIMIT=0 and the failure limits off, as issue 12 allowed
-// for benchmarks, to show what the limits cost.
+// runs with RATE_LIMIT=0 and the failure limits off, to show what the
+// limits cost.
 func stackEnv(cfg config) []string {
 	env := stack.ThrowawayEnv(rootKey, rootSecret)
 	if !cfg.Limits {

@@ -1,6 +1,5 @@
 // Command bench measures the running service against a bare reference on
-// this machine and writes the figures to bench/results-<date>.md (and
-// bench/latest.md). `make bench` runs it after the Go micro-benchmarks.
+// this machine and writes the figures to bench/latest.md. `make bench` runs it after the Go micro-benchmarks.
 //
 // It builds and starts the stack as `make run` does (FerretDB and
 // redis-server, the workspace and auth services and the gateway, on
@@ -142,24 +141,23 @@ func run(ctx context.Context, cfg config) error {
 	if !writeFiles {
 		return failed
 	}
-	path, err := writeResults(cfg.OutDir, rep.Date, md)
+	path, err := writeResults(cfg.OutDir, md)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "\nwrote %s and %s\n", path, filepath.Join(cfg.OutDir, "latest.md"))
+	fmt.Fprintf(os.Stderr, "\nwrote %s\n", path)
 	return failed
 }
 
-// writeResults writes results-<date>.md and latest.md into dir.
-func writeResults(dir string, date time.Time, md string) (string, error) {
+// writeResults writes latest.md into dir. Earlier runs are in its git
+// history, and their figures in CHANGELOG.md (bench/README.md).
+func writeResults(dir, md string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("make %s: %w", dir, err)
 	}
-	path := filepath.Join(dir, "results-"+date.Format("2006-01-02")+".md")
-	for _, p := range []string{path, filepath.Join(dir, "latest.md")} {
-		if err := os.WriteFile(p, []byte(md), 0o644); err != nil {
-			return "", fmt.Errorf("write results: %w", err)
-		}
+	path := filepath.Join(dir, "latest.md")
+	if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
+		return "", fmt.Errorf("write results: %w", err)
 	}
 	return path, nil
 }

@@ -90,8 +90,8 @@ type listRun struct {
 	List       measurement
 }
 
-// The targets the figures are held against (issue 25): against the
-// floor, the least this architecture can do for a login.
+// The targets the figures are held against: against the floor, the least
+// this architecture can do for a login.
 const (
 	targetLoginCPUFactor = 1.25 // stack's server CPU per login ≤ this × the floor's
 	targetP99Factor      = 1.5  // stack's login p99 ≤ this × the floor's, in the bench's stack and make run's
