@@ -76,9 +76,9 @@ FUZZ_TARGETS := \
 	./services/auth/internal/adapters/redisstore:FuzzDecodeValue \
 	./services/workspace/internal/domain:FuzzCheckNewWorkspace \
 	./services/workspace/internal/domain:FuzzCheckListQuery \
-	./services/workspace/internal/domain:FuzzCheckLaunch \
-	./services/workspace/internal/domain:FuzzCheckNewLTIRegistration \
-	./services/workspace/internal/domain:FuzzReadPlatformConfiguration \
+	./services/workspace/internal/lti/domain:FuzzCheckLaunch \
+	./services/workspace/internal/lti/domain:FuzzCheckNewLTIRegistration \
+	./services/workspace/internal/lti/domain:FuzzReadPlatformConfiguration \
 	./services/workspace/internal/app:FuzzPageToken \
 	./services/workspace/internal/app:FuzzListWorkspaces \
 	./services/workspace/internal/app:FuzzEventPageToken \

@@ -9,6 +9,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // notFound is the answer for a workspace that does not exist, is deleted, or
@@ -112,9 +113,9 @@ func ltiNotFound(registrationID string) error {
 // not-found answers.
 func ltiError(err error, registrationID, deploymentID string) error {
 	switch {
-	case errors.Is(err, domain.ErrLTIRegistrationNotFound):
+	case errors.Is(err, ltidomain.ErrLTIRegistrationNotFound):
 		return ltiNotFound(registrationID)
-	case errors.Is(err, domain.ErrLTIDeploymentNotFound):
+	case errors.Is(err, ltidomain.ErrLTIDeploymentNotFound):
 		return fault.New(fault.NotFound, "deployment id %q not found in LTI registration %q", clip.Runes(deploymentID, 64), clip.Runes(registrationID, 64))
 	}
 	return err

@@ -4,17 +4,18 @@ import (
 	"context"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // AddLTIDeployment lets a deployment of the platform launch through the
 // registration, and returns the registration. A deployment id the
 // registration holds already changes nothing (no write, no event), so a
 // retried call answers the same.
-func (a *App) AddLTIDeployment(ctx context.Context, caller domain.Caller, id, registrationID, deploymentID string) (domain.LTIRegistration, error) {
-	if err := domain.CheckLTIDeploymentID(deploymentID); err != nil {
-		return domain.LTIRegistration{}, err
+func (a *App) AddLTIDeployment(ctx context.Context, caller domain.Caller, id, registrationID, deploymentID string) (ltidomain.LTIRegistration, error) {
+	if err := ltidomain.CheckLTIDeploymentID(deploymentID); err != nil {
+		return ltidomain.LTIRegistration{}, err
 	}
-	var reg domain.LTIRegistration
+	var reg ltidomain.LTIRegistration
 	_, err := a.write(ctx, by(caller), func() (*domain.Workspace, error) { return a.keyManaged(ctx, caller, id) }, Precondition{},
 		func(w *domain.Workspace) (bool, error) {
 			var added bool
@@ -23,7 +24,7 @@ func (a *App) AddLTIDeployment(ctx context.Context, caller domain.Caller, id, re
 			return added, err
 		})
 	if err != nil {
-		return domain.LTIRegistration{}, ltiError(err, registrationID, "")
+		return ltidomain.LTIRegistration{}, ltiError(err, registrationID, "")
 	}
 	return reg, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/ttlcache"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // SecretBox protects key-pair secrets at rest. Seal and Open encrypt and
@@ -68,7 +69,7 @@ type Settings struct {
 	CredentialCacheSize int
 	// LTIURLs is the rule of the URLs an LTI 1.3 registration stores
 	// (https on public hosts, but for LTI_ALLOW_INSECURE_HOSTS).
-	LTIURLs domain.URLPolicy
+	LTIURLs ltidomain.URLPolicy
 }
 
 // App is the workspace application.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // Lti13DeepLinkingResponse is the reply to a deep-linking request: the
@@ -37,7 +38,7 @@ func (a *App) CreateLtiDeepLinkingResponse(ctx context.Context, deepLinkID, exam
 	if a.lti13.deepLinks == nil || a.lti13.tool == nil {
 		return Lti13DeepLinkingResponse{}, errLti13DeepLinksOff
 	}
-	exam, err := domain.CheckPickedExamConfig(examConfigID)
+	exam, err := ltidomain.CheckPickedExamConfig(examConfigID)
 	if err != nil {
 		return Lti13DeepLinkingResponse{}, err
 	}
@@ -66,26 +67,26 @@ func (a *App) CreateLtiDeepLinkingResponse(ctx context.Context, deepLinkID, exam
 func (a *App) signDeepLinkingReply(ctx context.Context, link Lti13DeepLink, exam string) (string, error) {
 	w, err := domain.WorkspaceOfLTIRegistration(ctx, a.repo, link.PlatformIssuer, link.ClientID)
 	if errors.Is(err, domain.ErrNotFound) {
-		return "", domain.ErrLTI13Registration
+		return "", ltidomain.ErrLTI13Registration
 	}
 	if err != nil {
 		return "", fmt.Errorf("find the LTI registration of a deep-linking reply: %w", err)
 	}
-	reg, ok := w.LTIRegistrationFor(link.PlatformIssuer, link.ClientID)
+	reg, ok := w.LTIRegistrations().For(link.PlatformIssuer, link.ClientID)
 	switch {
 	case !ok || reg.ID != link.RegistrationID || w.ID() != link.WorkspaceID:
-		return "", domain.ErrLTI13Registration
+		return "", ltidomain.ErrLTI13Registration
 	case w.Deleted():
 		return "", errLti13Deleted
 	case !reg.HasDeployment(link.DeploymentID):
-		return "", domain.ErrLTI13Deployment
+		return "", ltidomain.ErrLTI13Deployment
 	}
-	reply := domain.DeepLinkingReply{
+	reply := ltidomain.DeepLinkingReply{
 		ClientID: link.ClientID, PlatformIssuer: link.PlatformIssuer, DeploymentID: link.DeploymentID,
 		Data: link.Data, LaunchURL: a.lti13LaunchURL(), ExamConfigID: exam, Nonce: newLti13Secret(), Now: a.now(),
 	}
 	jwt, err := a.lti13.tool.Sign(ctx, reply.Claims())
-	if errors.Is(err, domain.ErrNoToolKey) {
+	if errors.Is(err, ltidomain.ErrNoToolKey) {
 		return "", fault.Wrap(fault.Unavailable, err, errNoToolKeys.Message)
 	}
 	return jwt, err

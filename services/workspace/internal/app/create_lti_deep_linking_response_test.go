@@ -8,7 +8,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/jose"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 const deepLinkData = `{"csrf":"çà 数学 🧪","<b>":"&amp;"}`
@@ -21,7 +21,7 @@ func (lf *lti13Fixture) deepLinkLaunch(state string) string {
 	c := lf.claims(state)
 	delete(c, "https://purl.imsglobal.org/spec/lti/claim/custom")
 	delete(c, "https://purl.imsglobal.org/spec/lti/claim/resource_link")
-	c["https://purl.imsglobal.org/spec/lti/claim/message_type"] = domain.MessageDeepLinking
+	c["https://purl.imsglobal.org/spec/lti/claim/message_type"] = ltidomain.MessageDeepLinking
 	c["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"] = map[string]any{
 		"deep_link_return_url": platformIssuer + "/deep-link-return", "accept_types": []string{"ltiResourceLink"}, "data": deepLinkData,
 	}
@@ -72,7 +72,7 @@ func TestLtiDeepLinkingResponse(t *testing.T) {
 	id := lf.deepLinkLaunch("s1")
 
 	// An exam id that is no UUID is refused, and the id stays usable.
-	if _, err := lf.reply(id, "exam-42"); err != domain.ErrLaunchExamConfigNotID {
+	if _, err := lf.reply(id, "exam-42"); err != ltidomain.ErrLaunchExamConfigNotID {
 		t.Fatalf("a bad exam id: %v", err)
 	}
 	// So does a failure on our side: no signing key yet.
@@ -158,7 +158,7 @@ func TestLtiDeepLinkingResponseRefusals(t *testing.T) {
 	if _, err := lf.app.DeleteLTIRegistration(context.Background(), lf.self, "school", lf.reg.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lf.reply(removed, examConfig); err != domain.ErrLTI13Registration {
+	if _, err := lf.reply(removed, examConfig); err != ltidomain.ErrLTI13Registration {
 		t.Errorf("a removed registration: %v", err)
 	}
 }

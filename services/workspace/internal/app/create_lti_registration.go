@@ -9,6 +9,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // ltiReservationGrace is how old a reservation of an (issuer, client id)
@@ -22,13 +23,13 @@ const ltiReservationGrace = 5 * time.Minute
 // CreateLTIRegistration registers an LTI 1.3 platform with a workspace the
 // caller owns or manages (the rule of its key pairs): the pair is reserved
 // store-wide first, then listed by the workspace's revision-checked write.
-func (a *App) CreateLTIRegistration(ctx context.Context, caller domain.Caller, id string, in domain.NewLTIRegistration) (domain.LTIRegistration, error) {
-	if err := domain.CheckNewLTIRegistration(in, a.settings.LTIURLs); err != nil {
-		return domain.LTIRegistration{}, err
+func (a *App) CreateLTIRegistration(ctx context.Context, caller domain.Caller, id string, in ltidomain.NewLTIRegistration) (ltidomain.LTIRegistration, error) {
+	if err := ltidomain.CheckNewLTIRegistration(in, a.settings.LTIURLs); err != nil {
+		return ltidomain.LTIRegistration{}, err
 	}
 	current, err := a.keyManaged(ctx, caller, id)
 	if err != nil {
-		return domain.LTIRegistration{}, err
+		return ltidomain.LTIRegistration{}, err
 	}
 	return a.addLTIRegistration(ctx, by(caller), current, func() (*domain.Workspace, error) { return a.keyManaged(ctx, caller, id) }, in, nil)
 }
@@ -38,16 +39,16 @@ func (a *App) CreateLTIRegistration(ctx context.Context, caller domain.Caller, i
 // revision-checked write of the workspace (read again by reread on a lost
 // race), in which note, when given, records more about the change.
 func (a *App) addLTIRegistration(ctx context.Context, who author, current *domain.Workspace, reread func() (*domain.Workspace, error),
-	in domain.NewLTIRegistration, note func(w *domain.Workspace, now time.Time)) (domain.LTIRegistration, error) {
-	if err := current.CanAddLTIRegistration(in.Issuer, in.ClientID); err != nil {
-		return domain.LTIRegistration{}, err
+	in ltidomain.NewLTIRegistration, note func(w *domain.Workspace, now time.Time)) (ltidomain.LTIRegistration, error) {
+	if err := current.LTIRegistrations().CanAdd(in.Issuer, in.ClientID); err != nil {
+		return ltidomain.LTIRegistration{}, err
 	}
 	id := current.ID()
 	held := domain.LTIReservation{WorkspaceID: id, RegistrationID: ident.NewUUID(), CreatedAt: a.timestamp()}
 	if err := a.reserveLTIPair(ctx, in.Issuer, in.ClientID, held); err != nil {
-		return domain.LTIRegistration{}, err
+		return ltidomain.LTIRegistration{}, err
 	}
-	var added domain.LTIRegistration
+	var added ltidomain.LTIRegistration
 	_, err := a.write(ctx, who, readFirst(current, reread), Precondition{},
 		func(w *domain.Workspace) (bool, error) {
 			now := a.timestamp()
@@ -61,7 +62,7 @@ func (a *App) addLTIRegistration(ctx context.Context, who author, current *domai
 		if refused(err) {
 			a.releaseLTIPair(ctx, in.Issuer, in.ClientID, held.RegistrationID)
 		}
-		return domain.LTIRegistration{}, err
+		return ltidomain.LTIRegistration{}, err
 	}
 	return added, nil
 }
@@ -71,7 +72,7 @@ func (a *App) addLTIRegistration(ctx context.Context, who author, current *domai
 // ltiReservationGrace, is taken over.
 func (a *App) reserveLTIPair(ctx context.Context, issuer, clientID string, held domain.LTIReservation) error {
 	err := a.repo.ReserveLTIRegistration(ctx, issuer, clientID, held)
-	if !errors.Is(err, domain.ErrLTIRegistrationTaken) {
+	if !errors.Is(err, ltidomain.ErrLTIRegistrationTaken) {
 		return wrapReserve(err)
 	}
 	holder, err := a.repo.LTIReservation(ctx, issuer, clientID)
@@ -86,7 +87,7 @@ func (a *App) reserveLTIPair(ctx context.Context, issuer, clientID string, held 
 			return err
 		}
 		if !stale {
-			return domain.ErrLTIRegistrationTaken
+			return ltidomain.ErrLTIRegistrationTaken
 		}
 		if err := a.repo.ReleaseLTIRegistration(ctx, issuer, clientID, holder.RegistrationID); err != nil {
 			return fmt.Errorf("release a leftover LTI reservation: %w", err)
@@ -109,7 +110,7 @@ func (a *App) ltiReservationStale(ctx context.Context, held domain.LTIReservatio
 	if err != nil {
 		return false, fmt.Errorf("get the workspace of an LTI reservation: %w", err)
 	}
-	_, listed := w.LTIRegistration(held.RegistrationID)
+	_, listed := w.LTIRegistrations().Get(held.RegistrationID)
 	return !listed, nil
 }
 
@@ -138,7 +139,7 @@ func refused(err error) bool {
 }
 
 func wrapReserve(err error) error {
-	if err == nil || errors.Is(err, domain.ErrLTIRegistrationTaken) {
+	if err == nil || errors.Is(err, ltidomain.ErrLTIRegistrationTaken) {
 		return err
 	}
 	return fmt.Errorf("reserve the LTI registration: %w", err)

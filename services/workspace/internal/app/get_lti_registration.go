@@ -4,18 +4,19 @@ import (
 	"context"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // GetLTIRegistration returns one LTI 1.3 registration of a workspace the
 // caller owns or manages.
-func (a *App) GetLTIRegistration(ctx context.Context, caller domain.Caller, id, registrationID string) (domain.LTIRegistration, error) {
+func (a *App) GetLTIRegistration(ctx context.Context, caller domain.Caller, id, registrationID string) (ltidomain.LTIRegistration, error) {
 	w, err := a.keyManaged(ctx, caller, id)
 	if err != nil {
-		return domain.LTIRegistration{}, err
+		return ltidomain.LTIRegistration{}, err
 	}
-	r, ok := w.LTIRegistration(registrationID)
+	r, ok := w.LTIRegistrations().Get(registrationID)
 	if !ok {
-		return domain.LTIRegistration{}, ltiNotFound(registrationID)
+		return ltidomain.LTIRegistration{}, ltiNotFound(registrationID)
 	}
 	return r, nil
 }

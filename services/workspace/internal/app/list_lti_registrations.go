@@ -4,14 +4,15 @@ import (
 	"context"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // ListLTIRegistrations returns the LTI 1.3 registrations of a workspace
 // the caller owns or manages, oldest first.
-func (a *App) ListLTIRegistrations(ctx context.Context, caller domain.Caller, id string) ([]domain.LTIRegistration, error) {
+func (a *App) ListLTIRegistrations(ctx context.Context, caller domain.Caller, id string) ([]ltidomain.LTIRegistration, error) {
 	w, err := a.keyManaged(ctx, caller, id)
 	if err != nil {
 		return nil, err
 	}
-	return w.LTIRegistrations(), nil
+	return w.LTIRegistrations().All(), nil
 }

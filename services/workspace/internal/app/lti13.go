@@ -5,7 +5,7 @@ import (
 	"crypto/rsa"
 	"time"
 
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // LTI 1.3's dependencies and settings, in one place: the login initiation
@@ -95,8 +95,8 @@ type lti13 struct {
 	deepLinks Lti13DeepLinks
 	keys      PlatformKeys
 	tool      *toolKeys // made by New from toolStore and rotation
-	toolKeys  domain.ToolKeyStore
-	rotation  domain.ToolKeyRotation
+	toolKeys  ltidomain.ToolKeyStore
+	rotation  ltidomain.ToolKeyRotation
 	links     LTIRegistrationLinks // Dynamic Registration (lti_registration_links.go)
 	registrar PlatformRegistrar
 }
@@ -104,7 +104,7 @@ type lti13 struct {
 // WithLTI13 lets the app serve LTI 1.3: logins kept in logins, platforms'
 // keys from keys, and the tool's own keys in store, sealed by the app's
 // secret box, rotated by rotation.
-func WithLTI13(logins Lti13Logins, keys PlatformKeys, store domain.ToolKeyStore, rotation domain.ToolKeyRotation) Option {
+func WithLTI13(logins Lti13Logins, keys PlatformKeys, store ltidomain.ToolKeyStore, rotation ltidomain.ToolKeyRotation) Option {
 	return func(a *App) {
 		a.lti13.logins, a.lti13.keys, a.lti13.toolKeys, a.lti13.rotation = logins, keys, store, rotation
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/jose"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // toolKeyReread is how long a replica reuses the key set it read, at most.
@@ -26,26 +27,26 @@ const toolKeyReread = time.Minute
 const toolKeyBits = 2048
 
 // toolKeys signs the tool's LTI 1.3 tokens and publishes its keys. The set
-// is stored (domain.ToolKeyStore) and rotated by whichever replica finds it
+// is stored (ltidomain.ToolKeyStore) and rotated by whichever replica finds it
 // due; the revision-checked save makes one of them win.
 type toolKeys struct {
-	store    domain.ToolKeyStore
+	store    ltidomain.ToolKeyStore
 	secrets  SecretBox
-	rotation domain.ToolKeyRotation
+	rotation ltidomain.ToolKeyRotation
 	reread   time.Duration // min(toolKeyReread, rotation.Lead/4)
 	now      func() time.Time
 
 	mu     sync.Mutex // one rotation, one read at a time
-	set    domain.ToolKeys
+	set    ltidomain.ToolKeys
 	readAt time.Time
 	opened map[string]*rsa.PrivateKey // by kid, opened once
 }
 
-func newToolKeys(store domain.ToolKeyStore, secrets SecretBox, r domain.ToolKeyRotation, now func() time.Time) *toolKeys {
+func newToolKeys(store ltidomain.ToolKeyStore, secrets SecretBox, r ltidomain.ToolKeyRotation, now func() time.Time) *toolKeys {
 	return &toolKeys{store: store, secrets: secrets, rotation: r, reread: min(toolKeyReread, r.Lead/4), now: now, opened: map[string]*rsa.PrivateKey{}}
 }
 
-// Rotate brings the stored set up to date (domain.ToolKeys.Rotate): the
+// Rotate brings the stored set up to date (ltidomain.ToolKeys.Rotate): the
 // first start makes the first key, later ones the successors. Another
 // replica's concurrent rotation wins, and this one reads its result.
 func (t *toolKeys) Rotate(ctx context.Context) error {
@@ -77,13 +78,13 @@ func (t *toolKeys) Rotate(ctx context.Context) error {
 }
 
 // current returns the set, read again when t.reread has passed.
-func (t *toolKeys) current(ctx context.Context) (domain.ToolKeys, error) {
+func (t *toolKeys) current(ctx context.Context) (ltidomain.ToolKeys, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.set.Revision == 0 || !t.now().Before(t.readAt.Add(t.reread)) {
 		set, err := t.store.ToolKeys(ctx)
 		if err != nil {
-			return domain.ToolKeys{}, err
+			return ltidomain.ToolKeys{}, err
 		}
 		t.set, t.readAt = set, t.now()
 	}
@@ -122,7 +123,7 @@ func (t *toolKeys) Sign(ctx context.Context, claims any) (string, error) {
 }
 
 // open returns k's private key, opened from its seal once.
-func (t *toolKeys) open(k domain.ToolKey) (*rsa.PrivateKey, error) {
+func (t *toolKeys) open(k ltidomain.ToolKey) (*rsa.PrivateKey, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if p, ok := t.opened[k.KID]; ok {
@@ -143,19 +144,19 @@ func (t *toolKeys) open(k domain.ToolKey) (*rsa.PrivateKey, error) {
 
 // newKey makes a key: 2048-bit RSA, a random kid (128 bits, base32), the private half sealed
 // by the secret box, bound to the kid.
-func (t *toolKeys) newKey(context.Context) (domain.ToolKey, error) {
+func (t *toolKeys) newKey(context.Context) (ltidomain.ToolKey, error) {
 	private, err := rsa.GenerateKey(rand.Reader, toolKeyBits)
 	if err != nil {
-		return domain.ToolKey{}, err
+		return ltidomain.ToolKey{}, err
 	}
 	der, err := x509.MarshalPKCS8PrivateKey(private)
 	if err != nil {
-		return domain.ToolKey{}, err
+		return ltidomain.ToolKey{}, err
 	}
 	kid := rand.Text()
 	sealed, err := t.secrets.Seal(kid, string(der))
 	if err != nil {
-		return domain.ToolKey{}, err
+		return ltidomain.ToolKey{}, err
 	}
-	return domain.ToolKey{KID: kid, Public: &private.PublicKey, Sealed: sealed}, nil
+	return ltidomain.ToolKey{KID: kid, Public: &private.PublicKey, Sealed: sealed}, nil
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // verifies reports whether token verifies with a key of the published set.
@@ -50,7 +50,7 @@ func TestToolKeysSignPublishAndRotate(t *testing.T) {
 	}
 	store := &memstore.ToolKeys{}
 	c := &clock{now: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)}
-	r := domain.ToolKeyRotation{Every: 10 * 24 * time.Hour, Lead: 2 * 24 * time.Hour, Overlap: 3 * 24 * time.Hour}
+	r := ltidomain.ToolKeyRotation{Every: 10 * 24 * time.Hour, Lead: 2 * 24 * time.Hour, Overlap: 3 * 24 * time.Hour}
 	a, b := app.NewToolKeys(store, box, r, c.Now), app.NewToolKeys(store, box, r, c.Now)
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -118,7 +118,7 @@ func TestToolKeysRereadWithinTheLead(t *testing.T) {
 	}
 	store := &memstore.ToolKeys{}
 	c := &clock{now: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)}
-	r := domain.ToolKeyRotation{Every: 8 * time.Second, Lead: 4 * time.Second, Overlap: 8 * time.Second}
+	r := ltidomain.ToolKeyRotation{Every: 8 * time.Second, Lead: 4 * time.Second, Overlap: 8 * time.Second}
 	a, b := app.NewToolKeys(store, box, r, c.Now), app.NewToolKeys(store, box, r, c.Now)
 	ctx := context.Background()
 	if err := a.Rotate(ctx); err != nil {

@@ -7,12 +7,13 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // LTIPlatformRegistration is what a Dynamic Registration stored.
 type LTIPlatformRegistration struct {
 	WorkspaceID  string
-	Registration domain.LTIRegistration
+	Registration ltidomain.LTIRegistration
 	// Product is the platform's product family (moodle, canvas, …); may
 	// be empty.
 	Product string
@@ -32,7 +33,7 @@ type DynamicRegistration struct {
 // 1.0) that a platform opened through a registration link, for anyone (the
 // administrator's browser, sent by the platform): the link is the
 // credential. It takes the link, reads the platform's configuration
-// (domain.ReadPlatformConfiguration), registers the tool with the platform,
+// (ltidomain.ReadPlatformConfiguration), registers the tool with the platform,
 // and stores the client the platform made as a registration of the link's
 // workspace, by the link's creator, with the link's use in the audit trail.
 // A registration that certainly stored nothing gives the link back for
@@ -81,7 +82,7 @@ func (a *App) checkDynamicRegistration(in DynamicRegistration) error {
 		return fault.New(fault.Invalid, "The platform's registration_token is over %d bytes.", maxRegistrationToken)
 	}
 	if _, err := a.settings.LTIURLs.CheckURL(in.ConfigurationURL); err != nil {
-		return fault.New(fault.Invalid, "The platform's openid_configuration %s (%v).", domain.PublicURLRule, err)
+		return fault.New(fault.Invalid, "The platform's openid_configuration %s (%v).", ltidomain.PublicURLRule, err)
 	}
 	return nil
 }
@@ -96,26 +97,26 @@ func (a *App) registerThroughLink(ctx context.Context, who author, link LTIRegis
 		return LTIPlatformRegistration{}, err
 	}
 	// Refuse before the platform makes a client the workspace cannot hold.
-	if len(w.LTIRegistrations()) >= domain.MaxLTIRegistrations {
-		return LTIPlatformRegistration{}, domain.ErrTooManyLTIRegistrations
+	if w.LTIRegistrations().Len() >= ltidomain.MaxLTIRegistrations {
+		return LTIPlatformRegistration{}, ltidomain.ErrTooManyLTIRegistrations
 	}
 	body, err := a.lti13.registrar.Configuration(ctx, in.ConfigurationURL)
 	if err != nil {
 		return LTIPlatformRegistration{}, err
 	}
-	cfg, err := domain.ReadPlatformConfiguration(body, in.ConfigurationURL, a.settings.LTIURLs)
+	cfg, err := ltidomain.ReadPlatformConfiguration(body, in.ConfigurationURL, a.settings.LTIURLs)
 	if err != nil {
 		return LTIPlatformRegistration{}, err
 	}
-	client := domain.ToolClient{
-		Name: domain.DeepLinkItemTitle, LoginURL: a.lti13LoginURL(), LaunchURL: a.lti13LaunchURL(), JWKSURL: a.lti13JWKSURL(),
+	client := ltidomain.ToolClient{
+		Name: ltidomain.DeepLinkItemTitle, LoginURL: a.lti13LoginURL(), LaunchURL: a.lti13LaunchURL(), JWKSURL: a.lti13JWKSURL(),
 		DeepLinking: cfg.DeepLinking,
 	}
 	answer, err := a.lti13.registrar.Register(ctx, cfg.RegistrationEndpoint, in.Token, client.JSON())
 	if err != nil {
 		return LTIPlatformRegistration{}, err
 	}
-	registered, err := domain.ReadRegisteredClient(answer)
+	registered, err := ltidomain.ReadRegisteredClient(answer)
 	if err != nil {
 		return LTIPlatformRegistration{}, err
 	}

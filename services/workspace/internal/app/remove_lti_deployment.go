@@ -4,12 +4,13 @@ import (
 	"context"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // RemoveLTIDeployment stops a deployment of the platform from launching
 // through the registration, and returns the registration as it now is.
-func (a *App) RemoveLTIDeployment(ctx context.Context, caller domain.Caller, id, registrationID, deploymentID string) (domain.LTIRegistration, error) {
-	var reg domain.LTIRegistration
+func (a *App) RemoveLTIDeployment(ctx context.Context, caller domain.Caller, id, registrationID, deploymentID string) (ltidomain.LTIRegistration, error) {
+	var reg ltidomain.LTIRegistration
 	_, err := a.write(ctx, by(caller), func() (*domain.Workspace, error) { return a.keyManaged(ctx, caller, id) }, Precondition{},
 		func(w *domain.Workspace) (bool, error) {
 			var err error
@@ -17,7 +18,7 @@ func (a *App) RemoveLTIDeployment(ctx context.Context, caller domain.Caller, id,
 			return err == nil, err
 		})
 	if err != nil {
-		return domain.LTIRegistration{}, ltiError(err, registrationID, deploymentID)
+		return ltidomain.LTIRegistration{}, ltiError(err, registrationID, deploymentID)
 	}
 	return reg, nil
 }

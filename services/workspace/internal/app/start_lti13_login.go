@@ -11,6 +11,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/ltistorage"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // Lti13LoginRedirect is a login initiation's answer: where the browser goes
@@ -29,7 +30,7 @@ type Lti13LoginRedirect struct {
 	// StorageTarget and PlatformOrigin are a login's with platform
 	// storage (empty otherwise): the storage frame's name, and the origin
 	// of the registration's authorization endpoint, which the storage
-	// frame has (domain.PlatformOrigin).
+	// frame has (ltidomain.PlatformOrigin).
 	StorageTarget  string
 	PlatformOrigin string
 }
@@ -52,10 +53,10 @@ var errLti13Off = fault.New(fault.Unavailable,
 // whose launch proves its browser through the platform's storage. An
 // unknown registration or deployment, or a deleted workspace's, is
 // UNAUTHENTICATED; the rest of the refusals are INVALID_ARGUMENT
-// (domain.CheckLTI13LoginInitiation, domain.ErrLTI13LoginAmbiguous).
-func (a *App) StartLti13Login(ctx context.Context, in domain.LTI13LoginInitiation) (Lti13LoginRedirect, error) {
+// (ltidomain.CheckLTI13LoginInitiation, ltidomain.ErrLTI13LoginAmbiguous).
+func (a *App) StartLti13Login(ctx context.Context, in ltidomain.LTI13LoginInitiation) (Lti13LoginRedirect, error) {
 	redirectURI := a.lti13LaunchURL()
-	if err := domain.CheckLTI13LoginInitiation(in, redirectURI); err != nil {
+	if err := ltidomain.CheckLTI13LoginInitiation(in, redirectURI); err != nil {
 		return Lti13LoginRedirect{}, err
 	}
 	if a.lti13.logins == nil {
@@ -66,7 +67,7 @@ func (a *App) StartLti13Login(ctx context.Context, in domain.LTI13LoginInitiatio
 		return Lti13LoginRedirect{}, err
 	}
 	if in.DeploymentID != "" && !reg.HasDeployment(in.DeploymentID) {
-		return Lti13LoginRedirect{}, domain.ErrLTI13LoginDeployment
+		return Lti13LoginRedirect{}, ltidomain.ErrLTI13LoginDeployment
 	}
 	out, err := newLti13LoginRedirect(in, reg, redirectURI)
 	if err != nil {
@@ -82,17 +83,17 @@ func (a *App) StartLti13Login(ctx context.Context, in domain.LTI13LoginInitiatio
 // newLti13LoginRedirect draws a new state and nonce for a login of reg and
 // builds its authentication request. A login with platform storage gets a
 // state that names the storage (ltistorage.State).
-func newLti13LoginRedirect(in domain.LTI13LoginInitiation, reg domain.LTIRegistration, redirectURI string) (Lti13LoginRedirect, error) {
+func newLti13LoginRedirect(in ltidomain.LTI13LoginInitiation, reg ltidomain.LTIRegistration, redirectURI string) (Lti13LoginRedirect, error) {
 	out := Lti13LoginRedirect{State: newLti13Secret(), Nonce: newLti13Secret(), StateTTL: Lti13StateTTL}
 	if in.StorageTarget != "" {
-		origin, err := domain.PlatformOrigin(reg.AuthLoginURL)
+		origin, err := ltidomain.PlatformOrigin(reg.AuthLoginURL)
 		if err != nil {
 			return Lti13LoginRedirect{}, fault.Wrap(fault.Internal, err, "the registration's authorization endpoint is unusable")
 		}
 		out.StorageTarget, out.PlatformOrigin = in.StorageTarget, origin
 		out.State = ltistorage.State(out.State, in.StorageTarget, origin)
 	}
-	request := domain.LTI13AuthRequest{
+	request := ltidomain.LTI13AuthRequest{
 		ClientID: reg.ClientID, RedirectURI: redirectURI, LoginHint: in.LoginHint, LTIMessageHint: in.LTIMessageHint,
 		State: out.State, Nonce: out.Nonce,
 	}
@@ -106,22 +107,22 @@ func newLti13LoginRedirect(in domain.LTI13LoginInitiation, reg domain.LTIRegistr
 // lti13Registration finds the registration a login names, in an active
 // workspace: by (issuer, clientID), or without a client id the one that
 // can own the login (lti13RegistrationOwning).
-func (a *App) lti13Registration(ctx context.Context, issuer, clientID, deploymentID string) (*domain.Workspace, domain.LTIRegistration, error) {
+func (a *App) lti13Registration(ctx context.Context, issuer, clientID, deploymentID string) (*domain.Workspace, ltidomain.LTIRegistration, error) {
 	if clientID == "" {
 		return a.lti13RegistrationOwning(ctx, issuer, deploymentID)
 	}
 	w, err := domain.WorkspaceOfLTIRegistration(ctx, a.repo, issuer, clientID)
 	switch {
 	case errors.Is(err, domain.ErrNotFound):
-		return nil, domain.LTIRegistration{}, domain.ErrLTI13LoginRegistration
+		return nil, ltidomain.LTIRegistration{}, ltidomain.ErrLTI13LoginRegistration
 	case err != nil:
-		return nil, domain.LTIRegistration{}, err
+		return nil, ltidomain.LTIRegistration{}, err
 	case w.Deleted():
-		return nil, domain.LTIRegistration{}, domain.ErrLTI13LoginRegistration
+		return nil, ltidomain.LTIRegistration{}, ltidomain.ErrLTI13LoginRegistration
 	}
-	reg, ok := w.LTIRegistrationFor(issuer, clientID)
+	reg, ok := w.LTIRegistrations().For(issuer, clientID)
 	if !ok {
-		return nil, domain.LTIRegistration{}, fault.Wrap(fault.Internal,
+		return nil, ltidomain.LTIRegistration{}, fault.Wrap(fault.Internal,
 			fmt.Errorf("workspace %s lists no registration of the pair it was found by", w.ID()), "the registration could not be read")
 	}
 	return w, reg, nil
@@ -134,23 +135,23 @@ func (a *App) lti13Registration(ctx context.Context, issuer, clientID, deploymen
 // registering another tenant's issuer changes nothing for its logins that
 // name their deployment. Two workspaces are read at most: enough to tell
 // one registration from several.
-func (a *App) lti13RegistrationOwning(ctx context.Context, issuer, deploymentID string) (*domain.Workspace, domain.LTIRegistration, error) {
+func (a *App) lti13RegistrationOwning(ctx context.Context, issuer, deploymentID string) (*domain.Workspace, ltidomain.LTIRegistration, error) {
 	ws, err := a.repo.WorkspacesWithLTIIssuer(ctx, issuer, deploymentID, 2)
 	if err != nil {
-		return nil, domain.LTIRegistration{}, err
+		return nil, ltidomain.LTIRegistration{}, err
 	}
 	var owner *domain.Workspace
-	var owning []domain.LTIRegistration
+	var owning []ltidomain.LTIRegistration
 	for _, w := range ws {
-		if regs := w.LTIRegistrationsOwning(issuer, deploymentID); len(regs) > 0 {
+		if regs := w.LTIRegistrations().Owning(issuer, deploymentID); len(regs) > 0 {
 			owner, owning = w, append(owning, regs...)
 		}
 	}
 	switch {
 	case len(owning) == 0:
-		return nil, domain.LTIRegistration{}, domain.ErrLTI13LoginRegistration
+		return nil, ltidomain.LTIRegistration{}, ltidomain.ErrLTI13LoginRegistration
 	case len(owning) > 1:
-		return nil, domain.LTIRegistration{}, domain.ErrLTI13LoginAmbiguous
+		return nil, ltidomain.LTIRegistration{}, ltidomain.ErrLTI13LoginAmbiguous
 	}
 	return owner, owning[0], nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 const (
@@ -42,13 +43,13 @@ type loginFixture struct {
 	*fixture
 	logins *recordingLogins
 	self   domain.Caller
-	reg    domain.LTIRegistration
+	reg    ltidomain.LTIRegistration
 }
 
 func newLoginFixture(t *testing.T) *loginFixture {
 	t.Helper()
 	logins := &recordingLogins{MemoryLogins: ltinonce.NewMemoryLogins(100, nil)}
-	f := newFixture(t, app.WithLTI13(logins, nil, nil, domain.DefaultToolKeyRotation))
+	f := newFixture(t, app.WithLTI13(logins, nil, nil, ltidomain.DefaultToolKeyRotation))
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
 	reg, err := f.app.CreateLTIRegistration(context.Background(), self, "w", canvas("100", "1:a"))
 	if err != nil {
@@ -57,8 +58,8 @@ func newLoginFixture(t *testing.T) *loginFixture {
 	return &loginFixture{fixture: f, logins: logins, self: self, reg: reg}
 }
 
-func canvasLogin() domain.LTI13LoginInitiation {
-	return domain.LTI13LoginInitiation{
+func canvasLogin() ltidomain.LTI13LoginInitiation {
+	return ltidomain.LTI13LoginInitiation{
 		Issuer: "https://canvas.instructure.com", LoginHint: "535fa085", TargetLinkURI: loginLaunchURL,
 		LTIMessageHint: "eyJhbGciOiJIUzI1NiJ9.e30.sig", ClientID: "100", DeploymentID: "1:a",
 	}
@@ -214,13 +215,13 @@ func TestStartLti13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
 	}
 	unknown := in
 	unknown.DeploymentID = "3:c"
-	if _, err := f.app.StartLti13Login(ctx, unknown); !errors.Is(err, domain.ErrLTI13LoginRegistration) {
-		t.Fatalf("a deployment no registration holds: %v, want %v", err, domain.ErrLTI13LoginRegistration)
+	if _, err := f.app.StartLti13Login(ctx, unknown); !errors.Is(err, ltidomain.ErrLTI13LoginRegistration) {
+		t.Fatalf("a deployment no registration holds: %v, want %v", err, ltidomain.ErrLTI13LoginRegistration)
 	}
 	neither := in
 	neither.DeploymentID = ""
-	if _, err := f.app.StartLti13Login(ctx, neither); !errors.Is(err, domain.ErrLTI13LoginAmbiguous) {
-		t.Fatalf("neither client_id nor deployment, two registrations: %v, want %v", err, domain.ErrLTI13LoginAmbiguous)
+	if _, err := f.app.StartLti13Login(ctx, neither); !errors.Is(err, ltidomain.ErrLTI13LoginAmbiguous) {
+		t.Fatalf("neither client_id nor deployment, two registrations: %v, want %v", err, ltidomain.ErrLTI13LoginAmbiguous)
 	}
 
 	// A second claim of the victim's deployment is ambiguous, until its
@@ -229,8 +230,8 @@ func TestStartLti13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
 	if _, err := f.app.CreateLTIRegistration(ctx, third, "y", canvas("copy", "1:a")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.app.StartLti13Login(ctx, in); !errors.Is(err, domain.ErrLTI13LoginAmbiguous) {
-		t.Fatalf("two registrations holding the deployment: %v, want %v", err, domain.ErrLTI13LoginAmbiguous)
+	if _, err := f.app.StartLti13Login(ctx, in); !errors.Is(err, ltidomain.ErrLTI13LoginAmbiguous) {
+		t.Fatalf("two registrations holding the deployment: %v, want %v", err, ltidomain.ErrLTI13LoginAmbiguous)
 	}
 	if _, err := f.app.DeleteWorkspace(ctx, f.root, "y", app.Precondition{}); err != nil {
 		t.Fatal(err)
@@ -245,8 +246,8 @@ func TestStartLti13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
 func TestStartLti13LoginRefusals(t *testing.T) {
 	f := newLoginFixture(t)
 	ctx := context.Background()
-	moodle := func(clientID string) domain.NewLTIRegistration {
-		return domain.NewLTIRegistration{Issuer: loginMoodleIssuer, ClientID: clientID,
+	moodle := func(clientID string) ltidomain.NewLTIRegistration {
+		return ltidomain.NewLTIRegistration{Issuer: loginMoodleIssuer, ClientID: clientID,
 			AuthLoginURL: loginMoodleIssuer + "/mod/lti/auth.php", JWKSURL: loginMoodleIssuer + "/mod/lti/certs.php"}
 	}
 	for _, id := range []string{"m1", "m2"} {
@@ -254,28 +255,28 @@ func TestStartLti13LoginRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	change := func(edit func(*domain.LTI13LoginInitiation)) domain.LTI13LoginInitiation {
+	change := func(edit func(*ltidomain.LTI13LoginInitiation)) ltidomain.LTI13LoginInitiation {
 		in := canvasLogin()
 		edit(&in)
 		return in
 	}
 	cases := []struct {
 		name string
-		in   domain.LTI13LoginInitiation
+		in   ltidomain.LTI13LoginInitiation
 		want error // a sentinel, or a kind
 		kind fault.Kind
 	}{
-		{"no login_hint", change(func(in *domain.LTI13LoginInitiation) { in.LoginHint = "" }), nil, fault.Invalid},
-		{"another target link", change(func(in *domain.LTI13LoginInitiation) { in.TargetLinkURI = "https://lti.test/lti/v1/launch" }), nil, fault.Invalid},
-		{"an unknown client_id", change(func(in *domain.LTI13LoginInitiation) { in.ClientID = "999" }), domain.ErrLTI13LoginRegistration, 0},
-		{"an issuer differing by a slash", change(func(in *domain.LTI13LoginInitiation) { in.Issuer += "/" }), domain.ErrLTI13LoginRegistration, 0},
-		{"an unknown issuer without client_id", change(func(in *domain.LTI13LoginInitiation) {
+		{"no login_hint", change(func(in *ltidomain.LTI13LoginInitiation) { in.LoginHint = "" }), nil, fault.Invalid},
+		{"another target link", change(func(in *ltidomain.LTI13LoginInitiation) { in.TargetLinkURI = "https://lti.test/lti/v1/launch" }), nil, fault.Invalid},
+		{"an unknown client_id", change(func(in *ltidomain.LTI13LoginInitiation) { in.ClientID = "999" }), ltidomain.ErrLTI13LoginRegistration, 0},
+		{"an issuer differing by a slash", change(func(in *ltidomain.LTI13LoginInitiation) { in.Issuer += "/" }), ltidomain.ErrLTI13LoginRegistration, 0},
+		{"an unknown issuer without client_id", change(func(in *ltidomain.LTI13LoginInitiation) {
 			in.Issuer, in.ClientID = "https://lms.example.org", ""
-		}), domain.ErrLTI13LoginRegistration, 0},
-		{"an unregistered deployment", change(func(in *domain.LTI13LoginInitiation) { in.DeploymentID = "2:b" }), domain.ErrLTI13LoginDeployment, 0},
-		{"several registrations and no client_id", change(func(in *domain.LTI13LoginInitiation) {
+		}), ltidomain.ErrLTI13LoginRegistration, 0},
+		{"an unregistered deployment", change(func(in *ltidomain.LTI13LoginInitiation) { in.DeploymentID = "2:b" }), ltidomain.ErrLTI13LoginDeployment, 0},
+		{"several registrations and no client_id", change(func(in *ltidomain.LTI13LoginInitiation) {
 			in.Issuer, in.ClientID, in.DeploymentID = loginMoodleIssuer, "", ""
-		}), domain.ErrLTI13LoginAmbiguous, 0},
+		}), ltidomain.ErrLTI13LoginAmbiguous, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -288,11 +289,11 @@ func TestStartLti13LoginRefusals(t *testing.T) {
 			}
 		})
 	}
-	if got := fault.KindOf(domain.ErrLTI13LoginAmbiguous); got != fault.Invalid || !strings.Contains(domain.ErrLTI13LoginAmbiguous.Message, "client_id") {
-		t.Fatalf("the ambiguous issuer's refusal: %v", domain.ErrLTI13LoginAmbiguous)
+	if got := fault.KindOf(ltidomain.ErrLTI13LoginAmbiguous); got != fault.Invalid || !strings.Contains(ltidomain.ErrLTI13LoginAmbiguous.Message, "client_id") {
+		t.Fatalf("the ambiguous issuer's refusal: %v", ltidomain.ErrLTI13LoginAmbiguous)
 	}
 	// With client_id, one of the issuer's several registrations is fine.
-	in := change(func(in *domain.LTI13LoginInitiation) {
+	in := change(func(in *ltidomain.LTI13LoginInitiation) {
 		in.Issuer, in.ClientID, in.DeploymentID = loginMoodleIssuer, "m2", ""
 	})
 	if _, err := f.app.StartLti13Login(ctx, in); err != nil {
@@ -306,7 +307,7 @@ func TestStartLti13LoginRefusals(t *testing.T) {
 	if _, err := f.app.DeleteWorkspace(ctx, f.root, "w", app.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.app.StartLti13Login(ctx, canvasLogin()); !errors.Is(err, domain.ErrLTI13LoginRegistration) {
+	if _, err := f.app.StartLti13Login(ctx, canvasLogin()); !errors.Is(err, ltidomain.ErrLTI13LoginRegistration) {
 		t.Fatalf("a deleted workspace: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/jose"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // What PlatformKeys.Key answers when it has no key to give; an adapter's
@@ -25,7 +26,7 @@ var (
 )
 
 // The refusals of an LTI 1.3 launch before its claims are read (those are
-// domain.CheckIDToken's). They are for the administrator or teacher who
+// ltidomain.CheckIDToken's). They are for the administrator or teacher who
 // sees the page: each says what went wrong and what to do.
 var (
 	errLti13LaunchesOff = fault.New(fault.Unavailable, "LTI 1.3 launches are not available on this service right now; retry shortly")
@@ -71,26 +72,26 @@ const lti13FailureKey = "lti13"
 // was started (Lti13BrowserProof) before this takes it: a wrong proof
 // leaves the login to its own browser (takeProvenLogin); the id_token must
 // come from that login's registration, be signed with its platform's key of
-// the header's kid, and hold the claims domain.CheckIDToken checks, the
+// the header's kid, and hold the claims ltidomain.CheckIDToken checks, the
 // login's nonce among them; a resource-link launch must name an exam
 // configuration. A replayed launch fails: its login was taken.
 //
 // Refusals that are authentication failures (401) are counted against the
 // client's address and the token's issuer and client (lti13FailureKey when
 // unreadable); past the limit the address is refused before anything else.
-func (a *App) VerifyLti13Launch(ctx context.Context, caller domain.Caller, idToken, state string, browser Lti13BrowserProof) (domain.LTI13Launch, error) {
+func (a *App) VerifyLti13Launch(ctx context.Context, caller domain.Caller, idToken, state string, browser Lti13BrowserProof) (ltidomain.LTI13Launch, error) {
 	if root := a.rootID.Load(); root == nil || caller.WorkspaceID != *root {
-		return domain.LTI13Launch{}, errLaunchCaller
+		return ltidomain.LTI13Launch{}, errLaunchCaller
 	}
 	if a.lti13.logins == nil || a.lti13.keys == nil {
-		return domain.LTI13Launch{}, errLti13LaunchesOff
+		return ltidomain.LTI13Launch{}, errLti13LaunchesOff
 	}
 	key := lti13FailureKey
 	if iss, client, err := unverifiedParty(idToken); err == nil {
 		key = lti13FailureKey + "\x00" + iss + "\x00" + client
 	}
 	if err := a.limits.CheckFailures(ctx, key); err != nil {
-		return domain.LTI13Launch{}, err
+		return ltidomain.LTI13Launch{}, err
 	}
 	launch, err := a.verifyLti13Launch(ctx, idToken, state, browser)
 	if fault.KindOf(err) == fault.Unauthenticated {
@@ -99,48 +100,48 @@ func (a *App) VerifyLti13Launch(ctx context.Context, caller domain.Caller, idTok
 	return launch, err
 }
 
-func (a *App) verifyLti13Launch(ctx context.Context, idToken, state string, browser Lti13BrowserProof) (domain.LTI13Launch, error) {
+func (a *App) verifyLti13Launch(ctx context.Context, idToken, state string, browser Lti13BrowserProof) (ltidomain.LTI13Launch, error) {
 	switch {
 	case idToken == "":
-		return domain.LTI13Launch{}, errLti13NoToken
+		return ltidomain.LTI13Launch{}, errLti13NoToken
 	case state == "":
-		return domain.LTI13Launch{}, errLti13NoState
+		return ltidomain.LTI13Launch{}, errLti13NoState
 	case subtle.ConstantTimeCompare([]byte(state), []byte(browser.State)) != 1:
-		return domain.LTI13Launch{}, errLti13State
+		return ltidomain.LTI13Launch{}, errLti13State
 	}
 	login, err := a.takeProvenLogin(ctx, state, browser)
 	if err != nil {
-		return domain.LTI13Launch{}, err
+		return ltidomain.LTI13Launch{}, err
 	}
 	header, err := jose.ParseHeader(idToken)
 	if err != nil {
-		return domain.LTI13Launch{}, tokenError(err)
+		return ltidomain.LTI13Launch{}, tokenError(err)
 	}
 	w, reg, err := a.launchRegistration(ctx, idToken, login)
 	if err != nil {
-		return domain.LTI13Launch{}, err
+		return ltidomain.LTI13Launch{}, err
 	}
 	claims, err := a.verifiedClaims(ctx, idToken, header.KID, reg)
 	if err != nil {
-		return domain.LTI13Launch{}, err
+		return ltidomain.LTI13Launch{}, err
 	}
-	l, err := domain.CheckIDToken(w.ID(), reg, claims, domain.IDTokenExpectations{
+	l, err := ltidomain.CheckIDToken(w.ID(), reg, claims, ltidomain.IDTokenExpectations{
 		Nonce: login.Nonce, LaunchURL: a.lti13LaunchURL(), Now: a.now(),
 	})
 	if err != nil {
-		return domain.LTI13Launch{}, err
+		return ltidomain.LTI13Launch{}, err
 	}
 	if err := a.lti11Identity(w, reg, claims, &l); err != nil {
-		return domain.LTI13Launch{}, err
+		return ltidomain.LTI13Launch{}, err
 	}
-	if l.MessageType == domain.MessageResourceLink {
-		if _, err := domain.CheckExamConfig(l.Custom); err != nil {
-			return domain.LTI13Launch{}, err
+	if l.MessageType == ltidomain.MessageResourceLink {
+		if _, err := ltidomain.CheckExamConfig(l.Custom); err != nil {
+			return ltidomain.LTI13Launch{}, err
 		}
 	}
 	if l.DeepLinking != nil {
 		if err := a.keepDeepLink(ctx, &l, reg); err != nil {
-			return domain.LTI13Launch{}, err
+			return ltidomain.LTI13Launch{}, err
 		}
 	}
 	return l, nil
@@ -202,7 +203,7 @@ func checkBrowserProof(login Lti13Login, browser Lti13BrowserProof) error {
 // keepDeepLink keeps a deep-linking request for its reply under a new id
 // (Lti13DeepLinkTTL), and sets l.DeepLinking.ID. Without a store the page
 // opens with no id, and its reply is refused as unavailable.
-func (a *App) keepDeepLink(ctx context.Context, l *domain.LTI13Launch, reg domain.LTIRegistration) error {
+func (a *App) keepDeepLink(ctx context.Context, l *ltidomain.LTI13Launch, reg ltidomain.LTIRegistration) error {
 	if a.lti13.deepLinks == nil {
 		return nil
 	}
@@ -222,33 +223,33 @@ func (a *App) keepDeepLink(ctx context.Context, l *domain.LTI13Launch, reg domai
 // its issuer and client, and holds it to the login's and to an active
 // workspace. The signature, checked next with that registration's keys, is
 // what makes the token's word count.
-func (a *App) launchRegistration(ctx context.Context, idToken string, login Lti13Login) (*domain.Workspace, domain.LTIRegistration, error) {
+func (a *App) launchRegistration(ctx context.Context, idToken string, login Lti13Login) (*domain.Workspace, ltidomain.LTIRegistration, error) {
 	iss, client, err := unverifiedParty(idToken)
 	if err != nil {
-		return nil, domain.LTIRegistration{}, err
+		return nil, ltidomain.LTIRegistration{}, err
 	}
 	w, err := domain.WorkspaceOfLTIRegistration(ctx, a.repo, iss, client)
 	if errors.Is(err, domain.ErrNotFound) {
-		return nil, domain.LTIRegistration{}, domain.ErrLTI13Registration
+		return nil, ltidomain.LTIRegistration{}, ltidomain.ErrLTI13Registration
 	}
 	if err != nil {
-		return nil, domain.LTIRegistration{}, fmt.Errorf("find the LTI registration of a launch: %w", err)
+		return nil, ltidomain.LTIRegistration{}, fmt.Errorf("find the LTI registration of a launch: %w", err)
 	}
-	reg, ok := w.LTIRegistrationFor(iss, client)
+	reg, ok := w.LTIRegistrations().For(iss, client)
 	switch {
 	case !ok:
-		return nil, domain.LTIRegistration{}, domain.ErrLTI13Registration
+		return nil, ltidomain.LTIRegistration{}, ltidomain.ErrLTI13Registration
 	case reg.ID != login.RegistrationID || w.ID() != login.WorkspaceID:
-		return nil, domain.LTIRegistration{}, errLti13OtherReg
+		return nil, ltidomain.LTIRegistration{}, errLti13OtherReg
 	case w.Deleted():
-		return nil, domain.LTIRegistration{}, errLti13Deleted
+		return nil, ltidomain.LTIRegistration{}, errLti13Deleted
 	}
 	return w, reg, nil
 }
 
 // verifiedClaims verifies the token with the platform's key of kid and
 // reads its claims.
-func (a *App) verifiedClaims(ctx context.Context, idToken, kid string, reg domain.LTIRegistration) (jose.Claims, error) {
+func (a *App) verifiedClaims(ctx context.Context, idToken, kid string, reg ltidomain.LTIRegistration) (jose.Claims, error) {
 	key, err := a.lti13.keys.Key(ctx, reg.ID, reg.JWKSURL, kid)
 	switch {
 	case errors.Is(err, ErrPlatformKeyNotFound):
@@ -273,7 +274,7 @@ func (a *App) verifiedClaims(ctx context.Context, idToken, kid string, reg domai
 // unverifiedParty reads who the token says it is from, before its
 // signature is checked, to find the registration whose keys check it: iss,
 // and the client id, aud when it is one value, else azp (which must then be
-// among aud, as domain.CheckIDToken checks once the signature has).
+// among aud, as ltidomain.CheckIDToken checks once the signature has).
 func unverifiedParty(idToken string) (iss, client string, err error) {
 	if _, err := jose.ParseHeader(idToken); err != nil {
 		return "", "", tokenError(err)
@@ -290,13 +291,13 @@ func unverifiedParty(idToken string) (iss, client string, err error) {
 	}
 	switch {
 	case c.Issuer == "":
-		return "", "", domain.ErrLTI13Registration
+		return "", "", ltidomain.ErrLTI13Registration
 	case len(c.Audience) == 1:
 		return c.Issuer, c.Audience[0], nil
 	case c.AuthorizedParty != "":
 		return c.Issuer, c.AuthorizedParty, nil
 	}
-	return "", "", domain.ErrLTI13Audience
+	return "", "", ltidomain.ErrLTI13Audience
 }
 
 // tokenError is the refusal of a token pkg/jose refused.
@@ -344,18 +345,18 @@ func (a *App) LtiToolKeys(ctx context.Context) ([]byte, error) {
 // identity the user's LTI 1.1 launches had, once the claim's signature
 // holds with the shared secret of the workspace's LTI 1.1 key pair it
 // names (a consumer key of another workspace proves nothing: 401).
-func (a *App) lti11Identity(w *domain.Workspace, reg domain.LTIRegistration, c jose.Claims, l *domain.LTI13Launch) error {
-	claim, ok, err := domain.ReadLTI1p1Claim(c)
+func (a *App) lti11Identity(w *domain.Workspace, reg ltidomain.LTIRegistration, c jose.Claims, l *ltidomain.LTI13Launch) error {
+	claim, ok, err := ltidomain.ReadLTI1p1Claim(c)
 	if err != nil || !ok {
 		return err
 	}
 	key, err := w.LTIKey(claim.ConsumerKey, a.now())
 	if err != nil {
-		return domain.ErrLTI1p1Sign
+		return ltidomain.ErrLTI1p1Sign
 	}
 	secret, err := a.secrets.Open(key.AppKey, key.SealedSecret)
 	if err != nil {
 		return fmt.Errorf("open the LTI 1.1 shared secret: %w", err)
 	}
-	return domain.CheckLTI1p1Claim(l, reg, c, claim, secret)
+	return ltidomain.CheckLTI1p1Claim(l, reg, c, claim, secret)
 }

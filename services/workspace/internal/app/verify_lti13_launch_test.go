@@ -19,6 +19,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 const (
@@ -50,10 +51,10 @@ type lti13Fixture struct {
 	logins *ltinonce.MemoryLogins
 	keys   *launchKeys
 	signer *rsa.PrivateKey
-	self   domain.Caller          // the workspace school's own key pair
-	lti    app.LTIKeys            // school's LTI 1.1 key pair
-	reg    domain.LTIRegistration // client-1, deployment dep-1
-	other  domain.LTIRegistration // client-2 of the same workspace
+	self   domain.Caller             // the workspace school's own key pair
+	lti    app.LTIKeys               // school's LTI 1.1 key pair
+	reg    ltidomain.LTIRegistration // client-1, deployment dep-1
+	other  ltidomain.LTIRegistration // client-2 of the same workspace
 }
 
 func newLti13Fixture(t *testing.T) *lti13Fixture {
@@ -67,15 +68,15 @@ func newLti13Fixture(t *testing.T) *lti13Fixture {
 		keys: &launchKeys{keys: map[string]*rsa.PublicKey{"k1": &signer.PublicKey}}, signer: signer,
 	}
 	lf.fixture = newFixture(t, app.WithClock(lf.clock.Now), app.WithLimits(lf.guard),
-		app.WithLTI13(lf.logins, lf.keys, &memstore.ToolKeys{}, domain.DefaultToolKeyRotation),
+		app.WithLTI13(lf.logins, lf.keys, &memstore.ToolKeys{}, ltidomain.DefaultToolKeyRotation),
 		app.WithLTI13DeepLinks(ltinonce.NewMemoryDeepLinks(100, lf.clock.Now)))
 	created, self := lf.create(lf.root, app.CreateInput{ID: "school"})
 	lf.self, lf.lti = self, created.LTI
 	for _, r := range []struct {
-		dst    *domain.LTIRegistration
+		dst    *ltidomain.LTIRegistration
 		client string
 	}{{&lf.reg, "client-1"}, {&lf.other, "client-2"}} {
-		*r.dst, err = lf.app.CreateLTIRegistration(context.Background(), self, "school", domain.NewLTIRegistration{
+		*r.dst, err = lf.app.CreateLTIRegistration(context.Background(), self, "school", ltidomain.NewLTIRegistration{
 			Issuer: platformIssuer, ClientID: r.client, DeploymentIDs: []string{"dep-1"},
 			AuthLoginURL: platformIssuer + "/auth", JWKSURL: platformIssuer + "/jwks",
 		})
@@ -87,7 +88,7 @@ func newLti13Fixture(t *testing.T) *lti13Fixture {
 }
 
 // login stores a login of reg under state, as StartLti13Login does.
-func (lf *lti13Fixture) login(state string, reg domain.LTIRegistration) {
+func (lf *lti13Fixture) login(state string, reg ltidomain.LTIRegistration) {
 	_ = lf.logins.Put(context.Background(), state, app.Lti13Login{
 		Nonce: "nonce-" + state, WorkspaceID: "school", RegistrationID: reg.ID, CreatedAt: lf.clock.Now(),
 	}, app.Lti13StateTTL)
@@ -100,7 +101,7 @@ func (lf *lti13Fixture) claims(state string) map[string]any {
 		"iss": platformIssuer, "aud": "client-1", "sub": "u-42", "email": "ada@school.edu",
 		"iat": now, "exp": now + 300, "nonce": "nonce-" + state,
 		"https://purl.imsglobal.org/spec/lti/claim/version":         "1.3.0",
-		"https://purl.imsglobal.org/spec/lti/claim/message_type":    domain.MessageResourceLink,
+		"https://purl.imsglobal.org/spec/lti/claim/message_type":    ltidomain.MessageResourceLink,
 		"https://purl.imsglobal.org/spec/lti/claim/deployment_id":   "dep-1",
 		"https://purl.imsglobal.org/spec/lti/claim/target_link_uri": lti13LaunchURL,
 		"https://purl.imsglobal.org/spec/lti/claim/roles":           []string{},
@@ -118,7 +119,7 @@ func (lf *lti13Fixture) sign(claims map[string]any, kid string) string {
 	return token
 }
 
-func (lf *lti13Fixture) launch(token, state, browserState string) (domain.LTI13Launch, error) {
+func (lf *lti13Fixture) launch(token, state, browserState string) (ltidomain.LTI13Launch, error) {
 	return lf.app.VerifyLti13Launch(context.Background(), lf.root, token, state, app.Lti13BrowserProof{State: browserState})
 }
 
@@ -130,7 +131,7 @@ func TestLti13LaunchIsAccepted(t *testing.T) {
 		t.Fatal(err)
 	}
 	if l.WorkspaceID != "school" || l.RegistrationID != lf.reg.ID || l.DeploymentID != "dep-1" || l.Email != "ada@school.edu" ||
-		l.MessageType != domain.MessageResourceLink || len(l.Custom) != 1 || l.Custom[0].Value != examConfig {
+		l.MessageType != ltidomain.MessageResourceLink || len(l.Custom) != 1 || l.Custom[0].Value != examConfig {
 		t.Fatalf("launch %+v", l)
 	}
 	if len(lf.guard.failed) != 0 {
@@ -142,7 +143,7 @@ func TestLti13LaunchIsAccepted(t *testing.T) {
 	c := lf.claims("s2")
 	delete(c, "https://purl.imsglobal.org/spec/lti/claim/custom")
 	delete(c, "https://purl.imsglobal.org/spec/lti/claim/resource_link")
-	c["https://purl.imsglobal.org/spec/lti/claim/message_type"] = domain.MessageDeepLinking
+	c["https://purl.imsglobal.org/spec/lti/claim/message_type"] = ltidomain.MessageDeepLinking
 	c["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"] = map[string]any{
 		"deep_link_return_url": platformIssuer + "/deep-link-return", "accept_types": []string{"ltiResourceLink"}, "data": "opaque",
 	}
@@ -194,7 +195,10 @@ func TestLti13LaunchRefusals(t *testing.T) {
 			s.lf.keys.keys["k1"] = &otherSigner(s.lf.t).PublicKey
 			return "s1", "s1"
 		}, fault.Unauthenticated, "signature does not verify", "client-1"},
-		{"expired", func(s *setup) (string, string) { s.lf.clock.Add(6*time.Minute + domain.LTI13Leeway); return "s1", "s1" },
+		{"expired", func(s *setup) (string, string) {
+			s.lf.clock.Add(6*time.Minute + ltidomain.LTI13Leeway)
+			return "s1", "s1"
+		},
 			fault.Unauthenticated, "expired", "client-1"},
 		{"a foreign aud", func(s *setup) (string, string) {
 			c := s.lf.claims("s1")
@@ -268,7 +272,7 @@ func TestLti13LaunchIsSingleUse(t *testing.T) {
 	lf.login("s2", lf.reg)
 	c := lf.claims("s2")
 	c["nonce"] = "another login's nonce"
-	if _, err := lf.launch(lf.sign(c, "k1"), "s2", "s2"); !errors.Is(err, domain.ErrLTI13Nonce) {
+	if _, err := lf.launch(lf.sign(c, "k1"), "s2", "s2"); !errors.Is(err, ltidomain.ErrLTI13Nonce) {
 		t.Fatalf("wrong nonce: %v", err)
 	}
 	if _, err := lf.launch(lf.sign(lf.claims("s2"), "k1"), "s2", "s2"); fault.KindOf(err) != fault.Unauthenticated {
@@ -453,14 +457,14 @@ func TestLti13LaunchKeepsTheLti11Identity(t *testing.T) {
 		exp := strconv.FormatInt(claims["exp"].(int64), 10)
 		claims["https://purl.imsglobal.org/spec/lti/claim/lti1p1"] = map[string]string{
 			"user_id": "legacy-7", "oauth_consumer_key": c.consumerKey,
-			"oauth_consumer_key_sign": domain.LTI1p1Sign(c.secret, c.consumerKey, "dep-1", platformIssuer, "client-1", exp, "nonce-"+state),
+			"oauth_consumer_key_sign": ltidomain.LTI1p1Sign(c.secret, c.consumerKey, "dep-1", platformIssuer, "client-1", exp, "nonce-"+state),
 		}
 		l, err := lf.launch(lf.sign(claims, "k1"), state, state)
 		switch {
-		case c.wantErr && !errors.Is(err, domain.ErrLTI1p1Sign):
+		case c.wantErr && !errors.Is(err, ltidomain.ErrLTI1p1Sign):
 			t.Fatalf("case %d: err = %v, want ErrLTI1p1Sign", i, err)
-		case !c.wantErr && (err != nil || l.Email != domain.DerivedEmail(lf.lti.ConsumerKey, "legacy-7")):
-			t.Fatalf("case %d: email %q, %v; want the LTI 1.1 identity %q", i, l.Email, err, domain.DerivedEmail(lf.lti.ConsumerKey, "legacy-7"))
+		case !c.wantErr && (err != nil || l.Email != ltidomain.DerivedEmail(lf.lti.ConsumerKey, "legacy-7")):
+			t.Fatalf("case %d: email %q, %v; want the LTI 1.1 identity %q", i, l.Email, err, ltidomain.DerivedEmail(lf.lti.ConsumerKey, "legacy-7"))
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/oauth1"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // NonceStore remembers the nonces of verified launches, shared by every
@@ -31,7 +32,7 @@ func WithLTILaunches(nonces NonceStore) Option {
 // parameter of the query then the form body, duplicates kept, decoded.
 type LaunchRequest struct {
 	Method string
-	Params []domain.LaunchParam
+	Params []ltidomain.LaunchParam
 }
 
 var (
@@ -53,22 +54,22 @@ var (
 // An unknown or non-LTI consumer key and a wrong signature count as failed
 // authentications of the client's address with that key; past the limit
 // the address is refused before the key is looked up.
-func (a *App) VerifyLTILaunch(ctx context.Context, caller domain.Caller, req LaunchRequest) (domain.Launch, error) {
+func (a *App) VerifyLTILaunch(ctx context.Context, caller domain.Caller, req LaunchRequest) (ltidomain.Launch, error) {
 	if root := a.rootID.Load(); root == nil || caller.WorkspaceID != *root {
-		return domain.Launch{}, errLaunchCaller
+		return ltidomain.Launch{}, errLaunchCaller
 	}
-	if _, err := domain.CheckExamConfig(req.Params); err != nil {
-		return domain.Launch{}, err
+	if _, err := ltidomain.CheckExamConfig(req.Params); err != nil {
+		return ltidomain.Launch{}, err
 	}
 	if a.nonces == nil {
-		return domain.Launch{}, errLaunchesOff
+		return ltidomain.Launch{}, errLaunchesOff
 	}
-	signed, err := domain.CheckSignedLaunch(req.Method, req.Params)
+	signed, err := ltidomain.CheckSignedLaunch(req.Method, req.Params)
 	if err != nil {
-		return domain.Launch{}, err
+		return ltidomain.Launch{}, err
 	}
 	if err := a.limits.CheckFailures(ctx, signed.ConsumerKey); err != nil {
-		return domain.Launch{}, err
+		return ltidomain.Launch{}, err
 	}
 	launch, err := a.verifyLaunch(ctx, signed, req)
 	if failedAuthentication(err) {
@@ -80,25 +81,25 @@ func (a *App) VerifyLTILaunch(ctx context.Context, caller domain.Caller, req Lau
 // failedAuthentication tells the errors a guessing client gets: an unknown
 // key, a key that is not an LTI pair, a wrong signature.
 func failedAuthentication(err error) bool {
-	return errors.Is(err, domain.ErrLaunchUnknownKey) || errors.Is(err, domain.ErrLaunchNotLTIKey) ||
-		errors.Is(err, domain.ErrLaunchBadSignature)
+	return errors.Is(err, ltidomain.ErrLaunchUnknownKey) || errors.Is(err, ltidomain.ErrLaunchNotLTIKey) ||
+		errors.Is(err, ltidomain.ErrLaunchBadSignature)
 }
 
-func (a *App) verifyLaunch(ctx context.Context, signed domain.SignedLaunch, req LaunchRequest) (domain.Launch, error) {
+func (a *App) verifyLaunch(ctx context.Context, signed ltidomain.SignedLaunch, req LaunchRequest) (ltidomain.Launch, error) {
 	w, err := a.repo.GetByAppKey(ctx, signed.ConsumerKey)
 	if errors.Is(err, domain.ErrNotFound) {
-		return domain.Launch{}, domain.ErrLaunchUnknownKey
+		return ltidomain.Launch{}, ltidomain.ErrLaunchUnknownKey
 	}
 	if err != nil {
-		return domain.Launch{}, fmt.Errorf("find the workspace of a consumer key: %w", err)
+		return ltidomain.Launch{}, fmt.Errorf("find the workspace of a consumer key: %w", err)
 	}
 	key, err := w.LTIKey(signed.ConsumerKey, a.now())
 	if err != nil {
-		return domain.Launch{}, err
+		return ltidomain.Launch{}, err
 	}
 	secret, err := a.secrets.Open(key.AppKey, key.SealedSecret)
 	if err != nil {
-		return domain.Launch{}, fmt.Errorf("open the LTI secret of %s: %w", w.ID(), err)
+		return ltidomain.Launch{}, fmt.Errorf("open the LTI secret of %s: %w", w.ID(), err)
 	}
 	params := make([]oauth1.Param, len(req.Params))
 	for i, p := range req.Params {
@@ -106,23 +107,23 @@ func (a *App) verifyLaunch(ctx context.Context, signed domain.SignedLaunch, req 
 	}
 	switch err := oauth1.Verify(req.Method, a.ltiLaunchURL(), params, secret); {
 	case errors.Is(err, oauth1.ErrBadURL):
-		return domain.Launch{}, fmt.Errorf("the configured launch URL: %w", err)
+		return ltidomain.Launch{}, fmt.Errorf("the configured launch URL: %w", err)
 	case err != nil:
-		return domain.Launch{}, domain.ErrLaunchBadSignature
+		return ltidomain.Launch{}, ltidomain.ErrLaunchBadSignature
 	}
 	if err := signed.CheckFresh(a.now()); err != nil {
-		return domain.Launch{}, err
+		return ltidomain.Launch{}, err
 	}
-	launch, err := domain.CheckLaunch(w.ID(), key.AppKey, req.Params)
+	launch, err := ltidomain.CheckLaunch(w.ID(), key.AppKey, req.Params)
 	if err != nil {
-		return domain.Launch{}, err
+		return ltidomain.Launch{}, err
 	}
-	fresh, err := a.nonces.Use(ctx, key.AppKey, signed.Nonce, 2*domain.LaunchMaxSkew)
+	fresh, err := a.nonces.Use(ctx, key.AppKey, signed.Nonce, 2*ltidomain.LaunchMaxSkew)
 	if err != nil {
-		return domain.Launch{}, err
+		return ltidomain.Launch{}, err
 	}
 	if !fresh {
-		return domain.Launch{}, domain.ErrLaunchReplayed
+		return ltidomain.Launch{}, ltidomain.ErrLaunchReplayed
 	}
 	return launch, nil
 }

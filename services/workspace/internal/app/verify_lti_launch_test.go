@@ -18,7 +18,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 const launchURL = "https://lti.test/lti/v1/launch"
@@ -111,12 +111,12 @@ func sign(t *testing.T, p map[string]string, secret string) app.LaunchRequest {
 	}
 	req := app.LaunchRequest{Method: "POST"}
 	for _, q := range append(params, oauth1.Param{Name: "oauth_signature", Value: sig}) {
-		req.Params = append(req.Params, domain.LaunchParam{Name: q.Name, Value: q.Value})
+		req.Params = append(req.Params, ltidomain.LaunchParam{Name: q.Name, Value: q.Value})
 	}
 	return req
 }
 
-func (lf *launchFixture) verify(req app.LaunchRequest) (domain.Launch, error) {
+func (lf *launchFixture) verify(req app.LaunchRequest) (ltidomain.Launch, error) {
 	return lf.app.VerifyLTILaunch(context.Background(), lf.root, req)
 }
 
@@ -126,9 +126,9 @@ func TestVerifyLTILaunchAccepts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := domain.Launch{WorkspaceID: "school", ConsumerKey: lf.lti.ConsumerKey, Email: "ada@school.edu", UserID: "u-42",
+	want := ltidomain.Launch{WorkspaceID: "school", ConsumerKey: lf.lti.ConsumerKey, Email: "ada@school.edu", UserID: "u-42",
 		ResourceLinkID: "link-1", ReturnURL: "https://lms.example/return",
-		Custom: []domain.LaunchParam{{Name: "custom_exam_config_id", Value: "0f8fad5b-d9cb-469f-a165-70867728950e"}}}
+		Custom: []ltidomain.LaunchParam{{Name: "custom_exam_config_id", Value: "0f8fad5b-d9cb-469f-a165-70867728950e"}}}
 	if fmt.Sprint(l) != fmt.Sprint(want) {
 		t.Fatalf("launch = %+v, want %+v", l, want)
 	}
@@ -216,21 +216,21 @@ func TestVerifyLTILaunchRefuses(t *testing.T) {
 				}
 			}
 			return r
-		}, domain.ErrLaunchBadSignature, fault.Unauthenticated, true},
-		{"wrong secret", func() app.LaunchRequest { return sign(t, lf.params(key, nil), secret+"x") }, domain.ErrLaunchBadSignature, fault.Unauthenticated, true},
+		}, ltidomain.ErrLaunchBadSignature, fault.Unauthenticated, true},
+		{"wrong secret", func() app.LaunchRequest { return sign(t, lf.params(key, nil), secret+"x") }, ltidomain.ErrLaunchBadSignature, fault.Unauthenticated, true},
 		{"the server pair's key", func() app.LaunchRequest {
 			return sign(t, lf.params(lf.server.ConsumerKey, nil), lf.server.SharedSecret)
-		}, domain.ErrLaunchNotLTIKey, fault.Unauthenticated, true},
-		{"unknown key", func() app.LaunchRequest { return sign(t, lf.params("no-such-key", nil), secret) }, domain.ErrLaunchUnknownKey, fault.Unauthenticated, true},
+		}, ltidomain.ErrLaunchNotLTIKey, fault.Unauthenticated, true},
+		{"unknown key", func() app.LaunchRequest { return sign(t, lf.params("no-such-key", nil), secret) }, ltidomain.ErrLaunchUnknownKey, fault.Unauthenticated, true},
 		{"deleted workspace", func() app.LaunchRequest {
 			return sign(t, lf.params(deleted.ConsumerKey, nil), deleted.SharedSecret)
-		}, domain.ErrLaunchWorkspaceDeleted, fault.Unauthenticated, false},
+		}, ltidomain.ErrLaunchWorkspaceDeleted, fault.Unauthenticated, false},
 		{"10 minutes old", func() app.LaunchRequest {
 			return sign(t, lf.params(key, set("oauth_timestamp", strconv.FormatInt(lf.now.Add(-10*time.Minute).Unix(), 10))), secret)
-		}, domain.ErrLaunchTooOld, fault.Unauthenticated, false},
+		}, ltidomain.ErrLaunchTooOld, fault.Unauthenticated, false},
 		{"301 s ahead", func() app.LaunchRequest {
 			return sign(t, lf.params(key, set("oauth_timestamp", strconv.FormatInt(lf.now.Add(301*time.Second).Unix(), 10))), secret)
-		}, domain.ErrLaunchInFuture, fault.Unauthenticated, false},
+		}, ltidomain.ErrLaunchInFuture, fault.Unauthenticated, false},
 		{"missing resource_link_id", func() app.LaunchRequest { return sign(t, lf.params(key, del("resource_link_id")), secret) }, nil, fault.Invalid, false},
 		{"other message type", func() app.LaunchRequest {
 			return sign(t, lf.params(key, set("lti_message_type", "ContentItemSelectionRequest")), secret)
@@ -249,28 +249,28 @@ func TestVerifyLTILaunchRefuses(t *testing.T) {
 		}, nil, fault.Invalid, false},
 		{"two nonces", func() app.LaunchRequest {
 			r := sign(t, lf.params(key, nil), secret)
-			r.Params = append(r.Params, domain.LaunchParam{Name: "oauth_nonce", Value: "other"})
+			r.Params = append(r.Params, ltidomain.LaunchParam{Name: "oauth_nonce", Value: "other"})
 			return r
 		}, nil, fault.Invalid, false},
 		{"too many parameters", func() app.LaunchRequest {
 			return sign(t, lf.params(key, func(p map[string]string) {
-				for i := range domain.LaunchMaxParams {
+				for i := range ltidomain.LaunchMaxParams {
 					p[fmt.Sprintf("custom_%d", i)] = "x"
 				}
 			}), secret)
-		}, domain.ErrLaunchTooLarge, fault.Invalid, false},
+		}, ltidomain.ErrLaunchTooLarge, fault.Invalid, false},
 		{"a value too long", func() app.LaunchRequest {
-			return sign(t, lf.params(key, set("custom_x", strings.Repeat("x", domain.LaunchMaxValueBytes+1))), secret)
-		}, domain.ErrLaunchTooLarge, fault.Invalid, false},
+			return sign(t, lf.params(key, set("custom_x", strings.Repeat("x", ltidomain.LaunchMaxValueBytes+1))), secret)
+		}, ltidomain.ErrLaunchTooLarge, fault.Invalid, false},
 		{"no exam configuration", func() app.LaunchRequest {
 			return sign(t, lf.params(key, del("custom_exam_config_id")), secret)
-		}, domain.ErrLaunchNoExamConfig, fault.Invalid, false},
+		}, ltidomain.ErrLaunchNoExamConfig, fault.Invalid, false},
 		{"exam configuration not a UUID", func() app.LaunchRequest {
 			return sign(t, lf.params(key, set("custom_exam_config_id", "exam-1")), secret)
-		}, domain.ErrLaunchExamConfigNotID, fault.Invalid, false},
+		}, ltidomain.ErrLaunchExamConfigNotID, fault.Invalid, false},
 		{"unknown key and no exam configuration", func() app.LaunchRequest {
 			return sign(t, lf.params("no-such-key", del("custom_exam_config_id")), secret)
-		}, domain.ErrLaunchNoExamConfig, fault.Invalid, false},
+		}, ltidomain.ErrLaunchNoExamConfig, fault.Invalid, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lf.guard.failed = nil
@@ -294,13 +294,13 @@ func TestVerifyLTILaunchNonceIsSingleUse(t *testing.T) {
 	key, secret := lf.lti.ConsumerKey, lf.lti.SharedSecret
 	p := lf.params(key, nil)
 	// A launch refused before its nonce is checked does not use it up.
-	if _, err := lf.verify(sign(t, p, secret+"x")); !errors.Is(err, domain.ErrLaunchBadSignature) {
+	if _, err := lf.verify(sign(t, p, secret+"x")); !errors.Is(err, ltidomain.ErrLaunchBadSignature) {
 		t.Fatalf("wrong secret: %v", err)
 	}
 	// Nor does one that opens no exam.
 	noExam := maps.Clone(p)
 	delete(noExam, "custom_exam_config_id")
-	if _, err := lf.verify(sign(t, noExam, secret)); !errors.Is(err, domain.ErrLaunchNoExamConfig) {
+	if _, err := lf.verify(sign(t, noExam, secret)); !errors.Is(err, ltidomain.ErrLaunchNoExamConfig) {
 		t.Fatalf("no exam configuration: %v", err)
 	}
 	req := sign(t, p, secret)
@@ -308,7 +308,7 @@ func TestVerifyLTILaunchNonceIsSingleUse(t *testing.T) {
 		t.Fatalf("first use: %v", err)
 	}
 	_, err := lf.verify(req)
-	if !errors.Is(err, domain.ErrLaunchReplayed) || !strings.Contains(err.Error(), "already used") {
+	if !errors.Is(err, ltidomain.ErrLaunchReplayed) || !strings.Contains(err.Error(), "already used") {
 		t.Fatalf("replay: %v, want ErrLaunchReplayed", err)
 	}
 	// The same nonce from another LMS registration is its own.
@@ -337,7 +337,7 @@ func TestVerifyLTILaunchGuards(t *testing.T) {
 	lf.guard.refuse = fault.New(fault.Throttled, "too many failed authentications from your address")
 	_, err = lf.verify(req)
 	wantKind(t, err, fault.Throttled)
-	if _, err = lf.verify(noExam); !errors.Is(err, domain.ErrLaunchNoExamConfig) {
+	if _, err = lf.verify(noExam); !errors.Is(err, ltidomain.ErrLaunchNoExamConfig) {
 		t.Fatalf("no exam configuration past the failure limit: %v", err)
 	}
 	lf.guard.refuse = nil
@@ -349,7 +349,7 @@ func TestVerifyLTILaunchGuards(t *testing.T) {
 	off := newFixture(t)
 	_, err = off.app.VerifyLTILaunch(ctx, off.root, req)
 	wantKind(t, err, fault.Unavailable)
-	if _, err = off.app.VerifyLTILaunch(ctx, off.root, noExam); !errors.Is(err, domain.ErrLaunchNoExamConfig) {
+	if _, err = off.app.VerifyLTILaunch(ctx, off.root, noExam); !errors.Is(err, ltidomain.ErrLaunchNoExamConfig) {
 		t.Fatalf("no exam configuration without a nonce store: %v", err)
 	}
 }

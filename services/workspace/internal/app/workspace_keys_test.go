@@ -13,6 +13,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // clock is a settable clock for the app.
@@ -188,7 +189,7 @@ func TestRotatedLTIPairSignsLaunchesUntilItExpires(t *testing.T) {
 	if _, err := w.LTIKey(res.LTI.ConsumerKey, c.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.LTIKey(res.LTI.ConsumerKey, c.Now().Add(time.Minute)); !errors.Is(err, domain.ErrLaunchUnknownKey) {
+	if _, err := w.LTIKey(res.LTI.ConsumerKey, c.Now().Add(time.Minute)); !errors.Is(err, ltidomain.ErrLaunchUnknownKey) {
 		t.Fatalf("expired LTI pair: %v", err)
 	}
 }

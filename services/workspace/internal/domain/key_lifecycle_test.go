@@ -9,6 +9,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 var rest = []domain.Tag{domain.RESTAccessTag}
@@ -118,7 +119,7 @@ func TestRotateKey(t *testing.T) {
 		}
 	}
 	_, err = w.LTIKey("w-lti", t1.Add(2*time.Hour))
-	wantErrIs(t, "old pair at its expiresAt", err, domain.ErrLaunchUnknownKey)
+	wantErrIs(t, "old pair at its expiresAt", err, ltidomain.ErrLaunchUnknownKey)
 	if _, err := w.LTIKey("w-lti-2", t1.Add(3*time.Hour)); err != nil {
 		t.Fatal(err)
 	}

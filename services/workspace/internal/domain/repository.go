@@ -21,8 +21,8 @@ var (
 	// is already in use; the caller generates another and retries.
 	ErrAppKeyTaken = fault.New(fault.Conflict, "app key already in use")
 	ErrCodeTaken   = fault.New(fault.Conflict, "registration code already in use")
-	// ErrLTIRegistrationTaken (lti_registration.go) is what
-	// ReserveLTIRegistration answers for a pair reserved already.
+	// ltidomain.ErrLTIRegistrationTaken is what ReserveLTIRegistration
+	// answers for a pair reserved already.
 	// ErrRevisionChanged: the stored revision is no longer the one read.
 	ErrRevisionChanged = fault.New(fault.PreconditionFailed, "the workspace was changed by another request")
 )
@@ -83,7 +83,8 @@ type Repository interface {
 
 	// ReserveLTIRegistration claims the (issuer, client id) pair for the
 	// registration r names, store-wide: of concurrent reservations of one
-	// pair exactly one succeeds, the others get ErrLTIRegistrationTaken. A
+	// pair exactly one succeeds, the others get
+	// ltidomain.ErrLTIRegistrationTaken. A
 	// new registration's pair is reserved before the Update that lists it.
 	ReserveLTIRegistration(ctx context.Context, issuer, clientID string, r LTIReservation) error
 	// LTIReservation returns the reservation of (issuer, clientID);
@@ -188,7 +189,7 @@ func WorkspaceOfLTIRegistration(ctx context.Context, repo Repository, issuer, cl
 	if err != nil {
 		return nil, err
 	}
-	if reg, ok := w.LTIRegistration(res.RegistrationID); !ok || reg.Issuer != issuer || reg.ClientID != clientID {
+	if reg, ok := w.LTIRegistrations().Get(res.RegistrationID); !ok || reg.Issuer != issuer || reg.ClientID != clientID {
 		return nil, ErrNotFound
 	}
 	return w, nil

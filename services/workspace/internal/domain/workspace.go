@@ -2,9 +2,9 @@
 // it is stored through, and the errors it answers with. Besides the
 // standard library it imports only the error kinds every component shares
 // (pkg/fault), through which a domain error reaches callers by one table,
-// the workspace id rule the auth service checks too (pkg/ident), and the
-// outbound URL rule the adapters that call platforms apply too
-// (pkg/outbound's Policy); each imports nothing but the standard library.
+// the workspace id rule the auth service checks too (pkg/ident), and the LTI
+// context's domain (lti/domain), whose registrations the workspace document
+// holds and whose launch errors its LTI key pair answers with.
 package domain
 
 import (
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // SchemaVersion is the date of the stored record's shape, returned to
@@ -122,8 +123,8 @@ type Workspace struct {
 	keys              []KeyPair
 	registrationCodes []string
 	// ltiRegistrations are the LTI 1.3 platforms the workspace is
-	// registered with (lti_registration.go).
-	ltiRegistrations []LTIRegistration
+	// registered with (lti.go).
+	ltiRegistrations ltidomain.Registrations
 
 	// createFingerprint identifies the create request that made this
 	// workspace, so an identical retry can be told from a different body.
@@ -372,7 +373,7 @@ type StoredWorkspace struct {
 	Managers           []string
 	Keys               []KeyPair
 	RegistrationCodes  []string
-	LTIRegistrations   []LTIRegistration
+	LTIRegistrations   []ltidomain.LTIRegistration
 	CreateFingerprint  string
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
@@ -408,7 +409,7 @@ func UnmarshalWorkspaceFromDatabase(s StoredWorkspace) *Workspace {
 		managers:          s.Managers,
 		keys:              s.Keys,
 		registrationCodes: s.RegistrationCodes,
-		ltiRegistrations:  s.LTIRegistrations,
+		ltiRegistrations:  ltidomain.UnmarshalRegistrations(s.LTIRegistrations),
 		createFingerprint: s.CreateFingerprint,
 		createdAt:         s.CreatedAt,
 		updatedAt:         s.UpdatedAt,

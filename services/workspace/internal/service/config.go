@@ -15,7 +15,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // Config is every setting of the workspace service; see the README's table.
@@ -43,7 +43,7 @@ type Config struct {
 	// LTI_TOOL_KEY_ROTATION (how long a key signs), LTI_TOOL_KEY_LEAD (how
 	// long its successor is published before it signs) and
 	// LTI_TOOL_KEY_OVERLAP (how long a replaced key stays published).
-	LTIToolKeys domain.ToolKeyRotation
+	LTIToolKeys ltidomain.ToolKeyRotation
 	// LTI13PendingLoginsMax is the most LTI 1.3 logins started and not
 	// yet launched (nor expired) held at once (LTI13_PENDING_LOGINS_MAX):
 	// across every replica in Redis, per replica without it. A login
@@ -167,9 +167,9 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 // are the domain's (ToolKeyRotation.Check) and what the tests need; what
 // production needs, a lead longer than platforms cache a key set (a day at
 // most), is the defaults' and the README's advice.
-func readToolKeySchedule(r *envconfig.Reader) (domain.ToolKeyRotation, time.Duration) {
-	def := domain.DefaultToolKeyRotation
-	rotation := domain.ToolKeyRotation{
+func readToolKeySchedule(r *envconfig.Reader) (ltidomain.ToolKeyRotation, time.Duration) {
+	def := ltidomain.DefaultToolKeyRotation
+	rotation := ltidomain.ToolKeyRotation{
 		Every:   r.Duration("LTI_TOOL_KEY_ROTATION", def.Every),
 		Lead:    r.Duration("LTI_TOOL_KEY_LEAD", def.Lead),
 		Overlap: r.Duration("LTI_TOOL_KEY_OVERLAP", def.Overlap),

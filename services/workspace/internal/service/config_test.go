@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/service"
 )
 
@@ -72,15 +72,15 @@ func TestConfigToolKeySchedule(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		env       map[string]string
-		want      domain.ToolKeyRotation
+		want      ltidomain.ToolKeyRotation
 		wantCheck time.Duration
 		bad       string // the variable the error names; empty: accepted
 	}{
-		{name: "defaults", want: domain.DefaultToolKeyRotation, wantCheck: time.Hour},
+		{name: "defaults", want: ltidomain.DefaultToolKeyRotation, wantCheck: time.Hour},
 		{
 			name: "a test's seconds",
 			env:  map[string]string{"LTI_TOOL_KEY_ROTATION": "6s", "LTI_TOOL_KEY_LEAD": "3s", "LTI_TOOL_KEY_OVERLAP": "6s", "LTI_TOOL_KEY_CHECK_INTERVAL": "500ms"},
-			want: domain.ToolKeyRotation{Every: 6 * time.Second, Lead: 3 * time.Second, Overlap: 6 * time.Second}, wantCheck: 500 * time.Millisecond,
+			want: ltidomain.ToolKeyRotation{Every: 6 * time.Second, Lead: 3 * time.Second, Overlap: 6 * time.Second}, wantCheck: 500 * time.Millisecond,
 		},
 		{name: "rotation no longer than the lead", env: map[string]string{"LTI_TOOL_KEY_ROTATION": "48h"}, bad: "LTI_TOOL_KEY_ROTATION"},
 		{name: "lead past the default rotation", env: map[string]string{"LTI_TOOL_KEY_LEAD": "2200h"}, bad: "LTI_TOOL_KEY_ROTATION"},

@@ -36,7 +36,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/platformreg"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpcport"
 )
 
@@ -187,7 +187,7 @@ func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics
 	// the outbound rule (LTI_ALLOW_INSECURE_HOSTS); the tool's own keys
 	// are kept in the workspace store.
 	var platformKeys app.PlatformKeys = platformkeys.New(outbound.NewClient(s.cfg.LTIURLs, platformKeysTimeout), nil, s.cfg.LTIJWKSRefetch)
-	var toolKeyStore domain.ToolKeyStore = repo
+	var toolKeyStore ltidomain.ToolKeyStore = repo
 	opts = append(opts, app.WithLTI13(lti13Logins, platformKeys, toolKeyStore, s.cfg.LTIToolKeys), app.WithLTI13DeepLinks(deepLinks))
 	// Dynamic Registration calls platforms under the same rule.
 	registrar := platformreg.New(outbound.NewClient(s.cfg.LTIURLs, platformRegistrationTimeout))

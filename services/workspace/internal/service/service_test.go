@@ -23,7 +23,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/service"
 )
 
@@ -51,7 +51,7 @@ func config(t *testing.T, uri string) service.Config {
 		ShutdownTimeout:     5 * time.Second,
 		CredentialCacheTTL:  time.Second,
 		CredentialCacheSize: 100,
-		LTIToolKeys:         domain.DefaultToolKeyRotation,
+		LTIToolKeys:         ltidomain.DefaultToolKeyRotation,
 		LTIToolKeyCheck:     time.Hour,
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // Repository keeps workspaces in a map. Values are copied in and out, so
@@ -140,7 +141,7 @@ func (r *Repository) Update(_ context.Context, w *domain.Workspace) (*domain.Wor
 	next.Name, next.Type, next.ParentID, next.Address = w.Name(), w.Type(), w.ParentID(), w.Address()
 	next.Products, next.ObjectiveDocuments = w.Products(), w.ObjectiveDocuments()
 	next.Keys = w.Keys()
-	next.LTIRegistrations = w.LTIRegistrations()
+	next.LTIRegistrations = w.LTIRegistrations().All()
 	next.RateLimit = rateLimit(w)
 	next.UpdatedAt, next.DeletedAt, next.TokenCutoff = w.UpdatedAt(), w.DeletedAt(), w.TokenCutoff()
 	next.Revision++
@@ -219,7 +220,7 @@ func (r *Repository) ReserveLTIRegistration(_ context.Context, issuer, clientID 
 	defer r.mu.Unlock()
 	key := ltiPair{issuer, clientID}
 	if _, taken := r.lti[key]; taken {
-		return domain.ErrLTIRegistrationTaken
+		return ltidomain.ErrLTIRegistrationTaken
 	}
 	r.lti[key] = res
 	return nil
@@ -250,7 +251,7 @@ func (r *Repository) WorkspacesWithLTIIssuer(_ context.Context, issuer, deployme
 	defer r.mu.Unlock()
 	var out []*domain.Workspace
 	for _, id := range slices.Sorted(maps.Keys(r.workspaces)) {
-		if w := r.workspaces[id]; len(out) < limit && !w.Deleted() && len(w.LTIRegistrationsOwning(issuer, deploymentID)) > 0 {
+		if w := r.workspaces[id]; len(out) < limit && !w.Deleted() && len(w.LTIRegistrations().Owning(issuer, deploymentID)) > 0 {
 			out = append(out, clone(w))
 		}
 	}
@@ -275,7 +276,7 @@ func record(w *domain.Workspace) domain.StoredWorkspace {
 		Managers:           w.Managers(),
 		Keys:               w.Keys(),
 		RegistrationCodes:  w.RegistrationCodes(),
-		LTIRegistrations:   w.LTIRegistrations(),
+		LTIRegistrations:   w.LTIRegistrations().All(),
 		CreateFingerprint:  w.CreateFingerprint(),
 		CreatedAt:          w.CreatedAt(),
 		UpdatedAt:          w.UpdatedAt(),

@@ -6,30 +6,31 @@ import (
 	"sync"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
-// ToolKeys is a domain.ToolKeyStore in memory, for tests.
+// ToolKeys is a ltidomain.ToolKeyStore in memory, for tests.
 type ToolKeys struct {
 	mu  sync.Mutex
-	set domain.ToolKeys
+	set ltidomain.ToolKeys
 }
 
-var _ domain.ToolKeyStore = (*ToolKeys)(nil)
+var _ ltidomain.ToolKeyStore = (*ToolKeys)(nil)
 
 // ToolKeys returns a copy of the stored set.
-func (m *ToolKeys) ToolKeys(context.Context) (domain.ToolKeys, error) {
+func (m *ToolKeys) ToolKeys(context.Context) (ltidomain.ToolKeys, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return domain.ToolKeys{Keys: slices.Clone(m.set.Keys), Revision: m.set.Revision}, nil
+	return ltidomain.ToolKeys{Keys: slices.Clone(m.set.Keys), Revision: m.set.Revision}, nil
 }
 
 // SaveToolKeys stores s if the stored revision is still s.Revision.
-func (m *ToolKeys) SaveToolKeys(_ context.Context, s domain.ToolKeys) error {
+func (m *ToolKeys) SaveToolKeys(_ context.Context, s ltidomain.ToolKeys) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if s.Revision != m.set.Revision {
 		return domain.ErrRevisionChanged
 	}
-	m.set = domain.ToolKeys{Keys: slices.Clone(s.Keys), Revision: s.Revision + 1}
+	m.set = ltidomain.ToolKeys{Keys: slices.Clone(s.Keys), Revision: s.Revision + 1}
 	return nil
 }

@@ -4,10 +4,10 @@ import (
 	"testing"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain/repotest"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 func TestToolKeyStoreContract(t *testing.T) {
-	repotest.ToolKeyStore(t, func(*testing.T) domain.ToolKeyStore { return &memstore.ToolKeys{} })
+	repotest.ToolKeyStore(t, func(*testing.T) ltidomain.ToolKeyStore { return &memstore.ToolKeys{} })
 }

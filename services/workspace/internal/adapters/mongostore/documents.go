@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // workspaceDoc is a workspace as stored in the workspaces collection. Key
@@ -123,7 +124,7 @@ type ltiReservationDoc struct {
 	CreatedAt      time.Time `bson:"createdAt"`
 }
 
-func fromLTIRegistrations(regs []domain.LTIRegistration) []ltiRegistrationDoc {
+func fromLTIRegistrations(regs []ltidomain.LTIRegistration) []ltiRegistrationDoc {
 	out := make([]ltiRegistrationDoc, len(regs))
 	for i, r := range regs {
 		out[i] = ltiRegistrationDoc{
@@ -137,7 +138,7 @@ func fromLTIRegistrations(regs []domain.LTIRegistration) []ltiRegistrationDoc {
 
 // ltiDeployments is the LTIDeployments field of a workspace with regs:
 // never null, so that an earlier document, which lacks it, is told apart.
-func ltiDeployments(regs []domain.LTIRegistration) []string {
+func ltiDeployments(regs []ltidomain.LTIRegistration) []string {
 	out := []string{}
 	for _, r := range regs {
 		for _, d := range r.DeploymentIDs {
@@ -147,10 +148,10 @@ func ltiDeployments(regs []domain.LTIRegistration) []string {
 	return out
 }
 
-func toLTIRegistrations(docs []ltiRegistrationDoc) []domain.LTIRegistration {
-	out := make([]domain.LTIRegistration, len(docs))
+func toLTIRegistrations(docs []ltiRegistrationDoc) []ltidomain.LTIRegistration {
+	out := make([]ltidomain.LTIRegistration, len(docs))
 	for i, d := range docs {
-		out[i] = domain.LTIRegistration{
+		out[i] = ltidomain.LTIRegistration{
 			ID: d.ID, Issuer: d.Issuer, ClientID: d.ClientID, DeploymentIDs: nonNil(d.DeploymentIDs),
 			AuthLoginURL: d.AuthLoginURL, JWKSURL: d.JWKSURL, AuthTokenURL: d.AuthTokenURL,
 			CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(),
@@ -175,8 +176,8 @@ func fromWorkspace(w *domain.Workspace) workspaceDoc {
 		Managers:           nonNil(w.Managers()),
 		Keys:               make([]keyDoc, len(keys)),
 		RegistrationCodes:  nonNil(w.RegistrationCodes()),
-		LTIRegistrations:   fromLTIRegistrations(w.LTIRegistrations()),
-		LTIDeployments:     ltiDeployments(w.LTIRegistrations()),
+		LTIRegistrations:   fromLTIRegistrations(w.LTIRegistrations().All()),
+		LTIDeployments:     ltiDeployments(w.LTIRegistrations().All()),
 		CreateFingerprint:  w.CreateFingerprint(),
 		SchemaVersion:      domain.SchemaVersion,
 		CreatedAt:          w.CreatedAt().UTC(),

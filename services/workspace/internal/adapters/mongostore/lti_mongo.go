@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // The reservations of LTI 1.3 (issuer, clientId) pairs, in
@@ -46,7 +47,7 @@ func (r *Repository) ReserveLTIRegistration(ctx context.Context, issuer, clientI
 	case err == nil:
 		return nil
 	case mongo.IsDuplicateKeyError(err):
-		return domain.ErrLTIRegistrationTaken
+		return ltidomain.ErrLTIRegistrationTaken
 	default:
 		return storeError("reserve an LTI registration", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // ToolKeysCollection holds the tool's LTI 1.3 key set: one document, read
@@ -38,27 +39,27 @@ type toolKeyDoc struct {
 	RetiredAt *time.Time `bson:"retiredAt,omitempty"`
 }
 
-var _ domain.ToolKeyStore = (*Repository)(nil)
+var _ ltidomain.ToolKeyStore = (*Repository)(nil)
 
 func (r *Repository) toolKeys() *mongo.Collection {
 	return r.workspaces.Database().Collection(ToolKeysCollection)
 }
 
 // ToolKeys reads the tool's key set: one find by _id.
-func (r *Repository) ToolKeys(ctx context.Context) (domain.ToolKeys, error) {
+func (r *Repository) ToolKeys(ctx context.Context) (ltidomain.ToolKeys, error) {
 	var doc toolKeysDoc
 	err := r.do(ctx, func(ctx context.Context) error {
 		return r.toolKeys().FindOne(ctx, bson.D{{Key: "_id", Value: toolKeysID}}).Decode(&doc)
 	})
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return domain.ToolKeys{}, nil
+		return ltidomain.ToolKeys{}, nil
 	}
 	if err != nil {
-		return domain.ToolKeys{}, storeError("read the tool's keys", err)
+		return ltidomain.ToolKeys{}, storeError("read the tool's keys", err)
 	}
-	s := domain.ToolKeys{Revision: doc.Revision, Keys: make([]domain.ToolKey, len(doc.Keys))}
+	s := ltidomain.ToolKeys{Revision: doc.Revision, Keys: make([]ltidomain.ToolKey, len(doc.Keys))}
 	for i, k := range doc.Keys {
-		s.Keys[i] = domain.ToolKey{
+		s.Keys[i] = ltidomain.ToolKey{
 			KID:       k.KID,
 			Public:    &rsa.PublicKey{N: new(big.Int).SetBytes(k.N), E: k.E},
 			Sealed:    k.Sealed,
@@ -75,7 +76,7 @@ func (r *Repository) ToolKeys(ctx context.Context) (domain.ToolKeys, error) {
 // SaveToolKeys writes the set when the stored revision is still
 // s.Revision: the first set is an insert (a concurrent first insert fails
 // on _id), every later one an updateOne on {_id, revision}.
-func (r *Repository) SaveToolKeys(ctx context.Context, s domain.ToolKeys) error {
+func (r *Repository) SaveToolKeys(ctx context.Context, s ltidomain.ToolKeys) error {
 	doc := toolKeysDoc{ID: toolKeysID, Revision: s.Revision + 1, Keys: make([]toolKeyDoc, len(s.Keys))}
 	for i, k := range s.Keys {
 		doc.Keys[i] = toolKeyDoc{KID: k.KID, N: k.Public.N.Bytes(), E: k.Public.E, Sealed: k.Sealed,

@@ -3,10 +3,10 @@ package mongostore_test
 import (
 	"testing"
 
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain/repotest"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 func TestToolKeyStoreContract(t *testing.T) {
-	repotest.ToolKeyStore(t, func(t *testing.T) domain.ToolKeyStore { return newRepository(t) })
+	repotest.ToolKeyStore(t, func(t *testing.T) ltidomain.ToolKeyStore { return newRepository(t) })
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // The LTI 1.3 registrations: listed in the workspace by its revision-checked
@@ -20,9 +21,9 @@ const (
 )
 
 // platform is a registration of issuer and clientID as a caller sends it.
-func platform(issuer, clientID string, deployments ...string) domain.NewLTIRegistration {
+func platform(issuer, clientID string, deployments ...string) ltidomain.NewLTIRegistration {
 	token := issuer + "/login/oauth2/token"
-	return domain.NewLTIRegistration{
+	return ltidomain.NewLTIRegistration{
 		Issuer: issuer, ClientID: clientID, DeploymentIDs: deployments,
 		AuthLoginURL: issuer + "/api/lti/authorize_redirect", JWKSURL: issuer + "/api/lti/security/jwks", AuthTokenURL: &token,
 	}
@@ -40,7 +41,7 @@ func ltiRegistrationsChangeThroughUpdate(t *testing.T, r domain.Repository) {
 	if err := r.ReserveLTIRegistration(ctx, canvasIssuer, "10000000000001", domain.LTIReservation{WorkspaceID: "a", RegistrationID: "reg-1", CreatedAt: t1}); err != nil {
 		t.Fatal(err)
 	}
-	added, err := w.AddLTIRegistration("reg-1", platform(canvasIssuer, "10000000000001", "1:abc"), domain.URLPolicy{}, t1)
+	added, err := w.AddLTIRegistration("reg-1", platform(canvasIssuer, "10000000000001", "1:abc"), ltidomain.URLPolicy{}, t1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +53,8 @@ func ltiRegistrationsChangeThroughUpdate(t *testing.T, r domain.Repository) {
 	if diff := compare(got, stored); diff != "" {
 		t.Fatalf("Update returned another workspace than is stored: %s", diff)
 	}
-	if reg, ok := got.LTIRegistration("reg-1"); !ok || fmt.Sprintf("%#v", ltiRegistrations([]domain.LTIRegistration{reg})) !=
-		fmt.Sprintf("%#v", ltiRegistrations([]domain.LTIRegistration{added})) {
+	if reg, ok := got.LTIRegistrations().Get("reg-1"); !ok || fmt.Sprintf("%#v", ltiRegistrations([]ltidomain.LTIRegistration{reg})) !=
+		fmt.Sprintf("%#v", ltiRegistrations([]ltidomain.LTIRegistration{added})) {
 		t.Fatalf("the registration as stored: %+v, want %+v", reg, added)
 	}
 	renamed := "Renamed"
@@ -67,7 +68,7 @@ func ltiRegistrationsChangeThroughUpdate(t *testing.T, r domain.Repository) {
 		t.Fatal(err)
 	}
 	got = mustUpdate(t, r, got)
-	if reg, _ := mustGet(t, r, "a").LTIRegistration("reg-1"); fmt.Sprint(reg.DeploymentIDs) != "[1:abc 2:def]" {
+	if reg, _ := mustGet(t, r, "a").LTIRegistrations().Get("reg-1"); fmt.Sprint(reg.DeploymentIDs) != "[1:abc 2:def]" {
 		t.Fatalf("deployment ids after adding one: %v", reg.DeploymentIDs)
 	}
 	if _, err := got.RemoveLTIRegistration("reg-1", t1); err != nil {
@@ -96,7 +97,7 @@ func ltiReservationIsStoreWide(t *testing.T, r domain.Repository) {
 	}
 	wantErr(t, "a second reservation of the pair",
 		r.ReserveLTIRegistration(ctx, moodleIssuer, "client", domain.LTIReservation{WorkspaceID: "b", RegistrationID: "reg-b", CreatedAt: t1}),
-		domain.ErrLTIRegistrationTaken)
+		ltidomain.ErrLTIRegistrationTaken)
 	// Another client id, or the issuer spelled otherwise, is another pair.
 	for _, pair := range [][2]string{{moodleIssuer, "client2"}, {moodleIssuer + "/", "client"}, {"https://MOODLE.example.edu", "client"}} {
 		if err := r.ReserveLTIRegistration(ctx, pair[0], pair[1], domain.LTIReservation{WorkspaceID: "b", RegistrationID: "reg-" + pair[1], CreatedAt: t1}); err != nil {
@@ -137,7 +138,7 @@ func concurrentLTIReservationsHaveOneWinner(t *testing.T, r domain.Repository) {
 				t.Fatalf("round %d: reservations %d and %d both won", round, won, i)
 			case err == nil:
 				won = i
-			case !errors.Is(err, domain.ErrLTIRegistrationTaken):
+			case !errors.Is(err, ltidomain.ErrLTIRegistrationTaken):
 				t.Fatalf("round %d, reservation %d: %v, want ErrLTIRegistrationTaken", round, i, err)
 			}
 		}
@@ -157,7 +158,7 @@ func concurrentLTIReservationsHaveOneWinner(t *testing.T, r domain.Repository) {
 // workspace's; at most the limit.
 func workspacesWithLTIIssuer(t *testing.T, r domain.Repository) {
 	ctx := context.Background()
-	registered := map[string][]domain.NewLTIRegistration{
+	registered := map[string][]ltidomain.NewLTIRegistration{
 		"a": {platform(moodleIssuer, "a1", "1", "2"), platform(canvasIssuer, "a2", "9")},
 		"b": {platform(moodleIssuer, "b1", "3")},
 		"c": {platform(canvasIssuer, "c1", "1"), platform(moodleIssuer+"/", "c2", "1")},
@@ -169,7 +170,7 @@ func workspacesWithLTIIssuer(t *testing.T, r domain.Repository) {
 		mustCreate(t, r, sample(id))
 		w := mustGet(t, r, id)
 		for i, in := range registered[id] {
-			if _, err := w.AddLTIRegistration(fmt.Sprint(id, "-reg-", i), in, domain.URLPolicy{}, t1); err != nil {
+			if _, err := w.AddLTIRegistration(fmt.Sprint(id, "-reg-", i), in, ltidomain.URLPolicy{}, t1); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // NewRepository returns an empty repository for one test.
@@ -596,7 +597,7 @@ func compare(got, want *domain.Workspace) string {
 		{"CreatedBy", got.CreatedBy(), want.CreatedBy()},
 		{"Managers", nilIfEmpty(got.Managers()), nilIfEmpty(want.Managers())},
 		{"Keys", keys(got.Keys()), keys(want.Keys())},
-		{"LTIRegistrations", ltiRegistrations(got.LTIRegistrations()), ltiRegistrations(want.LTIRegistrations())},
+		{"LTIRegistrations", ltiRegistrations(got.LTIRegistrations().All()), ltiRegistrations(want.LTIRegistrations().All())},
 		{"RegistrationCodes", nilIfEmpty(got.RegistrationCodes()), nilIfEmpty(want.RegistrationCodes())},
 		{"CreateFingerprint", got.CreateFingerprint(), want.CreateFingerprint()},
 		{"CreatedAt", ms(got.CreatedAt()), ms(want.CreatedAt())}, {"UpdatedAt", ms(got.UpdatedAt()), ms(want.UpdatedAt())},
@@ -633,7 +634,7 @@ func keys(ks []domain.KeyPair) []domain.KeyPair {
 	return nilIfEmpty(ks)
 }
 
-func ltiRegistrations(rs []domain.LTIRegistration) []domain.LTIRegistration {
+func ltiRegistrations(rs []ltidomain.LTIRegistration) []ltidomain.LTIRegistration {
 	for i := range rs {
 		rs[i].CreatedAt, rs[i].UpdatedAt = ms(rs[i].CreatedAt), ms(rs[i].UpdatedAt)
 		rs[i].DeploymentIDs = nilIfEmpty(rs[i].DeploymentIDs)

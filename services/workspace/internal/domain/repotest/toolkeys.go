@@ -10,27 +10,28 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
-// ToolKeyStore runs the contract of a domain.ToolKeyStore: an empty set
+// ToolKeyStore runs the contract of a ltidomain.ToolKeyStore: an empty set
 // before the first save, a round trip of every field, and writes checked
 // against the revision, one winner among concurrent ones.
-func ToolKeyStore(t *testing.T, newStore func(t *testing.T) domain.ToolKeyStore) {
+func ToolKeyStore(t *testing.T, newStore func(t *testing.T) ltidomain.ToolKeyStore) {
 	t.Run("RoundTripAndRevisions", func(t *testing.T) { toolKeyRoundTrip(t, newStore(t)) })
 	t.Run("ConcurrentFirstSavesHaveOneWinner", func(t *testing.T) { toolKeyFirstSaves(t, newStore(t)) })
 }
 
-func toolKey(t *testing.T, kid string, created time.Time) domain.ToolKey {
+func toolKey(t *testing.T, kid string, created time.Time) ltidomain.ToolKey {
 	t.Helper()
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return domain.ToolKey{KID: kid, Public: &k.PublicKey, Sealed: []byte("sealed " + kid),
+	return ltidomain.ToolKey{KID: kid, Public: &k.PublicKey, Sealed: []byte("sealed " + kid),
 		CreatedAt: created, SignsFrom: created.Add(time.Hour)}
 }
 
-func toolKeyRoundTrip(t *testing.T, store domain.ToolKeyStore) {
+func toolKeyRoundTrip(t *testing.T, store ltidomain.ToolKeyStore) {
 	ctx := context.Background()
 	s, err := store.ToolKeys(ctx)
 	if err != nil || s.Revision != 0 || len(s.Keys) != 0 {
@@ -39,7 +40,7 @@ func toolKeyRoundTrip(t *testing.T, store domain.ToolKeyStore) {
 	at := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
 	first := toolKey(t, "k1", at)
 	first.RetiredAt = at.Add(48 * time.Hour)
-	s.Keys = []domain.ToolKey{first, toolKey(t, "k2", at.Add(time.Hour))}
+	s.Keys = []ltidomain.ToolKey{first, toolKey(t, "k2", at.Add(time.Hour))}
 	if err := store.SaveToolKeys(ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -71,14 +72,14 @@ func toolKeyRoundTrip(t *testing.T, store domain.ToolKeyStore) {
 }
 
 // Replicas starting together each make a first key: one set is stored.
-func toolKeyFirstSaves(t *testing.T, store domain.ToolKeyStore) {
+func toolKeyFirstSaves(t *testing.T, store ltidomain.ToolKeyStore) {
 	ctx := context.Background()
 	at := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for _, kid := range []string{"a", "b", "c", "d"} {
 		key := toolKey(t, kid, at)
-		wg.Go(func() { errs <- store.SaveToolKeys(ctx, domain.ToolKeys{Keys: []domain.ToolKey{key}}) })
+		wg.Go(func() { errs <- store.SaveToolKeys(ctx, ltidomain.ToolKeys{Keys: []ltidomain.ToolKey{key}}) })
 	}
 	wg.Wait()
 	close(errs)

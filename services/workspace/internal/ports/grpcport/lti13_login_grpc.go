@@ -5,14 +5,14 @@ import (
 	"time"
 
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // StartLti13Login answers anyone: an LMS user's browser starts the login
 // through the gateway, and the app's policy (app.Admit) asks no
 // credentials of it.
 func (s *Server) StartLti13Login(ctx context.Context, req *workspacev1.StartLti13LoginRequest) (*workspacev1.Lti13LoginRedirect, error) {
-	r, err := s.app.StartLti13Login(ctx, domain.LTI13LoginInitiation{
+	r, err := s.app.StartLti13Login(ctx, ltidomain.LTI13LoginInitiation{
 		Issuer:         req.GetIssuer(),
 		LoginHint:      req.GetLoginHint(),
 		TargetLinkURI:  req.GetTargetLinkUri(),

@@ -5,15 +5,15 @@ import (
 
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // VerifyLtiLaunch checks an LMS's launch for the auth service (only the root
 // workspace's key pairs may call it; the app says so).
 func (s *Server) VerifyLtiLaunch(ctx context.Context, req *workspacev1.VerifyLtiLaunchRequest) (*workspacev1.LtiLaunch, error) {
-	params := make([]domain.LaunchParam, len(req.GetParameters()))
+	params := make([]ltidomain.LaunchParam, len(req.GetParameters()))
 	for i, p := range req.GetParameters() {
-		params[i] = domain.LaunchParam{Name: p.GetName(), Value: p.GetValue()}
+		params[i] = ltidomain.LaunchParam{Name: p.GetName(), Value: p.GetValue()}
 	}
 	l, err := s.app.VerifyLTILaunch(ctx, callerFrom(ctx), app.LaunchRequest{Method: req.GetMethod(), Params: params})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/apitime"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 func (s *Server) ListLtiRegistrations(ctx context.Context, req *workspacev1.ListLtiRegistrationsRequest) (*workspacev1.ListLtiRegistrationsResponse, error) {
@@ -23,7 +23,7 @@ func (s *Server) ListLtiRegistrations(ctx context.Context, req *workspacev1.List
 }
 
 func (s *Server) CreateLtiRegistration(ctx context.Context, req *workspacev1.CreateLtiRegistrationRequest) (*workspacev1.LtiRegistration, error) {
-	return ltiAnswer(s.app.CreateLTIRegistration(ctx, callerFrom(ctx), req.GetId(), domain.NewLTIRegistration{
+	return ltiAnswer(s.app.CreateLTIRegistration(ctx, callerFrom(ctx), req.GetId(), ltidomain.NewLTIRegistration{
 		Issuer:        req.GetIssuer(),
 		ClientID:      req.GetClientId(),
 		DeploymentIDs: req.GetDeploymentIds(),
@@ -50,14 +50,14 @@ func (s *Server) RemoveLtiDeployment(ctx context.Context, req *workspacev1.Remov
 }
 
 // ltiAnswer is a use case's registration, or its error, as the API answers.
-func ltiAnswer(r domain.LTIRegistration, err error) (*workspacev1.LtiRegistration, error) {
+func ltiAnswer(r ltidomain.LTIRegistration, err error) (*workspacev1.LtiRegistration, error) {
 	if err != nil {
 		return nil, apiError(err)
 	}
 	return ltiRegistrationToProto(r), nil
 }
 
-func ltiRegistrationToProto(r domain.LTIRegistration) *workspacev1.LtiRegistration {
+func ltiRegistrationToProto(r ltidomain.LTIRegistration) *workspacev1.LtiRegistration {
 	out := &workspacev1.LtiRegistration{
 		Id:            r.ID,
 		Issuer:        r.Issuer,

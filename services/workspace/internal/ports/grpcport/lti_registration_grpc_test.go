@@ -8,7 +8,7 @@ import (
 
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/restrules"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // The document states the shape of a registration's URLs, and its bounds,
@@ -20,28 +20,28 @@ func TestRegistrationRulesAreTheDomains(t *testing.T) {
 		r := restrules.Field(fields.ByName(protoreflect.Name(name)))
 		return fmt.Sprintf("pattern %s max %d", r.GetPattern(), r.GetMaxLength())
 	}
-	if got, want := rule("issuer"), fmt.Sprintf("pattern %s max %d", domain.IssuerPattern, domain.MaxURLBytes); got != want {
+	if got, want := rule("issuer"), fmt.Sprintf("pattern %s max %d", ltidomain.IssuerPattern, ltidomain.MaxURLBytes); got != want {
 		t.Errorf("issuer: %s, want %s", got, want)
 	}
 	for _, name := range []string{"auth_login_url", "jwks_url", "auth_token_url"} {
-		if got, want := rule(name), fmt.Sprintf("pattern %s max %d", domain.URLPattern, domain.MaxURLBytes); got != want {
+		if got, want := rule(name), fmt.Sprintf("pattern %s max %d", ltidomain.URLPattern, ltidomain.MaxURLBytes); got != want {
 			t.Errorf("%s: %s, want %s", name, got, want)
 		}
 	}
-	if r := restrules.Field(fields.ByName("client_id")); r.GetMaxLength() != domain.MaxLTIClientIDLength {
+	if r := restrules.Field(fields.ByName("client_id")); r.GetMaxLength() != ltidomain.MaxLTIClientIDLength {
 		t.Errorf("clientId: max %d", r.GetMaxLength())
 	}
-	if r := restrules.Field(fields.ByName("deployment_ids")); r.GetMaxItems() != domain.MaxLTIDeployments || r.GetMaxLength() != domain.MaxLTIDeploymentID || !r.GetUniqueItems() {
+	if r := restrules.Field(fields.ByName("deployment_ids")); r.GetMaxItems() != ltidomain.MaxLTIDeployments || r.GetMaxLength() != ltidomain.MaxLTIDeploymentID || !r.GetUniqueItems() {
 		t.Errorf("deploymentIds: %v", r)
 	}
 }
 
 func TestRegistrationToProto(t *testing.T) {
-	r := ltiRegistrationToProto(domain.LTIRegistration{ID: "r", Issuer: "https://i.test"})
+	r := ltiRegistrationToProto(ltidomain.LTIRegistration{ID: "r", Issuer: "https://i.test"})
 	if r.GetDeploymentIds() == nil || r.GetAuthTokenUrl() != nil {
 		t.Fatalf("no deployments and no token URL: %v", r)
 	}
-	r = ltiRegistrationToProto(domain.LTIRegistration{ID: "r", AuthTokenURL: "https://i.test/token", DeploymentIDs: []string{"1"}})
+	r = ltiRegistrationToProto(ltidomain.LTIRegistration{ID: "r", AuthTokenURL: "https://i.test/token", DeploymentIDs: []string{"1"}})
 	if r.GetAuthTokenUrl().GetValue() != "https://i.test/token" || len(r.GetDeploymentIds()) != 1 {
 		t.Fatalf("%v", r)
 	}

@@ -187,21 +187,6 @@ func (s SignedLaunch) CheckFresh(now time.Time) error {
 	return nil
 }
 
-// LTIKey returns the LTI key pair with the consumer key, for a launch: the
-// workspace must be active and the pair made for LTI (no API access).
-func (w *Workspace) LTIKey(consumerKey string, now time.Time) (KeyPair, error) {
-	k, ok := w.ActiveKey(consumerKey, now)
-	switch {
-	case !ok:
-		return KeyPair{}, ErrLaunchUnknownKey
-	case k.Role != RoleLTI || k.HasRESTAccess():
-		return KeyPair{}, ErrLaunchNotLTIKey
-	case w.Deleted():
-		return KeyPair{}, ErrLaunchWorkspaceDeleted
-	}
-	return k, nil
-}
-
 // Launch is a verified launch: who launches, from which workspace.
 type Launch struct {
 	WorkspaceID string

@@ -6,16 +6,16 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/outbound"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // urlRule returns what CheckNewLTIRegistration says of url as the JWKS URL
 // under policy ("" when it takes it).
-func urlRule(t *testing.T, policy domain.URLPolicy, url string) string {
+func urlRule(t *testing.T, policy ltidomain.URLPolicy, url string) string {
 	t.Helper()
 	r := validRegistration()
 	r.JWKSURL = url
-	err := domain.CheckNewLTIRegistration(r, policy)
+	err := ltidomain.CheckNewLTIRegistration(r, policy)
 	if err == nil {
 		return ""
 	}
@@ -98,7 +98,7 @@ func TestOutboundURLRule(t *testing.T) {
 		}
 	}
 	// Without exemptions, loopback is refused at every port.
-	if got := urlRule(t, domain.URLPolicy{}, "http://127.0.0.1:8443/jwks"); !strings.HasPrefix(got, domain.PublicURLRule) {
+	if got := urlRule(t, ltidomain.URLPolicy{}, "http://127.0.0.1:8443/jwks"); !strings.HasPrefix(got, ltidomain.PublicURLRule) {
 		t.Errorf("no exemptions: %q", got)
 	}
 }

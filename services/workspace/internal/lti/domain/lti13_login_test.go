@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 const toolLaunchURL = "https://tool.example.com/lti/v1p3/launch"
 
 // loginInitiation is what Canvas sends for a student opening the tool.
-func loginInitiation() domain.LTI13LoginInitiation {
-	return domain.LTI13LoginInitiation{
+func loginInitiation() ltidomain.LTI13LoginInitiation {
+	return ltidomain.LTI13LoginInitiation{
 		Issuer:         "https://canvas.instructure.com",
 		LoginHint:      "535fa085f22b4655f48cd5a36a9215f64c062838",
 		TargetLinkURI:  toolLaunchURL,
@@ -24,45 +24,45 @@ func loginInitiation() domain.LTI13LoginInitiation {
 }
 
 func TestCheckLTI13LoginInitiation(t *testing.T) {
-	long := strings.Repeat("h", domain.MaxLTI13LoginParam)
+	long := strings.Repeat("h", ltidomain.MaxLTI13LoginParam)
 	cases := []struct {
 		name   string
-		change func(*domain.LTI13LoginInitiation)
+		change func(*ltidomain.LTI13LoginInitiation)
 		want   string // in the refusal; "" for none
 	}{
-		{"everything sent", func(*domain.LTI13LoginInitiation) {}, ""},
-		{"only what is required", func(in *domain.LTI13LoginInitiation) {
+		{"everything sent", func(*ltidomain.LTI13LoginInitiation) {}, ""},
+		{"only what is required", func(in *ltidomain.LTI13LoginInitiation) {
 			in.LTIMessageHint, in.ClientID, in.DeploymentID = "", "", ""
 		}, ""},
-		{"hints of the largest size", func(in *domain.LTI13LoginInitiation) { in.LoginHint, in.LTIMessageHint = long, long }, ""},
-		{"no iss", func(in *domain.LTI13LoginInitiation) { in.Issuer = "" }, "lacks iss"},
-		{"no login_hint", func(in *domain.LTI13LoginInitiation) { in.LoginHint = "" }, "lacks login_hint"},
-		{"no target_link_uri", func(in *domain.LTI13LoginInitiation) { in.TargetLinkURI = "" }, "lacks target_link_uri"},
-		{"a login_hint too long", func(in *domain.LTI13LoginInitiation) { in.LoginHint = long + "h" }, "login_hint is longer than 2048 bytes"},
-		{"an lti_message_hint too long", func(in *domain.LTI13LoginInitiation) { in.LTIMessageHint = long + "h" }, "lti_message_hint is longer"},
-		{"an iss too long", func(in *domain.LTI13LoginInitiation) { in.Issuer = "https://x/" + long }, "iss is longer"},
-		{"a client_id over 255", func(in *domain.LTI13LoginInitiation) { in.ClientID = strings.Repeat("1", 256) }, "client_id must be 1 to 255"},
-		{"a deployment id with a control character", func(in *domain.LTI13LoginInitiation) { in.DeploymentID = "1:\n" }, "lti_deployment_id must be"},
-		{"another target link", func(in *domain.LTI13LoginInitiation) { in.TargetLinkURI = toolLaunchURL + "/" }, "must be this tool's launch URL, " + toolLaunchURL},
-		{"the login URL as the target link", func(in *domain.LTI13LoginInitiation) {
+		{"hints of the largest size", func(in *ltidomain.LTI13LoginInitiation) { in.LoginHint, in.LTIMessageHint = long, long }, ""},
+		{"no iss", func(in *ltidomain.LTI13LoginInitiation) { in.Issuer = "" }, "lacks iss"},
+		{"no login_hint", func(in *ltidomain.LTI13LoginInitiation) { in.LoginHint = "" }, "lacks login_hint"},
+		{"no target_link_uri", func(in *ltidomain.LTI13LoginInitiation) { in.TargetLinkURI = "" }, "lacks target_link_uri"},
+		{"a login_hint too long", func(in *ltidomain.LTI13LoginInitiation) { in.LoginHint = long + "h" }, "login_hint is longer than 2048 bytes"},
+		{"an lti_message_hint too long", func(in *ltidomain.LTI13LoginInitiation) { in.LTIMessageHint = long + "h" }, "lti_message_hint is longer"},
+		{"an iss too long", func(in *ltidomain.LTI13LoginInitiation) { in.Issuer = "https://x/" + long }, "iss is longer"},
+		{"a client_id over 255", func(in *ltidomain.LTI13LoginInitiation) { in.ClientID = strings.Repeat("1", 256) }, "client_id must be 1 to 255"},
+		{"a deployment id with a control character", func(in *ltidomain.LTI13LoginInitiation) { in.DeploymentID = "1:\n" }, "lti_deployment_id must be"},
+		{"another target link", func(in *ltidomain.LTI13LoginInitiation) { in.TargetLinkURI = toolLaunchURL + "/" }, "must be this tool's launch URL, " + toolLaunchURL},
+		{"the login URL as the target link", func(in *ltidomain.LTI13LoginInitiation) {
 			in.TargetLinkURI = "https://tool.example.com/lti/v1p3/login"
 		}, "target_link_uri"},
-		{"the parent as the storage frame", func(in *domain.LTI13LoginInitiation) { in.StorageTarget = "_parent" }, ""},
-		{"Canvas's storage frame", func(in *domain.LTI13LoginInitiation) { in.StorageTarget = "post_message_forwarding" }, ""},
-		{"a storage frame of the largest size", func(in *domain.LTI13LoginInitiation) {
-			in.StorageTarget = strings.Repeat("f", domain.MaxLTI13StorageTarget)
+		{"the parent as the storage frame", func(in *ltidomain.LTI13LoginInitiation) { in.StorageTarget = "_parent" }, ""},
+		{"Canvas's storage frame", func(in *ltidomain.LTI13LoginInitiation) { in.StorageTarget = "post_message_forwarding" }, ""},
+		{"a storage frame of the largest size", func(in *ltidomain.LTI13LoginInitiation) {
+			in.StorageTarget = strings.Repeat("f", ltidomain.MaxLTI13StorageTarget)
 		}, ""},
-		{"a storage frame too long", func(in *domain.LTI13LoginInitiation) {
-			in.StorageTarget = strings.Repeat("f", domain.MaxLTI13StorageTarget+1)
+		{"a storage frame too long", func(in *ltidomain.LTI13LoginInitiation) {
+			in.StorageTarget = strings.Repeat("f", ltidomain.MaxLTI13StorageTarget+1)
 		}, "lti_storage_target must be a frame's name"},
-		{"a storage frame with a space", func(in *domain.LTI13LoginInitiation) { in.StorageTarget = "a frame" }, "lti_storage_target"},
-		{"a storage frame with a quote", func(in *domain.LTI13LoginInitiation) { in.StorageTarget = `x"` }, "lti_storage_target"},
+		{"a storage frame with a space", func(in *ltidomain.LTI13LoginInitiation) { in.StorageTarget = "a frame" }, "lti_storage_target"},
+		{"a storage frame with a quote", func(in *ltidomain.LTI13LoginInitiation) { in.StorageTarget = `x"` }, "lti_storage_target"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := loginInitiation()
 			c.change(&in)
-			err := domain.CheckLTI13LoginInitiation(in, toolLaunchURL)
+			err := ltidomain.CheckLTI13LoginInitiation(in, toolLaunchURL)
 			switch {
 			case c.want == "" && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -78,7 +78,7 @@ func TestCheckLTI13LoginInitiation(t *testing.T) {
 // §5.1.1.2 with LTI's prompt=none, keeps the endpoint's own query, and
 // echoes lti_message_hint only when sent.
 func TestLTI13AuthRequestURL(t *testing.T) {
-	r := domain.LTI13AuthRequest{
+	r := ltidomain.LTI13AuthRequest{
 		ClientID: "10000000000001", RedirectURI: toolLaunchURL, LoginHint: "hint+1 &=", LTIMessageHint: "msg/hint?=",
 		State: "c3RhdGU", Nonce: "bm9uY2U",
 	}
@@ -127,12 +127,12 @@ func TestPlatformOrigin(t *testing.T) {
 		"https://[::1]:443/auth":                               "https://[::1]",
 	}
 	for in, want := range cases {
-		if got, err := domain.PlatformOrigin(in); err != nil || got != want {
+		if got, err := ltidomain.PlatformOrigin(in); err != nil || got != want {
 			t.Errorf("PlatformOrigin(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", "/auth", "https://", "::"} {
-		if got, err := domain.PlatformOrigin(bad); err == nil {
+		if got, err := ltidomain.PlatformOrigin(bad); err == nil {
 			t.Errorf("PlatformOrigin(%q) = %q, want an error", bad, got)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // claimsJSON is the claims as they travel in the JWT, read back.
@@ -25,7 +25,7 @@ func claimsJSON(t *testing.T, c map[string]any) map[string]any {
 
 func TestDeepLinkingReplyClaims(t *testing.T) {
 	now := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
-	reply := domain.DeepLinkingReply{
+	reply := ltidomain.DeepLinkingReply{
 		ClientID: "10000000000001", PlatformIssuer: "https://canvas.instructure.com", DeploymentID: "1:abc",
 		Data: "opaque", LaunchURL: launchURL, ExamConfigID: "0f8fad5b-d9cb-469f-a165-70867728950e",
 		Nonce: "n-1", Now: now,
@@ -52,12 +52,12 @@ func TestDeepLinkingReplyEchoesData(t *testing.T) {
 		"  spaces, <tags> & \"quotes\"\n\ttabs \\ backslash \u2028 ",
 		"eyJhbGciOiJIUzI1NiJ9.e30.x",
 	} {
-		c := claimsJSON(t, domain.DeepLinkingReply{Data: data, Now: time.Unix(0, 0)}.Claims())
+		c := claimsJSON(t, ltidomain.DeepLinkingReply{Data: data, Now: time.Unix(0, 0)}.Claims())
 		if got, ok := c[claim].(string); !ok || got != data {
 			t.Errorf("data %q came back as %#v", data, c[claim])
 		}
 	}
-	c := claimsJSON(t, domain.DeepLinkingReply{Now: time.Unix(0, 0)}.Claims())
+	c := claimsJSON(t, ltidomain.DeepLinkingReply{Now: time.Unix(0, 0)}.Claims())
 	if _, ok := c[claim]; ok {
 		t.Errorf("a request without data: the reply has %s", claim)
 	}
@@ -68,17 +68,17 @@ func TestCheckPickedExamConfig(t *testing.T) {
 		"0f8fad5b-d9cb-469f-a165-70867728950e":    "0f8fad5b-d9cb-469f-a165-70867728950e",
 		" 0F8FAD5B-D9CB-469F-A165-70867728950E\n": "0F8FAD5B-D9CB-469F-A165-70867728950E",
 	} {
-		if got, err := domain.CheckPickedExamConfig(in); err != nil || got != want {
+		if got, err := ltidomain.CheckPickedExamConfig(in); err != nil || got != want {
 			t.Errorf("CheckPickedExamConfig(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for in, want := range map[string]error{
-		"":            domain.ErrLaunchNoExamConfig,
-		"  ":          domain.ErrLaunchNoExamConfig,
-		"exam-42":     domain.ErrLaunchExamConfigNotID,
-		"0f8fad5b-d9": domain.ErrLaunchExamConfigNotID,
+		"":            ltidomain.ErrLaunchNoExamConfig,
+		"  ":          ltidomain.ErrLaunchNoExamConfig,
+		"exam-42":     ltidomain.ErrLaunchExamConfigNotID,
+		"0f8fad5b-d9": ltidomain.ErrLaunchExamConfigNotID,
 	} {
-		if _, err := domain.CheckPickedExamConfig(in); err != want || fault.KindOf(err) != fault.Invalid {
+		if _, err := ltidomain.CheckPickedExamConfig(in); err != want || fault.KindOf(err) != fault.Invalid {
 			t.Errorf("CheckPickedExamConfig(%q) = %v; want %v", in, err, want)
 		}
 	}

@@ -9,12 +9,12 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/jose"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 const launchURL = "https://tool.example.com/lti/v1p3/launch"
 
-var registration = domain.LTIRegistration{
+var registration = ltidomain.LTIRegistration{
 	ID: "reg-1", Issuer: "https://canvas.instructure.com", ClientID: "10000000000001",
 	DeploymentIDs: []string{"1:abc", "2:def"},
 }
@@ -57,7 +57,7 @@ func idToken(t *testing.T, now time.Time, changes map[string]any) jose.Claims {
 // cases are pkg/jose's).
 func TestCheckIDToken(t *testing.T) {
 	now := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
-	want := domain.IDTokenExpectations{Nonce: "n-1", LaunchURL: launchURL, Now: now}
+	want := ltidomain.IDTokenExpectations{Nonce: "n-1", LaunchURL: launchURL, Now: now}
 	for _, c := range []struct {
 		name    string
 		changes map[string]any
@@ -67,15 +67,15 @@ func TestCheckIDToken(t *testing.T) {
 		{name: "accepted", changes: nil},
 		{name: "iat 5 s ahead", changes: map[string]any{"iat": now.Add(5 * time.Second).Unix()}},
 		{name: "aud an array with azp", changes: map[string]any{"aud": []string{"other", registration.ClientID}, "azp": registration.ClientID}},
-		{name: "wrong iss", changes: map[string]any{"iss": "https://other.example.com"}, err: domain.ErrLTI13Registration},
-		{name: "foreign aud", changes: map[string]any{"aud": "someone-else"}, err: domain.ErrLTI13Audience},
-		{name: "several aud, no azp", changes: map[string]any{"aud": []string{"other", registration.ClientID}}, err: domain.ErrLTI13Audience},
-		{name: "several aud, foreign azp", changes: map[string]any{"aud": []string{"other", registration.ClientID}, "azp": "other"}, err: domain.ErrLTI13Audience},
-		{name: "iat 120 s ahead", changes: map[string]any{"iat": now.Add(120 * time.Second).Unix()}, err: domain.ErrLTI13Expired},
-		{name: "expired", changes: map[string]any{"exp": now.Add(-2 * time.Minute).Unix()}, err: domain.ErrLTI13Expired},
-		{name: "another nonce", changes: map[string]any{"nonce": "n-2"}, err: domain.ErrLTI13Nonce},
-		{name: "no nonce", changes: map[string]any{"nonce": nil}, err: domain.ErrLTI13Nonce},
-		{name: "unknown deployment", changes: map[string]any{"https://purl.imsglobal.org/spec/lti/claim/deployment_id": "9:zzz"}, err: domain.ErrLTI13Deployment},
+		{name: "wrong iss", changes: map[string]any{"iss": "https://other.example.com"}, err: ltidomain.ErrLTI13Registration},
+		{name: "foreign aud", changes: map[string]any{"aud": "someone-else"}, err: ltidomain.ErrLTI13Audience},
+		{name: "several aud, no azp", changes: map[string]any{"aud": []string{"other", registration.ClientID}}, err: ltidomain.ErrLTI13Audience},
+		{name: "several aud, foreign azp", changes: map[string]any{"aud": []string{"other", registration.ClientID}, "azp": "other"}, err: ltidomain.ErrLTI13Audience},
+		{name: "iat 120 s ahead", changes: map[string]any{"iat": now.Add(120 * time.Second).Unix()}, err: ltidomain.ErrLTI13Expired},
+		{name: "expired", changes: map[string]any{"exp": now.Add(-2 * time.Minute).Unix()}, err: ltidomain.ErrLTI13Expired},
+		{name: "another nonce", changes: map[string]any{"nonce": "n-2"}, err: ltidomain.ErrLTI13Nonce},
+		{name: "no nonce", changes: map[string]any{"nonce": nil}, err: ltidomain.ErrLTI13Nonce},
+		{name: "unknown deployment", changes: map[string]any{"https://purl.imsglobal.org/spec/lti/claim/deployment_id": "9:zzz"}, err: ltidomain.ErrLTI13Deployment},
 		{name: "version 1.2", changes: map[string]any{"https://purl.imsglobal.org/spec/lti/claim/version": "1.2.0"}, kind: fault.Invalid},
 		{name: "another message type", changes: map[string]any{"https://purl.imsglobal.org/spec/lti/claim/message_type": "LtiSubmissionReviewRequest"}, kind: fault.Invalid},
 		{name: "no resource link", changes: map[string]any{"https://purl.imsglobal.org/spec/lti/claim/resource_link": nil}, kind: fault.Invalid},
@@ -86,7 +86,7 @@ func TestCheckIDToken(t *testing.T) {
 		{name: "no deployment", changes: map[string]any{"https://purl.imsglobal.org/spec/lti/claim/deployment_id": nil}, kind: fault.Invalid},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			l, err := domain.CheckIDToken("springfield", registration, idToken(t, now, c.changes), want)
+			l, err := ltidomain.CheckIDToken("springfield", registration, idToken(t, now, c.changes), want)
 			switch {
 			case c.err == nil && c.kind == 0 && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -105,20 +105,20 @@ func TestCheckIDToken(t *testing.T) {
 // and sub; custom claims read as LTI 1.1's custom_ parameters.
 func TestIDTokenUserAndCustom(t *testing.T) {
 	now := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
-	want := domain.IDTokenExpectations{Nonce: "n-1", LaunchURL: launchURL, Now: now}
-	l, err := domain.CheckIDToken("w", registration, idToken(t, now, nil), want)
+	want := ltidomain.IDTokenExpectations{Nonce: "n-1", LaunchURL: launchURL, Now: now}
+	l, err := ltidomain.CheckIDToken("w", registration, idToken(t, now, nil), want)
 	if err != nil || l.Email != "ada@example.edu" || l.EmailDerived {
 		t.Fatalf("with email: %+v, %v", l, err)
 	}
-	if id, err := domain.CheckExamConfig(l.Custom); err != nil || id != "0f8fad5b-d9cb-469f-a165-70867728950e" {
+	if id, err := ltidomain.CheckExamConfig(l.Custom); err != nil || id != "0f8fad5b-d9cb-469f-a165-70867728950e" {
 		t.Fatalf("exam config from the custom claim: %q, %v", id, err)
 	}
-	withheld, _ := domain.CheckIDToken("w", registration, idToken(t, now, map[string]any{"email": nil}), want)
-	again, _ := domain.CheckIDToken("w", registration, idToken(t, now, map[string]any{"email": nil}), want)
+	withheld, _ := ltidomain.CheckIDToken("w", registration, idToken(t, now, map[string]any{"email": nil}), want)
+	again, _ := ltidomain.CheckIDToken("w", registration, idToken(t, now, map[string]any{"email": nil}), want)
 	other := registration
 	other.Issuer = "https://moodle.example.edu"
-	elsewhere, _ := domain.CheckIDToken("w", other, idToken(t, now, map[string]any{"email": nil, "iss": other.Issuer}), want)
-	if !withheld.EmailDerived || withheld.Email != again.Email || withheld.Email == elsewhere.Email || withheld.Email != domain.DerivedLTI13Email(registration.Issuer, "user-7") {
+	elsewhere, _ := ltidomain.CheckIDToken("w", other, idToken(t, now, map[string]any{"email": nil, "iss": other.Issuer}), want)
+	if !withheld.EmailDerived || withheld.Email != again.Email || withheld.Email == elsewhere.Email || withheld.Email != ltidomain.DerivedLTI13Email(registration.Issuer, "user-7") {
 		t.Fatalf("derived: %q, again %q, another platform's same sub %q", withheld.Email, again.Email, elsewhere.Email)
 	}
 }
@@ -126,7 +126,7 @@ func TestIDTokenUserAndCustom(t *testing.T) {
 // A deep-linking request needs its settings, and echoes their data.
 func TestIDTokenDeepLinking(t *testing.T) {
 	now := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
-	want := domain.IDTokenExpectations{Nonce: "n-1", LaunchURL: launchURL, Now: now}
+	want := ltidomain.IDTokenExpectations{Nonce: "n-1", LaunchURL: launchURL, Now: now}
 	dl := map[string]any{
 		"https://purl.imsglobal.org/spec/lti/claim/message_type":  "LtiDeepLinkingRequest",
 		"https://purl.imsglobal.org/spec/lti/claim/resource_link": nil,
@@ -135,14 +135,14 @@ func TestIDTokenDeepLinking(t *testing.T) {
 			"data": `{"opaque": "x"}`,
 		},
 	}
-	l, err := domain.CheckIDToken("w", registration, idToken(t, now, dl), want)
+	l, err := ltidomain.CheckIDToken("w", registration, idToken(t, now, dl), want)
 	if err != nil || l.DeepLinking == nil || l.DeepLinking.Data != `{"opaque": "x"}` || l.DeepLinking.ReturnURL != "https://canvas.example.edu/deep_link" {
 		t.Fatalf("deep linking: %+v, %v", l, err)
 	}
 	dl["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"] = map[string]any{
 		"deep_link_return_url": "https://canvas.example.edu/deep_link", "accept_types": []string{"file"},
 	}
-	if _, err := domain.CheckIDToken("w", registration, idToken(t, now, dl), want); fault.KindOf(err) != fault.Invalid {
+	if _, err := ltidomain.CheckIDToken("w", registration, idToken(t, now, dl), want); fault.KindOf(err) != fault.Invalid {
 		t.Fatalf("accept_types without ltiResourceLink: %v", err)
 	}
 }

@@ -9,13 +9,13 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/outbound"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // The document's patterns, compiled apart from the checks under test.
 var (
-	urlDocShape    = regexp.MustCompile(domain.URLPattern)
-	issuerDocShape = regexp.MustCompile(domain.IssuerPattern)
+	urlDocShape    = regexp.MustCompile(ltidomain.URLPattern)
+	issuerDocShape = regexp.MustCompile(ltidomain.IssuerPattern)
 )
 
 // Whatever URLs a caller registers, CheckNewLTIRegistration answers nil or
@@ -35,7 +35,7 @@ func FuzzCheckNewLTIRegistration(f *testing.F) {
 	f.Fuzz(func(t *testing.T, issuer, jwksURL string) {
 		r := validRegistration()
 		r.Issuer, r.JWKSURL = issuer, jwksURL
-		err := domain.CheckNewLTIRegistration(r, outbound.Policy{})
+		err := ltidomain.CheckNewLTIRegistration(r, outbound.Policy{})
 		if err != nil {
 			e, ok := fault.As(err)
 			if !ok || e.Kind != fault.Invalid || len(e.Fields) == 0 {
@@ -50,7 +50,7 @@ func FuzzCheckNewLTIRegistration(f *testing.F) {
 				default:
 					t.Fatalf("names %s, which was valid", v.Field)
 				}
-				if shape.MatchString(value) && len(value) <= domain.MaxURLBytes && !strings.HasPrefix(v.Description, domain.PublicURLRule) {
+				if shape.MatchString(value) && len(value) <= ltidomain.MaxURLBytes && !strings.HasPrefix(v.Description, ltidomain.PublicURLRule) {
 					t.Fatalf("%s %q has the document's shape but is refused with %q", v.Field, value, v.Description)
 				}
 			}
@@ -61,7 +61,7 @@ func FuzzCheckNewLTIRegistration(f *testing.F) {
 			shape *regexp.Regexp
 		}{{issuer, issuerDocShape}, {jwksURL, urlDocShape}} {
 			u, perr := url.Parse(c.value)
-			if !c.shape.MatchString(c.value) || len(c.value) > domain.MaxURLBytes || perr != nil || u.Scheme != "https" {
+			if !c.shape.MatchString(c.value) || len(c.value) > ltidomain.MaxURLBytes || perr != nil || u.Scheme != "https" {
 				t.Fatalf("accepted %q", c.value)
 			}
 			if _, oerr := (outbound.Policy{}).CheckURL(c.value); oerr != nil {

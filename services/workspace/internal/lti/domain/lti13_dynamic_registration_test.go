@@ -7,7 +7,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/outbound"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 const moodleConfigURL = "https://moodle.school.example/mod/lti/openid-configuration.php"
@@ -42,11 +42,11 @@ func moodleConfiguration(patch map[string]any) []byte {
 }
 
 func TestReadPlatformConfiguration(t *testing.T) {
-	cfg, err := domain.ReadPlatformConfiguration(moodleConfiguration(nil), moodleConfigURL, outbound.Policy{})
+	cfg, err := ltidomain.ReadPlatformConfiguration(moodleConfiguration(nil), moodleConfigURL, outbound.Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := domain.PlatformConfiguration{
+	want := ltidomain.PlatformConfiguration{
 		Issuer:                "https://moodle.school.example",
 		AuthorizationEndpoint: "https://moodle.school.example/mod/lti/auth.php",
 		TokenEndpoint:         "https://moodle.school.example/mod/lti/token.php",
@@ -58,15 +58,15 @@ func TestReadPlatformConfiguration(t *testing.T) {
 	if cfg != want {
 		t.Fatalf("got %+v\nwant %+v", cfg, want)
 	}
-	reg := cfg.Registration(domain.RegisteredClient{ClientID: "aBc123", DeploymentID: "7"})
+	reg := cfg.Registration(ltidomain.RegisteredClient{ClientID: "aBc123", DeploymentID: "7"})
 	if reg.Issuer != want.Issuer || reg.ClientID != "aBc123" || len(reg.DeploymentIDs) != 1 || reg.DeploymentIDs[0] != "7" ||
 		reg.AuthLoginURL != want.AuthorizationEndpoint || reg.JWKSURL != want.JWKSURI || reg.AuthTokenURL == nil || *reg.AuthTokenURL != want.TokenEndpoint {
 		t.Fatalf("registration %+v", reg)
 	}
-	if err := domain.CheckNewLTIRegistration(reg, outbound.Policy{}); err != nil {
+	if err := ltidomain.CheckNewLTIRegistration(reg, outbound.Policy{}); err != nil {
 		t.Fatalf("the registration breaks a rule: %v", err)
 	}
-	if none := cfg.Registration(domain.RegisteredClient{ClientID: "x"}); none.DeploymentIDs == nil || len(none.DeploymentIDs) != 0 {
+	if none := cfg.Registration(ltidomain.RegisteredClient{ClientID: "x"}); none.DeploymentIDs == nil || len(none.DeploymentIDs) != 0 {
 		t.Fatalf("without a deployment: %+v, want an empty list", none.DeploymentIDs)
 	}
 }
@@ -100,7 +100,7 @@ func TestReadPlatformConfigurationRefusals(t *testing.T) {
 			if configURL == "" {
 				configURL = moodleConfigURL
 			}
-			_, err := domain.ReadPlatformConfiguration(moodleConfiguration(tt.patch), configURL, outbound.Policy{})
+			_, err := ltidomain.ReadPlatformConfiguration(moodleConfiguration(tt.patch), configURL, outbound.Policy{})
 			e, ok := fault.As(err)
 			if !ok || e.Kind != fault.Invalid || !strings.Contains(e.Message, tt.says) ||
 				!strings.HasPrefix(e.Message, "The platform's OpenID configuration cannot be used to register the tool: ") {
@@ -111,19 +111,19 @@ func TestReadPlatformConfigurationRefusals(t *testing.T) {
 }
 
 func TestReadRegisteredClient(t *testing.T) {
-	got, err := domain.ReadRegisteredClient([]byte(`{"client_id":"10000000000042","https://purl.imsglobal.org/spec/lti-tool-configuration":{"deployment_id":"12:ab"}}`))
-	if err != nil || got != (domain.RegisteredClient{ClientID: "10000000000042", DeploymentID: "12:ab"}) {
+	got, err := ltidomain.ReadRegisteredClient([]byte(`{"client_id":"10000000000042","https://purl.imsglobal.org/spec/lti-tool-configuration":{"deployment_id":"12:ab"}}`))
+	if err != nil || got != (ltidomain.RegisteredClient{ClientID: "10000000000042", DeploymentID: "12:ab"}) {
 		t.Fatalf("got %+v, %v", got, err)
 	}
-	got, err = domain.ReadRegisteredClient([]byte(`{"client_id":"c"}`))
-	if err != nil || got != (domain.RegisteredClient{ClientID: "c"}) {
+	got, err = ltidomain.ReadRegisteredClient([]byte(`{"client_id":"c"}`))
+	if err != nil || got != (ltidomain.RegisteredClient{ClientID: "c"}) {
 		t.Fatalf("without a deployment: %+v, %v", got, err)
 	}
 	for _, body := range []string{
 		`[]`, `{}`, `{"client_id":""}`, `{"client_id":7}`, `{"client_id":"` + strings.Repeat("x", 256) + `"}`,
 		`{"client_id":"c\n"}`, `{"client_id":"c","https://purl.imsglobal.org/spec/lti-tool-configuration":{"deployment_id":"` + strings.Repeat("d", 300) + `"}}`,
 	} {
-		if _, err := domain.ReadRegisteredClient([]byte(body)); fault.KindOf(err) != fault.BadGateway {
+		if _, err := ltidomain.ReadRegisteredClient([]byte(body)); fault.KindOf(err) != fault.BadGateway {
 			t.Errorf("%s: err = %v, want BadGateway", body, err)
 		}
 	}
@@ -131,7 +131,7 @@ func TestReadRegisteredClient(t *testing.T) {
 
 // The tool's client metadata has what LTI-DR 1.0 §3.5.2 asks of a tool.
 func TestToolClientJSON(t *testing.T) {
-	c := domain.ToolClient{
+	c := ltidomain.ToolClient{
 		Name: "LiveProctor exam", LoginURL: "https://tool.example/lti/v1p3/login", LaunchURL: "https://tool.example/lti/v1p3/launch",
 		JWKSURL: "https://tool.example/lti/v1p3/jwks.json", DeepLinking: true,
 	}
@@ -175,14 +175,14 @@ func FuzzReadPlatformConfiguration(f *testing.F) {
 	f.Add([]byte(`{"issuer":"https://a.example"}`), "https://a.example/x")
 	f.Add([]byte(`null`), "https://a.example/")
 	f.Fuzz(func(t *testing.T, body []byte, configURL string) {
-		cfg, err := domain.ReadPlatformConfiguration(body, configURL, outbound.Policy{})
+		cfg, err := ltidomain.ReadPlatformConfiguration(body, configURL, outbound.Policy{})
 		if err != nil {
 			if fault.KindOf(err) != fault.Invalid {
 				t.Fatalf("err = %v, want Invalid", err)
 			}
 			return
 		}
-		if err := domain.CheckNewLTIRegistration(cfg.Registration(domain.RegisteredClient{ClientID: "c"}), outbound.Policy{}); err != nil {
+		if err := ltidomain.CheckNewLTIRegistration(cfg.Registration(ltidomain.RegisteredClient{ClientID: "c"}), outbound.Policy{}); err != nil {
 			t.Fatalf("an accepted configuration makes a registration that breaks a rule: %v\n%s", err, body)
 		}
 	})

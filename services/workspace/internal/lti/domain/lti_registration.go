@@ -164,18 +164,88 @@ func printableASCII(s string) bool {
 	return true
 }
 
-// What a workspace does with its registrations.
+// Registrations are a workspace's registrations, oldest first, with the
+// rules they keep: the workspace document holds them (and records the
+// events of their changes), this package says what a change may be. A
+// change copies what it touches, so copies of a Registrations never share
+// anything one of them changes.
+type Registrations struct {
+	list []LTIRegistration
+}
 
-// AddLTIRegistration adds the registration r with the id given (the
-// caller reserved its (issuer, client id) pair for it) and returns it.
-func (w *Workspace) AddLTIRegistration(id string, r NewLTIRegistration, urls URLPolicy, now time.Time) (LTIRegistration, error) {
-	if w.Deleted() {
-		return LTIRegistration{}, ErrDeleted
+// UnmarshalRegistrations returns the registrations a store kept, unchecked
+// (as UnmarshalWorkspaceFromDatabase loads a workspace); it takes list as
+// its own.
+func UnmarshalRegistrations(list []LTIRegistration) Registrations {
+	return Registrations{list: list}
+}
+
+// Len is how many registrations there are.
+func (rs Registrations) Len() int { return len(rs.list) }
+
+// All returns copies of the registrations, oldest first.
+func (rs Registrations) All() []LTIRegistration {
+	out := make([]LTIRegistration, len(rs.list))
+	for i, r := range rs.list {
+		out[i] = r.clone()
 	}
+	return out
+}
+
+// Get returns the registration id.
+func (rs Registrations) Get(id string) (LTIRegistration, bool) {
+	for _, r := range rs.list {
+		if r.ID == id {
+			return r.clone(), true
+		}
+	}
+	return LTIRegistration{}, false
+}
+
+// For returns the registration of (issuer, clientID): the issuer compared
+// as an exact string, as LTI 1.3 has it.
+func (rs Registrations) For(issuer, clientID string) (LTIRegistration, bool) {
+	for _, r := range rs.list {
+		if r.Issuer == issuer && r.ClientID == clientID {
+			return r.clone(), true
+		}
+	}
+	return LTIRegistration{}, false
+}
+
+// Owning returns the registrations of issuer that hold deploymentID, or
+// all of issuer's when deploymentID is empty: those that can own a login
+// which names no client_id.
+func (rs Registrations) Owning(issuer, deploymentID string) []LTIRegistration {
+	var out []LTIRegistration
+	for _, r := range rs.list {
+		if r.Issuer == issuer && (deploymentID == "" || r.HasDeployment(deploymentID)) {
+			out = append(out, r.clone())
+		}
+	}
+	return out
+}
+
+// CanAdd reports why a registration of (issuer, clientID) cannot be added
+// as things stand: one of these has the pair, or there are
+// MaxLTIRegistrations. Checked before the pair is reserved.
+func (rs Registrations) CanAdd(issuer, clientID string) error {
+	if _, ok := rs.For(issuer, clientID); ok {
+		return ErrLTIRegistrationTaken
+	}
+	if len(rs.list) >= MaxLTIRegistrations {
+		return ErrTooManyLTIRegistrations
+	}
+	return nil
+}
+
+// Add adds the registration r with the id given (the caller reserved its
+// (issuer, client id) pair for it) and returns it.
+func (rs *Registrations) Add(id string, r NewLTIRegistration, urls URLPolicy, now time.Time) (LTIRegistration, error) {
 	if err := CheckNewLTIRegistration(r, urls); err != nil {
 		return LTIRegistration{}, err
 	}
-	if err := w.CanAddLTIRegistration(r.Issuer, r.ClientID); err != nil {
+	if err := rs.CanAdd(r.Issuer, r.ClientID); err != nil {
 		return LTIRegistration{}, err
 	}
 	reg := LTIRegistration{
@@ -194,133 +264,81 @@ func (w *Workspace) AddLTIRegistration(id string, r NewLTIRegistration, urls URL
 	if r.AuthTokenURL != nil {
 		reg.AuthTokenURL = *r.AuthTokenURL
 	}
-	w.ltiRegistrations = append(w.ltiRegistrations, reg)
-	w.record(EventLTIRegistrationCreated, ltiTarget(id), now, nil)
+	rs.list = append(slices.Clone(rs.list), reg)
 	return reg.clone(), nil
 }
 
-// CanAddLTIRegistration reports why the workspace cannot take a
-// registration of (issuer, clientID) as it stands: one of its own has the
-// pair, or it has MaxLTIRegistrations. Checked before the pair is reserved.
-func (w *Workspace) CanAddLTIRegistration(issuer, clientID string) error {
-	if _, ok := w.LTIRegistrationFor(issuer, clientID); ok {
-		return ErrLTIRegistrationTaken
-	}
-	if len(w.ltiRegistrations) >= MaxLTIRegistrations {
-		return ErrTooManyLTIRegistrations
-	}
-	return nil
-}
-
-// RemoveLTIRegistration removes the registration id and returns it.
-func (w *Workspace) RemoveLTIRegistration(id string, now time.Time) (LTIRegistration, error) {
-	i, err := w.ltiIndex(id)
+// Remove removes the registration id and returns it.
+func (rs *Registrations) Remove(id string) (LTIRegistration, error) {
+	i, err := rs.index(id)
 	if err != nil {
 		return LTIRegistration{}, err
 	}
-	removed := w.ltiRegistrations[i]
-	w.ltiRegistrations = slices.Delete(slices.Clone(w.ltiRegistrations), i, i+1)
-	w.record(EventLTIRegistrationDeleted, ltiTarget(id), now, nil)
+	removed := rs.list[i]
+	rs.list = slices.Delete(slices.Clone(rs.list), i, i+1)
 	return removed.clone(), nil
 }
 
-// AddLTIDeployment adds deploymentID to the registration id and returns it.
-// An id already there changes nothing: added is false, and the call is safe
-// to repeat.
-func (w *Workspace) AddLTIDeployment(id, deploymentID string, now time.Time) (r LTIRegistration, added bool, err error) {
+// AddDeployment adds deploymentID to the registration id and returns it.
+// An id already there changes nothing: added is false, and the call is
+// safe to repeat.
+func (rs *Registrations) AddDeployment(id, deploymentID string, now time.Time) (r LTIRegistration, added bool, err error) {
 	if err := CheckLTIDeploymentID(deploymentID); err != nil {
 		return LTIRegistration{}, false, err
 	}
-	i, err := w.ltiIndex(id)
+	i, err := rs.index(id)
 	if err != nil {
 		return LTIRegistration{}, false, err
 	}
-	reg := &w.ltiRegistrations[i]
-	switch {
+	switch reg := rs.list[i]; {
 	case reg.HasDeployment(deploymentID):
 		return reg.clone(), false, nil
 	case len(reg.DeploymentIDs) >= MaxLTIDeployments:
 		return LTIRegistration{}, false, ErrTooManyLTIDeployments
 	}
-	reg.DeploymentIDs = append(slices.Clone(reg.DeploymentIDs), deploymentID)
-	reg.UpdatedAt = now
-	w.record(EventLTIDeploymentAdded, ltiTarget(id), now, []string{"deploymentIds"})
-	return reg.clone(), true, nil
+	return rs.changeDeployments(i, now, func(ids []string) []string { return append(ids, deploymentID) }), true, nil
 }
 
-// RemoveLTIDeployment removes deploymentID from the registration id and
+// RemoveDeployment removes deploymentID from the registration id and
 // returns the registration as it now is.
-func (w *Workspace) RemoveLTIDeployment(id, deploymentID string, now time.Time) (LTIRegistration, error) {
-	i, err := w.ltiIndex(id)
+func (rs *Registrations) RemoveDeployment(id, deploymentID string, now time.Time) (LTIRegistration, error) {
+	i, err := rs.index(id)
 	if err != nil {
 		return LTIRegistration{}, err
 	}
-	reg := &w.ltiRegistrations[i]
-	at := slices.Index(reg.DeploymentIDs, deploymentID)
+	at := slices.Index(rs.list[i].DeploymentIDs, deploymentID)
 	if at < 0 {
 		return LTIRegistration{}, ErrLTIDeploymentNotFound
 	}
-	reg.DeploymentIDs = slices.Delete(slices.Clone(reg.DeploymentIDs), at, at+1)
-	reg.UpdatedAt = now
-	w.record(EventLTIDeploymentRemoved, ltiTarget(id), now, []string{"deploymentIds"})
-	return reg.clone(), nil
+	return rs.changeDeployments(i, now, func(ids []string) []string { return slices.Delete(ids, at, at+1) }), nil
 }
 
-// ltiIndex is the index of registration id in an active workspace.
-func (w *Workspace) ltiIndex(id string) (int, error) {
-	if w.Deleted() {
-		return -1, ErrDeleted
-	}
-	i := slices.IndexFunc(w.ltiRegistrations, func(r LTIRegistration) bool { return r.ID == id })
+// changeDeployments sets the deployment ids of registration i to change's
+// answer on a copy of them, and returns the registration as it now is.
+func (rs *Registrations) changeDeployments(i int, now time.Time, change func([]string) []string) LTIRegistration {
+	rs.list = slices.Clone(rs.list)
+	reg := &rs.list[i]
+	reg.DeploymentIDs = change(slices.Clone(reg.DeploymentIDs))
+	reg.UpdatedAt = now
+	return reg.clone()
+}
+
+// index is the index of registration id.
+func (rs Registrations) index(id string) (int, error) {
+	i := slices.IndexFunc(rs.list, func(r LTIRegistration) bool { return r.ID == id })
 	if i < 0 {
 		return -1, ErrLTIRegistrationNotFound
 	}
 	return i, nil
 }
 
-// LTIRegistrations returns copies of the workspace's registrations, oldest
-// first.
-func (w *Workspace) LTIRegistrations() []LTIRegistration {
-	out := make([]LTIRegistration, len(w.ltiRegistrations))
-	for i, r := range w.ltiRegistrations {
-		out[i] = r.clone()
-	}
-	return out
+// violations collects the fields a check refuses, as the workspace
+// domain's checks do.
+type violations []fault.FieldViolation
+
+func (v *violations) add(field, description string) {
+	*v = append(*v, fault.FieldViolation{Field: field, Description: description})
 }
 
-// LTIRegistration returns the registration id.
-func (w *Workspace) LTIRegistration(id string) (LTIRegistration, bool) {
-	for _, r := range w.ltiRegistrations {
-		if r.ID == id {
-			return r.clone(), true
-		}
-	}
-	return LTIRegistration{}, false
-}
-
-// LTIRegistrationFor returns the registration of (issuer, clientID): the
-// issuer compared as an exact string, as LTI 1.3 has it.
-func (w *Workspace) LTIRegistrationFor(issuer, clientID string) (LTIRegistration, bool) {
-	for _, r := range w.ltiRegistrations {
-		if r.Issuer == issuer && r.ClientID == clientID {
-			return r.clone(), true
-		}
-	}
-	return LTIRegistration{}, false
-}
-
-// LTIRegistrationsOwning returns the registrations of issuer that hold
-// deploymentID, or all of issuer's when deploymentID is empty: those that
-// can own a login which names no client_id.
-func (w *Workspace) LTIRegistrationsOwning(issuer, deploymentID string) []LTIRegistration {
-	var out []LTIRegistration
-	for _, r := range w.ltiRegistrations {
-		if r.Issuer == issuer && (deploymentID == "" || r.HasDeployment(deploymentID)) {
-			out = append(out, r.clone())
-		}
-	}
-	return out
-}
-
-// ltiTarget is a registration as the target of an event.
-func ltiTarget(id string) Target { return Target{Type: TargetLTIRegistration, ID: id} }
+// err returns nil when nothing was recorded, else a fault.Invalid error.
+func (v violations) err() error { return fault.InvalidFields(v) }

@@ -6,19 +6,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // keyMaker numbers the keys it makes.
-func keyMaker() domain.NewToolKey {
+func keyMaker() ltidomain.NewToolKey {
 	n := 0
-	return func(context.Context) (domain.ToolKey, error) {
+	return func(context.Context) (ltidomain.ToolKey, error) {
 		n++
-		return domain.ToolKey{KID: fmt.Sprintf("k%d", n)}, nil
+		return ltidomain.ToolKey{KID: fmt.Sprintf("k%d", n)}, nil
 	}
 }
 
-func kids(keys []domain.ToolKey) []string {
+func kids(keys []ltidomain.ToolKey) []string {
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = k.KID
@@ -30,12 +30,12 @@ func kids(keys []domain.ToolKey) []string {
 // published Lead before it signs, a replaced key stays published for
 // Overlap, and at most three keys are published at once.
 func TestToolKeysRotate(t *testing.T) {
-	r := domain.ToolKeyRotation{Every: 30 * 24 * time.Hour, Lead: 48 * time.Hour, Overlap: 7 * 24 * time.Hour}
+	r := ltidomain.ToolKeyRotation{Every: 30 * 24 * time.Hour, Lead: 48 * time.Hour, Overlap: 7 * 24 * time.Hour}
 	if err := r.Check(); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var s domain.ToolKeys
+	var s ltidomain.ToolKeys
 	newKey := keyMaker()
 	publishedAt := map[string]time.Time{}
 	lastSigner := ""
@@ -70,9 +70,9 @@ func TestToolKeysRotate(t *testing.T) {
 
 // A replaced key stays published for the overlap, then goes.
 func TestToolKeysKeepTheReplacedKeyForTheOverlap(t *testing.T) {
-	r := domain.ToolKeyRotation{Every: 10 * time.Hour, Lead: 2 * time.Hour, Overlap: 5 * time.Hour}
+	r := ltidomain.ToolKeyRotation{Every: 10 * time.Hour, Lead: 2 * time.Hour, Overlap: 5 * time.Hour}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var s domain.ToolKeys
+	var s ltidomain.ToolKeys
 	newKey := keyMaker()
 	step := func(d time.Duration) {
 		now = now.Add(d)
@@ -100,7 +100,7 @@ func TestToolKeysKeepTheReplacedKeyForTheOverlap(t *testing.T) {
 	if got := fmt.Sprint(kids(s.Published())); got != "[k2]" {
 		t.Fatalf("after the overlap: %s", got)
 	}
-	if err := (domain.ToolKeyRotation{Every: time.Hour, Lead: time.Hour, Overlap: time.Hour}).Check(); err == nil {
+	if err := (ltidomain.ToolKeyRotation{Every: time.Hour, Lead: time.Hour, Overlap: time.Hour}).Check(); err == nil {
 		t.Fatal("a rotation whose lead is as long as a key's life was accepted")
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
-	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // FuzzCheckLaunch reads a launch's parameters from a query-like text
@@ -31,10 +31,10 @@ func FuzzCheckLaunch(f *testing.F) {
 	f.Add("GET", "oauth_timestamp=+1\noauth_nonce="+strings.Repeat("n", 300))
 	f.Add("POST", strings.Replace(full, "1800000000", "99999999999999", 1)+"user_id=\x85")
 	f.Fuzz(func(t *testing.T, method, text string) {
-		var params []domain.LaunchParam
+		var params []ltidomain.LaunchParam
 		for line := range strings.SplitSeq(text, "\n") {
 			name, value, _ := strings.Cut(line, "=")
-			params = append(params, domain.LaunchParam{Name: name, Value: value})
+			params = append(params, ltidomain.LaunchParam{Name: name, Value: value})
 		}
 		refused := func(err error) {
 			t.Helper()
@@ -48,22 +48,22 @@ func FuzzCheckLaunch(f *testing.F) {
 				}
 			}
 		}
-		if id, err := domain.CheckExamConfig(params); err != nil {
+		if id, err := ltidomain.CheckExamConfig(params); err != nil {
 			refused(err)
 		} else if last := lastValue(params, "custom_exam_config_id"); len(id) != 36 || id != strings.TrimSpace(last) {
 			t.Fatalf("accepted exam configuration %q from %q", id, last)
 		}
-		signed, err := domain.CheckSignedLaunch(method, params)
+		signed, err := ltidomain.CheckSignedLaunch(method, params)
 		if err != nil {
 			refused(err)
 		} else {
-			if !strings.EqualFold(method, "POST") || signed.ConsumerKey == "" || signed.Nonce == "" || len(signed.Nonce) > domain.LaunchMaxNonceBytes ||
-				signed.SignatureMethod != domain.SignatureHMACSHA1 && signed.SignatureMethod != domain.SignatureHMACSHA256 ||
+			if !strings.EqualFold(method, "POST") || signed.ConsumerKey == "" || signed.Nonce == "" || len(signed.Nonce) > ltidomain.LaunchMaxNonceBytes ||
+				signed.SignatureMethod != ltidomain.SignatureHMACSHA1 && signed.SignatureMethod != ltidomain.SignatureHMACSHA256 ||
 				signed.Timestamp.Before(time.Unix(0, 0)) {
 				t.Fatalf("accepted %+v from %q", signed, params)
 			}
 		}
-		l, err := domain.CheckLaunch("w", "k", params)
+		l, err := ltidomain.CheckLaunch("w", "k", params)
 		if err != nil {
 			refused(err)
 			return
@@ -72,7 +72,7 @@ func FuzzCheckLaunch(f *testing.F) {
 			t.Fatalf("accepted %+v", l)
 		}
 		if l.EmailDerived {
-			if l.UserID == "" || l.Email != domain.DerivedEmail("k", l.UserID) {
+			if l.UserID == "" || l.Email != ltidomain.DerivedEmail("k", l.UserID) {
 				t.Fatalf("derived %q for user_id %q", l.Email, l.UserID)
 			}
 		} else if a, err := mail.ParseAddress(l.Email); err != nil || a.Address != l.Email || a.Name != "" || len(l.Email) > 254 {
@@ -86,7 +86,7 @@ func FuzzCheckLaunch(f *testing.F) {
 	})
 }
 
-func lastValue(params []domain.LaunchParam, name string) string {
+func lastValue(params []ltidomain.LaunchParam, name string) string {
 	v := ""
 	for _, p := range params {
 		if p.Name == name {

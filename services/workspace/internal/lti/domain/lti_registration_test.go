@@ -1,0 +1,83 @@
+package domain_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
+)
+
+func validRegistration() ltidomain.NewLTIRegistration {
+	token := "https://sso.canvaslms.com/login/oauth2/token"
+	return ltidomain.NewLTIRegistration{
+		Issuer:        "https://canvas.instructure.com",
+		ClientID:      "10000000000001",
+		DeploymentIDs: []string{"1:8865aa05b4b79b64a91a86042e43af5ea8ae79eb"},
+		AuthLoginURL:  "https://sso.canvaslms.com/api/lti/authorize_redirect",
+		JWKSURL:       "https://sso.canvaslms.com/api/lti/security/jwks",
+		AuthTokenURL:  &token,
+	}
+}
+
+// violated lists the fields err names, with their descriptions.
+func violated(err error) map[string]string {
+	out := map[string]string{}
+	if e, ok := fault.As(err); ok {
+		for _, f := range e.Fields {
+			out[f.Field] = f.Description
+		}
+	}
+	return out
+}
+
+func TestCheckNewLTIRegistrationNamesEveryField(t *testing.T) {
+	if err := ltidomain.CheckNewLTIRegistration(validRegistration(), ltidomain.URLPolicy{}); err != nil {
+		t.Fatalf("a valid registration: %v", err)
+	}
+	none := validRegistration()
+	none.DeploymentIDs, none.AuthTokenURL = nil, nil
+	if err := ltidomain.CheckNewLTIRegistration(none, ltidomain.URLPolicy{}); err != nil {
+		t.Fatalf("no deployments and no token URL: %v", err)
+	}
+
+	empty := ""
+	bad := ltidomain.NewLTIRegistration{
+		Issuer:        "https://canvas.instructure.com/?x=1",
+		ClientID:      "tab\there",
+		DeploymentIDs: []string{"a", "", "a", strings.Repeat("d", 256), "é"},
+		AuthLoginURL:  "http://sso.canvaslms.com/authorize",
+		JWKSURL:       "",
+		AuthTokenURL:  &empty,
+	}
+	got := violated(ltidomain.CheckNewLTIRegistration(bad, ltidomain.URLPolicy{}))
+	want := map[string]string{
+		"issuer":           "must be an https URL on a host name or address, without user information, a query or a fragment",
+		"clientId":         "must be 1 to 255 printable ASCII characters",
+		"deploymentIds[1]": "is required",
+		"deploymentIds[2]": "duplicate of deploymentIds[0]",
+		"deploymentIds[3]": "must be 1 to 255 printable ASCII characters",
+		"deploymentIds[4]": "must be 1 to 255 printable ASCII characters",
+		"authLoginUrl":     "must be a public https URL: http is allowed only for hosts named in LTI_ALLOW_INSECURE_HOSTS",
+		"jwksUrl":          "is required",
+		"authTokenUrl":     "is required",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("violations:\n got %v\nwant %v", got, want)
+	}
+
+	many := validRegistration()
+	many.DeploymentIDs = make([]string, ltidomain.MaxLTIDeployments+1)
+	for i := range many.DeploymentIDs {
+		many.DeploymentIDs[i] = fmt.Sprint(i)
+	}
+	if got := violated(ltidomain.CheckNewLTIRegistration(many, ltidomain.URLPolicy{})); got["deploymentIds"] != "must have at most 100 elements" {
+		t.Fatalf("101 deployment ids: %v", got)
+	}
+	long := validRegistration()
+	long.ClientID = strings.Repeat("c", 256)
+	if got := violated(ltidomain.CheckNewLTIRegistration(long, ltidomain.URLPolicy{})); got["clientId"] == "" {
+		t.Fatalf("a client id of 256: %v", got)
+	}
+}
