@@ -10,22 +10,22 @@ import (
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
-// Lti13DeepLinkingResponse is the reply to a deep-linking request: the
+// LTI13DeepLinkingResponse is the reply to a deep-linking request: the
 // signed LtiDeepLinkingResponse the browser posts, as the form field JWT,
 // to the platform's ReturnURL.
-type Lti13DeepLinkingResponse struct {
+type LTI13DeepLinkingResponse struct {
 	ReturnURL string
 	JWT       string
 }
 
 var (
-	errLti13DeepLinksOff = fault.New(fault.Unavailable,
+	errLTI13DeepLinksOff = fault.New(fault.Unavailable,
 		"adding an exam from the LMS's content picker is not available on this service right now: retry shortly, or open the picker again")
-	errLti13DeepLinkUnused = fault.New(fault.Unauthenticated,
+	errLTI13DeepLinkUnused = fault.New(fault.Unauthenticated,
 		"this exam choice is unknown, already sent or expired (the page is over an hour old): open the LMS's content picker again")
 )
 
-// CreateLtiDeepLinkingResponse answers the deep-linking page, for anyone
+// CreateLTIDeepLinkingResponse answers the deep-linking page, for anyone
 // who holds its id (a single-use secret a verified deep-linking launch
 // handed the teacher's browser): it takes the request kept under
 // deepLinkID and signs, with the tool's key, the reply that adds a link to
@@ -34,37 +34,37 @@ var (
 // the request is taken, so the teacher can correct it; an unknown, used or
 // expired id, or a registration removed since, is UNAUTHENTICATED. A
 // failure on our side (the store, the keys) keeps the request for a retry.
-func (a *App) CreateLtiDeepLinkingResponse(ctx context.Context, deepLinkID, examConfigID string) (Lti13DeepLinkingResponse, error) {
+func (a *App) CreateLTIDeepLinkingResponse(ctx context.Context, deepLinkID, examConfigID string) (LTI13DeepLinkingResponse, error) {
 	if a.lti13.deepLinks == nil || a.lti13.tool == nil {
-		return Lti13DeepLinkingResponse{}, errLti13DeepLinksOff
+		return LTI13DeepLinkingResponse{}, errLTI13DeepLinksOff
 	}
 	exam, err := ltidomain.CheckPickedExamConfig(examConfigID)
 	if err != nil {
-		return Lti13DeepLinkingResponse{}, err
+		return LTI13DeepLinkingResponse{}, err
 	}
 	if deepLinkID == "" {
-		return Lti13DeepLinkingResponse{}, errLti13DeepLinkUnused
+		return LTI13DeepLinkingResponse{}, errLTI13DeepLinkUnused
 	}
 	link, ok, err := a.lti13.deepLinks.Take(ctx, deepLinkID)
 	if err != nil {
-		return Lti13DeepLinkingResponse{}, err
+		return LTI13DeepLinkingResponse{}, err
 	}
 	if !ok {
-		return Lti13DeepLinkingResponse{}, errLti13DeepLinkUnused
+		return LTI13DeepLinkingResponse{}, errLTI13DeepLinkUnused
 	}
 	jwt, err := a.signDeepLinkingReply(ctx, link, exam)
 	if err != nil {
 		if fault.KindOf(err) != fault.Unauthenticated {
 			a.putDeepLinkBack(ctx, deepLinkID, link)
 		}
-		return Lti13DeepLinkingResponse{}, err
+		return LTI13DeepLinkingResponse{}, err
 	}
-	return Lti13DeepLinkingResponse{ReturnURL: link.ReturnURL, JWT: jwt}, nil
+	return LTI13DeepLinkingResponse{ReturnURL: link.ReturnURL, JWT: jwt}, nil
 }
 
 // signDeepLinkingReply checks that link's registration still holds its
 // deployment in an active workspace, and signs the reply naming exam.
-func (a *App) signDeepLinkingReply(ctx context.Context, link Lti13DeepLink, exam string) (string, error) {
+func (a *App) signDeepLinkingReply(ctx context.Context, link LTI13DeepLink, exam string) (string, error) {
 	w, err := domain.WorkspaceOfLTIRegistration(ctx, a.repo, link.PlatformIssuer, link.ClientID)
 	if errors.Is(err, domain.ErrNotFound) {
 		return "", ltidomain.ErrLTI13Registration
@@ -77,13 +77,13 @@ func (a *App) signDeepLinkingReply(ctx context.Context, link Lti13DeepLink, exam
 	case !ok || reg.ID != link.RegistrationID || w.ID() != link.WorkspaceID:
 		return "", ltidomain.ErrLTI13Registration
 	case w.Deleted():
-		return "", errLti13Deleted
+		return "", errLTI13Deleted
 	case !reg.HasDeployment(link.DeploymentID):
 		return "", ltidomain.ErrLTI13Deployment
 	}
 	reply := ltidomain.DeepLinkingReply{
 		ClientID: link.ClientID, PlatformIssuer: link.PlatformIssuer, DeploymentID: link.DeploymentID,
-		Data: link.Data, LaunchURL: a.lti13LaunchURL(), ExamConfigID: exam, Nonce: newLti13Secret(), Now: a.now(),
+		Data: link.Data, LaunchURL: a.lti13LaunchURL(), ExamConfigID: exam, Nonce: newLTI13Secret(), Now: a.now(),
 	}
 	jwt, err := a.lti13.tool.Sign(ctx, reply.Claims())
 	if errors.Is(err, ltidomain.ErrNoToolKey) {
@@ -94,8 +94,8 @@ func (a *App) signDeepLinkingReply(ctx context.Context, link Lti13DeepLink, exam
 
 // putDeepLinkBack stores link again under id for what is left of its
 // time, so that a reply that failed on our side can be retried.
-func (a *App) putDeepLinkBack(ctx context.Context, id string, link Lti13DeepLink) {
-	left := link.CreatedAt.Add(Lti13DeepLinkTTL).Sub(a.now())
+func (a *App) putDeepLinkBack(ctx context.Context, id string, link LTI13DeepLink) {
+	left := link.CreatedAt.Add(LTI13DeepLinkTTL).Sub(a.now())
 	if left <= 0 {
 		return
 	}

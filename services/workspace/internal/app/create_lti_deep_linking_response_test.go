@@ -32,15 +32,15 @@ func (lf *lti13Fixture) deepLinkLaunch(state string) string {
 	return l.DeepLinking.ID
 }
 
-func (lf *lti13Fixture) reply(id, exam string) (app.Lti13DeepLinkingResponse, error) {
-	return lf.app.CreateLtiDeepLinkingResponse(context.Background(), id, exam)
+func (lf *lti13Fixture) reply(id, exam string) (app.LTI13DeepLinkingResponse, error) {
+	return lf.app.CreateLTIDeepLinkingResponse(context.Background(), id, exam)
 }
 
 // verifiedReply checks the reply's JWT with the tool's published keys and
 // returns its claims.
 func (lf *lti13Fixture) verifiedReply(token string) map[string]json.RawMessage {
 	lf.t.Helper()
-	jwks, err := lf.app.LtiToolKeys(context.Background())
+	jwks, err := lf.app.LTIToolKeys(context.Background())
 	if err != nil {
 		lf.t.Fatal(err)
 	}
@@ -67,8 +67,8 @@ func (lf *lti13Fixture) verifiedReply(token string) map[string]json.RawMessage {
 	return claims
 }
 
-func TestLtiDeepLinkingResponse(t *testing.T) {
-	lf := newLti13Fixture(t)
+func TestLTIDeepLinkingResponse(t *testing.T) {
+	lf := newLTI13Fixture(t)
 	id := lf.deepLinkLaunch("s1")
 
 	// An exam id that is no UUID is refused, and the id stays usable.
@@ -138,8 +138,8 @@ func canonical(t *testing.T, v any) string {
 	return string(b)
 }
 
-func TestLtiDeepLinkingResponseRefusals(t *testing.T) {
-	lf := newLti13Fixture(t)
+func TestLTIDeepLinkingResponseRefusals(t *testing.T) {
+	lf := newLTI13Fixture(t)
 	if err := lf.app.RotateToolKeys(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestLtiDeepLinkingResponseRefusals(t *testing.T) {
 		}
 	}
 	expired := lf.deepLinkLaunch("s1")
-	lf.clock.Add(app.Lti13DeepLinkTTL)
+	lf.clock.Add(app.LTI13DeepLinkTTL)
 	if _, err := lf.reply(expired, examConfig); fault.KindOf(err) != fault.Unauthenticated {
 		t.Errorf("an expired id: %v", err)
 	}
@@ -164,9 +164,9 @@ func TestLtiDeepLinkingResponseRefusals(t *testing.T) {
 }
 
 // Without LTI 1.3 the page's reply is unavailable.
-func TestLtiDeepLinkingResponseOff(t *testing.T) {
+func TestLTIDeepLinkingResponseOff(t *testing.T) {
 	f := newFixture(t)
-	if _, err := f.app.CreateLtiDeepLinkingResponse(context.Background(), "id", examConfig); fault.KindOf(err) != fault.Unavailable {
+	if _, err := f.app.CreateLTIDeepLinkingResponse(context.Background(), "id", examConfig); fault.KindOf(err) != fault.Unavailable {
 		t.Fatalf("without LTI 1.3: %v", err)
 	}
 }

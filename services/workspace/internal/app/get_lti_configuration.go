@@ -25,7 +25,7 @@ type LTIConfiguration struct {
 	Domain string
 	// LTI 1.3's URLs, the same for every workspace (lti13.go), for the
 	// Canvas developer-key JSON.
-	Lti13LoginURL, Lti13LaunchURL, Lti13JWKSURL string
+	LTI13LoginURL, LTI13LaunchURL, LTI13JWKSURL string
 }
 
 // GetLTIConfiguration returns the LTI configuration of an active workspace.
@@ -53,8 +53,8 @@ func (a *App) GetLTIConfiguration(ctx context.Context, id string) (LTIConfigurat
 			"with the exam configuration named by the custom parameter custom_exam_config_id.",
 		LaunchURL:      launch,
 		Domain:         hostName(launch),
-		Lti13LoginURL:  a.lti13LoginURL(),
-		Lti13LaunchURL: a.lti13LaunchURL(),
-		Lti13JWKSURL:   a.lti13JWKSURL(),
+		LTI13LoginURL:  a.lti13LoginURL(),
+		LTI13LaunchURL: a.lti13LaunchURL(),
+		LTI13JWKSURL:   a.lti13JWKSURL(),
 	}, nil
 }

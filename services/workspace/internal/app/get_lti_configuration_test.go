@@ -30,9 +30,9 @@ func TestLTIConfigurationMatchesTheCreateResult(t *testing.T) {
 	if got.LaunchURL != "https://lti.test/lti/v1/launch" {
 		t.Errorf("launch URL = %q", got.LaunchURL)
 	}
-	if got.Lti13LoginURL != "https://lti.test/lti/v1p3/login" || got.Lti13LaunchURL != "https://lti.test/lti/v1p3/launch" ||
-		got.Lti13JWKSURL != "https://lti.test/lti/v1p3/jwks.json" {
-		t.Errorf("LTI 1.3 URLs = %q %q %q", got.Lti13LoginURL, got.Lti13LaunchURL, got.Lti13JWKSURL)
+	if got.LTI13LoginURL != "https://lti.test/lti/v1p3/login" || got.LTI13LaunchURL != "https://lti.test/lti/v1p3/launch" ||
+		got.LTI13JWKSURL != "https://lti.test/lti/v1p3/jwks.json" {
+		t.Errorf("LTI 1.3 URLs = %q %q %q", got.LTI13LoginURL, got.LTI13LaunchURL, got.LTI13JWKSURL)
 	}
 	if !strings.Contains(got.Description, `Springfield <"K&12">`) || !strings.Contains(got.Description, "custom_exam_config_id") {
 		t.Errorf("description = %q, want the workspace's name and the custom parameter", got.Description)

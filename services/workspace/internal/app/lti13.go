@@ -15,9 +15,9 @@ import (
 // tool's keys sign the tool's messages and are published as its JWKS
 // (lti_tool_keys.go).
 
-// Lti13Login is what a login initiation stores for its launch, under the
+// LTI13Login is what a login initiation stores for its launch, under the
 // state it hands the browser.
-type Lti13Login struct {
+type LTI13Login struct {
 	Nonce          string
 	WorkspaceID    string
 	RegistrationID string
@@ -28,28 +28,28 @@ type Lti13Login struct {
 	StorageTarget string
 }
 
-// Lti13Logins keeps logins until their launch, shared by every replica
+// LTI13Logins keeps logins until their launch, shared by every replica
 // (Redis), each usable once. A launch reads its login (Get) to know how
 // its browser must prove it, and takes it only once the proof holds, so
 // that whoever learns a state cannot use it up for the browser it belongs
 // to. A state is drawn at random and stored once, never rewritten: the
 // login Take removes is the one Get read.
-type Lti13Logins interface {
+type LTI13Logins interface {
 	// Put stores l under state for ttl.
-	Put(ctx context.Context, state string, l Lti13Login, ttl time.Duration) error
+	Put(ctx context.Context, state string, l LTI13Login, ttl time.Duration) error
 	// Get returns the login stored under state and leaves it; ok is false
 	// when there is none (never stored, used, expired).
-	Get(ctx context.Context, state string) (l Lti13Login, ok bool, err error)
+	Get(ctx context.Context, state string) (l LTI13Login, ok bool, err error)
 	// Take returns the login stored under state and removes it, in one
 	// step, so that of two callers only one gets it; ok is false when
 	// there is none.
-	Take(ctx context.Context, state string) (l Lti13Login, ok bool, err error)
+	Take(ctx context.Context, state string) (l LTI13Login, ok bool, err error)
 }
 
-// Lti13DeepLink is what a deep-linking launch keeps for its reply, under
+// LTI13DeepLink is what a deep-linking launch keeps for its reply, under
 // a new id the deep-linking page posts back: everything the reply says
 // but the exam, so that the browser can change nothing else.
-type Lti13DeepLink struct {
+type LTI13DeepLink struct {
 	WorkspaceID    string
 	RegistrationID string
 	ClientID       string
@@ -60,19 +60,19 @@ type Lti13DeepLink struct {
 	CreatedAt      time.Time
 }
 
-// Lti13DeepLinks keeps deep-linking requests until their reply, shared by
+// LTI13DeepLinks keeps deep-linking requests until their reply, shared by
 // every replica (Redis), each usable once.
-type Lti13DeepLinks interface {
+type LTI13DeepLinks interface {
 	// Put stores l under id for ttl.
-	Put(ctx context.Context, id string, l Lti13DeepLink, ttl time.Duration) error
+	Put(ctx context.Context, id string, l LTI13DeepLink, ttl time.Duration) error
 	// Take returns the request stored under id and removes it, in one
 	// step; ok is false when there is none (never stored, used, expired).
-	Take(ctx context.Context, id string) (l Lti13DeepLink, ok bool, err error)
+	Take(ctx context.Context, id string) (l LTI13DeepLink, ok bool, err error)
 }
 
-// Lti13DeepLinkTTL is how long a teacher has to pick the exam after a
+// LTI13DeepLinkTTL is how long a teacher has to pick the exam after a
 // deep-linking launch.
-const Lti13DeepLinkTTL = time.Hour
+const LTI13DeepLinkTTL = time.Hour
 
 // PlatformKeys finds a platform's public key by kid, from the key set at
 // a registration's JWKS URL (adapters/platformkeys).
@@ -80,19 +80,19 @@ type PlatformKeys interface {
 	Key(ctx context.Context, registrationID, jwksURL, kid string) (*rsa.PublicKey, error)
 }
 
-// Lti13StateTTL is how long a login's state and nonce may be used. Every
+// LTI13StateTTL is how long a login's state and nonce may be used. Every
 // step between the login initiation and the launch takes seconds, but the
 // platform may ask its user to sign in again (SSO, MFA) between our
 // redirect and its answer: ten minutes leave room for that. It also bounds
 // how long a flood of initiations holds the pending logins' cap
 // (LTI13_PENDING_LOGINS_MAX): logins refused then succeed again within
 // these ten minutes.
-const Lti13StateTTL = 10 * time.Minute
+const LTI13StateTTL = 10 * time.Minute
 
 // lti13 is what LTI 1.3 needs; nil fields turn the part that needs them off.
 type lti13 struct {
-	logins    Lti13Logins
-	deepLinks Lti13DeepLinks
+	logins    LTI13Logins
+	deepLinks LTI13DeepLinks
 	keys      PlatformKeys
 	tool      *toolKeys // made by New from toolStore and rotation
 	toolKeys  ltidomain.ToolKeyStore
@@ -104,7 +104,7 @@ type lti13 struct {
 // WithLTI13 lets the app serve LTI 1.3: logins kept in logins, platforms'
 // keys from keys, and the tool's own keys in store, sealed by the app's
 // secret box, rotated by rotation.
-func WithLTI13(logins Lti13Logins, keys PlatformKeys, store ltidomain.ToolKeyStore, rotation ltidomain.ToolKeyRotation) Option {
+func WithLTI13(logins LTI13Logins, keys PlatformKeys, store ltidomain.ToolKeyStore, rotation ltidomain.ToolKeyRotation) Option {
 	return func(a *App) {
 		a.lti13.logins, a.lti13.keys, a.lti13.toolKeys, a.lti13.rotation = logins, keys, store, rotation
 	}
@@ -114,7 +114,7 @@ func WithLTI13(logins Lti13Logins, keys PlatformKeys, store ltidomain.ToolKeySto
 // requests are kept in links until the teacher's pick is sent back.
 // Without it a deep-linking launch opens its page, whose reply is
 // refused as unavailable.
-func WithLTI13DeepLinks(links Lti13DeepLinks) Option {
+func WithLTI13DeepLinks(links LTI13DeepLinks) Option {
 	return func(a *App) { a.lti13.deepLinks = links }
 }
 

@@ -88,7 +88,7 @@ func (a *App) CreateLTIRegistrationLink(ctx context.Context, caller domain.Calle
 		return LTIRegistrationLinkAnswer{}, err
 	}
 	now := a.timestamp()
-	secret := newLti13Secret()
+	secret := newLTI13Secret()
 	link := LTIRegistrationLink{
 		ID: ident.NewUUID(), WorkspaceID: w.ID(), Creator: caller.Actor(), CreatedAt: now, ExpiresAt: now.Add(LTIRegistrationLinkTTL),
 	}
@@ -115,7 +115,7 @@ func (a *App) takeLink(ctx context.Context, secret string) (LTIRegistrationLink,
 	if a.lti13.links == nil || a.lti13.registrar == nil {
 		return LTIRegistrationLink{}, errDynamicRegistrationOff
 	}
-	if !isLti13Secret(secret) {
+	if !isLTI13Secret(secret) {
 		return LTIRegistrationLink{}, errLinkUnusable
 	}
 	link, ok, err := a.lti13.links.Take(ctx, secret)
@@ -144,9 +144,9 @@ func (a *App) giveLinkBack(ctx context.Context, secret string, link LTIRegistrat
 	}
 }
 
-// isLti13Secret reports whether s has the shape of the secrets
-// newLti13Secret makes, so that nothing else reaches the store.
-func isLti13Secret(s string) bool {
+// isLTI13Secret reports whether s has the shape of the secrets
+// newLTI13Secret makes, so that nothing else reaches the store.
+func isLTI13Secret(s string) bool {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	return err == nil && len(b) == lti13SecretBytes
 }

@@ -14,15 +14,15 @@ import (
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
-// Lti13LoginRedirect is a login initiation's answer: where the browser goes
+// LTI13LoginRedirect is a login initiation's answer: where the browser goes
 // next, and the state it must present at the launch.
-type Lti13LoginRedirect struct {
+type LTI13LoginRedirect struct {
 	// URL is the platform's authorization endpoint with the
 	// authentication request's parameters.
 	URL   string
 	State string
 	// StateTTL is how long the state and its nonce may be used
-	// (Lti13StateTTL).
+	// (LTI13StateTTL).
 	StateTTL time.Duration
 	// Nonce is the login's nonce, which a login with platform storage
 	// puts there with the state.
@@ -39,56 +39,56 @@ type Lti13LoginRedirect struct {
 // each, written in base64url (43 characters).
 const lti13SecretBytes = 32
 
-var errLti13Off = fault.New(fault.Unavailable,
+var errLTI13Off = fault.New(fault.Unavailable,
 	"LTI 1.3 logins are not available: this workspace service has no login store configured")
 
-// StartLti13Login answers an LTI 1.3 platform's OIDC login initiation,
+// StartLTI13Login answers an LTI 1.3 platform's OIDC login initiation,
 // for anyone (a browser the LMS sends): it checks the parameters, finds
 // the registration by issuer and client_id (or, when no client_id is sent,
 // the one registration of the issuer holding the named deployment, or the
 // issuer's only one when none is named) in an active workspace, and the
 // deployment when one is named; then it stores a new nonce under a new state for
-// Lti13StateTTL, and returns the authentication request to send the
+// LTI13StateTTL, and returns the authentication request to send the
 // browser to. A login that names lti_storage_target is stored as one
 // whose launch proves its browser through the platform's storage. An
 // unknown registration or deployment, or a deleted workspace's, is
 // UNAUTHENTICATED; the rest of the refusals are INVALID_ARGUMENT
 // (ltidomain.CheckLTI13LoginInitiation, ltidomain.ErrLTI13LoginAmbiguous).
-func (a *App) StartLti13Login(ctx context.Context, in ltidomain.LTI13LoginInitiation) (Lti13LoginRedirect, error) {
+func (a *App) StartLTI13Login(ctx context.Context, in ltidomain.LTI13LoginInitiation) (LTI13LoginRedirect, error) {
 	redirectURI := a.lti13LaunchURL()
 	if err := ltidomain.CheckLTI13LoginInitiation(in, redirectURI); err != nil {
-		return Lti13LoginRedirect{}, err
+		return LTI13LoginRedirect{}, err
 	}
 	if a.lti13.logins == nil {
-		return Lti13LoginRedirect{}, errLti13Off
+		return LTI13LoginRedirect{}, errLTI13Off
 	}
 	w, reg, err := a.lti13Registration(ctx, in.Issuer, in.ClientID, in.DeploymentID)
 	if err != nil {
-		return Lti13LoginRedirect{}, err
+		return LTI13LoginRedirect{}, err
 	}
 	if in.DeploymentID != "" && !reg.HasDeployment(in.DeploymentID) {
-		return Lti13LoginRedirect{}, ltidomain.ErrLTI13LoginDeployment
+		return LTI13LoginRedirect{}, ltidomain.ErrLTI13LoginDeployment
 	}
-	out, err := newLti13LoginRedirect(in, reg, redirectURI)
+	out, err := newLTI13LoginRedirect(in, reg, redirectURI)
 	if err != nil {
-		return Lti13LoginRedirect{}, err
+		return LTI13LoginRedirect{}, err
 	}
-	login := Lti13Login{Nonce: out.Nonce, WorkspaceID: w.ID(), RegistrationID: reg.ID, CreatedAt: a.timestamp(), StorageTarget: out.StorageTarget}
-	if err := a.lti13.logins.Put(ctx, out.State, login, Lti13StateTTL); err != nil {
-		return Lti13LoginRedirect{}, err
+	login := LTI13Login{Nonce: out.Nonce, WorkspaceID: w.ID(), RegistrationID: reg.ID, CreatedAt: a.timestamp(), StorageTarget: out.StorageTarget}
+	if err := a.lti13.logins.Put(ctx, out.State, login, LTI13StateTTL); err != nil {
+		return LTI13LoginRedirect{}, err
 	}
 	return out, nil
 }
 
-// newLti13LoginRedirect draws a new state and nonce for a login of reg and
+// newLTI13LoginRedirect draws a new state and nonce for a login of reg and
 // builds its authentication request. A login with platform storage gets a
 // state that names the storage (ltistorage.State).
-func newLti13LoginRedirect(in ltidomain.LTI13LoginInitiation, reg ltidomain.LTIRegistration, redirectURI string) (Lti13LoginRedirect, error) {
-	out := Lti13LoginRedirect{State: newLti13Secret(), Nonce: newLti13Secret(), StateTTL: Lti13StateTTL}
+func newLTI13LoginRedirect(in ltidomain.LTI13LoginInitiation, reg ltidomain.LTIRegistration, redirectURI string) (LTI13LoginRedirect, error) {
+	out := LTI13LoginRedirect{State: newLTI13Secret(), Nonce: newLTI13Secret(), StateTTL: LTI13StateTTL}
 	if in.StorageTarget != "" {
 		origin, err := ltidomain.PlatformOrigin(reg.AuthLoginURL)
 		if err != nil {
-			return Lti13LoginRedirect{}, fault.Wrap(fault.Internal, err, "the registration's authorization endpoint is unusable")
+			return LTI13LoginRedirect{}, fault.Wrap(fault.Internal, err, "the registration's authorization endpoint is unusable")
 		}
 		out.StorageTarget, out.PlatformOrigin = in.StorageTarget, origin
 		out.State = ltistorage.State(out.State, in.StorageTarget, origin)
@@ -99,7 +99,7 @@ func newLti13LoginRedirect(in ltidomain.LTI13LoginInitiation, reg ltidomain.LTIR
 	}
 	var err error
 	if out.URL, err = request.URL(reg.AuthLoginURL); err != nil {
-		return Lti13LoginRedirect{}, fault.Wrap(fault.Internal, err, "the registration's authorization endpoint is unusable")
+		return LTI13LoginRedirect{}, fault.Wrap(fault.Internal, err, "the registration's authorization endpoint is unusable")
 	}
 	return out, nil
 }
@@ -156,8 +156,8 @@ func (a *App) lti13RegistrationOwning(ctx context.Context, issuer, deploymentID 
 	return owner, owning[0], nil
 }
 
-// newLti13Secret returns 32 random bytes in base64url without padding.
-func newLti13Secret() string {
+// newLTI13Secret returns 32 random bytes in base64url without padding.
+func newLTI13Secret() string {
 	var b [lti13SecretBytes]byte
 	_, _ = rand.Read(b[:]) // it never fails (Go 1.24 and later)
 	return base64.RawURLEncoding.EncodeToString(b[:])

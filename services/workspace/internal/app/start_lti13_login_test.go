@@ -30,7 +30,7 @@ type recordingLogins struct {
 	ttls []time.Duration
 }
 
-func (r *recordingLogins) Put(ctx context.Context, state string, l app.Lti13Login, ttl time.Duration) error {
+func (r *recordingLogins) Put(ctx context.Context, state string, l app.LTI13Login, ttl time.Duration) error {
 	r.mu.Lock()
 	r.ttls = append(r.ttls, ttl)
 	r.mu.Unlock()
@@ -68,10 +68,10 @@ func canvasLogin() ltidomain.LTI13LoginInitiation {
 // A login sends the browser to the registration's authorization endpoint
 // with exactly the authentication request's parameters, and stores a fresh
 // nonce under a fresh state for an hour, for the launch to take.
-func TestStartLti13LoginRedirectsWithAStoredState(t *testing.T) {
+func TestStartLTI13LoginRedirectsWithAStoredState(t *testing.T) {
 	f := newLoginFixture(t)
 	ctx := context.Background()
-	got, err := f.app.StartLti13Login(ctx, canvasLogin())
+	got, err := f.app.StartLTI13Login(ctx, canvasLogin())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestStartLti13LoginRedirectsWithAStoredState(t *testing.T) {
 			t.Fatalf("%q is not 32 bytes in base64url: %v", secret, err)
 		}
 	}
-	if got.StateTTL != 10*time.Minute || len(f.logins.ttls) != 1 || f.logins.ttls[0] != app.Lti13StateTTL {
+	if got.StateTTL != 10*time.Minute || len(f.logins.ttls) != 1 || f.logins.ttls[0] != app.LTI13StateTTL {
 		t.Fatalf("state TTL %v, stored for %v", got.StateTTL, f.logins.ttls)
 	}
 	login, ok, err := f.logins.Take(ctx, got.State)
@@ -102,7 +102,7 @@ func TestStartLti13LoginRedirectsWithAStoredState(t *testing.T) {
 	}
 
 	// Another login of the same user: another state and nonce.
-	again, err := f.app.StartLti13Login(ctx, canvasLogin())
+	again, err := f.app.StartLTI13Login(ctx, canvasLogin())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,12 +116,12 @@ func TestStartLti13LoginRedirectsWithAStoredState(t *testing.T) {
 // platform's storage, and the frame and origin to put it in; its state
 // names them (for the launch), and its stored login says that its launch
 // must prove itself through that storage.
-func TestStartLti13LoginWithPlatformStorage(t *testing.T) {
+func TestStartLTI13LoginWithPlatformStorage(t *testing.T) {
 	f := newLoginFixture(t)
 	ctx := context.Background()
 	in := canvasLogin()
 	in.StorageTarget = "post_message_forwarding"
-	got, err := f.app.StartLti13Login(ctx, in)
+	got, err := f.app.StartLTI13Login(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestStartLti13LoginWithPlatformStorage(t *testing.T) {
 	}
 
 	// Without it, the state is a bare secret and the login a cookie's.
-	plain, err := f.app.StartLti13Login(ctx, canvasLogin())
+	plain, err := f.app.StartLTI13Login(ctx, canvasLogin())
 	if err != nil || strings.Contains(plain.State, ".") || plain.StorageTarget != "" || plain.PlatformOrigin != "" {
 		t.Fatalf("a login without storage: %+v, %v", plain, err)
 	}
@@ -154,7 +154,7 @@ func TestStartLti13LoginWithPlatformStorage(t *testing.T) {
 	// A target that is no frame's name is refused, and stores nothing.
 	in.StorageTarget = "<x>"
 	stored := len(f.logins.ttls)
-	if _, err := f.app.StartLti13Login(ctx, in); fault.KindOf(err) != fault.Invalid || len(f.logins.ttls) != stored {
+	if _, err := f.app.StartLTI13Login(ctx, in); fault.KindOf(err) != fault.Invalid || len(f.logins.ttls) != stored {
 		t.Fatalf("a target %q: %v", in.StorageTarget, err)
 	}
 }
@@ -162,11 +162,11 @@ func TestStartLti13LoginWithPlatformStorage(t *testing.T) {
 // client_id and lti_deployment_id are optional: without client_id the
 // issuer's only registration is used, and without a deployment id the
 // launch's claim is what gets checked.
-func TestStartLti13LoginWithoutOptionalParameters(t *testing.T) {
+func TestStartLTI13LoginWithoutOptionalParameters(t *testing.T) {
 	f := newLoginFixture(t)
 	in := canvasLogin()
 	in.ClientID, in.DeploymentID, in.LTIMessageHint = "", "", ""
-	got, err := f.app.StartLti13Login(context.Background(), in)
+	got, err := f.app.StartLTI13Login(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,14 +183,14 @@ func TestStartLti13LoginWithoutOptionalParameters(t *testing.T) {
 // LTI Core says cannot both be genuine, or a login naming neither
 // client_id nor deployment, is ambiguous; a deleted workspace's
 // registration never counts.
-func TestStartLti13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
+func TestStartLTI13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
 	f := newLoginFixture(t)
 	ctx := context.Background()
 	in := canvasLogin()
 	in.ClientID = ""
 	wantOwner := func(what string) {
 		t.Helper()
-		got, err := f.app.StartLti13Login(ctx, in)
+		got, err := f.app.StartLTI13Login(ctx, in)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -210,17 +210,17 @@ func TestStartLti13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
 	// That workspace's own deployment finds its registration.
 	theirs := in
 	theirs.DeploymentID = "2:b"
-	if got, err := f.app.StartLti13Login(ctx, theirs); err != nil || !strings.Contains(got.URL, "client_id=made-up") {
+	if got, err := f.app.StartLTI13Login(ctx, theirs); err != nil || !strings.Contains(got.URL, "client_id=made-up") {
 		t.Fatalf("the other workspace's deployment: %+v, %v", got, err)
 	}
 	unknown := in
 	unknown.DeploymentID = "3:c"
-	if _, err := f.app.StartLti13Login(ctx, unknown); !errors.Is(err, ltidomain.ErrLTI13LoginRegistration) {
+	if _, err := f.app.StartLTI13Login(ctx, unknown); !errors.Is(err, ltidomain.ErrLTI13LoginRegistration) {
 		t.Fatalf("a deployment no registration holds: %v, want %v", err, ltidomain.ErrLTI13LoginRegistration)
 	}
 	neither := in
 	neither.DeploymentID = ""
-	if _, err := f.app.StartLti13Login(ctx, neither); !errors.Is(err, ltidomain.ErrLTI13LoginAmbiguous) {
+	if _, err := f.app.StartLTI13Login(ctx, neither); !errors.Is(err, ltidomain.ErrLTI13LoginAmbiguous) {
 		t.Fatalf("neither client_id nor deployment, two registrations: %v, want %v", err, ltidomain.ErrLTI13LoginAmbiguous)
 	}
 
@@ -230,7 +230,7 @@ func TestStartLti13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
 	if _, err := f.app.CreateLTIRegistration(ctx, third, "y", canvas("copy", "1:a")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.app.StartLti13Login(ctx, in); !errors.Is(err, ltidomain.ErrLTI13LoginAmbiguous) {
+	if _, err := f.app.StartLTI13Login(ctx, in); !errors.Is(err, ltidomain.ErrLTI13LoginAmbiguous) {
 		t.Fatalf("two registrations holding the deployment: %v, want %v", err, ltidomain.ErrLTI13LoginAmbiguous)
 	}
 	if _, err := f.app.DeleteWorkspace(ctx, f.root, "y", app.Precondition{}); err != nil {
@@ -243,7 +243,7 @@ func TestStartLti13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
 // but no client_id are INVALID_ARGUMENT; an unknown registration or
 // deployment, or a deleted workspace's, UNAUTHENTICATED. None stores a
 // login.
-func TestStartLti13LoginRefusals(t *testing.T) {
+func TestStartLTI13LoginRefusals(t *testing.T) {
 	f := newLoginFixture(t)
 	ctx := context.Background()
 	moodle := func(clientID string) ltidomain.NewLTIRegistration {
@@ -280,7 +280,7 @@ func TestStartLti13LoginRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := f.app.StartLti13Login(ctx, c.in)
+			_, err := f.app.StartLTI13Login(ctx, c.in)
 			if c.want != nil && !errors.Is(err, c.want) {
 				t.Fatalf("error %v, want %v", err, c.want)
 			}
@@ -296,7 +296,7 @@ func TestStartLti13LoginRefusals(t *testing.T) {
 	in := change(func(in *ltidomain.LTI13LoginInitiation) {
 		in.Issuer, in.ClientID, in.DeploymentID = loginMoodleIssuer, "m2", ""
 	})
-	if _, err := f.app.StartLti13Login(ctx, in); err != nil {
+	if _, err := f.app.StartLTI13Login(ctx, in); err != nil {
 		t.Fatalf("with client_id m2: %v", err)
 	}
 	if len(f.logins.ttls) != 1 {
@@ -307,22 +307,22 @@ func TestStartLti13LoginRefusals(t *testing.T) {
 	if _, err := f.app.DeleteWorkspace(ctx, f.root, "w", app.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.app.StartLti13Login(ctx, canvasLogin()); !errors.Is(err, ltidomain.ErrLTI13LoginRegistration) {
+	if _, err := f.app.StartLTI13Login(ctx, canvasLogin()); !errors.Is(err, ltidomain.ErrLTI13LoginRegistration) {
 		t.Fatalf("a deleted workspace: %v", err)
 	}
 }
 
 // Without a login store (WithLTI13 not given) logins are UNAVAILABLE,
 // saying why; a malformed login is still told what is wrong.
-func TestStartLti13LoginWithoutAStore(t *testing.T) {
+func TestStartLTI13LoginWithoutAStore(t *testing.T) {
 	f := newFixture(t)
-	_, err := f.app.StartLti13Login(context.Background(), canvasLogin())
+	_, err := f.app.StartLTI13Login(context.Background(), canvasLogin())
 	wantKind(t, err, fault.Unavailable)
 	if !strings.Contains(err.Error(), "no login store") {
 		t.Fatalf("message: %v", err)
 	}
 	in := canvasLogin()
 	in.Issuer = ""
-	_, err = f.app.StartLti13Login(context.Background(), in)
+	_, err = f.app.StartLTI13Login(context.Background(), in)
 	wantKind(t, err, fault.Invalid)
 }

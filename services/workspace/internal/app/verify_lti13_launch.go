@@ -29,33 +29,33 @@ var (
 // ltidomain.CheckIDToken's). They are for the administrator or teacher who
 // sees the page: each says what went wrong and what to do.
 var (
-	errLti13LaunchesOff = fault.New(fault.Unavailable, "LTI 1.3 launches are not available on this service right now; retry shortly")
-	errLti13NoToken     = fault.New(fault.Invalid, "the launch has no id_token: the platform must post id_token and state to the launch URL")
-	errLti13NoState     = fault.New(fault.Invalid, "the launch has no state: the platform must post id_token and state to the launch URL")
-	errLti13State       = fault.New(fault.Unauthenticated, "the launch's state is not this browser's (open the link again from the LMS)")
-	errLti13StateUnused = fault.New(fault.Unauthenticated,
+	errLTI13LaunchesOff = fault.New(fault.Unavailable, "LTI 1.3 launches are not available on this service right now; retry shortly")
+	errLTI13NoToken     = fault.New(fault.Invalid, "the launch has no id_token: the platform must post id_token and state to the launch URL")
+	errLTI13NoState     = fault.New(fault.Invalid, "the launch has no state: the platform must post id_token and state to the launch URL")
+	errLTI13State       = fault.New(fault.Unauthenticated, "the launch's state is not this browser's (open the link again from the LMS)")
+	errLTI13StateUnused = fault.New(fault.Unauthenticated,
 		"the launch's state is unknown, already used or expired (a reloaded or replayed launch): open the link again from the LMS")
-	errLti13Malformed = fault.New(fault.Invalid, "the id_token is not a well-formed JWT (three base64url parts, a JSON header and claims)")
-	errLti13TooLarge  = fault.New(fault.Invalid, "the id_token is larger than %d KiB", jose.MaxTokenSize>>10)
-	errLti13Alg       = fault.New(fault.Unauthenticated, "the id_token must be signed with RS256; it is unsigned (alg none) or uses another algorithm")
-	errLti13Crit      = fault.New(fault.Unauthenticated, "the id_token's header has critical extensions (crit), which this tool does not support")
-	errLti13NoKID     = fault.New(fault.Unauthenticated, "the id_token's header has no kid: the platform must name the key it signed with")
-	errLti13OtherReg  = fault.New(fault.Unauthenticated,
+	errLTI13Malformed = fault.New(fault.Invalid, "the id_token is not a well-formed JWT (three base64url parts, a JSON header and claims)")
+	errLTI13TooLarge  = fault.New(fault.Invalid, "the id_token is larger than %d KiB", jose.MaxTokenSize>>10)
+	errLTI13Alg       = fault.New(fault.Unauthenticated, "the id_token must be signed with RS256; it is unsigned (alg none) or uses another algorithm")
+	errLTI13Crit      = fault.New(fault.Unauthenticated, "the id_token's header has critical extensions (crit), which this tool does not support")
+	errLTI13NoKID     = fault.New(fault.Unauthenticated, "the id_token's header has no kid: the platform must name the key it signed with")
+	errLTI13OtherReg  = fault.New(fault.Unauthenticated,
 		"the id_token's issuer and client_id are not those of the login that started this launch: open the link again from the LMS")
-	errLti13Deleted = fault.New(fault.Unauthenticated, "the workspace of this LTI registration has been deleted: ask your vendor to restore it")
-	errLti13KID     = fault.New(fault.Unauthenticated,
+	errLTI13Deleted = fault.New(fault.Unauthenticated, "the workspace of this LTI registration has been deleted: ask your vendor to restore it")
+	errLTI13KID     = fault.New(fault.Unauthenticated,
 		"key not found: the platform's key set (the registration's jwksUrl) has no key with the id_token's kid")
-	errLti13KeysDown = fault.New(fault.Unavailable,
+	errLTI13KeysDown = fault.New(fault.Unavailable,
 		"the platform's public keys could not be fetched from the registration's jwksUrl: check that it answers, then launch again")
-	errLti13Signature = fault.New(fault.Unauthenticated, "the id_token's signature does not verify with the platform's key of its kid")
+	errLTI13Signature = fault.New(fault.Unauthenticated, "the id_token's signature does not verify with the platform's key of its kid")
 )
 
-// Lti13BrowserProof is what a launch's browser presents to show that it
+// LTI13BrowserProof is what a launch's browser presents to show that it
 // started the login: the state its cookie kept, or the state and nonce
 // the launch page read back from the platform's storage (FromStorage). A
 // login with platform storage is proven that way only, any other login by
 // its cookie.
-type Lti13BrowserProof struct {
+type LTI13BrowserProof struct {
 	State       string
 	Nonce       string
 	FromStorage bool
@@ -65,11 +65,11 @@ type Lti13BrowserProof struct {
 // against when its issuer and client are unknown.
 const lti13FailureKey = "lti13"
 
-// VerifyLti13Launch checks an LTI 1.3 launch for the root workspace's
+// VerifyLTI13Launch checks an LTI 1.3 launch for the root workspace's
 // callers (the auth service, which opens a session from it): the state the
 // form posted and the one the browser presented must be one, issued by a
-// login (StartLti13Login) and not used yet, and proven the way that login
-// was started (Lti13BrowserProof) before this takes it: a wrong proof
+// login (StartLTI13Login) and not used yet, and proven the way that login
+// was started (LTI13BrowserProof) before this takes it: a wrong proof
 // leaves the login to its own browser (takeProvenLogin); the id_token must
 // come from that login's registration, be signed with its platform's key of
 // the header's kid, and hold the claims ltidomain.CheckIDToken checks, the
@@ -79,12 +79,12 @@ const lti13FailureKey = "lti13"
 // Refusals that are authentication failures (401) are counted against the
 // client's address and the token's issuer and client (lti13FailureKey when
 // unreadable); past the limit the address is refused before anything else.
-func (a *App) VerifyLti13Launch(ctx context.Context, caller domain.Caller, idToken, state string, browser Lti13BrowserProof) (ltidomain.LTI13Launch, error) {
+func (a *App) VerifyLTI13Launch(ctx context.Context, caller domain.Caller, idToken, state string, browser LTI13BrowserProof) (ltidomain.LTI13Launch, error) {
 	if root := a.rootID.Load(); root == nil || caller.WorkspaceID != *root {
 		return ltidomain.LTI13Launch{}, errLaunchCaller
 	}
 	if a.lti13.logins == nil || a.lti13.keys == nil {
-		return ltidomain.LTI13Launch{}, errLti13LaunchesOff
+		return ltidomain.LTI13Launch{}, errLTI13LaunchesOff
 	}
 	key := lti13FailureKey
 	if iss, client, err := unverifiedParty(idToken); err == nil {
@@ -93,21 +93,21 @@ func (a *App) VerifyLti13Launch(ctx context.Context, caller domain.Caller, idTok
 	if err := a.limits.CheckFailures(ctx, key); err != nil {
 		return ltidomain.LTI13Launch{}, err
 	}
-	launch, err := a.verifyLti13Launch(ctx, idToken, state, browser)
+	launch, err := a.verifyLTI13Launch(ctx, idToken, state, browser)
 	if fault.KindOf(err) == fault.Unauthenticated {
 		a.limits.Failed(ctx, key)
 	}
 	return launch, err
 }
 
-func (a *App) verifyLti13Launch(ctx context.Context, idToken, state string, browser Lti13BrowserProof) (ltidomain.LTI13Launch, error) {
+func (a *App) verifyLTI13Launch(ctx context.Context, idToken, state string, browser LTI13BrowserProof) (ltidomain.LTI13Launch, error) {
 	switch {
 	case idToken == "":
-		return ltidomain.LTI13Launch{}, errLti13NoToken
+		return ltidomain.LTI13Launch{}, errLTI13NoToken
 	case state == "":
-		return ltidomain.LTI13Launch{}, errLti13NoState
+		return ltidomain.LTI13Launch{}, errLTI13NoState
 	case subtle.ConstantTimeCompare([]byte(state), []byte(browser.State)) != 1:
-		return ltidomain.LTI13Launch{}, errLti13State
+		return ltidomain.LTI13Launch{}, errLTI13State
 	}
 	login, err := a.takeProvenLogin(ctx, state, browser)
 	if err != nil {
@@ -153,23 +153,23 @@ func (a *App) verifyLti13Launch(ctx context.Context, idToken, state string, brow
 // leave the login to the browser it belongs to, so the login is read, the
 // proof checked, and only then the login taken, by one of the launches
 // racing for it.
-func (a *App) takeProvenLogin(ctx context.Context, state string, browser Lti13BrowserProof) (Lti13Login, error) {
+func (a *App) takeProvenLogin(ctx context.Context, state string, browser LTI13BrowserProof) (LTI13Login, error) {
 	login, ok, err := a.lti13.logins.Get(ctx, state)
 	if err != nil {
-		return Lti13Login{}, err
+		return LTI13Login{}, err
 	}
 	if !ok {
-		return Lti13Login{}, errLti13StateUnused
+		return LTI13Login{}, errLTI13StateUnused
 	}
 	if err := checkBrowserProof(login, browser); err != nil {
-		return Lti13Login{}, err
+		return LTI13Login{}, err
 	}
 	login, ok, err = a.lti13.logins.Take(ctx, state)
 	if err != nil {
-		return Lti13Login{}, err
+		return LTI13Login{}, err
 	}
 	if !ok {
-		return Lti13Login{}, errLti13StateUnused
+		return LTI13Login{}, errLTI13StateUnused
 	}
 	return login, nil
 }
@@ -177,42 +177,42 @@ func (a *App) takeProvenLogin(ctx context.Context, state string, browser Lti13Br
 // Refusals of a browser's proof that are not a wrong state: the login was
 // started for one kind of proof and the launch brought the other.
 var (
-	errLti13StorageNeeded = fault.New(fault.Unauthenticated,
+	errLTI13StorageNeeded = fault.New(fault.Unauthenticated,
 		"this launch's login kept its state in the LMS's storage, and the launch did not read it back from there: open the link again from the LMS")
-	errLti13StorageUnused = fault.New(fault.Unauthenticated,
+	errLTI13StorageUnused = fault.New(fault.Unauthenticated,
 		"the launch read its state from the LMS's storage, but its login did not keep it there: open the link again from the LMS")
-	errLti13StorageNonce = fault.New(fault.Unauthenticated,
+	errLTI13StorageNonce = fault.New(fault.Unauthenticated,
 		"the nonce read back from the LMS's storage is not this launch's login's: open the link again from the LMS")
 )
 
 // checkBrowserProof holds the stored login to the way its browser was to
 // prove it: a login with platform storage by the state and nonce read
 // back from there, any other by its cookie.
-func checkBrowserProof(login Lti13Login, browser Lti13BrowserProof) error {
+func checkBrowserProof(login LTI13Login, browser LTI13BrowserProof) error {
 	switch {
 	case login.StorageTarget != "" && !browser.FromStorage:
-		return errLti13StorageNeeded
+		return errLTI13StorageNeeded
 	case login.StorageTarget == "" && browser.FromStorage:
-		return errLti13StorageUnused
+		return errLTI13StorageUnused
 	case browser.FromStorage && subtle.ConstantTimeCompare([]byte(login.Nonce), []byte(browser.Nonce)) != 1:
-		return errLti13StorageNonce
+		return errLTI13StorageNonce
 	}
 	return nil
 }
 
 // keepDeepLink keeps a deep-linking request for its reply under a new id
-// (Lti13DeepLinkTTL), and sets l.DeepLinking.ID. Without a store the page
+// (LTI13DeepLinkTTL), and sets l.DeepLinking.ID. Without a store the page
 // opens with no id, and its reply is refused as unavailable.
 func (a *App) keepDeepLink(ctx context.Context, l *ltidomain.LTI13Launch, reg ltidomain.LTIRegistration) error {
 	if a.lti13.deepLinks == nil {
 		return nil
 	}
-	id := newLti13Secret()
-	link := Lti13DeepLink{
+	id := newLTI13Secret()
+	link := LTI13DeepLink{
 		WorkspaceID: l.WorkspaceID, RegistrationID: reg.ID, ClientID: reg.ClientID, PlatformIssuer: reg.Issuer,
 		DeploymentID: l.DeploymentID, ReturnURL: l.DeepLinking.ReturnURL, Data: l.DeepLinking.Data, CreatedAt: a.timestamp(),
 	}
-	if err := a.lti13.deepLinks.Put(ctx, id, link, Lti13DeepLinkTTL); err != nil {
+	if err := a.lti13.deepLinks.Put(ctx, id, link, LTI13DeepLinkTTL); err != nil {
 		return err
 	}
 	l.DeepLinking.ID = id
@@ -223,7 +223,7 @@ func (a *App) keepDeepLink(ctx context.Context, l *ltidomain.LTI13Launch, reg lt
 // its issuer and client, and holds it to the login's and to an active
 // workspace. The signature, checked next with that registration's keys, is
 // what makes the token's word count.
-func (a *App) launchRegistration(ctx context.Context, idToken string, login Lti13Login) (*domain.Workspace, ltidomain.LTIRegistration, error) {
+func (a *App) launchRegistration(ctx context.Context, idToken string, login LTI13Login) (*domain.Workspace, ltidomain.LTIRegistration, error) {
 	iss, client, err := unverifiedParty(idToken)
 	if err != nil {
 		return nil, ltidomain.LTIRegistration{}, err
@@ -240,9 +240,9 @@ func (a *App) launchRegistration(ctx context.Context, idToken string, login Lti1
 	case !ok:
 		return nil, ltidomain.LTIRegistration{}, ltidomain.ErrLTI13Registration
 	case reg.ID != login.RegistrationID || w.ID() != login.WorkspaceID:
-		return nil, ltidomain.LTIRegistration{}, errLti13OtherReg
+		return nil, ltidomain.LTIRegistration{}, errLTI13OtherReg
 	case w.Deleted():
-		return nil, ltidomain.LTIRegistration{}, errLti13Deleted
+		return nil, ltidomain.LTIRegistration{}, errLTI13Deleted
 	}
 	return w, reg, nil
 }
@@ -253,10 +253,10 @@ func (a *App) verifiedClaims(ctx context.Context, idToken, kid string, reg ltido
 	key, err := a.lti13.keys.Key(ctx, reg.ID, reg.JWKSURL, kid)
 	switch {
 	case errors.Is(err, ErrPlatformKeyNotFound):
-		return jose.Claims{}, errLti13KID
+		return jose.Claims{}, errLTI13KID
 	case errors.Is(err, ErrPlatformKeysUnavailable):
 		a.logger.Warn("an LTI 1.3 platform's key set could not be fetched", "registration", reg.ID, "error", err.Error())
-		return jose.Claims{}, fault.Wrap(fault.Unavailable, err, errLti13KeysDown.Message)
+		return jose.Claims{}, fault.Wrap(fault.Unavailable, err, errLTI13KeysDown.Message)
 	case err != nil:
 		return jose.Claims{}, fmt.Errorf("the platform key of registration %s: %w", reg.ID, err)
 	}
@@ -283,11 +283,11 @@ func unverifiedParty(idToken string) (iss, client string, err error) {
 	parts := strings.SplitN(idToken, ".", 3)
 	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
 	if err != nil {
-		return "", "", errLti13Malformed
+		return "", "", errLTI13Malformed
 	}
 	c, err := jose.ParseClaims(payload)
 	if err != nil {
-		return "", "", errLti13Malformed
+		return "", "", errLTI13Malformed
 	}
 	switch {
 	case c.Issuer == "":
@@ -304,20 +304,20 @@ func unverifiedParty(idToken string) (iss, client string, err error) {
 func tokenError(err error) error {
 	switch {
 	case errors.Is(err, jose.ErrAlgorithm):
-		return errLti13Alg
+		return errLTI13Alg
 	case errors.Is(err, jose.ErrCritical):
-		return errLti13Crit
+		return errLTI13Crit
 	case errors.Is(err, jose.ErrNoKID):
-		return errLti13NoKID
+		return errLTI13NoKID
 	case errors.Is(err, jose.ErrSignature):
-		return errLti13Signature
+		return errLTI13Signature
 	case errors.Is(err, jose.ErrTooLarge):
-		return errLti13TooLarge
+		return errLTI13TooLarge
 	case errors.Is(err, jose.ErrKey):
 		// The platform published a key this package will not use.
-		return errLti13KID
+		return errLTI13KID
 	}
-	return errLti13Malformed
+	return errLTI13Malformed
 }
 
 // RotateToolKeys brings the tool's LTI 1.3 signing keys up to date (their
@@ -332,9 +332,9 @@ func (a *App) RotateToolKeys(ctx context.Context) error {
 
 var errNoToolKeys = fault.New(fault.Unavailable, "the tool's LTI 1.3 keys are not available on this service right now; retry shortly")
 
-// LtiToolKeys answers the tool's public keys, the JWKS document platforms
+// LTIToolKeys answers the tool's public keys, the JWKS document platforms
 // verify its messages with.
-func (a *App) LtiToolKeys(ctx context.Context) ([]byte, error) {
+func (a *App) LTIToolKeys(ctx context.Context) ([]byte, error) {
 	if a.lti13.tool == nil {
 		return nil, errNoToolKeys
 	}

@@ -57,7 +57,7 @@ type lti13Fixture struct {
 	other  ltidomain.LTIRegistration // client-2 of the same workspace
 }
 
-func newLti13Fixture(t *testing.T) *lti13Fixture {
+func newLTI13Fixture(t *testing.T) *lti13Fixture {
 	signer, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -87,11 +87,11 @@ func newLti13Fixture(t *testing.T) *lti13Fixture {
 	return lf
 }
 
-// login stores a login of reg under state, as StartLti13Login does.
+// login stores a login of reg under state, as StartLTI13Login does.
 func (lf *lti13Fixture) login(state string, reg ltidomain.LTIRegistration) {
-	_ = lf.logins.Put(context.Background(), state, app.Lti13Login{
+	_ = lf.logins.Put(context.Background(), state, app.LTI13Login{
 		Nonce: "nonce-" + state, WorkspaceID: "school", RegistrationID: reg.ID, CreatedAt: lf.clock.Now(),
-	}, app.Lti13StateTTL)
+	}, app.LTI13StateTTL)
 }
 
 // claims are a resource-link launch's claims answering the login of state.
@@ -120,11 +120,11 @@ func (lf *lti13Fixture) sign(claims map[string]any, kid string) string {
 }
 
 func (lf *lti13Fixture) launch(token, state, browserState string) (ltidomain.LTI13Launch, error) {
-	return lf.app.VerifyLti13Launch(context.Background(), lf.root, token, state, app.Lti13BrowserProof{State: browserState})
+	return lf.app.VerifyLTI13Launch(context.Background(), lf.root, token, state, app.LTI13BrowserProof{State: browserState})
 }
 
-func TestLti13LaunchIsAccepted(t *testing.T) {
-	lf := newLti13Fixture(t)
+func TestLTI13LaunchIsAccepted(t *testing.T) {
+	lf := newLTI13Fixture(t)
 	lf.login("s1", lf.reg)
 	l, err := lf.launch(lf.sign(lf.claims("s1"), "k1"), "s1", "s1")
 	if err != nil {
@@ -164,7 +164,7 @@ func unsigned(t testing.TB, claims map[string]any) string {
 	return enc([]byte(`{"alg":"none","kid":"k1"}`)) + "." + enc(payload) + "."
 }
 
-func TestLti13LaunchRefusals(t *testing.T) {
+func TestLTI13LaunchRefusals(t *testing.T) {
 	type setup struct {
 		lf    *lti13Fixture
 		token string
@@ -229,7 +229,7 @@ func TestLti13LaunchRefusals(t *testing.T) {
 		{"not a JWT", func(s *setup) (string, string) { s.token = "a.b"; return "s1", "s1" }, fault.Invalid, "well-formed", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lf := newLti13Fixture(t)
+			lf := newLTI13Fixture(t)
 			lf.login("s1", lf.reg)
 			s := &setup{lf: lf, token: lf.sign(lf.claims("s1"), "k1")}
 			state, browser := tc.prepare(s)
@@ -257,8 +257,8 @@ func otherSigner(t testing.TB) *rsa.PrivateKey {
 
 // A launch opens once: the same form posted again (a reload, a replay)
 // finds its login taken.
-func TestLti13LaunchIsSingleUse(t *testing.T) {
-	lf := newLti13Fixture(t)
+func TestLTI13LaunchIsSingleUse(t *testing.T) {
+	lf := newLTI13Fixture(t)
 	lf.login("s1", lf.reg)
 	token := lf.sign(lf.claims("s1"), "k1")
 	if _, err := lf.launch(token, "s1", "s1"); err != nil {
@@ -283,35 +283,35 @@ func TestLti13LaunchIsSingleUse(t *testing.T) {
 // A login with platform storage is proven by the state and nonce its
 // launch page read back from there, and by nothing else; a login with a
 // cookie by its cookie only. A wrong proof leaves the login usable.
-func TestLti13LaunchProvenThroughPlatformStorage(t *testing.T) {
-	lf := newLti13Fixture(t)
+func TestLTI13LaunchProvenThroughPlatformStorage(t *testing.T) {
+	lf := newLTI13Fixture(t)
 	store := func(state string) {
-		_ = lf.logins.Put(context.Background(), state, app.Lti13Login{
+		_ = lf.logins.Put(context.Background(), state, app.LTI13Login{
 			Nonce: "nonce-" + state, WorkspaceID: "school", RegistrationID: lf.reg.ID, CreatedAt: lf.clock.Now(), StorageTarget: "_parent",
-		}, app.Lti13StateTTL)
+		}, app.LTI13StateTTL)
 	}
-	verify := func(state string, proof app.Lti13BrowserProof) error {
-		_, err := lf.app.VerifyLti13Launch(context.Background(), lf.root, lf.sign(lf.claims(state), "k1"), state, proof)
+	verify := func(state string, proof app.LTI13BrowserProof) error {
+		_, err := lf.app.VerifyLTI13Launch(context.Background(), lf.root, lf.sign(lf.claims(state), "k1"), state, proof)
 		return err
 	}
 	store("s1")
-	if err := verify("s1", app.Lti13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}); err != nil {
+	if err := verify("s1", app.LTI13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}); err != nil {
 		t.Fatalf("read back from storage: %v", err)
 	}
-	if err := verify("s1", app.Lti13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}); fault.KindOf(err) != fault.Unauthenticated {
+	if err := verify("s1", app.LTI13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}); fault.KindOf(err) != fault.Unauthenticated {
 		t.Fatalf("replayed: %v", err)
 	}
 	cases := []struct {
 		name    string
 		storage bool // the login's
-		proof   app.Lti13BrowserProof
+		proof   app.LTI13BrowserProof
 		want    string
 	}{
-		{"a cookie for a storage login", true, app.Lti13BrowserProof{State: "s"}, "did not read it back"},
-		{"another nonce from storage", true, app.Lti13BrowserProof{State: "s", Nonce: "nonce-other", FromStorage: true}, "nonce read back"},
-		{"no nonce from storage", true, app.Lti13BrowserProof{State: "s", FromStorage: true}, "nonce read back"},
-		{"another state from storage", true, app.Lti13BrowserProof{State: "t", Nonce: "nonce-s", FromStorage: true}, "not this browser's"},
-		{"storage for a cookie login", false, app.Lti13BrowserProof{State: "s", Nonce: "nonce-s", FromStorage: true}, "did not keep it there"},
+		{"a cookie for a storage login", true, app.LTI13BrowserProof{State: "s"}, "did not read it back"},
+		{"another nonce from storage", true, app.LTI13BrowserProof{State: "s", Nonce: "nonce-other", FromStorage: true}, "nonce read back"},
+		{"no nonce from storage", true, app.LTI13BrowserProof{State: "s", FromStorage: true}, "nonce read back"},
+		{"another state from storage", true, app.LTI13BrowserProof{State: "t", Nonce: "nonce-s", FromStorage: true}, "not this browser's"},
+		{"storage for a cookie login", false, app.LTI13BrowserProof{State: "s", Nonce: "nonce-s", FromStorage: true}, "did not keep it there"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -335,25 +335,25 @@ func TestLti13LaunchProvenThroughPlatformStorage(t *testing.T) {
 // posts it with a proof of their own is refused, counted as a failed
 // launch, and leaves the login to the browser it belongs to, whose launch
 // then opens.
-func TestLti13LaunchStolenStateLeavesTheLogin(t *testing.T) {
-	lf := newLti13Fixture(t)
+func TestLTI13LaunchStolenStateLeavesTheLogin(t *testing.T) {
+	lf := newLTI13Fixture(t)
 	storage := func(state string) {
-		_ = lf.logins.Put(context.Background(), state, app.Lti13Login{
+		_ = lf.logins.Put(context.Background(), state, app.LTI13Login{
 			Nonce: "nonce-" + state, WorkspaceID: "school", RegistrationID: lf.reg.ID, CreatedAt: lf.clock.Now(), StorageTarget: "_parent",
-		}, app.Lti13StateTTL)
+		}, app.LTI13StateTTL)
 	}
 	cases := []struct {
 		name   string
 		login  func(state string)
-		thief  app.Lti13BrowserProof
-		victim app.Lti13BrowserProof
+		thief  app.LTI13BrowserProof
+		victim app.LTI13BrowserProof
 		want   string
 	}{
 		{"storage fields for a cookie login", func(s string) { lf.login(s, lf.reg) },
-			app.Lti13BrowserProof{State: "s1", Nonce: "a guess", FromStorage: true}, app.Lti13BrowserProof{State: "s1"}, "did not keep it there"},
+			app.LTI13BrowserProof{State: "s1", Nonce: "a guess", FromStorage: true}, app.LTI13BrowserProof{State: "s1"}, "did not keep it there"},
 		{"a guessed nonce for a storage login", storage,
-			app.Lti13BrowserProof{State: "s1", Nonce: "a guess", FromStorage: true},
-			app.Lti13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}, "nonce read back"},
+			app.LTI13BrowserProof{State: "s1", Nonce: "a guess", FromStorage: true},
+			app.LTI13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}, "nonce read back"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -362,7 +362,7 @@ func TestLti13LaunchStolenStateLeavesTheLogin(t *testing.T) {
 			// The thief has no token the platform signed: one with alg none,
 			// whose failures count under "lti13".
 			forged := unsigned(t, lf.claims("s1"))
-			_, err := lf.app.VerifyLti13Launch(context.Background(), lf.root, forged, "s1", c.thief)
+			_, err := lf.app.VerifyLTI13Launch(context.Background(), lf.root, forged, "s1", c.thief)
 			if fault.KindOf(err) != fault.Unauthenticated || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("the thief's launch: %v, want a refusal with %q", err, c.want)
 			}
@@ -370,22 +370,22 @@ func TestLti13LaunchStolenStateLeavesTheLogin(t *testing.T) {
 				t.Fatalf("failures counted %q, want one of lti13", lf.guard.failed)
 			}
 			token := lf.sign(lf.claims("s1"), "k1")
-			if _, err := lf.app.VerifyLti13Launch(context.Background(), lf.root, token, "s1", c.victim); err != nil {
+			if _, err := lf.app.VerifyLTI13Launch(context.Background(), lf.root, token, "s1", c.victim); err != nil {
 				t.Fatalf("the browser's own launch after the thief's: %v", err)
 			}
-			if _, err := lf.app.VerifyLti13Launch(context.Background(), lf.root, token, "s1", c.victim); !strings.Contains(fmt.Sprint(err), "already used") {
+			if _, err := lf.app.VerifyLTI13Launch(context.Background(), lf.root, token, "s1", c.victim); !strings.Contains(fmt.Sprint(err), "already used") {
 				t.Fatalf("the launch again: %v, want its login taken", err)
 			}
 		})
 	}
 }
 
-func TestLti13LaunchPolicy(t *testing.T) {
-	lf := newLti13Fixture(t)
+func TestLTI13LaunchPolicy(t *testing.T) {
+	lf := newLTI13Fixture(t)
 	lf.login("s1", lf.reg)
 	token := lf.sign(lf.claims("s1"), "k1")
 	_, self := lf.create(lf.root, app.CreateInput{ID: "vendor"})
-	if _, err := lf.app.VerifyLti13Launch(context.Background(), self, token, "s1", app.Lti13BrowserProof{State: "s1"}); fault.KindOf(err) != fault.PermissionDenied {
+	if _, err := lf.app.VerifyLTI13Launch(context.Background(), self, token, "s1", app.LTI13BrowserProof{State: "s1"}); fault.KindOf(err) != fault.PermissionDenied {
 		t.Fatalf("a workspace's own key pair: %v", err)
 	}
 	lf.guard.refuse = fault.New(fault.Throttled, "too many failed authentications")
@@ -398,10 +398,10 @@ func TestLti13LaunchPolicy(t *testing.T) {
 	}
 
 	off := newFixture(t)
-	if _, err := off.app.VerifyLti13Launch(context.Background(), off.root, token, "s1", app.Lti13BrowserProof{State: "s1"}); fault.KindOf(err) != fault.Unavailable {
+	if _, err := off.app.VerifyLTI13Launch(context.Background(), off.root, token, "s1", app.LTI13BrowserProof{State: "s1"}); fault.KindOf(err) != fault.Unavailable {
 		t.Fatalf("without LTI 1.3: %v", err)
 	}
-	if _, err := off.app.LtiToolKeys(context.Background()); fault.KindOf(err) != fault.Unavailable {
+	if _, err := off.app.LTIToolKeys(context.Background()); fault.KindOf(err) != fault.Unavailable {
 		t.Fatalf("tool keys without LTI 1.3: %v", err)
 	}
 }
@@ -409,9 +409,9 @@ func TestLti13LaunchPolicy(t *testing.T) {
 // The tool's keys: none before the first rotation, one after it, served as
 // a JWKS document.
 func TestRotateToolKeysPublishes(t *testing.T) {
-	lf := newLti13Fixture(t)
+	lf := newLTI13Fixture(t)
 	ctx := context.Background()
-	jwks, err := lf.app.LtiToolKeys(ctx)
+	jwks, err := lf.app.LTIToolKeys(ctx)
 	if err != nil || string(jwks) != `{"keys":[]}` {
 		t.Fatalf("before a rotation: %s, %v", jwks, err)
 	}
@@ -419,7 +419,7 @@ func TestRotateToolKeysPublishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	lf.clock.Add(2 * time.Minute) // past the reread interval
-	if jwks, err = lf.app.LtiToolKeys(ctx); err != nil {
+	if jwks, err = lf.app.LTIToolKeys(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var set struct {
@@ -440,8 +440,8 @@ func TestRotateToolKeysPublishes(t *testing.T) {
 // the e-mail, the address derived from the consumer key and the 1.1
 // user_id); one signed with another secret, or naming another consumer
 // key, is refused.
-func TestLti13LaunchKeepsTheLti11Identity(t *testing.T) {
-	lf := newLti13Fixture(t)
+func TestLTI13LaunchKeepsTheLTI11Identity(t *testing.T) {
+	lf := newLTI13Fixture(t)
 	for i, c := range []struct {
 		consumerKey, secret string
 		wantErr             bool

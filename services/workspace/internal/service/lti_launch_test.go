@@ -153,7 +153,7 @@ func wantLaunchRefused(t *testing.T, err error, code codes.Code, says string) {
 // VerifyLtiLaunch against the real stores: launches signed by an
 // independent signer are accepted, and each way a launch can be wrong is
 // refused with its code and a reason a teacher can act on.
-func TestVerifyLtiLaunch(t *testing.T) {
+func TestVerifyLTILaunch(t *testing.T) {
 	f := startStore(t)
 	rs := startRedis(t)
 	cfg := config(t, f.URI())

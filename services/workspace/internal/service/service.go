@@ -172,8 +172,8 @@ func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics
 	// LTI 1.3 logins live in Redis too, so that a launch finds its login
 	// on any replica, and takes it once; at most LTI13PendingLoginsMax are
 	// pending.
-	var lti13Logins app.Lti13Logins
-	var deepLinks app.Lti13DeepLinks   // and deep-linking requests, until their reply
+	var lti13Logins app.LTI13Logins
+	var deepLinks app.LTI13DeepLinks   // and deep-linking requests, until their reply
 	var links app.LTIRegistrationLinks // and Dynamic Registration links, until used
 	if s.redis != nil {
 		lti13Logins, deepLinks = ltinonce.NewRedisLogins(s.redis, s.cfg.LTI13PendingLoginsMax), ltinonce.NewRedisDeepLinks(s.redis)

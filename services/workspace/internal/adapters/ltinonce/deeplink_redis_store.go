@@ -16,7 +16,7 @@ type RedisDeepLinks struct {
 	once redisOnce[deepLinkRecord]
 }
 
-var _ app.Lti13DeepLinks = (*RedisDeepLinks)(nil)
+var _ app.LTI13DeepLinks = (*RedisDeepLinks)(nil)
 
 // NewRedisDeepLinks returns a deep-linking request store over rdb.
 func NewRedisDeepLinks(rdb redis.UniversalClient) *RedisDeepLinks {
@@ -39,14 +39,14 @@ type deepLinkRecord struct {
 }
 
 // Put stores l under id for ttl.
-func (s *RedisDeepLinks) Put(ctx context.Context, id string, l app.Lti13DeepLink, ttl time.Duration) error {
+func (s *RedisDeepLinks) Put(ctx context.Context, id string, l app.LTI13DeepLink, ttl time.Duration) error {
 	return s.once.put(ctx, id, deepLinkRecord(l), ttl)
 }
 
 // Take returns the request stored under id and removes it, in one command.
-func (s *RedisDeepLinks) Take(ctx context.Context, id string) (app.Lti13DeepLink, bool, error) {
+func (s *RedisDeepLinks) Take(ctx context.Context, id string) (app.LTI13DeepLink, bool, error) {
 	rec, ok, err := s.once.take(ctx, id)
-	return app.Lti13DeepLink(rec), ok, err
+	return app.LTI13DeepLink(rec), ok, err
 }
 
 // DeepLinkKey is the Redis key of a deep-linking request:

@@ -12,7 +12,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 )
 
-var deepLink = app.Lti13DeepLink{
+var deepLink = app.LTI13DeepLink{
 	WorkspaceID: "district-7", RegistrationID: "7d1c2a4e-reg", ClientID: "10000000000001",
 	PlatformIssuer: "https://canvas.instructure.com", DeploymentID: "1:abc",
 	ReturnURL: "https://canvas.example/courses/1/deep_linking_response", Data: `{"csrf":"çà 🧪"}`,

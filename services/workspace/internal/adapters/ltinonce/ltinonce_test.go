@@ -155,7 +155,7 @@ func TestFullRedisIsUnavailable(t *testing.T) {
 	logins := ltinonce.NewRedisLogins(rdb, 1000)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := logins.Put(ctx, "stored-state", app.Lti13Login{Nonce: "n", WorkspaceID: "w"}, time.Minute); err != nil {
+	if err := logins.Put(ctx, "stored-state", app.LTI13Login{Nonce: "n", WorkspaceID: "w"}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if err := testenv.SetRedisFull(ctx, srv.Addr(), true); err != nil {
@@ -165,7 +165,7 @@ func TestFullRedisIsUnavailable(t *testing.T) {
 	_, useErr := nonces.Use(ctx, "k", "the-nonce", time.Minute)
 	for name, err := range map[string]error{
 		"Use": useErr,
-		"Put": logins.Put(ctx, "new-state", app.Lti13Login{Nonce: "n", WorkspaceID: "w"}, time.Minute),
+		"Put": logins.Put(ctx, "new-state", app.LTI13Login{Nonce: "n", WorkspaceID: "w"}, time.Minute),
 	} {
 		if e, ok := fault.As(err); !ok || e.Kind != fault.Unavailable || !strings.Contains(err.Error(), "OOM") {
 			t.Errorf("%s on a full Redis = %v, want Unavailable caused by OOM", name, err)

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// onceStore is what the single-use stores share: app.Lti13Logins and
-// app.Lti13DeepLinks.
+// onceStore is what the single-use stores share: app.LTI13Logins and
+// app.LTI13DeepLinks.
 type onceStore[V any] interface {
 	Put(ctx context.Context, id string, v V, ttl time.Duration) error
 	Take(ctx context.Context, id string) (V, bool, error)

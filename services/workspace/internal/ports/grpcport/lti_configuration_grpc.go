@@ -19,8 +19,8 @@ func (s *Server) GetLtiConfiguration(ctx context.Context, req *workspacev1.GetLt
 		Description:    c.Description,
 		LaunchUrl:      c.LaunchURL,
 		Domain:         c.Domain,
-		Lti13LoginUrl:  c.Lti13LoginURL,
-		Lti13LaunchUrl: c.Lti13LaunchURL,
-		Lti13JwksUrl:   c.Lti13JWKSURL,
+		Lti13LoginUrl:  c.LTI13LoginURL,
+		Lti13LaunchUrl: c.LTI13LaunchURL,
+		Lti13JwksUrl:   c.LTI13JWKSURL,
 	}, nil
 }
