@@ -77,7 +77,7 @@ FUZZ_TARGETS := \
 	./services/workspace/internal/domain:FuzzCheckNewWorkspace \
 	./services/workspace/internal/domain:FuzzCheckListQuery \
 	./services/workspace/internal/lti/domain:FuzzCheckLaunch \
-	./services/workspace/internal/lti/domain:FuzzCheckNewLTIRegistration \
+	./services/workspace/internal/lti/domain:FuzzCheckNewRegistration \
 	./services/workspace/internal/lti/domain:FuzzReadPlatformConfiguration \
 	./services/workspace/internal/app:FuzzPageToken \
 	./services/workspace/internal/app:FuzzListWorkspaces \

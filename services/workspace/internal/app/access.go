@@ -113,9 +113,9 @@ func ltiNotFound(registrationID string) error {
 // not-found answers.
 func ltiError(err error, registrationID, deploymentID string) error {
 	switch {
-	case errors.Is(err, ltidomain.ErrLTIRegistrationNotFound):
+	case errors.Is(err, ltidomain.ErrRegistrationNotFound):
 		return ltiNotFound(registrationID)
-	case errors.Is(err, ltidomain.ErrLTIDeploymentNotFound):
+	case errors.Is(err, ltidomain.ErrDeploymentNotFound):
 		return fault.New(fault.NotFound, "deployment id %q not found in LTI registration %q", clip.Runes(deploymentID, 64), clip.Runes(registrationID, 64))
 	}
 	return err

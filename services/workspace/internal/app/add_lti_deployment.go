@@ -11,11 +11,11 @@ import (
 // registration, and returns the registration. A deployment id the
 // registration holds already changes nothing (no write, no event), so a
 // retried call answers the same.
-func (a *App) AddLTIDeployment(ctx context.Context, caller domain.Caller, id, registrationID, deploymentID string) (ltidomain.LTIRegistration, error) {
-	if err := ltidomain.CheckLTIDeploymentID(deploymentID); err != nil {
-		return ltidomain.LTIRegistration{}, err
+func (a *App) AddLTIDeployment(ctx context.Context, caller domain.Caller, id, registrationID, deploymentID string) (ltidomain.Registration, error) {
+	if err := ltidomain.CheckDeploymentID(deploymentID); err != nil {
+		return ltidomain.Registration{}, err
 	}
-	var reg ltidomain.LTIRegistration
+	var reg ltidomain.Registration
 	_, err := a.write(ctx, by(caller), func() (*domain.Workspace, error) { return a.keyManaged(ctx, caller, id) }, Precondition{},
 		func(w *domain.Workspace) (bool, error) {
 			var added bool
@@ -24,7 +24,7 @@ func (a *App) AddLTIDeployment(ctx context.Context, caller domain.Caller, id, re
 			return added, err
 		})
 	if err != nil {
-		return ltidomain.LTIRegistration{}, ltiError(err, registrationID, "")
+		return ltidomain.Registration{}, ltiError(err, registrationID, "")
 	}
 	return reg, nil
 }

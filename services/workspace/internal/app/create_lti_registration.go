@@ -23,13 +23,13 @@ const ltiReservationGrace = 5 * time.Minute
 // CreateLTIRegistration registers an LTI 1.3 platform with a workspace the
 // caller owns or manages (the rule of its key pairs): the pair is reserved
 // store-wide first, then listed by the workspace's revision-checked write.
-func (a *App) CreateLTIRegistration(ctx context.Context, caller domain.Caller, id string, in ltidomain.NewLTIRegistration) (ltidomain.LTIRegistration, error) {
-	if err := ltidomain.CheckNewLTIRegistration(in, a.settings.LTIURLs); err != nil {
-		return ltidomain.LTIRegistration{}, err
+func (a *App) CreateLTIRegistration(ctx context.Context, caller domain.Caller, id string, in ltidomain.NewRegistration) (ltidomain.Registration, error) {
+	if err := ltidomain.CheckNewRegistration(in, a.settings.LTIURLs); err != nil {
+		return ltidomain.Registration{}, err
 	}
 	current, err := a.keyManaged(ctx, caller, id)
 	if err != nil {
-		return ltidomain.LTIRegistration{}, err
+		return ltidomain.Registration{}, err
 	}
 	return a.addLTIRegistration(ctx, by(caller), current, func() (*domain.Workspace, error) { return a.keyManaged(ctx, caller, id) }, in, nil)
 }
@@ -39,16 +39,16 @@ func (a *App) CreateLTIRegistration(ctx context.Context, caller domain.Caller, i
 // revision-checked write of the workspace (read again by reread on a lost
 // race), in which note, when given, records more about the change.
 func (a *App) addLTIRegistration(ctx context.Context, who author, current *domain.Workspace, reread func() (*domain.Workspace, error),
-	in ltidomain.NewLTIRegistration, note func(w *domain.Workspace, now time.Time)) (ltidomain.LTIRegistration, error) {
+	in ltidomain.NewRegistration, note func(w *domain.Workspace, now time.Time)) (ltidomain.Registration, error) {
 	if err := current.LTIRegistrations().CanAdd(in.Issuer, in.ClientID); err != nil {
-		return ltidomain.LTIRegistration{}, err
+		return ltidomain.Registration{}, err
 	}
 	id := current.ID()
 	held := domain.LTIReservation{WorkspaceID: id, RegistrationID: ident.NewUUID(), CreatedAt: a.timestamp()}
 	if err := a.reserveLTIPair(ctx, in.Issuer, in.ClientID, held); err != nil {
-		return ltidomain.LTIRegistration{}, err
+		return ltidomain.Registration{}, err
 	}
-	var added ltidomain.LTIRegistration
+	var added ltidomain.Registration
 	_, err := a.write(ctx, who, readFirst(current, reread), Precondition{},
 		func(w *domain.Workspace) (bool, error) {
 			now := a.timestamp()
@@ -62,7 +62,7 @@ func (a *App) addLTIRegistration(ctx context.Context, who author, current *domai
 		if refused(err) {
 			a.releaseLTIPair(ctx, in.Issuer, in.ClientID, held.RegistrationID)
 		}
-		return ltidomain.LTIRegistration{}, err
+		return ltidomain.Registration{}, err
 	}
 	return added, nil
 }
@@ -72,7 +72,7 @@ func (a *App) addLTIRegistration(ctx context.Context, who author, current *domai
 // ltiReservationGrace, is taken over.
 func (a *App) reserveLTIPair(ctx context.Context, issuer, clientID string, held domain.LTIReservation) error {
 	err := a.repo.ReserveLTIRegistration(ctx, issuer, clientID, held)
-	if !errors.Is(err, ltidomain.ErrLTIRegistrationTaken) {
+	if !errors.Is(err, ltidomain.ErrRegistrationTaken) {
 		return wrapReserve(err)
 	}
 	holder, err := a.repo.LTIReservation(ctx, issuer, clientID)
@@ -87,7 +87,7 @@ func (a *App) reserveLTIPair(ctx context.Context, issuer, clientID string, held 
 			return err
 		}
 		if !stale {
-			return ltidomain.ErrLTIRegistrationTaken
+			return ltidomain.ErrRegistrationTaken
 		}
 		if err := a.repo.ReleaseLTIRegistration(ctx, issuer, clientID, holder.RegistrationID); err != nil {
 			return fmt.Errorf("release a leftover LTI reservation: %w", err)
@@ -139,7 +139,7 @@ func refused(err error) bool {
 }
 
 func wrapReserve(err error) error {
-	if err == nil || errors.Is(err, ltidomain.ErrLTIRegistrationTaken) {
+	if err == nil || errors.Is(err, ltidomain.ErrRegistrationTaken) {
 		return err
 	}
 	return fmt.Errorf("reserve the LTI registration: %w", err)

@@ -9,14 +9,14 @@ import (
 
 // GetLTIRegistration returns one LTI 1.3 registration of a workspace the
 // caller owns or manages.
-func (a *App) GetLTIRegistration(ctx context.Context, caller domain.Caller, id, registrationID string) (ltidomain.LTIRegistration, error) {
+func (a *App) GetLTIRegistration(ctx context.Context, caller domain.Caller, id, registrationID string) (ltidomain.Registration, error) {
 	w, err := a.keyManaged(ctx, caller, id)
 	if err != nil {
-		return ltidomain.LTIRegistration{}, err
+		return ltidomain.Registration{}, err
 	}
 	r, ok := w.LTIRegistrations().Get(registrationID)
 	if !ok {
-		return ltidomain.LTIRegistration{}, ltiNotFound(registrationID)
+		return ltidomain.Registration{}, ltiNotFound(registrationID)
 	}
 	return r, nil
 }

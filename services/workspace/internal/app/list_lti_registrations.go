@@ -9,7 +9,7 @@ import (
 
 // ListLTIRegistrations returns the LTI 1.3 registrations of a workspace
 // the caller owns or manages, oldest first.
-func (a *App) ListLTIRegistrations(ctx context.Context, caller domain.Caller, id string) ([]ltidomain.LTIRegistration, error) {
+func (a *App) ListLTIRegistrations(ctx context.Context, caller domain.Caller, id string) ([]ltidomain.Registration, error) {
 	w, err := a.keyManaged(ctx, caller, id)
 	if err != nil {
 		return nil, err

@@ -15,8 +15,8 @@ import (
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
-func canvas(clientID string, deployments ...string) ltidomain.NewLTIRegistration {
-	return ltidomain.NewLTIRegistration{
+func canvas(clientID string, deployments ...string) ltidomain.NewRegistration {
+	return ltidomain.NewRegistration{
 		Issuer: "https://canvas.instructure.com", ClientID: clientID, DeploymentIDs: deployments,
 		AuthLoginURL: "https://sso.canvaslms.com/api/lti/authorize_redirect", JWKSURL: "https://sso.canvaslms.com/api/lti/security/jwks",
 	}
@@ -163,7 +163,7 @@ func TestRefusedCreateReleasesItsPair(t *testing.T) {
 	f := newFixtureOn(t, repo)
 	ctx := context.Background()
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
-	for i := range ltidomain.MaxLTIRegistrations {
+	for i := range ltidomain.MaxRegistrations {
 		if _, err := f.app.CreateLTIRegistration(ctx, self, "w", canvas(string(rune('a'+i)))); err != nil {
 			t.Fatal(err)
 		}

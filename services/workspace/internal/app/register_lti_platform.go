@@ -13,7 +13,7 @@ import (
 // LTIPlatformRegistration is what a Dynamic Registration stored.
 type LTIPlatformRegistration struct {
 	WorkspaceID  string
-	Registration ltidomain.LTIRegistration
+	Registration ltidomain.Registration
 	// Product is the platform's product family (moodle, canvas, …); may
 	// be empty.
 	Product string
@@ -97,8 +97,8 @@ func (a *App) registerThroughLink(ctx context.Context, who author, link LTIRegis
 		return LTIPlatformRegistration{}, err
 	}
 	// Refuse before the platform makes a client the workspace cannot hold.
-	if w.LTIRegistrations().Len() >= ltidomain.MaxLTIRegistrations {
-		return LTIPlatformRegistration{}, ltidomain.ErrTooManyLTIRegistrations
+	if w.LTIRegistrations().Len() >= ltidomain.MaxRegistrations {
+		return LTIPlatformRegistration{}, ltidomain.ErrTooManyRegistrations
 	}
 	body, err := a.lti13.registrar.Configuration(ctx, in.ConfigurationURL)
 	if err != nil {

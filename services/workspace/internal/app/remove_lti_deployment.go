@@ -9,8 +9,8 @@ import (
 
 // RemoveLTIDeployment stops a deployment of the platform from launching
 // through the registration, and returns the registration as it now is.
-func (a *App) RemoveLTIDeployment(ctx context.Context, caller domain.Caller, id, registrationID, deploymentID string) (ltidomain.LTIRegistration, error) {
-	var reg ltidomain.LTIRegistration
+func (a *App) RemoveLTIDeployment(ctx context.Context, caller domain.Caller, id, registrationID, deploymentID string) (ltidomain.Registration, error) {
+	var reg ltidomain.Registration
 	_, err := a.write(ctx, by(caller), func() (*domain.Workspace, error) { return a.keyManaged(ctx, caller, id) }, Precondition{},
 		func(w *domain.Workspace) (bool, error) {
 			var err error
@@ -18,7 +18,7 @@ func (a *App) RemoveLTIDeployment(ctx context.Context, caller domain.Caller, id,
 			return err == nil, err
 		})
 	if err != nil {
-		return ltidomain.LTIRegistration{}, ltiError(err, registrationID, deploymentID)
+		return ltidomain.Registration{}, ltiError(err, registrationID, deploymentID)
 	}
 	return reg, nil
 }

@@ -83,7 +83,7 @@ func (a *App) StartLTI13Login(ctx context.Context, in ltidomain.LTI13LoginInitia
 // newLTI13LoginRedirect draws a new state and nonce for a login of reg and
 // builds its authentication request. A login with platform storage gets a
 // state that names the storage (ltistorage.State).
-func newLTI13LoginRedirect(in ltidomain.LTI13LoginInitiation, reg ltidomain.LTIRegistration, redirectURI string) (LTI13LoginRedirect, error) {
+func newLTI13LoginRedirect(in ltidomain.LTI13LoginInitiation, reg ltidomain.Registration, redirectURI string) (LTI13LoginRedirect, error) {
 	out := LTI13LoginRedirect{State: newLTI13Secret(), Nonce: newLTI13Secret(), StateTTL: LTI13StateTTL}
 	if in.StorageTarget != "" {
 		origin, err := ltidomain.PlatformOrigin(reg.AuthLoginURL)
@@ -107,22 +107,22 @@ func newLTI13LoginRedirect(in ltidomain.LTI13LoginInitiation, reg ltidomain.LTIR
 // lti13Registration finds the registration a login names, in an active
 // workspace: by (issuer, clientID), or without a client id the one that
 // can own the login (lti13RegistrationOwning).
-func (a *App) lti13Registration(ctx context.Context, issuer, clientID, deploymentID string) (*domain.Workspace, ltidomain.LTIRegistration, error) {
+func (a *App) lti13Registration(ctx context.Context, issuer, clientID, deploymentID string) (*domain.Workspace, ltidomain.Registration, error) {
 	if clientID == "" {
 		return a.lti13RegistrationOwning(ctx, issuer, deploymentID)
 	}
 	w, err := domain.WorkspaceOfLTIRegistration(ctx, a.repo, issuer, clientID)
 	switch {
 	case errors.Is(err, domain.ErrNotFound):
-		return nil, ltidomain.LTIRegistration{}, ltidomain.ErrLTI13LoginRegistration
+		return nil, ltidomain.Registration{}, ltidomain.ErrLTI13LoginRegistration
 	case err != nil:
-		return nil, ltidomain.LTIRegistration{}, err
+		return nil, ltidomain.Registration{}, err
 	case w.Deleted():
-		return nil, ltidomain.LTIRegistration{}, ltidomain.ErrLTI13LoginRegistration
+		return nil, ltidomain.Registration{}, ltidomain.ErrLTI13LoginRegistration
 	}
 	reg, ok := w.LTIRegistrations().For(issuer, clientID)
 	if !ok {
-		return nil, ltidomain.LTIRegistration{}, fault.Wrap(fault.Internal,
+		return nil, ltidomain.Registration{}, fault.Wrap(fault.Internal,
 			fmt.Errorf("workspace %s lists no registration of the pair it was found by", w.ID()), "the registration could not be read")
 	}
 	return w, reg, nil
@@ -135,13 +135,13 @@ func (a *App) lti13Registration(ctx context.Context, issuer, clientID, deploymen
 // registering another tenant's issuer changes nothing for its logins that
 // name their deployment. Two workspaces are read at most: enough to tell
 // one registration from several.
-func (a *App) lti13RegistrationOwning(ctx context.Context, issuer, deploymentID string) (*domain.Workspace, ltidomain.LTIRegistration, error) {
+func (a *App) lti13RegistrationOwning(ctx context.Context, issuer, deploymentID string) (*domain.Workspace, ltidomain.Registration, error) {
 	ws, err := a.repo.WorkspacesWithLTIIssuer(ctx, issuer, deploymentID, 2)
 	if err != nil {
-		return nil, ltidomain.LTIRegistration{}, err
+		return nil, ltidomain.Registration{}, err
 	}
 	var owner *domain.Workspace
-	var owning []ltidomain.LTIRegistration
+	var owning []ltidomain.Registration
 	for _, w := range ws {
 		if regs := w.LTIRegistrations().Owning(issuer, deploymentID); len(regs) > 0 {
 			owner, owning = w, append(owning, regs...)
@@ -149,9 +149,9 @@ func (a *App) lti13RegistrationOwning(ctx context.Context, issuer, deploymentID 
 	}
 	switch {
 	case len(owning) == 0:
-		return nil, ltidomain.LTIRegistration{}, ltidomain.ErrLTI13LoginRegistration
+		return nil, ltidomain.Registration{}, ltidomain.ErrLTI13LoginRegistration
 	case len(owning) > 1:
-		return nil, ltidomain.LTIRegistration{}, ltidomain.ErrLTI13LoginAmbiguous
+		return nil, ltidomain.Registration{}, ltidomain.ErrLTI13LoginAmbiguous
 	}
 	return owner, owning[0], nil
 }

@@ -43,7 +43,7 @@ type loginFixture struct {
 	*fixture
 	logins *recordingLogins
 	self   domain.Caller
-	reg    ltidomain.LTIRegistration
+	reg    ltidomain.Registration
 }
 
 func newLoginFixture(t *testing.T) *loginFixture {
@@ -246,8 +246,8 @@ func TestStartLTI13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
 func TestStartLTI13LoginRefusals(t *testing.T) {
 	f := newLoginFixture(t)
 	ctx := context.Background()
-	moodle := func(clientID string) ltidomain.NewLTIRegistration {
-		return ltidomain.NewLTIRegistration{Issuer: loginMoodleIssuer, ClientID: clientID,
+	moodle := func(clientID string) ltidomain.NewRegistration {
+		return ltidomain.NewRegistration{Issuer: loginMoodleIssuer, ClientID: clientID,
 			AuthLoginURL: loginMoodleIssuer + "/mod/lti/auth.php", JWKSURL: loginMoodleIssuer + "/mod/lti/certs.php"}
 	}
 	for _, id := range []string{"m1", "m2"} {

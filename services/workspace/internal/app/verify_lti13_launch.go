@@ -203,7 +203,7 @@ func checkBrowserProof(login LTI13Login, browser LTI13BrowserProof) error {
 // keepDeepLink keeps a deep-linking request for its reply under a new id
 // (LTI13DeepLinkTTL), and sets l.DeepLinking.ID. Without a store the page
 // opens with no id, and its reply is refused as unavailable.
-func (a *App) keepDeepLink(ctx context.Context, l *ltidomain.LTI13Launch, reg ltidomain.LTIRegistration) error {
+func (a *App) keepDeepLink(ctx context.Context, l *ltidomain.LTI13Launch, reg ltidomain.Registration) error {
 	if a.lti13.deepLinks == nil {
 		return nil
 	}
@@ -223,33 +223,33 @@ func (a *App) keepDeepLink(ctx context.Context, l *ltidomain.LTI13Launch, reg lt
 // its issuer and client, and holds it to the login's and to an active
 // workspace. The signature, checked next with that registration's keys, is
 // what makes the token's word count.
-func (a *App) launchRegistration(ctx context.Context, idToken string, login LTI13Login) (*domain.Workspace, ltidomain.LTIRegistration, error) {
+func (a *App) launchRegistration(ctx context.Context, idToken string, login LTI13Login) (*domain.Workspace, ltidomain.Registration, error) {
 	iss, client, err := unverifiedParty(idToken)
 	if err != nil {
-		return nil, ltidomain.LTIRegistration{}, err
+		return nil, ltidomain.Registration{}, err
 	}
 	w, err := domain.WorkspaceOfLTIRegistration(ctx, a.repo, iss, client)
 	if errors.Is(err, domain.ErrNotFound) {
-		return nil, ltidomain.LTIRegistration{}, ltidomain.ErrLTI13Registration
+		return nil, ltidomain.Registration{}, ltidomain.ErrLTI13Registration
 	}
 	if err != nil {
-		return nil, ltidomain.LTIRegistration{}, fmt.Errorf("find the LTI registration of a launch: %w", err)
+		return nil, ltidomain.Registration{}, fmt.Errorf("find the LTI registration of a launch: %w", err)
 	}
 	reg, ok := w.LTIRegistrations().For(iss, client)
 	switch {
 	case !ok:
-		return nil, ltidomain.LTIRegistration{}, ltidomain.ErrLTI13Registration
+		return nil, ltidomain.Registration{}, ltidomain.ErrLTI13Registration
 	case reg.ID != login.RegistrationID || w.ID() != login.WorkspaceID:
-		return nil, ltidomain.LTIRegistration{}, errLTI13OtherReg
+		return nil, ltidomain.Registration{}, errLTI13OtherReg
 	case w.Deleted():
-		return nil, ltidomain.LTIRegistration{}, errLTI13Deleted
+		return nil, ltidomain.Registration{}, errLTI13Deleted
 	}
 	return w, reg, nil
 }
 
 // verifiedClaims verifies the token with the platform's key of kid and
 // reads its claims.
-func (a *App) verifiedClaims(ctx context.Context, idToken, kid string, reg ltidomain.LTIRegistration) (jose.Claims, error) {
+func (a *App) verifiedClaims(ctx context.Context, idToken, kid string, reg ltidomain.Registration) (jose.Claims, error) {
 	key, err := a.lti13.keys.Key(ctx, reg.ID, reg.JWKSURL, kid)
 	switch {
 	case errors.Is(err, ErrPlatformKeyNotFound):
@@ -345,7 +345,7 @@ func (a *App) LTIToolKeys(ctx context.Context) ([]byte, error) {
 // identity the user's LTI 1.1 launches had, once the claim's signature
 // holds with the shared secret of the workspace's LTI 1.1 key pair it
 // names (a consumer key of another workspace proves nothing: 401).
-func (a *App) lti11Identity(w *domain.Workspace, reg ltidomain.LTIRegistration, c jose.Claims, l *ltidomain.LTI13Launch) error {
+func (a *App) lti11Identity(w *domain.Workspace, reg ltidomain.Registration, c jose.Claims, l *ltidomain.LTI13Launch) error {
 	claim, ok, err := ltidomain.ReadLTI1p1Claim(c)
 	if err != nil || !ok {
 		return err

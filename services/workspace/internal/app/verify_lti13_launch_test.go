@@ -51,10 +51,10 @@ type lti13Fixture struct {
 	logins *ltinonce.MemoryLogins
 	keys   *launchKeys
 	signer *rsa.PrivateKey
-	self   domain.Caller             // the workspace school's own key pair
-	lti    app.LTIKeys               // school's LTI 1.1 key pair
-	reg    ltidomain.LTIRegistration // client-1, deployment dep-1
-	other  ltidomain.LTIRegistration // client-2 of the same workspace
+	self   domain.Caller          // the workspace school's own key pair
+	lti    app.LTIKeys            // school's LTI 1.1 key pair
+	reg    ltidomain.Registration // client-1, deployment dep-1
+	other  ltidomain.Registration // client-2 of the same workspace
 }
 
 func newLTI13Fixture(t *testing.T) *lti13Fixture {
@@ -73,10 +73,10 @@ func newLTI13Fixture(t *testing.T) *lti13Fixture {
 	created, self := lf.create(lf.root, app.CreateInput{ID: "school"})
 	lf.self, lf.lti = self, created.LTI
 	for _, r := range []struct {
-		dst    *ltidomain.LTIRegistration
+		dst    *ltidomain.Registration
 		client string
 	}{{&lf.reg, "client-1"}, {&lf.other, "client-2"}} {
-		*r.dst, err = lf.app.CreateLTIRegistration(context.Background(), self, "school", ltidomain.NewLTIRegistration{
+		*r.dst, err = lf.app.CreateLTIRegistration(context.Background(), self, "school", ltidomain.NewRegistration{
 			Issuer: platformIssuer, ClientID: r.client, DeploymentIDs: []string{"dep-1"},
 			AuthLoginURL: platformIssuer + "/auth", JWKSURL: platformIssuer + "/jwks",
 		})
@@ -88,7 +88,7 @@ func newLTI13Fixture(t *testing.T) *lti13Fixture {
 }
 
 // login stores a login of reg under state, as StartLTI13Login does.
-func (lf *lti13Fixture) login(state string, reg ltidomain.LTIRegistration) {
+func (lf *lti13Fixture) login(state string, reg ltidomain.Registration) {
 	_ = lf.logins.Put(context.Background(), state, app.LTI13Login{
 		Nonce: "nonce-" + state, WorkspaceID: "school", RegistrationID: reg.ID, CreatedAt: lf.clock.Now(),
 	}, app.LTI13StateTTL)

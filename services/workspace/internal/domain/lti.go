@@ -33,26 +33,26 @@ func (w *Workspace) LTIRegistrations() ltidomain.Registrations { return w.ltiReg
 
 // AddLTIRegistration adds the registration r with the id given (the
 // caller reserved its (issuer, client id) pair for it) and returns it.
-func (w *Workspace) AddLTIRegistration(id string, r ltidomain.NewLTIRegistration, urls ltidomain.URLPolicy, now time.Time) (ltidomain.LTIRegistration, error) {
+func (w *Workspace) AddLTIRegistration(id string, r ltidomain.NewRegistration, urls ltidomain.URLPolicy, now time.Time) (ltidomain.Registration, error) {
 	if w.Deleted() {
-		return ltidomain.LTIRegistration{}, ErrDeleted
+		return ltidomain.Registration{}, ErrDeleted
 	}
 	reg, err := w.ltiRegistrations.Add(id, r, urls, now)
 	if err != nil {
-		return ltidomain.LTIRegistration{}, err
+		return ltidomain.Registration{}, err
 	}
 	w.record(EventLTIRegistrationCreated, ltiTarget(id), now, nil)
 	return reg, nil
 }
 
 // RemoveLTIRegistration removes the registration id and returns it.
-func (w *Workspace) RemoveLTIRegistration(id string, now time.Time) (ltidomain.LTIRegistration, error) {
+func (w *Workspace) RemoveLTIRegistration(id string, now time.Time) (ltidomain.Registration, error) {
 	if w.Deleted() {
-		return ltidomain.LTIRegistration{}, ErrDeleted
+		return ltidomain.Registration{}, ErrDeleted
 	}
 	removed, err := w.ltiRegistrations.Remove(id)
 	if err != nil {
-		return ltidomain.LTIRegistration{}, err
+		return ltidomain.Registration{}, err
 	}
 	w.record(EventLTIRegistrationDeleted, ltiTarget(id), now, nil)
 	return removed, nil
@@ -60,9 +60,9 @@ func (w *Workspace) RemoveLTIRegistration(id string, now time.Time) (ltidomain.L
 
 // AddLTIDeployment adds deploymentID to the registration id and returns it;
 // added is false when it was there already (nothing changed).
-func (w *Workspace) AddLTIDeployment(id, deploymentID string, now time.Time) (r ltidomain.LTIRegistration, added bool, err error) {
+func (w *Workspace) AddLTIDeployment(id, deploymentID string, now time.Time) (r ltidomain.Registration, added bool, err error) {
 	if w.Deleted() {
-		return ltidomain.LTIRegistration{}, false, ErrDeleted
+		return ltidomain.Registration{}, false, ErrDeleted
 	}
 	r, added, err = w.ltiRegistrations.AddDeployment(id, deploymentID, now)
 	if added {
@@ -73,13 +73,13 @@ func (w *Workspace) AddLTIDeployment(id, deploymentID string, now time.Time) (r 
 
 // RemoveLTIDeployment removes deploymentID from the registration id and
 // returns the registration as it now is.
-func (w *Workspace) RemoveLTIDeployment(id, deploymentID string, now time.Time) (ltidomain.LTIRegistration, error) {
+func (w *Workspace) RemoveLTIDeployment(id, deploymentID string, now time.Time) (ltidomain.Registration, error) {
 	if w.Deleted() {
-		return ltidomain.LTIRegistration{}, ErrDeleted
+		return ltidomain.Registration{}, ErrDeleted
 	}
 	r, err := w.ltiRegistrations.RemoveDeployment(id, deploymentID, now)
 	if err != nil {
-		return ltidomain.LTIRegistration{}, err
+		return ltidomain.Registration{}, err
 	}
 	w.record(EventLTIDeploymentRemoved, ltiTarget(id), now, []string{"deploymentIds"})
 	return r, nil

@@ -16,9 +16,9 @@ import (
 // the LTI context's and tested there; these check what the workspace adds,
 // its deleted state and its events, with the rules in place.
 
-func validRegistration() ltidomain.NewLTIRegistration {
+func validRegistration() ltidomain.NewRegistration {
 	token := "https://sso.canvaslms.com/login/oauth2/token"
-	return ltidomain.NewLTIRegistration{
+	return ltidomain.NewRegistration{
 		Issuer:        "https://canvas.instructure.com",
 		ClientID:      "10000000000001",
 		DeploymentIDs: []string{"1:8865aa05b4b79b64a91a86042e43af5ea8ae79eb"},
@@ -73,7 +73,7 @@ func TestLTIRegistrationLife(t *testing.T) {
 	}
 	// The pair is this workspace's already.
 	_, err = w.AddLTIRegistration("reg-2", validRegistration(), ltidomain.URLPolicy{}, now)
-	if !errors.Is(err, ltidomain.ErrLTIRegistrationTaken) {
+	if !errors.Is(err, ltidomain.ErrRegistrationTaken) {
 		t.Fatalf("the same pair again: %v", err)
 	}
 	if found, ok := w.LTIRegistrations().For("https://canvas.instructure.com", "10000000000001"); !ok || found.ID != "reg-1" {
@@ -94,10 +94,10 @@ func TestLTIRegistrationLife(t *testing.T) {
 	if _, _, err := w.AddLTIDeployment("reg-1", "", later); fault.KindOf(err) != fault.Invalid || violated(err)["deploymentId"] == "" {
 		t.Fatalf("an empty deployment id: %v", err)
 	}
-	if _, _, err := w.AddLTIDeployment("nope", "3", later); !errors.Is(err, ltidomain.ErrLTIRegistrationNotFound) {
+	if _, _, err := w.AddLTIDeployment("nope", "3", later); !errors.Is(err, ltidomain.ErrRegistrationNotFound) {
 		t.Fatalf("an unknown registration: %v", err)
 	}
-	if _, err := w.RemoveLTIDeployment("reg-1", "9", later); !errors.Is(err, ltidomain.ErrLTIDeploymentNotFound) {
+	if _, err := w.RemoveLTIDeployment("reg-1", "9", later); !errors.Is(err, ltidomain.ErrDeploymentNotFound) {
 		t.Fatalf("remove an unknown deployment: %v", err)
 	}
 	if r, err := w.RemoveLTIDeployment("reg-1", "2:x", later); err != nil || len(r.DeploymentIDs) != 1 {
@@ -107,7 +107,7 @@ func TestLTIRegistrationLife(t *testing.T) {
 	if err != nil || removed.ID != "reg-1" || w.LTIRegistrations().Len() != 0 {
 		t.Fatalf("remove: %+v, %v; left %v", removed, err, w.LTIRegistrations().All())
 	}
-	if _, err := w.RemoveLTIRegistration("reg-1", later); !errors.Is(err, ltidomain.ErrLTIRegistrationNotFound) {
+	if _, err := w.RemoveLTIRegistration("reg-1", later); !errors.Is(err, ltidomain.ErrRegistrationNotFound) {
 		t.Fatalf("remove again: %v", err)
 	}
 
@@ -127,7 +127,7 @@ func TestLTIRegistrationLife(t *testing.T) {
 func TestLTIRegistrationBounds(t *testing.T) {
 	w := mustCreate(t, "w", mustRoot(t))
 	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	for i := range ltidomain.MaxLTIRegistrations {
+	for i := range ltidomain.MaxRegistrations {
 		r := validRegistration()
 		r.ClientID = fmt.Sprint(i)
 		if _, err := w.AddLTIRegistration(fmt.Sprint("reg-", i), r, ltidomain.URLPolicy{}, now); err != nil {
@@ -136,15 +136,15 @@ func TestLTIRegistrationBounds(t *testing.T) {
 	}
 	r := validRegistration()
 	r.ClientID = "one too many"
-	if _, err := w.AddLTIRegistration("reg-x", r, ltidomain.URLPolicy{}, now); !errors.Is(err, ltidomain.ErrTooManyLTIRegistrations) {
+	if _, err := w.AddLTIRegistration("reg-x", r, ltidomain.URLPolicy{}, now); !errors.Is(err, ltidomain.ErrTooManyRegistrations) {
 		t.Fatalf("a 21st registration: %v", err)
 	}
-	for i := len(validRegistration().DeploymentIDs); i < ltidomain.MaxLTIDeployments; i++ {
+	for i := len(validRegistration().DeploymentIDs); i < ltidomain.MaxDeployments; i++ {
 		if _, _, err := w.AddLTIDeployment("reg-0", fmt.Sprint("d", i), now); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := w.AddLTIDeployment("reg-0", "d-x", now); !errors.Is(err, ltidomain.ErrTooManyLTIDeployments) {
+	if _, _, err := w.AddLTIDeployment("reg-0", "d-x", now); !errors.Is(err, ltidomain.ErrTooManyDeployments) {
 		t.Fatalf("a 101st deployment id: %v", err)
 	}
 	if err := w.Delete(now); err != nil {

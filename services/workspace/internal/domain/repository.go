@@ -84,7 +84,7 @@ type Repository interface {
 	// ReserveLTIRegistration claims the (issuer, client id) pair for the
 	// registration r names, store-wide: of concurrent reservations of one
 	// pair exactly one succeeds, the others get
-	// ltidomain.ErrLTIRegistrationTaken. A
+	// ltidomain.ErrRegistrationTaken. A
 	// new registration's pair is reserved before the Update that lists it.
 	ReserveLTIRegistration(ctx context.Context, issuer, clientID string, r LTIReservation) error
 	// LTIReservation returns the reservation of (issuer, clientID);

@@ -373,7 +373,7 @@ type StoredWorkspace struct {
 	Managers           []string
 	Keys               []KeyPair
 	RegistrationCodes  []string
-	LTIRegistrations   []ltidomain.LTIRegistration
+	LTIRegistrations   []ltidomain.Registration
 	CreateFingerprint  string
 	CreatedAt          time.Time
 	UpdatedAt          time.Time

@@ -220,7 +220,7 @@ func (r *Repository) ReserveLTIRegistration(_ context.Context, issuer, clientID 
 	defer r.mu.Unlock()
 	key := ltiPair{issuer, clientID}
 	if _, taken := r.lti[key]; taken {
-		return ltidomain.ErrLTIRegistrationTaken
+		return ltidomain.ErrRegistrationTaken
 	}
 	r.lti[key] = res
 	return nil

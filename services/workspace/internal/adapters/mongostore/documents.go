@@ -124,7 +124,7 @@ type ltiReservationDoc struct {
 	CreatedAt      time.Time `bson:"createdAt"`
 }
 
-func fromLTIRegistrations(regs []ltidomain.LTIRegistration) []ltiRegistrationDoc {
+func fromLTIRegistrations(regs []ltidomain.Registration) []ltiRegistrationDoc {
 	out := make([]ltiRegistrationDoc, len(regs))
 	for i, r := range regs {
 		out[i] = ltiRegistrationDoc{
@@ -138,7 +138,7 @@ func fromLTIRegistrations(regs []ltidomain.LTIRegistration) []ltiRegistrationDoc
 
 // ltiDeployments is the LTIDeployments field of a workspace with regs:
 // never null, so that an earlier document, which lacks it, is told apart.
-func ltiDeployments(regs []ltidomain.LTIRegistration) []string {
+func ltiDeployments(regs []ltidomain.Registration) []string {
 	out := []string{}
 	for _, r := range regs {
 		for _, d := range r.DeploymentIDs {
@@ -148,10 +148,10 @@ func ltiDeployments(regs []ltidomain.LTIRegistration) []string {
 	return out
 }
 
-func toLTIRegistrations(docs []ltiRegistrationDoc) []ltidomain.LTIRegistration {
-	out := make([]ltidomain.LTIRegistration, len(docs))
+func toLTIRegistrations(docs []ltiRegistrationDoc) []ltidomain.Registration {
+	out := make([]ltidomain.Registration, len(docs))
 	for i, d := range docs {
-		out[i] = ltidomain.LTIRegistration{
+		out[i] = ltidomain.Registration{
 			ID: d.ID, Issuer: d.Issuer, ClientID: d.ClientID, DeploymentIDs: nonNil(d.DeploymentIDs),
 			AuthLoginURL: d.AuthLoginURL, JWKSURL: d.JWKSURL, AuthTokenURL: d.AuthTokenURL,
 			CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(),

@@ -47,7 +47,7 @@ func (r *Repository) ReserveLTIRegistration(ctx context.Context, issuer, clientI
 	case err == nil:
 		return nil
 	case mongo.IsDuplicateKeyError(err):
-		return ltidomain.ErrLTIRegistrationTaken
+		return ltidomain.ErrRegistrationTaken
 	default:
 		return storeError("reserve an LTI registration", err)
 	}

@@ -108,10 +108,10 @@ func TestRoundTripsPerOperation(t *testing.T) {
 	// LTI 1.3 registrations: the pair is reserved like an app key, then
 	// listed by the conditional write; a delete releases it after its
 	// write. Deployments change the workspace only.
-	var reg ltidomain.LTIRegistration
+	var reg ltidomain.Registration
 	measure("create an LTI registration", with([]sentCommand{"find workspaces", "insert lti_registrations", "update workspaces"}, publish), func() error {
 		var err error
-		reg, err = f.app.CreateLTIRegistration(ctx, root, "b", ltidomain.NewLTIRegistration{
+		reg, err = f.app.CreateLTIRegistration(ctx, root, "b", ltidomain.NewRegistration{
 			Issuer: "https://canvas.instructure.com", ClientID: "100",
 			AuthLoginURL: "https://sso.canvaslms.com/api/lti/authorize_redirect", JWKSURL: "https://sso.canvaslms.com/api/lti/security/jwks",
 		})

@@ -21,9 +21,9 @@ const (
 )
 
 // platform is a registration of issuer and clientID as a caller sends it.
-func platform(issuer, clientID string, deployments ...string) ltidomain.NewLTIRegistration {
+func platform(issuer, clientID string, deployments ...string) ltidomain.NewRegistration {
 	token := issuer + "/login/oauth2/token"
-	return ltidomain.NewLTIRegistration{
+	return ltidomain.NewRegistration{
 		Issuer: issuer, ClientID: clientID, DeploymentIDs: deployments,
 		AuthLoginURL: issuer + "/api/lti/authorize_redirect", JWKSURL: issuer + "/api/lti/security/jwks", AuthTokenURL: &token,
 	}
@@ -53,8 +53,8 @@ func ltiRegistrationsChangeThroughUpdate(t *testing.T, r domain.Repository) {
 	if diff := compare(got, stored); diff != "" {
 		t.Fatalf("Update returned another workspace than is stored: %s", diff)
 	}
-	if reg, ok := got.LTIRegistrations().Get("reg-1"); !ok || fmt.Sprintf("%#v", ltiRegistrations([]ltidomain.LTIRegistration{reg})) !=
-		fmt.Sprintf("%#v", ltiRegistrations([]ltidomain.LTIRegistration{added})) {
+	if reg, ok := got.LTIRegistrations().Get("reg-1"); !ok || fmt.Sprintf("%#v", ltiRegistrations([]ltidomain.Registration{reg})) !=
+		fmt.Sprintf("%#v", ltiRegistrations([]ltidomain.Registration{added})) {
 		t.Fatalf("the registration as stored: %+v, want %+v", reg, added)
 	}
 	renamed := "Renamed"
@@ -97,7 +97,7 @@ func ltiReservationIsStoreWide(t *testing.T, r domain.Repository) {
 	}
 	wantErr(t, "a second reservation of the pair",
 		r.ReserveLTIRegistration(ctx, moodleIssuer, "client", domain.LTIReservation{WorkspaceID: "b", RegistrationID: "reg-b", CreatedAt: t1}),
-		ltidomain.ErrLTIRegistrationTaken)
+		ltidomain.ErrRegistrationTaken)
 	// Another client id, or the issuer spelled otherwise, is another pair.
 	for _, pair := range [][2]string{{moodleIssuer, "client2"}, {moodleIssuer + "/", "client"}, {"https://MOODLE.example.edu", "client"}} {
 		if err := r.ReserveLTIRegistration(ctx, pair[0], pair[1], domain.LTIReservation{WorkspaceID: "b", RegistrationID: "reg-" + pair[1], CreatedAt: t1}); err != nil {
@@ -138,8 +138,8 @@ func concurrentLTIReservationsHaveOneWinner(t *testing.T, r domain.Repository) {
 				t.Fatalf("round %d: reservations %d and %d both won", round, won, i)
 			case err == nil:
 				won = i
-			case !errors.Is(err, ltidomain.ErrLTIRegistrationTaken):
-				t.Fatalf("round %d, reservation %d: %v, want ErrLTIRegistrationTaken", round, i, err)
+			case !errors.Is(err, ltidomain.ErrRegistrationTaken):
+				t.Fatalf("round %d, reservation %d: %v, want ErrRegistrationTaken", round, i, err)
 			}
 		}
 		if won < 0 {
@@ -158,7 +158,7 @@ func concurrentLTIReservationsHaveOneWinner(t *testing.T, r domain.Repository) {
 // workspace's; at most the limit.
 func workspacesWithLTIIssuer(t *testing.T, r domain.Repository) {
 	ctx := context.Background()
-	registered := map[string][]ltidomain.NewLTIRegistration{
+	registered := map[string][]ltidomain.NewRegistration{
 		"a": {platform(moodleIssuer, "a1", "1", "2"), platform(canvasIssuer, "a2", "9")},
 		"b": {platform(moodleIssuer, "b1", "3")},
 		"c": {platform(canvasIssuer, "c1", "1"), platform(moodleIssuer+"/", "c2", "1")},

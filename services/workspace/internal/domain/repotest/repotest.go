@@ -634,7 +634,7 @@ func keys(ks []domain.KeyPair) []domain.KeyPair {
 	return nilIfEmpty(ks)
 }
 
-func ltiRegistrations(rs []ltidomain.LTIRegistration) []ltidomain.LTIRegistration {
+func ltiRegistrations(rs []ltidomain.Registration) []ltidomain.Registration {
 	for i := range rs {
 		rs[i].CreatedAt, rs[i].UpdatedAt = ms(rs[i].CreatedAt), ms(rs[i].UpdatedAt)
 		rs[i].DeploymentIDs = nilIfEmpty(rs[i].DeploymentIDs)

@@ -273,8 +273,8 @@ func ReadRegisteredClient(body []byte) (RegisteredClient, error) {
 
 // Registration is the registration the platform's configuration and its
 // answer make.
-func (cfg PlatformConfiguration) Registration(c RegisteredClient) NewLTIRegistration {
-	r := NewLTIRegistration{
+func (cfg PlatformConfiguration) Registration(c RegisteredClient) NewRegistration {
+	r := NewRegistration{
 		Issuer: cfg.Issuer, ClientID: c.ClientID, DeploymentIDs: []string{},
 		AuthLoginURL: cfg.AuthorizationEndpoint, JWKSURL: cfg.JWKSURI,
 	}

@@ -63,7 +63,7 @@ func TestReadPlatformConfiguration(t *testing.T) {
 		reg.AuthLoginURL != want.AuthorizationEndpoint || reg.JWKSURL != want.JWKSURI || reg.AuthTokenURL == nil || *reg.AuthTokenURL != want.TokenEndpoint {
 		t.Fatalf("registration %+v", reg)
 	}
-	if err := ltidomain.CheckNewLTIRegistration(reg, outbound.Policy{}); err != nil {
+	if err := ltidomain.CheckNewRegistration(reg, outbound.Policy{}); err != nil {
 		t.Fatalf("the registration breaks a rule: %v", err)
 	}
 	if none := cfg.Registration(ltidomain.RegisteredClient{ClientID: "x"}); none.DeploymentIDs == nil || len(none.DeploymentIDs) != 0 {
@@ -182,7 +182,7 @@ func FuzzReadPlatformConfiguration(f *testing.F) {
 			}
 			return
 		}
-		if err := ltidomain.CheckNewLTIRegistration(cfg.Registration(ltidomain.RegisteredClient{ClientID: "c"}), outbound.Policy{}); err != nil {
+		if err := ltidomain.CheckNewRegistration(cfg.Registration(ltidomain.RegisteredClient{ClientID: "c"}), outbound.Policy{}); err != nil {
 			t.Fatalf("an accepted configuration makes a registration that breaks a rule: %v\n%s", err, body)
 		}
 	})

@@ -95,7 +95,7 @@ var (
 // verified with reg's platform keys: issuer, audience and authorized party,
 // times with LTI13Leeway, the nonce, the deployment, the LTI version, the
 // message type, the resource link and the target link, and reads the user.
-func CheckIDToken(workspaceID string, reg LTIRegistration, c jose.Claims, want IDTokenExpectations) (LTI13Launch, error) {
+func CheckIDToken(workspaceID string, reg Registration, c jose.Claims, want IDTokenExpectations) (LTI13Launch, error) {
 	if err := checkIdentity(reg, c, want); err != nil {
 		return LTI13Launch{}, err
 	}
@@ -122,7 +122,7 @@ func CheckIDToken(workspaceID string, reg LTIRegistration, c jose.Claims, want I
 
 // checkIdentity checks who issued the token, for whom, when, and that it
 // answers this login.
-func checkIdentity(reg LTIRegistration, c jose.Claims, want IDTokenExpectations) error {
+func checkIdentity(reg Registration, c jose.Claims, want IDTokenExpectations) error {
 	switch {
 	case c.Issuer != reg.Issuer:
 		return ErrLTI13Registration
@@ -214,7 +214,7 @@ func readDeepLinking(c jose.Claims, l *LTI13Launch) error {
 // readUser reads the user: sub (required: the tool opens nothing for an
 // anonymous launch), and the email claim, or an address derived from the
 // issuer and sub when the platform withholds it.
-func readUser(reg LTIRegistration, c jose.Claims, l *LTI13Launch) error {
+func readUser(reg Registration, c jose.Claims, l *LTI13Launch) error {
 	if c.Subject == "" || len(c.Subject) > maxLTI13ID {
 		return lti13Invalid("sub", "must identify the user (1 to 255 characters): this tool takes no anonymous launches")
 	}

@@ -14,7 +14,7 @@ import (
 
 const launchURL = "https://tool.example.com/lti/v1p3/launch"
 
-var registration = ltidomain.LTIRegistration{
+var registration = ltidomain.Registration{
 	ID: "reg-1", Issuer: "https://canvas.instructure.com", ClientID: "10000000000001",
 	DeploymentIDs: []string{"1:abc", "2:def"},
 }

@@ -91,8 +91,8 @@ func CheckLTI13LoginInitiation(in LTI13LoginInitiation, launchURL string) error 
 		}
 	}
 	for _, p := range params[4:] {
-		if p.value != "" && (len(p.value) > MaxLTIClientIDLength || !printableASCII(p.value)) {
-			return fault.New(fault.Invalid, "the login initiation's %s must be 1 to %d printable ASCII characters", p.name, MaxLTIClientIDLength)
+		if p.value != "" && (len(p.value) > MaxClientIDLength || !printableASCII(p.value)) {
+			return fault.New(fault.Invalid, "the login initiation's %s must be 1 to %d printable ASCII characters", p.name, MaxClientIDLength)
 		}
 	}
 	if in.StorageTarget != "" && !ltistorage.ValidTarget(in.StorageTarget) {

@@ -66,7 +66,7 @@ func LTI1p1Sign(secret, consumerKey, deploymentID, issuer, clientID, exp, nonce 
 // and gives the launch the identity an LTI 1.1 launch of that user_id had:
 // the e-mail when the platform sends one, else DerivedEmail(consumer key,
 // user_id).
-func CheckLTI1p1Claim(l *LTI13Launch, reg LTIRegistration, c jose.Claims, claim LTI1p1Claim, secret string) error {
+func CheckLTI1p1Claim(l *LTI13Launch, reg Registration, c jose.Claims, claim LTI1p1Claim, secret string) error {
 	exp := strings.TrimSpace(string(c.Raw["exp"]))
 	want := LTI1p1Sign(secret, claim.ConsumerKey, l.DeploymentID, c.Issuer, reg.ClientID, exp, c.Nonce)
 	if !hmac.Equal([]byte(want), []byte(claim.Sign)) {

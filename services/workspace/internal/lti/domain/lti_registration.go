@@ -21,32 +21,32 @@ import (
 // workspace document, which every request reads, so their number is bounded:
 // a district with an LMS per school and environment stays well within them.
 const (
-	MaxLTIRegistrations  = 20
-	MaxLTIDeployments    = 100
-	MaxLTIClientIDLength = 255
-	MaxLTIDeploymentID   = 255
+	MaxRegistrations  = 20
+	MaxDeployments    = 100
+	MaxClientIDLength = 255
+	MaxDeploymentID   = 255
 )
 
 // Errors of the registration rules.
 var (
-	// ErrLTIRegistrationNotFound: the workspace has no such registration.
-	ErrLTIRegistrationNotFound = fault.New(fault.NotFound, "LTI registration not found")
-	// ErrLTIDeploymentNotFound: the registration has no such deployment id.
-	ErrLTIDeploymentNotFound = fault.New(fault.NotFound, "deployment id not found in the LTI registration")
-	// ErrLTIRegistrationTaken: a registration with the (issuer, client id)
+	// ErrRegistrationNotFound: the workspace has no such registration.
+	ErrRegistrationNotFound = fault.New(fault.NotFound, "LTI registration not found")
+	// ErrDeploymentNotFound: the registration has no such deployment id.
+	ErrDeploymentNotFound = fault.New(fault.NotFound, "deployment id not found in the LTI registration")
+	// ErrRegistrationTaken: a registration with the (issuer, client id)
 	// pair exists already, in this workspace or another.
-	ErrLTIRegistrationTaken = fault.New(fault.Conflict,
+	ErrRegistrationTaken = fault.New(fault.Conflict,
 		"a registration of this issuer and clientId exists already: an (issuer, clientId) pair belongs to one registration")
-	// ErrTooManyLTIRegistrations / ErrTooManyLTIDeployments: a bound of
+	// ErrTooManyRegistrations / ErrTooManyDeployments: a bound of
 	// the workspace document.
-	ErrTooManyLTIRegistrations = fault.New(fault.FailedPrecondition,
-		"the workspace already has %d LTI registrations: delete one first", MaxLTIRegistrations)
-	ErrTooManyLTIDeployments = fault.New(fault.FailedPrecondition,
-		"the registration already has %d deployment ids: remove one first", MaxLTIDeployments)
+	ErrTooManyRegistrations = fault.New(fault.FailedPrecondition,
+		"the workspace already has %d LTI registrations: delete one first", MaxRegistrations)
+	ErrTooManyDeployments = fault.New(fault.FailedPrecondition,
+		"the registration already has %d deployment ids: remove one first", MaxDeployments)
 )
 
-// LTIRegistration is one platform registration of a workspace.
-type LTIRegistration struct {
+// Registration is one platform registration of a workspace.
+type Registration struct {
 	ID       string
 	Issuer   string // compared as an exact string
 	ClientID string
@@ -60,8 +60,8 @@ type LTIRegistration struct {
 	UpdatedAt     time.Time
 }
 
-// NewLTIRegistration is what a caller sends for a registration.
-type NewLTIRegistration struct {
+// NewRegistration is what a caller sends for a registration.
+type NewRegistration struct {
 	Issuer        string
 	ClientID      string
 	DeploymentIDs []string
@@ -70,27 +70,27 @@ type NewLTIRegistration struct {
 	AuthTokenURL  *string // nil: not given
 }
 
-func (r LTIRegistration) clone() LTIRegistration {
+func (r Registration) clone() Registration {
 	r.DeploymentIDs = slices.Clone(r.DeploymentIDs)
 	return r
 }
 
 // HasDeployment reports whether deploymentID may launch through r.
-func (r LTIRegistration) HasDeployment(deploymentID string) bool {
+func (r Registration) HasDeployment(deploymentID string) bool {
 	return slices.Contains(r.DeploymentIDs, deploymentID)
 }
 
 // CheckNewLTIRegistration checks a registration's fields, naming every one
 // that breaks a rule; urls is the outbound URL rule its URLs (and issuer)
 // follow.
-func CheckNewLTIRegistration(r NewLTIRegistration, urls URLPolicy) error {
+func CheckNewRegistration(r NewRegistration, urls URLPolicy) error {
 	var v violations
 	if why := checkURL(urls, r.Issuer, true); why != "" {
 		v.add("issuer", why)
 	}
 	checkClientID(&v, r.ClientID)
-	if len(r.DeploymentIDs) > MaxLTIDeployments {
-		v.add("deploymentIds", fmt.Sprintf("must have at most %d elements", MaxLTIDeployments))
+	if len(r.DeploymentIDs) > MaxDeployments {
+		v.add("deploymentIds", fmt.Sprintf("must have at most %d elements", MaxDeployments))
 	} else {
 		first := map[string]int{}
 		for i, id := range r.DeploymentIDs {
@@ -130,15 +130,15 @@ func clientIDRule(id string) string {
 	switch {
 	case id == "":
 		return "is required"
-	case len(id) > MaxLTIClientIDLength || !printableASCII(id):
-		return fmt.Sprintf("must be 1 to %d printable ASCII characters", MaxLTIClientIDLength)
+	case len(id) > MaxClientIDLength || !printableASCII(id):
+		return fmt.Sprintf("must be 1 to %d printable ASCII characters", MaxClientIDLength)
 	}
 	return ""
 }
 
-// CheckLTIDeploymentID checks a deployment id: 1 to 255 printable ASCII
+// CheckDeploymentID checks a deployment id: 1 to 255 printable ASCII
 // characters (LTI 1.3: case-sensitive, at most 255 ASCII characters).
-func CheckLTIDeploymentID(id string) error {
+func CheckDeploymentID(id string) error {
 	if why := deploymentIDRule(id); why != "" {
 		return fault.InvalidField("deploymentId", why)
 	}
@@ -149,8 +149,8 @@ func deploymentIDRule(id string) string {
 	switch {
 	case id == "":
 		return "is required"
-	case len(id) > MaxLTIDeploymentID || !printableASCII(id):
-		return fmt.Sprintf("must be 1 to %d printable ASCII characters", MaxLTIDeploymentID)
+	case len(id) > MaxDeploymentID || !printableASCII(id):
+		return fmt.Sprintf("must be 1 to %d printable ASCII characters", MaxDeploymentID)
 	}
 	return ""
 }
@@ -170,13 +170,13 @@ func printableASCII(s string) bool {
 // change copies what it touches, so copies of a Registrations never share
 // anything one of them changes.
 type Registrations struct {
-	list []LTIRegistration
+	list []Registration
 }
 
 // UnmarshalRegistrations returns the registrations a store kept, unchecked
 // (as UnmarshalWorkspaceFromDatabase loads a workspace); it takes list as
 // its own.
-func UnmarshalRegistrations(list []LTIRegistration) Registrations {
+func UnmarshalRegistrations(list []Registration) Registrations {
 	return Registrations{list: list}
 }
 
@@ -184,8 +184,8 @@ func UnmarshalRegistrations(list []LTIRegistration) Registrations {
 func (rs Registrations) Len() int { return len(rs.list) }
 
 // All returns copies of the registrations, oldest first.
-func (rs Registrations) All() []LTIRegistration {
-	out := make([]LTIRegistration, len(rs.list))
+func (rs Registrations) All() []Registration {
+	out := make([]Registration, len(rs.list))
 	for i, r := range rs.list {
 		out[i] = r.clone()
 	}
@@ -193,31 +193,31 @@ func (rs Registrations) All() []LTIRegistration {
 }
 
 // Get returns the registration id.
-func (rs Registrations) Get(id string) (LTIRegistration, bool) {
+func (rs Registrations) Get(id string) (Registration, bool) {
 	for _, r := range rs.list {
 		if r.ID == id {
 			return r.clone(), true
 		}
 	}
-	return LTIRegistration{}, false
+	return Registration{}, false
 }
 
 // For returns the registration of (issuer, clientID): the issuer compared
 // as an exact string, as LTI 1.3 has it.
-func (rs Registrations) For(issuer, clientID string) (LTIRegistration, bool) {
+func (rs Registrations) For(issuer, clientID string) (Registration, bool) {
 	for _, r := range rs.list {
 		if r.Issuer == issuer && r.ClientID == clientID {
 			return r.clone(), true
 		}
 	}
-	return LTIRegistration{}, false
+	return Registration{}, false
 }
 
 // Owning returns the registrations of issuer that hold deploymentID, or
 // all of issuer's when deploymentID is empty: those that can own a login
 // which names no client_id.
-func (rs Registrations) Owning(issuer, deploymentID string) []LTIRegistration {
-	var out []LTIRegistration
+func (rs Registrations) Owning(issuer, deploymentID string) []Registration {
+	var out []Registration
 	for _, r := range rs.list {
 		if r.Issuer == issuer && (deploymentID == "" || r.HasDeployment(deploymentID)) {
 			out = append(out, r.clone())
@@ -228,27 +228,27 @@ func (rs Registrations) Owning(issuer, deploymentID string) []LTIRegistration {
 
 // CanAdd reports why a registration of (issuer, clientID) cannot be added
 // as things stand: one of these has the pair, or there are
-// MaxLTIRegistrations. Checked before the pair is reserved.
+// MaxRegistrations. Checked before the pair is reserved.
 func (rs Registrations) CanAdd(issuer, clientID string) error {
 	if _, ok := rs.For(issuer, clientID); ok {
-		return ErrLTIRegistrationTaken
+		return ErrRegistrationTaken
 	}
-	if len(rs.list) >= MaxLTIRegistrations {
-		return ErrTooManyLTIRegistrations
+	if len(rs.list) >= MaxRegistrations {
+		return ErrTooManyRegistrations
 	}
 	return nil
 }
 
 // Add adds the registration r with the id given (the caller reserved its
 // (issuer, client id) pair for it) and returns it.
-func (rs *Registrations) Add(id string, r NewLTIRegistration, urls URLPolicy, now time.Time) (LTIRegistration, error) {
-	if err := CheckNewLTIRegistration(r, urls); err != nil {
-		return LTIRegistration{}, err
+func (rs *Registrations) Add(id string, r NewRegistration, urls URLPolicy, now time.Time) (Registration, error) {
+	if err := CheckNewRegistration(r, urls); err != nil {
+		return Registration{}, err
 	}
 	if err := rs.CanAdd(r.Issuer, r.ClientID); err != nil {
-		return LTIRegistration{}, err
+		return Registration{}, err
 	}
-	reg := LTIRegistration{
+	reg := Registration{
 		ID:            id,
 		Issuer:        r.Issuer,
 		ClientID:      r.ClientID,
@@ -269,10 +269,10 @@ func (rs *Registrations) Add(id string, r NewLTIRegistration, urls URLPolicy, no
 }
 
 // Remove removes the registration id and returns it.
-func (rs *Registrations) Remove(id string) (LTIRegistration, error) {
+func (rs *Registrations) Remove(id string) (Registration, error) {
 	i, err := rs.index(id)
 	if err != nil {
-		return LTIRegistration{}, err
+		return Registration{}, err
 	}
 	removed := rs.list[i]
 	rs.list = slices.Delete(slices.Clone(rs.list), i, i+1)
@@ -282,40 +282,40 @@ func (rs *Registrations) Remove(id string) (LTIRegistration, error) {
 // AddDeployment adds deploymentID to the registration id and returns it.
 // An id already there changes nothing: added is false, and the call is
 // safe to repeat.
-func (rs *Registrations) AddDeployment(id, deploymentID string, now time.Time) (r LTIRegistration, added bool, err error) {
-	if err := CheckLTIDeploymentID(deploymentID); err != nil {
-		return LTIRegistration{}, false, err
+func (rs *Registrations) AddDeployment(id, deploymentID string, now time.Time) (r Registration, added bool, err error) {
+	if err := CheckDeploymentID(deploymentID); err != nil {
+		return Registration{}, false, err
 	}
 	i, err := rs.index(id)
 	if err != nil {
-		return LTIRegistration{}, false, err
+		return Registration{}, false, err
 	}
 	switch reg := rs.list[i]; {
 	case reg.HasDeployment(deploymentID):
 		return reg.clone(), false, nil
-	case len(reg.DeploymentIDs) >= MaxLTIDeployments:
-		return LTIRegistration{}, false, ErrTooManyLTIDeployments
+	case len(reg.DeploymentIDs) >= MaxDeployments:
+		return Registration{}, false, ErrTooManyDeployments
 	}
 	return rs.changeDeployments(i, now, func(ids []string) []string { return append(ids, deploymentID) }), true, nil
 }
 
 // RemoveDeployment removes deploymentID from the registration id and
 // returns the registration as it now is.
-func (rs *Registrations) RemoveDeployment(id, deploymentID string, now time.Time) (LTIRegistration, error) {
+func (rs *Registrations) RemoveDeployment(id, deploymentID string, now time.Time) (Registration, error) {
 	i, err := rs.index(id)
 	if err != nil {
-		return LTIRegistration{}, err
+		return Registration{}, err
 	}
 	at := slices.Index(rs.list[i].DeploymentIDs, deploymentID)
 	if at < 0 {
-		return LTIRegistration{}, ErrLTIDeploymentNotFound
+		return Registration{}, ErrDeploymentNotFound
 	}
 	return rs.changeDeployments(i, now, func(ids []string) []string { return slices.Delete(ids, at, at+1) }), nil
 }
 
 // changeDeployments sets the deployment ids of registration i to change's
 // answer on a copy of them, and returns the registration as it now is.
-func (rs *Registrations) changeDeployments(i int, now time.Time, change func([]string) []string) LTIRegistration {
+func (rs *Registrations) changeDeployments(i int, now time.Time, change func([]string) []string) Registration {
 	rs.list = slices.Clone(rs.list)
 	reg := &rs.list[i]
 	reg.DeploymentIDs = change(slices.Clone(reg.DeploymentIDs))
@@ -325,9 +325,9 @@ func (rs *Registrations) changeDeployments(i int, now time.Time, change func([]s
 
 // index is the index of registration id.
 func (rs Registrations) index(id string) (int, error) {
-	i := slices.IndexFunc(rs.list, func(r LTIRegistration) bool { return r.ID == id })
+	i := slices.IndexFunc(rs.list, func(r Registration) bool { return r.ID == id })
 	if i < 0 {
-		return -1, ErrLTIRegistrationNotFound
+		return -1, ErrRegistrationNotFound
 	}
 	return i, nil
 }

@@ -24,7 +24,7 @@ var (
 // prose rule the document states); and what it accepts, under a policy
 // without exempt hosts, is an https URL of the document's shape that
 // pkg/outbound takes, whose host, when an address, is public.
-func FuzzCheckNewLTIRegistration(f *testing.F) {
+func FuzzCheckNewRegistration(f *testing.F) {
 	f.Add("https://canvas.instructure.com", "https://sso.canvaslms.com/api/lti/security/jwks")
 	f.Add("http://canvas.instructure.com/", "https://127.0.0.1/jwks")
 	f.Add("https://a.test/?q", "https://[::ffff:10.0.0.1]:443/")
@@ -35,7 +35,7 @@ func FuzzCheckNewLTIRegistration(f *testing.F) {
 	f.Fuzz(func(t *testing.T, issuer, jwksURL string) {
 		r := validRegistration()
 		r.Issuer, r.JWKSURL = issuer, jwksURL
-		err := ltidomain.CheckNewLTIRegistration(r, outbound.Policy{})
+		err := ltidomain.CheckNewRegistration(r, outbound.Policy{})
 		if err != nil {
 			e, ok := fault.As(err)
 			if !ok || e.Kind != fault.Invalid || len(e.Fields) == 0 {

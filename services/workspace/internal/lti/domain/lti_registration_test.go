@@ -4,14 +4,15 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
-func validRegistration() ltidomain.NewLTIRegistration {
+func validRegistration() ltidomain.NewRegistration {
 	token := "https://sso.canvaslms.com/login/oauth2/token"
-	return ltidomain.NewLTIRegistration{
+	return ltidomain.NewRegistration{
 		Issuer:        "https://canvas.instructure.com",
 		ClientID:      "10000000000001",
 		DeploymentIDs: []string{"1:8865aa05b4b79b64a91a86042e43af5ea8ae79eb"},
@@ -32,18 +33,18 @@ func violated(err error) map[string]string {
 	return out
 }
 
-func TestCheckNewLTIRegistrationNamesEveryField(t *testing.T) {
-	if err := ltidomain.CheckNewLTIRegistration(validRegistration(), ltidomain.URLPolicy{}); err != nil {
+func TestCheckNewRegistrationNamesEveryField(t *testing.T) {
+	if err := ltidomain.CheckNewRegistration(validRegistration(), ltidomain.URLPolicy{}); err != nil {
 		t.Fatalf("a valid registration: %v", err)
 	}
 	none := validRegistration()
 	none.DeploymentIDs, none.AuthTokenURL = nil, nil
-	if err := ltidomain.CheckNewLTIRegistration(none, ltidomain.URLPolicy{}); err != nil {
+	if err := ltidomain.CheckNewRegistration(none, ltidomain.URLPolicy{}); err != nil {
 		t.Fatalf("no deployments and no token URL: %v", err)
 	}
 
 	empty := ""
-	bad := ltidomain.NewLTIRegistration{
+	bad := ltidomain.NewRegistration{
 		Issuer:        "https://canvas.instructure.com/?x=1",
 		ClientID:      "tab\there",
 		DeploymentIDs: []string{"a", "", "a", strings.Repeat("d", 256), "é"},
@@ -51,7 +52,7 @@ func TestCheckNewLTIRegistrationNamesEveryField(t *testing.T) {
 		JWKSURL:       "",
 		AuthTokenURL:  &empty,
 	}
-	got := violated(ltidomain.CheckNewLTIRegistration(bad, ltidomain.URLPolicy{}))
+	got := violated(ltidomain.CheckNewRegistration(bad, ltidomain.URLPolicy{}))
 	want := map[string]string{
 		"issuer":           "must be an https URL on a host name or address, without user information, a query or a fragment",
 		"clientId":         "must be 1 to 255 printable ASCII characters",
@@ -68,16 +69,48 @@ func TestCheckNewLTIRegistrationNamesEveryField(t *testing.T) {
 	}
 
 	many := validRegistration()
-	many.DeploymentIDs = make([]string, ltidomain.MaxLTIDeployments+1)
+	many.DeploymentIDs = make([]string, ltidomain.MaxDeployments+1)
 	for i := range many.DeploymentIDs {
 		many.DeploymentIDs[i] = fmt.Sprint(i)
 	}
-	if got := violated(ltidomain.CheckNewLTIRegistration(many, ltidomain.URLPolicy{})); got["deploymentIds"] != "must have at most 100 elements" {
+	if got := violated(ltidomain.CheckNewRegistration(many, ltidomain.URLPolicy{})); got["deploymentIds"] != "must have at most 100 elements" {
 		t.Fatalf("101 deployment ids: %v", got)
 	}
 	long := validRegistration()
 	long.ClientID = strings.Repeat("c", 256)
-	if got := violated(ltidomain.CheckNewLTIRegistration(long, ltidomain.URLPolicy{})); got["clientId"] == "" {
+	if got := violated(ltidomain.CheckNewRegistration(long, ltidomain.URLPolicy{})); got["clientId"] == "" {
 		t.Fatalf("a client id of 256: %v", got)
+	}
+}
+
+// The workspace hands its registrations out as a value: a change to one copy
+// must leave every other copy as it was.
+func TestRegistrationsCopiesShareNothing(t *testing.T) {
+	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	var a ltidomain.Registrations
+	if _, err := a.Add("reg-1", validRegistration(), ltidomain.URLPolicy{}, now); err != nil {
+		t.Fatal(err)
+	}
+	b := a
+	if _, added, err := b.AddDeployment("reg-1", "2:x", now); err != nil || !added {
+		t.Fatalf("add a deployment: %v, %v", added, err)
+	}
+	other := validRegistration()
+	other.ClientID = "2"
+	if _, err := b.Add("reg-2", other, ltidomain.URLPolicy{}, now); err != nil {
+		t.Fatal(err)
+	}
+	if reg, _ := a.Get("reg-1"); a.Len() != 1 || len(reg.DeploymentIDs) != 1 {
+		t.Fatalf("the first copy changed with the second: %+v", a.All())
+	}
+	c := b
+	if _, err := c.Remove("reg-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RemoveDeployment("reg-2", validRegistration().DeploymentIDs[0], now); err != nil {
+		t.Fatal(err)
+	}
+	if reg, _ := b.Get("reg-2"); b.Len() != 2 || len(reg.DeploymentIDs) != 1 {
+		t.Fatalf("the second copy changed with the third: %+v", b.All())
 	}
 }

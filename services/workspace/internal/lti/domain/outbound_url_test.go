@@ -15,7 +15,7 @@ func urlRule(t *testing.T, policy ltidomain.URLPolicy, url string) string {
 	t.Helper()
 	r := validRegistration()
 	r.JWKSURL = url
-	err := ltidomain.CheckNewLTIRegistration(r, policy)
+	err := ltidomain.CheckNewRegistration(r, policy)
 	if err == nil {
 		return ""
 	}

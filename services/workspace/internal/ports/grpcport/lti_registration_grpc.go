@@ -23,7 +23,7 @@ func (s *Server) ListLtiRegistrations(ctx context.Context, req *workspacev1.List
 }
 
 func (s *Server) CreateLtiRegistration(ctx context.Context, req *workspacev1.CreateLtiRegistrationRequest) (*workspacev1.LtiRegistration, error) {
-	return ltiAnswer(s.app.CreateLTIRegistration(ctx, callerFrom(ctx), req.GetId(), ltidomain.NewLTIRegistration{
+	return ltiAnswer(s.app.CreateLTIRegistration(ctx, callerFrom(ctx), req.GetId(), ltidomain.NewRegistration{
 		Issuer:        req.GetIssuer(),
 		ClientID:      req.GetClientId(),
 		DeploymentIDs: req.GetDeploymentIds(),
@@ -50,14 +50,14 @@ func (s *Server) RemoveLtiDeployment(ctx context.Context, req *workspacev1.Remov
 }
 
 // ltiAnswer is a use case's registration, or its error, as the API answers.
-func ltiAnswer(r ltidomain.LTIRegistration, err error) (*workspacev1.LtiRegistration, error) {
+func ltiAnswer(r ltidomain.Registration, err error) (*workspacev1.LtiRegistration, error) {
 	if err != nil {
 		return nil, apiError(err)
 	}
 	return ltiRegistrationToProto(r), nil
 }
 
-func ltiRegistrationToProto(r ltidomain.LTIRegistration) *workspacev1.LtiRegistration {
+func ltiRegistrationToProto(r ltidomain.Registration) *workspacev1.LtiRegistration {
 	out := &workspacev1.LtiRegistration{
 		Id:            r.ID,
 		Issuer:        r.Issuer,

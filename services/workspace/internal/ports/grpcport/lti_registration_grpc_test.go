@@ -28,20 +28,20 @@ func TestRegistrationRulesAreTheDomains(t *testing.T) {
 			t.Errorf("%s: %s, want %s", name, got, want)
 		}
 	}
-	if r := restrules.Field(fields.ByName("client_id")); r.GetMaxLength() != ltidomain.MaxLTIClientIDLength {
+	if r := restrules.Field(fields.ByName("client_id")); r.GetMaxLength() != ltidomain.MaxClientIDLength {
 		t.Errorf("clientId: max %d", r.GetMaxLength())
 	}
-	if r := restrules.Field(fields.ByName("deployment_ids")); r.GetMaxItems() != ltidomain.MaxLTIDeployments || r.GetMaxLength() != ltidomain.MaxLTIDeploymentID || !r.GetUniqueItems() {
+	if r := restrules.Field(fields.ByName("deployment_ids")); r.GetMaxItems() != ltidomain.MaxDeployments || r.GetMaxLength() != ltidomain.MaxDeploymentID || !r.GetUniqueItems() {
 		t.Errorf("deploymentIds: %v", r)
 	}
 }
 
 func TestRegistrationToProto(t *testing.T) {
-	r := ltiRegistrationToProto(ltidomain.LTIRegistration{ID: "r", Issuer: "https://i.test"})
+	r := ltiRegistrationToProto(ltidomain.Registration{ID: "r", Issuer: "https://i.test"})
 	if r.GetDeploymentIds() == nil || r.GetAuthTokenUrl() != nil {
 		t.Fatalf("no deployments and no token URL: %v", r)
 	}
-	r = ltiRegistrationToProto(ltidomain.LTIRegistration{ID: "r", AuthTokenURL: "https://i.test/token", DeploymentIDs: []string{"1"}})
+	r = ltiRegistrationToProto(ltidomain.Registration{ID: "r", AuthTokenURL: "https://i.test/token", DeploymentIDs: []string{"1"}})
 	if r.GetAuthTokenUrl().GetValue() != "https://i.test/token" || len(r.GetDeploymentIds()) != 1 {
 		t.Fatalf("%v", r)
 	}
