@@ -49,8 +49,18 @@ func startLti13Login(t *testing.T, method string, params url.Values) (int, http.
 	if method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	browser := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := browser.Do(req)
+	return browse(t, req)
+}
+
+// noRedirects is a browser that stops at each redirect, to look at it.
+var noRedirects = &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// browse sends req as a browser would but follows no redirect, and returns
+// the answer's status, header and page; the exchange is checked against the
+// served OpenAPI document.
+func browse(t *testing.T, req *http.Request) (int, http.Header, string) {
+	t.Helper()
+	resp, err := noRedirects.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,10 @@ package e2e
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -21,24 +19,13 @@ func TestLti13PendingLoginsAreCapped(t *testing.T) {
 	p, s, workspaceID, clients := setUpLti13(t, "LTI13_PENDING_LOGINS_MAX="+strconv.Itoa(max))
 	launches := clients[0]
 	withExam := launchOverrides{Claims: map[string]any{customClaim: map[string]any{"exam_config_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7"}}}
-	browser := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	initiate := func() (int, http.Header, string) {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodGet, p.withT(t).Login(launches.clientID, "dep-1").URL, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := browser.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		page, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		apiDoc.check(t, req, resp.StatusCode, resp.Header, page)
-		return resp.StatusCode, resp.Header, string(page)
+		return browse(t, req)
 	}
 	refused := func() {
 		t.Helper()

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // ltiFrom sends an LTI request as a browser at addr does through a proxy
@@ -30,18 +29,7 @@ func ltiFrom(t *testing.T, gateway, addr, method, path string, form url.Values) 
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	req.Header.Set("X-Forwarded-For", addr)
-	browser := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := browser.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	page, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	apiDoc.check(t, req, resp.StatusCode, resp.Header, page)
-	return resp.StatusCode, resp.Header, string(page)
+	return browse(t, req)
 }
 
 // wantRetryLater checks a refusal page's status and its Retry-After.
