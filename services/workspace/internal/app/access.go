@@ -9,7 +9,6 @@ import (
 	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
-	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // notFound is the answer for a workspace that does not exist, is deleted, or
@@ -100,23 +99,6 @@ func keyNotFound(appKey string) error {
 func keyError(err error, appKey string) error {
 	if errors.Is(err, domain.ErrKeyNotFound) {
 		return keyNotFound(appKey)
-	}
-	return err
-}
-
-// ltiNotFound answers a registration the workspace does not hold.
-func ltiNotFound(registrationID string) error {
-	return fault.New(fault.NotFound, "LTI registration %q not found", clip.Runes(registrationID, 64))
-}
-
-// ltiError names the registration, or the deployment id, in the domain's
-// not-found answers.
-func ltiError(err error, registrationID, deploymentID string) error {
-	switch {
-	case errors.Is(err, ltidomain.ErrRegistrationNotFound):
-		return ltiNotFound(registrationID)
-	case errors.Is(err, ltidomain.ErrDeploymentNotFound):
-		return fault.New(fault.NotFound, "deployment id %q not found in LTI registration %q", clip.Runes(deploymentID, 64), clip.Runes(registrationID, 64))
 	}
 	return err
 }

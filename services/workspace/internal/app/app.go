@@ -58,18 +58,15 @@ func (noChanges) WorkspaceChanged(context.Context, string, []string) {}
 
 // Settings are the application's tunables.
 type Settings struct {
-	// LTIBaseURL prefixes the LTI configuration and launch URLs returned on
-	// create, for example https://lti.example.com.
-	LTIBaseURL string
+	// LTIURLs are the tool's URLs a create result gives (its LTI
+	// configuration and launch URLs), below the public base URL.
+	LTIURLs ltidomain.ToolURLs
 	// CredentialCacheTTL bounds how long a credential check is reused, and so
 	// how long a deleted workspace's key may keep working on other replicas
 	// when they miss the ChangeNotifier's message.
 	CredentialCacheTTL time.Duration
 	// CredentialCacheSize bounds the number of app keys remembered.
 	CredentialCacheSize int
-	// LTIURLs is the rule of the URLs an LTI 1.3 registration stores
-	// (https on public hosts, but for LTI_ALLOW_INSECURE_HOSTS).
-	LTIURLs ltidomain.URLPolicy
 }
 
 // App is the workspace application.
@@ -85,12 +82,11 @@ type App struct {
 	logger   *slog.Logger
 
 	// rootID is the root workspace's id, known once Bootstrap has run;
-	// only its key pairs may verify LTI launches.
+	// only its key pairs may record session revocations (and, through
+	// LTIPort, verify LTI launches).
 	rootID atomic.Pointer[string]
-	nonces NonceStore // nil: LTI launches are refused
-	lti13  lti13      // LTI 1.3 (lti13.go)
 
-	limits Limits // what Admit and VerifyLTILaunch count calls against
+	limits Limits // what Admit counts calls against
 
 	events        EventLog // nil: events stay in the outboxes
 	eventSettings EventSettings
@@ -130,9 +126,6 @@ func New(repo domain.Repository, secrets SecretBox, settings Settings, opts ...O
 	a.creds = ttlcache.NewLoader(ttlcache.New[string, credential](settings.CredentialCacheSize, settings.CredentialCacheTTL, a.now),
 		ttlcache.LoaderOptions{LoadTimeout: credentialLoadTimeout})
 	a.uses = newKeyUses(settings.CredentialCacheSize, a.now)
-	if a.lti13.toolKeys != nil {
-		a.lti13.tool = newToolKeys(a.lti13.toolKeys, a.secrets, a.lti13.rotation, a.now)
-	}
 	return a
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 const (
@@ -31,12 +32,6 @@ func newFixture(t testing.TB, opts ...app.Option) *fixture {
 	return newFixtureOn(t, memstore.New(), opts...)
 }
 
-// newFixtureWith is newFixture with settings (LTIBaseURL set when empty).
-func newFixtureWith(t testing.TB, settings app.Settings, opts ...app.Option) *fixture {
-	t.Helper()
-	return newFixtureFull(t, memstore.New(), settings, opts...)
-}
-
 // newFixtureOn is newFixture over repo.
 func newFixtureOn(t testing.TB, repo domain.Repository, opts ...app.Option) *fixture {
 	t.Helper()
@@ -45,8 +40,8 @@ func newFixtureOn(t testing.TB, repo domain.Repository, opts ...app.Option) *fix
 
 func newFixtureFull(t testing.TB, repo domain.Repository, settings app.Settings, opts ...app.Option) *fixture {
 	t.Helper()
-	if settings.LTIBaseURL == "" {
-		settings.LTIBaseURL = "https://lti.test"
+	if settings.LTIURLs == (ltidomain.ToolURLs{}) {
+		settings.LTIURLs = ltidomain.NewToolURLs("https://lti.test")
 	}
 	box, err := secretbox.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
 	if err != nil {

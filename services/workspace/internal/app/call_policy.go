@@ -30,8 +30,9 @@ type Limits interface {
 	LimitKeyPair(ctx context.Context, appKey string, own ratelimit.Limit) error
 }
 
-// WithLimits bounds calls (Admit) and LTI launches (VerifyLTILaunch) by
-// limits; without it nothing is limited or counted.
+// WithLimits bounds calls (Admit) by limits; without it nothing is
+// limited or counted. (The LTI launches count their failures with the
+// same limits, given to them by the service's wiring.)
 func WithLimits(limits Limits) Option { return func(a *App) { a.limits = limits } }
 
 // noLimits limits nothing.
@@ -103,7 +104,7 @@ var operations = map[string]rule{
 	"GetWorkspaceStatus": {unlimited: true},
 	// Every school's launches would otherwise share the auth service's key
 	// pair's limit; a launch's own failures are counted against its
-	// consumer key and the LMS's address (VerifyLTILaunch). The auth
+	// consumer key and the LMS's address (ltiapp.LTI11Launches). The auth
 	// service forwards the browser's address: the launch counts against
 	// the anonymous limits as the browser's.
 	"VerifyLtiLaunch": {unlimited: true, anonymous: true},

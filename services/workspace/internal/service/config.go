@@ -138,7 +138,7 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	if cfg.LTIJWKSRefetch = r.Duration("LTI_JWKS_REFETCH_INTERVAL", 30*time.Second); cfg.LTIJWKSRefetch < 100*time.Millisecond || cfg.LTIJWKSRefetch > 30*time.Second {
 		r.Invalid("LTI_JWKS_REFETCH_INTERVAL", "must be between 100ms and 30s (30s but in tests)")
 	}
-	// 50,000 logins pending in ten minutes (app.LTI13StateTTL) is over 80 a
+	// 50,000 logins pending in ten minutes (ltiapp.LTI13StateTTL) is over 80 a
 	// second, none of them launched: more than any exam's start needs.
 	cfg.LTI13PendingLoginsMax = r.Int("LTI13_PENDING_LOGINS_MAX", 50_000, 1, 10_000_000)
 	cfg.LTIToolKeys, cfg.LTIToolKeyCheck = readToolKeySchedule(r)

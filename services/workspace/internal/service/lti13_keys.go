@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
 // platformKeysTimeout bounds one fetch of a platform's JWKS.
@@ -23,7 +23,7 @@ const toolKeyRetry = time.Minute
 // (LTI_TOOL_KEY_CHECK_INTERVAL) until ctx ends, sooner again after a
 // failure. Replicas that rotate at once are settled by the store's
 // revision check.
-func (s *Service) rotateToolKeys(ctx context.Context, application *app.App, every time.Duration) {
+func (s *Service) rotateToolKeys(ctx context.Context, toolKeys *ltiapp.ToolKeys, every time.Duration) {
 	wait := every
 	for {
 		select {
@@ -32,7 +32,7 @@ func (s *Service) rotateToolKeys(ctx context.Context, application *app.App, ever
 		case <-time.After(wait):
 		}
 		wait = every
-		if err := application.RotateToolKeys(ctx); err != nil && ctx.Err() == nil {
+		if err := toolKeys.Rotate(ctx); err != nil && ctx.Err() == nil {
 			s.logger.Warn("rotating the tool's LTI 1.3 keys failed; retrying", "error", err.Error(), "retry_in", toolKeyRetry)
 			wait = min(every, toolKeyRetry)
 		}

@@ -24,33 +24,18 @@ import (
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
-	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/authclient"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/changebus"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/platformkeys"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/platformreg"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpcport"
 )
-
-// launchNoncesInMemory bounds the LTI launch nonces a replica without Redis
-// remembers: ten minutes' worth of launches at over 150 a second.
-const launchNoncesInMemory = 100_000
-
-// deepLinksInMemory bounds the LTI 1.3 deep-linking requests a replica
-// without Redis keeps until their reply.
-const deepLinksInMemory = 100_000
-
-// registrationLinksInMemory bounds the registration links a replica
-// without Redis keeps.
-const registrationLinksInMemory = 10_000
 
 // keySweepInterval is how often each replica removes expired key pairs
 // from the workspaces holding them (they stop authenticating at their
@@ -121,84 +106,54 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	storeBreaker := breaker.New(guard)
 	repo := mongostore.New(s.mongo.Database(s.cfg.MongoDatabase), mongostore.WithBreaker(storeBreaker),
 		mongostore.WithEventRetention(s.cfg.EventRetention))
-	application, err := s.newApp(repo, metrics)
+	box, err := secretbox.New(s.cfg.EncryptionKey, s.cfg.HMACKey)
 	if err != nil {
 		return err
 	}
-	if err := s.prepareStore(ctx, out, repo, application); err != nil {
+	application, limits, err := s.newApp(repo, box, metrics)
+	if err != nil {
 		return err
 	}
-	if err := s.listen(application, metrics); err != nil {
+	lti := s.newLTI(app.NewLTIPort(application), repo, box, limits)
+	if err := s.prepareStore(ctx, out, repo, application, lti.ToolKeys); err != nil {
 		return err
 	}
-	s.runLoops(repo, storeBreaker, application)
+	if err := s.listen(application, lti, metrics); err != nil {
+		return err
+	}
+	s.runLoops(repo, storeBreaker, application, lti.ToolKeys)
 	go func() { s.served <- s.grpc.Serve(s.lis) }()
 	s.logger.Info("workspace service serving", "addr", s.lis.Addr().String(), "database", s.cfg.MongoDatabase)
 	return nil
 }
 
-// newApp builds the application over repo with what it tells and shares:
-// the auth service (revocations), Redis (limits, launch nonces) and the
-// secret box.
-func (s *Service) newApp(repo *mongostore.Repository, metrics *telemetry.Metrics) (*app.App, error) {
-	box, err := secretbox.New(s.cfg.EncryptionKey, s.cfg.HMACKey)
-	if err != nil {
-		return nil, err
-	}
+// newApp builds the application over repo and the secret box with what it
+// tells and shares: the auth service (revocations), Redis (limits, the
+// cache bus). It returns the limits too, which LTI launches count their
+// failures with.
+func (s *Service) newApp(repo *mongostore.Repository, box *secretbox.Box, metrics *telemetry.Metrics) (*app.App, *ratelimit.Guard, error) {
 	opts, err := s.revokers(metrics)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(s.cfg.Redis.Addrs) == 0 {
 		s.logger.Warn("REDIS_ADDR is not set: each replica counts rate limits and failed authentications, and remembers LTI launch nonces, on its own; " +
 			"other replicas, and the auth service, hear of no revoked key pair, deleted workspace or new rate limit, and drop what they cached within their caches' TTLs")
 	} else if s.redis, err = redisconn.Open(s.cfg.Redis, metrics); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if s.redis != nil {
 		// Changes reach every replica of both services on the cache bus.
 		opts = append(opts, app.WithChangeNotifier(changebus.NewNotifier(s.redis, s.logger)))
 	}
 	guard := ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger)
-	// Launch nonces live in Redis so every replica refuses a replay; while
-	// Redis is unreachable launches are refused (UNAVAILABLE).
-	var nonces app.NonceStore
-	if s.redis != nil {
-		nonces = ltinonce.NewRedisStore(s.redis)
-	} else {
-		nonces = ltinonce.NewMemoryStore(launchNoncesInMemory, nil)
-	}
-	opts = append(opts, app.WithLimits(guard), app.WithLTILaunches(nonces), app.WithEventLog(repo, s.cfg.Events), app.WithLogger(s.logger))
-	// LTI 1.3 logins live in Redis too, so that a launch finds its login
-	// on any replica, and takes it once; at most LTI13PendingLoginsMax are
-	// pending.
-	var lti13Logins app.LTI13Logins
-	var deepLinks app.LTI13DeepLinks   // and deep-linking requests, until their reply
-	var links app.LTIRegistrationLinks // and Dynamic Registration links, until used
-	if s.redis != nil {
-		lti13Logins, deepLinks = ltinonce.NewRedisLogins(s.redis, s.cfg.LTI13PendingLoginsMax), ltinonce.NewRedisDeepLinks(s.redis)
-		links = ltinonce.NewRedisRegistrationLinks(s.redis)
-	} else {
-		lti13Logins = ltinonce.NewMemoryLogins(s.cfg.LTI13PendingLoginsMax, nil)
-		deepLinks = ltinonce.NewMemoryDeepLinks(deepLinksInMemory, nil)
-		links = ltinonce.NewMemoryRegistrationLinks(registrationLinksInMemory, nil)
-	}
-	// The launch checks id_tokens with the platforms' keys, fetched under
-	// the outbound rule (LTI_ALLOW_INSECURE_HOSTS); the tool's own keys
-	// are kept in the workspace store.
-	var platformKeys app.PlatformKeys = platformkeys.New(outbound.NewClient(s.cfg.LTIURLs, platformKeysTimeout), nil, s.cfg.LTIJWKSRefetch)
-	var toolKeyStore ltidomain.ToolKeyStore = repo
-	opts = append(opts, app.WithLTI13(lti13Logins, platformKeys, toolKeyStore, s.cfg.LTIToolKeys), app.WithLTI13DeepLinks(deepLinks))
-	// Dynamic Registration calls platforms under the same rule.
-	registrar := platformreg.New(outbound.NewClient(s.cfg.LTIURLs, platformRegistrationTimeout))
-	opts = append(opts, app.WithLTIDynamicRegistration(links, registrar))
+	opts = append(opts, app.WithLimits(guard), app.WithEventLog(repo, s.cfg.Events), app.WithLogger(s.logger))
 	application := app.New(repo, box, app.Settings{
-		LTIBaseURL:          s.cfg.LTIBaseURL,
+		LTIURLs:             ltidomain.NewToolURLs(s.cfg.LTIBaseURL),
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,
 		CredentialCacheSize: s.cfg.CredentialCacheSize,
-		LTIURLs:             s.cfg.LTIURLs,
 	}, opts...)
-	return application, nil
+	return application, guard, nil
 }
 
 // revokers connects to the auth service, which the application asks to
@@ -226,7 +181,7 @@ func (s *Service) revokers(metrics *telemetry.Metrics) ([]app.Option, error) {
 // prepareStore readies the store (indexes, documents of earlier layouts)
 // and the root workspace, retrying while the store is not up yet, and
 // writes a root key pair this start generated to out, once.
-func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongostore.Repository, application *app.App) error {
+func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongostore.Repository, application *app.App, toolKeys *ltiapp.ToolKeys) error {
 	var boot app.BootstrapResult
 	err := retryUntil(ctx, s.cfg.StartTimeout, s.logger, "prepare the workspace store", func(ctx context.Context) error {
 		if err := repo.Prepare(ctx); err != nil {
@@ -239,7 +194,7 @@ func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongost
 	if err != nil {
 		return err
 	}
-	if err := application.RotateToolKeys(ctx); err != nil {
+	if err := toolKeys.Rotate(ctx); err != nil {
 		s.logger.Warn("the tool's LTI 1.3 keys could not be brought up to date at start; the rotation loop retries", "error", err.Error())
 	}
 	if boot.GeneratedKey != "" {
@@ -253,7 +208,7 @@ func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongost
 // listen opens the gRPC and metrics listeners and builds the gRPC server:
 // metrics, errors, the trusted proxies, then the app's policy
 // (authentication and limits).
-func (s *Service) listen(application *app.App, metrics *telemetry.Metrics) error {
+func (s *Service) listen(application *app.App, lti grpcport.LTI, metrics *telemetry.Metrics) error {
 	var err error
 	s.lis, err = net.Listen("tcp", s.cfg.GRPCAddr)
 	if err != nil {
@@ -269,7 +224,7 @@ func (s *Service) listen(application *app.App, metrics *telemetry.Metrics) error
 		s.cfg.Limits.Proxies.UnaryServerInterceptor(),
 		grpcport.AuthInterceptor(application),
 	))...)
-	workspacev1.RegisterWorkspaceServiceServer(s.grpc, grpcport.NewServer(application))
+	workspacev1.RegisterWorkspaceServiceServer(s.grpc, grpcport.NewServer(application, lti))
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)
@@ -286,7 +241,7 @@ func (s *Service) listen(application *app.App, metrics *telemetry.Metrics) error
 //     LTI_TOOL_KEY_CHECK_INTERVAL (lti13_keys.go);
 //   - with Redis, the cache bus: changes other replicas made drop what the
 //     credential cache holds of them.
-func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Breaker, application *app.App) {
+func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Breaker, application *app.App, toolKeys *ltiapp.ToolKeys) {
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	s.loops.Go(func() {
@@ -294,7 +249,7 @@ func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Br
 	})
 	s.loops.Go(func() { application.RelayEvents(ctx, s.logger) })
 	s.loops.Go(func() { application.RunBackground(ctx, keySweepInterval) })
-	s.loops.Go(func() { s.rotateToolKeys(ctx, application, s.cfg.LTIToolKeyCheck) })
+	s.loops.Go(func() { s.rotateToolKeys(ctx, toolKeys, s.cfg.LTIToolKeyCheck) })
 	busCtx, stopListening := context.WithCancel(context.Background())
 	s.stopListening = stopListening
 	if s.redis != nil {

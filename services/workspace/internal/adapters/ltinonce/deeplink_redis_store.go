@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
 // RedisDeepLinks keeps LTI 1.3 deep-linking requests until their reply,
@@ -16,7 +16,7 @@ type RedisDeepLinks struct {
 	once redisOnce[deepLinkRecord]
 }
 
-var _ app.LTI13DeepLinks = (*RedisDeepLinks)(nil)
+var _ ltiapp.LTI13DeepLinkStore = (*RedisDeepLinks)(nil)
 
 // NewRedisDeepLinks returns a deep-linking request store over rdb.
 func NewRedisDeepLinks(rdb redis.UniversalClient) *RedisDeepLinks {
@@ -39,14 +39,14 @@ type deepLinkRecord struct {
 }
 
 // Put stores l under id for ttl.
-func (s *RedisDeepLinks) Put(ctx context.Context, id string, l app.LTI13DeepLink, ttl time.Duration) error {
+func (s *RedisDeepLinks) Put(ctx context.Context, id string, l ltiapp.LTI13DeepLink, ttl time.Duration) error {
 	return s.once.put(ctx, id, deepLinkRecord(l), ttl)
 }
 
 // Take returns the request stored under id and removes it, in one command.
-func (s *RedisDeepLinks) Take(ctx context.Context, id string) (app.LTI13DeepLink, bool, error) {
+func (s *RedisDeepLinks) Take(ctx context.Context, id string) (ltiapp.LTI13DeepLink, bool, error) {
 	rec, ok, err := s.once.take(ctx, id)
-	return app.LTI13DeepLink(rec), ok, err
+	return ltiapp.LTI13DeepLink(rec), ok, err
 }
 
 // DeepLinkKey is the Redis key of a deep-linking request:

@@ -9,10 +9,10 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
-var deepLink = app.LTI13DeepLink{
+var deepLink = ltiapp.LTI13DeepLink{
 	WorkspaceID: "district-7", RegistrationID: "7d1c2a4e-reg", ClientID: "10000000000001",
 	PlatformIssuer: "https://canvas.instructure.com", DeploymentID: "1:abc",
 	ReturnURL: "https://canvas.example/courses/1/deep_linking_response", Data: `{"csrf":"çà 🧪"}`,

@@ -6,8 +6,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
 // RedisRegistrationLinks keeps LTI Dynamic Registration links until they
@@ -18,7 +18,7 @@ type RedisRegistrationLinks struct {
 	once redisOnce[linkRecord]
 }
 
-var _ app.LTIRegistrationLinks = (*RedisRegistrationLinks)(nil)
+var _ ltiapp.RegistrationLinkStore = (*RedisRegistrationLinks)(nil)
 
 // NewRedisRegistrationLinks returns a registration link store over rdb.
 func NewRedisRegistrationLinks(rdb redis.UniversalClient) *RedisRegistrationLinks {
@@ -39,15 +39,15 @@ type linkRecord struct {
 	ExpiresAt          time.Time `json:"expiresAt"`
 }
 
-func toLinkRecord(l app.LTIRegistrationLink) linkRecord {
+func toLinkRecord(l ltiapp.RegistrationLink) linkRecord {
 	return linkRecord{
 		ID: l.ID, WorkspaceID: l.WorkspaceID, CreatorSystem: l.Creator.System, CreatorWorkspaceID: l.Creator.WorkspaceID,
 		CreatorAppKey: l.Creator.AppKey, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt,
 	}
 }
 
-func (r linkRecord) link() app.LTIRegistrationLink {
-	return app.LTIRegistrationLink{
+func (r linkRecord) link() ltiapp.RegistrationLink {
+	return ltiapp.RegistrationLink{
 		ID: r.ID, WorkspaceID: r.WorkspaceID,
 		Creator:   domain.Actor{System: r.CreatorSystem, WorkspaceID: r.CreatorWorkspaceID, AppKey: r.CreatorAppKey},
 		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
@@ -55,12 +55,12 @@ func (r linkRecord) link() app.LTIRegistrationLink {
 }
 
 // Put stores l under secret for ttl.
-func (s *RedisRegistrationLinks) Put(ctx context.Context, secret string, l app.LTIRegistrationLink, ttl time.Duration) error {
+func (s *RedisRegistrationLinks) Put(ctx context.Context, secret string, l ltiapp.RegistrationLink, ttl time.Duration) error {
 	return s.once.put(ctx, secret, toLinkRecord(l), ttl)
 }
 
 // Take returns the link stored under secret and removes it, in one command.
-func (s *RedisRegistrationLinks) Take(ctx context.Context, secret string) (app.LTIRegistrationLink, bool, error) {
+func (s *RedisRegistrationLinks) Take(ctx context.Context, secret string) (ltiapp.RegistrationLink, bool, error) {
 	rec, ok, err := s.once.take(ctx, secret)
 	return rec.link(), ok, err
 }

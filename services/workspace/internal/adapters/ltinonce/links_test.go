@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
-var registrationLink = app.LTIRegistrationLink{
+var registrationLink = ltiapp.RegistrationLink{
 	ID: "5f0c1d2e-link", WorkspaceID: "district-7",
 	Creator:   domain.Actor{WorkspaceID: "vendor", AppKey: "3b0c6c1e-7d4f-4c59-9a43-2f8e5d6b1a70"},
 	CreatedAt: time.Date(2026, 11, 26, 9, 30, 0, 123e6, time.UTC),

@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
 // RedisLogins keeps LTI 1.3 logins until their launch, so that any
@@ -21,7 +21,7 @@ type RedisLogins struct {
 	pending pendingLogins
 }
 
-var _ app.LTI13Logins = (*RedisLogins)(nil)
+var _ ltiapp.LTI13LoginStore = (*RedisLogins)(nil)
 
 // NewRedisLogins returns a login store over rdb holding at most max
 // pending logins.
@@ -50,15 +50,15 @@ type loginRecord struct {
 	PendingBucket int64 `json:"pendingBucket,omitempty"`
 }
 
-func (r loginRecord) login() app.LTI13Login {
-	return app.LTI13Login{
+func (r loginRecord) login() ltiapp.LTI13Login {
+	return ltiapp.LTI13Login{
 		Nonce: r.Nonce, WorkspaceID: r.WorkspaceID, RegistrationID: r.RegistrationID, CreatedAt: r.CreatedAt, StorageTarget: r.StorageTarget,
 	}
 }
 
 // Put counts l as pending, or refuses it at the cap, then stores it under
 // state for ttl; a login that could not be stored gives its slot back.
-func (s *RedisLogins) Put(ctx context.Context, state string, l app.LTI13Login, ttl time.Duration) error {
+func (s *RedisLogins) Put(ctx context.Context, state string, l ltiapp.LTI13Login, ttl time.Duration) error {
 	bucket, err := s.pending.acquire(ctx, ttl)
 	if err != nil {
 		return err
@@ -75,7 +75,7 @@ func (s *RedisLogins) Put(ctx context.Context, state string, l app.LTI13Login, t
 }
 
 // Get returns the login stored under state and leaves it (GET).
-func (s *RedisLogins) Get(ctx context.Context, state string) (app.LTI13Login, bool, error) {
+func (s *RedisLogins) Get(ctx context.Context, state string) (ltiapp.LTI13Login, bool, error) {
 	rec, ok, err := s.once.get(ctx, state)
 	return rec.login(), ok, err
 }
@@ -83,7 +83,7 @@ func (s *RedisLogins) Get(ctx context.Context, state string) (app.LTI13Login, bo
 // Take returns the login stored under state and removes it, in one
 // command (GETDEL): of two launches that both proved their browser, one
 // gets it. The login is no longer pending: its slot is given back.
-func (s *RedisLogins) Take(ctx context.Context, state string) (app.LTI13Login, bool, error) {
+func (s *RedisLogins) Take(ctx context.Context, state string) (ltiapp.LTI13Login, bool, error) {
 	rec, ok, err := s.once.take(ctx, state)
 	if ok && rec.PendingBucket > 0 {
 		s.pending.release(context.WithoutCancel(ctx), rec.PendingBucket)

@@ -14,19 +14,19 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
-var login = app.LTI13Login{
+var login = ltiapp.LTI13Login{
 	Nonce: "bm9uY2Utb2YtMzItYnl0ZXMtLS0tLS0tLS0tLS0tLS0", WorkspaceID: "district-7", RegistrationID: "7d1c2a4e-reg",
 	CreatedAt: time.Date(2026, 11, 25, 9, 30, 0, 123e6, time.UTC),
 }
 
-// loginsContract is what every app.LTI13Logins does beyond the
+// loginsContract is what every ltiapp.LTI13LoginStore does beyond the
 // single-use stores' contract: Get reads a login and leaves it, so that a
 // launch whose browser's proof fails uses nothing up; of launches that
 // read one login and then take it, however many race, one gets it.
-func loginsContract(t *testing.T, s app.LTI13Logins) {
+func loginsContract(t *testing.T, s ltiapp.LTI13LoginStore) {
 	t.Helper()
 	onceContract(t, s, login)
 	ctx := context.Background()

@@ -14,13 +14,13 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
-// storeContract is what every app.NonceStore does: a nonce is used once
+// storeContract is what every ltiapp.NonceStore does: a nonce is used once
 // per consumer key, however many callers race for it; other keys and other
 // nonces are independent.
-func storeContract(t *testing.T, s app.NonceStore) {
+func storeContract(t *testing.T, s ltiapp.NonceStore) {
 	ctx := context.Background()
 	use := func(key, nonce string) bool {
 		t.Helper()
@@ -155,7 +155,7 @@ func TestFullRedisIsUnavailable(t *testing.T) {
 	logins := ltinonce.NewRedisLogins(rdb, 1000)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := logins.Put(ctx, "stored-state", app.LTI13Login{Nonce: "n", WorkspaceID: "w"}, time.Minute); err != nil {
+	if err := logins.Put(ctx, "stored-state", ltiapp.LTI13Login{Nonce: "n", WorkspaceID: "w"}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if err := testenv.SetRedisFull(ctx, srv.Addr(), true); err != nil {
@@ -165,7 +165,7 @@ func TestFullRedisIsUnavailable(t *testing.T) {
 	_, useErr := nonces.Use(ctx, "k", "the-nonce", time.Minute)
 	for name, err := range map[string]error{
 		"Use": useErr,
-		"Put": logins.Put(ctx, "new-state", app.LTI13Login{Nonce: "n", WorkspaceID: "w"}, time.Minute),
+		"Put": logins.Put(ctx, "new-state", ltiapp.LTI13Login{Nonce: "n", WorkspaceID: "w"}, time.Minute),
 	} {
 		if e, ok := fault.As(err); !ok || e.Kind != fault.Unavailable || !strings.Contains(err.Error(), "OOM") {
 			t.Errorf("%s on a full Redis = %v, want Unavailable caused by OOM", name, err)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
 // MemoryStore keeps nonces in this process: right for one replica (or
@@ -19,7 +19,7 @@ type MemoryStore struct {
 	expiry map[string]time.Time
 }
 
-var _ app.NonceStore = (*MemoryStore)(nil)
+var _ ltiapp.NonceStore = (*MemoryStore)(nil)
 
 // NewMemoryStore returns a store of at most max live nonces, on the clock
 // now (nil: time.Now).

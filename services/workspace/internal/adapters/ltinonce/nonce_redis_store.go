@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/liveproctor/workspaces/pkg/redisconn"
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
 // RedisStore keeps each nonce as its own key, written with SET NX and an
@@ -23,7 +23,7 @@ type RedisStore struct {
 	rdb redis.UniversalClient
 }
 
-var _ app.NonceStore = (*RedisStore)(nil)
+var _ ltiapp.NonceStore = (*RedisStore)(nil)
 
 // NewRedisStore returns a store over rdb.
 func NewRedisStore(rdb redis.UniversalClient) *RedisStore { return &RedisStore{rdb: rdb} }

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// onceStore is what the single-use stores share: app.LTI13Logins and
-// app.LTI13DeepLinks.
+// onceStore is what the single-use stores share: ltiapp.LTI13LoginStore and
+// ltiapp.LTI13DeepLinkStore.
 type onceStore[V any] interface {
 	Put(ctx context.Context, id string, v V, ttl time.Duration) error
 	Take(ctx context.Context, id string) (V, bool, error)

@@ -15,7 +15,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
 // refusedPending checks err is the cap's refusal: Unavailable, with a
@@ -133,7 +133,7 @@ func TestRedisLoginsTakeRecordsWithoutBucket(t *testing.T) {
 	if err := s.Put(ctx, "new", login, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	want := app.LTI13Login{Nonce: "n-old", WorkspaceID: "district-7", RegistrationID: "7d1c2a4e-reg", CreatedAt: login.CreatedAt}
+	want := ltiapp.LTI13Login{Nonce: "n-old", WorkspaceID: "district-7", RegistrationID: "7d1c2a4e-reg", CreatedAt: login.CreatedAt}
 	if got, ok, err := s.Get(ctx, "old"); !ok || err != nil || got != want {
 		t.Fatalf("Get of an old record = %+v, %v, %v; want %+v", got, ok, err, want)
 	}
@@ -200,14 +200,14 @@ func TestRedisLoginsMemory(t *testing.T) {
 	// One login first, so that the pending hash and the script exist
 	// before the measure.
 	first := secret()
-	l := app.LTI13Login{Nonce: secret(), WorkspaceID: "district-7", RegistrationID: "0b9d5e8a-6f51-4c1e-9d57-3c2f1a7e4b60", CreatedAt: time.Now().UTC()}
-	if err := s.Put(ctx, first, l, app.LTI13StateTTL); err != nil {
+	l := ltiapp.LTI13Login{Nonce: secret(), WorkspaceID: "district-7", RegistrationID: "0b9d5e8a-6f51-4c1e-9d57-3c2f1a7e4b60", CreatedAt: time.Now().UTC()}
+	if err := s.Put(ctx, first, l, ltiapp.LTI13StateTTL); err != nil {
 		t.Fatal(err)
 	}
 	before := used()
 	for range n - 1 {
 		l.Nonce = secret()
-		if err := s.Put(ctx, secret(), l, app.LTI13StateTTL); err != nil {
+		if err := s.Put(ctx, secret(), l, ltiapp.LTI13StateTTL); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -225,5 +225,5 @@ func TestRedisLoginsMemory(t *testing.T) {
 	if key > 512 {
 		t.Fatalf("one login takes %d bytes, want well under 512", key)
 	}
-	refusedPending(t, s.Put(ctx, secret(), l, app.LTI13StateTTL), app.LTI13StateTTL+10*time.Second)
+	refusedPending(t, s.Put(ctx, secret(), l, ltiapp.LTI13StateTTL), ltiapp.LTI13StateTTL+10*time.Second)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
@@ -21,6 +22,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 	f := newEventsFixture(t, nil)
 	ctx := context.Background()
 	root := f.root
+	regs := ltiapp.NewRegistrations(app.NewLTIPort(f.app), ltiapp.Settings{})
 	measure := func(what string, want []sentCommand, call func() error) {
 		t.Helper()
 		mark := commands.mark(f.db)
@@ -111,14 +113,14 @@ func TestRoundTripsPerOperation(t *testing.T) {
 	var reg ltidomain.Registration
 	measure("create an LTI registration", with([]sentCommand{"find workspaces", "insert lti_registrations", "update workspaces"}, publish), func() error {
 		var err error
-		reg, err = f.app.CreateLTIRegistration(ctx, root, "b", ltidomain.NewRegistration{
+		reg, err = regs.Create(ctx, root, "b", ltidomain.NewRegistration{
 			Issuer: "https://canvas.instructure.com", ClientID: "100",
 			AuthLoginURL: "https://sso.canvaslms.com/api/lti/authorize_redirect", JWKSURL: "https://sso.canvaslms.com/api/lti/security/jwks",
 		})
 		return err
 	})
 	measure("add a deployment id", with([]sentCommand{"find workspaces", "update workspaces"}, publish), func() error {
-		_, err := f.app.AddLTIDeployment(ctx, root, "b", reg.ID, "1:a")
+		_, err := regs.AddDeployment(ctx, root, "b", reg.ID, "1:a")
 		return err
 	})
 	measure("find a registration by its pair", []sentCommand{"find lti_registrations", "find workspaces"}, func() error {
@@ -130,7 +132,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		return err
 	})
 	measure("delete an LTI registration", with([]sentCommand{"find workspaces", "update workspaces"}, publish, []sentCommand{"delete lti_registrations"}), func() error {
-		_, err := f.app.DeleteLTIRegistration(ctx, root, "b", reg.ID)
+		_, err := regs.Delete(ctx, root, "b", reg.ID)
 		return err
 	})
 }

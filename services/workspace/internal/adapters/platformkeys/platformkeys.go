@@ -30,7 +30,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/jose"
 	"github.com/liveproctor/workspaces/pkg/outbound"
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
 // The cache policy's bounds.
@@ -44,17 +44,17 @@ const (
 // maxEntries bounds the registrations whose keys a replica keeps.
 const maxEntries = 10_000
 
-// The errors of Key are the application's (app.PlatformKeys).
+// The errors of Key are the application's (ltiapp.PlatformKeys).
 var (
 	// ErrKeyNotFound: the platform's key set has no key of that kid, even
 	// after the refetch the interval allowed.
-	ErrKeyNotFound = app.ErrPlatformKeyNotFound
+	ErrKeyNotFound = ltiapp.ErrPlatformKeyNotFound
 	// ErrUnavailable: no key set is held and the platform's JWKS URL
 	// could not be read.
-	ErrUnavailable = app.ErrPlatformKeysUnavailable
+	ErrUnavailable = ltiapp.ErrPlatformKeysUnavailable
 )
 
-var _ app.PlatformKeys = (*Cache)(nil)
+var _ ltiapp.PlatformKeys = (*Cache)(nil)
 
 // Fetcher reads a URL under the outbound policy; *outbound.Client is one.
 type Fetcher interface {

@@ -20,7 +20,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/outbound"
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
@@ -33,12 +33,12 @@ type Doer interface {
 	Do(req *http.Request, maxBytes int64) (outbound.Response, error)
 }
 
-// Registrar is the app's PlatformRegistrar over a Doer.
+// Registrar is ltiapp.PlatformRegistrar over a Doer.
 type Registrar struct {
 	client Doer
 }
 
-var _ app.PlatformRegistrar = (*Registrar)(nil)
+var _ ltiapp.PlatformRegistrar = (*Registrar)(nil)
 
 // New returns a registrar that calls platforms with client.
 func New(client Doer) *Registrar { return &Registrar{client: client} }

@@ -67,7 +67,8 @@ func TestDomainErrorsNameAPIPaths(t *testing.T) {
 }
 
 // rootServer is a server over an application in memory whose root
-// workspace holds the product pub/math, and a context calling as the root.
+// workspace holds the product pub/math, and a context calling as the root
+// (without the LTI use cases, which these tests do not call).
 func rootServer(t *testing.T) (context.Context, *Server) {
 	t.Helper()
 	box, err := secretbox.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
@@ -84,7 +85,7 @@ func rootServer(t *testing.T) (context.Context, *Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return context.WithValue(ctx, callerKey{}, root), NewServer(a)
+	return context.WithValue(ctx, callerKey{}, root), NewServer(a, LTI{})
 }
 
 // Errors the application makes name fields the same way.

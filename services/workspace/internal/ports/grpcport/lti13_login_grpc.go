@@ -12,7 +12,7 @@ import (
 // through the gateway, and the app's policy (app.Admit) asks no
 // credentials of it.
 func (s *Server) StartLti13Login(ctx context.Context, req *workspacev1.StartLti13LoginRequest) (*workspacev1.Lti13LoginRedirect, error) {
-	r, err := s.app.StartLTI13Login(ctx, ltidomain.LTI13LoginInitiation{
+	r, err := s.lti.LTI13Logins.Start(ctx, ltidomain.LTI13LoginInitiation{
 		Issuer:         req.GetIssuer(),
 		LoginHint:      req.GetLoginHint(),
 		TargetLinkURI:  req.GetTargetLinkUri(),

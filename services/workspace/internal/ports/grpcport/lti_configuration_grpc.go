@@ -9,7 +9,7 @@ import (
 // GetLtiConfiguration answers anyone: an LMS fetches it anonymously, and the
 // app's policy (app.Admit) asks no credentials of it.
 func (s *Server) GetLtiConfiguration(ctx context.Context, req *workspacev1.GetLtiConfigurationRequest) (*workspacev1.LtiConfiguration, error) {
-	c, err := s.app.GetLTIConfiguration(ctx, req.GetWorkspaceId())
+	c, err := s.lti.Registrations.Configuration(ctx, req.GetWorkspaceId())
 	if err != nil {
 		return nil, apiError(err)
 	}

@@ -6,11 +6,11 @@ import (
 	"github.com/liveproctor/workspaces/pkg/apitime"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
 func (s *Server) CreateLtiRegistrationLink(ctx context.Context, req *workspacev1.CreateLtiRegistrationLinkRequest) (*workspacev1.LtiRegistrationLink, error) {
-	link, err := s.app.CreateLTIRegistrationLink(ctx, callerFrom(ctx), req.GetId())
+	link, err := s.lti.DynamicRegistration.CreateLink(ctx, callerFrom(ctx), req.GetId())
 	if err != nil {
 		return nil, apiError(err)
 	}
@@ -21,7 +21,7 @@ func (s *Server) CreateLtiRegistrationLink(ctx context.Context, req *workspacev1
 // administrator's browser with the link, and the link is the credential
 // (app.Admit asks no other).
 func (s *Server) RegisterLtiPlatform(ctx context.Context, req *workspacev1.RegisterLtiPlatformRequest) (*workspacev1.LtiPlatformRegistration, error) {
-	r, err := s.app.RegisterLTIPlatform(ctx, grpcmw.RequestID(ctx), app.DynamicRegistration{
+	r, err := s.lti.DynamicRegistration.Register(ctx, grpcmw.RequestID(ctx), ltiapp.LinkOpening{
 		Link: req.GetLink(), ConfigurationURL: req.GetOpenidConfiguration(), Token: req.GetRegistrationToken(),
 	})
 	if err != nil {

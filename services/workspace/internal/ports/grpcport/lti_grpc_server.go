@@ -4,18 +4,18 @@ import (
 	"context"
 
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // VerifyLtiLaunch checks an LMS's launch for the auth service (only the root
-// workspace's key pairs may call it; the app says so).
+// workspace's key pairs may call it; the use case says so).
 func (s *Server) VerifyLtiLaunch(ctx context.Context, req *workspacev1.VerifyLtiLaunchRequest) (*workspacev1.LtiLaunch, error) {
 	params := make([]ltidomain.LaunchParam, len(req.GetParameters()))
 	for i, p := range req.GetParameters() {
 		params[i] = ltidomain.LaunchParam{Name: p.GetName(), Value: p.GetValue()}
 	}
-	l, err := s.app.VerifyLTILaunch(ctx, callerFrom(ctx), app.LaunchRequest{Method: req.GetMethod(), Params: params})
+	l, err := s.lti.LTI11Launches.Verify(ctx, callerFrom(ctx), ltiapp.LaunchRequest{Method: req.GetMethod(), Params: params})
 	if err != nil {
 		return nil, err
 	}

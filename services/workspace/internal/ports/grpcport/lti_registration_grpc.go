@@ -11,7 +11,7 @@ import (
 )
 
 func (s *Server) ListLtiRegistrations(ctx context.Context, req *workspacev1.ListLtiRegistrationsRequest) (*workspacev1.ListLtiRegistrationsResponse, error) {
-	regs, err := s.app.ListLTIRegistrations(ctx, callerFrom(ctx), req.GetId())
+	regs, err := s.lti.Registrations.List(ctx, callerFrom(ctx), req.GetId())
 	if err != nil {
 		return nil, apiError(err)
 	}
@@ -23,7 +23,7 @@ func (s *Server) ListLtiRegistrations(ctx context.Context, req *workspacev1.List
 }
 
 func (s *Server) CreateLtiRegistration(ctx context.Context, req *workspacev1.CreateLtiRegistrationRequest) (*workspacev1.LtiRegistration, error) {
-	return ltiAnswer(s.app.CreateLTIRegistration(ctx, callerFrom(ctx), req.GetId(), ltidomain.NewRegistration{
+	return ltiAnswer(s.lti.Registrations.Create(ctx, callerFrom(ctx), req.GetId(), ltidomain.NewRegistration{
 		Issuer:        req.GetIssuer(),
 		ClientID:      req.GetClientId(),
 		DeploymentIDs: req.GetDeploymentIds(),
@@ -34,19 +34,19 @@ func (s *Server) CreateLtiRegistration(ctx context.Context, req *workspacev1.Cre
 }
 
 func (s *Server) GetLtiRegistration(ctx context.Context, req *workspacev1.GetLtiRegistrationRequest) (*workspacev1.LtiRegistration, error) {
-	return ltiAnswer(s.app.GetLTIRegistration(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId()))
+	return ltiAnswer(s.lti.Registrations.Get(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId()))
 }
 
 func (s *Server) DeleteLtiRegistration(ctx context.Context, req *workspacev1.DeleteLtiRegistrationRequest) (*workspacev1.LtiRegistration, error) {
-	return ltiAnswer(s.app.DeleteLTIRegistration(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId()))
+	return ltiAnswer(s.lti.Registrations.Delete(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId()))
 }
 
 func (s *Server) AddLtiDeployment(ctx context.Context, req *workspacev1.AddLtiDeploymentRequest) (*workspacev1.LtiRegistration, error) {
-	return ltiAnswer(s.app.AddLTIDeployment(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId(), req.GetDeploymentId()))
+	return ltiAnswer(s.lti.Registrations.AddDeployment(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId(), req.GetDeploymentId()))
 }
 
 func (s *Server) RemoveLtiDeployment(ctx context.Context, req *workspacev1.RemoveLtiDeploymentRequest) (*workspacev1.LtiRegistration, error) {
-	return ltiAnswer(s.app.RemoveLTIDeployment(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId(), req.GetDeploymentId()))
+	return ltiAnswer(s.lti.Registrations.RemoveDeployment(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId(), req.GetDeploymentId()))
 }
 
 // ltiAnswer is a use case's registration, or its error, as the API answers.

@@ -12,18 +12,36 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
-// Server implements workspacev1.WorkspaceServiceServer over the application.
+// Server implements workspacev1.WorkspaceServiceServer over the workspace
+// application and the LTI context's use cases: one gRPC service, so one
+// registration, one set of interceptors and one policy (app.Admit) for
+// both.
 type Server struct {
 	workspacev1.UnimplementedWorkspaceServiceServer
 	app *app.App
+	lti LTI
+}
+
+// LTI are the LTI context's use cases the server's LTI methods call
+// (lti_*_grpc.go, lti13_*_grpc.go).
+type LTI struct {
+	Registrations       *ltiapp.Registrations
+	LTI11Launches       *ltiapp.LTI11Launches
+	LTI13Logins         *ltiapp.LTI13Logins
+	LTI13Launches       *ltiapp.LTI13Launches
+	DeepLinking         *ltiapp.DeepLinking
+	DynamicRegistration *ltiapp.DynamicRegistration
+	ToolKeys            *ltiapp.ToolKeys
 }
 
 var _ workspacev1.WorkspaceServiceServer = (*Server)(nil)
 
-// NewServer returns the gRPC server of the application.
-func NewServer(a *app.App) *Server { return &Server{app: a} }
+// NewServer returns the gRPC server of the workspace application and the
+// LTI use cases.
+func NewServer(a *app.App, lti LTI) *Server { return &Server{app: a, lti: lti} }
 
 func (s *Server) ListWorkspaces(ctx context.Context, req *workspacev1.ListWorkspacesRequest) (*workspacev1.ListWorkspacesResponse, error) {
 	res, err := s.app.ListWorkspaces(ctx, callerFrom(ctx), app.ListInput{

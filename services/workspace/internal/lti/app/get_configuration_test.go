@@ -7,18 +7,19 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
 func TestLTIConfigurationMatchesTheCreateResult(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, deps{})
 	ctx := context.Background()
 	res, _ := f.create(f.root, app.CreateInput{ID: "district-1", Name: `Springfield <"K&12">`})
 
-	got, err := f.app.GetLTIConfiguration(ctx, "district-1")
+	got, err := f.regs.Configuration(ctx, "district-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := app.LTIConfiguration{
+	want := ltiapp.Configuration{
 		WorkspaceID: "district-1",
 		Title:       `LiveProctor (Springfield <"K&12">)`,
 		LaunchURL:   res.LTI.LaunchURL,
@@ -40,14 +41,14 @@ func TestLTIConfigurationMatchesTheCreateResult(t *testing.T) {
 }
 
 func TestLTIConfigurationOfMissingWorkspacesIsNotFound(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, deps{})
 	ctx := context.Background()
 	_, _ = f.create(f.root, app.CreateInput{ID: "gone"})
 	if _, err := f.app.DeleteWorkspace(ctx, f.root, "gone", app.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"unknown", "gone", "", "no/slash", strings.Repeat("a", 129)} {
-		_, err := f.app.GetLTIConfiguration(ctx, id)
+		_, err := f.regs.Configuration(ctx, id)
 		wantKind(t, err, fault.NotFound)
 		if id != "" && !strings.Contains(err.Error(), "not found") {
 			t.Errorf("%q: message %q", id, err)
@@ -57,7 +58,7 @@ func TestLTIConfigurationOfMissingWorkspacesIsNotFound(t *testing.T) {
 	if _, err := f.app.UndeleteWorkspace(ctx, f.root, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.app.GetLTIConfiguration(ctx, "gone"); err != nil {
+	if _, err := f.regs.Configuration(ctx, "gone"); err != nil {
 		t.Errorf("after undelete: %v", err)
 	}
 }

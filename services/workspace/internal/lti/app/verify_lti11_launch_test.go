@@ -15,27 +15,23 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/oauth1"
-	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 const launchURL = "https://lti.test/lti/v1/launch"
 
-// recordingGuard is app.Limits that remembers the failures counted and
-// refuses once told to; it limits no rate.
+// recordingGuard is ltiapp.FailureLimits that remembers the failures
+// counted and refuses once told to.
 type recordingGuard struct {
 	failed []string
 	refuse error
 }
 
-func (g *recordingGuard) LimitAnonymous(context.Context) error        { return nil }
 func (g *recordingGuard) CheckFailures(context.Context, string) error { return g.refuse }
 func (g *recordingGuard) Failed(_ context.Context, key string)        { g.failed = append(g.failed, key) }
-func (g *recordingGuard) LimitKeyPair(context.Context, string, ratelimit.Limit) error {
-	return nil
-}
 
 // downNonces is a nonce store that cannot be reached.
 type downNonces struct{}
@@ -53,12 +49,12 @@ type launchFixture struct {
 	seq    int
 }
 
-func newLaunchFixture(t *testing.T, nonces app.NonceStore) *launchFixture {
+func newLaunchFixture(t *testing.T, nonces ltiapp.NonceStore) *launchFixture {
 	lf := &launchFixture{now: time.Unix(1_800_000_000, 0), guard: &recordingGuard{}}
 	if nonces == nil {
 		nonces = ltinonce.NewMemoryStore(1000, func() time.Time { return lf.now })
 	}
-	lf.fixture = newFixture(t, app.WithClock(func() time.Time { return lf.now }), app.WithLTILaunches(nonces), app.WithLimits(lf.guard))
+	lf.fixture = newFixture(t, deps{now: func() time.Time { return lf.now }, nonces: nonces, limits: lf.guard})
 	res, _ := lf.create(lf.root, app.CreateInput{ID: "school"})
 	lf.lti, lf.server = res.LTI, res.Server
 	return lf
@@ -89,7 +85,7 @@ func (lf *launchFixture) params(key string, edit func(map[string]string)) map[st
 }
 
 // sign signs p with secret as an LMS would, and returns the request.
-func sign(t *testing.T, p map[string]string, secret string) app.LaunchRequest {
+func sign(t *testing.T, p map[string]string, secret string) ltiapp.LaunchRequest {
 	t.Helper()
 	var params []oauth1.Param
 	for _, name := range slices.Sorted(func(yield func(string) bool) {
@@ -109,15 +105,15 @@ func sign(t *testing.T, p map[string]string, secret string) app.LaunchRequest {
 	if err != nil {
 		sig = "not signed"
 	}
-	req := app.LaunchRequest{Method: "POST"}
+	req := ltiapp.LaunchRequest{Method: "POST"}
 	for _, q := range append(params, oauth1.Param{Name: "oauth_signature", Value: sig}) {
 		req.Params = append(req.Params, ltidomain.LaunchParam{Name: q.Name, Value: q.Value})
 	}
 	return req
 }
 
-func (lf *launchFixture) verify(req app.LaunchRequest) (ltidomain.Launch, error) {
-	return lf.app.VerifyLTILaunch(context.Background(), lf.root, req)
+func (lf *launchFixture) verify(req ltiapp.LaunchRequest) (ltidomain.Launch, error) {
+	return lf.launches11.Verify(context.Background(), lf.root, req)
 }
 
 func TestVerifyLTILaunchAccepts(t *testing.T) {
@@ -203,12 +199,12 @@ func TestVerifyLTILaunchRefuses(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		req     func() app.LaunchRequest
+		req     func() ltiapp.LaunchRequest
 		want    error // a sentinel, or nil to check only the kind
 		kind    fault.Kind
 		counted bool // a failed authentication
 	}{
-		{"tampered", func() app.LaunchRequest {
+		{"tampered", func() ltiapp.LaunchRequest {
 			r := sign(t, lf.params(key, nil), secret)
 			for i := range r.Params {
 				if r.Params[i].Name == "resource_link_id" {
@@ -217,58 +213,58 @@ func TestVerifyLTILaunchRefuses(t *testing.T) {
 			}
 			return r
 		}, ltidomain.ErrLaunchBadSignature, fault.Unauthenticated, true},
-		{"wrong secret", func() app.LaunchRequest { return sign(t, lf.params(key, nil), secret+"x") }, ltidomain.ErrLaunchBadSignature, fault.Unauthenticated, true},
-		{"the server pair's key", func() app.LaunchRequest {
+		{"wrong secret", func() ltiapp.LaunchRequest { return sign(t, lf.params(key, nil), secret+"x") }, ltidomain.ErrLaunchBadSignature, fault.Unauthenticated, true},
+		{"the server pair's key", func() ltiapp.LaunchRequest {
 			return sign(t, lf.params(lf.server.ConsumerKey, nil), lf.server.SharedSecret)
 		}, ltidomain.ErrLaunchNotLTIKey, fault.Unauthenticated, true},
-		{"unknown key", func() app.LaunchRequest { return sign(t, lf.params("no-such-key", nil), secret) }, ltidomain.ErrLaunchUnknownKey, fault.Unauthenticated, true},
-		{"deleted workspace", func() app.LaunchRequest {
+		{"unknown key", func() ltiapp.LaunchRequest { return sign(t, lf.params("no-such-key", nil), secret) }, ltidomain.ErrLaunchUnknownKey, fault.Unauthenticated, true},
+		{"deleted workspace", func() ltiapp.LaunchRequest {
 			return sign(t, lf.params(deleted.ConsumerKey, nil), deleted.SharedSecret)
 		}, ltidomain.ErrLaunchWorkspaceDeleted, fault.Unauthenticated, false},
-		{"10 minutes old", func() app.LaunchRequest {
+		{"10 minutes old", func() ltiapp.LaunchRequest {
 			return sign(t, lf.params(key, set("oauth_timestamp", strconv.FormatInt(lf.now.Add(-10*time.Minute).Unix(), 10))), secret)
 		}, ltidomain.ErrLaunchTooOld, fault.Unauthenticated, false},
-		{"301 s ahead", func() app.LaunchRequest {
+		{"301 s ahead", func() ltiapp.LaunchRequest {
 			return sign(t, lf.params(key, set("oauth_timestamp", strconv.FormatInt(lf.now.Add(301*time.Second).Unix(), 10))), secret)
 		}, ltidomain.ErrLaunchInFuture, fault.Unauthenticated, false},
-		{"missing resource_link_id", func() app.LaunchRequest { return sign(t, lf.params(key, del("resource_link_id")), secret) }, nil, fault.Invalid, false},
-		{"other message type", func() app.LaunchRequest {
+		{"missing resource_link_id", func() ltiapp.LaunchRequest { return sign(t, lf.params(key, del("resource_link_id")), secret) }, nil, fault.Invalid, false},
+		{"other message type", func() ltiapp.LaunchRequest {
 			return sign(t, lf.params(key, set("lti_message_type", "ContentItemSelectionRequest")), secret)
 		}, nil, fault.Invalid, false},
-		{"LTI 2", func() app.LaunchRequest { return sign(t, lf.params(key, set("lti_version", "LTI-2p0")), secret) }, nil, fault.Invalid, false},
-		{"oauth_version 2.0", func() app.LaunchRequest { return sign(t, lf.params(key, set("oauth_version", "2.0")), secret) }, nil, fault.Invalid, false},
-		{"PLAINTEXT", func() app.LaunchRequest {
+		{"LTI 2", func() ltiapp.LaunchRequest { return sign(t, lf.params(key, set("lti_version", "LTI-2p0")), secret) }, nil, fault.Invalid, false},
+		{"oauth_version 2.0", func() ltiapp.LaunchRequest { return sign(t, lf.params(key, set("oauth_version", "2.0")), secret) }, nil, fault.Invalid, false},
+		{"PLAINTEXT", func() ltiapp.LaunchRequest {
 			return sign(t, lf.params(key, set("oauth_signature_method", "PLAINTEXT")), secret)
 		}, nil, fault.Invalid, false},
-		{"no nonce", func() app.LaunchRequest { return sign(t, lf.params(key, del("oauth_nonce")), secret) }, nil, fault.Invalid, false},
-		{"timestamp not a number", func() app.LaunchRequest { return sign(t, lf.params(key, set("oauth_timestamp", "1e9")), secret) }, nil, fault.Invalid, false},
-		{"GET", func() app.LaunchRequest {
+		{"no nonce", func() ltiapp.LaunchRequest { return sign(t, lf.params(key, del("oauth_nonce")), secret) }, nil, fault.Invalid, false},
+		{"timestamp not a number", func() ltiapp.LaunchRequest { return sign(t, lf.params(key, set("oauth_timestamp", "1e9")), secret) }, nil, fault.Invalid, false},
+		{"GET", func() ltiapp.LaunchRequest {
 			r := sign(t, lf.params(key, nil), secret)
 			r.Method = "GET"
 			return r
 		}, nil, fault.Invalid, false},
-		{"two nonces", func() app.LaunchRequest {
+		{"two nonces", func() ltiapp.LaunchRequest {
 			r := sign(t, lf.params(key, nil), secret)
 			r.Params = append(r.Params, ltidomain.LaunchParam{Name: "oauth_nonce", Value: "other"})
 			return r
 		}, nil, fault.Invalid, false},
-		{"too many parameters", func() app.LaunchRequest {
+		{"too many parameters", func() ltiapp.LaunchRequest {
 			return sign(t, lf.params(key, func(p map[string]string) {
 				for i := range ltidomain.LaunchMaxParams {
 					p[fmt.Sprintf("custom_%d", i)] = "x"
 				}
 			}), secret)
 		}, ltidomain.ErrLaunchTooLarge, fault.Invalid, false},
-		{"a value too long", func() app.LaunchRequest {
+		{"a value too long", func() ltiapp.LaunchRequest {
 			return sign(t, lf.params(key, set("custom_x", strings.Repeat("x", ltidomain.LaunchMaxValueBytes+1))), secret)
 		}, ltidomain.ErrLaunchTooLarge, fault.Invalid, false},
-		{"no exam configuration", func() app.LaunchRequest {
+		{"no exam configuration", func() ltiapp.LaunchRequest {
 			return sign(t, lf.params(key, del("custom_exam_config_id")), secret)
 		}, ltidomain.ErrLaunchNoExamConfig, fault.Invalid, false},
-		{"exam configuration not a UUID", func() app.LaunchRequest {
+		{"exam configuration not a UUID", func() ltiapp.LaunchRequest {
 			return sign(t, lf.params(key, set("custom_exam_config_id", "exam-1")), secret)
 		}, ltidomain.ErrLaunchExamConfigNotID, fault.Invalid, false},
-		{"unknown key and no exam configuration", func() app.LaunchRequest {
+		{"unknown key and no exam configuration", func() ltiapp.LaunchRequest {
 			return sign(t, lf.params("no-such-key", del("custom_exam_config_id")), secret)
 		}, ltidomain.ErrLaunchNoExamConfig, fault.Invalid, false},
 	} {
@@ -325,11 +321,11 @@ func TestVerifyLTILaunchGuards(t *testing.T) {
 	lf := newLaunchFixture(t, nil)
 	_, school := lf.create(lf.root, app.CreateInput{ID: "not-root"})
 	req := sign(t, lf.params(lf.lti.ConsumerKey, nil), lf.lti.SharedSecret)
-	_, err := lf.app.VerifyLTILaunch(ctx, school, req)
+	_, err := lf.launches11.Verify(ctx, school, req)
 	wantKind(t, err, fault.PermissionDenied)
 
 	noExam := sign(t, lf.params(lf.lti.ConsumerKey, func(p map[string]string) { delete(p, "custom_exam_config_id") }), lf.lti.SharedSecret)
-	_, err = lf.app.VerifyLTILaunch(ctx, school, noExam)
+	_, err = lf.launches11.Verify(ctx, school, noExam)
 	wantKind(t, err, fault.PermissionDenied)
 
 	// The exam configuration is the teacher's to fix: it is answered even
@@ -345,11 +341,4 @@ func TestVerifyLTILaunchGuards(t *testing.T) {
 	down := newLaunchFixture(t, downNonces{})
 	_, err = down.verify(sign(t, down.params(down.lti.ConsumerKey, nil), down.lti.SharedSecret))
 	wantKind(t, err, fault.Unavailable)
-
-	off := newFixture(t)
-	_, err = off.app.VerifyLTILaunch(ctx, off.root, req)
-	wantKind(t, err, fault.Unavailable)
-	if _, err = off.app.VerifyLTILaunch(ctx, off.root, noExam); !errors.Is(err, ltidomain.ErrLaunchNoExamConfig) {
-		t.Fatalf("no exam configuration without a nonce store: %v", err)
-	}
 }

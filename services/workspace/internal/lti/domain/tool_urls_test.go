@@ -1,4 +1,4 @@
-package app
+package domain
 
 import "testing"
 
@@ -14,14 +14,14 @@ func TestLTIURLsShareOneBase(t *testing.T) {
 		{"http://127.0.0.1:8080", "x",
 			"http://127.0.0.1:8080/lti/v1/workspaces/x/config.xml", "http://127.0.0.1:8080/lti/v1/launch", "127.0.0.1"},
 	} {
-		a := &App{settings: Settings{LTIBaseURL: tc.base}}
-		if got := a.ltiConfigurationURL(tc.id); got != tc.config {
+		urls := NewToolURLs(tc.base)
+		if got := urls.LTI11Configuration(tc.id); got != tc.config {
 			t.Errorf("%s: configuration URL %q, want %q", tc.base, got, tc.config)
 		}
-		if got := a.ltiLaunchURL(); got != tc.launch {
+		if got := urls.LTI11Launch(); got != tc.launch {
 			t.Errorf("%s: launch URL %q, want %q", tc.base, got, tc.launch)
 		}
-		if got := hostName(a.ltiLaunchURL()); got != tc.hostName {
+		if got := urls.Domain(); got != tc.hostName {
 			t.Errorf("%s: host name %q, want %q", tc.base, got, tc.hostName)
 		}
 	}

@@ -10,8 +10,8 @@ import (
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
-// LTIPlatformRegistration is what a Dynamic Registration stored.
-type LTIPlatformRegistration struct {
+// PlatformRegistration is what a Dynamic Registration stored.
+type PlatformRegistration struct {
 	WorkspaceID  string
 	Registration ltidomain.Registration
 	// Product is the platform's product family (moodle, canvas, …); may
@@ -19,8 +19,8 @@ type LTIPlatformRegistration struct {
 	Product string
 }
 
-// DynamicRegistration is a platform's opening of a registration link.
-type DynamicRegistration struct {
+// LinkOpening is a platform's opening of a registration link.
+type LinkOpening struct {
 	// Link is the link's secret (its path's last segment).
 	Link string
 	// ConfigurationURL and Token are the platform's openid_configuration
@@ -29,7 +29,7 @@ type DynamicRegistration struct {
 	Token            string
 }
 
-// RegisterLTIPlatform completes an LTI Dynamic Registration (1EdTech LTI-DR
+// Register completes an LTI Dynamic Registration (1EdTech LTI-DR
 // 1.0) that a platform opened through a registration link, for anyone (the
 // administrator's browser, sent by the platform): the link is the
 // credential. It takes the link, reads the platform's configuration
@@ -39,24 +39,24 @@ type DynamicRegistration struct {
 // A registration that certainly stored nothing gives the link back for
 // another try; one whose write may have been stored (the store unreachable
 // mid-write) does not, so a retry cannot register the platform twice.
-func (a *App) RegisterLTIPlatform(ctx context.Context, requestID string, in DynamicRegistration) (LTIPlatformRegistration, error) {
-	if err := a.checkDynamicRegistration(in); err != nil {
-		return LTIPlatformRegistration{}, err
+func (d *DynamicRegistration) Register(ctx context.Context, requestID string, in LinkOpening) (PlatformRegistration, error) {
+	if err := d.check(in); err != nil {
+		return PlatformRegistration{}, err
 	}
-	link, err := a.takeLink(ctx, in.Link)
+	link, err := d.takeLink(ctx, in.Link)
 	if err != nil {
-		return LTIPlatformRegistration{}, err
+		return PlatformRegistration{}, err
 	}
-	out, err := a.registerThroughLink(ctx, author{actor: link.Creator, requestID: requestID}, link, in)
+	out, err := d.registerThroughLink(ctx, requestID, link, in)
 	var stored *mayHaveStored
 	switch {
 	case errors.As(err, &stored):
 		// The registration may be stored: the link is not given back, so
 		// that a retry cannot register the platform twice.
-		return LTIPlatformRegistration{}, stored.err
+		return PlatformRegistration{}, stored.err
 	case err != nil:
-		a.giveLinkBack(ctx, in.Link, link)
-		return LTIPlatformRegistration{}, err
+		d.giveLinkBack(ctx, in.Link, link)
+		return PlatformRegistration{}, err
 	}
 	return out, nil
 }
@@ -69,9 +69,9 @@ type mayHaveStored struct{ err error }
 func (m *mayHaveStored) Error() string { return m.err.Error() }
 func (m *mayHaveStored) Unwrap() error { return m.err }
 
-// checkDynamicRegistration checks what the platform sent, before the link
-// is taken: a request that cannot succeed leaves it alone.
-func (a *App) checkDynamicRegistration(in DynamicRegistration) error {
+// check checks what the platform sent, before the link is taken: a
+// request that cannot succeed leaves it alone.
+func (d *DynamicRegistration) check(in LinkOpening) error {
 	switch {
 	case in.ConfigurationURL == "":
 		return fault.New(fault.Invalid, "The platform opened the registration link without openid_configuration: "+
@@ -81,7 +81,7 @@ func (a *App) checkDynamicRegistration(in DynamicRegistration) error {
 	case len(in.Token) > maxRegistrationToken:
 		return fault.New(fault.Invalid, "The platform's registration_token is over %d bytes.", maxRegistrationToken)
 	}
-	if _, err := a.settings.LTIURLs.CheckURL(in.ConfigurationURL); err != nil {
+	if _, err := d.s.Policy.CheckURL(in.ConfigurationURL); err != nil {
 		return fault.New(fault.Invalid, "The platform's openid_configuration %s (%v).", ltidomain.PublicURLRule, err)
 	}
 	return nil
@@ -90,48 +90,49 @@ func (a *App) checkDynamicRegistration(in DynamicRegistration) error {
 // maxRegistrationToken bounds the registration token the tool passes on.
 const maxRegistrationToken = 8 << 10
 
-// registerThroughLink is RegisterLTIPlatform's work once it holds the link.
-func (a *App) registerThroughLink(ctx context.Context, who author, link LTIRegistrationLink, in DynamicRegistration) (LTIPlatformRegistration, error) {
-	w, err := a.linkWorkspace(ctx, link)
+// registerThroughLink is Register's work once it holds the link: the
+// registration is the link creator's, in the platform's request requestID.
+func (d *DynamicRegistration) registerThroughLink(ctx context.Context, requestID string, link RegistrationLink, in LinkOpening) (PlatformRegistration, error) {
+	w, err := d.linkWorkspace(ctx, link)
 	if err != nil {
-		return LTIPlatformRegistration{}, err
+		return PlatformRegistration{}, err
 	}
 	// Refuse before the platform makes a client the workspace cannot hold.
 	if w.LTIRegistrations().Len() >= ltidomain.MaxRegistrations {
-		return LTIPlatformRegistration{}, ltidomain.ErrTooManyRegistrations
+		return PlatformRegistration{}, ltidomain.ErrTooManyRegistrations
 	}
-	body, err := a.lti13.registrar.Configuration(ctx, in.ConfigurationURL)
+	body, err := d.registrar.Configuration(ctx, in.ConfigurationURL)
 	if err != nil {
-		return LTIPlatformRegistration{}, err
+		return PlatformRegistration{}, err
 	}
-	cfg, err := ltidomain.ReadPlatformConfiguration(body, in.ConfigurationURL, a.settings.LTIURLs)
+	cfg, err := ltidomain.ReadPlatformConfiguration(body, in.ConfigurationURL, d.s.Policy)
 	if err != nil {
-		return LTIPlatformRegistration{}, err
+		return PlatformRegistration{}, err
 	}
 	client := ltidomain.ToolClient{
-		Name: ltidomain.DeepLinkItemTitle, LoginURL: a.lti13LoginURL(), LaunchURL: a.lti13LaunchURL(), JWKSURL: a.lti13JWKSURL(),
+		Name: ltidomain.DeepLinkItemTitle, LoginURL: d.s.URLs.LTI13Login(), LaunchURL: d.s.URLs.LTI13Launch(), JWKSURL: d.s.URLs.LTI13JWKS(),
 		DeepLinking: cfg.DeepLinking,
 	}
-	answer, err := a.lti13.registrar.Register(ctx, cfg.RegistrationEndpoint, in.Token, client.JSON())
+	answer, err := d.registrar.Register(ctx, cfg.RegistrationEndpoint, in.Token, client.JSON())
 	if err != nil {
-		return LTIPlatformRegistration{}, err
+		return PlatformRegistration{}, err
 	}
 	registered, err := ltidomain.ReadRegisteredClient(answer)
 	if err != nil {
-		return LTIPlatformRegistration{}, err
+		return PlatformRegistration{}, err
 	}
 	// Every value of the registration has passed the rules of a new one
 	// (ReadPlatformConfiguration, ReadRegisteredClient), and the write
 	// checks it once more.
-	reg, err := a.addLTIRegistration(ctx, who, w, func() (*domain.Workspace, error) { return a.linkWorkspace(ctx, link) },
+	reg, err := d.add(ctx, link.Creator, requestID, w, func() (*domain.Workspace, error) { return d.linkWorkspace(ctx, link) },
 		cfg.Registration(registered), func(w *domain.Workspace, now time.Time) {
 			w.RecordChange(domain.EventLTIRegistrationLinkUsed, domain.Target{Type: domain.TargetLTIRegistrationLink, ID: link.ID}, now, nil)
 		})
 	if err != nil && !refused(err) {
-		return LTIPlatformRegistration{}, &mayHaveStored{err: err}
+		return PlatformRegistration{}, &mayHaveStored{err: err}
 	}
 	if err != nil {
-		return LTIPlatformRegistration{}, err
+		return PlatformRegistration{}, err
 	}
-	return LTIPlatformRegistration{WorkspaceID: w.ID(), Registration: reg, Product: cfg.Product}, nil
+	return PlatformRegistration{WorkspaceID: w.ID(), Registration: reg, Product: cfg.Product}, nil
 }

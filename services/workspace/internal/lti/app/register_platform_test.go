@@ -12,6 +12,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
 // fakePlatform answers Dynamic Registration as a platform on
@@ -61,34 +62,34 @@ func secretOf(url string) string { return url[strings.LastIndex(url, "/")+1:] }
 func TestRegistrationLinkWorksOnceForASuccess(t *testing.T) {
 	c := &clock{now: time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)}
 	platform := &fakePlatform{}
-	f := newFixture(t, app.WithClock(c.Now), app.WithLTIDynamicRegistration(ltinonce.NewMemoryRegistrationLinks(10, c.Now), platform))
+	f := newFixture(t, deps{now: c.Now, links: ltinonce.NewMemoryRegistrationLinks(10, c.Now), registrar: platform})
 	ctx := context.Background()
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
 	_, other := f.create(f.root, app.CreateInput{ID: "other"})
 
-	_, err := f.app.CreateLTIRegistrationLink(ctx, other, "w")
+	_, err := f.dynamic.CreateLink(ctx, other, "w")
 	wantKind(t, err, fault.NotFound)
-	link, err := f.app.CreateLTIRegistrationLink(ctx, self, "w")
+	link, err := f.dynamic.CreateLink(ctx, self, "w")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(link.URL, "https://lti.test/lti/v1p3/register/") || !link.ExpiresAt.Equal(c.Now().Add(time.Hour)) {
 		t.Fatalf("link %+v", link)
 	}
-	open := app.DynamicRegistration{Link: secretOf(link.URL), ConfigurationURL: lmsConfigURL, Token: "reg-token"}
+	open := ltiapp.LinkOpening{Link: secretOf(link.URL), ConfigurationURL: lmsConfigURL, Token: "reg-token"}
 
 	// Refusals leave the link usable.
 	platform.issuer = "https://other.example"
-	_, err = f.app.RegisterLTIPlatform(ctx, "req-1", open)
+	_, err = f.dynamic.Register(ctx, "req-1", open)
 	wantKind(t, err, fault.Invalid)
 	platform.issuer, platform.registerErr = "", fault.New(fault.BadGateway, "The platform answered with HTTP 500 (registering the tool).")
-	_, err = f.app.RegisterLTIPlatform(ctx, "req-2", open)
+	_, err = f.dynamic.Register(ctx, "req-2", open)
 	wantKind(t, err, fault.BadGateway)
-	_, err = f.app.RegisterLTIPlatform(ctx, "req-3", app.DynamicRegistration{Link: open.Link, ConfigurationURL: "https://169.254.169.254/x", Token: "t"})
+	_, err = f.dynamic.Register(ctx, "req-3", ltiapp.LinkOpening{Link: open.Link, ConfigurationURL: "https://169.254.169.254/x", Token: "t"})
 	wantKind(t, err, fault.Invalid)
 
 	platform.registerErr = nil
-	got, err := f.app.RegisterLTIPlatform(ctx, "req-4", open)
+	got, err := f.dynamic.Register(ctx, "req-4", open)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,12 +100,12 @@ func TestRegistrationLinkWorksOnceForASuccess(t *testing.T) {
 	if len(platform.tokens) != 1 || platform.tokens[0] != "reg-token" || platform.posted[0]["initiate_login_uri"] != "https://lti.test/lti/v1p3/login" {
 		t.Fatalf("the platform received %v with %v", platform.posted, platform.tokens)
 	}
-	if regs, err := f.app.ListLTIRegistrations(ctx, self, "w"); err != nil || len(regs) != 1 || regs[0].ID != got.Registration.ID {
+	if regs, err := f.regs.List(ctx, self, "w"); err != nil || len(regs) != 1 || regs[0].ID != got.Registration.ID {
 		t.Fatalf("registrations %+v, %v", regs, err)
 	}
 
 	// Used up.
-	_, err = f.app.RegisterLTIPlatform(ctx, "req-5", open)
+	_, err = f.dynamic.Register(ctx, "req-5", open)
 	wantKind(t, err, fault.Unauthenticated)
 }
 
@@ -113,47 +114,36 @@ func TestRegistrationLinkWorksOnceForASuccess(t *testing.T) {
 func TestRegistrationLinkExpiresAndFollowsItsWorkspace(t *testing.T) {
 	c := &clock{now: time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)}
 	platform := &fakePlatform{}
-	f := newFixture(t, app.WithClock(c.Now), app.WithLTIDynamicRegistration(ltinonce.NewMemoryRegistrationLinks(10, c.Now), platform))
+	f := newFixture(t, deps{now: c.Now, links: ltinonce.NewMemoryRegistrationLinks(10, c.Now), registrar: platform})
 	ctx := context.Background()
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
 
-	link, err := f.app.CreateLTIRegistrationLink(ctx, self, "w")
+	link, err := f.dynamic.CreateLink(ctx, self, "w")
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := app.DynamicRegistration{Link: secretOf(link.URL), ConfigurationURL: lmsConfigURL, Token: "t"}
+	open := ltiapp.LinkOpening{Link: secretOf(link.URL), ConfigurationURL: lmsConfigURL, Token: "t"}
 	c.Add(59 * time.Minute)
 	platform.configErr = fault.New(fault.BadGateway, "The platform could not be reached.")
-	_, err = f.app.RegisterLTIPlatform(ctx, "r", open)
+	_, err = f.dynamic.Register(ctx, "r", open)
 	wantKind(t, err, fault.BadGateway)
 	c.Add(time.Minute)
 	platform.configErr = nil
-	_, err = f.app.RegisterLTIPlatform(ctx, "r", open)
+	_, err = f.dynamic.Register(ctx, "r", open)
 	wantKind(t, err, fault.Unauthenticated)
 
-	link, err = f.app.CreateLTIRegistrationLink(ctx, self, "w")
+	link, err = f.dynamic.CreateLink(ctx, self, "w")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.app.DeleteWorkspace(ctx, f.root, "w", app.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.app.RegisterLTIPlatform(ctx, "r", app.DynamicRegistration{Link: secretOf(link.URL), ConfigurationURL: lmsConfigURL, Token: "t"})
+	_, err = f.dynamic.Register(ctx, "r", ltiapp.LinkOpening{Link: secretOf(link.URL), ConfigurationURL: lmsConfigURL, Token: "t"})
 	wantKind(t, err, fault.Unauthenticated)
 	if len(platform.posted) != 0 {
 		t.Fatalf("the platform was asked to register %d times", len(platform.posted))
 	}
-}
-
-// Without a store for links, Dynamic Registration is unavailable, not
-// broken.
-func TestDynamicRegistrationOff(t *testing.T) {
-	f := newFixture(t)
-	_, self := f.create(f.root, app.CreateInput{ID: "w"})
-	_, err := f.app.CreateLTIRegistrationLink(context.Background(), self, "w")
-	wantKind(t, err, fault.Unavailable)
-	_, err = f.app.RegisterLTIPlatform(context.Background(), "r", app.DynamicRegistration{Link: strings.Repeat("a", 43), ConfigurationURL: lmsConfigURL, Token: "t"})
-	wantKind(t, err, fault.Unavailable)
 }
 
 // downRepo fails every write, after which the write may or may not have
@@ -175,19 +165,19 @@ func (r *downRepo) Update(ctx context.Context, w *domain.Workspace) (*domain.Wor
 func TestRegistrationThatMayBeStoredUsesUpItsLink(t *testing.T) {
 	repo := &downRepo{Repository: memstore.New()}
 	platform := &fakePlatform{}
-	f := newFixtureOn(t, repo, app.WithLTIDynamicRegistration(ltinonce.NewMemoryRegistrationLinks(10, nil), platform))
+	f := newFixture(t, deps{repo: repo, links: ltinonce.NewMemoryRegistrationLinks(10, nil), registrar: platform})
 	ctx := context.Background()
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
-	link, err := f.app.CreateLTIRegistrationLink(ctx, self, "w")
+	link, err := f.dynamic.CreateLink(ctx, self, "w")
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := app.DynamicRegistration{Link: secretOf(link.URL), ConfigurationURL: lmsConfigURL, Token: "t"}
+	open := ltiapp.LinkOpening{Link: secretOf(link.URL), ConfigurationURL: lmsConfigURL, Token: "t"}
 	repo.down = true
-	_, err = f.app.RegisterLTIPlatform(ctx, "r", open)
+	_, err = f.dynamic.Register(ctx, "r", open)
 	wantKind(t, err, fault.Unavailable)
 	repo.down = false
-	_, err = f.app.RegisterLTIPlatform(ctx, "r", open)
+	_, err = f.dynamic.Register(ctx, "r", open)
 	wantKind(t, err, fault.Unauthenticated)
 	if len(platform.posted) != 1 {
 		t.Fatalf("the platform was asked to register %d times, want 1", len(platform.posted))

@@ -16,9 +16,9 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/jose"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
@@ -28,7 +28,7 @@ const (
 	examConfig     = "0f8fad5b-d9cb-469f-a165-70867728950e"
 )
 
-// launchKeys is app.PlatformKeys over fixed keys, or down.
+// launchKeys is ltiapp.PlatformKeys over fixed keys, or down.
 type launchKeys struct {
 	keys map[string]*rsa.PublicKey
 	down bool
@@ -36,12 +36,12 @@ type launchKeys struct {
 
 func (k *launchKeys) Key(_ context.Context, _, _, kid string) (*rsa.PublicKey, error) {
 	if k.down {
-		return nil, errors.Join(app.ErrPlatformKeysUnavailable, errors.New("connection refused"))
+		return nil, errors.Join(ltiapp.ErrPlatformKeysUnavailable, errors.New("connection refused"))
 	}
 	if key, ok := k.keys[kid]; ok {
 		return key, nil
 	}
-	return nil, app.ErrPlatformKeyNotFound
+	return nil, ltiapp.ErrPlatformKeyNotFound
 }
 
 type lti13Fixture struct {
@@ -67,16 +67,14 @@ func newLTI13Fixture(t *testing.T) *lti13Fixture {
 		clock: clock, guard: &recordingGuard{}, logins: ltinonce.NewMemoryLogins(100, clock.Now),
 		keys: &launchKeys{keys: map[string]*rsa.PublicKey{"k1": &signer.PublicKey}}, signer: signer,
 	}
-	lf.fixture = newFixture(t, app.WithClock(lf.clock.Now), app.WithLimits(lf.guard),
-		app.WithLTI13(lf.logins, lf.keys, &memstore.ToolKeys{}, ltidomain.DefaultToolKeyRotation),
-		app.WithLTI13DeepLinks(ltinonce.NewMemoryDeepLinks(100, lf.clock.Now)))
+	lf.fixture = newFixture(t, deps{now: lf.clock.Now, limits: lf.guard, logins: lf.logins, keys: lf.keys})
 	created, self := lf.create(lf.root, app.CreateInput{ID: "school"})
 	lf.self, lf.lti = self, created.LTI
 	for _, r := range []struct {
 		dst    *ltidomain.Registration
 		client string
 	}{{&lf.reg, "client-1"}, {&lf.other, "client-2"}} {
-		*r.dst, err = lf.app.CreateLTIRegistration(context.Background(), self, "school", ltidomain.NewRegistration{
+		*r.dst, err = lf.regs.Create(context.Background(), self, "school", ltidomain.NewRegistration{
 			Issuer: platformIssuer, ClientID: r.client, DeploymentIDs: []string{"dep-1"},
 			AuthLoginURL: platformIssuer + "/auth", JWKSURL: platformIssuer + "/jwks",
 		})
@@ -89,9 +87,9 @@ func newLTI13Fixture(t *testing.T) *lti13Fixture {
 
 // login stores a login of reg under state, as StartLTI13Login does.
 func (lf *lti13Fixture) login(state string, reg ltidomain.Registration) {
-	_ = lf.logins.Put(context.Background(), state, app.LTI13Login{
+	_ = lf.logins.Put(context.Background(), state, ltiapp.LTI13Login{
 		Nonce: "nonce-" + state, WorkspaceID: "school", RegistrationID: reg.ID, CreatedAt: lf.clock.Now(),
-	}, app.LTI13StateTTL)
+	}, ltiapp.LTI13StateTTL)
 }
 
 // claims are a resource-link launch's claims answering the login of state.
@@ -120,7 +118,7 @@ func (lf *lti13Fixture) sign(claims map[string]any, kid string) string {
 }
 
 func (lf *lti13Fixture) launch(token, state, browserState string) (ltidomain.LTI13Launch, error) {
-	return lf.app.VerifyLTI13Launch(context.Background(), lf.root, token, state, app.LTI13BrowserProof{State: browserState})
+	return lf.launches13.Verify(context.Background(), lf.root, token, state, ltiapp.LTI13BrowserProof{State: browserState})
 }
 
 func TestLTI13LaunchIsAccepted(t *testing.T) {
@@ -286,32 +284,32 @@ func TestLTI13LaunchIsSingleUse(t *testing.T) {
 func TestLTI13LaunchProvenThroughPlatformStorage(t *testing.T) {
 	lf := newLTI13Fixture(t)
 	store := func(state string) {
-		_ = lf.logins.Put(context.Background(), state, app.LTI13Login{
+		_ = lf.logins.Put(context.Background(), state, ltiapp.LTI13Login{
 			Nonce: "nonce-" + state, WorkspaceID: "school", RegistrationID: lf.reg.ID, CreatedAt: lf.clock.Now(), StorageTarget: "_parent",
-		}, app.LTI13StateTTL)
+		}, ltiapp.LTI13StateTTL)
 	}
-	verify := func(state string, proof app.LTI13BrowserProof) error {
-		_, err := lf.app.VerifyLTI13Launch(context.Background(), lf.root, lf.sign(lf.claims(state), "k1"), state, proof)
+	verify := func(state string, proof ltiapp.LTI13BrowserProof) error {
+		_, err := lf.launches13.Verify(context.Background(), lf.root, lf.sign(lf.claims(state), "k1"), state, proof)
 		return err
 	}
 	store("s1")
-	if err := verify("s1", app.LTI13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}); err != nil {
+	if err := verify("s1", ltiapp.LTI13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}); err != nil {
 		t.Fatalf("read back from storage: %v", err)
 	}
-	if err := verify("s1", app.LTI13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}); fault.KindOf(err) != fault.Unauthenticated {
+	if err := verify("s1", ltiapp.LTI13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}); fault.KindOf(err) != fault.Unauthenticated {
 		t.Fatalf("replayed: %v", err)
 	}
 	cases := []struct {
 		name    string
 		storage bool // the login's
-		proof   app.LTI13BrowserProof
+		proof   ltiapp.LTI13BrowserProof
 		want    string
 	}{
-		{"a cookie for a storage login", true, app.LTI13BrowserProof{State: "s"}, "did not read it back"},
-		{"another nonce from storage", true, app.LTI13BrowserProof{State: "s", Nonce: "nonce-other", FromStorage: true}, "nonce read back"},
-		{"no nonce from storage", true, app.LTI13BrowserProof{State: "s", FromStorage: true}, "nonce read back"},
-		{"another state from storage", true, app.LTI13BrowserProof{State: "t", Nonce: "nonce-s", FromStorage: true}, "not this browser's"},
-		{"storage for a cookie login", false, app.LTI13BrowserProof{State: "s", Nonce: "nonce-s", FromStorage: true}, "did not keep it there"},
+		{"a cookie for a storage login", true, ltiapp.LTI13BrowserProof{State: "s"}, "did not read it back"},
+		{"another nonce from storage", true, ltiapp.LTI13BrowserProof{State: "s", Nonce: "nonce-other", FromStorage: true}, "nonce read back"},
+		{"no nonce from storage", true, ltiapp.LTI13BrowserProof{State: "s", FromStorage: true}, "nonce read back"},
+		{"another state from storage", true, ltiapp.LTI13BrowserProof{State: "t", Nonce: "nonce-s", FromStorage: true}, "not this browser's"},
+		{"storage for a cookie login", false, ltiapp.LTI13BrowserProof{State: "s", Nonce: "nonce-s", FromStorage: true}, "did not keep it there"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -338,22 +336,22 @@ func TestLTI13LaunchProvenThroughPlatformStorage(t *testing.T) {
 func TestLTI13LaunchStolenStateLeavesTheLogin(t *testing.T) {
 	lf := newLTI13Fixture(t)
 	storage := func(state string) {
-		_ = lf.logins.Put(context.Background(), state, app.LTI13Login{
+		_ = lf.logins.Put(context.Background(), state, ltiapp.LTI13Login{
 			Nonce: "nonce-" + state, WorkspaceID: "school", RegistrationID: lf.reg.ID, CreatedAt: lf.clock.Now(), StorageTarget: "_parent",
-		}, app.LTI13StateTTL)
+		}, ltiapp.LTI13StateTTL)
 	}
 	cases := []struct {
 		name   string
 		login  func(state string)
-		thief  app.LTI13BrowserProof
-		victim app.LTI13BrowserProof
+		thief  ltiapp.LTI13BrowserProof
+		victim ltiapp.LTI13BrowserProof
 		want   string
 	}{
 		{"storage fields for a cookie login", func(s string) { lf.login(s, lf.reg) },
-			app.LTI13BrowserProof{State: "s1", Nonce: "a guess", FromStorage: true}, app.LTI13BrowserProof{State: "s1"}, "did not keep it there"},
+			ltiapp.LTI13BrowserProof{State: "s1", Nonce: "a guess", FromStorage: true}, ltiapp.LTI13BrowserProof{State: "s1"}, "did not keep it there"},
 		{"a guessed nonce for a storage login", storage,
-			app.LTI13BrowserProof{State: "s1", Nonce: "a guess", FromStorage: true},
-			app.LTI13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}, "nonce read back"},
+			ltiapp.LTI13BrowserProof{State: "s1", Nonce: "a guess", FromStorage: true},
+			ltiapp.LTI13BrowserProof{State: "s1", Nonce: "nonce-s1", FromStorage: true}, "nonce read back"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -362,7 +360,7 @@ func TestLTI13LaunchStolenStateLeavesTheLogin(t *testing.T) {
 			// The thief has no token the platform signed: one with alg none,
 			// whose failures count under "lti13".
 			forged := unsigned(t, lf.claims("s1"))
-			_, err := lf.app.VerifyLTI13Launch(context.Background(), lf.root, forged, "s1", c.thief)
+			_, err := lf.launches13.Verify(context.Background(), lf.root, forged, "s1", c.thief)
 			if fault.KindOf(err) != fault.Unauthenticated || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("the thief's launch: %v, want a refusal with %q", err, c.want)
 			}
@@ -370,10 +368,10 @@ func TestLTI13LaunchStolenStateLeavesTheLogin(t *testing.T) {
 				t.Fatalf("failures counted %q, want one of lti13", lf.guard.failed)
 			}
 			token := lf.sign(lf.claims("s1"), "k1")
-			if _, err := lf.app.VerifyLTI13Launch(context.Background(), lf.root, token, "s1", c.victim); err != nil {
+			if _, err := lf.launches13.Verify(context.Background(), lf.root, token, "s1", c.victim); err != nil {
 				t.Fatalf("the browser's own launch after the thief's: %v", err)
 			}
-			if _, err := lf.app.VerifyLTI13Launch(context.Background(), lf.root, token, "s1", c.victim); !strings.Contains(fmt.Sprint(err), "already used") {
+			if _, err := lf.launches13.Verify(context.Background(), lf.root, token, "s1", c.victim); !strings.Contains(fmt.Sprint(err), "already used") {
 				t.Fatalf("the launch again: %v, want its login taken", err)
 			}
 		})
@@ -385,7 +383,7 @@ func TestLTI13LaunchPolicy(t *testing.T) {
 	lf.login("s1", lf.reg)
 	token := lf.sign(lf.claims("s1"), "k1")
 	_, self := lf.create(lf.root, app.CreateInput{ID: "vendor"})
-	if _, err := lf.app.VerifyLTI13Launch(context.Background(), self, token, "s1", app.LTI13BrowserProof{State: "s1"}); fault.KindOf(err) != fault.PermissionDenied {
+	if _, err := lf.launches13.Verify(context.Background(), self, token, "s1", ltiapp.LTI13BrowserProof{State: "s1"}); fault.KindOf(err) != fault.PermissionDenied {
 		t.Fatalf("a workspace's own key pair: %v", err)
 	}
 	lf.guard.refuse = fault.New(fault.Throttled, "too many failed authentications")
@@ -396,14 +394,6 @@ func TestLTI13LaunchPolicy(t *testing.T) {
 	if _, err := lf.launch(token, "s1", "s1"); err != nil {
 		t.Fatalf("the refusals before took the login: %v", err)
 	}
-
-	off := newFixture(t)
-	if _, err := off.app.VerifyLTI13Launch(context.Background(), off.root, token, "s1", app.LTI13BrowserProof{State: "s1"}); fault.KindOf(err) != fault.Unavailable {
-		t.Fatalf("without LTI 1.3: %v", err)
-	}
-	if _, err := off.app.LTIToolKeys(context.Background()); fault.KindOf(err) != fault.Unavailable {
-		t.Fatalf("tool keys without LTI 1.3: %v", err)
-	}
 }
 
 // The tool's keys: none before the first rotation, one after it, served as
@@ -411,15 +401,15 @@ func TestLTI13LaunchPolicy(t *testing.T) {
 func TestRotateToolKeysPublishes(t *testing.T) {
 	lf := newLTI13Fixture(t)
 	ctx := context.Background()
-	jwks, err := lf.app.LTIToolKeys(ctx)
+	jwks, err := lf.toolKeys.JWKS(ctx)
 	if err != nil || string(jwks) != `{"keys":[]}` {
 		t.Fatalf("before a rotation: %s, %v", jwks, err)
 	}
-	if err := lf.app.RotateToolKeys(ctx); err != nil {
+	if err := lf.toolKeys.Rotate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	lf.clock.Add(2 * time.Minute) // past the reread interval
-	if jwks, err = lf.app.LTIToolKeys(ctx); err != nil {
+	if jwks, err = lf.toolKeys.JWKS(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var set struct {

@@ -29,7 +29,6 @@ var (
 // ltidomain.CheckIDToken's). They are for the administrator or teacher who
 // sees the page: each says what went wrong and what to do.
 var (
-	errLTI13LaunchesOff = fault.New(fault.Unavailable, "LTI 1.3 launches are not available on this service right now; retry shortly")
 	errLTI13NoToken     = fault.New(fault.Invalid, "the launch has no id_token: the platform must post id_token and state to the launch URL")
 	errLTI13NoState     = fault.New(fault.Invalid, "the launch has no state: the platform must post id_token and state to the launch URL")
 	errLTI13State       = fault.New(fault.Unauthenticated, "the launch's state is not this browser's (open the link again from the LMS)")
@@ -65,10 +64,30 @@ type LTI13BrowserProof struct {
 // against when its issuer and client are unknown.
 const lti13FailureKey = "lti13"
 
-// VerifyLTI13Launch checks an LTI 1.3 launch for the root workspace's
+// LTI13Launches verifies LTI 1.3 launches: it needs the workspaces holding
+// registrations, the logins the launches finish, the platforms' keys, the
+// store a deep-linking launch keeps its request in, and the failure
+// limits.
+type LTI13Launches struct {
+	ws        Workspaces
+	logins    LTI13LoginStore
+	keys      PlatformKeys
+	deepLinks LTI13DeepLinkStore
+	limits    FailureLimits
+	s         Settings
+}
+
+// NewLTI13Launches returns the LTI 1.3 launch's use case.
+func NewLTI13Launches(ws Workspaces, logins LTI13LoginStore, keys PlatformKeys, deepLinks LTI13DeepLinkStore, limits FailureLimits,
+	s Settings) *LTI13Launches {
+	notNil(ws, logins, keys, deepLinks, limits)
+	return &LTI13Launches{ws: ws, logins: logins, keys: keys, deepLinks: deepLinks, limits: limits, s: s.withDefaults()}
+}
+
+// Verify checks an LTI 1.3 launch for the root workspace's
 // callers (the auth service, which opens a session from it): the state the
 // form posted and the one the browser presented must be one, issued by a
-// login (StartLTI13Login) and not used yet, and proven the way that login
+// login (LTI13Logins.Start) and not used yet, and proven the way that login
 // was started (LTI13BrowserProof) before this takes it: a wrong proof
 // leaves the login to its own browser (takeProvenLogin); the id_token must
 // come from that login's registration, be signed with its platform's key of
@@ -79,28 +98,25 @@ const lti13FailureKey = "lti13"
 // Refusals that are authentication failures (401) are counted against the
 // client's address and the token's issuer and client (lti13FailureKey when
 // unreadable); past the limit the address is refused before anything else.
-func (a *App) VerifyLTI13Launch(ctx context.Context, caller domain.Caller, idToken, state string, browser LTI13BrowserProof) (ltidomain.LTI13Launch, error) {
-	if root := a.rootID.Load(); root == nil || caller.WorkspaceID != *root {
+func (l *LTI13Launches) Verify(ctx context.Context, caller domain.Caller, idToken, state string, browser LTI13BrowserProof) (ltidomain.LTI13Launch, error) {
+	if !l.ws.IsRoot(caller) {
 		return ltidomain.LTI13Launch{}, errLaunchCaller
-	}
-	if a.lti13.logins == nil || a.lti13.keys == nil {
-		return ltidomain.LTI13Launch{}, errLTI13LaunchesOff
 	}
 	key := lti13FailureKey
 	if iss, client, err := unverifiedParty(idToken); err == nil {
 		key = lti13FailureKey + "\x00" + iss + "\x00" + client
 	}
-	if err := a.limits.CheckFailures(ctx, key); err != nil {
+	if err := l.limits.CheckFailures(ctx, key); err != nil {
 		return ltidomain.LTI13Launch{}, err
 	}
-	launch, err := a.verifyLTI13Launch(ctx, idToken, state, browser)
+	launch, err := l.verify(ctx, idToken, state, browser)
 	if fault.KindOf(err) == fault.Unauthenticated {
-		a.limits.Failed(ctx, key)
+		l.limits.Failed(ctx, key)
 	}
 	return launch, err
 }
 
-func (a *App) verifyLTI13Launch(ctx context.Context, idToken, state string, browser LTI13BrowserProof) (ltidomain.LTI13Launch, error) {
+func (l *LTI13Launches) verify(ctx context.Context, idToken, state string, browser LTI13BrowserProof) (ltidomain.LTI13Launch, error) {
 	switch {
 	case idToken == "":
 		return ltidomain.LTI13Launch{}, errLTI13NoToken
@@ -109,7 +125,7 @@ func (a *App) verifyLTI13Launch(ctx context.Context, idToken, state string, brow
 	case subtle.ConstantTimeCompare([]byte(state), []byte(browser.State)) != 1:
 		return ltidomain.LTI13Launch{}, errLTI13State
 	}
-	login, err := a.takeProvenLogin(ctx, state, browser)
+	login, err := l.takeProvenLogin(ctx, state, browser)
 	if err != nil {
 		return ltidomain.LTI13Launch{}, err
 	}
@@ -117,34 +133,34 @@ func (a *App) verifyLTI13Launch(ctx context.Context, idToken, state string, brow
 	if err != nil {
 		return ltidomain.LTI13Launch{}, tokenError(err)
 	}
-	w, reg, err := a.launchRegistration(ctx, idToken, login)
+	w, reg, err := l.registration(ctx, idToken, login)
 	if err != nil {
 		return ltidomain.LTI13Launch{}, err
 	}
-	claims, err := a.verifiedClaims(ctx, idToken, header.KID, reg)
+	claims, err := l.verifiedClaims(ctx, idToken, header.KID, reg)
 	if err != nil {
 		return ltidomain.LTI13Launch{}, err
 	}
-	l, err := ltidomain.CheckIDToken(w.ID(), reg, claims, ltidomain.IDTokenExpectations{
-		Nonce: login.Nonce, LaunchURL: a.lti13LaunchURL(), Now: a.now(),
+	launch, err := ltidomain.CheckIDToken(w.ID(), reg, claims, ltidomain.IDTokenExpectations{
+		Nonce: login.Nonce, LaunchURL: l.s.URLs.LTI13Launch(), Now: l.s.Now(),
 	})
 	if err != nil {
 		return ltidomain.LTI13Launch{}, err
 	}
-	if err := a.lti11Identity(w, reg, claims, &l); err != nil {
+	if err := l.lti11Identity(w, reg, claims, &launch); err != nil {
 		return ltidomain.LTI13Launch{}, err
 	}
-	if l.MessageType == ltidomain.MessageResourceLink {
-		if _, err := ltidomain.CheckExamConfig(l.Custom); err != nil {
+	if launch.MessageType == ltidomain.MessageResourceLink {
+		if _, err := ltidomain.CheckExamConfig(launch.Custom); err != nil {
 			return ltidomain.LTI13Launch{}, err
 		}
 	}
-	if l.DeepLinking != nil {
-		if err := a.keepDeepLink(ctx, &l, reg); err != nil {
+	if launch.DeepLinking != nil {
+		if err := l.keepDeepLink(ctx, &launch, reg); err != nil {
 			return ltidomain.LTI13Launch{}, err
 		}
 	}
-	return l, nil
+	return launch, nil
 }
 
 // takeProvenLogin takes the login of state once its browser has proven it
@@ -153,8 +169,8 @@ func (a *App) verifyLTI13Launch(ctx context.Context, idToken, state string, brow
 // leave the login to the browser it belongs to, so the login is read, the
 // proof checked, and only then the login taken, by one of the launches
 // racing for it.
-func (a *App) takeProvenLogin(ctx context.Context, state string, browser LTI13BrowserProof) (LTI13Login, error) {
-	login, ok, err := a.lti13.logins.Get(ctx, state)
+func (l *LTI13Launches) takeProvenLogin(ctx context.Context, state string, browser LTI13BrowserProof) (LTI13Login, error) {
+	login, ok, err := l.logins.Get(ctx, state)
 	if err != nil {
 		return LTI13Login{}, err
 	}
@@ -164,7 +180,7 @@ func (a *App) takeProvenLogin(ctx context.Context, state string, browser LTI13Br
 	if err := checkBrowserProof(login, browser); err != nil {
 		return LTI13Login{}, err
 	}
-	login, ok, err = a.lti13.logins.Take(ctx, state)
+	login, ok, err = l.logins.Take(ctx, state)
 	if err != nil {
 		return LTI13Login{}, err
 	}
@@ -201,34 +217,30 @@ func checkBrowserProof(login LTI13Login, browser LTI13BrowserProof) error {
 }
 
 // keepDeepLink keeps a deep-linking request for its reply under a new id
-// (LTI13DeepLinkTTL), and sets l.DeepLinking.ID. Without a store the page
-// opens with no id, and its reply is refused as unavailable.
-func (a *App) keepDeepLink(ctx context.Context, l *ltidomain.LTI13Launch, reg ltidomain.Registration) error {
-	if a.lti13.deepLinks == nil {
-		return nil
-	}
+// (LTI13DeepLinkTTL), and sets launch.DeepLinking.ID.
+func (l *LTI13Launches) keepDeepLink(ctx context.Context, launch *ltidomain.LTI13Launch, reg ltidomain.Registration) error {
 	id := newLTI13Secret()
 	link := LTI13DeepLink{
-		WorkspaceID: l.WorkspaceID, RegistrationID: reg.ID, ClientID: reg.ClientID, PlatformIssuer: reg.Issuer,
-		DeploymentID: l.DeploymentID, ReturnURL: l.DeepLinking.ReturnURL, Data: l.DeepLinking.Data, CreatedAt: a.timestamp(),
+		WorkspaceID: launch.WorkspaceID, RegistrationID: reg.ID, ClientID: reg.ClientID, PlatformIssuer: reg.Issuer,
+		DeploymentID: launch.DeploymentID, ReturnURL: launch.DeepLinking.ReturnURL, Data: launch.DeepLinking.Data, CreatedAt: l.s.timestamp(),
 	}
-	if err := a.lti13.deepLinks.Put(ctx, id, link, LTI13DeepLinkTTL); err != nil {
+	if err := l.deepLinks.Put(ctx, id, link, LTI13DeepLinkTTL); err != nil {
 		return err
 	}
-	l.DeepLinking.ID = id
+	launch.DeepLinking.ID = id
 	return nil
 }
 
-// launchRegistration finds the registration the unverified token names, by
+// registration finds the registration the unverified token names, by
 // its issuer and client, and holds it to the login's and to an active
 // workspace. The signature, checked next with that registration's keys, is
 // what makes the token's word count.
-func (a *App) launchRegistration(ctx context.Context, idToken string, login LTI13Login) (*domain.Workspace, ltidomain.Registration, error) {
+func (l *LTI13Launches) registration(ctx context.Context, idToken string, login LTI13Login) (*domain.Workspace, ltidomain.Registration, error) {
 	iss, client, err := unverifiedParty(idToken)
 	if err != nil {
 		return nil, ltidomain.Registration{}, err
 	}
-	w, err := domain.WorkspaceOfLTIRegistration(ctx, a.repo, iss, client)
+	w, err := l.ws.ByLTIPair(ctx, iss, client)
 	if errors.Is(err, domain.ErrNotFound) {
 		return nil, ltidomain.Registration{}, ltidomain.ErrLTI13Registration
 	}
@@ -249,13 +261,13 @@ func (a *App) launchRegistration(ctx context.Context, idToken string, login LTI1
 
 // verifiedClaims verifies the token with the platform's key of kid and
 // reads its claims.
-func (a *App) verifiedClaims(ctx context.Context, idToken, kid string, reg ltidomain.Registration) (jose.Claims, error) {
-	key, err := a.lti13.keys.Key(ctx, reg.ID, reg.JWKSURL, kid)
+func (l *LTI13Launches) verifiedClaims(ctx context.Context, idToken, kid string, reg ltidomain.Registration) (jose.Claims, error) {
+	key, err := l.keys.Key(ctx, reg.ID, reg.JWKSURL, kid)
 	switch {
 	case errors.Is(err, ErrPlatformKeyNotFound):
 		return jose.Claims{}, errLTI13KID
 	case errors.Is(err, ErrPlatformKeysUnavailable):
-		a.logger.Warn("an LTI 1.3 platform's key set could not be fetched", "registration", reg.ID, "error", err.Error())
+		l.s.Logger.Warn("an LTI 1.3 platform's key set could not be fetched", "registration", reg.ID, "error", err.Error())
 		return jose.Claims{}, fault.Wrap(fault.Unavailable, err, errLTI13KeysDown.Message)
 	case err != nil:
 		return jose.Claims{}, fmt.Errorf("the platform key of registration %s: %w", reg.ID, err)
@@ -320,43 +332,22 @@ func tokenError(err error) error {
 	return errLTI13Malformed
 }
 
-// RotateToolKeys brings the tool's LTI 1.3 signing keys up to date (their
-// first key, successors, retirements); the service runs it at start and
-// every hour. Without LTI 1.3 it does nothing.
-func (a *App) RotateToolKeys(ctx context.Context) error {
-	if a.lti13.tool == nil {
-		return nil
-	}
-	return a.lti13.tool.Rotate(ctx)
-}
-
-var errNoToolKeys = fault.New(fault.Unavailable, "the tool's LTI 1.3 keys are not available on this service right now; retry shortly")
-
-// LTIToolKeys answers the tool's public keys, the JWKS document platforms
-// verify its messages with.
-func (a *App) LTIToolKeys(ctx context.Context) ([]byte, error) {
-	if a.lti13.tool == nil {
-		return nil, errNoToolKeys
-	}
-	return a.lti13.tool.JWKS(ctx)
-}
-
 // lti11Identity gives a launch that carries a signed lti1p1 claim the
 // identity the user's LTI 1.1 launches had, once the claim's signature
 // holds with the shared secret of the workspace's LTI 1.1 key pair it
 // names (a consumer key of another workspace proves nothing: 401).
-func (a *App) lti11Identity(w *domain.Workspace, reg ltidomain.Registration, c jose.Claims, l *ltidomain.LTI13Launch) error {
+func (l *LTI13Launches) lti11Identity(w *domain.Workspace, reg ltidomain.Registration, c jose.Claims, launch *ltidomain.LTI13Launch) error {
 	claim, ok, err := ltidomain.ReadLTI1p1Claim(c)
 	if err != nil || !ok {
 		return err
 	}
-	key, err := w.LTIKey(claim.ConsumerKey, a.now())
+	key, err := w.LTIKey(claim.ConsumerKey, l.s.Now())
 	if err != nil {
 		return ltidomain.ErrLTI1p1Sign
 	}
-	secret, err := a.secrets.Open(key.AppKey, key.SealedSecret)
+	secret, err := l.ws.OpenSecret(key)
 	if err != nil {
 		return fmt.Errorf("open the LTI 1.1 shared secret: %w", err)
 	}
-	return ltidomain.CheckLTI1p1Claim(l, reg, c, claim, secret)
+	return ltidomain.CheckLTI1p1Claim(launch, reg, c, claim, secret)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
@@ -30,7 +31,7 @@ type recordingLogins struct {
 	ttls []time.Duration
 }
 
-func (r *recordingLogins) Put(ctx context.Context, state string, l app.LTI13Login, ttl time.Duration) error {
+func (r *recordingLogins) Put(ctx context.Context, state string, l ltiapp.LTI13Login, ttl time.Duration) error {
 	r.mu.Lock()
 	r.ttls = append(r.ttls, ttl)
 	r.mu.Unlock()
@@ -49,9 +50,9 @@ type loginFixture struct {
 func newLoginFixture(t *testing.T) *loginFixture {
 	t.Helper()
 	logins := &recordingLogins{MemoryLogins: ltinonce.NewMemoryLogins(100, nil)}
-	f := newFixture(t, app.WithLTI13(logins, nil, nil, ltidomain.DefaultToolKeyRotation))
+	f := newFixture(t, deps{logins: logins})
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
-	reg, err := f.app.CreateLTIRegistration(context.Background(), self, "w", canvas("100", "1:a"))
+	reg, err := f.regs.Create(context.Background(), self, "w", canvas("100", "1:a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func canvasLogin() ltidomain.LTI13LoginInitiation {
 func TestStartLTI13LoginRedirectsWithAStoredState(t *testing.T) {
 	f := newLoginFixture(t)
 	ctx := context.Background()
-	got, err := f.app.StartLTI13Login(ctx, canvasLogin())
+	got, err := f.logins13.Start(ctx, canvasLogin())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestStartLTI13LoginRedirectsWithAStoredState(t *testing.T) {
 			t.Fatalf("%q is not 32 bytes in base64url: %v", secret, err)
 		}
 	}
-	if got.StateTTL != 10*time.Minute || len(f.logins.ttls) != 1 || f.logins.ttls[0] != app.LTI13StateTTL {
+	if got.StateTTL != 10*time.Minute || len(f.logins.ttls) != 1 || f.logins.ttls[0] != ltiapp.LTI13StateTTL {
 		t.Fatalf("state TTL %v, stored for %v", got.StateTTL, f.logins.ttls)
 	}
 	login, ok, err := f.logins.Take(ctx, got.State)
@@ -102,7 +103,7 @@ func TestStartLTI13LoginRedirectsWithAStoredState(t *testing.T) {
 	}
 
 	// Another login of the same user: another state and nonce.
-	again, err := f.app.StartLTI13Login(ctx, canvasLogin())
+	again, err := f.logins13.Start(ctx, canvasLogin())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestStartLTI13LoginWithPlatformStorage(t *testing.T) {
 	ctx := context.Background()
 	in := canvasLogin()
 	in.StorageTarget = "post_message_forwarding"
-	got, err := f.app.StartLTI13Login(ctx, in)
+	got, err := f.logins13.Start(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestStartLTI13LoginWithPlatformStorage(t *testing.T) {
 	}
 
 	// Without it, the state is a bare secret and the login a cookie's.
-	plain, err := f.app.StartLTI13Login(ctx, canvasLogin())
+	plain, err := f.logins13.Start(ctx, canvasLogin())
 	if err != nil || strings.Contains(plain.State, ".") || plain.StorageTarget != "" || plain.PlatformOrigin != "" {
 		t.Fatalf("a login without storage: %+v, %v", plain, err)
 	}
@@ -154,7 +155,7 @@ func TestStartLTI13LoginWithPlatformStorage(t *testing.T) {
 	// A target that is no frame's name is refused, and stores nothing.
 	in.StorageTarget = "<x>"
 	stored := len(f.logins.ttls)
-	if _, err := f.app.StartLTI13Login(ctx, in); fault.KindOf(err) != fault.Invalid || len(f.logins.ttls) != stored {
+	if _, err := f.logins13.Start(ctx, in); fault.KindOf(err) != fault.Invalid || len(f.logins.ttls) != stored {
 		t.Fatalf("a target %q: %v", in.StorageTarget, err)
 	}
 }
@@ -166,7 +167,7 @@ func TestStartLTI13LoginWithoutOptionalParameters(t *testing.T) {
 	f := newLoginFixture(t)
 	in := canvasLogin()
 	in.ClientID, in.DeploymentID, in.LTIMessageHint = "", "", ""
-	got, err := f.app.StartLTI13Login(context.Background(), in)
+	got, err := f.logins13.Start(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestStartLTI13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
 	in.ClientID = ""
 	wantOwner := func(what string) {
 		t.Helper()
-		got, err := f.app.StartLTI13Login(ctx, in)
+		got, err := f.logins13.Start(ctx, in)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -203,34 +204,34 @@ func TestStartLTI13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
 	wantOwner("alone")
 
 	_, other := f.create(f.root, app.CreateInput{ID: "x"})
-	if _, err := f.app.CreateLTIRegistration(ctx, other, "x", canvas("made-up", "2:b")); err != nil {
+	if _, err := f.regs.Create(ctx, other, "x", canvas("made-up", "2:b")); err != nil {
 		t.Fatal(err)
 	}
 	wantOwner("with another workspace registering the issuer")
 	// That workspace's own deployment finds its registration.
 	theirs := in
 	theirs.DeploymentID = "2:b"
-	if got, err := f.app.StartLTI13Login(ctx, theirs); err != nil || !strings.Contains(got.URL, "client_id=made-up") {
+	if got, err := f.logins13.Start(ctx, theirs); err != nil || !strings.Contains(got.URL, "client_id=made-up") {
 		t.Fatalf("the other workspace's deployment: %+v, %v", got, err)
 	}
 	unknown := in
 	unknown.DeploymentID = "3:c"
-	if _, err := f.app.StartLTI13Login(ctx, unknown); !errors.Is(err, ltidomain.ErrLTI13LoginRegistration) {
+	if _, err := f.logins13.Start(ctx, unknown); !errors.Is(err, ltidomain.ErrLTI13LoginRegistration) {
 		t.Fatalf("a deployment no registration holds: %v, want %v", err, ltidomain.ErrLTI13LoginRegistration)
 	}
 	neither := in
 	neither.DeploymentID = ""
-	if _, err := f.app.StartLTI13Login(ctx, neither); !errors.Is(err, ltidomain.ErrLTI13LoginAmbiguous) {
+	if _, err := f.logins13.Start(ctx, neither); !errors.Is(err, ltidomain.ErrLTI13LoginAmbiguous) {
 		t.Fatalf("neither client_id nor deployment, two registrations: %v, want %v", err, ltidomain.ErrLTI13LoginAmbiguous)
 	}
 
 	// A second claim of the victim's deployment is ambiguous, until its
 	// workspace is deleted.
 	_, third := f.create(f.root, app.CreateInput{ID: "y"})
-	if _, err := f.app.CreateLTIRegistration(ctx, third, "y", canvas("copy", "1:a")); err != nil {
+	if _, err := f.regs.Create(ctx, third, "y", canvas("copy", "1:a")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.app.StartLTI13Login(ctx, in); !errors.Is(err, ltidomain.ErrLTI13LoginAmbiguous) {
+	if _, err := f.logins13.Start(ctx, in); !errors.Is(err, ltidomain.ErrLTI13LoginAmbiguous) {
 		t.Fatalf("two registrations holding the deployment: %v, want %v", err, ltidomain.ErrLTI13LoginAmbiguous)
 	}
 	if _, err := f.app.DeleteWorkspace(ctx, f.root, "y", app.Precondition{}); err != nil {
@@ -251,7 +252,7 @@ func TestStartLTI13LoginRefusals(t *testing.T) {
 			AuthLoginURL: loginMoodleIssuer + "/mod/lti/auth.php", JWKSURL: loginMoodleIssuer + "/mod/lti/certs.php"}
 	}
 	for _, id := range []string{"m1", "m2"} {
-		if _, err := f.app.CreateLTIRegistration(ctx, f.self, "w", moodle(id)); err != nil {
+		if _, err := f.regs.Create(ctx, f.self, "w", moodle(id)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -280,7 +281,7 @@ func TestStartLTI13LoginRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := f.app.StartLTI13Login(ctx, c.in)
+			_, err := f.logins13.Start(ctx, c.in)
 			if c.want != nil && !errors.Is(err, c.want) {
 				t.Fatalf("error %v, want %v", err, c.want)
 			}
@@ -296,7 +297,7 @@ func TestStartLTI13LoginRefusals(t *testing.T) {
 	in := change(func(in *ltidomain.LTI13LoginInitiation) {
 		in.Issuer, in.ClientID, in.DeploymentID = loginMoodleIssuer, "m2", ""
 	})
-	if _, err := f.app.StartLTI13Login(ctx, in); err != nil {
+	if _, err := f.logins13.Start(ctx, in); err != nil {
 		t.Fatalf("with client_id m2: %v", err)
 	}
 	if len(f.logins.ttls) != 1 {
@@ -307,22 +308,7 @@ func TestStartLTI13LoginRefusals(t *testing.T) {
 	if _, err := f.app.DeleteWorkspace(ctx, f.root, "w", app.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.app.StartLTI13Login(ctx, canvasLogin()); !errors.Is(err, ltidomain.ErrLTI13LoginRegistration) {
+	if _, err := f.logins13.Start(ctx, canvasLogin()); !errors.Is(err, ltidomain.ErrLTI13LoginRegistration) {
 		t.Fatalf("a deleted workspace: %v", err)
 	}
-}
-
-// Without a login store (WithLTI13 not given) logins are UNAVAILABLE,
-// saying why; a malformed login is still told what is wrong.
-func TestStartLTI13LoginWithoutAStore(t *testing.T) {
-	f := newFixture(t)
-	_, err := f.app.StartLTI13Login(context.Background(), canvasLogin())
-	wantKind(t, err, fault.Unavailable)
-	if !strings.Contains(err.Error(), "no login store") {
-		t.Fatalf("message: %v", err)
-	}
-	in := canvasLogin()
-	in.Issuer = ""
-	_, err = f.app.StartLTI13Login(context.Background(), in)
-	wantKind(t, err, fault.Invalid)
 }

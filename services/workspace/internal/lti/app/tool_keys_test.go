@@ -11,12 +11,12 @@ import (
 	"github.com/liveproctor/workspaces/pkg/jose"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // verifies reports whether token verifies with a key of the published set.
-func verifies(t *testing.T, keys *app.ToolKeys, token string) (kid string) {
+func verifies(t *testing.T, keys *ltiapp.ToolKeys, token string) (kid string) {
 	t.Helper()
 	jwks, err := keys.JWKS(context.Background())
 	if err != nil {
@@ -51,10 +51,10 @@ func TestToolKeysSignPublishAndRotate(t *testing.T) {
 	store := &memstore.ToolKeys{}
 	c := &clock{now: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)}
 	r := ltidomain.ToolKeyRotation{Every: 10 * 24 * time.Hour, Lead: 2 * 24 * time.Hour, Overlap: 3 * 24 * time.Hour}
-	a, b := app.NewToolKeys(store, box, r, c.Now), app.NewToolKeys(store, box, r, c.Now)
+	a, b := ltiapp.NewToolKeys(store, box, r, c.Now), ltiapp.NewToolKeys(store, box, r, c.Now)
 	ctx := context.Background()
 	var wg sync.WaitGroup
-	for _, k := range []*app.ToolKeys{a, b} {
+	for _, k := range []*ltiapp.ToolKeys{a, b} {
 		wg.Go(func() {
 			if err := k.Rotate(ctx); err != nil {
 				t.Error(err)
@@ -119,7 +119,7 @@ func TestToolKeysRereadWithinTheLead(t *testing.T) {
 	store := &memstore.ToolKeys{}
 	c := &clock{now: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)}
 	r := ltidomain.ToolKeyRotation{Every: 8 * time.Second, Lead: 4 * time.Second, Overlap: 8 * time.Second}
-	a, b := app.NewToolKeys(store, box, r, c.Now), app.NewToolKeys(store, box, r, c.Now)
+	a, b := ltiapp.NewToolKeys(store, box, r, c.Now), ltiapp.NewToolKeys(store, box, r, c.Now)
 	ctx := context.Background()
 	if err := a.Rotate(ctx); err != nil {
 		t.Fatal(err)

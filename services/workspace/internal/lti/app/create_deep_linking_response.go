@@ -19,13 +19,28 @@ type LTI13DeepLinkingResponse struct {
 }
 
 var (
-	errLTI13DeepLinksOff = fault.New(fault.Unavailable,
-		"adding an exam from the LMS's content picker is not available on this service right now: retry shortly, or open the picker again")
 	errLTI13DeepLinkUnused = fault.New(fault.Unauthenticated,
 		"this exam choice is unknown, already sent or expired (the page is over an hour old): open the LMS's content picker again")
+	errNoToolKeys = fault.New(fault.Unavailable, "the tool's LTI 1.3 keys are not available on this service right now; retry shortly")
 )
 
-// CreateLTIDeepLinkingResponse answers the deep-linking page, for anyone
+// DeepLinking answers the deep-linking page: it needs the workspaces
+// holding registrations, the requests deep-linking launches kept, and the
+// tool's keys, which sign the reply.
+type DeepLinking struct {
+	ws        Workspaces
+	deepLinks LTI13DeepLinkStore
+	tool      *ToolKeys
+	s         Settings
+}
+
+// NewDeepLinking returns the deep-linking reply's use case.
+func NewDeepLinking(ws Workspaces, deepLinks LTI13DeepLinkStore, tool *ToolKeys, s Settings) *DeepLinking {
+	notNil(ws, deepLinks, tool)
+	return &DeepLinking{ws: ws, deepLinks: deepLinks, tool: tool, s: s.withDefaults()}
+}
+
+// CreateResponse answers the deep-linking page, for anyone
 // who holds its id (a single-use secret a verified deep-linking launch
 // handed the teacher's browser): it takes the request kept under
 // deepLinkID and signs, with the tool's key, the reply that adds a link to
@@ -34,10 +49,7 @@ var (
 // the request is taken, so the teacher can correct it; an unknown, used or
 // expired id, or a registration removed since, is UNAUTHENTICATED. A
 // failure on our side (the store, the keys) keeps the request for a retry.
-func (a *App) CreateLTIDeepLinkingResponse(ctx context.Context, deepLinkID, examConfigID string) (LTI13DeepLinkingResponse, error) {
-	if a.lti13.deepLinks == nil || a.lti13.tool == nil {
-		return LTI13DeepLinkingResponse{}, errLTI13DeepLinksOff
-	}
+func (d *DeepLinking) CreateResponse(ctx context.Context, deepLinkID, examConfigID string) (LTI13DeepLinkingResponse, error) {
 	exam, err := ltidomain.CheckPickedExamConfig(examConfigID)
 	if err != nil {
 		return LTI13DeepLinkingResponse{}, err
@@ -45,27 +57,27 @@ func (a *App) CreateLTIDeepLinkingResponse(ctx context.Context, deepLinkID, exam
 	if deepLinkID == "" {
 		return LTI13DeepLinkingResponse{}, errLTI13DeepLinkUnused
 	}
-	link, ok, err := a.lti13.deepLinks.Take(ctx, deepLinkID)
+	link, ok, err := d.deepLinks.Take(ctx, deepLinkID)
 	if err != nil {
 		return LTI13DeepLinkingResponse{}, err
 	}
 	if !ok {
 		return LTI13DeepLinkingResponse{}, errLTI13DeepLinkUnused
 	}
-	jwt, err := a.signDeepLinkingReply(ctx, link, exam)
+	jwt, err := d.signReply(ctx, link, exam)
 	if err != nil {
 		if fault.KindOf(err) != fault.Unauthenticated {
-			a.putDeepLinkBack(ctx, deepLinkID, link)
+			d.putBack(ctx, deepLinkID, link)
 		}
 		return LTI13DeepLinkingResponse{}, err
 	}
 	return LTI13DeepLinkingResponse{ReturnURL: link.ReturnURL, JWT: jwt}, nil
 }
 
-// signDeepLinkingReply checks that link's registration still holds its
-// deployment in an active workspace, and signs the reply naming exam.
-func (a *App) signDeepLinkingReply(ctx context.Context, link LTI13DeepLink, exam string) (string, error) {
-	w, err := domain.WorkspaceOfLTIRegistration(ctx, a.repo, link.PlatformIssuer, link.ClientID)
+// signReply checks that link's registration still holds its deployment in
+// an active workspace, and signs the reply naming exam.
+func (d *DeepLinking) signReply(ctx context.Context, link LTI13DeepLink, exam string) (string, error) {
+	w, err := d.ws.ByLTIPair(ctx, link.PlatformIssuer, link.ClientID)
 	if errors.Is(err, domain.ErrNotFound) {
 		return "", ltidomain.ErrLTI13Registration
 	}
@@ -83,23 +95,23 @@ func (a *App) signDeepLinkingReply(ctx context.Context, link LTI13DeepLink, exam
 	}
 	reply := ltidomain.DeepLinkingReply{
 		ClientID: link.ClientID, PlatformIssuer: link.PlatformIssuer, DeploymentID: link.DeploymentID,
-		Data: link.Data, LaunchURL: a.lti13LaunchURL(), ExamConfigID: exam, Nonce: newLTI13Secret(), Now: a.now(),
+		Data: link.Data, LaunchURL: d.s.URLs.LTI13Launch(), ExamConfigID: exam, Nonce: newLTI13Secret(), Now: d.s.Now(),
 	}
-	jwt, err := a.lti13.tool.Sign(ctx, reply.Claims())
+	jwt, err := d.tool.Sign(ctx, reply.Claims())
 	if errors.Is(err, ltidomain.ErrNoToolKey) {
 		return "", fault.Wrap(fault.Unavailable, err, errNoToolKeys.Message)
 	}
 	return jwt, err
 }
 
-// putDeepLinkBack stores link again under id for what is left of its
-// time, so that a reply that failed on our side can be retried.
-func (a *App) putDeepLinkBack(ctx context.Context, id string, link LTI13DeepLink) {
-	left := link.CreatedAt.Add(LTI13DeepLinkTTL).Sub(a.now())
+// putBack stores link again under id for what is left of its time, so
+// that a reply that failed on our side can be retried.
+func (d *DeepLinking) putBack(ctx context.Context, id string, link LTI13DeepLink) {
+	left := link.CreatedAt.Add(LTI13DeepLinkTTL).Sub(d.s.Now())
 	if left <= 0 {
 		return
 	}
-	if err := a.lti13.deepLinks.Put(context.WithoutCancel(ctx), id, link, left); err != nil {
-		a.logger.Warn("a deep-linking request could not be kept for a retry", "registration", link.RegistrationID, "error", err.Error())
+	if err := d.deepLinks.Put(context.WithoutCancel(ctx), id, link, left); err != nil {
+		d.s.Logger.Warn("a deep-linking request could not be kept for a retry", "registration", link.RegistrationID, "error", err.Error())
 	}
 }

@@ -4,16 +4,14 @@ import (
 	"context"
 	"crypto/rsa"
 	"time"
-
-	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
-// LTI 1.3's dependencies and settings, in one place: the login initiation
+// LTI 1.3's stores and their lifetimes, in one place: the login initiation
 // (start_lti13_login.go) stores a login under its state; the launch
 // (verify_lti13_launch.go) reads it, holds the browser to it, takes it
-// back, once, and verifies the id_token with the platform's keys; the
-// tool's keys sign the tool's messages and are published as its JWKS
-// (lti_tool_keys.go).
+// back, once, and verifies the id_token with the platform's keys; a
+// deep-linking launch keeps its request for the reply
+// (create_deep_linking_response.go).
 
 // LTI13Login is what a login initiation stores for its launch, under the
 // state it hands the browser.
@@ -28,13 +26,13 @@ type LTI13Login struct {
 	StorageTarget string
 }
 
-// LTI13Logins keeps logins until their launch, shared by every replica
+// LTI13LoginStore keeps logins until their launch, shared by every replica
 // (Redis), each usable once. A launch reads its login (Get) to know how
 // its browser must prove it, and takes it only once the proof holds, so
 // that whoever learns a state cannot use it up for the browser it belongs
 // to. A state is drawn at random and stored once, never rewritten: the
 // login Take removes is the one Get read.
-type LTI13Logins interface {
+type LTI13LoginStore interface {
 	// Put stores l under state for ttl.
 	Put(ctx context.Context, state string, l LTI13Login, ttl time.Duration) error
 	// Get returns the login stored under state and leaves it; ok is false
@@ -60,9 +58,9 @@ type LTI13DeepLink struct {
 	CreatedAt      time.Time
 }
 
-// LTI13DeepLinks keeps deep-linking requests until their reply, shared by
+// LTI13DeepLinkStore keeps deep-linking requests until their reply, shared by
 // every replica (Redis), each usable once.
-type LTI13DeepLinks interface {
+type LTI13DeepLinkStore interface {
 	// Put stores l under id for ttl.
 	Put(ctx context.Context, id string, l LTI13DeepLink, ttl time.Duration) error
 	// Take returns the request stored under id and removes it, in one
@@ -88,42 +86,3 @@ type PlatformKeys interface {
 // (LTI13_PENDING_LOGINS_MAX): logins refused then succeed again within
 // these ten minutes.
 const LTI13StateTTL = 10 * time.Minute
-
-// lti13 is what LTI 1.3 needs; nil fields turn the part that needs them off.
-type lti13 struct {
-	logins    LTI13Logins
-	deepLinks LTI13DeepLinks
-	keys      PlatformKeys
-	tool      *toolKeys // made by New from toolStore and rotation
-	toolKeys  ltidomain.ToolKeyStore
-	rotation  ltidomain.ToolKeyRotation
-	links     LTIRegistrationLinks // Dynamic Registration (lti_registration_links.go)
-	registrar PlatformRegistrar
-}
-
-// WithLTI13 lets the app serve LTI 1.3: logins kept in logins, platforms'
-// keys from keys, and the tool's own keys in store, sealed by the app's
-// secret box, rotated by rotation.
-func WithLTI13(logins LTI13Logins, keys PlatformKeys, store ltidomain.ToolKeyStore, rotation ltidomain.ToolKeyRotation) Option {
-	return func(a *App) {
-		a.lti13.logins, a.lti13.keys, a.lti13.toolKeys, a.lti13.rotation = logins, keys, store, rotation
-	}
-}
-
-// WithLTI13DeepLinks lets the app answer deep-linking launches: their
-// requests are kept in links until the teacher's pick is sent back.
-// Without it a deep-linking launch opens its page, whose reply is
-// refused as unavailable.
-func WithLTI13DeepLinks(links LTI13DeepLinks) Option {
-	return func(a *App) { a.lti13.deepLinks = links }
-}
-
-// lti13LaunchURL is the LTI 1.3 launch URL: the redirect URI registered
-// with platforms and the target link of every launch.
-func (a *App) lti13LaunchURL() string { return a.ltiBase() + "/lti/v1p3/launch" }
-
-// lti13LoginURL is the OIDC login initiation URL platforms are given.
-func (a *App) lti13LoginURL() string { return a.ltiBase() + "/lti/v1p3/login" }
-
-// lti13JWKSURL is where platforms read the tool's public keys.
-func (a *App) lti13JWKSURL() string { return a.ltiBase() + "/lti/v1p3/jwks.json" }

@@ -17,7 +17,7 @@ import (
 
 // toolKeyReread is how long a replica reuses the key set it read, at most.
 // A successor another replica made is published a rotation's lead before it
-// signs; newToolKeys shortens the reuse to a quarter of the lead when that is
+// signs; NewToolKeys shortens the reuse to a quarter of the lead when that is
 // less (the tests' schedules of seconds), so every replica reads the
 // successor well inside its lead: it publishes it before it signs, and
 // signs with it when due, not with its predecessor past the switch.
@@ -26,12 +26,22 @@ const toolKeyReread = time.Minute
 // toolKeyBits is the size of the tool's RSA keys.
 const toolKeyBits = 2048
 
-// toolKeys signs the tool's LTI 1.3 tokens and publishes its keys. The set
-// is stored (ltidomain.ToolKeyStore) and rotated by whichever replica finds it
-// due; the revision-checked save makes one of them win.
-type toolKeys struct {
+// Sealer protects the tool's private keys at rest (the service's secret
+// box), each bound to its kid, so a stored key cannot be moved to another.
+type Sealer interface {
+	Seal(kid, secret string) ([]byte, error)
+	Open(kid string, sealed []byte) (string, error)
+}
+
+// ToolKeys are the use cases of the tool's LTI 1.3 keys: it brings them up
+// to date (Rotate, which the service runs at start and every
+// LTI_TOOL_KEY_CHECK_INTERVAL), publishes them (JWKS) and signs the tool's
+// tokens with them (Sign). The set is stored (ltidomain.ToolKeyStore) and
+// rotated by whichever replica finds it due; the revision-checked save
+// makes one of them win.
+type ToolKeys struct {
 	store    ltidomain.ToolKeyStore
-	secrets  SecretBox
+	secrets  Sealer
 	rotation ltidomain.ToolKeyRotation
 	reread   time.Duration // min(toolKeyReread, rotation.Lead/4)
 	now      func() time.Time
@@ -42,14 +52,21 @@ type toolKeys struct {
 	opened map[string]*rsa.PrivateKey // by kid, opened once
 }
 
-func newToolKeys(store ltidomain.ToolKeyStore, secrets SecretBox, r ltidomain.ToolKeyRotation, now func() time.Time) *toolKeys {
-	return &toolKeys{store: store, secrets: secrets, rotation: r, reread: min(toolKeyReread, r.Lead/4), now: now, opened: map[string]*rsa.PrivateKey{}}
+// NewToolKeys returns the tool keys' use cases over store, their private
+// halves sealed by secrets, rotated by r on the clock now (time.Now when
+// nil).
+func NewToolKeys(store ltidomain.ToolKeyStore, secrets Sealer, r ltidomain.ToolKeyRotation, now func() time.Time) *ToolKeys {
+	notNil(store, secrets)
+	if now == nil {
+		now = time.Now
+	}
+	return &ToolKeys{store: store, secrets: secrets, rotation: r, reread: min(toolKeyReread, r.Lead/4), now: now, opened: map[string]*rsa.PrivateKey{}}
 }
 
 // Rotate brings the stored set up to date (ltidomain.ToolKeys.Rotate): the
 // first start makes the first key, later ones the successors. Another
 // replica's concurrent rotation wins, and this one reads its result.
-func (t *toolKeys) Rotate(ctx context.Context) error {
+func (t *ToolKeys) Rotate(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for attempt := 0; ; attempt++ {
@@ -78,7 +95,7 @@ func (t *toolKeys) Rotate(ctx context.Context) error {
 }
 
 // current returns the set, read again when t.reread has passed.
-func (t *toolKeys) current(ctx context.Context) (ltidomain.ToolKeys, error) {
+func (t *ToolKeys) current(ctx context.Context) (ltidomain.ToolKeys, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.set.Revision == 0 || !t.now().Before(t.readAt.Add(t.reread)) {
@@ -92,7 +109,7 @@ func (t *toolKeys) current(ctx context.Context) (ltidomain.ToolKeys, error) {
 }
 
 // JWKS is the tool's published key set, as platforms fetch it.
-func (t *toolKeys) JWKS(ctx context.Context) ([]byte, error) {
+func (t *ToolKeys) JWKS(ctx context.Context) ([]byte, error) {
 	set, err := t.current(ctx)
 	if err != nil {
 		return nil, err
@@ -106,7 +123,7 @@ func (t *toolKeys) JWKS(ctx context.Context) ([]byte, error) {
 }
 
 // Sign signs claims with the key that signs now.
-func (t *toolKeys) Sign(ctx context.Context, claims any) (string, error) {
+func (t *ToolKeys) Sign(ctx context.Context, claims any) (string, error) {
 	set, err := t.current(ctx)
 	if err != nil {
 		return "", err
@@ -123,7 +140,7 @@ func (t *toolKeys) Sign(ctx context.Context, claims any) (string, error) {
 }
 
 // open returns k's private key, opened from its seal once.
-func (t *toolKeys) open(k ltidomain.ToolKey) (*rsa.PrivateKey, error) {
+func (t *ToolKeys) open(k ltidomain.ToolKey) (*rsa.PrivateKey, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if p, ok := t.opened[k.KID]; ok {
@@ -144,7 +161,7 @@ func (t *toolKeys) open(k ltidomain.ToolKey) (*rsa.PrivateKey, error) {
 
 // newKey makes a key: 2048-bit RSA, a random kid (128 bits, base32), the private half sealed
 // by the secret box, bound to the kid.
-func (t *toolKeys) newKey(context.Context) (ltidomain.ToolKey, error) {
+func (t *ToolKeys) newKey(context.Context) (ltidomain.ToolKey, error) {
 	private, err := rsa.GenerateKey(rand.Reader, toolKeyBits)
 	if err != nil {
 		return ltidomain.ToolKey{}, err

@@ -7,7 +7,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/jose"
-	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
@@ -32,15 +32,15 @@ func (lf *lti13Fixture) deepLinkLaunch(state string) string {
 	return l.DeepLinking.ID
 }
 
-func (lf *lti13Fixture) reply(id, exam string) (app.LTI13DeepLinkingResponse, error) {
-	return lf.app.CreateLTIDeepLinkingResponse(context.Background(), id, exam)
+func (lf *lti13Fixture) reply(id, exam string) (ltiapp.LTI13DeepLinkingResponse, error) {
+	return lf.deepLinking.CreateResponse(context.Background(), id, exam)
 }
 
 // verifiedReply checks the reply's JWT with the tool's published keys and
 // returns its claims.
 func (lf *lti13Fixture) verifiedReply(token string) map[string]json.RawMessage {
 	lf.t.Helper()
-	jwks, err := lf.app.LTIToolKeys(context.Background())
+	jwks, err := lf.toolKeys.JWKS(context.Background())
 	if err != nil {
 		lf.t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestLTIDeepLinkingResponse(t *testing.T) {
 	if _, err := lf.reply(id, examConfig); fault.KindOf(err) != fault.Unavailable {
 		t.Fatalf("without a signing key: %v", err)
 	}
-	if err := lf.app.RotateToolKeys(context.Background()); err != nil {
+	if err := lf.toolKeys.Rotate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	r, err := lf.reply(id, " "+examConfig+" ")
@@ -140,7 +140,7 @@ func canonical(t *testing.T, v any) string {
 
 func TestLTIDeepLinkingResponseRefusals(t *testing.T) {
 	lf := newLTI13Fixture(t)
-	if err := lf.app.RotateToolKeys(context.Background()); err != nil {
+	if err := lf.toolKeys.Rotate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for name, id := range map[string]string{"no id": "", "an unknown id": "bm8tc3VjaC1pZA"} {
@@ -149,24 +149,16 @@ func TestLTIDeepLinkingResponseRefusals(t *testing.T) {
 		}
 	}
 	expired := lf.deepLinkLaunch("s1")
-	lf.clock.Add(app.LTI13DeepLinkTTL)
+	lf.clock.Add(ltiapp.LTI13DeepLinkTTL)
 	if _, err := lf.reply(expired, examConfig); fault.KindOf(err) != fault.Unauthenticated {
 		t.Errorf("an expired id: %v", err)
 	}
 	// A registration removed since the launch signs nothing.
 	removed := lf.deepLinkLaunch("s2")
-	if _, err := lf.app.DeleteLTIRegistration(context.Background(), lf.self, "school", lf.reg.ID); err != nil {
+	if _, err := lf.regs.Delete(context.Background(), lf.self, "school", lf.reg.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := lf.reply(removed, examConfig); err != ltidomain.ErrLTI13Registration {
 		t.Errorf("a removed registration: %v", err)
-	}
-}
-
-// Without LTI 1.3 the page's reply is unavailable.
-func TestLTIDeepLinkingResponseOff(t *testing.T) {
-	f := newFixture(t)
-	if _, err := f.app.CreateLTIDeepLinkingResponse(context.Background(), "id", examConfig); fault.KindOf(err) != fault.Unavailable {
-		t.Fatalf("without LTI 1.3: %v", err)
 	}
 }

@@ -27,76 +27,76 @@ func canvas(clientID string, deployments ...string) ltidomain.NewRegistration {
 // launch will do), and once deleted the pair is free again.
 func TestLTIRegistrationsFollowTheKeyPairRule(t *testing.T) {
 	repo := memstore.New()
-	f := newFixtureOn(t, repo)
+	f := newFixture(t, deps{repo: repo})
 	ctx := context.Background()
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
 	_, other := f.create(f.root, app.CreateInput{ID: "other"})
 
-	reg, err := f.app.CreateLTIRegistration(ctx, self, "w", canvas("100", "1:a"))
+	reg, err := f.regs.Create(ctx, self, "w", canvas("100", "1:a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.app.CreateLTIRegistration(ctx, f.root, "w", canvas("200")); err != nil {
+	if _, err := f.regs.Create(ctx, f.root, "w", canvas("200")); err != nil {
 		t.Fatalf("a manager: %v", err)
 	}
-	_, err = f.app.CreateLTIRegistration(ctx, other, "w", canvas("300"))
+	_, err = f.regs.Create(ctx, other, "w", canvas("300"))
 	wantKind(t, err, fault.NotFound)
-	_, err = f.app.GetLTIRegistration(ctx, other, "w", reg.ID)
+	_, err = f.regs.Get(ctx, other, "w", reg.ID)
 	wantKind(t, err, fault.NotFound)
 	// Its own workspace id does not reach another's registration.
-	_, err = f.app.GetLTIRegistration(ctx, other, "other", reg.ID)
+	_, err = f.regs.Get(ctx, other, "other", reg.ID)
 	wantKind(t, err, fault.NotFound)
-	_, err = f.app.DeleteLTIRegistration(ctx, other, "other", reg.ID)
+	_, err = f.regs.Delete(ctx, other, "other", reg.ID)
 	wantKind(t, err, fault.NotFound)
 
 	// The pair is taken, in this workspace and in any other.
-	_, err = f.app.CreateLTIRegistration(ctx, self, "w", canvas("100"))
+	_, err = f.regs.Create(ctx, self, "w", canvas("100"))
 	wantKind(t, err, fault.Conflict)
-	_, err = f.app.CreateLTIRegistration(ctx, other, "other", canvas("100"))
+	_, err = f.regs.Create(ctx, other, "other", canvas("100"))
 	wantKind(t, err, fault.Conflict)
 
 	if found, err := domain.WorkspaceOfLTIRegistration(ctx, repo, "https://canvas.instructure.com", "100"); err != nil || found.ID() != "w" {
 		t.Fatalf("found by its pair: %v, %v", found, err)
 	}
-	regs, err := f.app.ListLTIRegistrations(ctx, self, "w")
+	regs, err := f.regs.List(ctx, self, "w")
 	if err != nil || len(regs) != 2 || regs[0].ID != reg.ID {
 		t.Fatalf("list: %+v, %v", regs, err)
 	}
 
-	if got, err := f.app.DeleteLTIRegistration(ctx, self, "w", reg.ID); err != nil || got.ID != reg.ID {
+	if got, err := f.regs.Delete(ctx, self, "w", reg.ID); err != nil || got.ID != reg.ID {
 		t.Fatalf("delete: %+v, %v", got, err)
 	}
-	_, err = f.app.GetLTIRegistration(ctx, self, "w", reg.ID)
+	_, err = f.regs.Get(ctx, self, "w", reg.ID)
 	wantKind(t, err, fault.NotFound)
 	if _, err := repo.LTIReservation(ctx, "https://canvas.instructure.com", "100"); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("the pair's reservation after the delete: %v", err)
 	}
-	if _, err := f.app.CreateLTIRegistration(ctx, other, "other", canvas("100")); err != nil {
+	if _, err := f.regs.Create(ctx, other, "other", canvas("100")); err != nil {
 		t.Fatalf("the freed pair in another workspace: %v", err)
 	}
 }
 
 func TestLTIDeployments(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, deps{})
 	ctx := context.Background()
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
-	reg, err := f.app.CreateLTIRegistration(ctx, self, "w", canvas("100"))
+	reg, err := f.regs.Create(ctx, self, "w", canvas("100"))
 	if err != nil || reg.DeploymentIDs == nil || len(reg.DeploymentIDs) != 0 {
 		t.Fatalf("no deployments: %+v, %v", reg, err)
 	}
 	for range 2 { // the second changes nothing
-		got, err := f.app.AddLTIDeployment(ctx, self, "w", reg.ID, "1:a")
+		got, err := f.regs.AddDeployment(ctx, self, "w", reg.ID, "1:a")
 		if err != nil || !slices.Equal(got.DeploymentIDs, []string{"1:a"}) {
 			t.Fatalf("add: %+v, %v", got, err)
 		}
 	}
-	_, err = f.app.AddLTIDeployment(ctx, self, "w", reg.ID, "tab\t")
+	_, err = f.regs.AddDeployment(ctx, self, "w", reg.ID, "tab\t")
 	wantKind(t, err, fault.Invalid)
-	_, err = f.app.AddLTIDeployment(ctx, self, "w", "nope", "2")
+	_, err = f.regs.AddDeployment(ctx, self, "w", "nope", "2")
 	wantKind(t, err, fault.NotFound)
-	_, err = f.app.RemoveLTIDeployment(ctx, self, "w", reg.ID, "2")
+	_, err = f.regs.RemoveDeployment(ctx, self, "w", reg.ID, "2")
 	wantKind(t, err, fault.NotFound)
-	got, err := f.app.RemoveLTIDeployment(ctx, self, "w", reg.ID, "1:a")
+	got, err := f.regs.RemoveDeployment(ctx, self, "w", reg.ID, "1:a")
 	if err != nil || len(got.DeploymentIDs) != 0 {
 		t.Fatalf("remove: %+v, %v", got, err)
 	}
@@ -105,27 +105,27 @@ func TestLTIDeployments(t *testing.T) {
 // A deleted workspace's registrations are gone from the API (404) but keep
 // their pairs, and come back with an undelete.
 func TestDeletedWorkspaceKeepsItsRegistrations(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, deps{})
 	ctx := context.Background()
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
 	_, other := f.create(f.root, app.CreateInput{ID: "other"})
-	reg, err := f.app.CreateLTIRegistration(ctx, self, "w", canvas("100"))
+	reg, err := f.regs.Create(ctx, self, "w", canvas("100"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.app.DeleteWorkspace(ctx, f.root, "w", app.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.app.ListLTIRegistrations(ctx, f.root, "w")
+	_, err = f.regs.List(ctx, f.root, "w")
 	wantKind(t, err, fault.NotFound)
-	_, err = f.app.AddLTIDeployment(ctx, f.root, "w", reg.ID, "1")
+	_, err = f.regs.AddDeployment(ctx, f.root, "w", reg.ID, "1")
 	wantKind(t, err, fault.NotFound)
-	_, err = f.app.CreateLTIRegistration(ctx, other, "other", canvas("100"))
+	_, err = f.regs.Create(ctx, other, "other", canvas("100"))
 	wantKind(t, err, fault.Conflict)
 	if _, err := f.app.UndeleteWorkspace(ctx, f.root, "w"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := f.app.GetLTIRegistration(ctx, f.root, "w", reg.ID); err != nil || got.ClientID != "100" {
+	if got, err := f.regs.Get(ctx, f.root, "w", reg.ID); err != nil || got.ClientID != "100" {
 		t.Fatalf("after the undelete: %+v, %v", got, err)
 	}
 }
@@ -136,17 +136,17 @@ func TestDeletedWorkspaceKeepsItsRegistrations(t *testing.T) {
 func TestLeftoverLTIReservationIsTakenOver(t *testing.T) {
 	c := &clock{now: time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)}
 	repo := memstore.New()
-	f := newFixtureOn(t, repo, app.WithClock(c.Now))
+	f := newFixture(t, deps{repo: repo, now: c.Now})
 	ctx := context.Background()
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
 	leftover := domain.LTIReservation{WorkspaceID: "gone", RegistrationID: "reg-gone", CreatedAt: c.Now()}
 	if err := repo.ReserveLTIRegistration(ctx, "https://canvas.instructure.com", "100", leftover); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.app.CreateLTIRegistration(ctx, self, "w", canvas("100"))
+	_, err := f.regs.Create(ctx, self, "w", canvas("100"))
 	wantKind(t, err, fault.Conflict)
 	c.Add(5 * time.Minute)
-	reg, err := f.app.CreateLTIRegistration(ctx, self, "w", canvas("100"))
+	reg, err := f.regs.Create(ctx, self, "w", canvas("100"))
 	if err != nil {
 		t.Fatalf("after the grace period: %v", err)
 	}
@@ -160,15 +160,15 @@ func TestLeftoverLTIReservationIsTakenOver(t *testing.T) {
 // free.
 func TestRefusedCreateReleasesItsPair(t *testing.T) {
 	repo := memstore.New()
-	f := newFixtureOn(t, repo)
+	f := newFixture(t, deps{repo: repo})
 	ctx := context.Background()
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
 	for i := range ltidomain.MaxRegistrations {
-		if _, err := f.app.CreateLTIRegistration(ctx, self, "w", canvas(string(rune('a'+i)))); err != nil {
+		if _, err := f.regs.Create(ctx, self, "w", canvas(string(rune('a'+i)))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err := f.app.CreateLTIRegistration(ctx, self, "w", canvas("one too many"))
+	_, err := f.regs.Create(ctx, self, "w", canvas("one too many"))
 	wantKind(t, err, fault.FailedPrecondition)
 	if _, err := repo.LTIReservation(ctx, "https://canvas.instructure.com", "one too many"); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("a refused create's reservation: %v", err)
@@ -181,18 +181,18 @@ func TestLTIURLsFollowTheConfiguredRule(t *testing.T) {
 	ctx := context.Background()
 	local := canvas("100")
 	local.JWKSURL = "http://127.0.0.1:9999/jwks"
-	f := newFixture(t)
+	f := newFixture(t, deps{})
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
-	_, err := f.app.CreateLTIRegistration(ctx, self, "w", local)
+	_, err := f.regs.Create(ctx, self, "w", local)
 	wantKind(t, err, fault.Invalid)
 
 	policy, err := outbound.ParsePolicy("127.0.0.1:9999")
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed := newFixtureWith(t, app.Settings{LTIURLs: policy})
+	allowed := newFixture(t, deps{policy: policy})
 	_, self = allowed.create(allowed.root, app.CreateInput{ID: "w"})
-	if _, err := allowed.app.CreateLTIRegistration(ctx, self, "w", local); err != nil {
+	if _, err := allowed.regs.Create(ctx, self, "w", local); err != nil {
 		t.Fatalf("an allowed host: %v", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/oauth1"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
@@ -21,11 +20,32 @@ type NonceStore interface {
 	Use(ctx context.Context, consumerKey, nonce string, ttl time.Duration) (bool, error)
 }
 
-// WithLTILaunches lets the app verify LTI launches, with nonces kept in
-// nonces; their failures are counted by the app's Limits (WithLimits).
-// Without it every launch is refused as unavailable.
-func WithLTILaunches(nonces NonceStore) Option {
-	return func(a *App) { a.nonces = nonces }
+// FailureLimits counts launches' failed authentications, against the
+// client's address and what the launch names (the service's Limits, the
+// same that Admit counts a key pair's failures with).
+type FailureLimits interface {
+	// CheckFailures refuses the call's client address when it has failed
+	// to authenticate too often lately, with key or at all.
+	CheckFailures(ctx context.Context, key string) error
+	// Failed counts a failed authentication of the call's client address
+	// with key.
+	Failed(ctx context.Context, key string)
+}
+
+// LTI11Launches verifies LTI 1.1 launches: it needs the workspaces holding
+// LTI key pairs, the nonces of launches already used, and the failure
+// limits.
+type LTI11Launches struct {
+	ws     Workspaces
+	nonces NonceStore
+	limits FailureLimits
+	s      Settings
+}
+
+// NewLTI11Launches returns the LTI 1.1 launch's use case.
+func NewLTI11Launches(ws Workspaces, nonces NonceStore, limits FailureLimits, s Settings) *LTI11Launches {
+	notNil(ws, nonces, limits)
+	return &LTI11Launches{ws: ws, nonces: nonces, limits: limits, s: s.withDefaults()}
 }
 
 // LaunchRequest is a launch as the LMS sent it: the HTTP method and every
@@ -35,14 +55,7 @@ type LaunchRequest struct {
 	Params []ltidomain.LaunchParam
 }
 
-var (
-	errLaunchCaller = fault.New(fault.PermissionDenied,
-		"only the root workspace's key pairs may verify LTI launches (the auth service does)")
-	errLaunchesOff = fault.New(fault.Unavailable,
-		"LTI launches cannot be checked for replays right now; retry shortly")
-)
-
-// VerifyLTILaunch checks an LTI 1.1 basic launch for the root workspace's
+// Verify checks an LTI 1.1 basic launch for the root workspace's
 // callers (the auth service, which opens a session from it): first its
 // exam configuration, which a teacher sets in the LMS, so a launch that
 // opens no exam uses no nonce and counts as no failure; its OAuth
@@ -54,26 +67,23 @@ var (
 // An unknown or non-LTI consumer key and a wrong signature count as failed
 // authentications of the client's address with that key; past the limit
 // the address is refused before the key is looked up.
-func (a *App) VerifyLTILaunch(ctx context.Context, caller domain.Caller, req LaunchRequest) (ltidomain.Launch, error) {
-	if root := a.rootID.Load(); root == nil || caller.WorkspaceID != *root {
+func (l *LTI11Launches) Verify(ctx context.Context, caller domain.Caller, req LaunchRequest) (ltidomain.Launch, error) {
+	if !l.ws.IsRoot(caller) {
 		return ltidomain.Launch{}, errLaunchCaller
 	}
 	if _, err := ltidomain.CheckExamConfig(req.Params); err != nil {
 		return ltidomain.Launch{}, err
 	}
-	if a.nonces == nil {
-		return ltidomain.Launch{}, errLaunchesOff
-	}
 	signed, err := ltidomain.CheckSignedLaunch(req.Method, req.Params)
 	if err != nil {
 		return ltidomain.Launch{}, err
 	}
-	if err := a.limits.CheckFailures(ctx, signed.ConsumerKey); err != nil {
+	if err := l.limits.CheckFailures(ctx, signed.ConsumerKey); err != nil {
 		return ltidomain.Launch{}, err
 	}
-	launch, err := a.verifyLaunch(ctx, signed, req)
+	launch, err := l.verify(ctx, signed, req)
 	if failedAuthentication(err) {
-		a.limits.Failed(ctx, signed.ConsumerKey)
+		l.limits.Failed(ctx, signed.ConsumerKey)
 	}
 	return launch, err
 }
@@ -85,19 +95,19 @@ func failedAuthentication(err error) bool {
 		errors.Is(err, ltidomain.ErrLaunchBadSignature)
 }
 
-func (a *App) verifyLaunch(ctx context.Context, signed ltidomain.SignedLaunch, req LaunchRequest) (ltidomain.Launch, error) {
-	w, err := a.repo.GetByAppKey(ctx, signed.ConsumerKey)
+func (l *LTI11Launches) verify(ctx context.Context, signed ltidomain.SignedLaunch, req LaunchRequest) (ltidomain.Launch, error) {
+	w, err := l.ws.ByConsumerKey(ctx, signed.ConsumerKey)
 	if errors.Is(err, domain.ErrNotFound) {
 		return ltidomain.Launch{}, ltidomain.ErrLaunchUnknownKey
 	}
 	if err != nil {
 		return ltidomain.Launch{}, fmt.Errorf("find the workspace of a consumer key: %w", err)
 	}
-	key, err := w.LTIKey(signed.ConsumerKey, a.now())
+	key, err := w.LTIKey(signed.ConsumerKey, l.s.Now())
 	if err != nil {
 		return ltidomain.Launch{}, err
 	}
-	secret, err := a.secrets.Open(key.AppKey, key.SealedSecret)
+	secret, err := l.ws.OpenSecret(key)
 	if err != nil {
 		return ltidomain.Launch{}, fmt.Errorf("open the LTI secret of %s: %w", w.ID(), err)
 	}
@@ -105,20 +115,20 @@ func (a *App) verifyLaunch(ctx context.Context, signed ltidomain.SignedLaunch, r
 	for i, p := range req.Params {
 		params[i] = oauth1.Param{Name: p.Name, Value: p.Value}
 	}
-	switch err := oauth1.Verify(req.Method, a.ltiLaunchURL(), params, secret); {
+	switch err := oauth1.Verify(req.Method, l.s.URLs.LTI11Launch(), params, secret); {
 	case errors.Is(err, oauth1.ErrBadURL):
 		return ltidomain.Launch{}, fmt.Errorf("the configured launch URL: %w", err)
 	case err != nil:
 		return ltidomain.Launch{}, ltidomain.ErrLaunchBadSignature
 	}
-	if err := signed.CheckFresh(a.now()); err != nil {
+	if err := signed.CheckFresh(l.s.Now()); err != nil {
 		return ltidomain.Launch{}, err
 	}
 	launch, err := ltidomain.CheckLaunch(w.ID(), key.AppKey, req.Params)
 	if err != nil {
 		return ltidomain.Launch{}, err
 	}
-	fresh, err := a.nonces.Use(ctx, key.AppKey, signed.Nonce, 2*ltidomain.LaunchMaxSkew)
+	fresh, err := l.nonces.Use(ctx, key.AppKey, signed.Nonce, 2*ltidomain.LaunchMaxSkew)
 	if err != nil {
 		return ltidomain.Launch{}, err
 	}

@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"time"
@@ -35,14 +33,21 @@ type LTI13LoginRedirect struct {
 	PlatformOrigin string
 }
 
-// lti13SecretBytes is the size of a state and of a nonce: 256 random bits
-// each, written in base64url (43 characters).
-const lti13SecretBytes = 32
+// LTI13Logins answers LTI 1.3 login initiations: it needs the workspaces
+// holding registrations and the store of logins.
+type LTI13Logins struct {
+	ws     Workspaces
+	logins LTI13LoginStore
+	s      Settings
+}
 
-var errLTI13Off = fault.New(fault.Unavailable,
-	"LTI 1.3 logins are not available: this workspace service has no login store configured")
+// NewLTI13Logins returns the login initiation's use case.
+func NewLTI13Logins(ws Workspaces, logins LTI13LoginStore, s Settings) *LTI13Logins {
+	notNil(ws, logins)
+	return &LTI13Logins{ws: ws, logins: logins, s: s.withDefaults()}
+}
 
-// StartLTI13Login answers an LTI 1.3 platform's OIDC login initiation,
+// Start answers an LTI 1.3 platform's OIDC login initiation,
 // for anyone (a browser the LMS sends): it checks the parameters, finds
 // the registration by issuer and client_id (or, when no client_id is sent,
 // the one registration of the issuer holding the named deployment, or the
@@ -54,15 +59,12 @@ var errLTI13Off = fault.New(fault.Unavailable,
 // unknown registration or deployment, or a deleted workspace's, is
 // UNAUTHENTICATED; the rest of the refusals are INVALID_ARGUMENT
 // (ltidomain.CheckLTI13LoginInitiation, ltidomain.ErrLTI13LoginAmbiguous).
-func (a *App) StartLTI13Login(ctx context.Context, in ltidomain.LTI13LoginInitiation) (LTI13LoginRedirect, error) {
-	redirectURI := a.lti13LaunchURL()
+func (l *LTI13Logins) Start(ctx context.Context, in ltidomain.LTI13LoginInitiation) (LTI13LoginRedirect, error) {
+	redirectURI := l.s.URLs.LTI13Launch()
 	if err := ltidomain.CheckLTI13LoginInitiation(in, redirectURI); err != nil {
 		return LTI13LoginRedirect{}, err
 	}
-	if a.lti13.logins == nil {
-		return LTI13LoginRedirect{}, errLTI13Off
-	}
-	w, reg, err := a.lti13Registration(ctx, in.Issuer, in.ClientID, in.DeploymentID)
+	w, reg, err := l.registration(ctx, in.Issuer, in.ClientID, in.DeploymentID)
 	if err != nil {
 		return LTI13LoginRedirect{}, err
 	}
@@ -73,8 +75,8 @@ func (a *App) StartLTI13Login(ctx context.Context, in ltidomain.LTI13LoginInitia
 	if err != nil {
 		return LTI13LoginRedirect{}, err
 	}
-	login := LTI13Login{Nonce: out.Nonce, WorkspaceID: w.ID(), RegistrationID: reg.ID, CreatedAt: a.timestamp(), StorageTarget: out.StorageTarget}
-	if err := a.lti13.logins.Put(ctx, out.State, login, LTI13StateTTL); err != nil {
+	login := LTI13Login{Nonce: out.Nonce, WorkspaceID: w.ID(), RegistrationID: reg.ID, CreatedAt: l.s.timestamp(), StorageTarget: out.StorageTarget}
+	if err := l.logins.Put(ctx, out.State, login, LTI13StateTTL); err != nil {
 		return LTI13LoginRedirect{}, err
 	}
 	return out, nil
@@ -104,14 +106,14 @@ func newLTI13LoginRedirect(in ltidomain.LTI13LoginInitiation, reg ltidomain.Regi
 	return out, nil
 }
 
-// lti13Registration finds the registration a login names, in an active
+// registration finds the registration a login names, in an active
 // workspace: by (issuer, clientID), or without a client id the one that
-// can own the login (lti13RegistrationOwning).
-func (a *App) lti13Registration(ctx context.Context, issuer, clientID, deploymentID string) (*domain.Workspace, ltidomain.Registration, error) {
+// can own the login (registrationOwning).
+func (l *LTI13Logins) registration(ctx context.Context, issuer, clientID, deploymentID string) (*domain.Workspace, ltidomain.Registration, error) {
 	if clientID == "" {
-		return a.lti13RegistrationOwning(ctx, issuer, deploymentID)
+		return l.registrationOwning(ctx, issuer, deploymentID)
 	}
-	w, err := domain.WorkspaceOfLTIRegistration(ctx, a.repo, issuer, clientID)
+	w, err := l.ws.ByLTIPair(ctx, issuer, clientID)
 	switch {
 	case errors.Is(err, domain.ErrNotFound):
 		return nil, ltidomain.Registration{}, ltidomain.ErrLTI13LoginRegistration
@@ -128,15 +130,15 @@ func (a *App) lti13Registration(ctx context.Context, issuer, clientID, deploymen
 	return w, reg, nil
 }
 
-// lti13RegistrationOwning finds, for a login without client_id, the one
+// registrationOwning finds, for a login without client_id, the one
 // registration in an active workspace that can own it: of issuer, and
 // holding deploymentID when the login names one. Registrations of the
 // issuer without that deployment, in any workspace, do not count, so
 // registering another tenant's issuer changes nothing for its logins that
 // name their deployment. Two workspaces are read at most: enough to tell
 // one registration from several.
-func (a *App) lti13RegistrationOwning(ctx context.Context, issuer, deploymentID string) (*domain.Workspace, ltidomain.Registration, error) {
-	ws, err := a.repo.WorkspacesWithLTIIssuer(ctx, issuer, deploymentID, 2)
+func (l *LTI13Logins) registrationOwning(ctx context.Context, issuer, deploymentID string) (*domain.Workspace, ltidomain.Registration, error) {
+	ws, err := l.ws.WithLTIIssuer(ctx, issuer, deploymentID, 2)
 	if err != nil {
 		return nil, ltidomain.Registration{}, err
 	}
@@ -154,11 +156,4 @@ func (a *App) lti13RegistrationOwning(ctx context.Context, issuer, deploymentID 
 		return nil, ltidomain.Registration{}, ltidomain.ErrLTI13LoginAmbiguous
 	}
 	return owner, owning[0], nil
-}
-
-// newLTI13Secret returns 32 random bytes in base64url without padding.
-func newLTI13Secret() string {
-	var b [lti13SecretBytes]byte
-	_, _ = rand.Read(b[:]) // it never fails (Go 1.24 and later)
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }

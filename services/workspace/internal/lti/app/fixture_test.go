@@ -1,0 +1,169 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rsa"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
+)
+
+const (
+	rootKey    = "00000000-0000-4000-8000-000000000001"
+	rootSecret = "00000000-0000-4000-8000-000000000002"
+)
+
+// deps are what a fixture's use cases are built with; what is left unset
+// is a memory store, or a stand-in that is never reached.
+type deps struct {
+	repo      domain.Repository
+	now       func() time.Time
+	policy    ltidomain.URLPolicy
+	limits    ltiapp.FailureLimits
+	nonces    ltiapp.NonceStore
+	logins    ltiapp.LTI13LoginStore
+	keys      ltiapp.PlatformKeys
+	deepLinks ltiapp.LTI13DeepLinkStore
+	links     ltiapp.RegistrationLinkStore
+	registrar ltiapp.PlatformRegistrar
+	toolKeys  ltidomain.ToolKeyStore
+}
+
+// fixture is the workspace application, bootstrapped with a root
+// workspace, and the LTI use cases over it.
+type fixture struct {
+	t    testing.TB
+	app  *app.App
+	root domain.Caller
+
+	regs        *ltiapp.Registrations
+	launches11  *ltiapp.LTI11Launches
+	logins13    *ltiapp.LTI13Logins
+	launches13  *ltiapp.LTI13Launches
+	deepLinking *ltiapp.DeepLinking
+	dynamic     *ltiapp.DynamicRegistration
+	toolKeys    *ltiapp.ToolKeys
+}
+
+func newFixture(t testing.TB, d deps) *fixture {
+	t.Helper()
+	if d.repo == nil {
+		d.repo = memstore.New()
+	}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	if d.limits == nil {
+		d.limits = noLimits{}
+	}
+	if d.nonces == nil {
+		d.nonces = ltinonce.NewMemoryStore(1000, d.now)
+	}
+	if d.logins == nil {
+		d.logins = ltinonce.NewMemoryLogins(100, d.now)
+	}
+	if d.keys == nil {
+		d.keys = noPlatformKeys{}
+	}
+	if d.deepLinks == nil {
+		d.deepLinks = ltinonce.NewMemoryDeepLinks(100, d.now)
+	}
+	if d.links == nil {
+		d.links = ltinonce.NewMemoryRegistrationLinks(10, d.now)
+	}
+	if d.registrar == nil {
+		d.registrar = &fakePlatform{}
+	}
+	if d.toolKeys == nil {
+		d.toolKeys = &memstore.ToolKeys{}
+	}
+	box, err := secretbox.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls := ltidomain.NewToolURLs("https://lti.test")
+	a := app.New(d.repo, box, app.Settings{LTIURLs: urls}, app.WithClock(d.now))
+	ctx := context.Background()
+	if _, err := a.Bootstrap(ctx, app.BootstrapConfig{
+		WorkspaceID: "root", Name: "Root", Products: []string{"pub/math", "pub/ela"},
+		AppKey: rootKey, AppSecret: rootSecret,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	root, err := a.Authenticate(ctx, rootKey, rootSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := app.NewLTIPort(a)
+	s := ltiapp.Settings{URLs: urls, Policy: d.policy, Now: d.now}
+	toolKeys := ltiapp.NewToolKeys(d.toolKeys, box, ltidomain.DefaultToolKeyRotation, d.now)
+	return &fixture{
+		t: t, app: a, root: root,
+		regs:        ltiapp.NewRegistrations(ws, s),
+		launches11:  ltiapp.NewLTI11Launches(ws, d.nonces, d.limits, s),
+		logins13:    ltiapp.NewLTI13Logins(ws, d.logins, s),
+		launches13:  ltiapp.NewLTI13Launches(ws, d.logins, d.keys, d.deepLinks, d.limits, s),
+		deepLinking: ltiapp.NewDeepLinking(ws, d.deepLinks, toolKeys, s),
+		dynamic:     ltiapp.NewDynamicRegistration(ws, d.links, d.registrar, s),
+		toolKeys:    toolKeys,
+	}
+}
+
+// create makes a workspace as caller and returns a caller for its server pair.
+func (f *fixture) create(caller domain.Caller, in app.CreateInput) (app.CreateResult, domain.Caller) {
+	f.t.Helper()
+	if in.Type == "" {
+		in.Type = "DISTRICT"
+	}
+	if in.Name == "" {
+		in.Name = "Workspace " + in.ID
+	}
+	res, err := f.app.CreateWorkspace(context.Background(), caller, in)
+	if err != nil {
+		f.t.Fatalf("create %s: %v", in.ID, err)
+	}
+	c, err := f.app.Authenticate(context.Background(), res.Server.ConsumerKey, res.Server.SharedSecret)
+	if err != nil {
+		f.t.Fatalf("authenticate as %s: %v", in.ID, err)
+	}
+	return res, c
+}
+
+func wantKind(t *testing.T, err error, kind fault.Kind) {
+	t.Helper()
+	if got := fault.KindOf(err); err == nil || got != kind {
+		t.Fatalf("error = %v (kind %v), want kind %v", err, got, kind)
+	}
+}
+
+// noLimits limits nothing and counts nothing.
+type noLimits struct{}
+
+func (noLimits) CheckFailures(context.Context, string) error { return nil }
+func (noLimits) Failed(context.Context, string)              {}
+
+// noPlatformKeys holds no platform's key.
+type noPlatformKeys struct{}
+
+func (noPlatformKeys) Key(context.Context, string, string, string) (*rsa.PublicKey, error) {
+	return nil, ltiapp.ErrPlatformKeyNotFound
+}
+
+// clock is a settable clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }

@@ -1,0 +1,65 @@
+package service
+
+import (
+	"github.com/liveproctor/workspaces/pkg/outbound"
+	"github.com/liveproctor/workspaces/pkg/ratelimit"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/platformkeys"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/platformreg"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpcport"
+)
+
+// launchNoncesInMemory bounds the LTI launch nonces a replica without Redis
+// remembers: ten minutes' worth of launches at over 150 a second.
+const launchNoncesInMemory = 100_000
+
+// deepLinksInMemory bounds the LTI 1.3 deep-linking requests a replica
+// without Redis keeps until their reply.
+const deepLinksInMemory = 100_000
+
+// registrationLinksInMemory bounds the registration links a replica
+// without Redis keeps.
+const registrationLinksInMemory = 10_000
+
+// newLTI builds the LTI context's use cases over the workspace side
+// (workspaces), with every store they need: in Redis when there is one,
+// so that every replica refuses a replayed launch and finds the logins,
+// deep links and registration links another one made (while Redis is
+// unreachable they are refused, UNAVAILABLE); in this replica's memory
+// otherwise. Failed launches count against limits.
+func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Repository, box *secretbox.Box, limits *ratelimit.Guard) grpcport.LTI {
+	settings := ltiapp.Settings{URLs: ltidomain.NewToolURLs(s.cfg.LTIBaseURL), Policy: s.cfg.LTIURLs, Logger: s.logger}
+	var (
+		nonces    ltiapp.NonceStore
+		logins    ltiapp.LTI13LoginStore // at most LTI13PendingLoginsMax pending
+		deepLinks ltiapp.LTI13DeepLinkStore
+		links     ltiapp.RegistrationLinkStore
+	)
+	if s.redis != nil {
+		nonces, logins = ltinonce.NewRedisStore(s.redis), ltinonce.NewRedisLogins(s.redis, s.cfg.LTI13PendingLoginsMax)
+		deepLinks, links = ltinonce.NewRedisDeepLinks(s.redis), ltinonce.NewRedisRegistrationLinks(s.redis)
+	} else {
+		nonces, logins = ltinonce.NewMemoryStore(launchNoncesInMemory, nil), ltinonce.NewMemoryLogins(s.cfg.LTI13PendingLoginsMax, nil)
+		deepLinks = ltinonce.NewMemoryDeepLinks(deepLinksInMemory, nil)
+		links = ltinonce.NewMemoryRegistrationLinks(registrationLinksInMemory, nil)
+	}
+	// Platforms are called under the outbound rule (LTI_ALLOW_INSECURE_HOSTS):
+	// their keys, which launches are checked with, and Dynamic Registration.
+	// The tool's own keys are kept in the workspace store.
+	platformKeys := platformkeys.New(outbound.NewClient(s.cfg.LTIURLs, platformKeysTimeout), nil, s.cfg.LTIJWKSRefetch)
+	registrar := platformreg.New(outbound.NewClient(s.cfg.LTIURLs, platformRegistrationTimeout))
+	toolKeys := ltiapp.NewToolKeys(repo, box, s.cfg.LTIToolKeys, nil)
+	return grpcport.LTI{
+		Registrations:       ltiapp.NewRegistrations(workspaces, settings),
+		LTI11Launches:       ltiapp.NewLTI11Launches(workspaces, nonces, limits, settings),
+		LTI13Logins:         ltiapp.NewLTI13Logins(workspaces, logins, settings),
+		LTI13Launches:       ltiapp.NewLTI13Launches(workspaces, logins, platformKeys, deepLinks, limits, settings),
+		DeepLinking:         ltiapp.NewDeepLinking(workspaces, deepLinks, toolKeys, settings),
+		DynamicRegistration: ltiapp.NewDynamicRegistration(workspaces, links, registrar, settings),
+		ToolKeys:            toolKeys,
+	}
+}
