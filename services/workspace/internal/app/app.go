@@ -58,9 +58,9 @@ func (noChanges) WorkspaceChanged(context.Context, string, []string) {}
 
 // Settings are the application's tunables.
 type Settings struct {
-	// LTIURLs are the tool's URLs a create result gives (its LTI
+	// LTIToolURLs are the tool's URLs a create result gives (its LTI
 	// configuration and launch URLs), below the public base URL.
-	LTIURLs ltidomain.ToolURLs
+	LTIToolURLs ltidomain.ToolURLs
 	// CredentialCacheTTL bounds how long a credential check is reused, and so
 	// how long a deleted workspace's key may keep working on other replicas
 	// when they miss the ChangeNotifier's message.

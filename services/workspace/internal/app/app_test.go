@@ -40,8 +40,8 @@ func newFixtureOn(t testing.TB, repo domain.Repository, opts ...app.Option) *fix
 
 func newFixtureFull(t testing.TB, repo domain.Repository, settings app.Settings, opts ...app.Option) *fixture {
 	t.Helper()
-	if settings.LTIURLs == (ltidomain.ToolURLs{}) {
-		settings.LTIURLs = ltidomain.NewToolURLs("https://lti.test")
+	if settings.LTIToolURLs == (ltidomain.ToolURLs{}) {
+		settings.LTIToolURLs = ltidomain.NewToolURLs("https://lti.test")
 	}
 	box, err := secretbox.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
 	if err != nil {

@@ -185,7 +185,7 @@ func (a *App) createResult(w *domain.Workspace) (CreateResult, error) {
 	}
 	// A retry after the pairs were rotated or revoked answers the first
 	// pair of each role the workspace still holds (empty when none).
-	res.LTI = LTIKeys{ConfigurationURL: a.settings.LTIURLs.LTI11Configuration(w.ID()), LaunchURL: a.settings.LTIURLs.LTI11Launch()}
+	res.LTI = LTIKeys{ConfigurationURL: a.settings.LTIToolURLs.LTI11Configuration(w.ID()), LaunchURL: a.settings.LTIToolURLs.LTI11Launch()}
 	if server, ok := w.KeyByRole(domain.RoleServer); ok {
 		secret, err := a.secrets.Open(server.AppKey, server.SealedSecret)
 		if err != nil {

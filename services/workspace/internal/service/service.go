@@ -149,7 +149,7 @@ func (s *Service) newApp(repo *mongostore.Repository, box *secretbox.Box, metric
 	guard := ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger)
 	opts = append(opts, app.WithLimits(guard), app.WithEventLog(repo, s.cfg.Events), app.WithLogger(s.logger))
 	application := app.New(repo, box, app.Settings{
-		LTIURLs:             ltidomain.NewToolURLs(s.cfg.LTIBaseURL),
+		LTIToolURLs:         ltidomain.NewToolURLs(s.cfg.LTIBaseURL),
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,
 		CredentialCacheSize: s.cfg.CredentialCacheSize,
 	}, opts...)

@@ -66,7 +66,7 @@ func newEventsFixture(t *testing.T, wrap func(*mongostore.Repository) app.EventL
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := app.New(repo, box, app.Settings{LTIURLs: ltidomain.NewToolURLs("https://lti.test")},
+	a := app.New(repo, box, app.Settings{LTIToolURLs: ltidomain.NewToolURLs("https://lti.test")},
 		app.WithClock(c.Now), app.WithEventLog(log, app.EventSettings{Settle: settle}))
 	ctx := context.Background()
 	const key, secret = "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"

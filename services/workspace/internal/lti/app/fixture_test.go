@@ -92,7 +92,7 @@ func newFixture(t testing.TB, d deps) *fixture {
 		t.Fatal(err)
 	}
 	urls := ltidomain.NewToolURLs("https://lti.test")
-	a := app.New(d.repo, box, app.Settings{LTIURLs: urls}, app.WithClock(d.now))
+	a := app.New(d.repo, box, app.Settings{LTIToolURLs: urls}, app.WithClock(d.now))
 	ctx := context.Background()
 	if _, err := a.Bootstrap(ctx, app.BootstrapConfig{
 		WorkspaceID: "root", Name: "Root", Products: []string{"pub/math", "pub/ela"},
