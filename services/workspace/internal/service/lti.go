@@ -3,11 +3,11 @@ package service
 import (
 	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/platformkeys"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/platformreg"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformkeys"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformreg"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpcport"
@@ -40,12 +40,12 @@ func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Reposito
 		links     ltiapp.RegistrationLinkStore
 	)
 	if s.redis != nil {
-		nonces, logins = ltinonce.NewRedisStore(s.redis), ltinonce.NewRedisLogins(s.redis, s.cfg.LTI13PendingLoginsMax)
-		deepLinks, links = ltinonce.NewRedisDeepLinks(s.redis), ltinonce.NewRedisRegistrationLinks(s.redis)
+		nonces, logins = ltistate.NewRedisStore(s.redis), ltistate.NewRedisLogins(s.redis, s.cfg.LTI13PendingLoginsMax)
+		deepLinks, links = ltistate.NewRedisDeepLinks(s.redis), ltistate.NewRedisRegistrationLinks(s.redis)
 	} else {
-		nonces, logins = ltinonce.NewMemoryStore(launchNoncesInMemory, nil), ltinonce.NewMemoryLogins(s.cfg.LTI13PendingLoginsMax, nil)
-		deepLinks = ltinonce.NewMemoryDeepLinks(deepLinksInMemory, nil)
-		links = ltinonce.NewMemoryRegistrationLinks(registrationLinksInMemory, nil)
+		nonces, logins = ltistate.NewMemoryStore(launchNoncesInMemory, nil), ltistate.NewMemoryLogins(s.cfg.LTI13PendingLoginsMax, nil)
+		deepLinks = ltistate.NewMemoryDeepLinks(deepLinksInMemory, nil)
+		links = ltistate.NewMemoryRegistrationLinks(registrationLinksInMemory, nil)
 	}
 	// Platforms are called under the outbound rule (LTI_ALLOW_INSECURE_HOSTS):
 	// their keys, which launches are checked with, and Dynamic Registration.

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -67,19 +67,19 @@ func newFixture(t testing.TB, d deps) *fixture {
 		d.limits = noLimits{}
 	}
 	if d.nonces == nil {
-		d.nonces = ltinonce.NewMemoryStore(1000, d.now)
+		d.nonces = ltistate.NewMemoryStore(1000, d.now)
 	}
 	if d.logins == nil {
-		d.logins = ltinonce.NewMemoryLogins(100, d.now)
+		d.logins = ltistate.NewMemoryLogins(100, d.now)
 	}
 	if d.keys == nil {
 		d.keys = noPlatformKeys{}
 	}
 	if d.deepLinks == nil {
-		d.deepLinks = ltinonce.NewMemoryDeepLinks(100, d.now)
+		d.deepLinks = ltistate.NewMemoryDeepLinks(100, d.now)
 	}
 	if d.links == nil {
-		d.links = ltinonce.NewMemoryRegistrationLinks(10, d.now)
+		d.links = ltistate.NewMemoryRegistrationLinks(10, d.now)
 	}
 	if d.registrar == nil {
 		d.registrar = &fakePlatform{}

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
@@ -62,7 +62,7 @@ func secretOf(url string) string { return url[strings.LastIndex(url, "/")+1:] }
 func TestRegistrationLinkWorksOnceForASuccess(t *testing.T) {
 	c := &clock{now: time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)}
 	platform := &fakePlatform{}
-	f := newFixture(t, deps{now: c.Now, links: ltinonce.NewMemoryRegistrationLinks(10, c.Now), registrar: platform})
+	f := newFixture(t, deps{now: c.Now, links: ltistate.NewMemoryRegistrationLinks(10, c.Now), registrar: platform})
 	ctx := context.Background()
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
 	_, other := f.create(f.root, app.CreateInput{ID: "other"})
@@ -114,7 +114,7 @@ func TestRegistrationLinkWorksOnceForASuccess(t *testing.T) {
 func TestRegistrationLinkExpiresAndFollowsItsWorkspace(t *testing.T) {
 	c := &clock{now: time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)}
 	platform := &fakePlatform{}
-	f := newFixture(t, deps{now: c.Now, links: ltinonce.NewMemoryRegistrationLinks(10, c.Now), registrar: platform})
+	f := newFixture(t, deps{now: c.Now, links: ltistate.NewMemoryRegistrationLinks(10, c.Now), registrar: platform})
 	ctx := context.Background()
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
 
@@ -165,7 +165,7 @@ func (r *downRepo) Update(ctx context.Context, w *domain.Workspace) (*domain.Wor
 func TestRegistrationThatMayBeStoredUsesUpItsLink(t *testing.T) {
 	repo := &downRepo{Repository: memstore.New()}
 	platform := &fakePlatform{}
-	f := newFixture(t, deps{repo: repo, links: ltinonce.NewMemoryRegistrationLinks(10, nil), registrar: platform})
+	f := newFixture(t, deps{repo: repo, links: ltistate.NewMemoryRegistrationLinks(10, nil), registrar: platform})
 	ctx := context.Background()
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
 	link, err := f.dynamic.CreateLink(ctx, self, "w")

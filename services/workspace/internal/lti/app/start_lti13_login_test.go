@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -26,7 +26,7 @@ const (
 // recordingLogins is a memory login store that also notes the TTLs it was
 // given.
 type recordingLogins struct {
-	*ltinonce.MemoryLogins
+	*ltistate.MemoryLogins
 	mu   sync.Mutex
 	ttls []time.Duration
 }
@@ -49,7 +49,7 @@ type loginFixture struct {
 
 func newLoginFixture(t *testing.T) *loginFixture {
 	t.Helper()
-	logins := &recordingLogins{MemoryLogins: ltinonce.NewMemoryLogins(100, nil)}
+	logins := &recordingLogins{MemoryLogins: ltistate.NewMemoryLogins(100, nil)}
 	f := newFixture(t, deps{logins: logins})
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
 	reg, err := f.regs.Create(context.Background(), self, "w", canvas("100", "1:a"))

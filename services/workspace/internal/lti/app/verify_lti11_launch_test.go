@@ -15,8 +15,8 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/oauth1"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -52,7 +52,7 @@ type launchFixture struct {
 func newLaunchFixture(t *testing.T, nonces ltiapp.NonceStore) *launchFixture {
 	lf := &launchFixture{now: time.Unix(1_800_000_000, 0), guard: &recordingGuard{}}
 	if nonces == nil {
-		nonces = ltinonce.NewMemoryStore(1000, func() time.Time { return lf.now })
+		nonces = ltistate.NewMemoryStore(1000, func() time.Time { return lf.now })
 	}
 	lf.fixture = newFixture(t, deps{now: func() time.Time { return lf.now }, nonces: nonces, limits: lf.guard})
 	res, _ := lf.create(lf.root, app.CreateInput{ID: "school"})

@@ -15,9 +15,9 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/jose"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -48,7 +48,7 @@ type lti13Fixture struct {
 	*fixture
 	clock  *clock
 	guard  *recordingGuard
-	logins *ltinonce.MemoryLogins
+	logins *ltistate.MemoryLogins
 	keys   *launchKeys
 	signer *rsa.PrivateKey
 	self   domain.Caller          // the workspace school's own key pair
@@ -64,7 +64,7 @@ func newLTI13Fixture(t *testing.T) *lti13Fixture {
 	}
 	clock := &clock{now: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)}
 	lf := &lti13Fixture{
-		clock: clock, guard: &recordingGuard{}, logins: ltinonce.NewMemoryLogins(100, clock.Now),
+		clock: clock, guard: &recordingGuard{}, logins: ltistate.NewMemoryLogins(100, clock.Now),
 		keys: &launchKeys{keys: map[string]*rsa.PublicKey{"k1": &signer.PublicKey}}, signer: signer,
 	}
 	lf.fixture = newFixture(t, deps{now: lf.clock.Now, limits: lf.guard, logins: lf.logins, keys: lf.keys})

@@ -1,4 +1,4 @@
-package ltinonce_test
+package ltistate_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
@@ -20,10 +20,10 @@ var deepLink = ltiapp.LTI13DeepLink{
 }
 
 func TestMemoryDeepLinks(t *testing.T) {
-	onceContract(t, ltinonce.NewMemoryDeepLinks(1000, nil), deepLink)
+	onceContract(t, ltistate.NewMemoryDeepLinks(1000, nil), deepLink)
 
 	now := time.Unix(1_800_000_000, 0)
-	s := ltinonce.NewMemoryDeepLinks(1, func() time.Time { return now })
+	s := ltistate.NewMemoryDeepLinks(1, func() time.Time { return now })
 	ctx := context.Background()
 	if err := s.Put(ctx, "a", deepLink, time.Minute); err != nil {
 		t.Fatal(err)
@@ -39,7 +39,7 @@ func TestMemoryDeepLinks(t *testing.T) {
 
 func TestRedisDeepLinks(t *testing.T) {
 	_, rdb := startRedis(t)
-	s := ltinonce.NewRedisDeepLinks(rdb)
+	s := ltistate.NewRedisDeepLinks(rdb)
 	onceContract(t, s, deepLink)
 
 	// The key is a digest of the id, never the id; the expiry is the one
@@ -50,9 +50,9 @@ func TestRedisDeepLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys, err := rdb.Keys(ctx, "*").Result()
-	if err != nil || len(keys) != 1 || keys[0] != ltinonce.DeepLinkKey(id) || !strings.HasPrefix(keys[0], "lti13:deeplink:") ||
+	if err != nil || len(keys) != 1 || keys[0] != ltistate.DeepLinkKey(id) || !strings.HasPrefix(keys[0], "lti13:deeplink:") ||
 		strings.Contains(keys[0], id) {
-		t.Fatalf("keys = %q, %v; want only %q", keys, err, ltinonce.DeepLinkKey(id))
+		t.Fatalf("keys = %q, %v; want only %q", keys, err, ltistate.DeepLinkKey(id))
 	}
 	raw, err := rdb.Get(ctx, keys[0]).Bytes()
 	var stored map[string]string

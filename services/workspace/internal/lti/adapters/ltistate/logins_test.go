@@ -1,4 +1,4 @@
-package ltinonce_test
+package ltistate_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/testenv"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
@@ -69,14 +69,14 @@ func loginsContract(t *testing.T, s ltiapp.LTI13LoginStore) {
 }
 
 func TestMemoryLogins(t *testing.T) {
-	loginsContract(t, ltinonce.NewMemoryLogins(1000, nil))
+	loginsContract(t, ltistate.NewMemoryLogins(1000, nil))
 }
 
 // A login expires with its TTL; a full store refuses a new login rather
 // than drop a live one, and makes room from the expired.
 func TestMemoryLoginsExpireAndAreBounded(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	s := ltinonce.NewMemoryLogins(2, func() time.Time { return now })
+	s := ltistate.NewMemoryLogins(2, func() time.Time { return now })
 	ctx := context.Background()
 	for _, state := range []string{"a", "b"} {
 		if err := s.Put(ctx, state, login, time.Minute); err != nil {
@@ -103,7 +103,7 @@ func TestMemoryLoginsExpireAndAreBounded(t *testing.T) {
 
 func TestRedisLogins(t *testing.T) {
 	_, rdb := startRedis(t)
-	s := ltinonce.NewRedisLogins(rdb, 1000)
+	s := ltistate.NewRedisLogins(rdb, 1000)
 	loginsContract(t, s)
 
 	// The key is a digest of the state, never the state; the value is
@@ -115,8 +115,8 @@ func TestRedisLogins(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys, err := rdb.Keys(ctx, "lti13:login:*").Result()
-	if err != nil || len(keys) != 1 || keys[0] != ltinonce.LoginKey(state) {
-		t.Fatalf("keys = %q, %v; want only %q", keys, err, ltinonce.LoginKey(state))
+	if err != nil || len(keys) != 1 || keys[0] != ltistate.LoginKey(state) {
+		t.Fatalf("keys = %q, %v; want only %q", keys, err, ltistate.LoginKey(state))
 	}
 	digest, ok := strings.CutPrefix(keys[0], "lti13:login:")
 	if _, err := hex.DecodeString(digest); !ok || err != nil || len(digest) != 64 || strings.Contains(keys[0], state) {
@@ -137,7 +137,7 @@ func TestRedisLogins(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 5*time.Second, func() error {
-		if n, err := rdb.Exists(ctx, ltinonce.LoginKey("short")).Result(); err != nil || n != 0 {
+		if n, err := rdb.Exists(ctx, ltistate.LoginKey("short")).Result(); err != nil || n != 0 {
 			return fmt.Errorf("the login is still stored (%d, %v)", n, err)
 		}
 		return nil
@@ -151,7 +151,7 @@ func TestRedisLogins(t *testing.T) {
 // saying so, and nothing of the state.
 func TestRedisLoginsDownIsUnavailable(t *testing.T) {
 	srv, rdb := startRedis(t)
-	s := ltinonce.NewRedisLogins(rdb, 1000)
+	s := ltistate.NewRedisLogins(rdb, 1000)
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,4 @@
-// Package ltinonce remembers the nonces of LTI launches so each is used
-// once, and LTI 1.3 logins (their state and nonce) until their launch takes
-// them, once: in Redis, shared by every replica, or in this process's memory
-// when the service runs without Redis.
-package ltinonce
+package ltistate
 
 import (
 	"context"

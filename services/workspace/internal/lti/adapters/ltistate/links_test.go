@@ -1,4 +1,4 @@
-package ltinonce_test
+package ltistate_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
@@ -20,12 +20,12 @@ var registrationLink = ltiapp.RegistrationLink{
 }
 
 func TestMemoryRegistrationLinks(t *testing.T) {
-	onceContract(t, ltinonce.NewMemoryRegistrationLinks(1000, nil), registrationLink)
+	onceContract(t, ltistate.NewMemoryRegistrationLinks(1000, nil), registrationLink)
 }
 
 func TestRedisRegistrationLinks(t *testing.T) {
 	_, rdb := startRedis(t)
-	s := ltinonce.NewRedisRegistrationLinks(rdb)
+	s := ltistate.NewRedisRegistrationLinks(rdb)
 	onceContract(t, s, registrationLink)
 
 	// The key is a digest of the link's secret, never the secret; the
@@ -36,9 +36,9 @@ func TestRedisRegistrationLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys, err := rdb.Keys(ctx, "*").Result()
-	if err != nil || len(keys) != 1 || keys[0] != ltinonce.RegistrationLinkKey(secret) || !strings.HasPrefix(keys[0], "lti13:reglink:") ||
+	if err != nil || len(keys) != 1 || keys[0] != ltistate.RegistrationLinkKey(secret) || !strings.HasPrefix(keys[0], "lti13:reglink:") ||
 		strings.Contains(keys[0], secret) {
-		t.Fatalf("keys = %q, %v; want only %q", keys, err, ltinonce.RegistrationLinkKey(secret))
+		t.Fatalf("keys = %q, %v; want only %q", keys, err, ltistate.RegistrationLinkKey(secret))
 	}
 	raw, err := rdb.Get(ctx, keys[0]).Bytes()
 	var stored map[string]any

@@ -1,4 +1,4 @@
-package ltinonce
+package ltistate
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package ltinonce_test
+package ltistate_test
 
 import (
 	"context"

@@ -17,7 +17,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/outbound"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/platformreg"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformreg"
 )
 
 // newRegistrar returns a registrar allowed to call srv over http on

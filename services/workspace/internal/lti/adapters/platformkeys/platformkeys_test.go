@@ -16,7 +16,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/jose"
 	"github.com/liveproctor/workspaces/pkg/outbound"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/platformkeys"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformkeys"
 )
 
 // platform serves a JWKS over real HTTP and counts its fetches.

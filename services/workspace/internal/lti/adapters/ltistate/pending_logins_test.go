@@ -1,4 +1,4 @@
-package ltinonce_test
+package ltistate_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/testenv"
-	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/ltinonce"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
@@ -32,7 +32,7 @@ func refusedPending(t *testing.T, err error, most time.Duration) {
 // pendingCount sums the pending logins' hash.
 func pendingCount(t *testing.T, rdb redis.UniversalClient) int {
 	t.Helper()
-	fields, err := rdb.HGetAll(context.Background(), ltinonce.PendingLoginsKey).Result()
+	fields, err := rdb.HGetAll(context.Background(), ltistate.PendingLoginsKey).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func pendingCount(t *testing.T, rdb redis.UniversalClient) int {
 // expiry (at most a bucket, 10 s, after it).
 func TestRedisLoginsPendingCap(t *testing.T) {
 	_, rdb := startRedis(t)
-	s := ltinonce.NewRedisLogins(rdb, 3)
+	s := ltistate.NewRedisLogins(rdb, 3)
 	ctx := context.Background()
 	for _, state := range []string{"a", "b", "c"} {
 		if err := s.Put(ctx, state, login, time.Minute); err != nil {
@@ -86,7 +86,7 @@ func TestRedisLoginsPendingCap(t *testing.T) {
 	}
 
 	// Logins that expire free their slots once their bucket ages out.
-	short := ltinonce.NewRedisLogins(rdb, 5)
+	short := ltistate.NewRedisLogins(rdb, 5)
 	for _, state := range []string{"e", "f"} {
 		if err := short.Put(ctx, state, login, 100*time.Millisecond); err != nil {
 			t.Fatal(err)
@@ -103,12 +103,12 @@ func TestRedisLoginsPendingCap(t *testing.T) {
 func TestRedisLoginsFailedSetGivesTheSlotBack(t *testing.T) {
 	srv, rdb := startRedis(t)
 	ctx := context.Background()
-	if err := rdb.Do(ctx, "ACL", "SETUSER", "counter", "on", ">counter-pw", "~"+ltinonce.PendingLoginsKey, "+@all").Err(); err != nil {
+	if err := rdb.Do(ctx, "ACL", "SETUSER", "counter", "on", ">counter-pw", "~"+ltistate.PendingLoginsKey, "+@all").Err(); err != nil {
 		t.Fatal(err)
 	}
 	counter := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{srv.Addr()}, Username: "counter", Password: "counter-pw", MaxRetries: -1})
 	t.Cleanup(func() { _ = counter.Close() })
-	s := ltinonce.NewRedisLogins(counter, 1)
+	s := ltistate.NewRedisLogins(counter, 1)
 	for range 3 {
 		err := s.Put(ctx, "refused", login, time.Minute)
 		if e, ok := fault.As(err); !ok || e.Kind != fault.Unavailable || !strings.Contains(err.Error(), "NOPERM") {
@@ -124,10 +124,10 @@ func TestRedisLoginsFailedSetGivesTheSlotBack(t *testing.T) {
 // and taken, and gives back nothing it did not take.
 func TestRedisLoginsTakeRecordsWithoutBucket(t *testing.T) {
 	_, rdb := startRedis(t)
-	s := ltinonce.NewRedisLogins(rdb, 2)
+	s := ltistate.NewRedisLogins(rdb, 2)
 	ctx := context.Background()
 	old := `{"nonce":"n-old","workspaceId":"district-7","registrationId":"7d1c2a4e-reg","createdAt":"2026-11-25T09:30:00.123Z"}`
-	if err := rdb.Set(ctx, ltinonce.LoginKey("old"), old, time.Minute).Err(); err != nil {
+	if err := rdb.Set(ctx, ltistate.LoginKey("old"), old, time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Put(ctx, "new", login, time.Minute); err != nil {
@@ -149,7 +149,7 @@ func TestRedisLoginsTakeRecordsWithoutBucket(t *testing.T) {
 // the time until the earliest expires; a Take frees a slot at once.
 func TestMemoryLoginsPendingCap(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	s := ltinonce.NewMemoryLogins(2, func() time.Time { return now })
+	s := ltistate.NewMemoryLogins(2, func() time.Time { return now })
 	ctx := context.Background()
 	if err := s.Put(ctx, "a", login, time.Minute); err != nil {
 		t.Fatal(err)
@@ -175,11 +175,11 @@ func TestMemoryLoginsPendingCap(t *testing.T) {
 // INFO memory's used_memory over many), with the pending hash. Run with
 // -v to read the figures (README, docs/contract-notes.md):
 //
-//	go test ./services/workspace/internal/adapters/ltinonce/ -run TestRedisLoginsMemory -v
+//	go test ./services/workspace/internal/lti/adapters/ltistate/ -run TestRedisLoginsMemory -v
 func TestRedisLoginsMemory(t *testing.T) {
 	_, rdb := startRedis(t)
 	const n = 10_000
-	s := ltinonce.NewRedisLogins(rdb, n)
+	s := ltistate.NewRedisLogins(rdb, n)
 	ctx := context.Background()
 	secret := func() string {
 		b := make([]byte, 32)
@@ -212,16 +212,16 @@ func TestRedisLoginsMemory(t *testing.T) {
 		}
 	}
 	perLogin := float64(used()-before) / float64(n-1)
-	key, err := rdb.MemoryUsage(ctx, ltinonce.LoginKey(first)).Result()
+	key, err := rdb.MemoryUsage(ctx, ltistate.LoginKey(first)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash, err := rdb.MemoryUsage(ctx, ltinonce.PendingLoginsKey).Result()
+	hash, err := rdb.MemoryUsage(ctx, ltistate.PendingLoginsKey).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("pending logins: %d; used_memory delta / login: %.0f bytes; MEMORY USAGE of one login key: %d bytes; of %s: %d bytes",
-		n, perLogin, key, ltinonce.PendingLoginsKey, hash)
+		n, perLogin, key, ltistate.PendingLoginsKey, hash)
 	if key > 512 {
 		t.Fatalf("one login takes %d bytes, want well under 512", key)
 	}
