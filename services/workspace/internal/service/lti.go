@@ -10,7 +10,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformreg"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
-	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpcport"
+	ltigrpcport "github.com/liveproctor/workspaces/services/workspace/internal/lti/ports/grpcport"
 )
 
 // launchNoncesInMemory bounds the LTI launch nonces a replica without Redis
@@ -31,7 +31,7 @@ const registrationLinksInMemory = 10_000
 // deep links and registration links another one made (while Redis is
 // unreachable they are refused, UNAVAILABLE); in this replica's memory
 // otherwise. Failed launches count against limits.
-func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Repository, box *secretbox.Box, limits *ratelimit.Guard) grpcport.LTI {
+func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Repository, box *secretbox.Box, limits *ratelimit.Guard) ltigrpcport.UseCases {
 	settings := ltiapp.Settings{URLs: ltidomain.NewToolURLs(s.cfg.LTIBaseURL), Policy: s.cfg.LTIURLs, Logger: s.logger}
 	var (
 		nonces    ltiapp.NonceStore
@@ -53,7 +53,7 @@ func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Reposito
 	platformKeys := platformkeys.New(outbound.NewClient(s.cfg.LTIURLs, platformKeysTimeout), nil, s.cfg.LTIJWKSRefetch)
 	registrar := platformreg.New(outbound.NewClient(s.cfg.LTIURLs, platformRegistrationTimeout))
 	toolKeys := ltiapp.NewToolKeys(repo, box, s.cfg.LTIToolKeys, nil)
-	return grpcport.LTI{
+	return ltigrpcport.UseCases{
 		Registrations:       ltiapp.NewRegistrations(workspaces, settings),
 		LTI11Launches:       ltiapp.NewLTI11Launches(workspaces, nonces, limits, settings),
 		LTI13Logins:         ltiapp.NewLTI13Logins(workspaces, logins, settings),

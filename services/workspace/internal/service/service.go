@@ -34,6 +34,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
+	ltigrpcport "github.com/liveproctor/workspaces/services/workspace/internal/lti/ports/grpcport"
 	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpcport"
 )
 
@@ -208,7 +209,7 @@ func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongost
 // listen opens the gRPC and metrics listeners and builds the gRPC server:
 // metrics, errors, the trusted proxies, then the app's policy
 // (authentication and limits).
-func (s *Service) listen(application *app.App, lti grpcport.LTI, metrics *telemetry.Metrics) error {
+func (s *Service) listen(application *app.App, lti ltigrpcport.UseCases, metrics *telemetry.Metrics) error {
 	var err error
 	s.lis, err = net.Listen("tcp", s.cfg.GRPCAddr)
 	if err != nil {
@@ -224,7 +225,7 @@ func (s *Service) listen(application *app.App, lti grpcport.LTI, metrics *teleme
 		s.cfg.Limits.Proxies.UnaryServerInterceptor(),
 		grpcport.AuthInterceptor(application),
 	))...)
-	workspacev1.RegisterWorkspaceServiceServer(s.grpc, grpcport.NewServer(application, lti))
+	workspacev1.RegisterWorkspaceServiceServer(s.grpc, grpcport.NewServer(application, ltigrpcport.NewServer(lti)))
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)

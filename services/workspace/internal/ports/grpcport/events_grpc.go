@@ -7,10 +7,11 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 )
 
 func (s *Server) ListWorkspaceEvents(ctx context.Context, req *workspacev1.ListWorkspaceEventsRequest) (*workspacev1.ListWorkspaceEventsResponse, error) {
-	res, err := s.app.ListWorkspaceEvents(ctx, callerFrom(ctx), app.EventsInput{
+	res, err := s.app.ListWorkspaceEvents(ctx, grpccall.Caller(ctx), app.EventsInput{
 		WorkspaceID:    req.GetId(),
 		IncludeManaged: req.GetIncludeManaged(),
 		Types:          req.GetType(),
@@ -18,7 +19,7 @@ func (s *Server) ListWorkspaceEvents(ctx context.Context, req *workspacev1.ListW
 		PageToken:      req.GetPageToken(),
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, grpccall.Error(err)
 	}
 	out := &workspacev1.ListWorkspaceEventsResponse{
 		Events:        make([]*workspacev1.Event, len(res.Events)),
@@ -33,13 +34,13 @@ func (s *Server) ListWorkspaceEvents(ctx context.Context, req *workspacev1.ListW
 // RecordSessionRevocation records a revocation the auth service made (only
 // the root workspace's key pairs may call it; the app says so).
 func (s *Server) RecordSessionRevocation(ctx context.Context, req *workspacev1.RecordSessionRevocationRequest) (*workspacev1.RecordSessionRevocationResponse, error) {
-	err := s.app.RecordSessionRevocation(ctx, callerFrom(ctx), app.SessionRevocation{
+	err := s.app.RecordSessionRevocation(ctx, grpccall.Caller(ctx), app.SessionRevocation{
 		WorkspaceID: req.GetWorkspaceId(),
 		User:        req.GetUser(),
 		ActorAppKey: req.GetActorAppKey(),
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, grpccall.Error(err)
 	}
 	return &workspacev1.RecordSessionRevocationResponse{}, nil
 }

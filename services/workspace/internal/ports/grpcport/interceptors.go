@@ -10,6 +10,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 )
 
 // Policy admits the calls of the service's operations (app.App.Admit: its
@@ -19,16 +20,6 @@ type Policy interface {
 }
 
 var _ Policy = (*app.App)(nil)
-
-type callerKey struct{}
-
-// callerFrom returns the caller the auth interceptor put in ctx, with the
-// request's id (the events of its changes carry it).
-func callerFrom(ctx context.Context) domain.Caller {
-	c, _ := ctx.Value(callerKey{}).(domain.Caller)
-	c.RequestID = grpcmw.RequestID(ctx)
-	return c
-}
 
 // AuthInterceptor hands each call's Basic credentials and its method's name,
 // the operation, to the policy, and puts the caller it admits in the
@@ -47,7 +38,7 @@ func AuthInterceptor(policy Policy) grpc.UnaryServerInterceptor {
 		if err != nil {
 			return nil, err
 		}
-		return handler(context.WithValue(ctx, callerKey{}, caller), req)
+		return handler(grpccall.WithCaller(ctx, caller), req)
 	}
 }
 

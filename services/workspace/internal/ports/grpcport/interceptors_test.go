@@ -12,6 +12,7 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 )
 
 // policyFunc is a Policy from a function.
@@ -61,7 +62,7 @@ func TestAuthInterceptorHandsTheCallToThePolicy(t *testing.T) {
 			}
 			var caller domain.Caller
 			_, err := AuthInterceptor(policy)(ctx, nil, &grpc.UnaryServerInfo{FullMethod: tc.method},
-				func(ctx context.Context, _ any) (any, error) { caller = callerFrom(ctx); return nil, nil })
+				func(ctx context.Context, _ any) (any, error) { caller = grpccall.Caller(ctx); return nil, nil })
 			if asked != tc.wantOp {
 				t.Errorf("policy asked about %q, want %q", asked, tc.wantOp)
 			}

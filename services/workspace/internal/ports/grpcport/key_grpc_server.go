@@ -11,6 +11,7 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 )
 
 func (s *Server) CreateWorkspaceKey(ctx context.Context, req *workspacev1.CreateWorkspaceKeyRequest) (*workspacev1.KeyPair, error) {
@@ -18,9 +19,9 @@ func (s *Server) CreateWorkspaceKey(ctx context.Context, req *workspacev1.Create
 	for i, t := range req.GetTags() {
 		tags[i] = domain.Tag{Key: t.GetKey(), Type: t.GetType(), Value: t.GetValue()}
 	}
-	res, err := s.app.CreateWorkspaceKey(ctx, callerFrom(ctx), req.GetId(), domain.NewKey{Name: req.GetName(), Tags: tags})
+	res, err := s.app.CreateWorkspaceKey(ctx, grpccall.Caller(ctx), req.GetId(), domain.NewKey{Name: req.GetName(), Tags: tags})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, grpccall.Error(err)
 	}
 	return keyPairToProto(res.Key), nil
 }
@@ -29,22 +30,22 @@ func (s *Server) RotateWorkspaceKey(ctx context.Context, req *workspacev1.Rotate
 	var expireAfter *time.Duration
 	if d := req.GetExpireAfter(); d != nil {
 		if err := d.CheckValid(); err != nil {
-			return nil, apiError(fault.InvalidField("expireAfter", "must be a duration such as \"86400s\""))
+			return nil, grpccall.Error(fault.InvalidField("expireAfter", "must be a duration such as \"86400s\""))
 		}
 		v := d.AsDuration()
 		expireAfter = &v
 	}
-	res, err := s.app.RotateWorkspaceKey(ctx, callerFrom(ctx), req.GetId(), req.GetAppKey(), expireAfter)
+	res, err := s.app.RotateWorkspaceKey(ctx, grpccall.Caller(ctx), req.GetId(), req.GetAppKey(), expireAfter)
 	if err != nil {
-		return nil, apiError(err)
+		return nil, grpccall.Error(err)
 	}
 	return &workspacev1.RotateWorkspaceKeyResponse{Previous: keyPairToProto(res.Previous), Successor: keyPairToProto(res.Successor)}, nil
 }
 
 func (s *Server) RevokeWorkspaceKey(ctx context.Context, req *workspacev1.RevokeWorkspaceKeyRequest) (*workspacev1.KeyPair, error) {
-	res, err := s.app.RevokeWorkspaceKey(ctx, callerFrom(ctx), req.GetId(), req.GetAppKey())
+	res, err := s.app.RevokeWorkspaceKey(ctx, grpccall.Caller(ctx), req.GetId(), req.GetAppKey())
 	if err != nil {
-		return nil, apiError(err)
+		return nil, grpccall.Error(err)
 	}
 	return keyPairToProto(res.Revoked), nil
 }

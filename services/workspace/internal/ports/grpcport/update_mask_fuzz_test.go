@@ -13,6 +13,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 )
 
 // maskFields maps the update mask's proto names to the domain's fields.
@@ -74,7 +75,7 @@ func FuzzUpdateChanges(f *testing.F) {
 			t.Fatalf("updateChanges(%v) changes %q, want %q", &req, got, want)
 		}
 		if _, err := c.Check(); err != nil {
-			if e, ok := fault.As(apiError(err)); !ok || e.Kind != fault.Invalid || len(e.Fields) == 0 {
+			if e, ok := fault.As(grpccall.Error(err)); !ok || e.Kind != fault.Invalid || len(e.Fields) == 0 {
 				t.Fatalf("the changes of %v: %v, want Invalid", &req, err)
 			}
 		}

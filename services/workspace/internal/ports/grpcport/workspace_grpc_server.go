@@ -12,46 +12,35 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
-	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
+	ltigrpcport "github.com/liveproctor/workspaces/services/workspace/internal/lti/ports/grpcport"
+	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 )
 
-// Server implements workspacev1.WorkspaceServiceServer over the workspace
-// application and the LTI context's use cases: one gRPC service, so one
-// registration, one set of interceptors and one policy (app.Admit) for
-// both.
+// Server implements workspacev1.WorkspaceServiceServer: the workspace
+// application's methods here, the LTI context's through its own port. One
+// gRPC service, so one registration, one set of interceptors and one
+// policy (app.Admit) for both.
 type Server struct {
 	workspacev1.UnimplementedWorkspaceServiceServer
 	app *app.App
-	lti LTI
-}
-
-// LTI are the LTI context's use cases the server's LTI methods call
-// (lti_*_grpc.go, lti13_*_grpc.go).
-type LTI struct {
-	Registrations       *ltiapp.Registrations
-	LTI11Launches       *ltiapp.LTI11Launches
-	LTI13Logins         *ltiapp.LTI13Logins
-	LTI13Launches       *ltiapp.LTI13Launches
-	DeepLinking         *ltiapp.DeepLinking
-	DynamicRegistration *ltiapp.DynamicRegistration
-	ToolKeys            *ltiapp.ToolKeys
+	lti *ltigrpcport.Server
 }
 
 var _ workspacev1.WorkspaceServiceServer = (*Server)(nil)
 
 // NewServer returns the gRPC server of the workspace application and the
-// LTI use cases.
-func NewServer(a *app.App, lti LTI) *Server { return &Server{app: a, lti: lti} }
+// LTI context's port.
+func NewServer(a *app.App, lti *ltigrpcport.Server) *Server { return &Server{app: a, lti: lti} }
 
 func (s *Server) ListWorkspaces(ctx context.Context, req *workspacev1.ListWorkspacesRequest) (*workspacev1.ListWorkspacesResponse, error) {
-	res, err := s.app.ListWorkspaces(ctx, callerFrom(ctx), app.ListInput{
+	res, err := s.app.ListWorkspaces(ctx, grpccall.Caller(ctx), app.ListInput{
 		Search:    req.GetFilter().GetSearch(),
 		States:    req.GetFilter().GetAddressState().GetInclude(),
 		PageSize:  req.PageSize,
 		PageToken: req.GetPageToken(),
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, grpccall.Error(err)
 	}
 	out := &workspacev1.ListWorkspacesResponse{
 		Workspaces:    make([]*workspacev1.Workspace, len(res.Workspaces)),
@@ -64,13 +53,13 @@ func (s *Server) ListWorkspaces(ctx context.Context, req *workspacev1.ListWorksp
 }
 
 func (s *Server) GetWorkspace(ctx context.Context, req *workspacev1.GetWorkspaceRequest) (*workspacev1.Workspace, error) {
-	return withETag(ctx)(s.app.GetWorkspace(ctx, callerFrom(ctx), req.GetId()))
+	return withETag(ctx)(s.app.GetWorkspace(ctx, grpccall.Caller(ctx), req.GetId()))
 }
 
 func (s *Server) ListWorkspaceKeys(ctx context.Context, req *workspacev1.ListWorkspaceKeysRequest) (*workspacev1.ListWorkspaceKeysResponse, error) {
-	keys, err := s.app.ListWorkspaceKeys(ctx, callerFrom(ctx), req.GetId())
+	keys, err := s.app.ListWorkspaceKeys(ctx, grpccall.Caller(ctx), req.GetId())
 	if err != nil {
-		return nil, apiError(err)
+		return nil, grpccall.Error(err)
 	}
 	out := &workspacev1.ListWorkspaceKeysResponse{Keys: make([]*workspacev1.KeyPair, len(keys))}
 	for i, k := range keys {
@@ -80,7 +69,7 @@ func (s *Server) ListWorkspaceKeys(ctx context.Context, req *workspacev1.ListWor
 }
 
 func (s *Server) CreateWorkspace(ctx context.Context, req *workspacev1.CreateWorkspaceRequest) (*workspacev1.CreateWorkspaceResponse, error) {
-	res, err := s.app.CreateWorkspace(ctx, callerFrom(ctx), app.CreateInput{
+	res, err := s.app.CreateWorkspace(ctx, grpccall.Caller(ctx), app.CreateInput{
 		ID:        req.GetId(),
 		Name:      req.GetName(),
 		Type:      req.GetType(),
@@ -90,7 +79,7 @@ func (s *Server) CreateWorkspace(ctx context.Context, req *workspacev1.CreateWor
 		RateLimit: rateLimitFromProto(req.GetRateLimit()),
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, grpccall.Error(err)
 	}
 	return createResultToProto(res), nil
 }
@@ -100,7 +89,7 @@ func (s *Server) UpdateWorkspace(ctx context.Context, req *workspacev1.UpdateWor
 	if err != nil {
 		return nil, err
 	}
-	return withETag(ctx)(s.app.UpdateWorkspace(ctx, callerFrom(ctx), app.UpdateInput{
+	return withETag(ctx)(s.app.UpdateWorkspace(ctx, grpccall.Caller(ctx), app.UpdateInput{
 		ID:           req.GetId(),
 		Changes:      changes,
 		Precondition: precondition(ctx, req.GetEtag()),
@@ -108,15 +97,15 @@ func (s *Server) UpdateWorkspace(ctx context.Context, req *workspacev1.UpdateWor
 }
 
 func (s *Server) DeleteWorkspace(ctx context.Context, req *workspacev1.DeleteWorkspaceRequest) (*workspacev1.Workspace, error) {
-	return withETag(ctx)(s.app.DeleteWorkspace(ctx, callerFrom(ctx), req.GetId(), precondition(ctx, req.GetEtag())))
+	return withETag(ctx)(s.app.DeleteWorkspace(ctx, grpccall.Caller(ctx), req.GetId(), precondition(ctx, req.GetEtag())))
 }
 
 func (s *Server) UndeleteWorkspace(ctx context.Context, req *workspacev1.UndeleteWorkspaceRequest) (*workspacev1.Workspace, error) {
-	return withETag(ctx)(s.app.UndeleteWorkspace(ctx, callerFrom(ctx), req.GetId()))
+	return withETag(ctx)(s.app.UndeleteWorkspace(ctx, grpccall.Caller(ctx), req.GetId()))
 }
 
 func (s *Server) Authenticate(ctx context.Context, _ *workspacev1.AuthenticateRequest) (*workspacev1.AuthenticateResponse, error) {
-	c := callerFrom(ctx)
+	c := grpccall.Caller(ctx)
 	return &workspacev1.AuthenticateResponse{WorkspaceId: c.WorkspaceID, AppKey: c.AppKey, Tags: tagsToProto(c.Tags)}, nil
 }
 
@@ -125,7 +114,7 @@ func (s *Server) Authenticate(ctx context.Context, _ *workspacev1.AuthenticateRe
 func withETag(ctx context.Context) func(*domain.Workspace, error) (*workspacev1.Workspace, error) {
 	return func(w *domain.Workspace, err error) (*workspacev1.Workspace, error) {
 		if err != nil {
-			return nil, apiError(err)
+			return nil, grpccall.Error(err)
 		}
 		_ = grpc.SetHeader(ctx, metadata.Pairs("etag", etag(w.Revision())))
 		return workspaceToProto(w), nil
@@ -133,10 +122,10 @@ func withETag(ctx context.Context) func(*domain.Workspace, error) (*workspacev1.
 }
 
 func (s *Server) GetWorkspaceStatus(ctx context.Context, req *workspacev1.GetWorkspaceStatusRequest) (*workspacev1.WorkspaceStatus, error) {
-	caller := callerFrom(ctx)
+	caller := grpccall.Caller(ctx)
 	w, err := s.app.GetWorkspaceStatus(ctx, caller, req.GetId())
 	if err != nil {
-		return nil, apiError(err)
+		return nil, grpccall.Error(err)
 	}
 	out := &workspacev1.WorkspaceStatus{Id: w.ID(), Active: !w.Deleted()}
 	if cutoff := w.TokenCutoff(); !cutoff.IsZero() {

@@ -1,4 +1,4 @@
-package grpcport
+package grpccall
 
 import (
 	"strings"
@@ -6,10 +6,10 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
-// apiError names the fields a domain error names as the API documents them,
+// Error names the fields a domain error names as the API documents them,
 // so REST callers find them in the error's details and gRPC callers in its
 // field violations.
-func apiError(err error) error {
+func Error(err error) error {
 	return domain.RenameFields(err, apiField)
 }
 

@@ -4,14 +4,15 @@ import (
 	"context"
 
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 )
 
 // GetLtiConfiguration answers anyone: an LMS fetches it anonymously, and the
 // app's policy (app.Admit) asks no credentials of it.
 func (s *Server) GetLtiConfiguration(ctx context.Context, req *workspacev1.GetLtiConfigurationRequest) (*workspacev1.LtiConfiguration, error) {
-	c, err := s.lti.Registrations.Configuration(ctx, req.GetWorkspaceId())
+	c, err := s.uc.Registrations.Configuration(ctx, req.GetWorkspaceId())
 	if err != nil {
-		return nil, apiError(err)
+		return nil, grpccall.Error(err)
 	}
 	return &workspacev1.LtiConfiguration{
 		WorkspaceId:    c.WorkspaceID,

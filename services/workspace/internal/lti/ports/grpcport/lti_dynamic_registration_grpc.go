@@ -7,12 +7,13 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 )
 
 func (s *Server) CreateLtiRegistrationLink(ctx context.Context, req *workspacev1.CreateLtiRegistrationLinkRequest) (*workspacev1.LtiRegistrationLink, error) {
-	link, err := s.lti.DynamicRegistration.CreateLink(ctx, callerFrom(ctx), req.GetId())
+	link, err := s.uc.DynamicRegistration.CreateLink(ctx, grpccall.Caller(ctx), req.GetId())
 	if err != nil {
-		return nil, apiError(err)
+		return nil, grpccall.Error(err)
 	}
 	return &workspacev1.LtiRegistrationLink{Url: link.URL, ExpireTime: apitime.Format(link.ExpiresAt)}, nil
 }
@@ -21,11 +22,11 @@ func (s *Server) CreateLtiRegistrationLink(ctx context.Context, req *workspacev1
 // administrator's browser with the link, and the link is the credential
 // (app.Admit asks no other).
 func (s *Server) RegisterLtiPlatform(ctx context.Context, req *workspacev1.RegisterLtiPlatformRequest) (*workspacev1.LtiPlatformRegistration, error) {
-	r, err := s.lti.DynamicRegistration.Register(ctx, grpcmw.RequestID(ctx), ltiapp.LinkOpening{
+	r, err := s.uc.DynamicRegistration.Register(ctx, grpcmw.RequestID(ctx), ltiapp.LinkOpening{
 		Link: req.GetLink(), ConfigurationURL: req.GetOpenidConfiguration(), Token: req.GetRegistrationToken(),
 	})
 	if err != nil {
-		return nil, apiError(err)
+		return nil, grpccall.Error(err)
 	}
 	return &workspacev1.LtiPlatformRegistration{
 		WorkspaceId: r.WorkspaceID, Registration: ltiRegistrationToProto(r.Registration), PlatformName: r.Product,

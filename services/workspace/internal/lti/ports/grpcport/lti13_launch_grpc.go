@@ -5,12 +5,13 @@ import (
 
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 )
 
 // VerifyLti13Launch checks an LTI 1.3 launch for the auth service (only the
 // root workspace's key pairs may call it; the use case says so).
 func (s *Server) VerifyLti13Launch(ctx context.Context, req *workspacev1.VerifyLti13LaunchRequest) (*workspacev1.Lti13Launch, error) {
-	l, err := s.lti.LTI13Launches.Verify(ctx, callerFrom(ctx), req.GetIdToken(), req.GetState(), ltiapp.LTI13BrowserProof{
+	l, err := s.uc.LTI13Launches.Verify(ctx, grpccall.Caller(ctx), req.GetIdToken(), req.GetState(), ltiapp.LTI13BrowserProof{
 		State: req.GetBrowserState(), Nonce: req.GetBrowserNonce(), FromStorage: req.GetFromPlatformStorage(),
 	})
 	if err != nil {
@@ -40,7 +41,7 @@ func (s *Server) VerifyLti13Launch(ctx context.Context, req *workspacev1.VerifyL
 // GetLtiToolKeys answers anyone: platforms fetch the tool's public keys
 // anonymously, and the app's policy asks no credentials of it.
 func (s *Server) GetLtiToolKeys(ctx context.Context, _ *workspacev1.GetLtiToolKeysRequest) (*workspacev1.LtiToolKeys, error) {
-	jwks, err := s.lti.ToolKeys.JWKS(ctx)
+	jwks, err := s.uc.ToolKeys.JWKS(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +51,7 @@ func (s *Server) GetLtiToolKeys(ctx context.Context, _ *workspacev1.GetLtiToolKe
 // CreateLtiDeepLinkingResponse answers anyone who holds a deep-linking
 // request's single-use id: the teacher's browser, through the gateway.
 func (s *Server) CreateLtiDeepLinkingResponse(ctx context.Context, req *workspacev1.CreateLtiDeepLinkingResponseRequest) (*workspacev1.LtiDeepLinkingResponse, error) {
-	r, err := s.lti.DeepLinking.CreateResponse(ctx, req.GetDeepLinkId(), req.GetExamConfigId())
+	r, err := s.uc.DeepLinking.CreateResponse(ctx, req.GetDeepLinkId(), req.GetExamConfigId())
 	if err != nil {
 		return nil, err
 	}

@@ -8,12 +8,13 @@ import (
 	"github.com/liveproctor/workspaces/pkg/apitime"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 )
 
 func (s *Server) ListLtiRegistrations(ctx context.Context, req *workspacev1.ListLtiRegistrationsRequest) (*workspacev1.ListLtiRegistrationsResponse, error) {
-	regs, err := s.lti.Registrations.List(ctx, callerFrom(ctx), req.GetId())
+	regs, err := s.uc.Registrations.List(ctx, grpccall.Caller(ctx), req.GetId())
 	if err != nil {
-		return nil, apiError(err)
+		return nil, grpccall.Error(err)
 	}
 	out := &workspacev1.ListLtiRegistrationsResponse{Registrations: make([]*workspacev1.LtiRegistration, len(regs))}
 	for i, r := range regs {
@@ -23,7 +24,7 @@ func (s *Server) ListLtiRegistrations(ctx context.Context, req *workspacev1.List
 }
 
 func (s *Server) CreateLtiRegistration(ctx context.Context, req *workspacev1.CreateLtiRegistrationRequest) (*workspacev1.LtiRegistration, error) {
-	return ltiAnswer(s.lti.Registrations.Create(ctx, callerFrom(ctx), req.GetId(), ltidomain.NewRegistration{
+	return ltiAnswer(s.uc.Registrations.Create(ctx, grpccall.Caller(ctx), req.GetId(), ltidomain.NewRegistration{
 		Issuer:        req.GetIssuer(),
 		ClientID:      req.GetClientId(),
 		DeploymentIDs: req.GetDeploymentIds(),
@@ -34,25 +35,25 @@ func (s *Server) CreateLtiRegistration(ctx context.Context, req *workspacev1.Cre
 }
 
 func (s *Server) GetLtiRegistration(ctx context.Context, req *workspacev1.GetLtiRegistrationRequest) (*workspacev1.LtiRegistration, error) {
-	return ltiAnswer(s.lti.Registrations.Get(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId()))
+	return ltiAnswer(s.uc.Registrations.Get(ctx, grpccall.Caller(ctx), req.GetId(), req.GetRegistrationId()))
 }
 
 func (s *Server) DeleteLtiRegistration(ctx context.Context, req *workspacev1.DeleteLtiRegistrationRequest) (*workspacev1.LtiRegistration, error) {
-	return ltiAnswer(s.lti.Registrations.Delete(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId()))
+	return ltiAnswer(s.uc.Registrations.Delete(ctx, grpccall.Caller(ctx), req.GetId(), req.GetRegistrationId()))
 }
 
 func (s *Server) AddLtiDeployment(ctx context.Context, req *workspacev1.AddLtiDeploymentRequest) (*workspacev1.LtiRegistration, error) {
-	return ltiAnswer(s.lti.Registrations.AddDeployment(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId(), req.GetDeploymentId()))
+	return ltiAnswer(s.uc.Registrations.AddDeployment(ctx, grpccall.Caller(ctx), req.GetId(), req.GetRegistrationId(), req.GetDeploymentId()))
 }
 
 func (s *Server) RemoveLtiDeployment(ctx context.Context, req *workspacev1.RemoveLtiDeploymentRequest) (*workspacev1.LtiRegistration, error) {
-	return ltiAnswer(s.lti.Registrations.RemoveDeployment(ctx, callerFrom(ctx), req.GetId(), req.GetRegistrationId(), req.GetDeploymentId()))
+	return ltiAnswer(s.uc.Registrations.RemoveDeployment(ctx, grpccall.Caller(ctx), req.GetId(), req.GetRegistrationId(), req.GetDeploymentId()))
 }
 
 // ltiAnswer is a use case's registration, or its error, as the API answers.
 func ltiAnswer(r ltidomain.Registration, err error) (*workspacev1.LtiRegistration, error) {
 	if err != nil {
-		return nil, apiError(err)
+		return nil, grpccall.Error(err)
 	}
 	return ltiRegistrationToProto(r), nil
 }
