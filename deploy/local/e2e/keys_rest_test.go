@@ -255,7 +255,7 @@ func TestKeyRoutesAreHiddenFromOtherTenants(t *testing.T) {
 // Rotating the LTI pair: a launch signed with the old secret works until
 // its expiresAt, then is refused like a wrong key; the successor signs
 // launches from the start.
-func TestLtiPairRotation(t *testing.T) {
+func TestLTIPairRotation(t *testing.T) {
 	const exam = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
 	w := asRoot(t).create(unique(t, "school"), nil)
 	lti := w.AppKeys.LTI

@@ -21,10 +21,10 @@ import (
 // post. LiveProctor opens there for the user, with the exam, on a token the
 // session route takes. The frame has no third-party cookies (this Chromium
 // blocks them), so the launch rests on the state cookie being Partitioned.
-func TestLti13LaunchFramedInChromium(t *testing.T) {
+func TestLTI13LaunchFramedInChromium(t *testing.T) {
 	const exam = "9b2e5a3c-4f1d-4e8a-b6c7-0d1e2f3a4b5c"
 	p := startPlatform(t, platformOptions{})
-	s, tool := startFramedLti13Stack(t, p.URL)
+	s, tool := startFramedLTI13Stack(t, p.URL)
 	client := clientID(t, "a")
 	p.SetClients(tool, []platformClient{{ClientID: client, DeploymentIDs: []string{"dep-1"}}})
 	w := asRoot(t).on(s).create(unique(t, "school"), nil)
@@ -92,12 +92,12 @@ func TestLti13LaunchFramedInChromium(t *testing.T) {
 	}
 }
 
-// startFramedLti13Stack starts a stack of the test's own whose gateway
+// startFramedLTI13Stack starts a stack of the test's own whose gateway
 // listens on 127.0.0.1 and whose tool URLs (PUBLIC_BASE_URL) name it
 // localhost, another site than the platform's 127.0.0.1 for a browser; it
 // may reach the platform at platformURL over http (LTI_ALLOW_INSECURE_HOSTS).
 // It returns the stack and the tool's base URL.
-func startFramedLti13Stack(t *testing.T, platformURL string) (*stack.Stack, string) {
+func startFramedLTI13Stack(t *testing.T, platformURL string) (*stack.Stack, string) {
 	t.Helper()
 	addr, err := testenv.FreeAddr()
 	if err != nil {

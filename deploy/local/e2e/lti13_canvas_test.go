@@ -32,7 +32,7 @@ type canvasConfig struct {
 // (PUBLIC_BASE_URL's, as the 1.1 launch URL), the workspace's name and two
 // Deep Linking placements; it holds to the served document, takes no
 // credentials, and a deleted workspace has none.
-func TestLti13CanvasConfiguration(t *testing.T) {
+func TestLTI13CanvasConfiguration(t *testing.T) {
 	root := asRoot(t)
 	id := unique(t, "canvas")
 	name := `Springfield <"K&12">`

@@ -45,8 +45,8 @@ type certCase struct {
 // reason that names its own rule: two cases refused under different rules
 // never get the same message. Time is the platform's clock, which the test
 // sets relative to the stack's (clock_offset).
-func TestLti13CertificationCases(t *testing.T) {
-	p, s, workspaceID, clients := setUpLti13(t)
+func TestLTI13CertificationCases(t *testing.T) {
+	p, s, workspaceID, clients := setUpLTI13(t)
 	launches := clients[0]
 	own := launches.clientID
 	const foreign = "another-tool"

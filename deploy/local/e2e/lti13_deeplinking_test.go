@@ -46,10 +46,10 @@ func replyForm(t *testing.T, page string) (action, jwt string) {
 // deployment, the request's data byte for byte, and one resource link
 // whose custom exam_config_id is the exam. The page's id is used once; an
 // exam id that is no UUID leaves it usable.
-func TestLti13DeepLinkingReply(t *testing.T) {
+func TestLTI13DeepLinkingReply(t *testing.T) {
 	const exam = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
 	const data = `{"csrf":"çà 数学 🧪","html":"<b>&amp;</b>","n":1}`
-	p, s, _, clients := setUpLti13(t)
+	p, s, _, clients := setUpLTI13(t)
 	teacher := newLaunchBrowser(t)
 
 	action, form := clients[0].start(teacher, launchOverrides{MessageType: "LtiDeepLinkingRequest", DeepLinkData: data})
@@ -114,7 +114,7 @@ func TestLti13DeepLinkingReply(t *testing.T) {
 	}
 }
 
-// The tool's key schedule of TestLti13DeepLinkingDuringToolKeyRotation:
+// The tool's key schedule of TestLTI13DeepLinkingDuringToolKeyRotation:
 // each key signs 6 s; its successor is published 3 s ahead, long enough
 // for a reply to be signed between seeing the successor and its time on a
 // loaded machine; a replaced key stays 6 s, long enough to post a reply
@@ -132,8 +132,8 @@ const (
 // signed by the old key and verify; then the successor signs and its
 // replies verify, and so does a reply the old key signed before the
 // switch; after the overlap the old key is no longer published.
-func TestLti13DeepLinkingDuringToolKeyRotation(t *testing.T) {
-	p, s, _, clients := setUpLti13(t,
+func TestLTI13DeepLinkingDuringToolKeyRotation(t *testing.T) {
+	p, s, _, clients := setUpLTI13(t,
 		"LTI_TOOL_KEY_ROTATION="+toolKeyRotation.String(), "LTI_TOOL_KEY_LEAD="+toolKeyLead.String(),
 		"LTI_TOOL_KEY_OVERLAP="+toolKeyOverlap.String(), "LTI_TOOL_KEY_CHECK_INTERVAL=500ms")
 	teacher := newLaunchBrowser(t)

@@ -97,9 +97,9 @@ func openLink(t *testing.T, s *stack.Stack, link string, o dynregOpening) (int, 
 // id and deployment id it made, and the audit trail says by whom; the page
 // tells the platform's window it is done; a launch through the new client
 // opens LiveProctor; the link is then used up.
-func TestLti13DynamicRegistration(t *testing.T) {
+func TestLTI13DynamicRegistration(t *testing.T) {
 	p := startPlatform(t, platformOptions{})
-	s := startLti13Stack(t, p.URL)
+	s := startLTI13Stack(t, p.URL)
 	tool := s.GatewayURL
 	w := asRoot(t).on(s).create(unique(t, "school"), nil)
 	manager := w.server(t).on(s)
@@ -184,9 +184,9 @@ func wantToolMetadata(t *testing.T, body map[string]any, tool string) {
 // link-local or private address, a platform answering 500 or more than the
 // cap, a registration endpoint refusing; an unknown link is 401. The link
 // then still registers.
-func TestLti13DynamicRegistrationRefusals(t *testing.T) {
+func TestLTI13DynamicRegistrationRefusals(t *testing.T) {
 	p := startPlatform(t, platformOptions{})
-	s := startLti13Stack(t, p.URL)
+	s := startLTI13Stack(t, p.URL)
 	w := asRoot(t).on(s).create(unique(t, "school"), nil)
 	manager := w.server(t).on(s)
 	link := manager.newRegistrationLink(w.WorkspaceID)
@@ -275,7 +275,7 @@ func TestLti13DynamicRegistrationRefusals(t *testing.T) {
 
 // A registration link is made by the workspace or its managers, like a
 // registration: another tenant gets 404, and an unknown workspace too.
-func TestLti13RegistrationLinksAreTheWorkspaces(t *testing.T) {
+func TestLTI13RegistrationLinksAreTheWorkspaces(t *testing.T) {
 	w := asRoot(t).create(unique(t, "school"), nil)
 	other := asRoot(t).create(unique(t, "other"), nil)
 	other.server(t).post("/api/workspace/"+w.WorkspaceID+"/lti/registration-links", map[string]any{}).wantError(http.StatusNotFound, "NOT_FOUND", "")
@@ -290,9 +290,9 @@ func TestLti13RegistrationLinksAreTheWorkspaces(t *testing.T) {
 // platform's /dynreg-page) opens a registration link in a frame, as Canvas
 // does; the tool registers and its page tells the LMS's window, by
 // postMessage, that registration is over.
-func TestLti13DynamicRegistrationInABrowser(t *testing.T) {
+func TestLTI13DynamicRegistrationInABrowser(t *testing.T) {
 	p := startPlatform(t, platformOptions{})
-	s := startLti13Stack(t, p.URL)
+	s := startLTI13Stack(t, p.URL)
 	w := asRoot(t).on(s).create(unique(t, "school"), nil)
 	manager := w.server(t).on(s)
 	link := manager.newRegistrationLink(w.WorkspaceID)

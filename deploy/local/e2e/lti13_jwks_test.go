@@ -54,9 +54,9 @@ func (k keyLaunches) fetches(t *testing.T) int { return k.p.withT(t).Stats().JWK
 // fetch for many launches; launches on held keys while the JWKS URL fails;
 // a rotated kid refetched once, after which its launch passes; made-up kids
 // refetching at most once per interval.
-func TestLti13PlatformKeysCache(t *testing.T) {
+func TestLTI13PlatformKeysCache(t *testing.T) {
 	p := startPlatform(t, platformOptions{})
-	s := startLti13Stack(t, p.URL, "LTI_JWKS_REFETCH_INTERVAL="+jwksRefetch.String())
+	s := startLTI13Stack(t, p.URL, "LTI_JWKS_REFETCH_INTERVAL="+jwksRefetch.String())
 	k := keyLaunches{p: p, client: clientID(t, "a")}
 	p.SetClients(s.GatewayURL, []platformClient{{ClientID: k.client, DeploymentIDs: []string{"dep-1"}}})
 	w := asRoot(t).on(s).create(unique(t, "school"), nil)

@@ -19,11 +19,11 @@ import (
 
 const customClaim = "https://purl.imsglobal.org/spec/lti/claim/custom"
 
-// startLti13Stack starts a stack of the test's own whose tool URLs
+// startLTI13Stack starts a stack of the test's own whose tool URLs
 // (PUBLIC_BASE_URL) are its gateway's, and which may reach the platform at
 // platformURL over http on loopback (LTI_ALLOW_INSECURE_HOSTS), with extra
 // settings.
-func startLti13Stack(t *testing.T, platformURL string, extra ...string) *stack.Stack {
+func startLTI13Stack(t *testing.T, platformURL string, extra ...string) *stack.Stack {
 	t.Helper()
 	addr, err := testenv.FreeAddr()
 	if err != nil {
@@ -172,9 +172,9 @@ func (l lti13Launches) start(b *launchBrowser, o launchOverrides) (string, url.V
 // fields (which leaves the login to its browser), an unsigned token and a
 // kid the tool's copy of the platform's keys lacks are refused with pages;
 // the tool's keys are published.
-func TestLti13LaunchFromAPlatform(t *testing.T) {
+func TestLTI13LaunchFromAPlatform(t *testing.T) {
 	const exam = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
-	p, s, workspaceID, clients := setUpLti13(t)
+	p, s, workspaceID, clients := setUpLTI13(t)
 	tool := s.GatewayURL
 	launches := clients[0]
 	withExam := launchOverrides{Claims: map[string]any{customClaim: map[string]any{"exam_config_id": exam}}}
@@ -250,12 +250,12 @@ func TestLti13LaunchFromAPlatform(t *testing.T) {
 	refused("a kid rotated in within 30 s", alice, action, form, http.StatusUnauthorized, "key not found")
 }
 
-// setUpLti13 starts a platform and a stack of the test's own, and
+// setUpLTI13 starts a platform and a stack of the test's own, and
 // registers two clients of the platform with a new workspace; extra are
 // the stack's further settings.
-func setUpLti13(t *testing.T, extra ...string) (*platform, *stack.Stack, string, [2]lti13Launches) {
+func setUpLTI13(t *testing.T, extra ...string) (*platform, *stack.Stack, string, [2]lti13Launches) {
 	p := startPlatform(t, platformOptions{})
-	s := startLti13Stack(t, p.URL, extra...)
+	s := startLTI13Stack(t, p.URL, extra...)
 	clients := []platformClient{
 		{ClientID: clientID(t, "a"), DeploymentIDs: []string{"dep-1"}},
 		{ClientID: clientID(t, "b"), DeploymentIDs: []string{"dep-1"}},

@@ -30,11 +30,11 @@ func lti13Launch(t *testing.T, w createResult) string {
 	return base + "/lti/v1p3/launch"
 }
 
-// startLti13Login sends a login initiation as a platform's page makes the
+// startLTI13Login sends a login initiation as a platform's page makes the
 // browser send it, following no redirect: a GET with params as the query,
 // or a POST of them as a form. The exchange is checked against the served
 // OpenAPI document.
-func startLti13Login(t *testing.T, method string, params url.Values) (int, http.Header, string) {
+func startLTI13Login(t *testing.T, method string, params url.Values) (int, http.Header, string) {
 	t.Helper()
 	target, body := env.GatewayURL+lti13LoginPath, io.Reader(nil)
 	if method == http.MethodGet {
@@ -77,7 +77,7 @@ func browse(t *testing.T, req *http.Request) (int, http.Header, string) {
 // sent to the registered authorization endpoint with exactly the OIDC
 // authentication request, keeps the state in a partitioned cookie, and the
 // login waits in Redis under a digest of the state for ten minutes.
-func TestLti13LoginRedirectsToThePlatform(t *testing.T) {
+func TestLTI13LoginRedirectsToThePlatform(t *testing.T) {
 	w := asRoot(t).create(unique(t, "w"), nil)
 	issuer := "https://" + unique(t, "lms") + ".example.edu"
 	reg := w.server(t).register(w.WorkspaceID, map[string]any{
@@ -90,7 +90,7 @@ func TestLti13LoginRedirectsToThePlatform(t *testing.T) {
 		"client_id": {"client-1"}, "lti_deployment_id": {"1:abc"}, "canvas_region": {"us-east-1"},
 	}
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		status, header, page := startLti13Login(t, method, login)
+		status, header, page := startLTI13Login(t, method, login)
 		if status != http.StatusFound || header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("%s: %d %v\n%s", method, status, header, page)
 		}
@@ -145,7 +145,7 @@ func storedLogin(t *testing.T, state, nonce, workspaceID, registrationID string)
 // and for an issuer with two registrations that sends no client_id (the
 // page says what to set in the LMS); 401 for an issuer no workspace
 // registered and for a deployment the registration does not list.
-func TestLti13LoginRefusals(t *testing.T) {
+func TestLTI13LoginRefusals(t *testing.T) {
 	w := asRoot(t).create(unique(t, "w"), nil)
 	self := w.server(t)
 	issuer := "https://" + unique(t, "lms") + ".example.edu"
@@ -167,19 +167,19 @@ func TestLti13LoginRefusals(t *testing.T) {
 			t.Errorf("%s: %d, want %d with %q: %v\n%s", name, status, want, words, header, page)
 		}
 	}
-	status, header, page := startLti13Login(t, http.MethodGet, login(func(v url.Values) { v.Del("login_hint") }))
+	status, header, page := startLTI13Login(t, http.MethodGet, login(func(v url.Values) { v.Del("login_hint") }))
 	refused("no login_hint", status, http.StatusBadRequest, header, page, "lacks login_hint")
-	status, header, page = startLti13Login(t, http.MethodPost, login(func(v url.Values) { v.Del("login_hint") }))
+	status, header, page = startLTI13Login(t, http.MethodPost, login(func(v url.Values) { v.Del("login_hint") }))
 	refused("no login_hint, posted", status, http.StatusBadRequest, header, page, "lacks login_hint")
-	status, header, page = startLti13Login(t, http.MethodGet, login(func(v url.Values) { v.Del("client_id") }))
+	status, header, page = startLTI13Login(t, http.MethodGet, login(func(v url.Values) { v.Del("client_id") }))
 	refused("two registrations, no client_id", status, http.StatusBadRequest, header, page, "sends client_id")
-	status, header, page = startLti13Login(t, http.MethodGet, login(func(v url.Values) { v.Set("iss", issuer+"/") }))
+	status, header, page = startLTI13Login(t, http.MethodGet, login(func(v url.Values) { v.Set("iss", issuer+"/") }))
 	refused("an unknown issuer", status, http.StatusUnauthorized, header, page, "no registration of this tool")
-	status, header, page = startLti13Login(t, http.MethodGet, login(func(v url.Values) { v.Set("lti_deployment_id", "2:x") }))
+	status, header, page = startLTI13Login(t, http.MethodGet, login(func(v url.Values) { v.Set("lti_deployment_id", "2:x") }))
 	refused("an unknown deployment", status, http.StatusUnauthorized, header, page, "lti_deployment_id")
 
 	// With client_id, either registration logs in.
-	if status, header, page = startLti13Login(t, http.MethodGet, login(func(url.Values) {})); status != http.StatusFound {
+	if status, header, page = startLTI13Login(t, http.MethodGet, login(func(url.Values) {})); status != http.StatusFound {
 		t.Fatalf("with client_id: %d %v\n%s", status, header, page)
 	}
 }
@@ -189,7 +189,7 @@ func TestLti13LoginRefusals(t *testing.T) {
 // the victim's issuer, with a client id and deployment of its own, leaves
 // the victim's login going to the victim's registration. Only a login
 // naming neither client_id nor deployment is then ambiguous (400).
-func TestLti13LoginWithoutClientIDIgnoresOtherWorkspaces(t *testing.T) {
+func TestLTI13LoginWithoutClientIDIgnoresOtherWorkspaces(t *testing.T) {
 	victim := asRoot(t).create(unique(t, "victim"), nil)
 	issuer := "https://" + unique(t, "lms") + ".example.edu"
 	reg := victim.server(t).register(victim.WorkspaceID, map[string]any{
@@ -199,7 +199,7 @@ func TestLti13LoginWithoutClientIDIgnoresOtherWorkspaces(t *testing.T) {
 	login := url.Values{"iss": {issuer}, "login_hint": {"h"}, "target_link_uri": {lti13Launch(t, victim)}, "lti_deployment_id": {"1:abc"}}
 	wantVictims := func(what string) {
 		t.Helper()
-		status, header, page := startLti13Login(t, http.MethodGet, login)
+		status, header, page := startLTI13Login(t, http.MethodGet, login)
 		if status != http.StatusFound {
 			t.Fatalf("%s: %d %v\n%s", what, status, header, page)
 		}
@@ -219,7 +219,7 @@ func TestLti13LoginWithoutClientIDIgnoresOtherWorkspaces(t *testing.T) {
 	wantVictims("with another workspace registering the issuer")
 
 	login.Del("lti_deployment_id")
-	status, header, page := startLti13Login(t, http.MethodGet, login)
+	status, header, page := startLTI13Login(t, http.MethodGet, login)
 	if status != http.StatusBadRequest || !strings.Contains(page, "sends client_id") || header.Get("Location") != "" {
 		t.Fatalf("neither client_id nor deployment: %d %v\n%s", status, header, page)
 	}

@@ -44,7 +44,7 @@ func launchSession(t *testing.T, s *stack.Stack, page string) sdkSession {
 // launches had; without the claim the user is someone new, and a claim
 // signed with another secret, or naming another workspace's consumer key,
 // is refused.
-func TestLti13MigrationKeepsLti11Identities(t *testing.T) {
+func TestLTI13MigrationKeepsLTI11Identities(t *testing.T) {
 	const (
 		exam       = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
 		userID     = "student-1p1-42"
@@ -52,7 +52,7 @@ func TestLti13MigrationKeepsLti11Identities(t *testing.T) {
 		notSigned  = "lti1p1 claim is not signed with this workspace's LTI 1.1 shared secret"
 	)
 	p := startPlatform(t, platformOptions{})
-	s := startLti13Stack(t, p.URL)
+	s := startLTI13Stack(t, p.URL)
 	client := clientID(t, "a")
 	p.SetClients(s.GatewayURL, []platformClient{{ClientID: client, DeploymentIDs: []string{deployment}}})
 	w := asRoot(t).on(s).create(unique(t, "school"), nil)

@@ -14,9 +14,9 @@ import (
 // pending is refused with a 503 page and a Retry-After within the state's
 // ten minutes, with no state cookie and no login stored; SDK logins are not held back; a launch
 // frees its login's place at once.
-func TestLti13PendingLoginsAreCapped(t *testing.T) {
+func TestLTI13PendingLoginsAreCapped(t *testing.T) {
 	const max = 20
-	p, s, workspaceID, clients := setUpLti13(t, "LTI13_PENDING_LOGINS_MAX="+strconv.Itoa(max))
+	p, s, workspaceID, clients := setUpLTI13(t, "LTI13_PENDING_LOGINS_MAX="+strconv.Itoa(max))
 	launches := clients[0]
 	withExam := launchOverrides{Claims: map[string]any{customClaim: map[string]any{"exam_config_id": "7c9e6679-7425-40de-944b-e07fc1f90ae7"}}}
 	initiate := func() (int, http.Header, string) {

@@ -16,8 +16,8 @@ import (
 // malformed lti_storage_target (400), the launch of a storage login (200,
 // the page that reads them back), its re-post from another site (401) and
 // from its own page (200, LiveProctor).
-func TestLti13StorageExchangesAreDocumented(t *testing.T) {
-	p, s, workspace, launches := setUpLti13(t)
+func TestLTI13StorageExchangesAreDocumented(t *testing.T) {
+	p, s, workspace, launches := setUpLTI13(t)
 	p = p.withT(t)
 	var login loginInitiation
 	p.control(http.MethodPost, "/control/login", map[string]string{

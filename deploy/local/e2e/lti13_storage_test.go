@@ -32,7 +32,7 @@ import (
 // page frames the tool's login; the whole launch runs in that frame, and
 // LiveProctor opens there for the user (or, with no way to keep the state
 // in the frame, in the new window it offers).
-func TestLti13LaunchWithoutThirdPartyCookies(t *testing.T) {
+func TestLTI13LaunchWithoutThirdPartyCookies(t *testing.T) {
 	e := startStorageEnv(t)
 	t.Run("launches in the frame", e.framedLaunches)
 	t.Run("no cookies in the frame: a new window", e.newWindowLaunch)

@@ -42,9 +42,9 @@ func launchWorkspace(t *testing.T, s *stack.Stack, page string) string {
 // deployment id (the same "dep-1" in a and c); a deployment the
 // registration does not list is refused; and a workspace sees nothing of
 // the other's registrations.
-func TestLti13OneIssuerManyClientsAndDeployments(t *testing.T) {
+func TestLTI13OneIssuerManyClientsAndDeployments(t *testing.T) {
 	p := startPlatform(t, platformOptions{})
-	s := startLti13Stack(t, p.URL)
+	s := startLTI13Stack(t, p.URL)
 	a, b, c := clientID(t, "a"), clientID(t, "b"), clientID(t, "c")
 	p.SetClients(s.GatewayURL, []platformClient{
 		{ClientID: a, DeploymentIDs: []string{"dep-1"}},

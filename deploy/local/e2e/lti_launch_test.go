@@ -103,7 +103,7 @@ func postLaunch(t *testing.T, gateway string, form url.Values) (int, string, htt
 // secret, a replay, a missing parameter, the server pair,
 // an unknown key and a deleted workspace are each refused with a page and
 // the right status.
-func TestLtiLaunchesFromAnLMS(t *testing.T) {
+func TestLTILaunchesFromAnLMS(t *testing.T) {
 	const exam = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
 	w := asRoot(t).create(unique(t, "school"), nil)
 	lti := w.AppKeys.LTI
@@ -178,7 +178,7 @@ const lmsPage = `<!DOCTYPE html>
 // In a real headless Chromium, an LMS page of another site launches the
 // tool into an iframe: the component opens there for the user, with the
 // exam configuration, on a token the session route accepts.
-func TestLtiLaunchInAnLMSIframe(t *testing.T) {
+func TestLTILaunchInAnLMSIframe(t *testing.T) {
 	const exam = "0f8fad5b-d9cb-469f-a165-70867728950e"
 	w := asRoot(t).create(unique(t, "school"), nil)
 	lti := w.AppKeys.LTI

@@ -49,7 +49,7 @@ func wantRetryLater(t *testing.T, what string, status, want int, header http.Hea
 // auth service forwards the browser's address to the workspace service),
 // while another address still logs in; past the total every address gets
 // 503 with Retry-After.
-func TestLtiAnonymousRequestsAreLimitedPerAddressAndInTotal(t *testing.T) {
+func TestLTIAnonymousRequestsAreLimitedPerAddressAndInTotal(t *testing.T) {
 	// One request a second refills far slower than this test sends.
 	s := startOwnStack(t, "TRUSTED_PROXIES=127.0.0.1/32",
 		"LTI_RATE_LIMIT_PER_ADDRESS=1", "LTI_RATE_LIMIT_PER_ADDRESS_BURST=3",

@@ -22,10 +22,10 @@ import (
 	"github.com/liveproctor/workspaces/pkg/ltistorage"
 )
 
-// Lti13LaunchPath is where platforms post LTI 1.3 launches (the OIDC
+// LTI13LaunchPath is where platforms post LTI 1.3 launches (the OIDC
 // form_post of id_token and state): the redirect URI and target link URI
 // registered with them.
-const Lti13LaunchPath = "/lti/v1p3/launch"
+const LTI13LaunchPath = "/lti/v1p3/launch"
 
 // DeepLinkingPath is where the deep-linking page posts the exam the
 // teacher picked.
@@ -39,13 +39,13 @@ const messageDeepLinking = "LtiDeepLinkingRequest"
 // 1 KiB an answer's message keeps to whatever the caller sent.
 const maxPlatformError = 200
 
-// Lti13SessionOpener is the call an LTI 1.3 launch makes: the auth service
+// LTI13SessionOpener is the call an LTI 1.3 launch makes: the auth service
 // has the workspace service verify it and opens a session for its user.
-type Lti13SessionOpener interface {
+type LTI13SessionOpener interface {
 	CreateLti13Session(ctx context.Context, in *authv1.CreateLti13SessionRequest, opts ...grpc.CallOption) (*authv1.LtiSession, error)
 }
 
-// Lti13Launch answers a platform's LTI 1.3 launch on Lti13LaunchPath, a
+// LTI13Launch answers a platform's LTI 1.3 launch on LTI13LaunchPath, a
 // form post of id_token and state, with the state the browser kept in the
 // cookie its login set (StateCookie), or in the platform's storage, which
 // a page reads back and posts with the launch (lti13BrowserProof): the
@@ -53,10 +53,10 @@ type Lti13SessionOpener interface {
 // A resource-link launch gets the same page as an LTI 1.1 launch; a
 // deep-linking launch a page where the teacher names the exam to add. The state's cookie is then removed. A
 // refused launch gets a short page saying why. Nothing is cached.
-func Lti13Launch(sessions Lti13SessionOpener, md Metadata, maxBodyBytes int64, logger *slog.Logger) runtime.HandlerFunc {
+func LTI13Launch(sessions LTI13SessionOpener, md Metadata, maxBodyBytes int64, logger *slog.Logger) runtime.HandlerFunc {
 	maxParams := max(1, int(maxBodyBytes/bytesPerParameter))
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-		form, ok := readLti13Launch(w, r, maxParams, maxBodyBytes)
+		form, ok := readLTI13Launch(w, r, maxParams, maxBodyBytes)
 		if !ok {
 			return
 		}
@@ -87,12 +87,12 @@ func Lti13Launch(sessions Lti13SessionOpener, md Metadata, maxBodyBytes int64, l
 	}
 }
 
-// readLti13Launch returns the launch's form fields (id_token, state, and
+// readLTI13Launch returns the launch's form fields (id_token, state, and
 // what a launch page read from the platform's storage), or answers why it
 // cannot and reports false. Whether they are present and sound is the
 // workspace service's to say; a platform that posts an OIDC error instead
 // of a token gets its error repeated.
-func readLti13Launch(w http.ResponseWriter, r *http.Request, maxParams int, maxBodyBytes int64) (map[string]string, bool) {
+func readLTI13Launch(w http.ResponseWriter, r *http.Request, maxParams int, maxBodyBytes int64) (map[string]string, bool) {
 	if !isForm(r.Header.Get("Content-Type")) {
 		refuse(w, r, httperr.New(fault.UnsupportedMediaType,
 			"The launch must be a form post (Content-Type: application/x-www-form-urlencoded) of id_token and state, as LTI 1.3 platforms send it.", "", 0))
@@ -139,7 +139,7 @@ func lti13BrowserProof(w http.ResponseWriter, r *http.Request, form map[string]s
 	if target, origin, ok := ltistorage.ParseState(req.State); ok && req.IdToken != "" {
 		writeStoragePage(w, storageView{
 			Mode: "launch", Target: target, Origin: origin, State: req.State, Nonce: tokenNonce(req.IdToken),
-			IDToken: req.IdToken, Action: Lti13LaunchPath,
+			IDToken: req.IdToken, Action: LTI13LaunchPath,
 		})
 		return nil, false
 	}

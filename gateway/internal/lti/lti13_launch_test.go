@@ -40,13 +40,13 @@ func quiet13() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, ni
 
 // post sends a launch form with the cookies given and returns the answer.
 func post13(s *lti13Sessions, contentType, body string, cookies ...*http.Cookie) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(http.MethodPost, Lti13LaunchPath, strings.NewReader(body))
+	r := httptest.NewRequest(http.MethodPost, LTI13LaunchPath, strings.NewReader(body))
 	r.Header.Set("Content-Type", contentType)
 	for _, c := range cookies {
 		r.AddCookie(c)
 	}
 	w := httptest.NewRecorder()
-	Lti13Launch(s, noMetadata13, 32<<10, quiet13())(w, r, nil)
+	LTI13Launch(s, noMetadata13, 32<<10, quiet13())(w, r, nil)
 	return w
 }
 
@@ -58,7 +58,7 @@ func TestStateCookieName(t *testing.T) {
 		t.Fatalf("StateCookieName(abc) = %s", got)
 	}
 	c := StateCookie("abc", 3600)
-	if c.Value != "abc" || c.Path != Lti13LaunchPath || !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteNoneMode || !c.Partitioned {
+	if c.Value != "abc" || c.Path != LTI13LaunchPath || !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteNoneMode || !c.Partitioned {
 		t.Fatalf("cookie %+v", c)
 	}
 }
@@ -66,7 +66,7 @@ func TestStateCookieName(t *testing.T) {
 // A resource-link launch sends the state the browser kept with the posted
 // one, answers the LTI 1.1 page with the session's exam, and removes the
 // cookie.
-func TestLti13LaunchOpensTheComponent(t *testing.T) {
+func TestLTI13LaunchOpensTheComponent(t *testing.T) {
 	s := &lti13Sessions{session: &authv1.LtiSession{
 		Auth: "dG9rZW4=", Email: "ada@example.com", MessageType: "LtiResourceLinkRequest",
 		CustomParameters: []*authv1.LtiParameter{{Name: "custom_exam_config_id", Value: exam13}},
@@ -102,7 +102,7 @@ func TestLti13LaunchOpensTheComponent(t *testing.T) {
 
 // A deep-linking launch answers a page whose form names the exam in
 // exam_config_id and carries the request's id, posting to DeepLinkingPath.
-func TestLti13DeepLinkingPage(t *testing.T) {
+func TestLTI13DeepLinkingPage(t *testing.T) {
 	s := &lti13Sessions{session: &authv1.LtiSession{
 		Auth: "dG9rZW4=", Email: "ada@example.com", MessageType: "LtiDeepLinkingRequest", DeepLinkId: "dl-id-1",
 	}}
@@ -115,7 +115,7 @@ func TestLti13DeepLinkingPage(t *testing.T) {
 	}
 }
 
-func TestLti13LaunchRefusals(t *testing.T) {
+func TestLTI13LaunchRefusals(t *testing.T) {
 	s := &lti13Sessions{session: &authv1.LtiSession{}}
 	for _, tc := range []struct {
 		name, contentType, body string

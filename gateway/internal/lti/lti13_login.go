@@ -18,17 +18,17 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 )
 
-// Lti13LoginPath is the tool's OIDC login initiation URL, which platforms
+// LTI13LoginPath is the tool's OIDC login initiation URL, which platforms
 // are given with the launch URL: they send the browser to it, by GET or
 // by a form POST, before every LTI 1.3 launch.
-const Lti13LoginPath = "/lti/v1p3/login"
+const LTI13LoginPath = "/lti/v1p3/login"
 
-// Lti13LoginStarter is the call a login initiation makes.
-type Lti13LoginStarter interface {
+// LTI13LoginStarter is the call a login initiation makes.
+type LTI13LoginStarter interface {
 	StartLti13Login(ctx context.Context, in *workspacev1.StartLti13LoginRequest, opts ...grpc.CallOption) (*workspacev1.Lti13LoginRedirect, error)
 }
 
-// Lti13Login answers a platform's OIDC login initiation on Lti13LoginPath,
+// LTI13Login answers a platform's OIDC login initiation on LTI13LoginPath,
 // GET (the query) or POST (the form body, and the query): the workspace
 // service checks it and stores a nonce under a new state, and the browser
 // goes on to the platform's authorization endpoint, keeping the state for
@@ -38,10 +38,10 @@ type Lti13LoginStarter interface {
 // checks the frame keeps cookies, or offers a new window;
 // any other, the state cookie and a redirect (302). A refused login gets
 // a short page saying why. Nothing is cached.
-func Lti13Login(logins Lti13LoginStarter, md Metadata, maxBodyBytes int64, logger *slog.Logger) runtime.HandlerFunc {
+func LTI13Login(logins LTI13LoginStarter, md Metadata, maxBodyBytes int64, logger *slog.Logger) runtime.HandlerFunc {
 	maxParams := max(1, int(maxBodyBytes/bytesPerParameter))
 	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-		req, params, ok := readLti13Login(w, r, maxParams, maxBodyBytes)
+		req, params, ok := readLTI13Login(w, r, maxParams, maxBodyBytes)
 		if !ok {
 			return
 		}
@@ -75,10 +75,10 @@ func Lti13Login(logins Lti13LoginStarter, md Metadata, maxBodyBytes int64, logge
 	}
 }
 
-// readLti13Login returns the login initiation's parameters, for the
+// readLTI13Login returns the login initiation's parameters, for the
 // workspace service and as sent, or answers why it cannot read them and
 // reports false.
-func readLti13Login(w http.ResponseWriter, r *http.Request, maxParams int, maxBodyBytes int64) (*workspacev1.StartLti13LoginRequest, []*authv1.LtiParameter, bool) {
+func readLTI13Login(w http.ResponseWriter, r *http.Request, maxParams int, maxBodyBytes int64) (*workspacev1.StartLti13LoginRequest, []*authv1.LtiParameter, bool) {
 	if r.Method == http.MethodPost && !isForm(r.Header.Get("Content-Type")) {
 		refuse(w, r, httperr.New(fault.UnsupportedMediaType,
 			"A login initiation posted must be a form (Content-Type: application/x-www-form-urlencoded), as LTI 1.3 platforms send it.", "", 0))

@@ -47,8 +47,8 @@ func (s *loginStarter) StartLti13Login(_ context.Context, in *workspacev1.StartL
 // body as contentType (with query too, when given).
 func startLogin(s *loginStarter, method, query, contentType, body string) *httptest.ResponseRecorder {
 	noMetadata := func(context.Context, *http.Request) metadata.MD { return nil }
-	login := Lti13Login(s, noMetadata, 32<<10, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	target := Lti13LoginPath
+	login := LTI13Login(s, noMetadata, 32<<10, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	target := LTI13LoginPath
 	if query != "" {
 		target += "?" + query
 	}
@@ -71,7 +71,7 @@ const canvasLoginForm = "iss=https%3A%2F%2Fcanvas.instructure.com&login_hint=535
 // with exactly its six parameters, and the browser is sent to the
 // platform with the state in a cookie of its own that a framed, cross-site
 // launch still carries.
-func TestLti13LoginRedirectsWithTheStateCookie(t *testing.T) {
+func TestLTI13LoginRedirectsWithTheStateCookie(t *testing.T) {
 	want := &workspacev1.StartLti13LoginRequest{
 		Issuer: "https://canvas.instructure.com", LoginHint: "535fa085", TargetLinkUri: "https://lti.example.com/lti/v1p3/launch",
 		LtiMessageHint: "eyJ0.e30.s+g", ClientId: "100", LtiDeploymentId: "1:abc",
@@ -112,7 +112,7 @@ func TestLti13LoginRedirectsWithTheStateCookie(t *testing.T) {
 
 // What the gateway refuses itself, before asking the workspace service:
 // a post that is not a form, malformed or ambiguous parameters.
-func TestLti13LoginUnreadable(t *testing.T) {
+func TestLTI13LoginUnreadable(t *testing.T) {
 	for _, tc := range []struct {
 		name, method, query, contentType, body string
 		status                                 int
@@ -139,7 +139,7 @@ func TestLti13LoginUnreadable(t *testing.T) {
 // The workspace service's refusals become pages with the table's statuses:
 // 400 and 401 with the service's words for the administrator; 503 with a
 // fixed text; anything unnamed is ours (500) and says nothing of it.
-func TestLti13LoginRefusals(t *testing.T) {
+func TestLTI13LoginRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		err    error
@@ -164,7 +164,7 @@ func TestLti13LoginRefusals(t *testing.T) {
 
 // Too many logins pending: the page is a 503 whose Retry-After is the
 // service's (when the oldest pending logins expire), for GET and POST.
-func TestLti13LoginPendingCapRetryAfter(t *testing.T) {
+func TestLTI13LoginPendingCapRetryAfter(t *testing.T) {
 	refusal := grpcfault.Status(&fault.Error{Kind: fault.Unavailable, Message: "too many LTI 1.3 logins are pending: launch again in 37 s", RetryAfter: 37 * time.Second})
 	for method, w := range map[string]*httptest.ResponseRecorder{
 		http.MethodGet:  startLogin(&loginStarter{err: refusal}, http.MethodGet, canvasLoginForm, "", ""),

@@ -36,7 +36,7 @@ func StateCookie(state string, maxAge int) *http.Cookie {
 		value = ""
 	}
 	return &http.Cookie{
-		Name: StateCookieName(state), Value: value, Path: Lti13LaunchPath, MaxAge: maxAge,
+		Name: StateCookieName(state), Value: value, Path: LTI13LaunchPath, MaxAge: maxAge,
 		Secure: true, HttpOnly: true, SameSite: http.SameSiteNoneMode, Partitioned: true,
 	}
 }

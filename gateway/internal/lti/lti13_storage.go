@@ -58,7 +58,7 @@ const probeCookieName = "lti1p3_probe"
 // page's script (not HttpOnly), for a minute.
 func probeCookie() *http.Cookie {
 	return &http.Cookie{
-		Name: probeCookieName, Value: "1", Path: Lti13LoginPath, MaxAge: 60,
+		Name: probeCookieName, Value: "1", Path: LTI13LoginPath, MaxAge: 60,
 		Secure: true, SameSite: http.SameSiteNoneMode, Partitioned: true,
 	}
 }
@@ -122,7 +122,7 @@ type storageView struct {
 	Redirect       string // the authorization endpoint, with the request
 	Fallback       string // the login initiation without storage
 	IDToken        string // launch: posted back with the state
-	Action         string // launch: Lti13LaunchPath
+	Action         string // launch: LTI13LaunchPath
 	ProbeCookie    string // probe: the probe cookie's name
 	// Capabilities, in probe mode, asks the platform for storage before
 	// offering a new window.
@@ -153,7 +153,7 @@ func loginWithoutStorage(params []*authv1.LtiParameter) string {
 		}
 		q.WriteString(url.QueryEscape(p.GetName()) + "=" + url.QueryEscape(p.GetValue()))
 	}
-	return Lti13LoginPath + "?" + q.String()
+	return LTI13LoginPath + "?" + q.String()
 }
 
 // storageCSP allows the storage pages' one inline script, and the launch

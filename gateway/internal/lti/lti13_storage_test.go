@@ -39,14 +39,14 @@ func (s *storageStarter) StartLti13Login(_ context.Context, in *workspacev1.Star
 }
 
 // serveLogin sends a GET login initiation with the headers given.
-func serveLogin(s Lti13LoginStarter, query string, header map[string]string) *httptest.ResponseRecorder {
+func serveLogin(s LTI13LoginStarter, query string, header map[string]string) *httptest.ResponseRecorder {
 	noMetadata := func(context.Context, *http.Request) metadata.MD { return nil }
-	r := httptest.NewRequest(http.MethodGet, Lti13LoginPath+"?"+query, nil)
+	r := httptest.NewRequest(http.MethodGet, LTI13LoginPath+"?"+query, nil)
 	for k, v := range header {
 		r.Header.Set(k, v)
 	}
 	w := httptest.NewRecorder()
-	Lti13Login(s, noMetadata, 32<<10, slog.New(slog.NewTextHandler(io.Discard, nil)))(w, r, nil)
+	LTI13Login(s, noMetadata, 32<<10, slog.New(slog.NewTextHandler(io.Discard, nil)))(w, r, nil)
 	return w
 }
 
@@ -86,7 +86,7 @@ func checkStoragePage(t *testing.T, w *httptest.ResponseRecorder) {
 // and nonce in the named frame at the platform's origin, then goes to the
 // authorization endpoint; it sets no cookie, and its fallback is the same
 // login without storage.
-func TestLti13LoginWithPlatformStorage(t *testing.T) {
+func TestLTI13LoginWithPlatformStorage(t *testing.T) {
 	s := &storageStarter{}
 	w := serveLogin(s, canvasLoginForm+"&lti_storage_target=_parent", nil)
 	checkStoragePage(t, w)
@@ -99,7 +99,7 @@ func TestLti13LoginWithPlatformStorage(t *testing.T) {
 	d := dataOf(t, w.Body.String())
 	want := map[string]string{
 		"mode": "login", "target": "_parent", "origin": "https://lms.example.edu", "state": storageState, "nonce": "n-1",
-		"redirect": loginRedirect, "fallback": Lti13LoginPath + "?" + canvasLoginForm + "&lti1p3_storage_failed=1",
+		"redirect": loginRedirect, "fallback": LTI13LoginPath + "?" + canvasLoginForm + "&lti1p3_storage_failed=1",
 	}
 	for k, v := range want {
 		if d[k] != v {
@@ -112,7 +112,7 @@ func TestLti13LoginWithPlatformStorage(t *testing.T) {
 // on if the frame keeps its probe cookie, else asks the platform for
 // storage (unless it is the login a failed storage started again) or
 // offers the same login in a new window; elsewhere the login redirects.
-func TestLti13LoginFramed(t *testing.T) {
+func TestLTI13LoginFramed(t *testing.T) {
 	framed := map[string]string{"Sec-Fetch-Dest": "iframe", "Sec-Fetch-Site": "cross-site"}
 	w := serveLogin(&loginStarter{}, canvasLoginForm, framed)
 	checkStoragePage(t, w)
@@ -130,7 +130,7 @@ func TestLti13LoginFramed(t *testing.T) {
 		t.Fatalf("the login again after storage failed: data %v", d)
 	}
 	link := regexp.MustCompile(`<a id="new-window-link" href="([^"]*)" target="_blank"`).FindStringSubmatch(w.Body.String())
-	if link == nil || html.UnescapeString(link[1]) != Lti13LoginPath+"?"+canvasLoginForm {
+	if link == nil || html.UnescapeString(link[1]) != LTI13LoginPath+"?"+canvasLoginForm {
 		t.Fatalf("new-window link %q", link)
 	}
 	for _, header := range []map[string]string{
@@ -182,7 +182,7 @@ func TestStorageOfState(t *testing.T) {
 // the state and nonce back from the frame the state names; that page's
 // post, same-origin, carries them to the services; another site's post of
 // such values is refused before any service is asked.
-func TestLti13LaunchThroughPlatformStorage(t *testing.T) {
+func TestLTI13LaunchThroughPlatformStorage(t *testing.T) {
 	claims := base64.RawURLEncoding.EncodeToString([]byte(`{"nonce":"n-1","iss":"x"}`))
 	token := "e30." + claims + ".c2ln"
 	s := &lti13Sessions{session: &authv1.LtiSession{Auth: "dG9rZW4=", Email: "ada@example.com", MessageType: "LtiResourceLinkRequest",
@@ -203,11 +203,11 @@ func TestLti13LaunchThroughPlatformStorage(t *testing.T) {
 	}
 
 	body := "id_token=" + token + "&state=" + storageState + "&lti_storage_state=" + storageState + "&lti_storage_nonce=n-1"
-	r := httptest.NewRequest(http.MethodPost, Lti13LaunchPath, strings.NewReader(body))
+	r := httptest.NewRequest(http.MethodPost, LTI13LaunchPath, strings.NewReader(body))
 	r.Header.Set("Content-Type", formType13)
 	r.Header.Set("Sec-Fetch-Site", "same-origin")
 	w = httptest.NewRecorder()
-	Lti13Launch(s, noMetadata13, 32<<10, quiet13())(w, r, nil)
+	LTI13Launch(s, noMetadata13, 32<<10, quiet13())(w, r, nil)
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `data-auth="dG9rZW4="`) {
 		t.Fatalf("%d:\n%s", w.Code, w.Body)
 	}
@@ -217,13 +217,13 @@ func TestLti13LaunchThroughPlatformStorage(t *testing.T) {
 
 	for _, site := range []string{"cross-site", "same-site", ""} {
 		s.got = nil
-		r := httptest.NewRequest(http.MethodPost, Lti13LaunchPath, strings.NewReader(body))
+		r := httptest.NewRequest(http.MethodPost, LTI13LaunchPath, strings.NewReader(body))
 		r.Header.Set("Content-Type", formType13)
 		if site != "" {
 			r.Header.Set("Sec-Fetch-Site", site)
 		}
 		w := httptest.NewRecorder()
-		Lti13Launch(s, noMetadata13, 32<<10, quiet13())(w, r, nil)
+		LTI13Launch(s, noMetadata13, 32<<10, quiet13())(w, r, nil)
 		if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), "own launch page") || s.got != nil {
 			t.Errorf("posted %q: %d, asked %v:\n%s", site, w.Code, s.got, w.Body)
 		}

@@ -22,7 +22,7 @@ func form(body string) (string, *strings.Reader, map[string]string) {
 // A launch goes to the auth service with every parameter, the query's then
 // the body's, duplicates kept and '+' decoded; the page opens the component
 // with the token in the page, never cached, and any LMS may frame it.
-func TestLtiLaunchOpensTheComponent(t *testing.T) {
+func TestLTILaunchOpensTheComponent(t *testing.T) {
 	e := newEnv(t, options{})
 	path, body, header := form("oauth_consumer_key=k&a=1&a=2&text=two+words%21&custom_exam_config_id=" + examID)
 	resp, page := e.do(t, http.MethodPost, path+"?q=x+y", body, header)
@@ -67,7 +67,7 @@ func TestLtiLaunchOpensTheComponent(t *testing.T) {
 // A refused launch is a short page with the reason and the matching status;
 // the exam configuration is the workspace service's rule, whose reason the
 // page shows as sent.
-func TestLtiLaunchRefusals(t *testing.T) {
+func TestLTILaunchRefusals(t *testing.T) {
 	e := newEnv(t, options{})
 	noExam := fault.New(fault.Invalid,
 		"This link opens no exam: in the LMS, add the custom parameter exam_config_id=<the exam configuration's id> to the LiveProctor tool or link.")

@@ -85,7 +85,7 @@ func muxOptions(cfg config.Config, errs *httperr.Handler, queries *restcheck.Que
 		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
 		// grpc-gateway keeps one query parser for the whole process.
 		runtime.SetQueryParameterParser(restcheck.QueryParser{}),
-		runtime.WithMiddlewares(recordRoute, refuseMalformedPathParams, restcheck.RequireJSON(lti.LaunchPath, lti.Lti13LaunchPath, lti.DeepLinkingPath, lti.Lti13LoginPath), queries.Middleware),
+		runtime.WithMiddlewares(recordRoute, refuseMalformedPathParams, restcheck.RequireJSON(lti.LaunchPath, lti.LTI13LaunchPath, lti.DeepLinkingPath, lti.LTI13LoginPath), queries.Middleware),
 	}
 }
 
@@ -102,12 +102,12 @@ type route struct {
 func (s *Server) ownRoutes(cfg config.Config, errs *httperr.Handler, workspaces workspacev1.WorkspaceServiceClient, auth authv1.AuthServiceClient) []route {
 	md := requestMetadata(cfg.Proxies)
 	ltiConfig := lti.ServeConfiguration(workspaces, errs, md, s.logger)
-	ltiLogin := lti.Lti13Login(workspaces, md, cfg.MaxBodyBytes, s.logger)
+	ltiLogin := lti.LTI13Login(workspaces, md, cfg.MaxBodyBytes, s.logger)
 	routes := []route{
 		{http.MethodPost, lti.LaunchPath, lti.Launch(auth, md, cfg.MaxBodyBytes, s.logger)},
-		{http.MethodGet, lti.Lti13LoginPath, ltiLogin},
-		{http.MethodPost, lti.Lti13LoginPath, ltiLogin},
-		{http.MethodPost, lti.Lti13LaunchPath, lti.Lti13Launch(auth, md, cfg.MaxBodyBytes, s.logger)},
+		{http.MethodGet, lti.LTI13LoginPath, ltiLogin},
+		{http.MethodPost, lti.LTI13LoginPath, ltiLogin},
+		{http.MethodPost, lti.LTI13LaunchPath, lti.LTI13Launch(auth, md, cfg.MaxBodyBytes, s.logger)},
 		{http.MethodPost, lti.DeepLinkingPath, lti.DeepLinkingResponse(workspaces, md, cfg.MaxBodyBytes, s.logger)},
 		{http.MethodGet, lti.JWKSPath, lti.ServeJWKS(workspaces, errs, md)},
 		{http.MethodGet, lti.RegisterPath, lti.Register(workspaces, md, s.logger)},

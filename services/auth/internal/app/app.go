@@ -82,7 +82,7 @@ type App struct {
 	// one step (see CreateToken), and limits are in force; else nil.
 	logins   LoginStore
 	launches Launches      // nil: no LTI launches
-	lti13    Lti13Launches // nil: no LTI 1.3 launches
+	lti13    LTI13Launches // nil: no LTI 1.3 launches
 	// remembered holds the workspace service's recent yeses (access.go).
 	remembered *ttlcache.Loader[accessKey, cachedAccess]
 	// changedWorkspaces and changedKeys remember when the cache bus last

@@ -7,10 +7,10 @@ import (
 	"github.com/liveproctor/workspaces/services/auth/internal/domain"
 )
 
-// Lti13Launch is what the workspace service found in a verified LTI 1.3
+// LTI13Launch is what the workspace service found in a verified LTI 1.3
 // launch: the user and workspace as for LTI 1.1, and what a deep-linking
 // reply needs.
-type Lti13Launch struct {
+type LTI13Launch struct {
 	Launch
 	// MessageType is LtiResourceLinkRequest or LtiDeepLinkingRequest.
 	MessageType    string
@@ -25,48 +25,48 @@ type Lti13Launch struct {
 	DeepLinkID string
 }
 
-// Lti13Launches asks the workspace service, which holds the logins' states
+// LTI13Launches asks the workspace service, which holds the logins' states
 // and nonces and the platforms' keys, to verify an LTI 1.3 launch,
 // presenting the given Authorization header (the service's own key pair).
 // Errors are faults with a reason an administrator can act on.
-type Lti13Launches interface {
-	VerifyLti13Launch(ctx context.Context, authorization, idToken, state string, browser Lti13BrowserProof) (Lti13Launch, error)
+type LTI13Launches interface {
+	VerifyLTI13Launch(ctx context.Context, authorization, idToken, state string, browser LTI13BrowserProof) (LTI13Launch, error)
 }
 
-// Lti13BrowserProof is what the launch's browser presented to show that
+// LTI13BrowserProof is what the launch's browser presented to show that
 // it started the login: the state its cookie kept, or the state and nonce
 // its launch page read back from the platform's storage (FromStorage).
-type Lti13BrowserProof struct {
+type LTI13BrowserProof struct {
 	State       string
 	Nonce       string
 	FromStorage bool
 }
 
-// WithLti13Launches lets the application open sessions from LTI 1.3
+// WithLTI13Launches lets the application open sessions from LTI 1.3
 // launches.
-func WithLti13Launches(l Lti13Launches) Option { return func(a *App) { a.lti13 = l } }
+func WithLTI13Launches(l LTI13Launches) Option { return func(a *App) { a.lti13 = l } }
 
-var errNoLti13Launches = fault.New(fault.Unavailable,
+var errNoLTI13Launches = fault.New(fault.Unavailable,
 	"LTI 1.3 launches are not available: the auth service has no workspace service to verify them")
 
-// CreateLti13Session issues an 8-hour token for the user of an LTI 1.3
+// CreateLTI13Session issues an 8-hour token for the user of an LTI 1.3
 // launch the workspace service verified, in the launch's workspace: the
 // same session a login opens. The launch's failures are the workspace
 // service's to count; the policy refuses an address past its limit first.
-func (a *App) CreateLti13Session(ctx context.Context, authorization, idToken, state string, browser Lti13BrowserProof) (domain.Token, domain.Session, Lti13Launch, error) {
-	if _, err := a.admit(ctx, opCreateLti13Session, authorization); err != nil {
-		return "", domain.Session{}, Lti13Launch{}, err
+func (a *App) CreateLTI13Session(ctx context.Context, authorization, idToken, state string, browser LTI13BrowserProof) (domain.Token, domain.Session, LTI13Launch, error) {
+	if _, err := a.admit(ctx, opCreateLTI13Session, authorization); err != nil {
+		return "", domain.Session{}, LTI13Launch{}, err
 	}
 	if a.lti13 == nil {
-		return "", domain.Session{}, Lti13Launch{}, errNoLti13Launches
+		return "", domain.Session{}, LTI13Launch{}, errNoLTI13Launches
 	}
-	launch, err := a.lti13.VerifyLti13Launch(ctx, a.settings.ServiceAuthorization, idToken, state, browser)
+	launch, err := a.lti13.VerifyLTI13Launch(ctx, a.settings.ServiceAuthorization, idToken, state, browser)
 	if err != nil {
-		return "", domain.Session{}, Lti13Launch{}, err
+		return "", domain.Session{}, LTI13Launch{}, err
 	}
 	if err := domain.CheckLogin(launch.Email, launch.WorkspaceID); err != nil {
 		// The workspace service vouched for these: not the caller's fault.
-		return "", domain.Session{}, Lti13Launch{}, fault.Wrap(fault.Internal, err, "internal error")
+		return "", domain.Session{}, LTI13Launch{}, fault.Wrap(fault.Internal, err, "internal error")
 	}
 	token, s, err := a.issue(ctx, launch.Email, launch.WorkspaceID)
 	return token, s, launch, err

@@ -14,22 +14,22 @@ import (
 // verification.
 type lti13Launches struct {
 	gotAuthz, gotToken, gotState string
-	gotBrowser                   app.Lti13BrowserProof
-	launch                       app.Lti13Launch
+	gotBrowser                   app.LTI13BrowserProof
+	launch                       app.LTI13Launch
 	err                          error
 }
 
-func (l *lti13Launches) VerifyLti13Launch(_ context.Context, authz, idToken, state string, browser app.Lti13BrowserProof) (app.Lti13Launch, error) {
+func (l *lti13Launches) VerifyLTI13Launch(_ context.Context, authz, idToken, state string, browser app.LTI13BrowserProof) (app.LTI13Launch, error) {
 	l.gotAuthz, l.gotToken, l.gotState, l.gotBrowser = authz, idToken, state, browser
 	return l.launch, l.err
 }
 
 // An LTI 1.3 launch opens the ordinary 8-hour session of its workspace and
 // user, and hands on what the page needs of the launch.
-func TestLti13SessionIsAnOrdinarySession(t *testing.T) {
+func TestLTI13SessionIsAnOrdinarySession(t *testing.T) {
 	f := newFixture(t)
 	clock := func() time.Time { return f.now }
-	l := &lti13Launches{launch: app.Lti13Launch{
+	l := &lti13Launches{launch: app.LTI13Launch{
 		Launch: app.Launch{
 			WorkspaceID: "w1", Email: "ada@example.com",
 			CustomParameters: []app.LaunchParameter{{Name: "custom_exam_config_id", Value: "0f8fad5b-d9cb-469f-a165-70867728950e"}},
@@ -37,13 +37,13 @@ func TestLti13SessionIsAnOrdinarySession(t *testing.T) {
 		MessageType: "LtiResourceLinkRequest", RegistrationID: "r1", DeploymentID: "d1",
 	}}
 	a := app.New(memstore.New(clock), f.ws, app.Settings{ServiceAuthorization: service, AccessCacheTTL: time.Second},
-		app.WithClock(clock), app.WithLti13Launches(l))
+		app.WithClock(clock), app.WithLTI13Launches(l))
 	ctx := context.Background()
-	token, s, launch, err := a.CreateLti13Session(ctx, "", "jwt", "state-1", app.Lti13BrowserProof{State: "state-1"})
+	token, s, launch, err := a.CreateLTI13Session(ctx, "", "jwt", "state-1", app.LTI13BrowserProof{State: "state-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.gotAuthz != service || l.gotToken != "jwt" || l.gotState != "state-1" || l.gotBrowser != (app.Lti13BrowserProof{State: "state-1"}) {
+	if l.gotAuthz != service || l.gotToken != "jwt" || l.gotState != "state-1" || l.gotBrowser != (app.LTI13BrowserProof{State: "state-1"}) {
 		t.Fatalf("verified with %+v: want the service's key pair and the launch as posted", l)
 	}
 	if s.Email != "ada@example.com" || s.WorkspaceID != "w1" || !s.ExpiresAt.Equal(f.now.Add(8*time.Hour)) {
@@ -58,15 +58,15 @@ func TestLti13SessionIsAnOrdinarySession(t *testing.T) {
 	}
 
 	l.err = fault.New(fault.Unauthenticated, "the launch's state is not this browser's")
-	_, _, _, err = a.CreateLti13Session(ctx, "", "jwt", "state-1", app.Lti13BrowserProof{State: "other"})
+	_, _, _, err = a.CreateLTI13Session(ctx, "", "jwt", "state-1", app.LTI13BrowserProof{State: "other"})
 	wantKind(t, err, fault.Unauthenticated)
 
 	// A launch the workspace service vouched for with no user is its bug.
 	l.err, l.launch.Email = nil, ""
-	_, _, _, err = a.CreateLti13Session(ctx, "", "jwt", "state-1", app.Lti13BrowserProof{State: "state-1"})
+	_, _, _, err = a.CreateLTI13Session(ctx, "", "jwt", "state-1", app.LTI13BrowserProof{State: "state-1"})
 	wantKind(t, err, fault.Internal)
 
 	none := app.New(memstore.New(clock), f.ws, app.Settings{ServiceAuthorization: service})
-	_, _, _, err = none.CreateLti13Session(ctx, "", "jwt", "state-1", app.Lti13BrowserProof{State: "state-1"})
+	_, _, _, err = none.CreateLTI13Session(ctx, "", "jwt", "state-1", app.LTI13BrowserProof{State: "state-1"})
 	wantKind(t, err, fault.Unavailable)
 }

@@ -35,11 +35,11 @@ func WithLaunches(l Launches) Option { return func(a *App) { a.launches = l } }
 
 var errNoLaunches = fault.New(fault.Unavailable, "LTI launches are not available: the auth service has no workspace service to verify them")
 
-// CreateLtiSession issues an 8-hour token for the user of an LTI launch
+// CreateLTISession issues an 8-hour token for the user of an LTI launch
 // the workspace service verified, in the launch's workspace: the same
 // session a login opens.
-func (a *App) CreateLtiSession(ctx context.Context, authorization, method string, params []LaunchParameter) (domain.Token, domain.Session, Launch, error) {
-	if _, err := a.admit(ctx, opCreateLtiSession, authorization); err != nil {
+func (a *App) CreateLTISession(ctx context.Context, authorization, method string, params []LaunchParameter) (domain.Token, domain.Session, Launch, error) {
+	if _, err := a.admit(ctx, opCreateLTISession, authorization); err != nil {
 		return "", domain.Session{}, Launch{}, err
 	}
 	if a.launches == nil {

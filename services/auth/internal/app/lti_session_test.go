@@ -26,7 +26,7 @@ func (l *launches) VerifyLaunch(_ context.Context, authz, method string, params 
 	return l.launch, l.err
 }
 
-func TestLtiSessionIsAnOrdinarySession(t *testing.T) {
+func TestLTISessionIsAnOrdinarySession(t *testing.T) {
 	f := newFixture(t)
 	clock := func() time.Time { return f.now }
 	l := &launches{launch: app.Launch{
@@ -36,7 +36,7 @@ func TestLtiSessionIsAnOrdinarySession(t *testing.T) {
 	a := app.New(memstore.New(clock), f.ws, app.Settings{ServiceAuthorization: service, AccessCacheTTL: time.Second},
 		app.WithClock(clock), app.WithLaunches(l))
 	params := []app.LaunchParameter{{Name: "oauth_consumer_key", Value: "k"}, {Name: "a", Value: "1"}, {Name: "a", Value: "2"}}
-	token, s, launch, err := a.CreateLtiSession(context.Background(), "", "POST", params)
+	token, s, launch, err := a.CreateLTISession(context.Background(), "", "POST", params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +55,10 @@ func TestLtiSessionIsAnOrdinarySession(t *testing.T) {
 	}
 
 	l.err = fault.New(fault.Unauthenticated, "the launch's signature does not match")
-	_, _, _, err = a.CreateLtiSession(context.Background(), "", "POST", params)
+	_, _, _, err = a.CreateLTISession(context.Background(), "", "POST", params)
 	wantKind(t, err, fault.Unauthenticated)
 
 	none := app.New(memstore.New(clock), f.ws, app.Settings{ServiceAuthorization: service})
-	_, _, _, err = none.CreateLtiSession(context.Background(), "", "POST", params)
+	_, _, _, err = none.CreateLTISession(context.Background(), "", "POST", params)
 	wantKind(t, err, fault.Unavailable)
 }

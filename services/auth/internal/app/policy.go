@@ -41,8 +41,8 @@ const (
 	opRevokeToken
 	opIntrospectToken
 	opForgetKeyPairs
-	opCreateLtiSession
-	opCreateLti13Session
+	opCreateLTISession
+	opCreateLTI13Session
 	opSession
 	opEndSession
 	opCount
@@ -71,8 +71,8 @@ var operations = [opCount]presents{
 	opRevokeToken:        keyPair,
 	opIntrospectToken:    keyPair,
 	opForgetKeyPairs:     keyPair,
-	opCreateLtiSession:   launch,
-	opCreateLti13Session: launch,
+	opCreateLTISession:   launch,
+	opCreateLTI13Session: launch,
 	opSession:            bearerToken,
 	opEndSession:         bearerToken,
 }

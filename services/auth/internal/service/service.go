@@ -142,7 +142,7 @@ func (s *Service) newApp() *app.App {
 		ServiceAuthorization: basicauth.Header(s.cfg.ServiceAppKey, s.cfg.ServiceAppSecret),
 		AccessCacheTTL:       s.cfg.AccessCacheTTL,
 		AccessCacheSize:      s.cfg.AccessCacheSize,
-	}, app.WithLimits(guard), app.WithLaunches(workspaces), app.WithLti13Launches(workspaces),
+	}, app.WithLimits(guard), app.WithLaunches(workspaces), app.WithLTI13Launches(workspaces),
 		app.WithChangePublisher(changebus.NewPublisher(s.redis)))
 }
 

@@ -28,7 +28,7 @@ type Client struct {
 var (
 	_ app.Workspaces    = (*Client)(nil)
 	_ app.Launches      = (*Client)(nil)
-	_ app.Lti13Launches = (*Client)(nil)
+	_ app.LTI13Launches = (*Client)(nil)
 )
 
 // New returns a client on conn; each call is bounded by timeout.
@@ -102,8 +102,8 @@ func (c *Client) VerifyLaunch(ctx context.Context, authorization, method string,
 	return out, nil
 }
 
-// VerifyLti13Launch calls VerifyLti13Launch presenting authorization.
-func (c *Client) VerifyLti13Launch(ctx context.Context, authorization, idToken, state string, browser app.Lti13BrowserProof) (app.Lti13Launch, error) {
+// VerifyLTI13Launch calls VerifyLti13Launch presenting authorization.
+func (c *Client) VerifyLTI13Launch(ctx context.Context, authorization, idToken, state string, browser app.LTI13BrowserProof) (app.LTI13Launch, error) {
 	ctx, cancel := context.WithTimeout(grpcmw.OutgoingRequestID(ctx), c.timeout)
 	defer cancel()
 	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", authorization)
@@ -112,9 +112,9 @@ func (c *Client) VerifyLti13Launch(ctx context.Context, authorization, idToken, 
 		BrowserState: browser.State, BrowserNonce: browser.Nonce, FromPlatformStorage: browser.FromStorage,
 	})
 	if err != nil {
-		return app.Lti13Launch{}, launchError(err)
+		return app.LTI13Launch{}, launchError(err)
 	}
-	out := app.Lti13Launch{
+	out := app.LTI13Launch{
 		Launch: app.Launch{
 			WorkspaceID:      l.GetWorkspaceId(),
 			Email:            l.GetEmail(),

@@ -42,15 +42,15 @@ func (c *launchConn) NewStream(context.Context, *grpc.StreamDesc, string, ...grp
 	return nil, errors.New("no streams here")
 }
 
-func TestVerifyLti13Launch(t *testing.T) {
+func TestVerifyLTI13Launch(t *testing.T) {
 	c := &launchConn{answer: &workspacev1.Lti13Launch{
 		WorkspaceId: "w1", RegistrationId: "r1", DeploymentId: "d1", MessageType: "LtiDeepLinkingRequest",
 		Email: "ada@example.com", EmailDerived: true, LaunchPresentationReturnUrl: "https://lms.example/back",
 		CustomParameters: []*workspacev1.LtiParameter{{Name: "custom_a", Value: "1"}},
 		DeepLinking:      &workspacev1.Lti13DeepLinking{ReturnUrl: "https://lms.example/dl", Data: "opaque", DeepLinkId: "dl-1"},
 	}}
-	l, err := workspaceclient.New(c, time.Second).VerifyLti13Launch(context.Background(), "Basic c2VydmljZQ==", "jwt", "s1",
-		app.Lti13BrowserProof{State: "s2", Nonce: "n2", FromStorage: true})
+	l, err := workspaceclient.New(c, time.Second).VerifyLTI13Launch(context.Background(), "Basic c2VydmljZQ==", "jwt", "s1",
+		app.LTI13BrowserProof{State: "s2", Nonce: "n2", FromStorage: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestVerifyLti13Launch(t *testing.T) {
 	// The workspace service's refusal reaches the page as it is.
 	refusal := fault.New(fault.Unauthenticated, "the launch's state is not this browser's (open the link again from the LMS)")
 	c.err = grpcfault.Status(refusal)
-	_, err = workspaceclient.New(c, time.Second).VerifyLti13Launch(context.Background(), "Basic c2VydmljZQ==", "jwt", "s1", app.Lti13BrowserProof{State: "s2"})
+	_, err = workspaceclient.New(c, time.Second).VerifyLTI13Launch(context.Background(), "Basic c2VydmljZQ==", "jwt", "s1", app.LTI13BrowserProof{State: "s2"})
 	if f, ok := fault.As(err); !ok || f.Kind != fault.Unauthenticated || f.Message != refusal.Message {
 		t.Fatalf("refused: %v", err)
 	}
@@ -87,7 +87,7 @@ func TestVerifyLti13Launch(t *testing.T) {
 		{status.Error(codes.Unavailable, "dial tcp 10.0.0.7:9090: connection refused"), unavailable},
 	} {
 		c.err = tc.err
-		_, err = workspaceclient.New(c, time.Second).VerifyLti13Launch(context.Background(), "Basic c2VydmljZQ==", "jwt", "s1", app.Lti13BrowserProof{State: "s1"})
+		_, err = workspaceclient.New(c, time.Second).VerifyLTI13Launch(context.Background(), "Basic c2VydmljZQ==", "jwt", "s1", app.LTI13BrowserProof{State: "s1"})
 		if f, ok := fault.As(err); !ok || f.Kind != fault.Unavailable || f.Message != tc.want {
 			t.Errorf("%v: %v, want %q", tc.err, err, tc.want)
 		}

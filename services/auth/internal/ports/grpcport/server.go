@@ -89,7 +89,7 @@ func (s *Server) CreateLtiSession(ctx context.Context, req *authv1.CreateLtiSess
 	for i, p := range req.GetParameters() {
 		params[i] = app.LaunchParameter{Name: p.GetName(), Value: p.GetValue()}
 	}
-	token, session, launch, err := s.app.CreateLtiSession(ctx, authorization(ctx), req.GetMethod(), params)
+	token, session, launch, err := s.app.CreateLTISession(ctx, authorization(ctx), req.GetMethod(), params)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (s *Server) CreateLtiSession(ctx context.Context, req *authv1.CreateLtiSess
 // CreateLti13Session opens a session from an LTI 1.3 launch, which the
 // workspace service verifies.
 func (s *Server) CreateLti13Session(ctx context.Context, req *authv1.CreateLti13SessionRequest) (*authv1.LtiSession, error) {
-	token, session, launch, err := s.app.CreateLti13Session(ctx, authorization(ctx), req.GetIdToken(), req.GetState(), app.Lti13BrowserProof{
+	token, session, launch, err := s.app.CreateLTI13Session(ctx, authorization(ctx), req.GetIdToken(), req.GetState(), app.LTI13BrowserProof{
 		State: req.GetBrowserState(), Nonce: req.GetBrowserNonce(), FromStorage: req.GetFromPlatformStorage(),
 	})
 	if err != nil {
