@@ -40,10 +40,10 @@ func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Reposito
 		links     ltiapp.RegistrationLinkStore
 	)
 	if s.redis != nil {
-		nonces, logins = ltistate.NewRedisStore(s.redis), ltistate.NewRedisLogins(s.redis, s.cfg.LTI13PendingLoginsMax)
+		nonces, logins = ltistate.NewRedisNonces(s.redis), ltistate.NewRedisLogins(s.redis, s.cfg.LTI13PendingLoginsMax)
 		deepLinks, links = ltistate.NewRedisDeepLinks(s.redis), ltistate.NewRedisRegistrationLinks(s.redis)
 	} else {
-		nonces, logins = ltistate.NewMemoryStore(launchNoncesInMemory, nil), ltistate.NewMemoryLogins(s.cfg.LTI13PendingLoginsMax, nil)
+		nonces, logins = ltistate.NewMemoryNonces(launchNoncesInMemory, nil), ltistate.NewMemoryLogins(s.cfg.LTI13PendingLoginsMax, nil)
 		deepLinks = ltistate.NewMemoryDeepLinks(deepLinksInMemory, nil)
 		links = ltistate.NewMemoryRegistrationLinks(registrationLinksInMemory, nil)
 	}

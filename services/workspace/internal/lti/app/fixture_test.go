@@ -67,7 +67,7 @@ func newFixture(t testing.TB, d deps) *fixture {
 		d.limits = noLimits{}
 	}
 	if d.nonces == nil {
-		d.nonces = ltistate.NewMemoryStore(1000, d.now)
+		d.nonces = ltistate.NewMemoryNonces(1000, d.now)
 	}
 	if d.logins == nil {
 		d.logins = ltistate.NewMemoryLogins(100, d.now)

@@ -13,7 +13,7 @@ func TestUseCasesRefuseAMissingDependency(t *testing.T) {
 	f := newFixture(t, deps{})
 	for name, build := range map[string]func(){
 		"registrations": func() { ltiapp.NewRegistrations(nil, ltiapp.Settings{}) },
-		"1.1 launches":  func() { ltiapp.NewLTI11Launches(nil, ltistate.NewMemoryStore(1, nil), noLimits{}, ltiapp.Settings{}) },
+		"1.1 launches":  func() { ltiapp.NewLTI11Launches(nil, ltistate.NewMemoryNonces(1, nil), noLimits{}, ltiapp.Settings{}) },
 		"1.3 logins":    func() { ltiapp.NewLTI13Logins(nil, nil, ltiapp.Settings{}) },
 		"deep linking":  func() { ltiapp.NewDeepLinking(nil, ltistate.NewMemoryDeepLinks(1, nil), f.toolKeys, ltiapp.Settings{}) },
 	} {

@@ -52,7 +52,7 @@ type launchFixture struct {
 func newLaunchFixture(t *testing.T, nonces ltiapp.NonceStore) *launchFixture {
 	lf := &launchFixture{now: time.Unix(1_800_000_000, 0), guard: &recordingGuard{}}
 	if nonces == nil {
-		nonces = ltistate.NewMemoryStore(1000, func() time.Time { return lf.now })
+		nonces = ltistate.NewMemoryNonces(1000, func() time.Time { return lf.now })
 	}
 	lf.fixture = newFixture(t, deps{now: func() time.Time { return lf.now }, nonces: nonces, limits: lf.guard})
 	res, _ := lf.create(lf.root, app.CreateInput{ID: "school"})

@@ -59,12 +59,12 @@ func storeContract(t *testing.T, s ltiapp.NonceStore) {
 }
 
 func TestMemoryStore(t *testing.T) {
-	storeContract(t, ltistate.NewMemoryStore(1000, nil))
+	storeContract(t, ltistate.NewMemoryNonces(1000, nil))
 }
 
 func TestMemoryStoreExpiresAndBounds(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	s := ltistate.NewMemoryStore(2, func() time.Time { return now })
+	s := ltistate.NewMemoryNonces(2, func() time.Time { return now })
 	ctx := context.Background()
 	for _, n := range []string{"a", "b"} {
 		if ok, err := s.Use(ctx, "k", n, time.Minute); !ok || err != nil {
@@ -101,7 +101,7 @@ func startRedis(t *testing.T) (*testenv.Server, redis.UniversalClient) {
 
 func TestRedisStore(t *testing.T) {
 	_, rdb := startRedis(t)
-	s := ltistate.NewRedisStore(rdb)
+	s := ltistate.NewRedisNonces(rdb)
 	storeContract(t, s)
 
 	// The key has the consumer key as its hash tag, no raw nonce, and the
@@ -110,7 +110,7 @@ func TestRedisStore(t *testing.T) {
 	if ok, err := s.Use(ctx, "3f0c", "secret-looking nonce", 10*time.Minute); !ok || err != nil {
 		t.Fatalf("Use = %v, %v", ok, err)
 	}
-	key := ltistate.Key("3f0c", "secret-looking nonce")
+	key := ltistate.NonceKey("3f0c", "secret-looking nonce")
 	if !strings.HasPrefix(key, "lti:nonce:{3f0c}:") || strings.Contains(key, "nonce:{3f0c}:secret") || len(key) != len("lti:nonce:{3f0c}:")+32 {
 		t.Fatalf("key %q", key)
 	}
@@ -131,7 +131,7 @@ func TestRedisStore(t *testing.T) {
 // with a message that says so and nothing of the nonce.
 func TestRedisDownIsUnavailable(t *testing.T) {
 	srv, rdb := startRedis(t)
-	s := ltistate.NewRedisStore(rdb)
+	s := ltistate.NewRedisNonces(rdb)
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 // recorded again.
 func TestFullRedisIsUnavailable(t *testing.T) {
 	srv, rdb := startRedis(t)
-	nonces := ltistate.NewRedisStore(rdb)
+	nonces := ltistate.NewRedisNonces(rdb)
 	logins := ltistate.NewRedisLogins(rdb, 1000)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -200,12 +200,12 @@ func TestRedisStoreOnCluster(t *testing.T) {
 	// each of several keys (spread over the masters) can be written.
 	testenv.Eventually(t, 30*time.Second, func() error {
 		for i := range 16 {
-			if err := rdb.Set(ctx, ltistate.Key(strconv.Itoa(i), "probe"), 1, time.Minute).Err(); err != nil {
+			if err := rdb.Set(ctx, ltistate.NonceKey(strconv.Itoa(i), "probe"), 1, time.Minute).Err(); err != nil {
 				return err
 			}
 		}
 		return nil
 	}, "every master of the cluster takes writes")
-	storeContract(t, ltistate.NewRedisStore(rdb))
+	storeContract(t, ltistate.NewRedisNonces(rdb))
 	loginsContract(t, ltistate.NewRedisLogins(rdb, 1000))
 }

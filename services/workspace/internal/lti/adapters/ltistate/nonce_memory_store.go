@@ -9,9 +9,9 @@ import (
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
-// MemoryStore keeps nonces in this process: right for one replica (or
+// MemoryNonces keeps nonces in this process: right for one replica (or
 // tests), blind to launches other replicas saw.
-type MemoryStore struct {
+type MemoryNonces struct {
 	now func() time.Time
 	max int
 
@@ -19,15 +19,15 @@ type MemoryStore struct {
 	expiry map[string]time.Time
 }
 
-var _ ltiapp.NonceStore = (*MemoryStore)(nil)
+var _ ltiapp.NonceStore = (*MemoryNonces)(nil)
 
-// NewMemoryStore returns a store of at most max live nonces, on the clock
+// NewMemoryNonces returns a store of at most max live nonces, on the clock
 // now (nil: time.Now).
-func NewMemoryStore(max int, now func() time.Time) *MemoryStore {
+func NewMemoryNonces(max int, now func() time.Time) *MemoryNonces {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryStore{now: now, max: max, expiry: make(map[string]time.Time)}
+	return &MemoryNonces{now: now, max: max, expiry: make(map[string]time.Time)}
 }
 
 var errFull = fault.New(fault.Unavailable, "too many LTI launches at once to check them for replays; retry shortly")
@@ -35,9 +35,9 @@ var errFull = fault.New(fault.Unavailable, "too many LTI launches at once to che
 // Use records nonce for consumerKey for ttl; false when it was already
 // recorded and has not expired. When max live nonces are recorded, it
 // refuses rather than forget one that might be replayed.
-func (s *MemoryStore) Use(_ context.Context, consumerKey, nonce string, ttl time.Duration) (bool, error) {
+func (s *MemoryNonces) Use(_ context.Context, consumerKey, nonce string, ttl time.Duration) (bool, error) {
 	now := s.now()
-	key := Key(consumerKey, nonce)
+	key := NonceKey(consumerKey, nonce)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if until, ok := s.expiry[key]; ok && now.Before(until) {

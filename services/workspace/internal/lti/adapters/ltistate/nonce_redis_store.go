@@ -12,17 +12,17 @@ import (
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
-// RedisStore keeps each nonce as its own key, written with SET NX and an
+// RedisNonces keeps each nonce as its own key, written with SET NX and an
 // expiry. One key per command, so it works on a Cluster; the consumer key is
 // the hash tag all the nonces of one LMS registration share.
-type RedisStore struct {
+type RedisNonces struct {
 	rdb redis.UniversalClient
 }
 
-var _ ltiapp.NonceStore = (*RedisStore)(nil)
+var _ ltiapp.NonceStore = (*RedisNonces)(nil)
 
-// NewRedisStore returns a store over rdb.
-func NewRedisStore(rdb redis.UniversalClient) *RedisStore { return &RedisStore{rdb: rdb} }
+// NewRedisNonces returns a store over rdb.
+func NewRedisNonces(rdb redis.UniversalClient) *RedisNonces { return &RedisNonces{rdb: rdb} }
 
 // errUnavailable: without the store a replay cannot be ruled out, so the
 // launch is refused.
@@ -30,18 +30,18 @@ const errUnavailable = "LTI launches cannot be checked for replays right now (th
 
 // Use records nonce for consumerKey for ttl; false when it was already
 // recorded.
-func (s *RedisStore) Use(ctx context.Context, consumerKey, nonce string, ttl time.Duration) (bool, error) {
-	ok, err := s.rdb.SetNX(ctx, Key(consumerKey, nonce), 1, ttl).Result()
+func (s *RedisNonces) Use(ctx context.Context, consumerKey, nonce string, ttl time.Duration) (bool, error) {
+	ok, err := s.rdb.SetNX(ctx, NonceKey(consumerKey, nonce), 1, ttl).Result()
 	if err != nil {
 		return false, redisconn.Outage("record an LTI nonce", err, errUnavailable)
 	}
 	return ok, nil
 }
 
-// Key is the Redis key of a nonce: lti:nonce:{<consumer key>}:<the first
+// NonceKey is the Redis key of a nonce: lti:nonce:{<consumer key>}:<the first
 // 32 hex digits of SHA-256(nonce)>, so a nonce of any length makes a short
 // key.
-func Key(consumerKey, nonce string) string {
+func NonceKey(consumerKey, nonce string) string {
 	sum := sha256.Sum256([]byte(nonce))
 	return "lti:nonce:{" + consumerKey + "}:" + hex.EncodeToString(sum[:16])
 }
