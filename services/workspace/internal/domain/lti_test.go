@@ -10,34 +10,12 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/domain/ltidomaintest"
 )
 
 // What the workspace holds for LTI (lti.go): the rules of registrations are
 // the LTI context's and tested there; these check what the workspace adds,
 // its deleted state and its events, with the rules in place.
-
-func validRegistration() ltidomain.NewRegistration {
-	token := "https://sso.canvaslms.com/login/oauth2/token"
-	return ltidomain.NewRegistration{
-		Issuer:        "https://canvas.instructure.com",
-		ClientID:      "10000000000001",
-		DeploymentIDs: []string{"1:8865aa05b4b79b64a91a86042e43af5ea8ae79eb"},
-		AuthLoginURL:  "https://sso.canvaslms.com/api/lti/authorize_redirect",
-		JWKSURL:       "https://sso.canvaslms.com/api/lti/security/jwks",
-		AuthTokenURL:  &token,
-	}
-}
-
-// violated lists the fields err names, with their descriptions.
-func violated(err error) map[string]string {
-	out := map[string]string{}
-	if e, ok := fault.As(err); ok {
-		for _, f := range e.Fields {
-			out[f.Field] = f.Description
-		}
-	}
-	return out
-}
 
 func TestLTIKey(t *testing.T) {
 	root := mustRoot(t)
@@ -64,7 +42,7 @@ func TestLTIKey(t *testing.T) {
 func TestLTIRegistrationLife(t *testing.T) {
 	w := mustCreate(t, "w", mustRoot(t))
 	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	reg, err := w.AddLTIRegistration("reg-1", validRegistration(), ltidomain.URLPolicy{}, now)
+	reg, err := w.AddLTIRegistration("reg-1", ltidomaintest.ValidRegistration(), ltidomain.URLPolicy{}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +50,7 @@ func TestLTIRegistrationLife(t *testing.T) {
 		t.Fatalf("added: %+v", reg)
 	}
 	// The pair is this workspace's already.
-	_, err = w.AddLTIRegistration("reg-2", validRegistration(), ltidomain.URLPolicy{}, now)
+	_, err = w.AddLTIRegistration("reg-2", ltidomaintest.ValidRegistration(), ltidomain.URLPolicy{}, now)
 	if !errors.Is(err, ltidomain.ErrRegistrationTaken) {
 		t.Fatalf("the same pair again: %v", err)
 	}
@@ -91,7 +69,7 @@ func TestLTIRegistrationLife(t *testing.T) {
 	if _, added, err := w.AddLTIDeployment("reg-1", "2:x", later); err != nil || added {
 		t.Fatalf("add it again: %v, %v; want no change", added, err)
 	}
-	if _, _, err := w.AddLTIDeployment("reg-1", "", later); fault.KindOf(err) != fault.Invalid || violated(err)["deploymentId"] == "" {
+	if _, _, err := w.AddLTIDeployment("reg-1", "", later); fault.KindOf(err) != fault.Invalid || ltidomaintest.Violated(err)["deploymentId"] == "" {
 		t.Fatalf("an empty deployment id: %v", err)
 	}
 	if _, _, err := w.AddLTIDeployment("nope", "3", later); !errors.Is(err, ltidomain.ErrRegistrationNotFound) {
@@ -128,18 +106,18 @@ func TestLTIRegistrationBounds(t *testing.T) {
 	w := mustCreate(t, "w", mustRoot(t))
 	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 	for i := range ltidomain.MaxRegistrations {
-		r := validRegistration()
+		r := ltidomaintest.ValidRegistration()
 		r.ClientID = fmt.Sprint(i)
 		if _, err := w.AddLTIRegistration(fmt.Sprint("reg-", i), r, ltidomain.URLPolicy{}, now); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r := validRegistration()
+	r := ltidomaintest.ValidRegistration()
 	r.ClientID = "one too many"
 	if _, err := w.AddLTIRegistration("reg-x", r, ltidomain.URLPolicy{}, now); !errors.Is(err, ltidomain.ErrTooManyRegistrations) {
 		t.Fatalf("a 21st registration: %v", err)
 	}
-	for i := len(validRegistration().DeploymentIDs); i < ltidomain.MaxDeployments; i++ {
+	for i := len(ltidomaintest.ValidRegistration().DeploymentIDs); i < ltidomain.MaxDeployments; i++ {
 		if _, _, err := w.AddLTIDeployment("reg-0", fmt.Sprint("d", i), now); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/outbound"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/domain/ltidomaintest"
 )
 
 // The document's patterns, compiled apart from the checks under test.
@@ -33,7 +34,7 @@ func FuzzCheckNewRegistration(f *testing.F) {
 	f.Add("https://a.test:99999", "https://a.test/%zz")
 	f.Add("https://[fe80::1%25eth0]", "https://100.64.0.1/x")
 	f.Fuzz(func(t *testing.T, issuer, jwksURL string) {
-		r := validRegistration()
+		r := ltidomaintest.ValidRegistration()
 		r.Issuer, r.JWKSURL = issuer, jwksURL
 		err := ltidomain.CheckNewRegistration(r, outbound.Policy{})
 		if err != nil {

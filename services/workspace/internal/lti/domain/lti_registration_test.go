@@ -6,38 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liveproctor/workspaces/pkg/fault"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/domain/ltidomaintest"
 )
 
-func validRegistration() ltidomain.NewRegistration {
-	token := "https://sso.canvaslms.com/login/oauth2/token"
-	return ltidomain.NewRegistration{
-		Issuer:        "https://canvas.instructure.com",
-		ClientID:      "10000000000001",
-		DeploymentIDs: []string{"1:8865aa05b4b79b64a91a86042e43af5ea8ae79eb"},
-		AuthLoginURL:  "https://sso.canvaslms.com/api/lti/authorize_redirect",
-		JWKSURL:       "https://sso.canvaslms.com/api/lti/security/jwks",
-		AuthTokenURL:  &token,
-	}
-}
-
-// violated lists the fields err names, with their descriptions.
-func violated(err error) map[string]string {
-	out := map[string]string{}
-	if e, ok := fault.As(err); ok {
-		for _, f := range e.Fields {
-			out[f.Field] = f.Description
-		}
-	}
-	return out
-}
-
 func TestCheckNewRegistrationNamesEveryField(t *testing.T) {
-	if err := ltidomain.CheckNewRegistration(validRegistration(), ltidomain.URLPolicy{}); err != nil {
+	if err := ltidomain.CheckNewRegistration(ltidomaintest.ValidRegistration(), ltidomain.URLPolicy{}); err != nil {
 		t.Fatalf("a valid registration: %v", err)
 	}
-	none := validRegistration()
+	none := ltidomaintest.ValidRegistration()
 	none.DeploymentIDs, none.AuthTokenURL = nil, nil
 	if err := ltidomain.CheckNewRegistration(none, ltidomain.URLPolicy{}); err != nil {
 		t.Fatalf("no deployments and no token URL: %v", err)
@@ -52,7 +29,7 @@ func TestCheckNewRegistrationNamesEveryField(t *testing.T) {
 		JWKSURL:       "",
 		AuthTokenURL:  &empty,
 	}
-	got := violated(ltidomain.CheckNewRegistration(bad, ltidomain.URLPolicy{}))
+	got := ltidomaintest.Violated(ltidomain.CheckNewRegistration(bad, ltidomain.URLPolicy{}))
 	want := map[string]string{
 		"issuer":           "must be an https URL on a host name or address, without user information, a query or a fragment",
 		"clientId":         "must be 1 to 255 printable ASCII characters",
@@ -68,17 +45,17 @@ func TestCheckNewRegistrationNamesEveryField(t *testing.T) {
 		t.Fatalf("violations:\n got %v\nwant %v", got, want)
 	}
 
-	many := validRegistration()
+	many := ltidomaintest.ValidRegistration()
 	many.DeploymentIDs = make([]string, ltidomain.MaxDeployments+1)
 	for i := range many.DeploymentIDs {
 		many.DeploymentIDs[i] = fmt.Sprint(i)
 	}
-	if got := violated(ltidomain.CheckNewRegistration(many, ltidomain.URLPolicy{})); got["deploymentIds"] != "must have at most 100 elements" {
+	if got := ltidomaintest.Violated(ltidomain.CheckNewRegistration(many, ltidomain.URLPolicy{})); got["deploymentIds"] != "must have at most 100 elements" {
 		t.Fatalf("101 deployment ids: %v", got)
 	}
-	long := validRegistration()
+	long := ltidomaintest.ValidRegistration()
 	long.ClientID = strings.Repeat("c", 256)
-	if got := violated(ltidomain.CheckNewRegistration(long, ltidomain.URLPolicy{})); got["clientId"] == "" {
+	if got := ltidomaintest.Violated(ltidomain.CheckNewRegistration(long, ltidomain.URLPolicy{})); got["clientId"] == "" {
 		t.Fatalf("a client id of 256: %v", got)
 	}
 }
@@ -88,14 +65,14 @@ func TestCheckNewRegistrationNamesEveryField(t *testing.T) {
 func TestRegistrationsCopiesShareNothing(t *testing.T) {
 	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 	var a ltidomain.Registrations
-	if _, err := a.Add("reg-1", validRegistration(), ltidomain.URLPolicy{}, now); err != nil {
+	if _, err := a.Add("reg-1", ltidomaintest.ValidRegistration(), ltidomain.URLPolicy{}, now); err != nil {
 		t.Fatal(err)
 	}
 	b := a
 	if _, added, err := b.AddDeployment("reg-1", "2:x", now); err != nil || !added {
 		t.Fatalf("add a deployment: %v, %v", added, err)
 	}
-	other := validRegistration()
+	other := ltidomaintest.ValidRegistration()
 	other.ClientID = "2"
 	if _, err := b.Add("reg-2", other, ltidomain.URLPolicy{}, now); err != nil {
 		t.Fatal(err)
@@ -107,7 +84,7 @@ func TestRegistrationsCopiesShareNothing(t *testing.T) {
 	if _, err := c.Remove("reg-1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.RemoveDeployment("reg-2", validRegistration().DeploymentIDs[0], now); err != nil {
+	if _, err := c.RemoveDeployment("reg-2", ltidomaintest.ValidRegistration().DeploymentIDs[0], now); err != nil {
 		t.Fatal(err)
 	}
 	if reg, _ := b.Get("reg-2"); b.Len() != 2 || len(reg.DeploymentIDs) != 1 {

@@ -7,13 +7,14 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/outbound"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/domain/ltidomaintest"
 )
 
 // urlRule returns what CheckNewLTIRegistration says of url as the JWKS URL
 // under policy ("" when it takes it).
 func urlRule(t *testing.T, policy ltidomain.URLPolicy, url string) string {
 	t.Helper()
-	r := validRegistration()
+	r := ltidomaintest.ValidRegistration()
 	r.JWKSURL = url
 	err := ltidomain.CheckNewRegistration(r, policy)
 	if err == nil {
