@@ -245,6 +245,9 @@ type Response struct {
 	Status int
 	Header http.Header
 	Body   []byte
+	// Truncated: the answer's body went on past Body, or broke off
+	// (DoPrefix only).
+	Truncated bool
 }
 
 // ErrTooLarge: the answer's body is larger than the call allows.
@@ -254,10 +257,7 @@ var ErrTooLarge = errors.New("the answer is too large")
 // at most maxBytes of the answer's body; a longer body is ErrTooLarge. A
 // connection refused for its address wraps ErrAddressNotPublic.
 func (c *Client) Do(req *http.Request, maxBytes int64) (Response, error) {
-	if _, err := c.policy.CheckURL(req.URL.String()); err != nil {
-		return Response{}, err
-	}
-	resp, err := c.http.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
 		return Response{}, err
 	}
@@ -270,6 +270,38 @@ func (c *Client) Do(req *http.Request, maxBytes int64) (Response, error) {
 		return Response{}, ErrTooLarge
 	}
 	return Response{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
+}
+
+// DoPrefix sends req as Do does, but keeps only the first maxBytes of the
+// answer's body and drops the rest: for a caller that acts on an
+// answer's status and records how its body began (a webhook receiver's).
+// Up to drainBytes of what is dropped are read, so that the connection
+// can carry the next call; past that it is closed. Once the status has
+// come, the call has its answer: a body that breaks off (the timeout
+// included) is kept as far as it came, and marked Truncated.
+func (c *Client) DoPrefix(req *http.Request, maxBytes, drainBytes int64) (Response, error) {
+	resp, err := c.send(req)
+	if err != nil {
+		return Response{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
+	truncated := err != nil || int64(len(body)) > maxBytes
+	if err == nil && truncated {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, drainBytes))
+	}
+	if int64(len(body)) > maxBytes {
+		body = body[:maxBytes]
+	}
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: body, Truncated: truncated}, nil
+}
+
+// send checks req's URL and sends it.
+func (c *Client) send(req *http.Request) (*http.Response, error) {
+	if _, err := c.policy.CheckURL(req.URL.String()); err != nil {
+		return nil, err
+	}
+	return c.http.Do(req)
 }
 
 // Get fetches rawURL with an Accept header, as Do.

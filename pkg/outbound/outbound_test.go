@@ -121,7 +121,7 @@ func TestEmbeddedIPv4(t *testing.T) {
 
 // A platform on loopback is refused when the connection is made, unless
 // its host:port is named; a named one is read up to the cap, and its
-// redirects are not followed.
+// redirects are not followed. DoPrefix keeps the start of a long answer.
 func TestClientRefusesPrivateAddressesUnlessNamed(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -149,6 +149,16 @@ func TestClientRefusesPrivateAddressesUnlessNamed(t *testing.T) {
 	}
 	if _, err := open.Get(ctx, srv.URL+"/big", "", 1024); !errors.Is(err, outbound.ErrTooLarge) {
 		t.Fatalf("2 KiB over a 1 KiB cap: %v, want ErrTooLarge", err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/big", nil)
+	resp, err = open.DoPrefix(req, 1024, 4096)
+	if err != nil || resp.Status != 200 || len(resp.Body) != 1024 || !resp.Truncated {
+		t.Fatalf("DoPrefix of 2 KiB at 1 KiB: status %d, %d bytes, truncated %v, %v; want 200, 1024, true",
+			resp.Status, len(resp.Body), resp.Truncated, err)
+	}
+	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/jwks", nil)
+	if resp, err = open.DoPrefix(req, 1024, 4096); err != nil || string(resp.Body) != `{"keys":[]}` || resp.Truncated {
+		t.Fatalf("DoPrefix of a short answer: %+v, %v", resp, err)
 	}
 	resp, err = open.Get(ctx, srv.URL+"/moved", "", 1024)
 	if err != nil || resp.Status != http.StatusFound {
