@@ -46,6 +46,7 @@ require (
 require (
 	github.com/dghubble/oauth1 v0.7.3
 	github.com/liveproctor/workspaces/pkg/testenv v0.0.0-00010101000000-000000000000
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 )
 
 replace github.com/liveproctor/workspaces/pkg/testenv => ./testenv

@@ -1,0 +1,147 @@
+package webhook_test
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/webhook"
+)
+
+func fixed(r float64) func() float64 { return func() float64 { return r } }
+
+// The schedule of the specification: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
+// 10 h, then no more (about a day in all), each step within ±10%.
+func TestBackoffFollowsTheSchedule(t *testing.T) {
+	steps := []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
+	var total time.Duration
+	for i, step := range steps {
+		attempt := i + 1
+		if got, ok := webhook.Backoff(attempt, fixed(0.5)); !ok || got != step {
+			t.Errorf("Backoff(%d) at the middle = %v, %v; want %v", attempt, got, ok, step)
+		}
+		if got, _ := webhook.Backoff(attempt, fixed(0)); got != step*9/10 {
+			t.Errorf("Backoff(%d) at the low end = %v, want %v", attempt, got, step*9/10)
+		}
+		total += step
+	}
+	if _, ok := webhook.Backoff(webhook.MaxAttempts, fixed(0.5)); ok {
+		t.Errorf("attempt %d is the last, but Backoff schedules another", webhook.MaxAttempts)
+	}
+	if total < 24*time.Hour || total > 30*time.Hour {
+		t.Errorf("the schedule spans %v, want about a day", total)
+	}
+
+	random := rand.New(rand.NewPCG(1, 2)).Float64
+	for range 1000 {
+		for i, step := range steps {
+			got, _ := webhook.Backoff(i+1, random)
+			if got < step*9/10 || got > step*11/10 {
+				t.Fatalf("Backoff(%d) = %v, beyond ±10%% of %v", i+1, got, step)
+			}
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	inAnHour := now.Add(time.Hour).Format(http.TimeFormat)
+	for _, c := range []struct {
+		status     int
+		retryAfter string
+		verdict    webhook.Verdict
+		wait       time.Duration
+	}{
+		{200, "", webhook.Delivered, 0},
+		{204, "", webhook.Delivered, 0},
+		{299, "", webhook.Delivered, 0},
+		{410, "", webhook.Gone, 0},
+		{301, "", webhook.Failed, 0}, // redirects are not followed
+		{302, "", webhook.Failed, 0},
+		{400, "", webhook.Failed, 0},
+		{404, "", webhook.Failed, 0},
+		{500, "60", webhook.Failed, 0}, // Retry-After only counts where it says when to come back
+		{429, "", webhook.Failed, 0},
+		{429, "120", webhook.Failed, 2 * time.Minute},
+		{502, "7", webhook.Failed, 7 * time.Second},
+		{503, inAnHour, webhook.Failed, time.Hour},
+		{504, "999999", webhook.Failed, webhook.MaxRetryAfter},
+		{503, "soon", webhook.Failed, 0},
+	} {
+		h := http.Header{}
+		if c.retryAfter != "" {
+			h.Set("Retry-After", c.retryAfter)
+		}
+		verdict, wait := webhook.Classify(c.status, h, now)
+		if verdict != c.verdict || wait != c.wait {
+			t.Errorf("%d with Retry-After %q: %v, %v; want %v, %v", c.status, c.retryAfter, verdict, wait, c.verdict, c.wait)
+		}
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		value string
+		wait  time.Duration
+		ok    bool
+	}{
+		{"0", 0, true},
+		{"30", 30 * time.Second, true},
+		{" 30 ", 30 * time.Second, true},
+		{"36000", 10 * time.Hour, true},
+		{"36001", webhook.MaxRetryAfter, true},
+		{"99999999999999999999999", webhook.MaxRetryAfter, true},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
+		{"Sat, 28 Nov 2026 11:00:00 GMT", 0, true}, // in the past: now
+		{"Mon, 28 Nov 2033 12:00:00 GMT", webhook.MaxRetryAfter, true},
+		{"Saturday, 28-Nov-26 12:01:00 GMT", time.Minute, true}, // RFC 850, obsolete but allowed
+		{"", 0, false},
+		{"-5", 0, false},
+		{"1.5", 0, false},
+		{"tomorrow", 0, false},
+	} {
+		wait, ok := webhook.ParseRetryAfter(c.value, now)
+		if wait != c.wait || ok != c.ok {
+			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", c.value, wait, ok, c.wait, c.ok)
+		}
+	}
+}
+
+// Whatever a receiver sends, the wait it asks for is within bounds.
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, seed := range []string{"0", "120", "99999999999999999999", "Sat, 28 Nov 2026 12:00:00 GMT", "", "-1", "\xff"} {
+		f.Add(seed)
+	}
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, value string) {
+		wait, ok := webhook.ParseRetryAfter(value, now)
+		if wait < 0 || wait > webhook.MaxRetryAfter || (!ok && wait != 0) {
+			t.Fatalf("ParseRetryAfter(%q) = %v, %v", value, wait, ok)
+		}
+	})
+}
+
+func TestNextAttempt(t *testing.T) {
+	mid := fixed(0.5)
+	for _, c := range []struct {
+		name    string
+		outcome webhook.Outcome
+		attempt int
+		wait    time.Duration
+		ok      bool
+	}{
+		{"delivered", webhook.Outcome{Verdict: webhook.Delivered, Status: 200}, 1, 0, false},
+		{"gone", webhook.Outcome{Verdict: webhook.Gone, Status: 410}, 1, 0, false},
+		{"failed, on schedule", webhook.Outcome{Verdict: webhook.Failed, Status: 500}, 2, 5 * time.Minute, true},
+		{"Retry-After longer than the step", webhook.Outcome{Verdict: webhook.Failed, Status: 503, RetryAfter: time.Hour}, 1, time.Hour, true},
+		{"Retry-After shorter than the step", webhook.Outcome{Verdict: webhook.Failed, Status: 429, RetryAfter: time.Second}, 3, 30 * time.Minute, true},
+		{"the last attempt, Retry-After or not", webhook.Outcome{Verdict: webhook.Failed, Status: 503, RetryAfter: time.Hour}, webhook.MaxAttempts, 0, false},
+	} {
+		wait, ok := c.outcome.NextAttempt(c.attempt, mid)
+		if wait != c.wait || ok != c.ok {
+			t.Errorf("%s: NextAttempt(%d) = %v, %v; want %v, %v", c.name, c.attempt, wait, ok, c.wait, c.ok)
+		}
+	}
+}
