@@ -95,6 +95,41 @@ func TestLTIAnonymousRequestsAreLimitedPerAddressAndInTotal(t *testing.T) {
 	}
 	wantRetryLater(t, "a launch over the address's limit", status, http.StatusTooManyRequests, header, page)
 
+	// Every other anonymous route counts against the same limit and says
+	// so as its document does: the pages with a page, the others in the
+	// API's error shape. The address may have a request back between
+	// two: each is sent until refused, three times at most.
+	pages := []struct {
+		what, method, path string
+		form               url.Values
+	}{
+		{"the deep-linking form", http.MethodPost, "/lti/v1p3/deep-linking",
+			url.Values{"deep_link_id": {"unknown"}, "exam_config_id": {"7c9e6679-7425-40de-944b-e07fc1f90ae7"}}},
+		{"a registration link", http.MethodGet, "/lti/v1p3/register/unknown",
+			url.Values{"openid_configuration": {issuer + "/openid-configuration"}, "registration_token": {"t"}}},
+	}
+	for _, p := range pages {
+		for i := 0; i < 3; i++ {
+			if status, header, page = ltiFrom(t, s.GatewayURL, school, p.method, p.path, p.form); status == http.StatusTooManyRequests {
+				break
+			}
+		}
+		wantRetryLater(t, p.what+" over the address's limit", status, http.StatusTooManyRequests, header, page)
+	}
+	for _, path := range []string{"/lti/v1p3/jwks.json", "/lti/v1/workspaces/" + w.WorkspaceID + "/config.xml",
+		"/lti/v1p3/workspaces/" + w.WorkspaceID + "/canvas.json"} {
+		var r *response
+		for i := 0; i < 3; i++ {
+			if r = anonymous(t).on(s).do(http.MethodGet, path, nil, "X-Forwarded-For", school); r.status == http.StatusTooManyRequests {
+				break
+			}
+		}
+		r.wantError(http.StatusTooManyRequests, "RESOURCE_EXHAUSTED", "")
+		if r.header.Get("Retry-After") == "" {
+			t.Fatalf("%s's 429 without Retry-After: %v", path, r.header)
+		}
+	}
+
 	// New addresses, each under its own limit, spend the total.
 	for i := 1; i <= 20; i++ {
 		status, header, page = ltiFrom(t, s.GatewayURL, "192.0.2."+strconv.Itoa(i), http.MethodGet, lti13LoginPath, login)
