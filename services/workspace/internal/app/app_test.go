@@ -12,6 +12,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app/apptest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -65,28 +66,7 @@ func newFixtureFull(t testing.TB, repo domain.Repository, settings app.Settings,
 // create makes a workspace as caller and returns a caller for its server pair.
 func (f *fixture) create(caller domain.Caller, in app.CreateInput) (app.CreateResult, domain.Caller) {
 	f.t.Helper()
-	if in.Type == "" {
-		in.Type = "DISTRICT"
-	}
-	if in.Name == "" {
-		in.Name = "Workspace " + in.ID
-	}
-	res, err := f.app.CreateWorkspace(context.Background(), caller, in)
-	if err != nil {
-		f.t.Fatalf("create %s: %v", in.ID, err)
-	}
-	c, err := f.app.Authenticate(context.Background(), res.Server.ConsumerKey, res.Server.SharedSecret)
-	if err != nil {
-		f.t.Fatalf("authenticate as %s: %v", in.ID, err)
-	}
-	return res, c
-}
-
-func wantKind(t *testing.T, err error, kind fault.Kind) {
-	t.Helper()
-	if got := fault.KindOf(err); err == nil || got != kind {
-		t.Fatalf("error = %v (kind %v), want kind %v", err, got, kind)
-	}
+	return apptest.CreateWorkspace(f.t, f.app, caller, in)
 }
 
 func TestCreateReturnsUsableKeysAndIsIdempotent(t *testing.T) {
@@ -122,23 +102,23 @@ func TestCreateReturnsUsableKeysAndIsIdempotent(t *testing.T) {
 	}
 	in.Name = "Another name"
 	_, err = f.app.CreateWorkspace(ctx, f.root, in)
-	wantKind(t, err, fault.Conflict)
+	apptest.WantKind(t, err, fault.Conflict)
 }
 
 func TestCreateValidatesAndChecksProducts(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	_, err := f.app.CreateWorkspace(ctx, f.root, app.CreateInput{ID: "bad:id", Name: "", Type: "SCHOOL"})
-	wantKind(t, err, fault.Invalid)
+	apptest.WantKind(t, err, fault.Invalid)
 	if e, _ := fault.As(err); len(e.Fields) != 3 {
 		t.Errorf("violations = %+v, want id, name and type", e.Fields)
 	}
 	_, err = f.app.CreateWorkspace(ctx, f.root, app.CreateInput{ID: "w", Name: "W", Type: "CAMPUS", Products: []string{"pub/science"}})
-	wantKind(t, err, fault.PermissionDenied)
+	apptest.WantKind(t, err, fault.PermissionDenied)
 
 	_, district := f.create(f.root, app.CreateInput{ID: "d", Products: []string{"pub/math"}})
 	_, err = f.app.CreateWorkspace(ctx, district, app.CreateInput{ID: "c", Name: "C", Type: "CAMPUS", Products: []string{"pub/ela"}})
-	wantKind(t, err, fault.PermissionDenied) // root holds pub/ela, the district does not
+	apptest.WantKind(t, err, fault.PermissionDenied) // root holds pub/ela, the district does not
 	f.create(district, app.CreateInput{ID: "c", Type: "CAMPUS", Products: []string{"pub/math"}})
 }
 
@@ -168,9 +148,9 @@ func TestTenancyIsTransitiveAndHidesOthers(t *testing.T) {
 	}
 	name := "renamed"
 	_, err := f.app.UpdateWorkspace(ctx, b, app.UpdateInput{ID: "b", Changes: domain.Changes{Name: &name}})
-	wantKind(t, err, fault.PermissionDenied)
+	apptest.WantKind(t, err, fault.PermissionDenied)
 	_, err = f.app.DeleteWorkspace(ctx, other, "c", app.Precondition{})
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	if _, err := f.app.UpdateWorkspace(ctx, a, app.UpdateInput{ID: "c", Changes: domain.Changes{Name: &name}}); err != nil {
 		t.Errorf("a updates c: %v", err)
 	}
@@ -189,10 +169,10 @@ func TestUpdateKeepsAbsentFieldsAndRefusesCycles(t *testing.T) {
 	}
 	parentQ := "q"
 	_, err = f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "p", Changes: domain.Changes{ParentID: &parentQ}})
-	wantKind(t, err, fault.Invalid) // p -> q -> p
+	apptest.WantKind(t, err, fault.Invalid) // p -> q -> p
 	self := "p"
 	_, err = f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "p", Changes: domain.Changes{ParentID: &self}})
-	wantKind(t, err, fault.Invalid)
+	apptest.WantKind(t, err, fault.Invalid)
 
 	clear := ""
 	w, err = f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "q", Changes: domain.Changes{ParentID: &clear}})
@@ -213,10 +193,10 @@ func TestETagGuardsUpdates(t *testing.T) {
 	}
 	name = "second"
 	_, err := f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "e", Changes: domain.Changes{Name: &name}, Precondition: read})
-	wantKind(t, err, fault.PreconditionFailed)
+	apptest.WantKind(t, err, fault.PreconditionFailed)
 	// A precondition that names no revision never holds.
 	_, err = f.app.UpdateWorkspace(ctx, f.root, app.UpdateInput{ID: "e", Changes: domain.Changes{Name: &name}, Precondition: app.IfRevision()})
-	wantKind(t, err, fault.PreconditionFailed)
+	apptest.WantKind(t, err, fault.PreconditionFailed)
 }
 
 func TestDeleteStopsKeysAndUndeleteRestores(t *testing.T) {
@@ -230,14 +210,14 @@ func TestDeleteStopsKeysAndUndeleteRestores(t *testing.T) {
 		t.Fatalf("delete = %+v, %v", deleted, err)
 	}
 	_, err = f.app.Authenticate(ctx, res.Server.ConsumerKey, res.Server.SharedSecret)
-	wantKind(t, err, fault.Unauthenticated)
+	apptest.WantKind(t, err, fault.Unauthenticated)
 	_, err = f.app.GetWorkspace(ctx, f.root, "gone")
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	if _, err := f.app.GetWorkspace(ctx, f.root, "child"); err != nil {
 		t.Errorf("the deleted workspace's child is no longer visible to root: %v", err)
 	}
 	_, err = f.app.DeleteWorkspace(ctx, f.root, "gone", app.Precondition{})
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 
 	if _, err := f.app.UndeleteWorkspace(ctx, f.root, "gone"); err != nil {
 		t.Fatal(err)
@@ -287,7 +267,7 @@ func TestListPagesVisitEveryWorkspaceOnce(t *testing.T) {
 		t.Errorf("listed %d workspaces, want 25", len(seen))
 	}
 	_, err := f.app.ListWorkspaces(ctx, f.root, app.ListInput{Search: "other", PageToken: "garbage"})
-	wantKind(t, err, fault.Invalid)
+	apptest.WantKind(t, err, fault.Invalid)
 }
 
 func TestBootstrapIsIdempotentAndGeneratesOnce(t *testing.T) {
@@ -351,7 +331,7 @@ func TestBootstrapFinishesAnUnfinishedKeyButNeverRevivesARevokedOne(t *testing.T
 		t.Fatal(err)
 	}
 	_, err = a.Bootstrap(ctx, cfg)
-	wantKind(t, err, fault.Invalid)
+	apptest.WantKind(t, err, fault.Invalid)
 	if _, err := a.Authenticate(ctx, rootKey, rootSecret); !errors.Is(err, app.ErrBadCredentials) {
 		t.Fatalf("a revoked root key authenticates after a start: %v", err)
 	}
@@ -363,7 +343,7 @@ func TestBootstrapFinishesAnUnfinishedKeyButNeverRevivesARevokedOne(t *testing.T
 	}
 	cfg.AppKey = other
 	_, err = a.Bootstrap(ctx, cfg)
-	wantKind(t, err, fault.Invalid)
+	apptest.WantKind(t, err, fault.Invalid)
 }
 
 func TestAuthenticateRefusesWrongSecret(t *testing.T) {
@@ -418,7 +398,7 @@ func TestDeleteRevokesTokensAndStatusRemembersIt(t *testing.T) {
 	// Status follows visibility like a get.
 	_, other := f.create(f.root, app.CreateInput{ID: "other"})
 	_, err = f.app.GetWorkspaceStatus(ctx, other, "d1")
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 }
 
 func ptr[T any](v T) *T { return &v }

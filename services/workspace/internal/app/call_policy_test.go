@@ -10,6 +10,7 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app/apptest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -103,7 +104,7 @@ func TestAdmitChecksInOrderByOperation(t *testing.T) {
 			*limits = recordingLimits{refuseCheck: tc.refuseCheck, refuseLimited: tc.refuse}
 			caller, err := f.app.Admit(context.Background(), tc.op, tc.creds)
 			if !tc.admitted {
-				wantKind(t, err, tc.wantKind)
+				apptest.WantKind(t, err, tc.wantKind)
 			} else if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +152,7 @@ func TestAdmitLimitsExactlyTheAnonymousOperations(t *testing.T) {
 		for _, op := range []string{"StartLti13Login", "VerifyLti13Launch"} {
 			*limits = recordingLimits{refuseAnonymous: refusal}
 			_, err := f.app.Admit(context.Background(), op, root)
-			wantKind(t, err, fault.KindOf(refusal))
+			apptest.WantKind(t, err, fault.KindOf(refusal))
 			if !slices.Equal(limits.steps, []string{"anonymous"}) {
 				t.Errorf("%s refused: steps %q, want nothing after the anonymous limits", op, limits.steps)
 			}

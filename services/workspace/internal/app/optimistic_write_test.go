@@ -7,6 +7,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app/apptest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -82,7 +83,7 @@ func TestLostRacesAreAbortedUnlessAPreconditionWasSet(t *testing.T) {
 				}
 			}
 			repo.lose = true
-			wantKind(t, tt.change(f.app, f.root, cond), tt.wantKind)
+			apptest.WantKind(t, tt.change(f.app, f.root, cond), tt.wantKind)
 			if retried := repo.updates > 1; retried != tt.wantRetried {
 				t.Errorf("%d attempts to write", repo.updates)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app/apptest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -44,14 +45,14 @@ func TestWorkspaceManagesItsOwnKeysAndManagersMayToo(t *testing.T) {
 		t.Fatalf("a manager: %v", err)
 	}
 	_, err = f.app.CreateWorkspaceKey(ctx, other, "w", domain.NewKey{Name: "x"})
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	_, err = f.app.RotateWorkspaceKey(ctx, other, "w", res.Server.ConsumerKey, nil)
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	_, err = f.app.RevokeWorkspaceKey(ctx, other, "w", own.Key.AppKey)
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	// Its own id does not reach another workspace's pair.
 	_, err = f.app.RevokeWorkspaceKey(ctx, other, "other", own.Key.AppKey)
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 
 	keys, err := f.app.ListWorkspaceKeys(ctx, self, "w")
 	if err != nil || len(keys) != 4 {
@@ -90,7 +91,7 @@ func TestRevokeTakesEffectAtOnceOnThisReplica(t *testing.T) {
 		t.Fatal("the other replicas were not told")
 	}
 	_, err = f.app.RevokeWorkspaceKey(ctx, self, "w", self.AppKey)
-	wantKind(t, err, fault.FailedPrecondition)
+	apptest.WantKind(t, err, fault.FailedPrecondition)
 }
 
 func TestRotatedPairsExpireByTheClockEvenWhenCached(t *testing.T) {
@@ -131,12 +132,12 @@ func TestRotatedPairsExpireByTheClockEvenWhenCached(t *testing.T) {
 		t.Fatalf("default overlap: %+v, %v", r2.Previous, err)
 	}
 	_, err = f.app.RotateWorkspaceKey(ctx, self, "w", r.Successor.AppKey, nil)
-	wantKind(t, err, fault.FailedPrecondition)
+	apptest.WantKind(t, err, fault.FailedPrecondition)
 	_, err = f.app.RotateWorkspaceKey(ctx, self, "w", old.ConsumerKey, nil)
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	week := 8 * 24 * time.Hour
 	_, err = f.app.RotateWorkspaceKey(ctx, self, "w", r2.Successor.AppKey, &week)
-	wantKind(t, err, fault.Invalid)
+	apptest.WantKind(t, err, fault.Invalid)
 
 	// The sweep removes what expired, and only that.
 	swept, err := f.app.SweepExpiredKeys(ctx)

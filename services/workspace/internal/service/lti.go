@@ -31,8 +31,8 @@ const registrationLinksInMemory = 10_000
 // deep links and registration links another one made (while Redis is
 // unreachable they are refused, UNAVAILABLE); in this replica's memory
 // otherwise. Failed launches count against limits.
-func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Repository, box *secretbox.Box, limits *ratelimit.Guard) ltigrpcport.UseCases {
-	settings := ltiapp.Settings{URLs: ltidomain.NewToolURLs(s.cfg.LTIBaseURL), Policy: s.cfg.LTIURLs, Logger: s.logger}
+func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Repository, box *secretbox.Box, urls ltidomain.ToolURLs, limits *ratelimit.Guard) ltigrpcport.UseCases {
+	settings := ltiapp.Settings{URLs: urls, Policy: s.cfg.LTIURLs, Logger: s.logger}
 	var (
 		nonces    ltiapp.NonceStore
 		logins    ltiapp.LTI13LoginStore // at most LTI13PendingLoginsMax pending

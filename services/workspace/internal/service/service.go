@@ -111,11 +111,13 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	if err != nil {
 		return err
 	}
-	application, limits, err := s.newApp(repo, box, metrics)
+	// Every URL handed to an LMS is below PUBLIC_BASE_URL.
+	urls := ltidomain.NewToolURLs(s.cfg.LTIBaseURL)
+	application, limits, err := s.newApp(repo, box, urls, metrics)
 	if err != nil {
 		return err
 	}
-	lti := s.newLTI(app.NewLTIPort(application), repo, box, limits)
+	lti := s.newLTI(app.NewLTIPort(application), repo, box, urls, limits)
 	if err := s.prepareStore(ctx, out, repo, application, lti.ToolKeys); err != nil {
 		return err
 	}
@@ -128,11 +130,11 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	return nil
 }
 
-// newApp builds the application over repo and the secret box with what it
-// tells and shares: the auth service (revocations), Redis (limits, the
-// cache bus). It returns the limits too, which LTI launches count their
-// failures with.
-func (s *Service) newApp(repo *mongostore.Repository, box *secretbox.Box, metrics *telemetry.Metrics) (*app.App, *ratelimit.Guard, error) {
+// newApp builds the application over repo and the secret box, with the
+// tool's URLs its create results give, and with what it tells and shares:
+// the auth service (revocations), Redis (limits, the cache bus). It
+// returns the limits too, which LTI launches count their failures with.
+func (s *Service) newApp(repo *mongostore.Repository, box *secretbox.Box, urls ltidomain.ToolURLs, metrics *telemetry.Metrics) (*app.App, *ratelimit.Guard, error) {
 	opts, err := s.revokers(metrics)
 	if err != nil {
 		return nil, nil, err
@@ -150,7 +152,7 @@ func (s *Service) newApp(repo *mongostore.Repository, box *secretbox.Box, metric
 	guard := ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger)
 	opts = append(opts, app.WithLimits(guard), app.WithEventLog(repo, s.cfg.Events), app.WithLogger(s.logger))
 	application := app.New(repo, box, app.Settings{
-		LTIToolURLs:         ltidomain.NewToolURLs(s.cfg.LTIBaseURL),
+		LTIToolURLs:         urls,
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,
 		CredentialCacheSize: s.cfg.CredentialCacheSize,
 	}, opts...)

@@ -92,8 +92,8 @@ func (r *Repository) Prepare(ctx context.Context) error {
 
 // ensureIndexes creates c's declared indexes that are missing, and moves
 // a TTL index to the configured retention. It lists the indexes first:
-// that is how it sees a TTL to change (and the stand-in drops the
-// connection when asked for an index that exists).
+// that is how it sees a TTL to change (collMod), where createIndexes of
+// the same key with another expireAfterSeconds is refused.
 func (r *Repository) ensureIndexes(ctx context.Context, c *mongo.Collection) error {
 	var existing []mongo.IndexSpecification
 	err := r.do(ctx, func(ctx context.Context) (err error) {

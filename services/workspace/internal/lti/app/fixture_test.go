@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app/apptest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
@@ -122,28 +122,7 @@ func newFixture(t testing.TB, d deps) *fixture {
 // create makes a workspace as caller and returns a caller for its server pair.
 func (f *fixture) create(caller domain.Caller, in app.CreateInput) (app.CreateResult, domain.Caller) {
 	f.t.Helper()
-	if in.Type == "" {
-		in.Type = "DISTRICT"
-	}
-	if in.Name == "" {
-		in.Name = "Workspace " + in.ID
-	}
-	res, err := f.app.CreateWorkspace(context.Background(), caller, in)
-	if err != nil {
-		f.t.Fatalf("create %s: %v", in.ID, err)
-	}
-	c, err := f.app.Authenticate(context.Background(), res.Server.ConsumerKey, res.Server.SharedSecret)
-	if err != nil {
-		f.t.Fatalf("authenticate as %s: %v", in.ID, err)
-	}
-	return res, c
-}
-
-func wantKind(t *testing.T, err error, kind fault.Kind) {
-	t.Helper()
-	if got := fault.KindOf(err); err == nil || got != kind {
-		t.Fatalf("error = %v (kind %v), want kind %v", err, got, kind)
-	}
+	return apptest.CreateWorkspace(f.t, f.app, caller, in)
 }
 
 // noLimits limits nothing and counts nothing.

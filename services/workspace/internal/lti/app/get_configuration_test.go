@@ -7,6 +7,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app/apptest"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
@@ -49,7 +50,7 @@ func TestLTIConfigurationOfMissingWorkspacesIsNotFound(t *testing.T) {
 	}
 	for _, id := range []string{"unknown", "gone", "", "no/slash", strings.Repeat("a", 129)} {
 		_, err := f.regs.Configuration(ctx, id)
-		wantKind(t, err, fault.NotFound)
+		apptest.WantKind(t, err, fault.NotFound)
 		if id != "" && !strings.Contains(err.Error(), "not found") {
 			t.Errorf("%q: message %q", id, err)
 		}

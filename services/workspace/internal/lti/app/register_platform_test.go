@@ -10,6 +10,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app/apptest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
@@ -68,7 +69,7 @@ func TestRegistrationLinkWorksOnceForASuccess(t *testing.T) {
 	_, other := f.create(f.root, app.CreateInput{ID: "other"})
 
 	_, err := f.dynamic.CreateLink(ctx, other, "w")
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	link, err := f.dynamic.CreateLink(ctx, self, "w")
 	if err != nil {
 		t.Fatal(err)
@@ -81,12 +82,12 @@ func TestRegistrationLinkWorksOnceForASuccess(t *testing.T) {
 	// Refusals leave the link usable.
 	platform.issuer = "https://other.example"
 	_, err = f.dynamic.Register(ctx, "req-1", open)
-	wantKind(t, err, fault.Invalid)
+	apptest.WantKind(t, err, fault.Invalid)
 	platform.issuer, platform.registerErr = "", fault.New(fault.BadGateway, "The platform answered with HTTP 500 (registering the tool).")
 	_, err = f.dynamic.Register(ctx, "req-2", open)
-	wantKind(t, err, fault.BadGateway)
+	apptest.WantKind(t, err, fault.BadGateway)
 	_, err = f.dynamic.Register(ctx, "req-3", ltiapp.LinkOpening{Link: open.Link, ConfigurationURL: "https://169.254.169.254/x", Token: "t"})
-	wantKind(t, err, fault.Invalid)
+	apptest.WantKind(t, err, fault.Invalid)
 
 	platform.registerErr = nil
 	got, err := f.dynamic.Register(ctx, "req-4", open)
@@ -106,7 +107,7 @@ func TestRegistrationLinkWorksOnceForASuccess(t *testing.T) {
 
 	// Used up.
 	_, err = f.dynamic.Register(ctx, "req-5", open)
-	wantKind(t, err, fault.Unauthenticated)
+	apptest.WantKind(t, err, fault.Unauthenticated)
 }
 
 // A link expires an hour after it was made, even one given back after a
@@ -126,11 +127,11 @@ func TestRegistrationLinkExpiresAndFollowsItsWorkspace(t *testing.T) {
 	c.Add(59 * time.Minute)
 	platform.configErr = fault.New(fault.BadGateway, "The platform could not be reached.")
 	_, err = f.dynamic.Register(ctx, "r", open)
-	wantKind(t, err, fault.BadGateway)
+	apptest.WantKind(t, err, fault.BadGateway)
 	c.Add(time.Minute)
 	platform.configErr = nil
 	_, err = f.dynamic.Register(ctx, "r", open)
-	wantKind(t, err, fault.Unauthenticated)
+	apptest.WantKind(t, err, fault.Unauthenticated)
 
 	link, err = f.dynamic.CreateLink(ctx, self, "w")
 	if err != nil {
@@ -140,7 +141,7 @@ func TestRegistrationLinkExpiresAndFollowsItsWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.dynamic.Register(ctx, "r", ltiapp.LinkOpening{Link: secretOf(link.URL), ConfigurationURL: lmsConfigURL, Token: "t"})
-	wantKind(t, err, fault.Unauthenticated)
+	apptest.WantKind(t, err, fault.Unauthenticated)
 	if len(platform.posted) != 0 {
 		t.Fatalf("the platform was asked to register %d times", len(platform.posted))
 	}
@@ -175,10 +176,10 @@ func TestRegistrationThatMayBeStoredUsesUpItsLink(t *testing.T) {
 	open := ltiapp.LinkOpening{Link: secretOf(link.URL), ConfigurationURL: lmsConfigURL, Token: "t"}
 	repo.down = true
 	_, err = f.dynamic.Register(ctx, "r", open)
-	wantKind(t, err, fault.Unavailable)
+	apptest.WantKind(t, err, fault.Unavailable)
 	repo.down = false
 	_, err = f.dynamic.Register(ctx, "r", open)
-	wantKind(t, err, fault.Unauthenticated)
+	apptest.WantKind(t, err, fault.Unauthenticated)
 	if len(platform.posted) != 1 {
 		t.Fatalf("the platform was asked to register %d times, want 1", len(platform.posted))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app/apptest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -40,20 +41,20 @@ func TestLTIRegistrationsFollowTheKeyPairRule(t *testing.T) {
 		t.Fatalf("a manager: %v", err)
 	}
 	_, err = f.regs.Create(ctx, other, "w", canvas("300"))
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	_, err = f.regs.Get(ctx, other, "w", reg.ID)
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	// Its own workspace id does not reach another's registration.
 	_, err = f.regs.Get(ctx, other, "other", reg.ID)
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	_, err = f.regs.Delete(ctx, other, "other", reg.ID)
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 
 	// The pair is taken, in this workspace and in any other.
 	_, err = f.regs.Create(ctx, self, "w", canvas("100"))
-	wantKind(t, err, fault.Conflict)
+	apptest.WantKind(t, err, fault.Conflict)
 	_, err = f.regs.Create(ctx, other, "other", canvas("100"))
-	wantKind(t, err, fault.Conflict)
+	apptest.WantKind(t, err, fault.Conflict)
 
 	if found, err := domain.WorkspaceOfLTIRegistration(ctx, repo, "https://canvas.instructure.com", "100"); err != nil || found.ID() != "w" {
 		t.Fatalf("found by its pair: %v, %v", found, err)
@@ -67,7 +68,7 @@ func TestLTIRegistrationsFollowTheKeyPairRule(t *testing.T) {
 		t.Fatalf("delete: %+v, %v", got, err)
 	}
 	_, err = f.regs.Get(ctx, self, "w", reg.ID)
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	if _, err := repo.LTIReservation(ctx, "https://canvas.instructure.com", "100"); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("the pair's reservation after the delete: %v", err)
 	}
@@ -91,11 +92,11 @@ func TestLTIDeployments(t *testing.T) {
 		}
 	}
 	_, err = f.regs.AddDeployment(ctx, self, "w", reg.ID, "tab\t")
-	wantKind(t, err, fault.Invalid)
+	apptest.WantKind(t, err, fault.Invalid)
 	_, err = f.regs.AddDeployment(ctx, self, "w", "nope", "2")
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	_, err = f.regs.RemoveDeployment(ctx, self, "w", reg.ID, "2")
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	got, err := f.regs.RemoveDeployment(ctx, self, "w", reg.ID, "1:a")
 	if err != nil || len(got.DeploymentIDs) != 0 {
 		t.Fatalf("remove: %+v, %v", got, err)
@@ -117,11 +118,11 @@ func TestDeletedWorkspaceKeepsItsRegistrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.regs.List(ctx, f.root, "w")
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	_, err = f.regs.AddDeployment(ctx, f.root, "w", reg.ID, "1")
-	wantKind(t, err, fault.NotFound)
+	apptest.WantKind(t, err, fault.NotFound)
 	_, err = f.regs.Create(ctx, other, "other", canvas("100"))
-	wantKind(t, err, fault.Conflict)
+	apptest.WantKind(t, err, fault.Conflict)
 	if _, err := f.app.UndeleteWorkspace(ctx, f.root, "w"); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestLeftoverLTIReservationIsTakenOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := f.regs.Create(ctx, self, "w", canvas("100"))
-	wantKind(t, err, fault.Conflict)
+	apptest.WantKind(t, err, fault.Conflict)
 	c.Add(5 * time.Minute)
 	reg, err := f.regs.Create(ctx, self, "w", canvas("100"))
 	if err != nil {
@@ -169,7 +170,7 @@ func TestRefusedCreateReleasesItsPair(t *testing.T) {
 		}
 	}
 	_, err := f.regs.Create(ctx, self, "w", canvas("one too many"))
-	wantKind(t, err, fault.FailedPrecondition)
+	apptest.WantKind(t, err, fault.FailedPrecondition)
 	if _, err := repo.LTIReservation(ctx, "https://canvas.instructure.com", "one too many"); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("a refused create's reservation: %v", err)
 	}
@@ -184,7 +185,7 @@ func TestLTIURLsFollowTheConfiguredRule(t *testing.T) {
 	f := newFixture(t, deps{})
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
 	_, err := f.regs.Create(ctx, self, "w", local)
-	wantKind(t, err, fault.Invalid)
+	apptest.WantKind(t, err, fault.Invalid)
 
 	policy, err := outbound.ParsePolicy("127.0.0.1:9999")
 	if err != nil {

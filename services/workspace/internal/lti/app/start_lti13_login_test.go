@@ -12,16 +12,14 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app/apptest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
-const (
-	loginLaunchURL    = "https://lti.test/lti/v1p3/launch"
-	loginMoodleIssuer = "https://moodle.example.edu"
-)
+const loginMoodleIssuer = "https://moodle.example.edu"
 
 // recordingLogins is a memory login store that also notes the TTLs it was
 // given.
@@ -61,7 +59,7 @@ func newLoginFixture(t *testing.T) *loginFixture {
 
 func canvasLogin() ltidomain.LTI13LoginInitiation {
 	return ltidomain.LTI13LoginInitiation{
-		Issuer: "https://canvas.instructure.com", LoginHint: "535fa085", TargetLinkURI: loginLaunchURL,
+		Issuer: "https://canvas.instructure.com", LoginHint: "535fa085", TargetLinkURI: lti13LaunchURL,
 		LTIMessageHint: "eyJhbGciOiJIUzI1NiJ9.e30.sig", ClientID: "100", DeploymentID: "1:a",
 	}
 }
@@ -83,7 +81,7 @@ func TestStartLTI13LoginRedirectsWithAStoredState(t *testing.T) {
 	q := u.Query()
 	want := url.Values{
 		"scope": {"openid"}, "response_type": {"id_token"}, "response_mode": {"form_post"}, "prompt": {"none"},
-		"client_id": {"100"}, "redirect_uri": {loginLaunchURL}, "login_hint": {"535fa085"},
+		"client_id": {"100"}, "redirect_uri": {lti13LaunchURL}, "login_hint": {"535fa085"},
 		"lti_message_hint": {"eyJhbGciOiJIUzI1NiJ9.e30.sig"}, "state": {got.State}, "nonce": {q.Get("nonce")},
 	}
 	if q.Encode() != want.Encode() {
@@ -286,7 +284,7 @@ func TestStartLTI13LoginRefusals(t *testing.T) {
 				t.Fatalf("error %v, want %v", err, c.want)
 			}
 			if c.want == nil {
-				wantKind(t, err, c.kind)
+				apptest.WantKind(t, err, c.kind)
 			}
 		})
 	}

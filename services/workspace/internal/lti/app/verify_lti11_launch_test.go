@@ -16,6 +16,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/oauth1"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/app/apptest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
@@ -172,7 +173,7 @@ func TestVerifyLTILaunchDerivesTheUser(t *testing.T) {
 				p["lis_person_contact_email_primary"] = email
 			}
 		}), lf.lti.SharedSecret))
-		wantKind(t, err, fault.Invalid)
+		apptest.WantKind(t, err, fault.Invalid)
 		if name == "absent" && !strings.Contains(err.Error(), "user_id") {
 			t.Fatalf("no user at all: %v, want it to name user_id", err)
 		}
@@ -271,7 +272,7 @@ func TestVerifyLTILaunchRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			lf.guard.failed = nil
 			_, err := lf.verify(tc.req())
-			wantKind(t, err, tc.kind)
+			apptest.WantKind(t, err, tc.kind)
 			if tc.want != nil && !errors.Is(err, tc.want) {
 				t.Fatalf("error = %v, want %v", err, tc.want)
 			}
@@ -322,17 +323,17 @@ func TestVerifyLTILaunchGuards(t *testing.T) {
 	_, school := lf.create(lf.root, app.CreateInput{ID: "not-root"})
 	req := sign(t, lf.params(lf.lti.ConsumerKey, nil), lf.lti.SharedSecret)
 	_, err := lf.launches11.Verify(ctx, school, req)
-	wantKind(t, err, fault.PermissionDenied)
+	apptest.WantKind(t, err, fault.PermissionDenied)
 
 	noExam := sign(t, lf.params(lf.lti.ConsumerKey, func(p map[string]string) { delete(p, "custom_exam_config_id") }), lf.lti.SharedSecret)
 	_, err = lf.launches11.Verify(ctx, school, noExam)
-	wantKind(t, err, fault.PermissionDenied)
+	apptest.WantKind(t, err, fault.PermissionDenied)
 
 	// The exam configuration is the teacher's to fix: it is answered even
 	// past the failure limit or without a nonce store.
 	lf.guard.refuse = fault.New(fault.Throttled, "too many failed authentications from your address")
 	_, err = lf.verify(req)
-	wantKind(t, err, fault.Throttled)
+	apptest.WantKind(t, err, fault.Throttled)
 	if _, err = lf.verify(noExam); !errors.Is(err, ltidomain.ErrLaunchNoExamConfig) {
 		t.Fatalf("no exam configuration past the failure limit: %v", err)
 	}
@@ -340,5 +341,5 @@ func TestVerifyLTILaunchGuards(t *testing.T) {
 
 	down := newLaunchFixture(t, downNonces{})
 	_, err = down.verify(sign(t, down.params(down.lti.ConsumerKey, nil), down.lti.SharedSecret))
-	wantKind(t, err, fault.Unavailable)
+	apptest.WantKind(t, err, fault.Unavailable)
 }
