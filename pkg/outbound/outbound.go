@@ -1,19 +1,21 @@
-// Package outbound is how the services call URLs that platforms gave them
-// (an LMS's JWKS, its Dynamic Registration endpoints): only https, only
-// public addresses (IPv6 ones that embed a non-public IPv4 address
-// included), with a timeout and a cap on what is read.
+// Package outbound is how the services call URLs that callers gave them
+// (an LMS's JWKS, its Dynamic Registration endpoints, a webhook receiver):
+// only https, only public addresses (IPv6 ones that embed a non-public
+// IPv4 address included), with a timeout and a cap on what is read.
 //
-// A platform URL is chosen by whoever registers a platform, so a careless
-// or hostile one could point the service at itself, at the cluster's
-// private network or at a cloud's metadata address (169.254.169.254). The
-// URL's form is checked when it is stored (CheckURL) and again when it is
-// called, and the address a host name resolves to is checked when the
-// connection is made, so a name that resolves to a private address is
-// refused too (DNS rebinding included). Redirects are not followed: a
-// platform's endpoints are the URLs it registered.
+// A platform URL is chosen by whoever registers a platform (a webhook's by
+// whoever adds the endpoint), so a careless or hostile one could point the
+// service at itself, at the cluster's private network or at a cloud's
+// metadata address (169.254.169.254). The URL's form is checked when it is
+// stored (StoredURLProblem) and again when it is called (CheckURL), and the
+// address a host name resolves to is checked when the connection is made,
+// so a name that resolves to a private address is refused too (DNS
+// rebinding included). Redirects are not followed: a platform's endpoints
+// are the URLs it registered.
 //
-// Tests run platforms on loopback over http: the hosts they use are named,
-// as host:port, in Policy.InsecureHosts (LTI_ALLOW_INSECURE_HOSTS).
+// Tests run platforms and receivers on loopback over http: the hosts they
+// use are named, as host:port, in Policy.InsecureHosts
+// (LTI_ALLOW_INSECURE_HOSTS, WEBHOOK_ALLOW_INSECURE_HOSTS).
 package outbound
 
 import (

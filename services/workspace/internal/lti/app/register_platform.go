@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -82,7 +83,7 @@ func (d *DynamicRegistration) check(in LinkOpening) error {
 		return fault.New(fault.Invalid, "The platform's registration_token is over %d bytes.", maxRegistrationToken)
 	}
 	if _, err := d.s.Policy.CheckURL(in.ConfigurationURL); err != nil {
-		return fault.New(fault.Invalid, "The platform's openid_configuration %s (%v).", ltidomain.PublicURLRule, err)
+		return fault.New(fault.Invalid, "The platform's openid_configuration %s (%v).", outbound.PublicURLRule, err)
 	}
 	return nil
 }

@@ -15,8 +15,8 @@ import (
 
 // The document's patterns, compiled apart from the checks under test.
 var (
-	urlDocShape    = regexp.MustCompile(ltidomain.URLPattern)
-	issuerDocShape = regexp.MustCompile(ltidomain.IssuerPattern)
+	urlDocShape    = regexp.MustCompile(outbound.URLPattern)
+	issuerDocShape = regexp.MustCompile(outbound.URLWithoutQueryPattern)
 )
 
 // Whatever URLs a caller registers, CheckNewLTIRegistration answers nil or
@@ -51,7 +51,7 @@ func FuzzCheckNewRegistration(f *testing.F) {
 				default:
 					t.Fatalf("names %s, which was valid", v.Field)
 				}
-				if shape.MatchString(value) && len(value) <= ltidomain.MaxURLBytes && !strings.HasPrefix(v.Description, ltidomain.PublicURLRule) {
+				if shape.MatchString(value) && len(value) <= ltidomain.MaxURLBytes && !strings.HasPrefix(v.Description, outbound.PublicURLRule) {
 					t.Fatalf("%s %q has the document's shape but is refused with %q", v.Field, value, v.Description)
 				}
 			}

@@ -10,96 +10,45 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/domain/ltidomaintest"
 )
 
-// urlRule returns what CheckNewLTIRegistration says of url as the JWKS URL
-// under policy ("" when it takes it).
-func urlRule(t *testing.T, policy ltidomain.URLPolicy, url string) string {
+// violation returns what CheckNewRegistration says of field in r under
+// policy ("" when it takes r).
+func violation(t *testing.T, r ltidomain.NewRegistration, policy ltidomain.URLPolicy, field string) string {
 	t.Helper()
-	r := ltidomaintest.ValidRegistration()
-	r.JWKSURL = url
 	err := ltidomain.CheckNewRegistration(r, policy)
 	if err == nil {
 		return ""
 	}
 	e, _ := fault.As(err)
-	if e == nil || len(e.Fields) != 1 || e.Fields[0].Field != "jwksUrl" {
-		t.Fatalf("%q: %v, want one violation of jwksUrl", url, err)
+	if e == nil || len(e.Fields) != 1 || e.Fields[0].Field != field {
+		t.Fatalf("%v, want one violation of %s", err, field)
 	}
 	return e.Fields[0].Description
 }
 
-func TestOutboundURLRule(t *testing.T) {
-	policy, err := outbound.ParsePolicy("127.0.0.1:8443,Platform.Test:80,[::1]:9000")
+// A registration's URLs follow the rule of stored URLs (pkg/outbound,
+// where its cases are tested), under the LTI setting's name; its issuer
+// has no query.
+func TestRegistrationURLsFollowTheStoredURLRule(t *testing.T) {
+	policy, err := outbound.ParsePolicy("127.0.0.1:8443")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
-		url  string
-		want string // a prefix of the refusal; "" accepted
-	}{
-		{"https://canvas.instructure.com/api/lti/security/jwks", ""},
-		{"https://sso.canvaslms.com:443/api/lti/security/jwks?x=1", ""},
-		{"https://8.8.8.8/jwks", ""},
-		{"https://[2001:4860:4860::8888]/jwks", ""},
-		{"https://example.com.", ""},
-		// The exempt hosts, over http and on loopback, at their port only.
-		{"http://127.0.0.1:8443/jwks", ""},
-		{"https://127.0.0.1:8443/jwks", ""},
-		{"http://platform.test/jwks", ""},
-		{"http://[::1]:9000/jwks", ""},
-		{"http://127.0.0.1:8444/jwks", "must be a public https URL: http is allowed only"},
-		{"https://127.0.0.1:8444/jwks", "must be a public https URL: the host is localhost, or a loopback"},
-		{"http://platform.test:8080/jwks", "must be a public https URL: http is allowed only"},
-		// Not https, not public.
-		{"http://canvas.instructure.com/jwks", "must be a public https URL: http is allowed only"},
-		{"https://10.1.2.3/jwks", "must be a public https URL: the host is localhost, or a loopback"},
-		{"https://192.168.0.1/jwks", "must be a public https URL: the host is localhost, or a loopback"},
-		{"https://169.254.169.254/latest/meta-data", "must be a public https URL: the host is localhost, or a loopback"},
-		{"https://0.0.0.0/", "must be a public https URL: the host is localhost, or a loopback"},
-		{"https://224.0.0.1/", "must be a public https URL: the host is localhost, or a loopback"},
-		{"https://[::1]/", "must be a public https URL: the host is localhost, or a loopback"},
-		{"https://[::ffff:127.0.0.1]/", "must be a public https URL: the host is localhost, or a loopback"},
-		{"https://[fe80::1%25eth0]/", "must be a public https URL: the host is localhost, or a loopback"},
-		{"https://[fd00::1]/", "must be a public https URL: the host is localhost, or a loopback"},
-		{"https://localhost/jwks", "must be a public https URL: the host is localhost, or a loopback"},
-		{"https://LOCALHOST./jwks", "must be a public https URL: the host is localhost, or a loopback"},
-		{"https://a.localhost/jwks", "must be a public https URL: the host is localhost, or a loopback"},
-		// What the published pattern takes but the service does not.
-		{"https://" + strings.Repeat("a.", 127) + "com/", "must be a public https URL: the host is not a valid"},
-		{"https://[1::2::3]/", "must be a public https URL: it does not parse"},
-		{"https://a.com:65536/", "must be a public https URL: the port must be"},
-		{"https://a.com/%zz", "must be a public https URL: it does not parse"},
-		{"https://100.64.0.1/", "must be a public https URL: the host is localhost, or a loopback"},
-		// What the published pattern refuses.
-		{"", "is required"},
-		{"ftp://a.com/", "must be an absolute http(s) URL"},
-		{"HTTPS://a.com/", "must be an absolute http(s) URL"},
-		{"https://user:pw@a.com/", "must be an absolute http(s) URL"},
-		{"https://a.com/#frag", "must be an absolute http(s) URL"},
-		{"https://a.com/a b", "must be an absolute http(s) URL"},
-		{"https://a.com/é", "must be an absolute http(s) URL"},
-		{"https:///path", "must be an absolute http(s) URL"},
-		// Hosts some resolvers read as addresses, and malformed ones.
-		{"https://127.1/", "must be an absolute http(s) URL"},
-		{"https://0x7f000001/", "must be an absolute http(s) URL"},
-		{"https://2130706433/", "must be an absolute http(s) URL"},
-		{"https://256.1.1.1/", "must be an absolute http(s) URL"},
-		{"https://exa_mple.com/", "must be an absolute http(s) URL"},
-		{"https://-a.com/", "must be an absolute http(s) URL"},
-		{"https://a.com:0/", "must be an absolute http(s) URL"},
-		{"https://a.com:/", "must be an absolute http(s) URL"},
-		{"https://a.com:08443/", "must be an absolute http(s) URL"},
-		{"https://[x]/", "must be an absolute http(s) URL"},
-		{"https://:::/", "must be an absolute http(s) URL"},
-		{"https://a.com/" + strings.Repeat("a", 2048), "must be at most 2048 bytes"},
+	r := ltidomaintest.ValidRegistration()
+	r.JWKSURL = "http://127.0.0.1:8443/jwks"
+	if got := violation(t, r, policy, "jwksUrl"); got != "" {
+		t.Errorf("an insecure host: %q", got)
 	}
-	for _, c := range cases {
-		got := urlRule(t, policy, c.url)
-		if c.want == "" && got != "" || !strings.HasPrefix(got, c.want) {
-			t.Errorf("%q: %q, want %q", c.url, got, c.want)
-		}
+	r.JWKSURL = "http://canvas.instructure.com/jwks"
+	if got, want := violation(t, r, policy, "jwksUrl"), outbound.PublicURLRule+": http is allowed only for hosts named in LTI_ALLOW_INSECURE_HOSTS"; got != want {
+		t.Errorf("http: %q, want %q", got, want)
 	}
-	// Without exemptions, loopback is refused at every port.
-	if got := urlRule(t, ltidomain.URLPolicy{}, "http://127.0.0.1:8443/jwks"); !strings.HasPrefix(got, ltidomain.PublicURLRule) {
-		t.Errorf("no exemptions: %q", got)
+	r.JWKSURL = "https://10.1.2.3/jwks"
+	if got := violation(t, r, policy, "jwksUrl"); !strings.HasPrefix(got, outbound.PublicURLRule+": the host is localhost") {
+		t.Errorf("a private address: %q", got)
+	}
+	r = ltidomaintest.ValidRegistration()
+	r.Issuer = "https://canvas.instructure.com/?q=1"
+	if got := violation(t, r, policy, "issuer"); !strings.Contains(got, "without user information, a query or a fragment") {
+		t.Errorf("an issuer with a query: %q", got)
 	}
 }

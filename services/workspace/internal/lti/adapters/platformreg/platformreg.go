@@ -21,7 +21,6 @@ import (
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/outbound"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
-	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // MaxBody bounds what a platform's answer may weigh: configurations and
@@ -99,7 +98,7 @@ func (r *Registrar) call(req *http.Request, doing, what string) ([]byte, error) 
 // refusedURL is the outbound rule's refusal err of the URL the tool needed
 // to do doing: Invalid, wrapping err.
 func refusedURL(err error, doing string) error {
-	return fault.Wrap(fault.Invalid, err, fmt.Sprintf("Could not %s: its URL %s (%v).", doing, ltidomain.PublicURLRule, err))
+	return fault.Wrap(fault.Invalid, err, fmt.Sprintf("Could not %s: its URL %s (%v).", doing, outbound.PublicURLRule, err))
 }
 
 // isJSON reports whether a media type is JSON's or a +json one.

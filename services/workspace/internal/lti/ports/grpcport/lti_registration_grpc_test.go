@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/pkg/restrules"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -20,11 +21,11 @@ func TestRegistrationRulesAreTheDomains(t *testing.T) {
 		r := restrules.Field(fields.ByName(protoreflect.Name(name)))
 		return fmt.Sprintf("pattern %s max %d", r.GetPattern(), r.GetMaxLength())
 	}
-	if got, want := rule("issuer"), fmt.Sprintf("pattern %s max %d", ltidomain.IssuerPattern, ltidomain.MaxURLBytes); got != want {
+	if got, want := rule("issuer"), fmt.Sprintf("pattern %s max %d", outbound.URLWithoutQueryPattern, ltidomain.MaxURLBytes); got != want {
 		t.Errorf("issuer: %s, want %s", got, want)
 	}
 	for _, name := range []string{"auth_login_url", "jwks_url", "auth_token_url"} {
-		if got, want := rule(name), fmt.Sprintf("pattern %s max %d", ltidomain.URLPattern, ltidomain.MaxURLBytes); got != want {
+		if got, want := rule(name), fmt.Sprintf("pattern %s max %d", outbound.URLPattern, ltidomain.MaxURLBytes); got != want {
 			t.Errorf("%s: %s, want %s", name, got, want)
 		}
 	}
