@@ -42,7 +42,22 @@ const (
 	// (with the registration's EventLTIRegistrationCreated).
 	EventLTIRegistrationLinkCreated EventType = "ltiRegistrationLink.created"
 	EventLTIRegistrationLinkUsed    EventType = "ltiRegistrationLink.used"
+	// The webhook endpoints' changes: an update's changedFields names what
+	// it changed; a rotation's the secret's overlap, in none. Delivery
+	// records EventWebhookDisabled (with its Reason) when it turns an
+	// endpoint off, and EventWebhookAttemptsExhausted (with the EventID it
+	// never delivered) when it gives an event up.
+	EventWebhookCreated           EventType = "webhook.created"
+	EventWebhookUpdated           EventType = "webhook.updated"
+	EventWebhookDeleted           EventType = "webhook.deleted"
+	EventWebhookSecretRotated     EventType = "webhook.secretRotated"
+	EventWebhookDisabled          EventType = "webhook.disabled"
+	EventWebhookAttemptsExhausted EventType = "webhook.attemptsExhausted"
 )
+
+// EventWebhookTest is the type of a webhook's test message: an event made
+// for the one delivery, never recorded, so it is not one of EventTypes.
+const EventWebhookTest EventType = "webhook.test"
 
 // EventTypes lists every event type, in the order documents name them.
 var EventTypes = []EventType{
@@ -51,6 +66,8 @@ var EventTypes = []EventType{
 	EventKeyPairCreated, EventKeyPairRotated, EventKeyPairRevoked, EventKeyPairExpired,
 	EventLTIRegistrationCreated, EventLTIRegistrationDeleted, EventLTIDeploymentAdded, EventLTIDeploymentRemoved,
 	EventLTIRegistrationLinkCreated, EventLTIRegistrationLinkUsed,
+	EventWebhookCreated, EventWebhookUpdated, EventWebhookDeleted, EventWebhookSecretRotated,
+	EventWebhookDisabled, EventWebhookAttemptsExhausted,
 }
 
 // Target types: what an event is about.
@@ -63,6 +80,8 @@ const (
 	// TargetLTIRegistrationLink: an LTI Dynamic Registration link, by its
 	// id (never the link's secret).
 	TargetLTIRegistrationLink = "ltiRegistrationLink"
+	// TargetWebhook: a webhook endpoint, by its id.
+	TargetWebhook = "webhook"
 )
 
 // Actor is who made a change: a key pair of a workspace, or the service
@@ -102,11 +121,18 @@ type Event struct {
 	RequestID   string
 	// ChangedFields names what an update changed, by JSON name.
 	ChangedFields []string
+	// Reason says why the change was made, where the type says there is
+	// one (webhook.disabled); empty otherwise.
+	Reason string
+	// EventID is another event the change is about (webhook.attemptsExhausted:
+	// the event never delivered); empty otherwise.
+	EventID string
 }
 
 // record adds an event about w to its outbox, keyed by the revision the
-// next store of w will have.
-func (w *Workspace) record(t EventType, target Target, now time.Time, changed []string) {
+// next store of w will have, and returns it there, for what only some
+// types carry.
+func (w *Workspace) record(t EventType, target Target, now time.Time, changed []string) *Event {
 	n := len(w.outbox)
 	w.outbox = append(w.outbox, Event{
 		Key:           fmt.Sprintf("%s/%d/%d", w.id, w.revision+1, n),
@@ -117,6 +143,7 @@ func (w *Workspace) record(t EventType, target Target, now time.Time, changed []
 		Target:        target,
 		ChangedFields: changed,
 	})
+	return &w.outbox[n]
 }
 
 // RecordChange adds an event about w to its outbox, for changes made

@@ -2,9 +2,10 @@
 // it is stored through, and the errors it answers with. Besides the
 // standard library it imports only the error kinds every component shares
 // (pkg/fault), through which a domain error reaches callers by one table,
-// the workspace id rule the auth service checks too (pkg/ident), and the LTI
+// the workspace id rule the auth service checks too (pkg/ident), the LTI
 // context's domain (lti/domain), whose registrations the workspace document
-// holds and whose launch errors its LTI key pair answers with.
+// holds and whose launch errors its LTI key pair answers with, and the
+// webhook context's domain (webhook/domain), whose endpoints it holds.
 package domain
 
 import (
@@ -14,6 +15,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
+	webhookdomain "github.com/liveproctor/workspaces/services/workspace/internal/webhook/domain"
 )
 
 // SchemaVersion is the date of the stored record's shape, returned to
@@ -125,6 +127,9 @@ type Workspace struct {
 	// ltiRegistrations are the LTI 1.3 platforms the workspace is
 	// registered with (lti.go).
 	ltiRegistrations ltidomain.Registrations
+	// webhooks are the endpoints its audit trail is delivered to
+	// (webhook.go).
+	webhooks webhookdomain.Endpoints
 
 	// createFingerprint identifies the create request that made this
 	// workspace, so an identical retry can be told from a different body.
@@ -374,6 +379,7 @@ type StoredWorkspace struct {
 	Keys               []KeyPair
 	RegistrationCodes  []string
 	LTIRegistrations   []ltidomain.Registration
+	Webhooks           []webhookdomain.Endpoint
 	CreateFingerprint  string
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
@@ -410,6 +416,7 @@ func UnmarshalWorkspaceFromDatabase(s StoredWorkspace) *Workspace {
 		keys:              s.Keys,
 		registrationCodes: s.RegistrationCodes,
 		ltiRegistrations:  ltidomain.UnmarshalRegistrations(s.LTIRegistrations),
+		webhooks:          webhookdomain.UnmarshalEndpoints(s.Webhooks),
 		createFingerprint: s.CreateFingerprint,
 		createdAt:         s.CreatedAt,
 		updatedAt:         s.UpdatedAt,
