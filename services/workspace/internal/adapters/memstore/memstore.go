@@ -142,6 +142,7 @@ func (r *Repository) Update(_ context.Context, w *domain.Workspace) (*domain.Wor
 	next.Products, next.ObjectiveDocuments = w.Products(), w.ObjectiveDocuments()
 	next.Keys = w.Keys()
 	next.LTIRegistrations = w.LTIRegistrations().All()
+	next.Webhooks = w.Webhooks().All()
 	next.RateLimit = rateLimit(w)
 	next.UpdatedAt, next.DeletedAt, next.TokenCutoff = w.UpdatedAt(), w.DeletedAt(), w.TokenCutoff()
 	next.Revision++
@@ -277,6 +278,7 @@ func record(w *domain.Workspace) domain.StoredWorkspace {
 		Keys:               w.Keys(),
 		RegistrationCodes:  w.RegistrationCodes(),
 		LTIRegistrations:   w.LTIRegistrations().All(),
+		Webhooks:           w.Webhooks().All(),
 		CreateFingerprint:  w.CreateFingerprint(),
 		CreatedAt:          w.CreatedAt(),
 		UpdatedAt:          w.UpdatedAt(),

@@ -5,6 +5,7 @@ import (
 
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
+	webhookdomain "github.com/liveproctor/workspaces/services/workspace/internal/webhook/domain"
 )
 
 // workspaceDoc is a workspace as stored in the workspaces collection. Key
@@ -33,14 +34,18 @@ type workspaceDoc struct {
 	// deployment id) its registrations hold: a login that names its
 	// deployment but no client_id finds the registrations that can own it
 	// by one equality on one index (WorkspacesWithLTIIssuer).
-	LTIDeployments    []string   `bson:"ltiDeployments"`
-	CreateFingerprint string     `bson:"createFingerprint"`
-	SchemaVersion     string     `bson:"schemaVersion"`
-	CreatedAt         time.Time  `bson:"createdAt"`
-	UpdatedAt         time.Time  `bson:"updatedAt"`
-	DeletedAt         *time.Time `bson:"deletedAt"` // null while active; lists filter on it
-	TokenCutoff       *time.Time `bson:"tokenCutoff"`
-	Revision          int64      `bson:"revision"`
+	LTIDeployments []string `bson:"ltiDeployments"`
+	// Webhooks are the endpoints the workspace's audit trail is delivered
+	// to; what delivery keeps of them (cursors, attempts) is in
+	// collections of its own, so that delivering never writes here.
+	Webhooks          []webhookDoc `bson:"webhooks"`
+	CreateFingerprint string       `bson:"createFingerprint"`
+	SchemaVersion     string       `bson:"schemaVersion"`
+	CreatedAt         time.Time    `bson:"createdAt"`
+	UpdatedAt         time.Time    `bson:"updatedAt"`
+	DeletedAt         *time.Time   `bson:"deletedAt"` // null while active; lists filter on it
+	TokenCutoff       *time.Time   `bson:"tokenCutoff"`
+	Revision          int64        `bson:"revision"`
 	// VisibleTo is the workspace itself and its managers: the callers
 	// whose lists show it while it is active. One array, so that a list is
 	// one equality on one index (list_mongo.go).
@@ -124,6 +129,54 @@ type ltiReservationDoc struct {
 	CreatedAt      time.Time `bson:"createdAt"`
 }
 
+// webhookDoc is a webhook endpoint; its secrets sealed (AES-GCM, bound to
+// the endpoint's id), never in the clear.
+type webhookDoc struct {
+	ID             string    `bson:"id"`
+	URL            string    `bson:"url"`
+	Description    string    `bson:"description"`
+	EventTypes     []string  `bson:"eventTypes"` // empty: every type
+	Enabled        bool      `bson:"enabled"`
+	DisabledReason string    `bson:"disabledReason"`
+	EnabledAt      time.Time `bson:"enabledAt"`
+	CreatedAt      time.Time `bson:"createdAt"`
+	UpdatedAt      time.Time `bson:"updatedAt"`
+	SealedSecret   []byte    `bson:"sealedSecret"`
+	// SealedPreviousSecret signs beside SealedSecret until PreviousUntil;
+	// null when there is none.
+	SealedPreviousSecret []byte     `bson:"sealedPreviousSecret"`
+	PreviousUntil        *time.Time `bson:"previousUntil"`
+}
+
+func fromWebhooks(endpoints []webhookdomain.Endpoint) []webhookDoc {
+	out := make([]webhookDoc, len(endpoints))
+	for i, e := range endpoints {
+		out[i] = webhookDoc{
+			ID: e.ID, URL: e.URL, Description: e.Description, EventTypes: nonNil(e.EventTypes),
+			Enabled: e.Enabled, DisabledReason: e.DisabledReason,
+			EnabledAt: e.EnabledAt.UTC(), CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(),
+			SealedSecret: e.SealedSecret, SealedPreviousSecret: e.SealedPreviousSecret, PreviousUntil: timeOrNil(e.PreviousUntil),
+		}
+	}
+	return out
+}
+
+func toWebhooks(docs []webhookDoc) []webhookdomain.Endpoint {
+	out := make([]webhookdomain.Endpoint, len(docs))
+	for i, d := range docs {
+		out[i] = webhookdomain.Endpoint{
+			ID: d.ID, URL: d.URL, Description: d.Description, EventTypes: nonNil(d.EventTypes),
+			Enabled: d.Enabled, DisabledReason: d.DisabledReason,
+			EnabledAt: d.EnabledAt.UTC(), CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(),
+			SealedSecret: d.SealedSecret, SealedPreviousSecret: d.SealedPreviousSecret,
+		}
+		if d.PreviousUntil != nil {
+			out[i].PreviousUntil = d.PreviousUntil.UTC()
+		}
+	}
+	return out
+}
+
 func fromLTIRegistrations(regs []ltidomain.Registration) []ltiRegistrationDoc {
 	out := make([]ltiRegistrationDoc, len(regs))
 	for i, r := range regs {
@@ -178,6 +231,7 @@ func fromWorkspace(w *domain.Workspace) workspaceDoc {
 		RegistrationCodes:  nonNil(w.RegistrationCodes()),
 		LTIRegistrations:   fromLTIRegistrations(w.LTIRegistrations().All()),
 		LTIDeployments:     ltiDeployments(w.LTIRegistrations().All()),
+		Webhooks:           fromWebhooks(w.Webhooks().All()),
 		CreateFingerprint:  w.CreateFingerprint(),
 		SchemaVersion:      domain.SchemaVersion,
 		CreatedAt:          w.CreatedAt().UTC(),
@@ -231,6 +285,7 @@ func (d *workspaceDoc) toWorkspace() *domain.Workspace {
 		Keys:               make([]domain.KeyPair, len(d.Keys)),
 		RegistrationCodes:  d.RegistrationCodes,
 		LTIRegistrations:   toLTIRegistrations(d.LTIRegistrations),
+		Webhooks:           toWebhooks(d.Webhooks),
 		CreateFingerprint:  d.CreateFingerprint,
 		CreatedAt:          d.CreatedAt.UTC(),
 		UpdatedAt:          d.UpdatedAt.UTC(),
@@ -320,6 +375,10 @@ type eventDoc struct {
 	Target        targetDoc `bson:"target"`
 	RequestID     string    `bson:"requestId"`
 	ChangedFields []string  `bson:"changedFields"`
+	// Reason and EventID are carried by the types that say so; absent
+	// otherwise.
+	Reason  string `bson:"reason,omitempty"`
+	EventID string `bson:"eventId,omitempty"`
 }
 
 type actorDoc struct {
@@ -355,6 +414,8 @@ func fromEvents(events []domain.Event) []eventDoc {
 			Target:        targetDoc(e.Target),
 			RequestID:     e.RequestID,
 			ChangedFields: nonNil(e.ChangedFields),
+			Reason:        e.Reason,
+			EventID:       e.EventID,
 		}
 	}
 	return out
@@ -373,5 +434,7 @@ func (d *publishedEventDoc) toEvent() domain.Event {
 		Target:        domain.Target(e.Target),
 		RequestID:     e.RequestID,
 		ChangedFields: e.ChangedFields,
+		Reason:        e.Reason,
+		EventID:       e.EventID,
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
+	webhookdomain "github.com/liveproctor/workspaces/services/workspace/internal/webhook/domain"
 )
 
 // clock is a test clock the app stamps events with; settle is the default
@@ -194,6 +195,46 @@ func TestEventsReadBackInOrderAndPoll(t *testing.T) {
 	_, err := f.app.ListWorkspaceEvents(ctx, f.root, app.EventsInput{WorkspaceID: "root", PageToken: kept})
 	if fault.KindOf(err) != fault.Invalid {
 		t.Fatalf("a's token on root's list: error = %v, want Invalid", err)
+	}
+}
+
+// What only some event types carry (a webhook's disabling reason, the event
+// whose attempts ran out) is stored in the outbox and in the trail, and
+// read back; the other events carry none.
+func TestEventsKeepAReasonAndAnEventID(t *testing.T) {
+	f := newEventsFixture(t, nil)
+	ctx := context.Background()
+	if err := f.create("a"); err != nil {
+		t.Fatal(err)
+	}
+	w, err := f.repo.Get(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := f.clock.Now()
+	if _, err := w.AddWebhook("wh-1", webhookdomain.NewEndpoint{URL: "https://hooks.example.com/"}, []byte("sealed"), domain.WebhookURLPolicy{}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.DisableWebhook("wh-1", "the endpoint answered 410 Gone", now); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RecordWebhookAttemptsExhausted("wh-1", "0190b2a4c5d6e7f8a9b0c1d2e3f4", now); err != nil {
+		t.Fatal(err)
+	}
+	w.Attribute(domain.SystemActor, "")
+	if _, err := f.repo.Update(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(pastSettle)
+	if err := f.app.RelayOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(pastSettle)
+	got := f.list(app.EventsInput{WorkspaceID: "a", Types: []string{"webhook.created", "webhook.disabled", "webhook.attemptsExhausted"}}).Events
+	wantTypes(t, "webhook events", got, "webhook.created", "webhook.disabled", "webhook.attemptsExhausted")
+	if got[0].Reason != "" || got[0].EventID != "" || got[1].Reason != "the endpoint answered 410 Gone" || got[1].EventID != "" ||
+		got[2].EventID != "0190b2a4c5d6e7f8a9b0c1d2e3f4" || got[2].Reason != "" {
+		t.Fatalf("events as stored: %+v", got)
 	}
 }
 

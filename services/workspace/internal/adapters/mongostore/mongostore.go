@@ -281,6 +281,7 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 			{Key: "keys", Value: d.Keys},
 			{Key: "ltiRegistrations", Value: d.LTIRegistrations},
 			{Key: "ltiDeployments", Value: d.LTIDeployments},
+			{Key: "webhooks", Value: d.Webhooks},
 			{Key: "updatedAt", Value: d.UpdatedAt},
 			{Key: "deletedAt", Value: d.DeletedAt},
 			{Key: "tokenCutoff", Value: d.TokenCutoff},

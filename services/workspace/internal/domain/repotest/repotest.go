@@ -51,6 +51,7 @@ func Run(t *testing.T, newRepo NewRepository) {
 		{"LTIReservationIsStoreWide", ltiReservationIsStoreWide},
 		{"ConcurrentLTIReservationsHaveOneWinner", concurrentLTIReservationsHaveOneWinner},
 		{"WorkspacesWithLTIIssuer", workspacesWithLTIIssuer},
+		{"WebhooksChangeThroughUpdate", webhooksChangeThroughUpdate},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newRepo(t)) })
@@ -598,6 +599,7 @@ func compare(got, want *domain.Workspace) string {
 		{"Managers", nilIfEmpty(got.Managers()), nilIfEmpty(want.Managers())},
 		{"Keys", keys(got.Keys()), keys(want.Keys())},
 		{"LTIRegistrations", ltiRegistrations(got.LTIRegistrations().All()), ltiRegistrations(want.LTIRegistrations().All())},
+		{"Webhooks", webhooks(got.Webhooks().All()), webhooks(want.Webhooks().All())},
 		{"RegistrationCodes", nilIfEmpty(got.RegistrationCodes()), nilIfEmpty(want.RegistrationCodes())},
 		{"CreateFingerprint", got.CreateFingerprint(), want.CreateFingerprint()},
 		{"CreatedAt", ms(got.CreatedAt()), ms(want.CreatedAt())}, {"UpdatedAt", ms(got.UpdatedAt()), ms(want.UpdatedAt())},
