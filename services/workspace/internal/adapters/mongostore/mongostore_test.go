@@ -107,29 +107,11 @@ func TestPrepareIsRepeatable(t *testing.T) {
 		t.Fatalf("second Prepare: %v", err)
 	}
 	events := client.Database(name).Collection(mongostore.EventsCollection)
-	wantTTL(t, events, 90*24*60*60)
+	indexcheck.WantTTL(t, events, "expiry", 90*24*60*60)
 	if err := mongostore.New(client.Database(name), mongostore.WithEventRetention(time.Hour)).Prepare(ctx); err != nil {
 		t.Fatalf("Prepare with another retention: %v", err)
 	}
-	wantTTL(t, events, 3600)
-}
-
-// wantTTL checks the expireAfterSeconds of c's expiry index.
-func wantTTL(t *testing.T, c *mongo.Collection, seconds int32) {
-	t.Helper()
-	specs, err := c.Indexes().ListSpecifications(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range specs {
-		if s.Name == "expiry" {
-			if s.ExpireAfterSeconds == nil || *s.ExpireAfterSeconds != seconds {
-				t.Fatalf("expiry index: expireAfterSeconds %v, want %d", s.ExpireAfterSeconds, seconds)
-			}
-			return
-		}
-	}
-	t.Fatal("no expiry index")
+	indexcheck.WantTTL(t, events, "expiry", 3600)
 }
 
 // Two replicas of the workspace service, each with its own repository and
