@@ -161,4 +161,19 @@ func (r *Repository) ListEvents(ctx context.Context, q domain.EventQuery) ([]dom
 	return out, nil
 }
 
+// Event returns the event whose public id is id, on the unique id index.
+func (r *Repository) Event(ctx context.Context, id string) (domain.Event, error) {
+	var doc publishedEventDoc
+	err := r.do(ctx, func(ctx context.Context) error {
+		return r.events.FindOne(ctx, bson.D{{Key: "id", Value: id}}).Decode(&doc)
+	})
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return domain.Event{}, domain.ErrNotFound
+	}
+	if err != nil {
+		return domain.Event{}, mongoconn.Error("read event", err)
+	}
+	return doc.toEvent(), nil
+}
+
 var _ app.EventLog = (*Repository)(nil)
