@@ -91,6 +91,7 @@ type App struct {
 	events        EventLog // nil: events stay in the outboxes
 	eventSettings EventSettings
 	eventIDs      domain.EventIDSource // ids in the order events are published
+	waker         DeliveryWaker        // nil: no webhook deliveries to wake
 }
 
 // Option changes how New builds an App.

@@ -98,7 +98,7 @@ func (a *App) createRoot(ctx context.Context, cfg BootstrapConfig) (BootstrapRes
 	if err := a.repo.Create(ctx, root); err != nil {
 		return BootstrapResult{}, fmt.Errorf("create root workspace: %w", err)
 	}
-	if err := a.publish(ctx, root.ID()); err != nil {
+	if err := a.publish(ctx, root); err != nil {
 		return BootstrapResult{}, err
 	}
 	res.Created = true

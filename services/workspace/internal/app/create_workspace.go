@@ -136,7 +136,7 @@ func (a *App) insertNew(ctx context.Context, caller domain.Caller, id string, d 
 		err = a.repo.Create(ctx, w)
 		switch {
 		case err == nil:
-			if err := a.publish(ctx, w.ID()); err != nil {
+			if err := a.publish(ctx, w); err != nil {
 				return CreateResult{}, err
 			}
 			return a.createResult(w)
@@ -170,7 +170,7 @@ func (a *App) answerRetry(ctx context.Context, caller domain.Caller, w *domain.W
 	}
 	// The first attempt may have stored the workspace and failed to
 	// publish its event: the retry is acknowledged only once it is.
-	if err := a.publish(ctx, w.ID()); err != nil {
+	if err := a.publish(ctx, w); err != nil {
 		return CreateResult{}, err
 	}
 	return a.createResult(w)

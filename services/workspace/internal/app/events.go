@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
@@ -27,6 +28,9 @@ type EventLog interface {
 	AppendEvent(ctx context.Context, e domain.Event, newID func() string) error
 	// ListEvents returns the events q selects, in id order.
 	ListEvents(ctx context.Context, q domain.EventQuery) ([]domain.Event, error)
+	// Event returns the event whose public id is id; domain.ErrNotFound
+	// when there is none.
+	Event(ctx context.Context, id string) (domain.Event, error)
 }
 
 // EventSettings tune the audit trail.
@@ -55,6 +59,22 @@ func WithEventLog(log EventLog, s EventSettings) Option {
 	}
 }
 
+// DeliveryWaker is told when a workspace's events are published, so that
+// the webhook deliveries following the audit trail of the workspace and
+// of its managers look for them once they settle, instead of at their next
+// idle re-check (WEBHOOK_IDLE_RECHECK), which bounds how late they are
+// when a wake is lost.
+type DeliveryWaker interface {
+	// Wake brings the deliveries that follow the events of workspaceIDs
+	// forward to at, unless they are due sooner.
+	Wake(ctx context.Context, workspaceIDs []string, at time.Time) error
+}
+
+// WithDeliveryWaker wakes the webhook deliveries on every publish. It is
+// best effort: a failed wake is logged, and the change is acknowledged all
+// the same.
+func WithDeliveryWaker(w DeliveryWaker) Option { return func(a *App) { a.waker = w } }
+
 // author is who makes a change, and in which request.
 type author struct {
 	actor     domain.Actor
@@ -78,14 +98,29 @@ func (a *App) appendEvent(ctx context.Context, e domain.Event) error {
 	if a.events == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.eventSettings.Settle/2)
+	insertCtx, cancel := context.WithTimeout(ctx, a.eventSettings.Settle/2)
 	defer cancel()
-	return a.events.AppendEvent(ctx, e, a.newEventID)
+	if err := a.events.AppendEvent(insertCtx, e, a.newEventID); err != nil {
+		return err
+	}
+	a.wake(ctx, append(slices.Clone(e.Managers), e.WorkspaceID))
+	return nil
 }
 
-// publish moves workspace id's outbox into the audit trail. A failure is
-// Unavailable: the change is not acknowledged until its event is published.
-func (a *App) publish(ctx context.Context, id string) error {
+// publish moves w's outbox into the audit trail, then wakes the deliveries
+// that follow it (its own and its managers'). A failure to publish is
+// Unavailable: the change is not acknowledged until its event is
+// published.
+func (a *App) publish(ctx context.Context, w *domain.Workspace) error {
+	if err := a.publishOutbox(ctx, w.ID()); err != nil {
+		return err
+	}
+	a.wake(ctx, append(w.Managers(), w.ID()))
+	return nil
+}
+
+// publishOutbox moves workspace id's outbox into the audit trail.
+func (a *App) publishOutbox(ctx context.Context, id string) error {
 	if a.events == nil {
 		return nil
 	}
@@ -96,6 +131,20 @@ func (a *App) publish(ctx context.Context, id string) error {
 		return fault.Wrap(fault.Unavailable, fmt.Errorf("publish the events of %s: %w", id, err), eventNotRecordedMessage)
 	}
 	return nil
+}
+
+// wake tells the waker that the events of workspaceIDs were published:
+// they settle within the window, and a tenth of it more allows for the
+// replicas' clocks, whose times a delivery's look compares with the ids.
+func (a *App) wake(ctx context.Context, workspaceIDs []string) {
+	if a.waker == nil || a.events == nil {
+		return
+	}
+	at := a.now().Add(a.eventSettings.Settle + a.eventSettings.Settle/10)
+	if err := a.waker.Wake(ctx, workspaceIDs, at); err != nil {
+		a.logger.Warn("webhook deliveries were not woken for new events; they find them at their idle re-check",
+			"workspaces", workspaceIDs, "error", err.Error())
+	}
 }
 
 func (a *App) newEventID() string { return a.eventIDs.Next(a.now()) }
@@ -137,9 +186,12 @@ func (a *App) RelayOnce(ctx context.Context) error {
 			return err
 		}
 		for _, id := range ids {
-			if err := a.publish(ctx, id); err != nil {
+			if err := a.publishOutbox(ctx, id); err != nil {
 				return err
 			}
+			// The relay knows the workspace, not its managers: their
+			// deliveries find these events at their idle re-check.
+			a.wake(ctx, []string{id})
 		}
 		if len(ids) < relayBatch {
 			break

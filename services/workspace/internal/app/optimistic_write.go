@@ -57,7 +57,7 @@ func (a *App) write(ctx context.Context, who author, read func() (*domain.Worksp
 		stored, err := a.repo.Update(ctx, w)
 		switch {
 		case err == nil:
-			if err := a.publish(ctx, stored.ID()); err != nil {
+			if err := a.publish(ctx, stored); err != nil {
 				return nil, err
 			}
 			return stored, nil

@@ -29,6 +29,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/telemetry"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/authclient"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/changebus"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
@@ -103,7 +104,7 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	// Operations fail at once while the store is unreachable; the health
 	// probe (runLoops) decides when that is.
 	guard := breaker.Defaults(s.cfg.StoreTimeout)
-	guard.Unreachable = mongostore.Unreachable
+	guard.Unreachable = mongoconn.Unreachable
 	storeBreaker := breaker.New(guard)
 	repo := mongostore.New(s.mongo.Database(s.cfg.MongoDatabase), mongostore.WithBreaker(storeBreaker),
 		mongostore.WithEventRetention(s.cfg.EventRetention))

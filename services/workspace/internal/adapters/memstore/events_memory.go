@@ -65,3 +65,14 @@ func (r *Repository) ListEvents(_ context.Context, q domain.EventQuery) ([]domai
 	}
 	return out, nil
 }
+
+func (r *Repository) Event(_ context.Context, id string) (domain.Event, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if e.ID == id {
+			return e, nil
+		}
+	}
+	return domain.Event{}, domain.ErrNotFound
+}

@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -42,7 +43,7 @@ func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() 
 		return nil
 	}
 	if err != nil {
-		return storeError("read outbox", err)
+		return mongoconn.Error("read outbox", err)
 	}
 	if len(doc.Outbox) == 0 && doc.PendingSince == nil {
 		return nil
@@ -59,7 +60,7 @@ func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() 
 			return err
 		})
 		if err != nil && !onlyDuplicates(err) {
-			return storeError("publish events", err)
+			return mongoconn.Error("publish events", err)
 		}
 	}
 	res, err := r.updateWorkspace(ctx, id, bson.D{{Key: "revision", Value: doc.Revision}},
@@ -69,7 +70,7 @@ func (r *Repository) PublishOutbox(ctx context.Context, id string, newID func() 
 			bson.D{{Key: "$pull", Value: bson.D{{Key: "outbox", Value: bson.D{{Key: "key", Value: bson.D{{Key: "$in", Value: keys}}}}}}}})
 	}
 	if err != nil {
-		return storeError("clear outbox", err)
+		return mongoconn.Error("clear outbox", err)
 	}
 	return nil
 }
@@ -95,7 +96,7 @@ func onlyDuplicates(err error) bool {
 func (r *Repository) WorkspacesWithOutbox(ctx context.Context, before time.Time, limit int) ([]string, error) {
 	ids, err := r.workspaceIDs(ctx, "pendingSince", bson.D{{Key: "$lt", Value: before.UTC()}}, limit)
 	if err != nil {
-		return nil, storeError("find outboxes", err)
+		return nil, mongoconn.Error("find outboxes", err)
 	}
 	return ids, nil
 }
@@ -113,7 +114,7 @@ func (r *Repository) AppendEvent(ctx context.Context, e domain.Event, newID func
 		return err
 	})
 	if err != nil && !mongo.IsDuplicateKeyError(err) {
-		return storeError("append event", err)
+		return mongoconn.Error("append event", err)
 	}
 	return nil
 }
@@ -151,13 +152,28 @@ func (r *Repository) ListEvents(ctx context.Context, q domain.EventQuery) ([]dom
 		return cur.All(ctx, &docs)
 	})
 	if err != nil {
-		return nil, storeError("list events", err)
+		return nil, mongoconn.Error("list events", err)
 	}
 	out := make([]domain.Event, len(docs))
 	for i := range docs {
 		out[i] = docs[i].toEvent()
 	}
 	return out, nil
+}
+
+// Event returns the event whose public id is id, on the unique id index.
+func (r *Repository) Event(ctx context.Context, id string) (domain.Event, error) {
+	var doc publishedEventDoc
+	err := r.do(ctx, func(ctx context.Context) error {
+		return r.events.FindOne(ctx, bson.D{{Key: "id", Value: id}}).Decode(&doc)
+	})
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return domain.Event{}, domain.ErrNotFound
+	}
+	if err != nil {
+		return domain.Event{}, mongoconn.Error("read event", err)
+	}
+	return doc.toEvent(), nil
 }
 
 var _ app.EventLog = (*Repository)(nil)

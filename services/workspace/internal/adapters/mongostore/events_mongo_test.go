@@ -3,6 +3,7 @@ package mongostore_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -444,3 +445,21 @@ func TestPublishingNeverUndoesAConcurrentChange(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// An event is read back by its public id; an unknown id is not found.
+func TestEventByID(t *testing.T) {
+	f := newEventsFixture(t, nil)
+	if err := f.create("a"); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(pastSettle)
+	listed := f.list(app.EventsInput{WorkspaceID: "a"}).Events
+	wantTypes(t, "a", listed, "workspace.created")
+	got, err := f.repo.Event(context.Background(), listed[0].ID)
+	if err != nil || got.ID != listed[0].ID || got.Type != domain.EventWorkspaceCreated || got.WorkspaceID != "a" || !slices.Equal(got.Managers, listed[0].Managers) {
+		t.Fatalf("Event(%s) = %+v, %v; want %+v", listed[0].ID, got, err, listed[0])
+	}
+	if _, err := f.repo.Event(context.Background(), "0190000000000000000000000000"); !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("Event of an unknown id: %v, want ErrNotFound", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -24,7 +25,7 @@ func (r *Repository) List(ctx context.Context, q domain.ListQuery) ([]*domain.Wo
 		return cur.All(ctx, &docs)
 	})
 	if err != nil {
-		return nil, storeError("list workspaces", err)
+		return nil, mongoconn.Error("list workspaces", err)
 	}
 	out := make([]*domain.Workspace, len(docs))
 	for i := range docs {

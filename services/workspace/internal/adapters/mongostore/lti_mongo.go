@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -49,7 +50,7 @@ func (r *Repository) ReserveLTIRegistration(ctx context.Context, issuer, clientI
 	case mongo.IsDuplicateKeyError(err):
 		return ltidomain.ErrRegistrationTaken
 	default:
-		return storeError("reserve an LTI registration", err)
+		return mongoconn.Error("reserve an LTI registration", err)
 	}
 }
 
@@ -63,7 +64,7 @@ func (r *Repository) LTIReservation(ctx context.Context, issuer, clientID string
 		return domain.LTIReservation{}, domain.ErrNotFound
 	}
 	if err != nil {
-		return domain.LTIReservation{}, storeError("read an LTI reservation", err)
+		return domain.LTIReservation{}, mongoconn.Error("read an LTI reservation", err)
 	}
 	return domain.LTIReservation{WorkspaceID: doc.WorkspaceID, RegistrationID: doc.RegistrationID, CreatedAt: doc.CreatedAt.UTC()}, nil
 }
@@ -76,7 +77,7 @@ func (r *Repository) ReleaseLTIRegistration(ctx context.Context, issuer, clientI
 		return err
 	})
 	if err != nil {
-		return storeError("release an LTI reservation", err)
+		return mongoconn.Error("release an LTI reservation", err)
 	}
 	return nil
 }
@@ -100,7 +101,7 @@ func (r *Repository) WorkspacesWithLTIIssuer(ctx context.Context, issuer, deploy
 		return cur.All(ctx, &docs)
 	})
 	if err != nil {
-		return nil, storeError("find the workspaces of an LTI issuer", err)
+		return nil, mongoconn.Error("find the workspaces of an LTI issuer", err)
 	}
 	out := make([]*domain.Workspace, len(docs))
 	for i := range docs {

@@ -33,17 +33,15 @@ package mongostore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
-	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 
 	"github.com/liveproctor/workspaces/pkg/breaker"
-	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -81,7 +79,7 @@ var _ domain.Repository = (*Repository)(nil)
 type Option func(*Repository)
 
 // WithBreaker sends every operation through b, which the caller probes
-// (with Ping) and builds with Unreachable as its classifier.
+// (with Ping) and builds with mongoconn.Unreachable as its classifier.
 func WithBreaker(b *breaker.Breaker) Option { return func(r *Repository) { r.breaker = b } }
 
 // WithEventRetention keeps events for d (90 days by default).
@@ -157,13 +155,16 @@ func (r *Repository) Create(ctx context.Context, w *domain.Workspace) error {
 		return err
 	})
 	if err != nil {
-		if !mayHaveApplied(err) {
+		// A write that may be stored keeps its reservations: a leftover
+		// one is harmless (see the package comment), while removing those
+		// of a stored workspace would make its key pairs fail for good.
+		if !mongoconn.MayHaveApplied(err) {
 			undoAll()
 		}
 		if mongo.IsDuplicateKeyError(err) {
 			return domain.ErrIDTaken
 		}
-		return storeError("insert workspace", err)
+		return mongoconn.Error("insert workspace", err)
 	}
 	return nil
 }
@@ -188,7 +189,7 @@ func (r *Repository) reserve(ctx context.Context, c *mongo.Collection, ids []str
 	var bulk mongo.BulkWriteException
 	if errors.As(err, &bulk) && len(bulk.WriteErrors) > 0 {
 		inserted = bulk.WriteErrors[0].Index
-	} else if err != nil && !mayHaveApplied(err) {
+	} else if err != nil && !mongoconn.MayHaveApplied(err) {
 		inserted = 0
 	}
 	var release func()
@@ -211,7 +212,7 @@ func (r *Repository) reserve(ctx context.Context, c *mongo.Collection, ids []str
 	case mongo.IsDuplicateKeyError(err):
 		return release, taken
 	default:
-		return release, storeError("reserve in "+c.Name(), err)
+		return release, mongoconn.Error("reserve in "+c.Name(), err)
 	}
 }
 
@@ -232,7 +233,7 @@ func (r *Repository) GetMany(ctx context.Context, ids ...string) (map[string]*do
 		return cur.All(ctx, &docs)
 	})
 	if err != nil {
-		return nil, storeError("find workspaces", err)
+		return nil, mongoconn.Error("find workspaces", err)
 	}
 	out := make(map[string]*domain.Workspace, len(docs))
 	for i := range docs {
@@ -257,7 +258,7 @@ func (r *Repository) findOne(ctx context.Context, filter bson.D, op string) (*do
 		return nil, domain.ErrNotFound
 	}
 	if err != nil {
-		return nil, storeError(op, err)
+		return nil, mongoconn.Error(op, err)
 	}
 	return doc.toWorkspace(), nil
 }
@@ -295,7 +296,7 @@ func (r *Repository) Update(ctx context.Context, w *domain.Workspace) (*domain.W
 	}
 	res, err := r.updateWorkspace(ctx, d.ID, bson.D{{Key: "revision", Value: d.Revision}}, update)
 	if err != nil {
-		return nil, storeError("update workspace", err)
+		return nil, mongoconn.Error("update workspace", err)
 	}
 	if res.MatchedCount == 0 {
 		return nil, r.missed(ctx, d.ID)
@@ -327,7 +328,7 @@ func (r *Repository) missed(ctx context.Context, id string) error {
 	case errors.Is(err, mongo.ErrNoDocuments):
 		return domain.ErrNotFound
 	case err != nil:
-		return storeError("find workspace", err)
+		return mongoconn.Error("find workspace", err)
 	}
 	return domain.ErrRevisionChanged
 }
@@ -337,7 +338,7 @@ func (r *Repository) missed(ctx context.Context, id string) error {
 func (r *Repository) WithExpiredKeys(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	ids, err := r.workspaceIDs(ctx, "keys.expiresAt", bson.D{{Key: "$lte", Value: now.UTC()}}, limit)
 	if err != nil {
-		return nil, storeError("find expired key pairs", err)
+		return nil, mongoconn.Error("find expired key pairs", err)
 	}
 	slices.Sort(ids)
 	return ids, nil
@@ -385,7 +386,7 @@ func (r *Repository) RetireAppKeys(ctx context.Context, appKeys []string) error 
 		return err
 	})
 	if err != nil {
-		return storeError("retire app keys", err)
+		return mongoconn.Error("retire app keys", err)
 	}
 	return nil
 }
@@ -400,7 +401,7 @@ func (r *Repository) AppKeyReservation(ctx context.Context, appKey string) (doma
 		return domain.AppKeyReservation{}, domain.ErrNotFound
 	}
 	if err != nil {
-		return domain.AppKeyReservation{}, storeError("read app key reservation", err)
+		return domain.AppKeyReservation{}, mongoconn.Error("read app key reservation", err)
 	}
 	return domain.AppKeyReservation{WorkspaceID: doc.WorkspaceID, Retired: doc.RetiredAt != nil}, nil
 }
@@ -414,7 +415,7 @@ func (r *Repository) RecordKeyUse(ctx context.Context, appKey string, at time.Ti
 		return err
 	})
 	if err != nil {
-		return storeError("record key use", err)
+		return mongoconn.Error("record key use", err)
 	}
 	return nil
 }
@@ -434,7 +435,7 @@ func (r *Repository) KeysLastUsed(ctx context.Context, appKeys []string) (map[st
 		return cur.All(ctx, &docs)
 	})
 	if err != nil {
-		return nil, storeError("read key uses", err)
+		return nil, mongoconn.Error("read key uses", err)
 	}
 	for _, d := range docs {
 		if d.LastUsedAt != nil {
@@ -447,83 +448,7 @@ func (r *Repository) KeysLastUsed(ctx context.Context, appKeys []string) (map[st
 // Ping reports whether the store answers; it is the breaker's probe.
 func (r *Repository) Ping(ctx context.Context) error {
 	if err := r.workspaces.Database().Client().Ping(ctx, nil); err != nil {
-		return storeError("ping", err)
+		return mongoconn.Error("ping", err)
 	}
 	return nil
-}
-
-// Unreachable reports whether a driver error may mean the store cannot be
-// reached (the breaker then probes it): a timeout, a network error, no
-// server selected, a disconnected client.
-func Unreachable(err error) bool {
-	var selection topology.ServerSelectionError
-	return mongo.IsTimeout(err) || mongo.IsNetworkError(err) || errors.As(err, &selection) ||
-		errors.Is(err, mongo.ErrClientDisconnected)
-}
-
-// mayHaveApplied reports whether a write that failed with err may have
-// been applied all the same: the store became unreachable, or the call was
-// ended, after the write was sent, or the primary applied it but could not
-// confirm it as the write concern asks. Its reservations are then kept: a
-// leftover reservation is harmless (see the package comment), while
-// removing those of a workspace or key that was stored would make its key
-// pairs fail to authenticate for good. breaker.ErrOpen is among them: it
-// also ends calls in flight when the breaker opens.
-func mayHaveApplied(err error) bool {
-	return Unreachable(err) || errors.Is(err, breaker.ErrOpen) || writeConcernFailed(err) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}
-
-// notNow are the codes of a server that refuses an operation for now, which
-// it or another member takes later: it is not (or no longer) the primary,
-// is stepping down or shutting down, or timed out reaching another member.
-// They are the retryable errors of MongoDB's retryable-writes
-// specification, and WriteConcernFailed (a write concern's wtimeout).
-var notNow = []int{
-	6,     // HostUnreachable
-	7,     // HostNotFound
-	64,    // WriteConcernFailed
-	89,    // NetworkTimeout
-	91,    // ShutdownInProgress
-	189,   // PrimarySteppedDown
-	262,   // ExceededTimeLimit
-	9001,  // SocketException
-	10107, // NotWritablePrimary
-	11600, // InterruptedAtShutdown
-	11602, // InterruptedDueToReplStateChange
-	13435, // NotPrimaryNoSecondaryOk
-	13436, // NotPrimaryOrSecondary
-}
-
-// refusedForNow reports whether the server answered err to refuse the
-// operation for now: a code of notNow, the label the server or driver puts
-// on retryable write errors, or a write concern the deployment could not
-// meet.
-func refusedForNow(err error) bool {
-	var se mongo.ServerError
-	if !errors.As(err, &se) {
-		return false
-	}
-	return se.HasErrorLabel("RetryableWriteError") || slices.ContainsFunc(notNow, se.HasErrorCode) || writeConcernFailed(err)
-}
-
-// writeConcernFailed reports whether a write's error says the primary
-// applied it but could not confirm it as the write concern asks.
-func writeConcernFailed(err error) bool {
-	var one mongo.WriteException
-	var bulk mongo.BulkWriteException
-	return errors.As(err, &one) && one.WriteConcernError != nil ||
-		errors.As(err, &bulk) && bulk.WriteConcernError != nil
-}
-
-// storeError turns a driver error into a fault: unreachable or slow
-// stores, a server that refuses the operation for now (not the primary, a
-// write concern not met: refusedForNow), an open breaker and an ended
-// context are Unavailable (the caller may retry), anything else Internal.
-// A duplicate key never reaches it: each write tells what it means first.
-func storeError(op string, err error) error {
-	if Unreachable(err) || refusedForNow(err) || errors.Is(err, breaker.ErrOpen) || errors.Is(err, context.Canceled) {
-		return fault.Wrap(fault.Unavailable, fmt.Errorf("%s: %w", op, err), "the workspace store is unavailable; retry shortly")
-	}
-	return fault.Wrap(fault.Internal, fmt.Errorf("%s: %w", op, err), "internal error")
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/liveproctor/workspaces/pkg/breaker"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/testenv"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn/indexcheck"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain/repotest"
@@ -25,11 +27,11 @@ import (
 
 // One FerretDB serves every test of the package; each test gets its own
 // database. Every command sent through client is logged and checked
-// (commands_test.go).
+// (indexcheck).
 var (
 	store    *testenv.Server
 	client   *mongo.Client
-	commands = newCommandLog()
+	commands = indexcheck.NewLog(mongostore.DeclaredIndexes(), "find", "update", "delete")
 	dbCount  atomic.Int64
 )
 
@@ -57,7 +59,7 @@ func run(m *testing.M) int {
 	client, err = mongo.Connect(options.Client().ApplyURI(store.URI()).
 		SetServerSelectionTimeout(2 * time.Second).
 		SetConnectTimeout(2 * time.Second).
-		SetMonitor(commands.monitor()))
+		SetMonitor(commands.Monitor()))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -67,7 +69,7 @@ func run(m *testing.M) int {
 	// Whether every kind of query was seen only means something when
 	// every test ran.
 	whole := flag.Lookup("test.run").Value.String() == ""
-	if err := commands.verdict(whole); err != nil {
+	if err := commands.Verdict(whole); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
 	}
@@ -105,29 +107,11 @@ func TestPrepareIsRepeatable(t *testing.T) {
 		t.Fatalf("second Prepare: %v", err)
 	}
 	events := client.Database(name).Collection(mongostore.EventsCollection)
-	wantTTL(t, events, 90*24*60*60)
+	indexcheck.WantTTL(t, events, "expiry", 90*24*60*60)
 	if err := mongostore.New(client.Database(name), mongostore.WithEventRetention(time.Hour)).Prepare(ctx); err != nil {
 		t.Fatalf("Prepare with another retention: %v", err)
 	}
-	wantTTL(t, events, 3600)
-}
-
-// wantTTL checks the expireAfterSeconds of c's expiry index.
-func wantTTL(t *testing.T, c *mongo.Collection, seconds int32) {
-	t.Helper()
-	specs, err := c.Indexes().ListSpecifications(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range specs {
-		if s.Name == "expiry" {
-			if s.ExpireAfterSeconds == nil || *s.ExpireAfterSeconds != seconds {
-				t.Fatalf("expiry index: expireAfterSeconds %v, want %d", s.ExpireAfterSeconds, seconds)
-			}
-			return
-		}
-	}
-	t.Fatal("no expiry index")
+	indexcheck.WantTTL(t, events, "expiry", 3600)
 }
 
 // Two replicas of the workspace service, each with its own repository and
@@ -269,7 +253,7 @@ func TestHungStoreFailsFastWithBreaker(t *testing.T) {
 	db := c.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
 	t.Cleanup(func() { _ = db.Drop(context.Background()) })
 	settings := breaker.Defaults(timeout)
-	settings.Unreachable = mongostore.Unreachable
+	settings.Unreachable = mongoconn.Unreachable
 	b := breaker.New(settings)
 	repo := mongostore.New(db, mongostore.WithBreaker(b))
 	probeCtx, stopProbes := context.WithCancel(context.Background())

@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -55,7 +56,7 @@ func (r *Repository) ToolKeys(ctx context.Context) (ltidomain.ToolKeys, error) {
 		return ltidomain.ToolKeys{}, nil
 	}
 	if err != nil {
-		return ltidomain.ToolKeys{}, storeError("read the tool's keys", err)
+		return ltidomain.ToolKeys{}, mongoconn.Error("read the tool's keys", err)
 	}
 	s := ltidomain.ToolKeys{Revision: doc.Revision, Keys: make([]ltidomain.ToolKey, len(doc.Keys))}
 	for i, k := range doc.Keys {
@@ -104,7 +105,7 @@ func (r *Repository) SaveToolKeys(ctx context.Context, s ltidomain.ToolKeys) err
 	case mongo.IsDuplicateKeyError(err), err == nil && matched == 0:
 		return domain.ErrRevisionChanged
 	case err != nil:
-		return storeError("save the tool's keys", err)
+		return mongoconn.Error("save the tool's keys", err)
 	}
 	return nil
 }

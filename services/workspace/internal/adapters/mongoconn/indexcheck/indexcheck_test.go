@@ -1,4 +1,4 @@
-package mongostore_test
+package indexcheck
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
-// TestIndexRules pins down how unserved reads a command, so that a change to
+// TestIndexRules pins down how Unserved reads a command, so that a change to
 // the rule shows up here before it silently passes or fails the adapter.
 func TestIndexRules(t *testing.T) {
 	id := bson.NewObjectID()
@@ -20,13 +20,13 @@ func TestIndexRules(t *testing.T) {
 		}
 		return append(cmd, bson.E{Key: "$db", Value: "test"})
 	}
-	byName := declaredIndexes{"workspaces": {
+	byName := Indexes{"workspaces": {
 		{{Key: "visibleTo", Value: 1}, {Key: "deletedAt", Value: 1}, {Key: "nameKey", Value: 1}, {Key: "_id", Value: 1}},
 	}}
-	keyset := declaredIndexes{"workspaces": {
+	keyset := Indexes{"workspaces": {
 		{{Key: "visibleTo", Value: 1}, {Key: "deletedAt", Value: 1}, {Key: "nameKey", Value: 1}, {Key: "_id", Value: 1}, {Key: "address.state", Value: 1}},
 	}}
-	eventsByTime := declaredIndexes{"events": {{{Key: "occurredAt", Value: 1}}}}
+	eventsByTime := Indexes{"events": {{{Key: "occurredAt", Value: 1}}}}
 	deleteOld := bson.D{
 		{Key: "delete", Value: "events"},
 		{Key: "ordered", Value: true},
@@ -40,7 +40,7 @@ func TestIndexRules(t *testing.T) {
 	tests := []struct {
 		name   string
 		cmd    bson.D
-		ix     declaredIndexes
+		ix     Indexes
 		served bool
 		coll   string // named in the reason when unserved
 	}{
@@ -102,7 +102,7 @@ func TestIndexRules(t *testing.T) {
 				bson.D{{Key: "owner", Value: "a"}},
 				bson.D{{Key: "visibleTo", Value: "a"}, {Key: "deletedAt", Value: nil}},
 			}}}, nil),
-			ix: declaredIndexes{"workspaces": {
+			ix: Indexes{"workspaces": {
 				{{Key: "owner", Value: 1}},
 				{{Key: "visibleTo", Value: 1}, {Key: "deletedAt", Value: 1}},
 			}},
@@ -114,7 +114,7 @@ func TestIndexRules(t *testing.T) {
 				bson.D{{Key: "owner", Value: "a"}},
 				bson.D{{Key: "editor", Value: "a"}},
 			}}}, nil),
-			ix:   declaredIndexes{"workspaces": {{{Key: "owner", Value: 1}}}},
+			ix:   Indexes{"workspaces": {{{Key: "owner", Value: 1}}}},
 			coll: "workspaces",
 		},
 		{
@@ -151,7 +151,7 @@ func TestIndexRules(t *testing.T) {
 		{
 			name: "delete by time range without an index",
 			cmd:  deleteOld,
-			ix:   declaredIndexes{"workspaces": byName["workspaces"]},
+			ix:   Indexes{"workspaces": byName["workspaces"]},
 			coll: "events",
 		},
 		{
@@ -201,7 +201,7 @@ func TestIndexRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			why := unserved(raw, tc.ix)
+			why := Unserved(raw, tc.ix)
 			switch {
 			case tc.served && why != "":
 				t.Errorf("want served, got %q", why)

@@ -1,4 +1,4 @@
-package mongostore
+package mongoconn
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 // primaries, a write concern not met) is an outage of the store to the
 // caller, as one that cannot be reached is; a write concern error also
 // means the write may be stored. Other server errors stay Internal.
-func TestStoreErrorOfServerRefusals(t *testing.T) {
+func TestErrorOfServerRefusals(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
 		err        error
@@ -25,16 +25,16 @@ func TestStoreErrorOfServerRefusals(t *testing.T) {
 		{"labelled retryable", mongo.CommandError{Code: 1, Labels: []string{"RetryableWriteError"}}, fault.Unavailable, false},
 		{"write concern timeout", mongo.WriteException{WriteConcernError: &mongo.WriteConcernError{Code: 64, Name: "WriteConcernFailed"}}, fault.Unavailable, true},
 		{"write concern, bulk", mongo.BulkWriteException{WriteConcernError: &mongo.WriteConcernError{Code: 100}}, fault.Unavailable, true},
-		// Each write tells a duplicate key (a conflict) before storeError.
+		// Each write tells a duplicate key (a conflict) before Error.
 		{"duplicate key", mongo.WriteException{WriteErrors: mongo.WriteErrors{{Code: 11000}}}, fault.Internal, false},
 		{"a bad query", mongo.CommandError{Code: 2, Name: "BadValue"}, fault.Internal, false},
 		{"not a server's", errors.New("boom"), fault.Internal, false},
 	} {
-		if got := fault.KindOf(storeError("op", tt.err)); got != tt.kind {
+		if got := fault.KindOf(Error("op", tt.err)); got != tt.kind {
 			t.Errorf("%s: %v, want %v", tt.name, got, tt.kind)
 		}
-		if got := mayHaveApplied(tt.err); got != tt.mayApplied {
-			t.Errorf("%s: mayHaveApplied = %v, want %v", tt.name, got, tt.mayApplied)
+		if got := MayHaveApplied(tt.err); got != tt.mayApplied {
+			t.Errorf("%s: MayHaveApplied = %v, want %v", tt.name, got, tt.mayApplied)
 		}
 	}
 }

@@ -1,4 +1,8 @@
-package mongostore_test
+// Package indexcheck lets an adapter's tests fail on a query that would
+// scan a collection: a Log watches every command a test client sends and
+// checks each against the indexes the adapter declares
+// (mongoconn.Declared). Only tests import it.
+package indexcheck
 
 import (
 	"fmt"
@@ -24,9 +28,9 @@ import (
 //     index needs the equality fields first (any order), then the sort fields
 //     they do not fix (in order), and the range fields after the equalities.
 
-// declaredIndexes maps a collection name to the key patterns of the indexes
-// the adapter declares on it (the _id index is implicit and never listed).
-type declaredIndexes map[string][]bson.D
+// Indexes maps a collection name to the key patterns of the indexes an
+// adapter declares on it (the _id index is implicit and never listed).
+type Indexes map[string][]bson.D
 
 // cmdQuery is one filter and sort that a command runs.
 type cmdQuery struct {
@@ -35,10 +39,10 @@ type cmdQuery struct {
 	sort   any
 }
 
-// unserved returns "" when every query of cmd (a command document as the
+// Unserved returns "" when every query of cmd (a command document as the
 // driver's CommandStartedEvent.Command gives it) is served by an index in ix,
 // and otherwise a one-line reason for the test to report.
-func unserved(cmd bson.Raw, ix declaredIndexes) string {
+func Unserved(cmd bson.Raw, ix Indexes) string {
 	var doc bson.D
 	if err := bson.Unmarshal(cmd, &doc); err != nil {
 		return fmt.Sprintf("unreadable command: %v", err)
