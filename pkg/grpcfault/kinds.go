@@ -33,7 +33,7 @@ var specs = [...]Spec{
 	fault.Invalid:              {fault.Invalid, "INVALID_ARGUMENT", codes.InvalidArgument, http.StatusBadRequest, "The request is malformed or a field is invalid: the field is named in details. Unknown fields and query parameters are refused too."},
 	fault.Unauthenticated:      {fault.Unauthenticated, "UNAUTHENTICATED", codes.Unauthenticated, http.StatusUnauthorized, "Credentials are missing or wrong."},
 	fault.PermissionDenied:     {fault.PermissionDenied, "PERMISSION_DENIED", codes.PermissionDenied, http.StatusForbidden, "The caller is known but may not do this."},
-	fault.NotFound:             {fault.NotFound, "NOT_FOUND", codes.NotFound, http.StatusNotFound, "The workspace does not exist, is deleted, or is not the caller's to see; or what the path names in it (a key pair, an LTI registration, a deployment id) does not exist."},
+	fault.NotFound:             {fault.NotFound, "NOT_FOUND", codes.NotFound, http.StatusNotFound, "The workspace does not exist, is deleted, or is not the caller's to see; or what the path names in it (a key pair, an LTI registration, a deployment id, a webhook) or the body names in its audit trail (an event) does not exist."},
 	fault.Conflict:             {fault.Conflict, "CONFLICT", codes.AlreadyExists, http.StatusConflict, "The request clashes with the current state, such as a create of an existing id with a different body."},
 	fault.PreconditionFailed:   {fault.PreconditionFailed, "PRECONDITION_FAILED", codes.FailedPrecondition, http.StatusPreconditionFailed, "If-Match no longer matches the workspace's ETag."},
 	fault.TooLarge:             {fault.TooLarge, "TOO_LARGE", codes.ResourceExhausted, http.StatusRequestEntityTooLarge, "The request body is over the size limit."},
@@ -44,7 +44,7 @@ var specs = [...]Spec{
 	fault.RequestTimeout:       {fault.RequestTimeout, "REQUEST_TIMEOUT", codes.DeadlineExceeded, http.StatusRequestTimeout, "The request body did not arrive within the request deadline."},
 	fault.DeadlineExceeded:     {fault.DeadlineExceeded, "DEADLINE_EXCEEDED", codes.DeadlineExceeded, http.StatusGatewayTimeout, "The request deadline passed before the answer was ready; retrying may help."},
 	fault.MethodNotAllowed:     {fault.MethodNotAllowed, "METHOD_NOT_ALLOWED", codes.Unimplemented, http.StatusMethodNotAllowed, "The path does not take this method."},
-	fault.FailedPrecondition:   {fault.FailedPrecondition, "FAILED_PRECONDITION", codes.FailedPrecondition, http.StatusConflict, "The workspace's state does not allow the change (a key pair rule: the last working REST key pair, the most active key pairs, a pair already expiring; an LTI registration bound: the most registrations, the most deployment ids); the message says which."},
+	fault.FailedPrecondition:   {fault.FailedPrecondition, "FAILED_PRECONDITION", codes.FailedPrecondition, http.StatusConflict, "The workspace's state does not allow the change (a key pair rule: the last working REST key pair, the most active key pairs, a pair already expiring; an LTI registration bound: the most registrations, the most deployment ids; the most webhooks; a disabled webhook asked to deliver); the message says which."},
 	fault.BadGateway:           {fault.BadGateway, "BAD_GATEWAY", codes.Unavailable, http.StatusBadGateway, "A platform the service called for the request (an LMS) could not be reached or answered something unusable; the message says what."},
 }
 

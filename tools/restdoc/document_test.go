@@ -2,6 +2,7 @@ package restdoc_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -55,6 +56,16 @@ func TestEveryRouteWithItsSecurity(t *testing.T) {
 		{"POST", "/api/workspace/{id}/lti/registrations/{registrationId}/deployments", "basic"},
 		{"DELETE", "/api/workspace/{id}/lti/registrations/{registrationId}/deployments/{deploymentId}", "basic"},
 		{"POST", "/api/workspace/{id}/lti/registration-links", "basic"},
+		{"GET", "/api/workspace/{id}/webhooks", "basic"},
+		{"POST", "/api/workspace/{id}/webhooks", "basic"},
+		{"GET", "/api/workspace/{id}/webhooks/{webhookId}", "basic"},
+		{"PATCH", "/api/workspace/{id}/webhooks/{webhookId}", "basic"},
+		{"DELETE", "/api/workspace/{id}/webhooks/{webhookId}", "basic"},
+		{"POST", "/api/workspace/{id}/webhooks/{webhookId}:rotateSecret", "basic"},
+		{"GET", "/api/workspace/{id}/webhooks/{webhookId}/attempts", "basic"},
+		{"POST", "/api/workspace/{id}/webhooks/{webhookId}:resend", "basic"},
+		{"POST", "/api/workspace/{id}/webhooks/{webhookId}:recover", "basic"},
+		{"POST", "/api/workspace/{id}/webhooks/{webhookId}:test", "basic"},
 		{"POST", "/api/workspace", "basic"},
 		{"PUT", "/api/workspace/{id}", "basic"},
 		{"DELETE", "/api/workspace/{id}", "basic"},
@@ -209,5 +220,52 @@ func TestRequestSchemas(t *testing.T) {
 	}
 	if got := strings.Join(names, ","); got != "filter.search,filter.address.state.include,pageSize,pageToken" {
 		t.Errorf("list query parameters: %s", got)
+	}
+}
+
+// What the service sends to a webhook is described too, under the 3.0
+// extension x-webhooks: a POST whose body is the feed's Event, with the
+// Standard Webhooks headers.
+func TestWebhookDeliveryIsDescribed(t *testing.T) {
+	doc := load(t)
+	raw, ok := doc.Extensions["x-webhooks"]
+	if !ok {
+		t.Fatal("no x-webhooks")
+	}
+	var hooks map[string]struct {
+		Post struct {
+			Parameters []struct {
+				Name     string `json:"name"`
+				In       string `json:"in"`
+				Required bool   `json:"required"`
+			} `json:"parameters"`
+			RequestBody struct {
+				Content map[string]struct {
+					Schema struct {
+						Ref string `json:"$ref"`
+					} `json:"schema"`
+				} `json:"content"`
+			} `json:"requestBody"`
+		} `json:"post"`
+	}
+	text, err := json.Marshal(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(text, &hooks); err != nil {
+		t.Fatal(err)
+	}
+	post := hooks["event"].Post
+	if ref := post.RequestBody.Content["application/json"].Schema.Ref; ref != "#/components/schemas/Event" || doc.Components.Schemas["Event"] == nil {
+		t.Errorf("the delivery's body: %q", ref)
+	}
+	var headers []string
+	for _, p := range post.Parameters {
+		if p.In == "header" && p.Required {
+			headers = append(headers, p.Name)
+		}
+	}
+	if got := strings.Join(headers, ","); got != "webhook-id,webhook-timestamp,webhook-signature" {
+		t.Errorf("the delivery's headers: %s", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/liveproctor/workspaces/gateway/internal/httperr"
 	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
+	"github.com/liveproctor/workspaces/pkg/restrules"
 )
 
 // JSONMarshaler renders responses like runtime.JSONPb and decodes request
@@ -24,12 +25,13 @@ type JSONMarshaler struct {
 	*runtime.JSONPb
 }
 
-// NewJSONMarshaler returns the gateway's only marshaler. Unset fields are
-// rendered (so a missing parent reads as null) under their JSON names;
-// proto3 optional fields, such as deletedAt, are left out while unset.
+// NewJSONMarshaler returns the gateway's only marshaler. It renders as
+// restrules.JSON says: unset fields too (so a missing parent reads as
+// null), under their JSON names; proto3 optional fields, such as
+// deletedAt, are left out while unset.
 func NewJSONMarshaler() *JSONMarshaler {
 	return &JSONMarshaler{JSONPb: &runtime.JSONPb{
-		MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: true, UseProtoNames: false},
+		MarshalOptions:   restrules.JSON,
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
 	}}
 }

@@ -37,6 +37,8 @@ type fakeWorkspaces struct {
 	get    *workspacev1.GetWorkspaceRequest
 	update *workspacev1.UpdateWorkspaceRequest
 	list   *workspacev1.ListWorkspacesRequest
+	// webhookUpdate is the last UpdateWebhook request (webhook_test.go).
+	webhookUpdate *workspacev1.UpdateWebhookRequest
 
 	// Canned answers, set before the calls.
 	workspace *workspacev1.Workspace

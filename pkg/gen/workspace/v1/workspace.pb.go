@@ -2015,6 +2015,1259 @@ func (x *LtiPlatformRegistration) GetPlatformName() string {
 	return ""
 }
 
+type ListWebhooksRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace.
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWebhooksRequest) Reset() {
+	*x = ListWebhooksRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWebhooksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWebhooksRequest) ProtoMessage() {}
+
+func (x *ListWebhooksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWebhooksRequest.ProtoReflect.Descriptor instead.
+func (*ListWebhooksRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ListWebhooksRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type ListWebhooksResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace's webhooks, oldest first, without their secrets.
+	Webhooks      []*Webhook `protobuf:"bytes,1,rep,name=webhooks,proto3" json:"webhooks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWebhooksResponse) Reset() {
+	*x = ListWebhooksResponse{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWebhooksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWebhooksResponse) ProtoMessage() {}
+
+func (x *ListWebhooksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWebhooksResponse.ProtoReflect.Descriptor instead.
+func (*ListWebhooksResponse) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ListWebhooksResponse) GetWebhooks() []*Webhook {
+	if x != nil {
+		return x.Webhooks
+	}
+	return nil
+}
+
+type CreateWebhookRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace (the path's id over REST). A REST body may repeat it; any
+	// other value is refused: "the identifier cannot be modified".
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Where deliveries are POSTed: an https URL on a public host (a query is
+	// kept), at most 2048 bytes.
+	Url string `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	// The event types delivered, no two alike; empty or absent: every type.
+	EventTypes []string `protobuf:"bytes,3,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
+	// A note for people: at most 256 characters, no control characters.
+	Description   string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateWebhookRequest) Reset() {
+	*x = CreateWebhookRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateWebhookRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateWebhookRequest) ProtoMessage() {}
+
+func (x *CreateWebhookRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateWebhookRequest.ProtoReflect.Descriptor instead.
+func (*CreateWebhookRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *CreateWebhookRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CreateWebhookRequest) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *CreateWebhookRequest) GetEventTypes() []string {
+	if x != nil {
+		return x.EventTypes
+	}
+	return nil
+}
+
+func (x *CreateWebhookRequest) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+// A new webhook and its secret, shown in this answer only.
+type CreateWebhookResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Url   string                 `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	// Empty: every type.
+	EventTypes  []string `protobuf:"bytes,3,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
+	Description string   `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	Enabled     bool     `protobuf:"varint,5,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	// Empty while enabled.
+	DisabledReason string `protobuf:"bytes,6,opt,name=disabled_reason,json=disabledReason,proto3" json:"disabled_reason,omitempty"`
+	// The signing secret: whsec_ and the base64 of 32 bytes. Keep it: it is
+	// never shown again (a rotation makes a new one).
+	Secret string `protobuf:"bytes,7,opt,name=secret,proto3" json:"secret,omitempty"`
+	// RFC 3339, UTC, milliseconds.
+	CreateTime    string `protobuf:"bytes,8,opt,name=create_time,json=createdAt,proto3" json:"create_time,omitempty"`
+	UpdateTime    string `protobuf:"bytes,9,opt,name=update_time,json=updatedAt,proto3" json:"update_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateWebhookResponse) Reset() {
+	*x = CreateWebhookResponse{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateWebhookResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateWebhookResponse) ProtoMessage() {}
+
+func (x *CreateWebhookResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateWebhookResponse.ProtoReflect.Descriptor instead.
+func (*CreateWebhookResponse) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *CreateWebhookResponse) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CreateWebhookResponse) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *CreateWebhookResponse) GetEventTypes() []string {
+	if x != nil {
+		return x.EventTypes
+	}
+	return nil
+}
+
+func (x *CreateWebhookResponse) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *CreateWebhookResponse) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+func (x *CreateWebhookResponse) GetDisabledReason() string {
+	if x != nil {
+		return x.DisabledReason
+	}
+	return ""
+}
+
+func (x *CreateWebhookResponse) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+func (x *CreateWebhookResponse) GetCreateTime() string {
+	if x != nil {
+		return x.CreateTime
+	}
+	return ""
+}
+
+func (x *CreateWebhookResponse) GetUpdateTime() string {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return ""
+}
+
+// A webhook endpoint of a workspace, without its secret.
+type Webhook struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Url   string                 `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	// The event types delivered; empty: every type.
+	EventTypes  []string `protobuf:"bytes,3,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
+	Description string   `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	// False: nothing is delivered (a caller turned it off, or delivery did:
+	// disabledReason says why).
+	Enabled bool `protobuf:"varint,5,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	// Why delivery turned the endpoint off (it answered 410 Gone, or kept
+	// failing for 5 days); empty while enabled, and when a caller turned it
+	// off.
+	DisabledReason string `protobuf:"bytes,6,opt,name=disabled_reason,json=disabledReason,proto3" json:"disabled_reason,omitempty"`
+	// RFC 3339, UTC, milliseconds.
+	CreateTime    string `protobuf:"bytes,7,opt,name=create_time,json=createdAt,proto3" json:"create_time,omitempty"`
+	UpdateTime    string `protobuf:"bytes,8,opt,name=update_time,json=updatedAt,proto3" json:"update_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Webhook) Reset() {
+	*x = Webhook{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Webhook) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Webhook) ProtoMessage() {}
+
+func (x *Webhook) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Webhook.ProtoReflect.Descriptor instead.
+func (*Webhook) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *Webhook) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Webhook) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *Webhook) GetEventTypes() []string {
+	if x != nil {
+		return x.EventTypes
+	}
+	return nil
+}
+
+func (x *Webhook) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *Webhook) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+func (x *Webhook) GetDisabledReason() string {
+	if x != nil {
+		return x.DisabledReason
+	}
+	return ""
+}
+
+func (x *Webhook) GetCreateTime() string {
+	if x != nil {
+		return x.CreateTime
+	}
+	return ""
+}
+
+func (x *Webhook) GetUpdateTime() string {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return ""
+}
+
+type GetWebhookRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The webhook.
+	WebhookId     string `protobuf:"bytes,2,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetWebhookRequest) Reset() {
+	*x = GetWebhookRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetWebhookRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetWebhookRequest) ProtoMessage() {}
+
+func (x *GetWebhookRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetWebhookRequest.ProtoReflect.Descriptor instead.
+func (*GetWebhookRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *GetWebhookRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *GetWebhookRequest) GetWebhookId() string {
+	if x != nil {
+		return x.WebhookId
+	}
+	return ""
+}
+
+type UpdateWebhookRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace (the path's id over REST). A REST body may repeat it; any
+	// other value is refused: "the identifier cannot be modified".
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The webhook (the path's webhookId over REST). A REST body may repeat
+	// it; any other value is refused: "the identifier cannot be modified".
+	WebhookId string `protobuf:"bytes,2,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
+	// As the create's url.
+	Url *string `protobuf:"bytes,3,opt,name=url,proto3,oneof" json:"url,omitempty"`
+	// Replaces the event types; empty: every type.
+	EventTypes []string `protobuf:"bytes,4,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
+	// As the create's description.
+	Description *string `protobuf:"bytes,5,opt,name=description,proto3,oneof" json:"description,omitempty"`
+	// False stops deliveries; true starts them again from the events
+	// recorded from then on.
+	Enabled *bool `protobuf:"varint,6,opt,name=enabled,proto3,oneof" json:"enabled,omitempty"`
+	// The fields to change, by proto name (url, event_types, description,
+	// enabled); a named field left unset is cleared. Over REST the gateway
+	// fills it with the keys present in the JSON body, so absent fields are
+	// kept.
+	UpdateMask    *fieldmaskpb.FieldMask `protobuf:"bytes,7,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateWebhookRequest) Reset() {
+	*x = UpdateWebhookRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateWebhookRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateWebhookRequest) ProtoMessage() {}
+
+func (x *UpdateWebhookRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateWebhookRequest.ProtoReflect.Descriptor instead.
+func (*UpdateWebhookRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *UpdateWebhookRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *UpdateWebhookRequest) GetWebhookId() string {
+	if x != nil {
+		return x.WebhookId
+	}
+	return ""
+}
+
+func (x *UpdateWebhookRequest) GetUrl() string {
+	if x != nil && x.Url != nil {
+		return *x.Url
+	}
+	return ""
+}
+
+func (x *UpdateWebhookRequest) GetEventTypes() []string {
+	if x != nil {
+		return x.EventTypes
+	}
+	return nil
+}
+
+func (x *UpdateWebhookRequest) GetDescription() string {
+	if x != nil && x.Description != nil {
+		return *x.Description
+	}
+	return ""
+}
+
+func (x *UpdateWebhookRequest) GetEnabled() bool {
+	if x != nil && x.Enabled != nil {
+		return *x.Enabled
+	}
+	return false
+}
+
+func (x *UpdateWebhookRequest) GetUpdateMask() *fieldmaskpb.FieldMask {
+	if x != nil {
+		return x.UpdateMask
+	}
+	return nil
+}
+
+type DeleteWebhookRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The webhook to delete.
+	WebhookId     string `protobuf:"bytes,2,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteWebhookRequest) Reset() {
+	*x = DeleteWebhookRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteWebhookRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteWebhookRequest) ProtoMessage() {}
+
+func (x *DeleteWebhookRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteWebhookRequest.ProtoReflect.Descriptor instead.
+func (*DeleteWebhookRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *DeleteWebhookRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *DeleteWebhookRequest) GetWebhookId() string {
+	if x != nil {
+		return x.WebhookId
+	}
+	return ""
+}
+
+type RotateWebhookSecretRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace (the path's id over REST). A REST body may repeat it; any
+	// other value is refused: "the identifier cannot be modified".
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The webhook (the path's webhookId over REST). A REST body may repeat
+	// it; any other value is refused: "the identifier cannot be modified".
+	WebhookId string `protobuf:"bytes,2,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
+	// How long the old secret keeps signing beside the new one: a duration
+	// in seconds with an s suffix that "must be between 0s and 604800s (7
+	// days)". Absent: "86400s" (24 hours).
+	Overlap       *durationpb.Duration `protobuf:"bytes,3,opt,name=overlap,proto3" json:"overlap,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RotateWebhookSecretRequest) Reset() {
+	*x = RotateWebhookSecretRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateWebhookSecretRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateWebhookSecretRequest) ProtoMessage() {}
+
+func (x *RotateWebhookSecretRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RotateWebhookSecretRequest.ProtoReflect.Descriptor instead.
+func (*RotateWebhookSecretRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *RotateWebhookSecretRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RotateWebhookSecretRequest) GetWebhookId() string {
+	if x != nil {
+		return x.WebhookId
+	}
+	return ""
+}
+
+func (x *RotateWebhookSecretRequest) GetOverlap() *durationpb.Duration {
+	if x != nil {
+		return x.Overlap
+	}
+	return nil
+}
+
+// A rotation: the new secret, shown in this answer only.
+type RotateWebhookSecretResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// whsec_ and the base64 of 32 bytes.
+	Secret string `protobuf:"bytes,1,opt,name=secret,proto3" json:"secret,omitempty"`
+	// When the old secret stops signing: RFC 3339, UTC, milliseconds.
+	PreviousSecretExpireTime string `protobuf:"bytes,2,opt,name=previous_secret_expire_time,json=previousSecretExpiresAt,proto3" json:"previous_secret_expire_time,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
+}
+
+func (x *RotateWebhookSecretResponse) Reset() {
+	*x = RotateWebhookSecretResponse{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RotateWebhookSecretResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RotateWebhookSecretResponse) ProtoMessage() {}
+
+func (x *RotateWebhookSecretResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RotateWebhookSecretResponse.ProtoReflect.Descriptor instead.
+func (*RotateWebhookSecretResponse) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *RotateWebhookSecretResponse) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+func (x *RotateWebhookSecretResponse) GetPreviousSecretExpireTime() string {
+	if x != nil {
+		return x.PreviousSecretExpireTime
+	}
+	return ""
+}
+
+type ListWebhookAttemptsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The webhook.
+	WebhookId string `protobuf:"bytes,2,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
+	// The nextPageToken of an earlier page of the same list.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWebhookAttemptsRequest) Reset() {
+	*x = ListWebhookAttemptsRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWebhookAttemptsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWebhookAttemptsRequest) ProtoMessage() {}
+
+func (x *ListWebhookAttemptsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWebhookAttemptsRequest.ProtoReflect.Descriptor instead.
+func (*ListWebhookAttemptsRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ListWebhookAttemptsRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ListWebhookAttemptsRequest) GetWebhookId() string {
+	if x != nil {
+		return x.WebhookId
+	}
+	return ""
+}
+
+func (x *ListWebhookAttemptsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// A page of delivery attempts, newest first.
+type ListWebhookAttemptsResponse struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Attempts []*WebhookAttempt      `protobuf:"bytes,1,rep,name=attempts,proto3" json:"attempts,omitempty"`
+	// The next page's token; empty after the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWebhookAttemptsResponse) Reset() {
+	*x = ListWebhookAttemptsResponse{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWebhookAttemptsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWebhookAttemptsResponse) ProtoMessage() {}
+
+func (x *ListWebhookAttemptsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWebhookAttemptsResponse.ProtoReflect.Descriptor instead.
+func (*ListWebhookAttemptsResponse) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ListWebhookAttemptsResponse) GetAttempts() []*WebhookAttempt {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
+func (x *ListWebhookAttemptsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// One attempt to deliver a message to a webhook endpoint.
+type WebhookAttempt struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The event delivered (the message's webhook-id).
+	EventId string `protobuf:"bytes,1,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	// RFC 3339, UTC, milliseconds.
+	AttemptTime string `protobuf:"bytes,2,opt,name=attempt_time,json=attemptedAt,proto3" json:"attempt_time,omitempty"`
+	// The receiver's HTTP status; 0 when there was no answer.
+	Status int32 `protobuf:"varint,3,opt,name=status,proto3" json:"status,omitempty"`
+	// How long the attempt took, in milliseconds.
+	DurationMs int32 `protobuf:"varint,4,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	// The first 1 KiB of the answer's body.
+	Response string `protobuf:"bytes,5,opt,name=response,proto3" json:"response,omitempty"`
+	// Why there was no answer (a timeout, a refused connection, an address
+	// that is not public); empty when there was one.
+	Error         string `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WebhookAttempt) Reset() {
+	*x = WebhookAttempt{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WebhookAttempt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WebhookAttempt) ProtoMessage() {}
+
+func (x *WebhookAttempt) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WebhookAttempt.ProtoReflect.Descriptor instead.
+func (*WebhookAttempt) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *WebhookAttempt) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+func (x *WebhookAttempt) GetAttemptTime() string {
+	if x != nil {
+		return x.AttemptTime
+	}
+	return ""
+}
+
+func (x *WebhookAttempt) GetStatus() int32 {
+	if x != nil {
+		return x.Status
+	}
+	return 0
+}
+
+func (x *WebhookAttempt) GetDurationMs() int32 {
+	if x != nil {
+		return x.DurationMs
+	}
+	return 0
+}
+
+func (x *WebhookAttempt) GetResponse() string {
+	if x != nil {
+		return x.Response
+	}
+	return ""
+}
+
+func (x *WebhookAttempt) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+type ResendWebhookEventRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace (the path's id over REST). A REST body may repeat it; any
+	// other value is refused: "the identifier cannot be modified".
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The webhook (the path's webhookId over REST). A REST body may repeat
+	// it; any other value is refused: "the identifier cannot be modified".
+	WebhookId string `protobuf:"bytes,2,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
+	// The event to deliver again.
+	EventId       string `protobuf:"bytes,3,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResendWebhookEventRequest) Reset() {
+	*x = ResendWebhookEventRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResendWebhookEventRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResendWebhookEventRequest) ProtoMessage() {}
+
+func (x *ResendWebhookEventRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResendWebhookEventRequest.ProtoReflect.Descriptor instead.
+func (*ResendWebhookEventRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ResendWebhookEventRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ResendWebhookEventRequest) GetWebhookId() string {
+	if x != nil {
+		return x.WebhookId
+	}
+	return ""
+}
+
+func (x *ResendWebhookEventRequest) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+// A resend, accepted: it is delivered shortly.
+type ResendWebhookEventResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	EventId       string                 `protobuf:"bytes,1,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResendWebhookEventResponse) Reset() {
+	*x = ResendWebhookEventResponse{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResendWebhookEventResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResendWebhookEventResponse) ProtoMessage() {}
+
+func (x *ResendWebhookEventResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResendWebhookEventResponse.ProtoReflect.Descriptor instead.
+func (*ResendWebhookEventResponse) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ResendWebhookEventResponse) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+type RecoverWebhookEventsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace (the path's id over REST). A REST body may repeat it; any
+	// other value is refused: "the identifier cannot be modified".
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The webhook (the path's webhookId over REST). A REST body may repeat
+	// it; any other value is refused: "the identifier cannot be modified".
+	WebhookId string `protobuf:"bytes,2,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
+	// An event id (that event and every later one) or an RFC 3339 time
+	// (every event from then).
+	Since         string `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecoverWebhookEventsRequest) Reset() {
+	*x = RecoverWebhookEventsRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecoverWebhookEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecoverWebhookEventsRequest) ProtoMessage() {}
+
+func (x *RecoverWebhookEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecoverWebhookEventsRequest.ProtoReflect.Descriptor instead.
+func (*RecoverWebhookEventsRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *RecoverWebhookEventsRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RecoverWebhookEventsRequest) GetWebhookId() string {
+	if x != nil {
+		return x.WebhookId
+	}
+	return ""
+}
+
+func (x *RecoverWebhookEventsRequest) GetSince() string {
+	if x != nil {
+		return x.Since
+	}
+	return ""
+}
+
+// A recovery, accepted: its events are delivered shortly, in order.
+type RecoverWebhookEventsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Since         string                 `protobuf:"bytes,1,opt,name=since,proto3" json:"since,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecoverWebhookEventsResponse) Reset() {
+	*x = RecoverWebhookEventsResponse{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecoverWebhookEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecoverWebhookEventsResponse) ProtoMessage() {}
+
+func (x *RecoverWebhookEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecoverWebhookEventsResponse.ProtoReflect.Descriptor instead.
+func (*RecoverWebhookEventsResponse) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *RecoverWebhookEventsResponse) GetSince() string {
+	if x != nil {
+		return x.Since
+	}
+	return ""
+}
+
+type TestWebhookRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace (the path's id over REST). A REST body may repeat it; any
+	// other value is refused: "the identifier cannot be modified".
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The webhook (the path's webhookId over REST). A REST body may repeat
+	// it; any other value is refused: "the identifier cannot be modified".
+	WebhookId     string `protobuf:"bytes,2,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestWebhookRequest) Reset() {
+	*x = TestWebhookRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestWebhookRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestWebhookRequest) ProtoMessage() {}
+
+func (x *TestWebhookRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestWebhookRequest.ProtoReflect.Descriptor instead.
+func (*TestWebhookRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *TestWebhookRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *TestWebhookRequest) GetWebhookId() string {
+	if x != nil {
+		return x.WebhookId
+	}
+	return ""
+}
+
+// A test message, accepted: it is delivered shortly.
+type TestWebhookResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The test event's id: the message's webhook-id.
+	EventId       string `protobuf:"bytes,1,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TestWebhookResponse) Reset() {
+	*x = TestWebhookResponse{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TestWebhookResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TestWebhookResponse) ProtoMessage() {}
+
+func (x *TestWebhookResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TestWebhookResponse.ProtoReflect.Descriptor instead.
+func (*TestWebhookResponse) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *TestWebhookResponse) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
 type CreateWorkspaceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The new workspace's id: 1 to 128 of A-Z a-z 0-9 . _ -.
@@ -2038,7 +3291,7 @@ type CreateWorkspaceRequest struct {
 
 func (x *CreateWorkspaceRequest) Reset() {
 	*x = CreateWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2050,7 +3303,7 @@ func (x *CreateWorkspaceRequest) String() string {
 func (*CreateWorkspaceRequest) ProtoMessage() {}
 
 func (x *CreateWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2063,7 +3316,7 @@ func (x *CreateWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CreateWorkspaceRequest) GetId() string {
@@ -2130,7 +3383,7 @@ type CreateWorkspaceResponse struct {
 
 func (x *CreateWorkspaceResponse) Reset() {
 	*x = CreateWorkspaceResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2142,7 +3395,7 @@ func (x *CreateWorkspaceResponse) String() string {
 func (*CreateWorkspaceResponse) ProtoMessage() {}
 
 func (x *CreateWorkspaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2155,7 +3408,7 @@ func (x *CreateWorkspaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWorkspaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateWorkspaceResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{32}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CreateWorkspaceResponse) GetWorkspaceId() string {
@@ -2203,7 +3456,7 @@ type RegistrationCode struct {
 
 func (x *RegistrationCode) Reset() {
 	*x = RegistrationCode{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2215,7 +3468,7 @@ func (x *RegistrationCode) String() string {
 func (*RegistrationCode) ProtoMessage() {}
 
 func (x *RegistrationCode) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2228,7 +3481,7 @@ func (x *RegistrationCode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegistrationCode.ProtoReflect.Descriptor instead.
 func (*RegistrationCode) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{33}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *RegistrationCode) GetCode() string {
@@ -2248,7 +3501,7 @@ type AppKeys struct {
 
 func (x *AppKeys) Reset() {
 	*x = AppKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2260,7 +3513,7 @@ func (x *AppKeys) String() string {
 func (*AppKeys) ProtoMessage() {}
 
 func (x *AppKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2273,7 +3526,7 @@ func (x *AppKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppKeys.ProtoReflect.Descriptor instead.
 func (*AppKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{34}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *AppKeys) GetLti() *LtiKeys {
@@ -2305,7 +3558,7 @@ type LtiKeys struct {
 
 func (x *LtiKeys) Reset() {
 	*x = LtiKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2317,7 +3570,7 @@ func (x *LtiKeys) String() string {
 func (*LtiKeys) ProtoMessage() {}
 
 func (x *LtiKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2330,7 +3583,7 @@ func (x *LtiKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiKeys.ProtoReflect.Descriptor instead.
 func (*LtiKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{35}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *LtiKeys) GetConsumerKey() string {
@@ -2372,7 +3625,7 @@ type ServerKeys struct {
 
 func (x *ServerKeys) Reset() {
 	*x = ServerKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2384,7 +3637,7 @@ func (x *ServerKeys) String() string {
 func (*ServerKeys) ProtoMessage() {}
 
 func (x *ServerKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2397,7 +3650,7 @@ func (x *ServerKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerKeys.ProtoReflect.Descriptor instead.
 func (*ServerKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{36}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ServerKeys) GetConsumerKey() string {
@@ -2452,7 +3705,7 @@ type UpdateWorkspaceRequest struct {
 
 func (x *UpdateWorkspaceRequest) Reset() {
 	*x = UpdateWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2464,7 +3717,7 @@ func (x *UpdateWorkspaceRequest) String() string {
 func (*UpdateWorkspaceRequest) ProtoMessage() {}
 
 func (x *UpdateWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2477,7 +3730,7 @@ func (x *UpdateWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{37}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *UpdateWorkspaceRequest) GetId() string {
@@ -2562,7 +3815,7 @@ type DeleteWorkspaceRequest struct {
 
 func (x *DeleteWorkspaceRequest) Reset() {
 	*x = DeleteWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2574,7 +3827,7 @@ func (x *DeleteWorkspaceRequest) String() string {
 func (*DeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2587,7 +3840,7 @@ func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{38}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *DeleteWorkspaceRequest) GetId() string {
@@ -2613,7 +3866,7 @@ type UndeleteWorkspaceRequest struct {
 
 func (x *UndeleteWorkspaceRequest) Reset() {
 	*x = UndeleteWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2625,7 +3878,7 @@ func (x *UndeleteWorkspaceRequest) String() string {
 func (*UndeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *UndeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2638,7 +3891,7 @@ func (x *UndeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*UndeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{39}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *UndeleteWorkspaceRequest) GetId() string {
@@ -2667,7 +3920,7 @@ type ListWorkspaceEventsRequest struct {
 
 func (x *ListWorkspaceEventsRequest) Reset() {
 	*x = ListWorkspaceEventsRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2679,7 +3932,7 @@ func (x *ListWorkspaceEventsRequest) String() string {
 func (*ListWorkspaceEventsRequest) ProtoMessage() {}
 
 func (x *ListWorkspaceEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2692,7 +3945,7 @@ func (x *ListWorkspaceEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspaceEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkspaceEventsRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{40}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ListWorkspaceEventsRequest) GetId() string {
@@ -2743,7 +3996,7 @@ type ListWorkspaceEventsResponse struct {
 
 func (x *ListWorkspaceEventsResponse) Reset() {
 	*x = ListWorkspaceEventsResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2755,7 +4008,7 @@ func (x *ListWorkspaceEventsResponse) String() string {
 func (*ListWorkspaceEventsResponse) ProtoMessage() {}
 
 func (x *ListWorkspaceEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2768,7 +4021,7 @@ func (x *ListWorkspaceEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspaceEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkspaceEventsResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{41}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ListWorkspaceEventsResponse) GetEvents() []*Event {
@@ -2785,7 +4038,9 @@ func (x *ListWorkspaceEventsResponse) GetNextPageToken() string {
 	return ""
 }
 
-// Event is one administrative change. It never holds a secret.
+// Event is one administrative change. It never holds a secret. A webhook
+// delivery's body is an Event, rendered as here; a test message is one of
+// type webhook.test, which no audit trail holds.
 type Event struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Sorts by time (to the millisecond) as a string: 12 hex digits of Unix
@@ -2803,19 +4058,26 @@ type Event struct {
 	// The X-Request-Id of the request that made the change; empty for the
 	// service's own changes.
 	RequestId string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	// workspace.updated: the fields the update changed, by JSON name;
-	// keyPair.rotated: expiresAt; ltiRegistration.deploymentAdded and
-	// deploymentRemoved: deploymentIds. An ltiRegistration.created that a
-	// registration link made rides with its ltiRegistrationLink.used, in the
-	// same request, by the actor who made the link.
+	// workspace.updated and webhook.updated: the fields the update changed,
+	// by JSON name; keyPair.rotated: expiresAt;
+	// ltiRegistration.deploymentAdded and deploymentRemoved: deploymentIds.
+	// An ltiRegistration.created that a registration link made rides with
+	// its ltiRegistrationLink.used, in the same request, by the actor who
+	// made the link.
 	ChangedFields []string `protobuf:"bytes,8,rep,name=changed_fields,json=changedFields,proto3" json:"changed_fields,omitempty"`
+	// webhook.disabled: why delivery turned the webhook off. Absent for
+	// every other type.
+	Reason *string `protobuf:"bytes,9,opt,name=reason,proto3,oneof" json:"reason,omitempty"`
+	// webhook.attemptsExhausted: the event every attempt to deliver failed
+	// for, which delivery gave up. Absent for every other type.
+	EventId       *string `protobuf:"bytes,10,opt,name=event_id,json=eventId,proto3,oneof" json:"event_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2827,7 +4089,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2840,7 +4102,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{42}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *Event) GetId() string {
@@ -2899,9 +4161,23 @@ func (x *Event) GetChangedFields() []string {
 	return nil
 }
 
+func (x *Event) GetReason() string {
+	if x != nil && x.Reason != nil {
+		return *x.Reason
+	}
+	return ""
+}
+
+func (x *Event) GetEventId() string {
+	if x != nil && x.EventId != nil {
+		return *x.EventId
+	}
+	return ""
+}
+
 // EventActor is who made a change: a key pair (type keyPair, with its
 // workspace and app key) or the service itself (type system: the bootstrap
-// from configuration).
+// from configuration, expiries, what webhook delivery decides).
 type EventActor struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Type  string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -2915,7 +4191,7 @@ type EventActor struct {
 
 func (x *EventActor) Reset() {
 	*x = EventActor{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2927,7 +4203,7 @@ func (x *EventActor) String() string {
 func (*EventActor) ProtoMessage() {}
 
 func (x *EventActor) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2940,7 +4216,7 @@ func (x *EventActor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventActor.ProtoReflect.Descriptor instead.
 func (*EventActor) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{43}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *EventActor) GetType() string {
@@ -2966,8 +4242,8 @@ func (x *EventActor) GetAppKey() string {
 
 // EventTarget is what an event is about: a workspace (its id), a user (the
 // e-mail address whose SDK sessions were revoked), a key pair (its app key),
-// an LTI 1.3 registration (its id) or an LTI Dynamic Registration link (its
-// id, never the link itself).
+// an LTI 1.3 registration (its id), an LTI Dynamic Registration link (its
+// id, never the link itself) or a webhook (its id).
 type EventTarget struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -2978,7 +4254,7 @@ type EventTarget struct {
 
 func (x *EventTarget) Reset() {
 	*x = EventTarget{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2990,7 +4266,7 @@ func (x *EventTarget) String() string {
 func (*EventTarget) ProtoMessage() {}
 
 func (x *EventTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3003,7 +4279,7 @@ func (x *EventTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventTarget.ProtoReflect.Descriptor instead.
 func (*EventTarget) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{44}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *EventTarget) GetType() string {
@@ -3035,7 +4311,7 @@ type RecordSessionRevocationRequest struct {
 
 func (x *RecordSessionRevocationRequest) Reset() {
 	*x = RecordSessionRevocationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3047,7 +4323,7 @@ func (x *RecordSessionRevocationRequest) String() string {
 func (*RecordSessionRevocationRequest) ProtoMessage() {}
 
 func (x *RecordSessionRevocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3060,7 +4336,7 @@ func (x *RecordSessionRevocationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSessionRevocationRequest.ProtoReflect.Descriptor instead.
 func (*RecordSessionRevocationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{45}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *RecordSessionRevocationRequest) GetWorkspaceId() string {
@@ -3092,7 +4368,7 @@ type RecordSessionRevocationResponse struct {
 
 func (x *RecordSessionRevocationResponse) Reset() {
 	*x = RecordSessionRevocationResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3104,7 +4380,7 @@ func (x *RecordSessionRevocationResponse) String() string {
 func (*RecordSessionRevocationResponse) ProtoMessage() {}
 
 func (x *RecordSessionRevocationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3117,7 +4393,7 @@ func (x *RecordSessionRevocationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSessionRevocationResponse.ProtoReflect.Descriptor instead.
 func (*RecordSessionRevocationResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{46}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{65}
 }
 
 type GetWorkspaceStatusRequest struct {
@@ -3129,7 +4405,7 @@ type GetWorkspaceStatusRequest struct {
 
 func (x *GetWorkspaceStatusRequest) Reset() {
 	*x = GetWorkspaceStatusRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3141,7 +4417,7 @@ func (x *GetWorkspaceStatusRequest) String() string {
 func (*GetWorkspaceStatusRequest) ProtoMessage() {}
 
 func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3154,7 +4430,7 @@ func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWorkspaceStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetWorkspaceStatusRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{47}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetWorkspaceStatusRequest) GetId() string {
@@ -3187,7 +4463,7 @@ type WorkspaceStatus struct {
 
 func (x *WorkspaceStatus) Reset() {
 	*x = WorkspaceStatus{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3199,7 +4475,7 @@ func (x *WorkspaceStatus) String() string {
 func (*WorkspaceStatus) ProtoMessage() {}
 
 func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3212,7 +4488,7 @@ func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkspaceStatus.ProtoReflect.Descriptor instead.
 func (*WorkspaceStatus) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{48}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *WorkspaceStatus) GetId() string {
@@ -3258,7 +4534,7 @@ type AuthenticateRequest struct {
 
 func (x *AuthenticateRequest) Reset() {
 	*x = AuthenticateRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3270,7 +4546,7 @@ func (x *AuthenticateRequest) String() string {
 func (*AuthenticateRequest) ProtoMessage() {}
 
 func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3283,7 +4559,7 @@ func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{49}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{68}
 }
 
 type AuthenticateResponse struct {
@@ -3298,7 +4574,7 @@ type AuthenticateResponse struct {
 
 func (x *AuthenticateResponse) Reset() {
 	*x = AuthenticateResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3310,7 +4586,7 @@ func (x *AuthenticateResponse) String() string {
 func (*AuthenticateResponse) ProtoMessage() {}
 
 func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3323,7 +4599,7 @@ func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{50}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *AuthenticateResponse) GetWorkspaceId() string {
@@ -3356,7 +4632,7 @@ type GetLtiConfigurationRequest struct {
 
 func (x *GetLtiConfigurationRequest) Reset() {
 	*x = GetLtiConfigurationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3368,7 +4644,7 @@ func (x *GetLtiConfigurationRequest) String() string {
 func (*GetLtiConfigurationRequest) ProtoMessage() {}
 
 func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3381,7 +4657,7 @@ func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLtiConfigurationRequest.ProtoReflect.Descriptor instead.
 func (*GetLtiConfigurationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{51}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *GetLtiConfigurationRequest) GetWorkspaceId() string {
@@ -3414,7 +4690,7 @@ type LtiConfiguration struct {
 
 func (x *LtiConfiguration) Reset() {
 	*x = LtiConfiguration{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3426,7 +4702,7 @@ func (x *LtiConfiguration) String() string {
 func (*LtiConfiguration) ProtoMessage() {}
 
 func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3439,7 +4715,7 @@ func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiConfiguration.ProtoReflect.Descriptor instead.
 func (*LtiConfiguration) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{52}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *LtiConfiguration) GetWorkspaceId() string {
@@ -3512,7 +4788,7 @@ type VerifyLtiLaunchRequest struct {
 
 func (x *VerifyLtiLaunchRequest) Reset() {
 	*x = VerifyLtiLaunchRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3524,7 +4800,7 @@ func (x *VerifyLtiLaunchRequest) String() string {
 func (*VerifyLtiLaunchRequest) ProtoMessage() {}
 
 func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3537,7 +4813,7 @@ func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyLtiLaunchRequest.ProtoReflect.Descriptor instead.
 func (*VerifyLtiLaunchRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{53}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *VerifyLtiLaunchRequest) GetMethod() string {
@@ -3564,7 +4840,7 @@ type LtiParameter struct {
 
 func (x *LtiParameter) Reset() {
 	*x = LtiParameter{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3576,7 +4852,7 @@ func (x *LtiParameter) String() string {
 func (*LtiParameter) ProtoMessage() {}
 
 func (x *LtiParameter) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3589,7 +4865,7 @@ func (x *LtiParameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiParameter.ProtoReflect.Descriptor instead.
 func (*LtiParameter) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{54}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LtiParameter) GetName() string {
@@ -3629,7 +4905,7 @@ type LtiLaunch struct {
 
 func (x *LtiLaunch) Reset() {
 	*x = LtiLaunch{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3641,7 +4917,7 @@ func (x *LtiLaunch) String() string {
 func (*LtiLaunch) ProtoMessage() {}
 
 func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3654,7 +4930,7 @@ func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiLaunch.ProtoReflect.Descriptor instead.
 func (*LtiLaunch) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{55}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *LtiLaunch) GetWorkspaceId() string {
@@ -3734,7 +5010,7 @@ type StartLti13LoginRequest struct {
 
 func (x *StartLti13LoginRequest) Reset() {
 	*x = StartLti13LoginRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3746,7 +5022,7 @@ func (x *StartLti13LoginRequest) String() string {
 func (*StartLti13LoginRequest) ProtoMessage() {}
 
 func (x *StartLti13LoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3759,7 +5035,7 @@ func (x *StartLti13LoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartLti13LoginRequest.ProtoReflect.Descriptor instead.
 func (*StartLti13LoginRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{56}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *StartLti13LoginRequest) GetIssuer() string {
@@ -3842,7 +5118,7 @@ type Lti13LoginRedirect struct {
 
 func (x *Lti13LoginRedirect) Reset() {
 	*x = Lti13LoginRedirect{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3854,7 +5130,7 @@ func (x *Lti13LoginRedirect) String() string {
 func (*Lti13LoginRedirect) ProtoMessage() {}
 
 func (x *Lti13LoginRedirect) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3867,7 +5143,7 @@ func (x *Lti13LoginRedirect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13LoginRedirect.ProtoReflect.Descriptor instead.
 func (*Lti13LoginRedirect) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{57}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *Lti13LoginRedirect) GetRedirectUrl() string {
@@ -3934,7 +5210,7 @@ type VerifyLti13LaunchRequest struct {
 
 func (x *VerifyLti13LaunchRequest) Reset() {
 	*x = VerifyLti13LaunchRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3946,7 +5222,7 @@ func (x *VerifyLti13LaunchRequest) String() string {
 func (*VerifyLti13LaunchRequest) ProtoMessage() {}
 
 func (x *VerifyLti13LaunchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3959,7 +5235,7 @@ func (x *VerifyLti13LaunchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyLti13LaunchRequest.ProtoReflect.Descriptor instead.
 func (*VerifyLti13LaunchRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{58}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *VerifyLti13LaunchRequest) GetIdToken() string {
@@ -4022,7 +5298,7 @@ type Lti13Launch struct {
 
 func (x *Lti13Launch) Reset() {
 	*x = Lti13Launch{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4034,7 +5310,7 @@ func (x *Lti13Launch) String() string {
 func (*Lti13Launch) ProtoMessage() {}
 
 func (x *Lti13Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4047,7 +5323,7 @@ func (x *Lti13Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13Launch.ProtoReflect.Descriptor instead.
 func (*Lti13Launch) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{59}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *Lti13Launch) GetWorkspaceId() string {
@@ -4143,7 +5419,7 @@ type Lti13DeepLinking struct {
 
 func (x *Lti13DeepLinking) Reset() {
 	*x = Lti13DeepLinking{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4155,7 +5431,7 @@ func (x *Lti13DeepLinking) String() string {
 func (*Lti13DeepLinking) ProtoMessage() {}
 
 func (x *Lti13DeepLinking) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4168,7 +5444,7 @@ func (x *Lti13DeepLinking) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13DeepLinking.ProtoReflect.Descriptor instead.
 func (*Lti13DeepLinking) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{60}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *Lti13DeepLinking) GetReturnUrl() string {
@@ -4204,7 +5480,7 @@ type CreateLtiDeepLinkingResponseRequest struct {
 
 func (x *CreateLtiDeepLinkingResponseRequest) Reset() {
 	*x = CreateLtiDeepLinkingResponseRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4216,7 +5492,7 @@ func (x *CreateLtiDeepLinkingResponseRequest) String() string {
 func (*CreateLtiDeepLinkingResponseRequest) ProtoMessage() {}
 
 func (x *CreateLtiDeepLinkingResponseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4229,7 +5505,7 @@ func (x *CreateLtiDeepLinkingResponseRequest) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use CreateLtiDeepLinkingResponseRequest.ProtoReflect.Descriptor instead.
 func (*CreateLtiDeepLinkingResponseRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{61}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *CreateLtiDeepLinkingResponseRequest) GetDeepLinkId() string {
@@ -4261,7 +5537,7 @@ type LtiDeepLinkingResponse struct {
 
 func (x *LtiDeepLinkingResponse) Reset() {
 	*x = LtiDeepLinkingResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4273,7 +5549,7 @@ func (x *LtiDeepLinkingResponse) String() string {
 func (*LtiDeepLinkingResponse) ProtoMessage() {}
 
 func (x *LtiDeepLinkingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4286,7 +5562,7 @@ func (x *LtiDeepLinkingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiDeepLinkingResponse.ProtoReflect.Descriptor instead.
 func (*LtiDeepLinkingResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{62}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *LtiDeepLinkingResponse) GetReturnUrl() string {
@@ -4311,7 +5587,7 @@ type GetLtiToolKeysRequest struct {
 
 func (x *GetLtiToolKeysRequest) Reset() {
 	*x = GetLtiToolKeysRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4323,7 +5599,7 @@ func (x *GetLtiToolKeysRequest) String() string {
 func (*GetLtiToolKeysRequest) ProtoMessage() {}
 
 func (x *GetLtiToolKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4336,7 +5612,7 @@ func (x *GetLtiToolKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLtiToolKeysRequest.ProtoReflect.Descriptor instead.
 func (*GetLtiToolKeysRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{63}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{82}
 }
 
 type LtiToolKeys struct {
@@ -4349,7 +5625,7 @@ type LtiToolKeys struct {
 
 func (x *LtiToolKeys) Reset() {
 	*x = LtiToolKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4361,7 +5637,7 @@ func (x *LtiToolKeys) String() string {
 func (*LtiToolKeys) ProtoMessage() {}
 
 func (x *LtiToolKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4374,7 +5650,7 @@ func (x *LtiToolKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiToolKeys.ProtoReflect.Descriptor instead.
 func (*LtiToolKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{64}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *LtiToolKeys) GetJwks() string {
@@ -4532,7 +5808,108 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x17LtiPlatformRegistration\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12A\n" +
 	"\fregistration\x18\x02 \x01(\v2\x1d.workspace.v1.LtiRegistrationR\fregistration\x12#\n" +
-	"\rplatform_name\x18\x03 \x01(\tR\fplatformName\"\x9f\x04\n" +
+	"\rplatform_name\x18\x03 \x01(\tR\fplatformName\"%\n" +
+	"\x13ListWebhooksRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"I\n" +
+	"\x14ListWebhooksResponse\x121\n" +
+	"\bwebhooks\x18\x01 \x03(\v2\x15.workspace.v1.WebhookR\bwebhooks\"\x97\b\n" +
+	"\x14CreateWebhookRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\xee\x02\n" +
+	"\x03url\x18\x02 \x01(\tB\xdb\x02\xb2\xe1\x18\xd6\x02\b\x01\x1a\x03uri\"\xa0\x02^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\\])(:[1-9][0-9]{0,4})?([/?][!-\"$-~]*)?$0\x80\x10Z'\"https://hooks.example.com/liveproctor\"R\x03url\x12\xb0\x04\n" +
+	"\vevent_types\x18\x03 \x03(\tB\x8e\x04\xb2\xe1\x18\x89\x048\x17R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedh\x01R\n" +
+	"eventTypes\x12K\n" +
+	"\vdescription\x18\x04 \x01(\tB)\xb2\xe1\x18%\" ^[^\\u0000-\\u001F\\u007F-\\u009F]*$0\x80\x02R\vdescription\"\xf2\x02\n" +
+	"\x15CreateWebhookResponse\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\x02id\x12\x1b\n" +
+	"\x03url\x18\x02 \x01(\tB\t\xb2\xe1\x18\x05\x1a\x03uriR\x03url\x12\x1f\n" +
+	"\vevent_types\x18\x03 \x03(\tR\n" +
+	"eventTypes\x12 \n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x18\n" +
+	"\aenabled\x18\x05 \x01(\bR\aenabled\x12'\n" +
+	"\x0fdisabled_reason\x18\x06 \x01(\tR\x0edisabledReason\x128\n" +
+	"\x06secret\x18\a \x01(\tB \xb2\xe1\x18\x1c\"\x1a^whsec_[A-Za-z0-9+/]{43}=$R\x06secret\x12/\n" +
+	"\vcreate_time\x18\b \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tcreatedAt\x12/\n" +
+	"\vupdate_time\x18\t \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tupdatedAt\"\xaa\x02\n" +
+	"\aWebhook\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\x02id\x12\x1b\n" +
+	"\x03url\x18\x02 \x01(\tB\t\xb2\xe1\x18\x05\x1a\x03uriR\x03url\x12\x1f\n" +
+	"\vevent_types\x18\x03 \x03(\tR\n" +
+	"eventTypes\x12 \n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x18\n" +
+	"\aenabled\x18\x05 \x01(\bR\aenabled\x12'\n" +
+	"\x0fdisabled_reason\x18\x06 \x01(\tR\x0edisabledReason\x12/\n" +
+	"\vcreate_time\x18\a \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tcreatedAt\x12/\n" +
+	"\vupdate_time\x18\b \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tupdatedAt\"B\n" +
+	"\x11GetWebhookRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"webhook_id\x18\x02 \x01(\tR\twebhookId\"\x9d\t\n" +
+	"\x14UpdateWebhookRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"webhook_id\x18\x02 \x01(\tR\twebhookId\x12\xc8\x02\n" +
+	"\x03url\x18\x03 \x01(\tB\xb0\x02\xb2\xe1\x18\xab\x02\x1a\x03uri\"\xa0\x02^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\\])(:[1-9][0-9]{0,4})?([/?][!-\"$-~]*)?$0\x80\x10H\x00R\x03url\x88\x01\x01\x12\xb0\x04\n" +
+	"\vevent_types\x18\x04 \x03(\tB\x8e\x04\xb2\xe1\x18\x89\x048\x17R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedh\x01R\n" +
+	"eventTypes\x12P\n" +
+	"\vdescription\x18\x05 \x01(\tB)\xb2\xe1\x18%\" ^[^\\u0000-\\u001F\\u007F-\\u009F]*$0\x80\x02H\x01R\vdescription\x88\x01\x01\x12\x1d\n" +
+	"\aenabled\x18\x06 \x01(\bH\x02R\aenabled\x88\x01\x01\x12C\n" +
+	"\vupdate_mask\x18\a \x01(\v2\x1a.google.protobuf.FieldMaskB\x06\xb2\xe1\x18\x02\x10\x01R\n" +
+	"updateMaskB\x06\n" +
+	"\x04_urlB\x0e\n" +
+	"\f_descriptionB\n" +
+	"\n" +
+	"\b_enabled\"E\n" +
+	"\x14DeleteWebhookRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"webhook_id\x18\x02 \x01(\tR\twebhookId\"\x80\x01\n" +
+	"\x1aRotateWebhookSecretRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"webhook_id\x18\x02 \x01(\tR\twebhookId\x123\n" +
+	"\aoverlap\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\aoverlap\"\xa6\x01\n" +
+	"\x1bRotateWebhookSecretResponse\x128\n" +
+	"\x06secret\x18\x01 \x01(\tB \xb2\xe1\x18\x1c\"\x1a^whsec_[A-Za-z0-9+/]{43}=$R\x06secret\x12M\n" +
+	"\x1bprevious_secret_expire_time\x18\x02 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\x17previousSecretExpiresAt\"s\n" +
+	"\x1aListWebhookAttemptsRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"webhook_id\x18\x02 \x01(\tR\twebhookId\x12&\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tB\a\xb2\xe1\x18\x030\x80\x02R\tpageToken\"\x7f\n" +
+	"\x1bListWebhookAttemptsResponse\x128\n" +
+	"\battempts\x18\x01 \x03(\v2\x1c.workspace.v1.WebhookAttemptR\battempts\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xca\x01\n" +
+	"\x0eWebhookAttempt\x12\x19\n" +
+	"\bevent_id\x18\x01 \x01(\tR\aeventId\x122\n" +
+	"\fattempt_time\x18\x02 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\vattemptedAt\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\x05R\x06status\x12\x1f\n" +
+	"\vduration_ms\x18\x04 \x01(\x05R\n" +
+	"durationMs\x12\x1a\n" +
+	"\bresponse\x18\x05 \x01(\tR\bresponse\x12\x14\n" +
+	"\x05error\x18\x06 \x01(\tR\x05error\"}\n" +
+	"\x19ResendWebhookEventRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"webhook_id\x18\x02 \x01(\tR\twebhookId\x121\n" +
+	"\bevent_id\x18\x03 \x01(\tB\x16\xb2\xe1\x18\x12\b\x01\"\x0e^[0-9a-f]{28}$R\aeventId\"7\n" +
+	"\x1aResendWebhookEventResponse\x12\x19\n" +
+	"\bevent_id\x18\x01 \x01(\tR\aeventId\"\x86\x01\n" +
+	"\x1bRecoverWebhookEventsRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"webhook_id\x18\x02 \x01(\tR\twebhookId\x128\n" +
+	"\x05since\x18\x03 \x01(\tB\"\xb2\xe1\x18\x1e\b\x01(\x010@Z\x16\"2026-11-28T09:00:00Z\"R\x05since\"4\n" +
+	"\x1cRecoverWebhookEventsResponse\x12\x14\n" +
+	"\x05since\x18\x01 \x01(\tR\x05since\"C\n" +
+	"\x12TestWebhookRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"webhook_id\x18\x02 \x01(\tR\twebhookId\"F\n" +
+	"\x13TestWebhookResponse\x12/\n" +
+	"\bevent_id\x18\x01 \x01(\tB\x14\xb2\xe1\x18\x10\"\x0e^[0-9a-f]{28}$R\aeventId\"\x9f\x04\n" +
 	"\x16CreateWorkspaceRequest\x12/\n" +
 	"\x02id\x18\x01 \x01(\tB\x1f\xb2\xe1\x18\x1b\b\x01\"\x17^[A-Za-z0-9._-]{1,128}$R\x02id\x12\xb0\x01\n" +
 	"\x04name\x18\x02 \x01(\tB\x9b\x01\xb2\xe1\x18\x96\x01\b\x01\"\x8c\x01^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\u0000-\\u0020\\u007F-\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000][^\\u0000-\\u001F\\u007F-\\u009F]*$(\x010\xc8\x01R\x04name\x12,\n" +
@@ -4587,22 +5964,22 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\x04etag\x18\x02 \x01(\tB\x06\xb2\xe1\x18\x02\x10\x01R\x04etag\"*\n" +
 	"\x18UndeleteWorkspaceRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xe5\x04\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xdc\x05\n" +
 	"\x1aListWorkspaceEventsRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12+\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xb2\xe1\x18\x05@\x01H\xe8\aH\x00R\bpageSize\x88\x01\x01\x12&\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tB\a\xb2\xe1\x18\x030\x80\x02R\tpageToken\x12\xaa\x03\n" +
-	"\x04type\x18\x04 \x03(\tB\x95\x03\xb2\xe1\x18\x90\x038\x11R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x04type\x12'\n" +
+	"page_token\x18\x03 \x01(\tB\a\xb2\xe1\x18\x030\x80\x02R\tpageToken\x12\xa1\x04\n" +
+	"\x04type\x18\x04 \x03(\tB\x8c\x04\xb2\xe1\x18\x87\x048\x17R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedR\x04type\x12'\n" +
 	"\x0finclude_managed\x18\x05 \x01(\bR\x0eincludeManagedB\f\n" +
 	"\n" +
 	"_page_size\"r\n" +
 	"\x1bListWorkspaceEventsResponse\x12+\n" +
 	"\x06events\x18\x01 \x03(\v2\x13.workspace.v1.EventR\x06events\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd5\x05\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc5\a\n" +
 	"\x05Event\x12$\n" +
-	"\x02id\x18\x01 \x01(\tB\x14\xb2\xe1\x18\x10\"\x0e^[0-9a-f]{28}$R\x02id\x12\xa8\x03\n" +
-	"\x04type\x18\x02 \x01(\tB\x93\x03\xb2\xe1\x18\x8e\x03R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x04type\x12/\n" +
+	"\x02id\x18\x01 \x01(\tB\x14\xb2\xe1\x18\x10\"\x0e^[0-9a-f]{28}$R\x02id\x12\xad\x04\n" +
+	"\x04type\x18\x02 \x01(\tB\x98\x04\xb2\xe1\x18\x93\x04R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedR\fwebhook.testR\x04type\x12/\n" +
 	"\n" +
 	"occur_time\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\n" +
 	"occurredAt\x12!\n" +
@@ -4611,14 +5988,19 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x06target\x18\x06 \x01(\v2\x19.workspace.v1.EventTargetR\x06target\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\a \x01(\tR\trequestId\x12%\n" +
-	"\x0echanged_fields\x18\b \x03(\tR\rchangedFields\"s\n" +
+	"\x0echanged_fields\x18\b \x03(\tR\rchangedFields\x12\x1b\n" +
+	"\x06reason\x18\t \x01(\tH\x00R\x06reason\x88\x01\x01\x124\n" +
+	"\bevent_id\x18\n" +
+	" \x01(\tB\x14\xb2\xe1\x18\x10\"\x0e^[0-9a-f]{28}$H\x01R\aeventId\x88\x01\x01B\t\n" +
+	"\a_reasonB\v\n" +
+	"\t_event_id\"s\n" +
 	"\n" +
 	"EventActor\x12)\n" +
 	"\x04type\x18\x01 \x01(\tB\x15\xb2\xe1\x18\x11R\akeyPairR\x06systemR\x04type\x12!\n" +
 	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x17\n" +
-	"\aapp_key\x18\x03 \x01(\tR\x06appKey\"w\n" +
-	"\vEventTarget\x12X\n" +
-	"\x04type\x18\x01 \x01(\tBD\xb2\xe1\x18@R\tworkspaceR\x04userR\akeyPairR\x0fltiRegistrationR\x13ltiRegistrationLinkR\x04type\x12\x0e\n" +
+	"\aapp_key\x18\x03 \x01(\tR\x06appKey\"\x80\x01\n" +
+	"\vEventTarget\x12a\n" +
+	"\x04type\x18\x01 \x01(\tBM\xb2\xe1\x18IR\tworkspaceR\x04userR\akeyPairR\x0fltiRegistrationR\x13ltiRegistrationLinkR\awebhookR\x04type\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"{\n" +
 	"\x1eRecordSessionRevocationRequest\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x12\n" +
@@ -4718,7 +6100,7 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x03jwt\x18\x02 \x01(\tR\x03jwt\"\x17\n" +
 	"\x15GetLtiToolKeysRequest\"!\n" +
 	"\vLtiToolKeys\x12\x12\n" +
-	"\x04jwks\x18\x01 \x01(\tR\x04jwks2\xe5P\n" +
+	"\x04jwks\x18\x01 \x01(\tR\x04jwks2\xecz\n" +
 	"\x10WorkspaceService\x12\x86\x03\n" +
 	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\xa8\x02\xb2\xe1\x18\xa0\x02*\n" +
 	"Workspaces2\x0fList workspaces:\x80\x02The caller's workspace and every workspace it manages, active only, ordered by name (case-insensitive) then id. Pass `nextPageToken` back as `pageToken`, with the same filter, until it is empty. `POST` takes the filter as a body, `GET` as query parameters.\x90\x02\x01\x12\xdd\x01\n" +
@@ -4745,7 +6127,18 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x12GetLtiRegistration\x12'.workspace.v1.GetLtiRegistrationRequest\x1a\x1d.workspace.v1.LtiRegistration\"\x89\x01\xb2\xe1\x18\x81\x01\x12\tNOT_FOUND*\x15LTI 1.3 registrations2\x1bGet an LTI 1.3 registration:@An unknown registration id, or one of another workspace, is 404.\x90\x02\x01\x12\x9e\x03\n" +
 	"\x15DeleteLtiRegistration\x12*.workspace.v1.DeleteLtiRegistrationRequest\x1a\x1d.workspace.v1.LtiRegistration\"\xb9\x02\xb2\xe1\x18\xb4\x02\x12\tNOT_FOUND\x12\bCONFLICT*\x15LTI 1.3 registrations2\x1eDelete an LTI 1.3 registration:\xe5\x01Removes the registration at once and answers it as it was: the platform's launches are refused from now on, and its (issuer, clientId) pair may be registered again, here or in another workspace. An unknown registration id is 404.\x12\xfe\x03\n" +
 	"\x10AddLtiDeployment\x12%.workspace.v1.AddLtiDeploymentRequest\x1a\x1d.workspace.v1.LtiRegistration\"\xa3\x03\xb2\xe1\x18\x9e\x03\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION\x12\bCONFLICT*\x15LTI 1.3 registrations2.Add a deployment id to an LTI 1.3 registration:\xaa\x02Lets the platform's deployment launch, and answers the registration. Adding an id the registration holds already changes nothing and answers 200, so the call is safe to repeat. A registration holds at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. An unknown registration id is 404.\x12\xf2\x02\n" +
-	"\x13RemoveLtiDeployment\x12(.workspace.v1.RemoveLtiDeploymentRequest\x1a\x1d.workspace.v1.LtiRegistration\"\x91\x02\xb2\xe1\x18\x8c\x02\x12\tNOT_FOUND\x12\bCONFLICT*\x15LTI 1.3 registrations23Remove a deployment id from an LTI 1.3 registration:\xa8\x01The deployment's launches are refused from now on; the answer is the registration as it now is. An unknown registration id, or a deployment id it does not hold, is 404.\x12v\n" +
+	"\x13RemoveLtiDeployment\x12(.workspace.v1.RemoveLtiDeploymentRequest\x1a\x1d.workspace.v1.LtiRegistration\"\x91\x02\xb2\xe1\x18\x8c\x02\x12\tNOT_FOUND\x12\bCONFLICT*\x15LTI 1.3 registrations23Remove a deployment id from an LTI 1.3 registration:\xa8\x01The deployment's launches are refused from now on; the answer is the registration as it now is. An unknown registration id, or a deployment id it does not hold, is 404.\x12\x84\x03\n" +
+	"\fListWebhooks\x12!.workspace.v1.ListWebhooksRequest\x1a\".workspace.v1.ListWebhooksResponse\"\xac\x02\xb2\xe1\x18\xa4\x02\x12\tNOT_FOUND*\bWebhooks2\x1bList a workspace's webhooks:\xef\x01Every webhook endpoint of the workspace, oldest first, without their secrets. The workspace itself and the workspaces that manage it may read and change them, with a server key pair; any other workspace id, and a deleted workspace, is 404.\x90\x02\x01\x12\xb9\a\n" +
+	"\rCreateWebhook\x12\".workspace.v1.CreateWebhookRequest\x1a#.workspace.v1.CreateWebhookResponse\"\xde\x06\xb2\xe1\x18\xd9\x06\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION\x12\bCONFLICT*\bWebhooks2\rAdd a webhook:\x90\x06Answers 201 with the endpoint and its signing `secret` (`whsec_` and the base64 of 32 random bytes), shown in this answer only: keep it, or rotate to get a new one. From now on every event of the workspace's audit trail that `eventTypes` admits (every type when it is empty or absent), of the workspace and of every workspace it manages, is POSTed to `url` exactly as `GET …/events` shows it, signed to the Standard Webhooks spec (see `x-webhooks`). `url` must be https on a public host (http, or a loopback or private address, only for hosts the service's `WEBHOOK_ALLOW_INSECURE_HOSTS` names); a refusal's description starts \"must be a public https URL\". A name's addresses are checked at each delivery. A workspace holds at most 20 webhooks: past that, 409 `FAILED_PRECONDITION`.@\xc9\x01\x12\xd1\x01\n" +
+	"\n" +
+	"GetWebhook\x12\x1f.workspace.v1.GetWebhookRequest\x1a\x15.workspace.v1.Webhook\"\x8a\x01\xb2\xe1\x18\x82\x01\x12\tNOT_FOUND*\bWebhooks2\rGet a webhook:\\The endpoint without its secret. An unknown webhook id, or one of another workspace, is 404.\x90\x02\x01\x12\xf6\x03\n" +
+	"\rUpdateWebhook\x12\".workspace.v1.UpdateWebhookRequest\x1a\x15.workspace.v1.Webhook\"\xa9\x03\xb2\xe1\x18\xa4\x03\x12\tNOT_FOUND\x12\bCONFLICT*\bWebhooks2\x10Update a webhook:\xf0\x02Changes the fields the body names and keeps the others; `eventTypes: []` admits every type again. `enabled: false` stops deliveries; `enabled: true` starts them again from the events recorded from then on (recover delivers those before) and clears `disabledReason`. A body that changes nothing records nothing. The rules are the create's. An unknown webhook id is 404.\x12\xab\x02\n" +
+	"\rDeleteWebhook\x12\".workspace.v1.DeleteWebhookRequest\x1a\x15.workspace.v1.Webhook\"\xde\x01\xb2\xe1\x18\xd9\x01\x12\tNOT_FOUND\x12\bCONFLICT*\bWebhooks2\x10Delete a webhook:\xa5\x01Removes the endpoint at once and answers it as it was: nothing more is delivered to it, and its delivery attempts are no longer listed. An unknown webhook id is 404.\x12\xaa\x04\n" +
+	"\x13RotateWebhookSecret\x12(.workspace.v1.RotateWebhookSecretRequest\x1a).workspace.v1.RotateWebhookSecretResponse\"\xbd\x03\xb2\xe1\x18\xb8\x03\x12\tNOT_FOUND\x12\bCONFLICT*\bWebhooks2\x19Rotate a webhook's secret:\xfb\x02Answers the new `secret`, shown in this answer only. Until `previousSecretExpiresAt` (now plus `overlap`: 0s to 604800s, default 86400s) every delivery carries two signatures, `v1,<new> v1,<old>`, so a receiver verifies with either while it changes secrets. Only one old secret is kept: a second rotation within the overlap stops the oldest at once. An unknown webhook id is 404.\x12\xc7\x04\n" +
+	"\x13ListWebhookAttempts\x12(.workspace.v1.ListWebhookAttemptsRequest\x1a).workspace.v1.ListWebhookAttemptsResponse\"\xda\x03\xb2\xe1\x18\xd2\x03\x12\tNOT_FOUND*\bWebhooks2\"List a webhook's delivery attempts:\x96\x03Each attempt to deliver an event (or a test message) to the endpoint, newest first, at most 100 a page: when, the receiver's status (0 when there was no answer, which `error` explains), how long it took, and the first 1 KiB of the answer's body. Pass `nextPageToken` back as `pageToken` until it is empty. Attempts are kept for a while (the service's retention), then dropped. An unknown webhook id is 404.\x90\x02\x01\x12\xf1\x04\n" +
+	"\x12ResendWebhookEvent\x12'.workspace.v1.ResendWebhookEventRequest\x1a(.workspace.v1.ResendWebhookEventResponse\"\x87\x04\xb2\xe1\x18\x82\x04\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION*\bWebhooks2\x1cResend an event to a webhook:\xb4\x03Answers 202: the event `eventId` is delivered to the endpoint once more, beside its live feed, whether or not it was delivered before. Its `webhook-id` is the event's id, as on every delivery of it: a receiver that drops messages it has seen drops it too. The event must be one the workspace sees (its own or of a workspace it manages, still kept); any other id is 404. A disabled endpoint is 409 `FAILED_PRECONDITION`: enable it first.@\xca\x01\x12\xc3\x05\n" +
+	"\x14RecoverWebhookEvents\x12).workspace.v1.RecoverWebhookEventsRequest\x1a*.workspace.v1.RecoverWebhookEventsResponse\"\xd3\x04\xb2\xe1\x18\xce\x04\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION*\bWebhooks23Recover a webhook's events since an event or a time:\xe9\x03Answers 202: every event the endpoint's `eventTypes` admits from `since` on (an event id: that event and every later one; an RFC 3339 time: every event from then, to the millisecond) up to those its live feed has delivered is delivered again, in order, beside the live feed: after an outage of the receiver, or to fill the gap of a disabled spell. An event id must be one the workspace sees (still kept); any other is 404. A disabled endpoint is 409 `FAILED_PRECONDITION`: enable it first.@\xca\x01\x12\x95\x04\n" +
+	"\vTestWebhook\x12 .workspace.v1.TestWebhookRequest\x1a!.workspace.v1.TestWebhookResponse\"\xc0\x03\xb2\xe1\x18\xbb\x03\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION*\bWebhooks2 Send a test message to a webhook:\xe9\x02Answers 202 and delivers an event of type `webhook.test`, made for this message and recorded nowhere (it is in no audit trail), signed like every delivery, whatever the endpoint's `eventTypes`; `eventId` is its id and its `webhook-id`. Its attempts are listed with the others. The body is `{}`. A disabled endpoint is 409 `FAILED_PRECONDITION`: enable it first.@\xca\x01\x12v\n" +
 	"\x17RecordSessionRevocation\x12,.workspace.v1.RecordSessionRevocationRequest\x1a-.workspace.v1.RecordSessionRevocationResponse\x12Z\n" +
 	"\fAuthenticate\x12!.workspace.v1.AuthenticateRequest\x1a\".workspace.v1.AuthenticateResponse\"\x03\x90\x02\x02\x12a\n" +
 	"\x12GetWorkspaceStatus\x12'.workspace.v1.GetWorkspaceStatusRequest\x1a\x1d.workspace.v1.WorkspaceStatus\"\x03\x90\x02\x02\x12d\n" +
@@ -4768,7 +6161,7 @@ func file_workspace_v1_workspace_proto_rawDescGZIP() []byte {
 	return file_workspace_v1_workspace_proto_rawDescData
 }
 
-var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
+var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 84)
 var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*Workspace)(nil),                           // 0: workspace.v1.Workspace
 	(*RateLimit)(nil),                           // 1: workspace.v1.RateLimit
@@ -4801,148 +6194,191 @@ var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*LtiRegistrationLink)(nil),                 // 28: workspace.v1.LtiRegistrationLink
 	(*RegisterLtiPlatformRequest)(nil),          // 29: workspace.v1.RegisterLtiPlatformRequest
 	(*LtiPlatformRegistration)(nil),             // 30: workspace.v1.LtiPlatformRegistration
-	(*CreateWorkspaceRequest)(nil),              // 31: workspace.v1.CreateWorkspaceRequest
-	(*CreateWorkspaceResponse)(nil),             // 32: workspace.v1.CreateWorkspaceResponse
-	(*RegistrationCode)(nil),                    // 33: workspace.v1.RegistrationCode
-	(*AppKeys)(nil),                             // 34: workspace.v1.AppKeys
-	(*LtiKeys)(nil),                             // 35: workspace.v1.LtiKeys
-	(*ServerKeys)(nil),                          // 36: workspace.v1.ServerKeys
-	(*UpdateWorkspaceRequest)(nil),              // 37: workspace.v1.UpdateWorkspaceRequest
-	(*DeleteWorkspaceRequest)(nil),              // 38: workspace.v1.DeleteWorkspaceRequest
-	(*UndeleteWorkspaceRequest)(nil),            // 39: workspace.v1.UndeleteWorkspaceRequest
-	(*ListWorkspaceEventsRequest)(nil),          // 40: workspace.v1.ListWorkspaceEventsRequest
-	(*ListWorkspaceEventsResponse)(nil),         // 41: workspace.v1.ListWorkspaceEventsResponse
-	(*Event)(nil),                               // 42: workspace.v1.Event
-	(*EventActor)(nil),                          // 43: workspace.v1.EventActor
-	(*EventTarget)(nil),                         // 44: workspace.v1.EventTarget
-	(*RecordSessionRevocationRequest)(nil),      // 45: workspace.v1.RecordSessionRevocationRequest
-	(*RecordSessionRevocationResponse)(nil),     // 46: workspace.v1.RecordSessionRevocationResponse
-	(*GetWorkspaceStatusRequest)(nil),           // 47: workspace.v1.GetWorkspaceStatusRequest
-	(*WorkspaceStatus)(nil),                     // 48: workspace.v1.WorkspaceStatus
-	(*AuthenticateRequest)(nil),                 // 49: workspace.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),                // 50: workspace.v1.AuthenticateResponse
-	(*GetLtiConfigurationRequest)(nil),          // 51: workspace.v1.GetLtiConfigurationRequest
-	(*LtiConfiguration)(nil),                    // 52: workspace.v1.LtiConfiguration
-	(*VerifyLtiLaunchRequest)(nil),              // 53: workspace.v1.VerifyLtiLaunchRequest
-	(*LtiParameter)(nil),                        // 54: workspace.v1.LtiParameter
-	(*LtiLaunch)(nil),                           // 55: workspace.v1.LtiLaunch
-	(*StartLti13LoginRequest)(nil),              // 56: workspace.v1.StartLti13LoginRequest
-	(*Lti13LoginRedirect)(nil),                  // 57: workspace.v1.Lti13LoginRedirect
-	(*VerifyLti13LaunchRequest)(nil),            // 58: workspace.v1.VerifyLti13LaunchRequest
-	(*Lti13Launch)(nil),                         // 59: workspace.v1.Lti13Launch
-	(*Lti13DeepLinking)(nil),                    // 60: workspace.v1.Lti13DeepLinking
-	(*CreateLtiDeepLinkingResponseRequest)(nil), // 61: workspace.v1.CreateLtiDeepLinkingResponseRequest
-	(*LtiDeepLinkingResponse)(nil),              // 62: workspace.v1.LtiDeepLinkingResponse
-	(*GetLtiToolKeysRequest)(nil),               // 63: workspace.v1.GetLtiToolKeysRequest
-	(*LtiToolKeys)(nil),                         // 64: workspace.v1.LtiToolKeys
-	(*wrapperspb.StringValue)(nil),              // 65: google.protobuf.StringValue
-	(*durationpb.Duration)(nil),                 // 66: google.protobuf.Duration
-	(*fieldmaskpb.FieldMask)(nil),               // 67: google.protobuf.FieldMask
+	(*ListWebhooksRequest)(nil),                 // 31: workspace.v1.ListWebhooksRequest
+	(*ListWebhooksResponse)(nil),                // 32: workspace.v1.ListWebhooksResponse
+	(*CreateWebhookRequest)(nil),                // 33: workspace.v1.CreateWebhookRequest
+	(*CreateWebhookResponse)(nil),               // 34: workspace.v1.CreateWebhookResponse
+	(*Webhook)(nil),                             // 35: workspace.v1.Webhook
+	(*GetWebhookRequest)(nil),                   // 36: workspace.v1.GetWebhookRequest
+	(*UpdateWebhookRequest)(nil),                // 37: workspace.v1.UpdateWebhookRequest
+	(*DeleteWebhookRequest)(nil),                // 38: workspace.v1.DeleteWebhookRequest
+	(*RotateWebhookSecretRequest)(nil),          // 39: workspace.v1.RotateWebhookSecretRequest
+	(*RotateWebhookSecretResponse)(nil),         // 40: workspace.v1.RotateWebhookSecretResponse
+	(*ListWebhookAttemptsRequest)(nil),          // 41: workspace.v1.ListWebhookAttemptsRequest
+	(*ListWebhookAttemptsResponse)(nil),         // 42: workspace.v1.ListWebhookAttemptsResponse
+	(*WebhookAttempt)(nil),                      // 43: workspace.v1.WebhookAttempt
+	(*ResendWebhookEventRequest)(nil),           // 44: workspace.v1.ResendWebhookEventRequest
+	(*ResendWebhookEventResponse)(nil),          // 45: workspace.v1.ResendWebhookEventResponse
+	(*RecoverWebhookEventsRequest)(nil),         // 46: workspace.v1.RecoverWebhookEventsRequest
+	(*RecoverWebhookEventsResponse)(nil),        // 47: workspace.v1.RecoverWebhookEventsResponse
+	(*TestWebhookRequest)(nil),                  // 48: workspace.v1.TestWebhookRequest
+	(*TestWebhookResponse)(nil),                 // 49: workspace.v1.TestWebhookResponse
+	(*CreateWorkspaceRequest)(nil),              // 50: workspace.v1.CreateWorkspaceRequest
+	(*CreateWorkspaceResponse)(nil),             // 51: workspace.v1.CreateWorkspaceResponse
+	(*RegistrationCode)(nil),                    // 52: workspace.v1.RegistrationCode
+	(*AppKeys)(nil),                             // 53: workspace.v1.AppKeys
+	(*LtiKeys)(nil),                             // 54: workspace.v1.LtiKeys
+	(*ServerKeys)(nil),                          // 55: workspace.v1.ServerKeys
+	(*UpdateWorkspaceRequest)(nil),              // 56: workspace.v1.UpdateWorkspaceRequest
+	(*DeleteWorkspaceRequest)(nil),              // 57: workspace.v1.DeleteWorkspaceRequest
+	(*UndeleteWorkspaceRequest)(nil),            // 58: workspace.v1.UndeleteWorkspaceRequest
+	(*ListWorkspaceEventsRequest)(nil),          // 59: workspace.v1.ListWorkspaceEventsRequest
+	(*ListWorkspaceEventsResponse)(nil),         // 60: workspace.v1.ListWorkspaceEventsResponse
+	(*Event)(nil),                               // 61: workspace.v1.Event
+	(*EventActor)(nil),                          // 62: workspace.v1.EventActor
+	(*EventTarget)(nil),                         // 63: workspace.v1.EventTarget
+	(*RecordSessionRevocationRequest)(nil),      // 64: workspace.v1.RecordSessionRevocationRequest
+	(*RecordSessionRevocationResponse)(nil),     // 65: workspace.v1.RecordSessionRevocationResponse
+	(*GetWorkspaceStatusRequest)(nil),           // 66: workspace.v1.GetWorkspaceStatusRequest
+	(*WorkspaceStatus)(nil),                     // 67: workspace.v1.WorkspaceStatus
+	(*AuthenticateRequest)(nil),                 // 68: workspace.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),                // 69: workspace.v1.AuthenticateResponse
+	(*GetLtiConfigurationRequest)(nil),          // 70: workspace.v1.GetLtiConfigurationRequest
+	(*LtiConfiguration)(nil),                    // 71: workspace.v1.LtiConfiguration
+	(*VerifyLtiLaunchRequest)(nil),              // 72: workspace.v1.VerifyLtiLaunchRequest
+	(*LtiParameter)(nil),                        // 73: workspace.v1.LtiParameter
+	(*LtiLaunch)(nil),                           // 74: workspace.v1.LtiLaunch
+	(*StartLti13LoginRequest)(nil),              // 75: workspace.v1.StartLti13LoginRequest
+	(*Lti13LoginRedirect)(nil),                  // 76: workspace.v1.Lti13LoginRedirect
+	(*VerifyLti13LaunchRequest)(nil),            // 77: workspace.v1.VerifyLti13LaunchRequest
+	(*Lti13Launch)(nil),                         // 78: workspace.v1.Lti13Launch
+	(*Lti13DeepLinking)(nil),                    // 79: workspace.v1.Lti13DeepLinking
+	(*CreateLtiDeepLinkingResponseRequest)(nil), // 80: workspace.v1.CreateLtiDeepLinkingResponseRequest
+	(*LtiDeepLinkingResponse)(nil),              // 81: workspace.v1.LtiDeepLinkingResponse
+	(*GetLtiToolKeysRequest)(nil),               // 82: workspace.v1.GetLtiToolKeysRequest
+	(*LtiToolKeys)(nil),                         // 83: workspace.v1.LtiToolKeys
+	(*wrapperspb.StringValue)(nil),              // 84: google.protobuf.StringValue
+	(*durationpb.Duration)(nil),                 // 85: google.protobuf.Duration
+	(*fieldmaskpb.FieldMask)(nil),               // 86: google.protobuf.FieldMask
 }
 var file_workspace_v1_workspace_proto_depIdxs = []int32{
-	65, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
+	84, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
 	3,  // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
 	5,  // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
 	1,  // 4: workspace.v1.Workspace.rate_limit:type_name -> workspace.v1.RateLimit
 	4,  // 5: workspace.v1.Product.bank:type_name -> workspace.v1.Bank
 	5,  // 6: workspace.v1.KeyPair.tags:type_name -> workspace.v1.Tag
-	65, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
-	65, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
+	84, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
+	84, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
 	8,  // 9: workspace.v1.ListWorkspacesRequest.filter:type_name -> workspace.v1.ListWorkspacesFilter
 	9,  // 10: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
 	0,  // 11: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
 	6,  // 12: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
 	15, // 13: workspace.v1.CreateWorkspaceKeyRequest.tags:type_name -> workspace.v1.TagInput
-	66, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
+	85, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
 	6,  // 15: workspace.v1.RotateWorkspaceKeyResponse.previous:type_name -> workspace.v1.KeyPair
 	6,  // 16: workspace.v1.RotateWorkspaceKeyResponse.successor:type_name -> workspace.v1.KeyPair
 	26, // 17: workspace.v1.ListLtiRegistrationsResponse.registrations:type_name -> workspace.v1.LtiRegistration
-	65, // 18: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
+	84, // 18: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
 	26, // 19: workspace.v1.LtiPlatformRegistration.registration:type_name -> workspace.v1.LtiRegistration
-	65, // 20: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
-	2,  // 21: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
-	3,  // 22: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	1,  // 23: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	33, // 24: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
-	34, // 25: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
-	35, // 26: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
-	36, // 27: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
-	65, // 28: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
-	2,  // 29: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
-	3,  // 30: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	67, // 31: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 32: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	42, // 33: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
-	43, // 34: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
-	44, // 35: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
-	1,  // 36: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
-	5,  // 37: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
-	54, // 38: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
-	54, // 39: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	54, // 40: workspace.v1.Lti13Launch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	60, // 41: workspace.v1.Lti13Launch.deep_linking:type_name -> workspace.v1.Lti13DeepLinking
-	7,  // 42: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
-	11, // 43: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
-	12, // 44: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
-	14, // 45: workspace.v1.WorkspaceService.CreateWorkspaceKey:input_type -> workspace.v1.CreateWorkspaceKeyRequest
-	16, // 46: workspace.v1.WorkspaceService.RotateWorkspaceKey:input_type -> workspace.v1.RotateWorkspaceKeyRequest
-	18, // 47: workspace.v1.WorkspaceService.RevokeWorkspaceKey:input_type -> workspace.v1.RevokeWorkspaceKeyRequest
-	31, // 48: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
-	37, // 49: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
-	38, // 50: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
-	39, // 51: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
-	40, // 52: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
-	19, // 53: workspace.v1.WorkspaceService.ListLtiRegistrations:input_type -> workspace.v1.ListLtiRegistrationsRequest
-	21, // 54: workspace.v1.WorkspaceService.CreateLtiRegistration:input_type -> workspace.v1.CreateLtiRegistrationRequest
-	27, // 55: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:input_type -> workspace.v1.CreateLtiRegistrationLinkRequest
-	29, // 56: workspace.v1.WorkspaceService.RegisterLtiPlatform:input_type -> workspace.v1.RegisterLtiPlatformRequest
-	22, // 57: workspace.v1.WorkspaceService.GetLtiRegistration:input_type -> workspace.v1.GetLtiRegistrationRequest
-	23, // 58: workspace.v1.WorkspaceService.DeleteLtiRegistration:input_type -> workspace.v1.DeleteLtiRegistrationRequest
-	24, // 59: workspace.v1.WorkspaceService.AddLtiDeployment:input_type -> workspace.v1.AddLtiDeploymentRequest
-	25, // 60: workspace.v1.WorkspaceService.RemoveLtiDeployment:input_type -> workspace.v1.RemoveLtiDeploymentRequest
-	45, // 61: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
-	49, // 62: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
-	47, // 63: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
-	51, // 64: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
-	53, // 65: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
-	56, // 66: workspace.v1.WorkspaceService.StartLti13Login:input_type -> workspace.v1.StartLti13LoginRequest
-	58, // 67: workspace.v1.WorkspaceService.VerifyLti13Launch:input_type -> workspace.v1.VerifyLti13LaunchRequest
-	63, // 68: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
-	61, // 69: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:input_type -> workspace.v1.CreateLtiDeepLinkingResponseRequest
-	10, // 70: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
-	0,  // 71: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
-	13, // 72: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
-	6,  // 73: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
-	17, // 74: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
-	6,  // 75: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
-	32, // 76: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
-	0,  // 77: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 78: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 79: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
-	41, // 80: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
-	20, // 81: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
-	26, // 82: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	28, // 83: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:output_type -> workspace.v1.LtiRegistrationLink
-	30, // 84: workspace.v1.WorkspaceService.RegisterLtiPlatform:output_type -> workspace.v1.LtiPlatformRegistration
-	26, // 85: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	26, // 86: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	26, // 87: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	26, // 88: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	46, // 89: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
-	50, // 90: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
-	48, // 91: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
-	52, // 92: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
-	55, // 93: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
-	57, // 94: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
-	59, // 95: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
-	64, // 96: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
-	62, // 97: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:output_type -> workspace.v1.LtiDeepLinkingResponse
-	70, // [70:98] is the sub-list for method output_type
-	42, // [42:70] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	35, // 20: workspace.v1.ListWebhooksResponse.webhooks:type_name -> workspace.v1.Webhook
+	86, // 21: workspace.v1.UpdateWebhookRequest.update_mask:type_name -> google.protobuf.FieldMask
+	85, // 22: workspace.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
+	43, // 23: workspace.v1.ListWebhookAttemptsResponse.attempts:type_name -> workspace.v1.WebhookAttempt
+	84, // 24: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,  // 25: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
+	3,  // 26: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
+	1,  // 27: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
+	52, // 28: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
+	53, // 29: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
+	54, // 30: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
+	55, // 31: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
+	84, // 32: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,  // 33: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
+	3,  // 34: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
+	86, // 35: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	1,  // 36: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
+	61, // 37: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
+	62, // 38: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
+	63, // 39: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
+	1,  // 40: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
+	5,  // 41: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
+	73, // 42: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
+	73, // 43: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	73, // 44: workspace.v1.Lti13Launch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	79, // 45: workspace.v1.Lti13Launch.deep_linking:type_name -> workspace.v1.Lti13DeepLinking
+	7,  // 46: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
+	11, // 47: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
+	12, // 48: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
+	14, // 49: workspace.v1.WorkspaceService.CreateWorkspaceKey:input_type -> workspace.v1.CreateWorkspaceKeyRequest
+	16, // 50: workspace.v1.WorkspaceService.RotateWorkspaceKey:input_type -> workspace.v1.RotateWorkspaceKeyRequest
+	18, // 51: workspace.v1.WorkspaceService.RevokeWorkspaceKey:input_type -> workspace.v1.RevokeWorkspaceKeyRequest
+	50, // 52: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
+	56, // 53: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
+	57, // 54: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
+	58, // 55: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
+	59, // 56: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
+	19, // 57: workspace.v1.WorkspaceService.ListLtiRegistrations:input_type -> workspace.v1.ListLtiRegistrationsRequest
+	21, // 58: workspace.v1.WorkspaceService.CreateLtiRegistration:input_type -> workspace.v1.CreateLtiRegistrationRequest
+	27, // 59: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:input_type -> workspace.v1.CreateLtiRegistrationLinkRequest
+	29, // 60: workspace.v1.WorkspaceService.RegisterLtiPlatform:input_type -> workspace.v1.RegisterLtiPlatformRequest
+	22, // 61: workspace.v1.WorkspaceService.GetLtiRegistration:input_type -> workspace.v1.GetLtiRegistrationRequest
+	23, // 62: workspace.v1.WorkspaceService.DeleteLtiRegistration:input_type -> workspace.v1.DeleteLtiRegistrationRequest
+	24, // 63: workspace.v1.WorkspaceService.AddLtiDeployment:input_type -> workspace.v1.AddLtiDeploymentRequest
+	25, // 64: workspace.v1.WorkspaceService.RemoveLtiDeployment:input_type -> workspace.v1.RemoveLtiDeploymentRequest
+	31, // 65: workspace.v1.WorkspaceService.ListWebhooks:input_type -> workspace.v1.ListWebhooksRequest
+	33, // 66: workspace.v1.WorkspaceService.CreateWebhook:input_type -> workspace.v1.CreateWebhookRequest
+	36, // 67: workspace.v1.WorkspaceService.GetWebhook:input_type -> workspace.v1.GetWebhookRequest
+	37, // 68: workspace.v1.WorkspaceService.UpdateWebhook:input_type -> workspace.v1.UpdateWebhookRequest
+	38, // 69: workspace.v1.WorkspaceService.DeleteWebhook:input_type -> workspace.v1.DeleteWebhookRequest
+	39, // 70: workspace.v1.WorkspaceService.RotateWebhookSecret:input_type -> workspace.v1.RotateWebhookSecretRequest
+	41, // 71: workspace.v1.WorkspaceService.ListWebhookAttempts:input_type -> workspace.v1.ListWebhookAttemptsRequest
+	44, // 72: workspace.v1.WorkspaceService.ResendWebhookEvent:input_type -> workspace.v1.ResendWebhookEventRequest
+	46, // 73: workspace.v1.WorkspaceService.RecoverWebhookEvents:input_type -> workspace.v1.RecoverWebhookEventsRequest
+	48, // 74: workspace.v1.WorkspaceService.TestWebhook:input_type -> workspace.v1.TestWebhookRequest
+	64, // 75: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
+	68, // 76: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
+	66, // 77: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
+	70, // 78: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
+	72, // 79: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
+	75, // 80: workspace.v1.WorkspaceService.StartLti13Login:input_type -> workspace.v1.StartLti13LoginRequest
+	77, // 81: workspace.v1.WorkspaceService.VerifyLti13Launch:input_type -> workspace.v1.VerifyLti13LaunchRequest
+	82, // 82: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
+	80, // 83: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:input_type -> workspace.v1.CreateLtiDeepLinkingResponseRequest
+	10, // 84: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
+	0,  // 85: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
+	13, // 86: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
+	6,  // 87: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
+	17, // 88: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
+	6,  // 89: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
+	51, // 90: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
+	0,  // 91: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 92: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 93: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
+	60, // 94: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
+	20, // 95: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
+	26, // 96: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	28, // 97: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:output_type -> workspace.v1.LtiRegistrationLink
+	30, // 98: workspace.v1.WorkspaceService.RegisterLtiPlatform:output_type -> workspace.v1.LtiPlatformRegistration
+	26, // 99: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	26, // 100: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	26, // 101: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	26, // 102: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	32, // 103: workspace.v1.WorkspaceService.ListWebhooks:output_type -> workspace.v1.ListWebhooksResponse
+	34, // 104: workspace.v1.WorkspaceService.CreateWebhook:output_type -> workspace.v1.CreateWebhookResponse
+	35, // 105: workspace.v1.WorkspaceService.GetWebhook:output_type -> workspace.v1.Webhook
+	35, // 106: workspace.v1.WorkspaceService.UpdateWebhook:output_type -> workspace.v1.Webhook
+	35, // 107: workspace.v1.WorkspaceService.DeleteWebhook:output_type -> workspace.v1.Webhook
+	40, // 108: workspace.v1.WorkspaceService.RotateWebhookSecret:output_type -> workspace.v1.RotateWebhookSecretResponse
+	42, // 109: workspace.v1.WorkspaceService.ListWebhookAttempts:output_type -> workspace.v1.ListWebhookAttemptsResponse
+	45, // 110: workspace.v1.WorkspaceService.ResendWebhookEvent:output_type -> workspace.v1.ResendWebhookEventResponse
+	47, // 111: workspace.v1.WorkspaceService.RecoverWebhookEvents:output_type -> workspace.v1.RecoverWebhookEventsResponse
+	49, // 112: workspace.v1.WorkspaceService.TestWebhook:output_type -> workspace.v1.TestWebhookResponse
+	65, // 113: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
+	69, // 114: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
+	67, // 115: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
+	71, // 116: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
+	74, // 117: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
+	76, // 118: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
+	78, // 119: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
+	83, // 120: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
+	81, // 121: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:output_type -> workspace.v1.LtiDeepLinkingResponse
+	84, // [84:122] is the sub-list for method output_type
+	46, // [46:84] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_workspace_v1_workspace_proto_init() }
@@ -4954,14 +6390,16 @@ func file_workspace_v1_workspace_proto_init() {
 	file_workspace_v1_workspace_proto_msgTypes[7].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[21].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[37].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[40].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[56].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[59].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[61].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_workspace_v1_workspace_proto_rawDesc), len(file_workspace_v1_workspace_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   65,
+			NumMessages:   84,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

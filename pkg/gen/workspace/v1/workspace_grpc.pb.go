@@ -38,6 +38,16 @@ const (
 	WorkspaceService_DeleteLtiRegistration_FullMethodName        = "/workspace.v1.WorkspaceService/DeleteLtiRegistration"
 	WorkspaceService_AddLtiDeployment_FullMethodName             = "/workspace.v1.WorkspaceService/AddLtiDeployment"
 	WorkspaceService_RemoveLtiDeployment_FullMethodName          = "/workspace.v1.WorkspaceService/RemoveLtiDeployment"
+	WorkspaceService_ListWebhooks_FullMethodName                 = "/workspace.v1.WorkspaceService/ListWebhooks"
+	WorkspaceService_CreateWebhook_FullMethodName                = "/workspace.v1.WorkspaceService/CreateWebhook"
+	WorkspaceService_GetWebhook_FullMethodName                   = "/workspace.v1.WorkspaceService/GetWebhook"
+	WorkspaceService_UpdateWebhook_FullMethodName                = "/workspace.v1.WorkspaceService/UpdateWebhook"
+	WorkspaceService_DeleteWebhook_FullMethodName                = "/workspace.v1.WorkspaceService/DeleteWebhook"
+	WorkspaceService_RotateWebhookSecret_FullMethodName          = "/workspace.v1.WorkspaceService/RotateWebhookSecret"
+	WorkspaceService_ListWebhookAttempts_FullMethodName          = "/workspace.v1.WorkspaceService/ListWebhookAttempts"
+	WorkspaceService_ResendWebhookEvent_FullMethodName           = "/workspace.v1.WorkspaceService/ResendWebhookEvent"
+	WorkspaceService_RecoverWebhookEvents_FullMethodName         = "/workspace.v1.WorkspaceService/RecoverWebhookEvents"
+	WorkspaceService_TestWebhook_FullMethodName                  = "/workspace.v1.WorkspaceService/TestWebhook"
 	WorkspaceService_RecordSessionRevocation_FullMethodName      = "/workspace.v1.WorkspaceService/RecordSessionRevocation"
 	WorkspaceService_Authenticate_FullMethodName                 = "/workspace.v1.WorkspaceService/Authenticate"
 	WorkspaceService_GetWorkspaceStatus_FullMethodName           = "/workspace.v1.WorkspaceService/GetWorkspaceStatus"
@@ -130,6 +140,34 @@ type WorkspaceServiceClient interface {
 	// RemoveLtiDeployment removes a deployment id from an LTI 1.3
 	// registration.
 	RemoveLtiDeployment(ctx context.Context, in *RemoveLtiDeploymentRequest, opts ...grpc.CallOption) (*LtiRegistration, error)
+	// ListWebhooks returns the webhook endpoints of a workspace: the
+	// workspace itself or one that manages it may.
+	ListWebhooks(ctx context.Context, in *ListWebhooksRequest, opts ...grpc.CallOption) (*ListWebhooksResponse, error)
+	// CreateWebhook adds a webhook endpoint to a workspace: its audit trail is
+	// delivered there, signed with the secret the answer shows once.
+	CreateWebhook(ctx context.Context, in *CreateWebhookRequest, opts ...grpc.CallOption) (*CreateWebhookResponse, error)
+	// GetWebhook returns one webhook endpoint of a workspace.
+	GetWebhook(ctx context.Context, in *GetWebhookRequest, opts ...grpc.CallOption) (*Webhook, error)
+	// UpdateWebhook changes a webhook endpoint's url, event types,
+	// description or enabled state.
+	UpdateWebhook(ctx context.Context, in *UpdateWebhookRequest, opts ...grpc.CallOption) (*Webhook, error)
+	// DeleteWebhook removes a webhook endpoint; nothing is delivered to it
+	// from then on.
+	DeleteWebhook(ctx context.Context, in *DeleteWebhookRequest, opts ...grpc.CallOption) (*Webhook, error)
+	// RotateWebhookSecret gives a webhook endpoint a new signing secret; the
+	// old one keeps signing beside it for the overlap.
+	RotateWebhookSecret(ctx context.Context, in *RotateWebhookSecretRequest, opts ...grpc.CallOption) (*RotateWebhookSecretResponse, error)
+	// ListWebhookAttempts returns a page of the delivery attempts to a webhook
+	// endpoint, newest first.
+	ListWebhookAttempts(ctx context.Context, in *ListWebhookAttemptsRequest, opts ...grpc.CallOption) (*ListWebhookAttemptsResponse, error)
+	// ResendWebhookEvent delivers one event of the audit trail to a webhook
+	// endpoint again.
+	ResendWebhookEvent(ctx context.Context, in *ResendWebhookEventRequest, opts ...grpc.CallOption) (*ResendWebhookEventResponse, error)
+	// RecoverWebhookEvents delivers again every event since a given event or
+	// time to a webhook endpoint.
+	RecoverWebhookEvents(ctx context.Context, in *RecoverWebhookEventsRequest, opts ...grpc.CallOption) (*RecoverWebhookEventsResponse, error)
+	// TestWebhook delivers a test message to a webhook endpoint.
+	TestWebhook(ctx context.Context, in *TestWebhookRequest, opts ...grpc.CallOption) (*TestWebhookResponse, error)
 	// RecordSessionRevocation adds a revocation of SDK sessions that the auth
 	// service made to the audit trail. Only the root workspace's key pairs may
 	// call it (the auth service presents its own); the auth service calls it
@@ -394,6 +432,106 @@ func (c *workspaceServiceClient) RemoveLtiDeployment(ctx context.Context, in *Re
 	return out, nil
 }
 
+func (c *workspaceServiceClient) ListWebhooks(ctx context.Context, in *ListWebhooksRequest, opts ...grpc.CallOption) (*ListWebhooksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListWebhooksResponse)
+	err := c.cc.Invoke(ctx, WorkspaceService_ListWebhooks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) CreateWebhook(ctx context.Context, in *CreateWebhookRequest, opts ...grpc.CallOption) (*CreateWebhookResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateWebhookResponse)
+	err := c.cc.Invoke(ctx, WorkspaceService_CreateWebhook_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) GetWebhook(ctx context.Context, in *GetWebhookRequest, opts ...grpc.CallOption) (*Webhook, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Webhook)
+	err := c.cc.Invoke(ctx, WorkspaceService_GetWebhook_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) UpdateWebhook(ctx context.Context, in *UpdateWebhookRequest, opts ...grpc.CallOption) (*Webhook, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Webhook)
+	err := c.cc.Invoke(ctx, WorkspaceService_UpdateWebhook_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) DeleteWebhook(ctx context.Context, in *DeleteWebhookRequest, opts ...grpc.CallOption) (*Webhook, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Webhook)
+	err := c.cc.Invoke(ctx, WorkspaceService_DeleteWebhook_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) RotateWebhookSecret(ctx context.Context, in *RotateWebhookSecretRequest, opts ...grpc.CallOption) (*RotateWebhookSecretResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RotateWebhookSecretResponse)
+	err := c.cc.Invoke(ctx, WorkspaceService_RotateWebhookSecret_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) ListWebhookAttempts(ctx context.Context, in *ListWebhookAttemptsRequest, opts ...grpc.CallOption) (*ListWebhookAttemptsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListWebhookAttemptsResponse)
+	err := c.cc.Invoke(ctx, WorkspaceService_ListWebhookAttempts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) ResendWebhookEvent(ctx context.Context, in *ResendWebhookEventRequest, opts ...grpc.CallOption) (*ResendWebhookEventResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResendWebhookEventResponse)
+	err := c.cc.Invoke(ctx, WorkspaceService_ResendWebhookEvent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) RecoverWebhookEvents(ctx context.Context, in *RecoverWebhookEventsRequest, opts ...grpc.CallOption) (*RecoverWebhookEventsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecoverWebhookEventsResponse)
+	err := c.cc.Invoke(ctx, WorkspaceService_RecoverWebhookEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) TestWebhook(ctx context.Context, in *TestWebhookRequest, opts ...grpc.CallOption) (*TestWebhookResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TestWebhookResponse)
+	err := c.cc.Invoke(ctx, WorkspaceService_TestWebhook_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *workspaceServiceClient) RecordSessionRevocation(ctx context.Context, in *RecordSessionRevocationRequest, opts ...grpc.CallOption) (*RecordSessionRevocationResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RecordSessionRevocationResponse)
@@ -565,6 +703,34 @@ type WorkspaceServiceServer interface {
 	// RemoveLtiDeployment removes a deployment id from an LTI 1.3
 	// registration.
 	RemoveLtiDeployment(context.Context, *RemoveLtiDeploymentRequest) (*LtiRegistration, error)
+	// ListWebhooks returns the webhook endpoints of a workspace: the
+	// workspace itself or one that manages it may.
+	ListWebhooks(context.Context, *ListWebhooksRequest) (*ListWebhooksResponse, error)
+	// CreateWebhook adds a webhook endpoint to a workspace: its audit trail is
+	// delivered there, signed with the secret the answer shows once.
+	CreateWebhook(context.Context, *CreateWebhookRequest) (*CreateWebhookResponse, error)
+	// GetWebhook returns one webhook endpoint of a workspace.
+	GetWebhook(context.Context, *GetWebhookRequest) (*Webhook, error)
+	// UpdateWebhook changes a webhook endpoint's url, event types,
+	// description or enabled state.
+	UpdateWebhook(context.Context, *UpdateWebhookRequest) (*Webhook, error)
+	// DeleteWebhook removes a webhook endpoint; nothing is delivered to it
+	// from then on.
+	DeleteWebhook(context.Context, *DeleteWebhookRequest) (*Webhook, error)
+	// RotateWebhookSecret gives a webhook endpoint a new signing secret; the
+	// old one keeps signing beside it for the overlap.
+	RotateWebhookSecret(context.Context, *RotateWebhookSecretRequest) (*RotateWebhookSecretResponse, error)
+	// ListWebhookAttempts returns a page of the delivery attempts to a webhook
+	// endpoint, newest first.
+	ListWebhookAttempts(context.Context, *ListWebhookAttemptsRequest) (*ListWebhookAttemptsResponse, error)
+	// ResendWebhookEvent delivers one event of the audit trail to a webhook
+	// endpoint again.
+	ResendWebhookEvent(context.Context, *ResendWebhookEventRequest) (*ResendWebhookEventResponse, error)
+	// RecoverWebhookEvents delivers again every event since a given event or
+	// time to a webhook endpoint.
+	RecoverWebhookEvents(context.Context, *RecoverWebhookEventsRequest) (*RecoverWebhookEventsResponse, error)
+	// TestWebhook delivers a test message to a webhook endpoint.
+	TestWebhook(context.Context, *TestWebhookRequest) (*TestWebhookResponse, error)
 	// RecordSessionRevocation adds a revocation of SDK sessions that the auth
 	// service made to the audit trail. Only the root workspace's key pairs may
 	// call it (the auth service presents its own); the auth service calls it
@@ -695,6 +861,36 @@ func (UnimplementedWorkspaceServiceServer) AddLtiDeployment(context.Context, *Ad
 }
 func (UnimplementedWorkspaceServiceServer) RemoveLtiDeployment(context.Context, *RemoveLtiDeploymentRequest) (*LtiRegistration, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveLtiDeployment not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) ListWebhooks(context.Context, *ListWebhooksRequest) (*ListWebhooksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListWebhooks not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) CreateWebhook(context.Context, *CreateWebhookRequest) (*CreateWebhookResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateWebhook not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) GetWebhook(context.Context, *GetWebhookRequest) (*Webhook, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetWebhook not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) UpdateWebhook(context.Context, *UpdateWebhookRequest) (*Webhook, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateWebhook not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) DeleteWebhook(context.Context, *DeleteWebhookRequest) (*Webhook, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteWebhook not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) RotateWebhookSecret(context.Context, *RotateWebhookSecretRequest) (*RotateWebhookSecretResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RotateWebhookSecret not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) ListWebhookAttempts(context.Context, *ListWebhookAttemptsRequest) (*ListWebhookAttemptsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListWebhookAttempts not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) ResendWebhookEvent(context.Context, *ResendWebhookEventRequest) (*ResendWebhookEventResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResendWebhookEvent not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) RecoverWebhookEvents(context.Context, *RecoverWebhookEventsRequest) (*RecoverWebhookEventsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecoverWebhookEvents not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) TestWebhook(context.Context, *TestWebhookRequest) (*TestWebhookResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TestWebhook not implemented")
 }
 func (UnimplementedWorkspaceServiceServer) RecordSessionRevocation(context.Context, *RecordSessionRevocationRequest) (*RecordSessionRevocationResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecordSessionRevocation not implemented")
@@ -1086,6 +1282,186 @@ func _WorkspaceService_RemoveLtiDeployment_Handler(srv interface{}, ctx context.
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkspaceService_ListWebhooks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListWebhooksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).ListWebhooks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_ListWebhooks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).ListWebhooks(ctx, req.(*ListWebhooksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_CreateWebhook_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateWebhookRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).CreateWebhook(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_CreateWebhook_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).CreateWebhook(ctx, req.(*CreateWebhookRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_GetWebhook_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetWebhookRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).GetWebhook(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_GetWebhook_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).GetWebhook(ctx, req.(*GetWebhookRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_UpdateWebhook_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateWebhookRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).UpdateWebhook(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_UpdateWebhook_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).UpdateWebhook(ctx, req.(*UpdateWebhookRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_DeleteWebhook_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteWebhookRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).DeleteWebhook(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_DeleteWebhook_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).DeleteWebhook(ctx, req.(*DeleteWebhookRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_RotateWebhookSecret_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RotateWebhookSecretRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).RotateWebhookSecret(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_RotateWebhookSecret_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).RotateWebhookSecret(ctx, req.(*RotateWebhookSecretRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_ListWebhookAttempts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListWebhookAttemptsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).ListWebhookAttempts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_ListWebhookAttempts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).ListWebhookAttempts(ctx, req.(*ListWebhookAttemptsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_ResendWebhookEvent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResendWebhookEventRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).ResendWebhookEvent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_ResendWebhookEvent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).ResendWebhookEvent(ctx, req.(*ResendWebhookEventRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_RecoverWebhookEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecoverWebhookEventsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).RecoverWebhookEvents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_RecoverWebhookEvents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).RecoverWebhookEvents(ctx, req.(*RecoverWebhookEventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_TestWebhook_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TestWebhookRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).TestWebhook(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_TestWebhook_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).TestWebhook(ctx, req.(*TestWebhookRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _WorkspaceService_RecordSessionRevocation_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RecordSessionRevocationRequest)
 	if err := dec(in); err != nil {
@@ -1330,6 +1706,46 @@ var WorkspaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RemoveLtiDeployment",
 			Handler:    _WorkspaceService_RemoveLtiDeployment_Handler,
+		},
+		{
+			MethodName: "ListWebhooks",
+			Handler:    _WorkspaceService_ListWebhooks_Handler,
+		},
+		{
+			MethodName: "CreateWebhook",
+			Handler:    _WorkspaceService_CreateWebhook_Handler,
+		},
+		{
+			MethodName: "GetWebhook",
+			Handler:    _WorkspaceService_GetWebhook_Handler,
+		},
+		{
+			MethodName: "UpdateWebhook",
+			Handler:    _WorkspaceService_UpdateWebhook_Handler,
+		},
+		{
+			MethodName: "DeleteWebhook",
+			Handler:    _WorkspaceService_DeleteWebhook_Handler,
+		},
+		{
+			MethodName: "RotateWebhookSecret",
+			Handler:    _WorkspaceService_RotateWebhookSecret_Handler,
+		},
+		{
+			MethodName: "ListWebhookAttempts",
+			Handler:    _WorkspaceService_ListWebhookAttempts_Handler,
+		},
+		{
+			MethodName: "ResendWebhookEvent",
+			Handler:    _WorkspaceService_ResendWebhookEvent_Handler,
+		},
+		{
+			MethodName: "RecoverWebhookEvents",
+			Handler:    _WorkspaceService_RecoverWebhookEvents_Handler,
+		},
+		{
+			MethodName: "TestWebhook",
+			Handler:    _WorkspaceService_TestWebhook_Handler,
 		},
 		{
 			MethodName: "RecordSessionRevocation",

@@ -93,6 +93,18 @@ var operations = map[string]rule{
 	// A registration link is made like a registration.
 	"CreateLtiRegistrationLink": {},
 
+	// Webhooks follow the rule of key pairs, as LTI registrations do.
+	"ListWebhooks":         {},
+	"CreateWebhook":        {},
+	"GetWebhook":           {},
+	"UpdateWebhook":        {},
+	"DeleteWebhook":        {},
+	"RotateWebhookSecret":  {},
+	"ListWebhookAttempts":  {},
+	"ResendWebhookEvent":   {},
+	"RecoverWebhookEvents": {},
+	"TestWebhook":          {},
+
 	// The other services call these to check a caller on behalf of a
 	// request they count themselves; limiting them again would count one
 	// request twice (and every session check against the auth service's

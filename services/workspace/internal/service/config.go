@@ -34,6 +34,10 @@ type Config struct {
 	// store: https on public hosts, but for the host:port entries of
 	// LTI_ALLOW_INSECURE_HOSTS (tests' platforms on loopback).
 	LTIURLs outbound.Policy
+	// WebhookURLs is the rule of webhook endpoints' URLs: https on public
+	// hosts, but for the host:port entries of WEBHOOK_ALLOW_INSECURE_HOSTS
+	// (tests' receivers on loopback).
+	WebhookURLs outbound.Policy
 	// LTIJWKSRefetch is how often a platform's key set may be refetched
 	// for an unknown kid (LTI_JWKS_REFETCH_INTERVAL): the contract's 30 s;
 	// only the black-box tests shorten it, to see a rotation without
@@ -134,6 +138,9 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	var err error
 	if cfg.LTIURLs, err = outbound.ParsePolicy(r.String("LTI_ALLOW_INSECURE_HOSTS", "")); err != nil {
 		r.Invalid("LTI_ALLOW_INSECURE_HOSTS", "must be comma-separated host:port entries: %v", err)
+	}
+	if cfg.WebhookURLs, err = outbound.ParsePolicy(r.String("WEBHOOK_ALLOW_INSECURE_HOSTS", "")); err != nil {
+		r.Invalid("WEBHOOK_ALLOW_INSECURE_HOSTS", "must be comma-separated host:port entries: %v", err)
 	}
 	if cfg.LTIJWKSRefetch = r.Duration("LTI_JWKS_REFETCH_INTERVAL", 30*time.Second); cfg.LTIJWKSRefetch < 100*time.Millisecond || cfg.LTIJWKSRefetch > 30*time.Second {
 		r.Invalid("LTI_JWKS_REFETCH_INTERVAL", "must be between 100ms and 30s (30s but in tests)")

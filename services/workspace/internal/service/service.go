@@ -37,6 +37,9 @@ import (
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	ltigrpcport "github.com/liveproctor/workspaces/services/workspace/internal/lti/ports/grpcport"
 	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpcport"
+	"github.com/liveproctor/workspaces/services/workspace/internal/webhook/adapters/deliverystore"
+	webhookapp "github.com/liveproctor/workspaces/services/workspace/internal/webhook/app"
+	webhookgrpcport "github.com/liveproctor/workspaces/services/workspace/internal/webhook/ports/grpcport"
 )
 
 // keySweepInterval is how often each replica removes expired key pairs
@@ -119,10 +122,14 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 		return err
 	}
 	lti := s.newLTI(app.NewLTIPort(application), repo, box, urls, limits)
-	if err := s.prepareStore(ctx, out, repo, application, lti.ToolKeys); err != nil {
+	// The webhooks' delivery state is in the same database, behind the
+	// same breaker.
+	deliveries := deliverystore.New(s.mongo.Database(s.cfg.MongoDatabase), deliverystore.WithBreaker(storeBreaker))
+	webhooks := s.newWebhooks(app.NewWebhookPort(application), box, deliveries, app.NewWebhookEvents(application))
+	if err := s.prepareStore(ctx, out, repo, deliveries, application, lti.ToolKeys); err != nil {
 		return err
 	}
-	if err := s.listen(application, lti, metrics); err != nil {
+	if err := s.listen(application, lti, webhooks, metrics); err != nil {
 		return err
 	}
 	s.runLoops(repo, storeBreaker, application, lti.ToolKeys)
@@ -182,13 +189,18 @@ func (s *Service) revokers(metrics *telemetry.Metrics) ([]app.Option, error) {
 	return []app.Option{app.WithTokenRevoker(s.revoker)}, nil
 }
 
-// prepareStore readies the store (indexes, documents of earlier layouts)
-// and the root workspace, retrying while the store is not up yet, and
-// writes a root key pair this start generated to out, once.
-func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongostore.Repository, application *app.App, toolKeys *ltiapp.ToolKeys) error {
+// prepareStore readies the store (indexes, documents of earlier layouts,
+// the webhooks' delivery collections) and the root workspace, retrying
+// while the store is not up yet, and writes a root key pair this start
+// generated to out, once.
+func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongostore.Repository, deliveries *deliverystore.Store,
+	application *app.App, toolKeys *ltiapp.ToolKeys) error {
 	var boot app.BootstrapResult
 	err := retryUntil(ctx, s.cfg.StartTimeout, s.logger, "prepare the workspace store", func(ctx context.Context) error {
 		if err := repo.Prepare(ctx); err != nil {
+			return err
+		}
+		if err := deliveries.Prepare(ctx); err != nil {
 			return err
 		}
 		var err error
@@ -212,7 +224,7 @@ func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongost
 // listen opens the gRPC and metrics listeners and builds the gRPC server:
 // metrics, errors, the trusted proxies, then the app's policy
 // (authentication and limits).
-func (s *Service) listen(application *app.App, lti ltigrpcport.UseCases, metrics *telemetry.Metrics) error {
+func (s *Service) listen(application *app.App, lti ltigrpcport.UseCases, webhooks *webhookapp.Endpoints, metrics *telemetry.Metrics) error {
 	var err error
 	s.lis, err = net.Listen("tcp", s.cfg.GRPCAddr)
 	if err != nil {
@@ -228,7 +240,7 @@ func (s *Service) listen(application *app.App, lti ltigrpcport.UseCases, metrics
 		s.cfg.Limits.Proxies.UnaryServerInterceptor(),
 		grpcport.AuthInterceptor(application),
 	))...)
-	workspacev1.RegisterWorkspaceServiceServer(s.grpc, grpcport.NewServer(application, ltigrpcport.NewServer(lti)))
+	workspacev1.RegisterWorkspaceServiceServer(s.grpc, grpcport.NewServer(application, ltigrpcport.NewServer(lti), webhookgrpcport.NewServer(webhooks)))
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)

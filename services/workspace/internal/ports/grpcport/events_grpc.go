@@ -5,6 +5,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/apitime"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/restrules"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
@@ -45,12 +46,18 @@ func (s *Server) RecordSessionRevocation(ctx context.Context, req *workspacev1.R
 	return &workspacev1.RecordSessionRevocationResponse{}, nil
 }
 
+// EncodeEvent renders e exactly as GET …/events shows it (the gateway
+// renders with restrules.JSON too): a webhook delivery's body.
+func EncodeEvent(e domain.Event) ([]byte, error) {
+	return restrules.JSON.Marshal(eventToProto(e))
+}
+
 func eventToProto(e domain.Event) *workspacev1.Event {
 	actor := &workspacev1.EventActor{Type: "keyPair", WorkspaceId: e.Actor.WorkspaceID, AppKey: e.Actor.AppKey}
 	if e.Actor.System {
 		actor = &workspacev1.EventActor{Type: "system"}
 	}
-	return &workspacev1.Event{
+	out := &workspacev1.Event{
 		Id:            e.ID,
 		Type:          string(e.Type),
 		OccurTime:     apitime.Format(e.OccurredAt),
@@ -60,4 +67,12 @@ func eventToProto(e domain.Event) *workspacev1.Event {
 		RequestId:     e.RequestID,
 		ChangedFields: e.ChangedFields,
 	}
+	// Only the types that carry them show a reason or an event id.
+	if e.Reason != "" {
+		out.Reason = &e.Reason
+	}
+	if e.EventID != "" {
+		out.EventId = &e.EventID
+	}
+	return out
 }

@@ -14,23 +14,27 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltigrpcport "github.com/liveproctor/workspaces/services/workspace/internal/lti/ports/grpcport"
 	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
+	webhookgrpcport "github.com/liveproctor/workspaces/services/workspace/internal/webhook/ports/grpcport"
 )
 
 // Server implements workspacev1.WorkspaceServiceServer: the workspace
-// application's methods here, the LTI context's through its own port. One
-// gRPC service, so one registration, one set of interceptors and one
-// policy (app.Admit) for both.
+// application's methods here, the LTI and webhook contexts' through their
+// own ports. One gRPC service, so one registration, one set of
+// interceptors and one policy (app.Admit) for all.
 type Server struct {
 	workspacev1.UnimplementedWorkspaceServiceServer
-	app *app.App
-	lti *ltigrpcport.Server
+	app      *app.App
+	lti      *ltigrpcport.Server
+	webhooks *webhookgrpcport.Server
 }
 
 var _ workspacev1.WorkspaceServiceServer = (*Server)(nil)
 
 // NewServer returns the gRPC server of the workspace application and the
-// LTI context's port.
-func NewServer(a *app.App, lti *ltigrpcport.Server) *Server { return &Server{app: a, lti: lti} }
+// LTI and webhook contexts' ports.
+func NewServer(a *app.App, lti *ltigrpcport.Server, webhooks *webhookgrpcport.Server) *Server {
+	return &Server{app: a, lti: lti, webhooks: webhooks}
+}
 
 func (s *Server) ListWorkspaces(ctx context.Context, req *workspacev1.ListWorkspacesRequest) (*workspacev1.ListWorkspacesResponse, error) {
 	res, err := s.app.ListWorkspaces(ctx, grpccall.Caller(ctx), app.ListInput{

@@ -1,0 +1,84 @@
+package grpcport
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/restrules"
+	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+)
+
+// A webhook delivery's body is an event exactly as the events feed shows
+// it: what EncodeEvent writes reads the same as the event in a page of
+// GET …/events, which the gateway renders with the same options; what only
+// some types carry is there for them and absent for the others.
+func TestEncodeEventIsTheFeedsRendering(t *testing.T) {
+	at := time.Date(2026, 11, 28, 9, 0, 0, 123e6, time.UTC)
+	events := []domain.Event{
+		{ID: "0190b2a4c5d6e7f8a9b0c1d2e3f4", Type: domain.EventWorkspaceUpdated, OccurredAt: at, WorkspaceID: "w",
+			Actor: domain.Actor{WorkspaceID: "root", AppKey: "k"}, Target: domain.Target{Type: domain.TargetWorkspace, ID: "w"},
+			RequestID: "req-1", ChangedFields: []string{"name"}},
+		{ID: "0190b2a4c5d6e7f8a9b0c1d2e3f5", Type: domain.EventWebhookDisabled, OccurredAt: at, WorkspaceID: "w",
+			Actor: domain.SystemActor, Target: domain.Target{Type: domain.TargetWebhook, ID: "wh"}, Reason: "the endpoint answered 410 Gone"},
+		{ID: "0190b2a4c5d6e7f8a9b0c1d2e3f6", Type: domain.EventWebhookAttemptsExhausted, OccurredAt: at, WorkspaceID: "w",
+			Actor: domain.SystemActor, Target: domain.Target{Type: domain.TargetWebhook, ID: "wh"}, EventID: "0190b2a4c5d6e7f8a9b0c1d2e3f4"},
+	}
+	page := &workspacev1.ListWorkspaceEventsResponse{NextPageToken: "t"}
+	for _, e := range events {
+		page.Events = append(page.Events, eventToProto(e))
+	}
+	text, err := restrules.JSON.Marshal(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var feed struct {
+		Events []map[string]any `json:"events"`
+	}
+	if err := json.Unmarshal(text, &feed); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range events {
+		body, err := EncodeEvent(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, feed.Events[i]) {
+			t.Errorf("%s: delivered %v, the feed shows %v", e.Type, got, feed.Events[i])
+		}
+		_, reason := got["reason"]
+		_, eventID := got["eventId"]
+		if reason != (e.Reason != "") || eventID != (e.EventID != "") {
+			t.Errorf("%s: reason and eventId present: %v, %v", e.Type, reason, eventID)
+		}
+	}
+}
+
+// The document's lists of event types are the domain's: the feed's type
+// filter and a webhook's eventTypes name the published types, and an
+// event's type is one of those or a webhook's test message.
+func TestDocumentedEventTypesAreTheDomains(t *testing.T) {
+	published := make([]string, len(domain.EventTypes))
+	for i, e := range domain.EventTypes {
+		published[i] = string(e)
+	}
+	for name, got := range map[string][]string{
+		"ListWorkspaceEventsRequest.type":  restrules.Field((&workspacev1.ListWorkspaceEventsRequest{}).ProtoReflect().Descriptor().Fields().ByName("type")).GetEnum(),
+		"CreateWebhookRequest.event_types": restrules.Field((&workspacev1.CreateWebhookRequest{}).ProtoReflect().Descriptor().Fields().ByName("event_types")).GetEnum(),
+		"UpdateWebhookRequest.event_types": restrules.Field((&workspacev1.UpdateWebhookRequest{}).ProtoReflect().Descriptor().Fields().ByName("event_types")).GetEnum(),
+	} {
+		if !reflect.DeepEqual(got, published) {
+			t.Errorf("%s: %v, want %v", name, got, published)
+		}
+	}
+	got := restrules.Field((&workspacev1.Event{}).ProtoReflect().Descriptor().Fields().ByName("type")).GetEnum()
+	if want := append(published, string(domain.EventWebhookTest)); !reflect.DeepEqual(got, want) {
+		t.Errorf("Event.type: %v, want %v", got, want)
+	}
+}
