@@ -58,7 +58,9 @@ func TestRequestsDrawnFromTheDocument(t *testing.T) {
 	root := asRoot(t)
 	w := root.create(unique(t, "fuzz"), nil)
 	reg := root.register(w.WorkspaceID, canvasRegistration(clientID(t, "fuzz"), "1"))
-	params := map[string]string{"id": w.WorkspaceID, "appKey": w.AppKeys.Server.ConsumerKey, "registrationId": reg.ID, "deploymentId": "1"}
+	hook := root.addWebhook(w.WorkspaceID, map[string]any{"url": "https://hooks.example.com/fuzz"})
+	params := map[string]string{"id": w.WorkspaceID, "appKey": w.AppKeys.Server.ConsumerKey, "registrationId": reg.ID, "deploymentId": "1",
+		"webhookId": hook.ID}
 	statuses := map[int]int{}
 	for i, r := range requests {
 		path := r.Path

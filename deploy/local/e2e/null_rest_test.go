@@ -58,7 +58,8 @@ func TestNullIsRefusedWhereTheDocumentDoesNotAllowIt(t *testing.T) {
 	created := root.create(id, map[string]any{"address": map[string]any{"city": "Austin", "state": "US-TX", "country": "US"}})
 	appKey := created.AppKeys.Server.ConsumerKey
 	reg := root.register(id, canvasRegistration(clientID(t, "nulls")))
-	params := map[string]string{"id": id, "appKey": appKey, "registrationId": reg.ID}
+	hook := root.addWebhook(id, map[string]any{"url": "https://hooks.example.com/nulls"})
+	params := map[string]string{"id": id, "appKey": appKey, "registrationId": reg.ID, "webhookId": hook.ID}
 
 	ran := 0
 	for path, item := range apiDoc.doc.Paths.Map() {

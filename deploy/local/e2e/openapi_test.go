@@ -330,9 +330,11 @@ var proseRules = []struct{ field, description string }{
 	{"id", "the identifier cannot be modified"},
 	{"appKey", "the identifier cannot be modified"},
 	{"registrationId", "the identifier cannot be modified"},
+	{"webhookId", "the identifier cannot be modified"},
 	{"parentWorkspaceId", "a workspace cannot be its own parent"},
 	{"parentWorkspaceId", "would make a cycle"},
 	{"expireAfter", "must be between 0s and 604800s"},
+	{"overlap", "must be between 0s and 604800s"},
 	{"address.state", "must start with the country code"},
 	{"address.country", "is required when address.state is set"},
 	// An LTI 1.3 registration's issuer and URLs: https on a public host
@@ -342,6 +344,10 @@ var proseRules = []struct{ field, description string }{
 	{"authLoginUrl", "must be a public https URL"},
 	{"jwksUrl", "must be a public https URL"},
 	{"authTokenUrl", "must be a public https URL"},
+	// A webhook's URL, under the same rule (WEBHOOK_ALLOW_INSECURE_HOSTS),
+	// and a recovery's since: an event id or an RFC 3339 time.
+	{"url", "must be a public https URL"},
+	{"since", "must be an event id"},
 	// The LTI 1.3 login initiation's, which depend on PUBLIC_BASE_URL and
 	// on the issuer's registrations, and its parameters' bound in bytes.
 	{"target_link_uri", "must be this tool's launch URL"},

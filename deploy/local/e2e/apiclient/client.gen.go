@@ -2623,7 +2623,7 @@ type RecoverWebhookEventsRequest struct {
 	// Id The workspace (the path's id over REST). A REST body may repeat it; any other value is refused: "the identifier cannot be modified".
 	Id *string `json:"id,omitempty"`
 
-	// Since An event id (that event and every later one) or an RFC 3339 time (every event from then).
+	// Since An event id (that event and every later one) or an RFC 3339 time (every event from then, to the millisecond); anything else is refused: "must be an event id (28 lower-case hex digits) or an RFC 3339 time".
 	//
 	// Example: 2026-11-28T09:00:00Z
 	Since string `json:"since"`
@@ -3144,7 +3144,7 @@ type UpdateWebhookParams struct {
 
 // ListWebhookAttemptsParams defines parameters for ListWebhookAttempts.
 type ListWebhookAttemptsParams struct {
-	// PageToken The nextPageToken of an earlier page of the same list.
+	// PageToken The nextPageToken of an earlier page of the same list; any other token is refused: "is not a token from this list".
 	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.

@@ -2742,7 +2742,8 @@ type ListWebhookAttemptsRequest struct {
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// The webhook.
 	WebhookId string `protobuf:"bytes,2,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
-	// The nextPageToken of an earlier page of the same list.
+	// The nextPageToken of an earlier page of the same list; any other token
+	// is refused: "is not a token from this list".
 	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3064,7 +3065,8 @@ type RecoverWebhookEventsRequest struct {
 	// it; any other value is refused: "the identifier cannot be modified".
 	WebhookId string `protobuf:"bytes,2,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
 	// An event id (that event and every later one) or an RFC 3339 time
-	// (every event from then).
+	// (every event from then, to the millisecond); anything else is refused:
+	// "must be an event id (28 lower-case hex digits) or an RFC 3339 time".
 	Since         string `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
