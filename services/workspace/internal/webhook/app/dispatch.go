@@ -293,6 +293,9 @@ func nextAttempt(c Cursor, msgID string) int {
 // attempt sends m to t, records the attempt, and settles c as its outcome
 // asks.
 func (d *Dispatcher) attempt(ctx context.Context, c Cursor, t Target, m message) error {
+	if len(t.Secrets) == 0 {
+		return errors.New("the endpoint has no secret: nothing is sent unsigned")
+	}
 	secrets := make([]webhook.Secret, len(t.Secrets))
 	for i, text := range t.Secrets {
 		var err error
