@@ -34,10 +34,6 @@ type Config struct {
 	// store: https on public hosts, but for the host:port entries of
 	// LTI_ALLOW_INSECURE_HOSTS (tests' platforms on loopback).
 	LTIURLs outbound.Policy
-	// WebhookURLs is the rule of webhook endpoints' URLs: https on public
-	// hosts, but for the host:port entries of WEBHOOK_ALLOW_INSECURE_HOSTS
-	// (tests' receivers on loopback).
-	WebhookURLs outbound.Policy
 	// LTIJWKSRefetch is how often a platform's key set may be refetched
 	// for an unknown kid (LTI_JWKS_REFETCH_INTERVAL): the contract's 30 s;
 	// only the black-box tests shorten it, to see a rotation without
@@ -96,7 +92,33 @@ type Config struct {
 	// EventRetention is how long the store keeps events (EVENT_RETENTION).
 	EventRetention time.Duration
 
+	// WebhookURLs is the rule of webhooks' URLs, when stored and when
+	// delivered to: https on public hosts, but for the host:port entries
+	// of WEBHOOK_ALLOW_INSECURE_HOSTS (tests' receivers on loopback).
+	WebhookURLs outbound.Policy
+	// Webhooks tune their delivery (docs/webhooks.md).
+	Webhooks WebhookSettings
+
 	Telemetry telemetry.Settings // LOG_LEVEL, PPROF_ADDR, OTEL_*
+}
+
+// WebhookSettings tune the delivery of webhooks.
+type WebhookSettings struct {
+	// Workers bounds the attempts a replica makes at once
+	// (WEBHOOK_WORKERS).
+	Workers int
+	// Lease is how long a replica holds a delivery it claimed
+	// (WEBHOOK_LEASE): an attempt is cut at half of it (at most
+	// webhook.Timeout), and a replica that dies mid-attempt leaves the
+	// delivery to another after it.
+	Lease time.Duration
+	// IdleRecheck is how long an endpoint with nothing to deliver waits
+	// before it looks again when no publish wakes it
+	// (WEBHOOK_IDLE_RECHECK): the bound on a lost wake.
+	IdleRecheck time.Duration
+	// AttemptRetention is how long attempts are kept
+	// (WEBHOOK_ATTEMPT_RETENTION).
+	AttemptRetention time.Duration
 }
 
 // TelemetrySettings is what lifecycle.Main sets the process up with.
@@ -139,9 +161,6 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	if cfg.LTIURLs, err = outbound.ParsePolicy(r.String("LTI_ALLOW_INSECURE_HOSTS", "")); err != nil {
 		r.Invalid("LTI_ALLOW_INSECURE_HOSTS", "must be comma-separated host:port entries: %v", err)
 	}
-	if cfg.WebhookURLs, err = outbound.ParsePolicy(r.String("WEBHOOK_ALLOW_INSECURE_HOSTS", "")); err != nil {
-		r.Invalid("WEBHOOK_ALLOW_INSECURE_HOSTS", "must be comma-separated host:port entries: %v", err)
-	}
 	if cfg.LTIJWKSRefetch = r.Duration("LTI_JWKS_REFETCH_INTERVAL", 30*time.Second); cfg.LTIJWKSRefetch < 100*time.Millisecond || cfg.LTIJWKSRefetch > 30*time.Second {
 		r.Invalid("LTI_JWKS_REFETCH_INTERVAL", "must be between 100ms and 30s (30s but in tests)")
 	}
@@ -149,6 +168,7 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	// second, none of them launched: more than any exam's start needs.
 	cfg.LTI13PendingLoginsMax = r.Int("LTI13_PENDING_LOGINS_MAX", 50_000, 1, 10_000_000)
 	cfg.LTIToolKeys, cfg.LTIToolKeyCheck = readToolKeySchedule(r)
+	cfg.WebhookURLs, cfg.Webhooks = readWebhookSettings(r)
 	cfg.Bootstrap.AppKey, cfg.Bootstrap.AppSecret, _ = r.Pair("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_SECRET")
 	var given bool
 	cfg.ServiceAppKey, cfg.ServiceAppSecret, given = r.Pair("SERVICE_APP_KEY", "SERVICE_APP_SECRET")
@@ -199,4 +219,29 @@ func readToolKeySchedule(r *envconfig.Reader) (ltidomain.ToolKeyRotation, time.D
 		r.Invalid("LTI_TOOL_KEY_CHECK_INTERVAL", "must be between 100ms and LTI_TOOL_KEY_LEAD (%s)", rotation.Lead)
 	}
 	return rotation, check
+}
+
+// readWebhookSettings reads the rule of webhooks' URLs and the tuning of
+// their delivery.
+func readWebhookSettings(r *envconfig.Reader) (outbound.Policy, WebhookSettings) {
+	policy, err := outbound.ParsePolicy(r.String("WEBHOOK_ALLOW_INSECURE_HOSTS", ""))
+	if err != nil {
+		r.Invalid("WEBHOOK_ALLOW_INSECURE_HOSTS", "must be comma-separated host:port entries: %v", err)
+	}
+	s := WebhookSettings{
+		Workers:          r.Int("WEBHOOK_WORKERS", 8, 1, 256),
+		Lease:            r.Duration("WEBHOOK_LEASE", 30*time.Second),
+		IdleRecheck:      r.Duration("WEBHOOK_IDLE_RECHECK", time.Minute),
+		AttemptRetention: r.Duration("WEBHOOK_ATTEMPT_RETENTION", 30*24*time.Hour),
+	}
+	if s.Lease < 2*time.Second || s.Lease > 10*time.Minute {
+		r.Invalid("WEBHOOK_LEASE", "must be between 2s and 10m (30s: an attempt may take up to 15s)")
+	}
+	if s.IdleRecheck < 100*time.Millisecond || s.IdleRecheck > time.Hour {
+		r.Invalid("WEBHOOK_IDLE_RECHECK", "must be between 100ms and 1h")
+	}
+	if s.AttemptRetention < time.Hour {
+		r.Invalid("WEBHOOK_ATTEMPT_RETENTION", "must be at least 1h")
+	}
+	return policy, s
 }

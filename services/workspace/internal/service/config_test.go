@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +129,38 @@ func TestConfigPendingLoginsMax(t *testing.T) {
 			t.Errorf("LTI13_PENDING_LOGINS_MAX=%q: %v, want an error naming it", tc.value, err)
 		case tc.want != 0 && (err != nil || cfg.LTI13PendingLoginsMax != tc.want):
 			t.Errorf("LTI13_PENDING_LOGINS_MAX=%q: %d, %v; want %d", tc.value, cfg.LTI13PendingLoginsMax, err, tc.want)
+		}
+	}
+}
+
+// The webhooks' settings: the defaults, and each bad value named.
+func TestConfigWebhooks(t *testing.T) {
+	base := map[string]string{
+		"MONGODB_URI":        "mongodb://127.0.0.1:27017",
+		"KEY_ENCRYPTION_KEY": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+		"KEY_HMAC_KEY":       "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=",
+	}
+	cfg, err := service.ConfigFromEnv(envconfig.FromMap(base))
+	want := service.WebhookSettings{Workers: 8, Lease: 30 * time.Second, IdleRecheck: time.Minute, AttemptRetention: 720 * time.Hour}
+	if err != nil || cfg.Webhooks != want || len(cfg.WebhookURLs.InsecureHosts) != 0 {
+		t.Fatalf("defaults: %+v, %+v, %v; want %+v and no insecure host", cfg.Webhooks, cfg.WebhookURLs, err, want)
+	}
+	env := maps.Clone(base)
+	env["WEBHOOK_ALLOW_INSECURE_HOSTS"] = "127.0.0.1:8443"
+	if cfg, err = service.ConfigFromEnv(envconfig.FromMap(env)); err != nil || !slices.Equal(cfg.WebhookURLs.InsecureHosts, []string{"127.0.0.1:8443"}) {
+		t.Fatalf("an insecure host: %+v, %v", cfg.WebhookURLs, err)
+	}
+	for name, value := range map[string]string{
+		"WEBHOOK_ALLOW_INSECURE_HOSTS": "127.0.0.1",
+		"WEBHOOK_WORKERS":              "0",
+		"WEBHOOK_LEASE":                "1s",
+		"WEBHOOK_IDLE_RECHECK":         "2h",
+		"WEBHOOK_ATTEMPT_RETENTION":    "30m",
+	} {
+		env := maps.Clone(base)
+		env[name] = value
+		if _, err := service.ConfigFromEnv(envconfig.FromMap(env)); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=%s: %v, want an error naming it", name, value, err)
 		}
 	}
 }

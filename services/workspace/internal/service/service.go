@@ -115,24 +115,24 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	if err != nil {
 		return err
 	}
+	deliveries := s.newDeliveries(storeBreaker)
 	// Every URL handed to an LMS is below PUBLIC_BASE_URL.
 	urls := ltidomain.NewToolURLs(s.cfg.LTIBaseURL)
-	application, limits, err := s.newApp(repo, box, urls, metrics)
+	application, limits, err := s.newApp(repo, box, urls, metrics, deliveries)
 	if err != nil {
 		return err
 	}
 	lti := s.newLTI(app.NewLTIPort(application), repo, box, urls, limits)
-	// The webhooks' delivery state is in the same database, behind the
-	// same breaker.
-	deliveries := deliverystore.New(s.mongo.Database(s.cfg.MongoDatabase), deliverystore.WithBreaker(storeBreaker))
-	webhooks := s.newWebhooks(app.NewWebhookPort(application), box, deliveries, app.NewWebhookEvents(application))
+	events := app.NewWebhookEvents(application)
+	webhooks := s.newWebhooks(app.NewWebhookPort(application), box, deliveries, events)
 	if err := s.prepareStore(ctx, out, repo, deliveries, application, lti.ToolKeys); err != nil {
 		return err
 	}
 	if err := s.listen(application, lti, webhooks, metrics); err != nil {
 		return err
 	}
-	s.runLoops(repo, storeBreaker, application, lti.ToolKeys)
+	dispatcher := s.newDispatcher(deliveries, events, webhooks, grpcport.EncodeEvent)
+	s.runLoops(repo, storeBreaker, application, lti.ToolKeys, dispatcher)
 	go func() { s.served <- s.grpc.Serve(s.lis) }()
 	s.logger.Info("workspace service serving", "addr", s.lis.Addr().String(), "database", s.cfg.MongoDatabase)
 	return nil
@@ -140,9 +140,11 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 
 // newApp builds the application over repo and the secret box, with the
 // tool's URLs its create results give, and with what it tells and shares:
-// the auth service (revocations), Redis (limits, the cache bus). It
-// returns the limits too, which LTI launches count their failures with.
-func (s *Service) newApp(repo *mongostore.Repository, box *secretbox.Box, urls ltidomain.ToolURLs, metrics *telemetry.Metrics) (*app.App, *ratelimit.Guard, error) {
+// the auth service (revocations), Redis (limits, the cache bus), the
+// webhooks' deliveries (woken on every publish). It returns the limits
+// too, which LTI launches count their failures with.
+func (s *Service) newApp(repo *mongostore.Repository, box *secretbox.Box, urls ltidomain.ToolURLs, metrics *telemetry.Metrics,
+	deliveries app.DeliveryWaker) (*app.App, *ratelimit.Guard, error) {
 	opts, err := s.revokers(metrics)
 	if err != nil {
 		return nil, nil, err
@@ -158,7 +160,7 @@ func (s *Service) newApp(repo *mongostore.Repository, box *secretbox.Box, urls l
 		opts = append(opts, app.WithChangeNotifier(changebus.NewNotifier(s.redis, s.logger)))
 	}
 	guard := ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger)
-	opts = append(opts, app.WithLimits(guard), app.WithEventLog(repo, s.cfg.Events), app.WithLogger(s.logger))
+	opts = append(opts, app.WithLimits(guard), app.WithEventLog(repo, s.cfg.Events), app.WithDeliveryWaker(deliveries), app.WithLogger(s.logger))
 	application := app.New(repo, box, app.Settings{
 		LTIToolURLs:         urls,
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,
@@ -189,8 +191,8 @@ func (s *Service) revokers(metrics *telemetry.Metrics) ([]app.Option, error) {
 	return []app.Option{app.WithTokenRevoker(s.revoker)}, nil
 }
 
-// prepareStore readies the store (indexes, documents of earlier layouts,
-// the webhooks' delivery collections) and the root workspace, retrying
+// prepareStore readies the store (indexes, documents of earlier layouts;
+// the webhooks' delivery state's indexes) and the root workspace, retrying
 // while the store is not up yet, and writes a root key pair this start
 // generated to out, once.
 func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongostore.Repository, deliveries *deliverystore.Store,
@@ -255,9 +257,12 @@ func (s *Service) listen(application *app.App, lti ltigrpcport.UseCases, webhook
 //     keySweepInterval, the expired key sweep;
 //   - the rotation of the tool's LTI 1.3 keys, every
 //     LTI_TOOL_KEY_CHECK_INTERVAL (lti13_keys.go);
+//   - the webhooks' dispatcher (webhooks.go), whose attempts in flight
+//     get half the shutdown timeout to finish;
 //   - with Redis, the cache bus: changes other replicas made drop what the
 //     credential cache holds of them.
-func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Breaker, application *app.App, toolKeys *ltiapp.ToolKeys) {
+func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Breaker, application *app.App, toolKeys *ltiapp.ToolKeys,
+	dispatcher *webhookapp.Dispatcher) {
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	s.loops.Go(func() {
@@ -266,6 +271,7 @@ func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Br
 	s.loops.Go(func() { application.RelayEvents(ctx, s.logger) })
 	s.loops.Go(func() { application.RunBackground(ctx, keySweepInterval) })
 	s.loops.Go(func() { s.rotateToolKeys(ctx, toolKeys, s.cfg.LTIToolKeyCheck) })
+	s.loops.Go(func() { dispatcher.Run(ctx) })
 	busCtx, stopListening := context.WithCancel(context.Background())
 	s.stopListening = stopListening
 	if s.redis != nil {

@@ -6,10 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -22,6 +25,7 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/testenv"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn/indexcheck"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/service"
@@ -265,4 +269,37 @@ func retryDelay(st *status.Status) time.Duration {
 		}
 	}
 	return 0
+}
+
+// A start readies the webhooks' delivery state beside the workspace
+// store: its collections' indexes, the attempts' TTL of
+// WEBHOOK_ATTEMPT_RETENTION.
+func TestStartPreparesTheWebhookDeliveries(t *testing.T) {
+	f := startStore(t)
+	cfg := config(t, f.URI())
+	cfg.Webhooks.AttemptRetention = 48 * time.Hour
+	startService(t, cfg, io.Discard)
+	c, err := mongo.Connect(options.Client().ApplyURI(f.URI()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect(context.Background())
+	db := c.Database(cfg.MongoDatabase)
+	for collection, want := range map[string][]string{
+		"webhook_cursors":  {"_id_", "due", "endpoint", "wake"},
+		"webhook_attempts": {"_id_", "endpoint_attempts", "expiry"},
+	} {
+		names, err := db.Collection(collection).Indexes().ListSpecifications(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, n := range names {
+			got = append(got, n.Name)
+		}
+		if slices.Sort(got); !slices.Equal(got, want) {
+			t.Errorf("%s indexes %v, want %v", collection, got, want)
+		}
+	}
+	indexcheck.WantTTL(t, db.Collection("webhook_attempts"), "expiry", 48*60*60)
 }

@@ -42,7 +42,10 @@ type Cursor struct {
 	Test *TestMessage
 	// CreatedAt is when the cursor was made.
 	CreatedAt time.Time
-	Lease     Lease
+	// WokenFor is the latest time a wake asked a live cursor to look (when
+	// the events last published settle); zero when none did.
+	WokenFor time.Time
+	Lease    Lease
 }
 
 // Head is a message that failed and awaits its next attempt.
@@ -65,10 +68,6 @@ type Lease struct {
 	Owner string
 	Token string
 	Until time.Time
-	// Wakes counts the wakes the cursor had when it was claimed: a settle
-	// of an empty feed that finds it changed knows new events came while
-	// it looked.
-	Wakes int64
 }
 
 // Settlement is what an attempt (or a look at an empty feed) leaves a
@@ -82,7 +81,8 @@ type Settlement struct {
 	// NextAttemptAt is when the cursor is due again.
 	NextAttemptAt time.Time
 	// Idle marks a re-check of an empty (or disabled) feed: when a wake
-	// came during the lease, the wake's time is kept instead.
+	// came during the lease (WokenFor moved), the time it asked for is
+	// kept instead of NextAttemptAt.
 	Idle bool
 }
 

@@ -21,7 +21,7 @@ import (
 var hook = webhookdomain.NewEndpoint{URL: "https://hooks.example.com/in", Description: "the back end"}
 
 func TestCreateShowsTheSecretOnceAndStartsDeliveryFirst(t *testing.T) {
-	f := newFixture(t)
+	f := newEndpointsFixture(t)
 	ctx := context.Background()
 	w := f.create(f.root, "w")
 	created, err := f.endpoints.Create(ctx, w, "w", hook)
@@ -61,7 +61,7 @@ func TestCreateShowsTheSecretOnceAndStartsDeliveryFirst(t *testing.T) {
 }
 
 func TestCreateRefusals(t *testing.T) {
-	f := newFixture(t)
+	f := newEndpointsFixture(t)
 	ctx := context.Background()
 	w := f.create(f.root, "w")
 	other := f.create(f.root, "other")
@@ -92,7 +92,7 @@ func TestCreateRefusals(t *testing.T) {
 }
 
 func TestUpdateDeleteAndTheirEvents(t *testing.T) {
-	f := newFixture(t)
+	f := newEndpointsFixture(t)
 	ctx := context.Background()
 	w := f.create(f.root, "w")
 	created, err := f.endpoints.Create(ctx, w, "w", hook)
@@ -153,7 +153,7 @@ func TestUpdateDeleteAndTheirEvents(t *testing.T) {
 }
 
 func TestRotateSecretOverlap(t *testing.T) {
-	f := newFixture(t)
+	f := newEndpointsFixture(t)
 	ctx := context.Background()
 	w := f.create(f.root, "w")
 	created, err := f.endpoints.Create(ctx, w, "w", hook)
@@ -184,7 +184,7 @@ func TestRotateSecretOverlap(t *testing.T) {
 }
 
 func TestAttemptsResendRecoverAndTest(t *testing.T) {
-	f := newFixture(t)
+	f := newEndpointsFixture(t)
 	ctx := context.Background()
 	w := f.create(f.root, "w")
 	created, err := f.endpoints.Create(ctx, w, "w", hook)
@@ -249,7 +249,7 @@ func TestAttemptsResendRecoverAndTest(t *testing.T) {
 }
 
 func TestRecoverFromTheFirstIDOfAll(t *testing.T) {
-	f := newFixture(t)
+	f := newEndpointsFixture(t)
 	ctx := context.Background()
 	w := f.create(f.root, "w")
 	created, err := f.endpoints.Create(ctx, w, "w", hook)
@@ -267,7 +267,7 @@ func TestRecoverFromTheFirstIDOfAll(t *testing.T) {
 }
 
 func TestWhatDeliveryDecides(t *testing.T) {
-	f := newFixture(t)
+	f := newEndpointsFixture(t)
 	ctx := context.Background()
 	w := f.create(f.root, "w")
 	created, err := f.endpoints.Create(ctx, w, "w", hook)

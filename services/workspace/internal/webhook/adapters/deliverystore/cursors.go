@@ -33,10 +33,10 @@ type cursorDoc struct {
 	LeaseOwner    string     `bson:"leaseOwner,omitempty"`
 	LeaseToken    string     `bson:"leaseToken,omitempty"`
 	LeaseUntil    time.Time  `bson:"leaseUntil"`
-	// Wakes counts the wakes of a live cursor (Wake).
-	Wakes     int64     `bson:"wakes"`
-	Test      *testDoc  `bson:"test,omitempty"`
-	CreatedAt time.Time `bson:"createdAt"`
+	// WokenFor is the latest time a wake asked a live cursor to look at.
+	WokenFor  *time.Time `bson:"wokenFor,omitempty"`
+	Test      *testDoc   `bson:"test,omitempty"`
+	CreatedAt time.Time  `bson:"createdAt"`
 }
 
 type headDoc struct {
@@ -138,9 +138,10 @@ func (s *Store) Forget(ctx context.Context, endpointID string) error {
 
 // Wake brings the idle live cursors of the workspaces forward to at (when
 // the events just published will have settled), unless they are due
-// sooner; a cursor waiting on a retry is left to its backoff. Each wake
-// is counted, so that a dispatcher holding a cursor while its events came
-// does not settle it for a long idle wait.
+// sooner; a cursor waiting on a retry is left to its backoff. Each keeps
+// the latest time it was woken for (wokenFor), so that a dispatcher
+// looking before the last of several events settled, or holding the
+// cursor while a wake came, does not settle it for a long idle wait.
 func (s *Store) Wake(ctx context.Context, workspaceIDs []string, at time.Time) error {
 	if len(workspaceIDs) == 0 {
 		return nil
@@ -152,7 +153,7 @@ func (s *Store) Wake(ctx context.Context, workspaceIDs []string, at time.Time) e
 			{Key: "workspaceId", Value: bson.D{{Key: "$in", Value: workspaceIDs}}},
 		}, bson.D{
 			{Key: "$min", Value: bson.D{{Key: "nextAttemptAt", Value: at.UTC()}}},
-			{Key: "$inc", Value: bson.D{{Key: "wakes", Value: 1}}},
+			{Key: "$max", Value: bson.D{{Key: "wokenFor", Value: at.UTC()}}},
 		})
 		return err
 	})
@@ -195,8 +196,8 @@ func (s *Store) Claim(ctx context.Context, owner string, now, until time.Time) (
 
 // Settle stores what c's attempt left, ending its lease at now, with one
 // write conditional on the lease's token. An idle settle is also
-// conditional on the wakes c was claimed with: when a wake came meanwhile,
-// a second write settles it keeping the wake's time.
+// conditional on the wokenFor c was claimed with: when a wake came
+// meanwhile, a second write settles it keeping the time the wake set.
 func (s *Store) Settle(ctx context.Context, c webhookapp.Cursor, st webhookapp.Settlement, now time.Time) (bool, error) {
 	set := bson.D{{Key: "after", Value: st.After}, {Key: "leaseUntil", Value: now.UTC()}}
 	var unset bson.D
@@ -214,7 +215,11 @@ func (s *Store) Settle(ctx context.Context, c webhookapp.Cursor, st webhookapp.S
 	due := slices.Concat(set, bson.D{{Key: "nextAttemptAt", Value: st.NextAttemptAt.UTC()}})
 	filter := held
 	if st.Idle {
-		filter = slices.Concat(held, bson.D{{Key: "wakes", Value: c.Lease.Wakes}})
+		var wokenFor any // a cursor never woken has no wokenFor, which null matches
+		if !c.WokenFor.IsZero() {
+			wokenFor = c.WokenFor.UTC()
+		}
+		filter = slices.Concat(held, bson.D{{Key: "wokenFor", Value: wokenFor}})
 	}
 	settled, err := s.settle(ctx, filter, due, unset)
 	if err == nil && !settled && st.Idle {
@@ -257,7 +262,10 @@ func (d cursorDoc) cursor() webhookapp.Cursor {
 	c := webhookapp.Cursor{
 		ID: d.ID, Kind: webhookapp.CursorKind(d.Kind), WorkspaceID: d.WorkspaceID, EndpointID: d.EndpointID,
 		After: d.After, Until: d.Until, CreatedAt: d.CreatedAt,
-		Lease: webhookapp.Lease{Owner: d.LeaseOwner, Token: d.LeaseToken, Until: d.LeaseUntil, Wakes: d.Wakes},
+		Lease: webhookapp.Lease{Owner: d.LeaseOwner, Token: d.LeaseToken, Until: d.LeaseUntil},
+	}
+	if d.WokenFor != nil {
+		c.WokenFor = *d.WokenFor
 	}
 	if d.Head != nil {
 		c.Head = &webhookapp.Head{MsgID: d.Head.MsgID, Attempts: d.Head.Attempts}

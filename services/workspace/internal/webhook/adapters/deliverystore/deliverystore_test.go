@@ -198,8 +198,9 @@ func TestExpiredLeaseIsClaimedByAnother(t *testing.T) {
 }
 
 // A wake brings an idle live cursor of the workspace (or of one it
-// manages) forward, never a cursor waiting on a retry; one that comes
-// while a dispatcher holds the cursor survives its idle settle.
+// manages) forward, never a cursor waiting on a retry, and tells it what
+// for; one that comes while a dispatcher holds the cursor survives its
+// idle settle.
 func TestWake(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()
@@ -245,6 +246,9 @@ func TestWake(t *testing.T) {
 		c, ok := claim(t, s, "replica-b", wakeAt)
 		if !ok {
 			break
+		}
+		if !c.WokenFor.Equal(wakeAt.Truncate(time.Millisecond)) {
+			t.Errorf("%s was woken for %v, want %v", c.ID, c.WokenFor, wakeAt)
 		}
 		due = append(due, c.ID)
 	}

@@ -42,10 +42,10 @@ func (c *clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// fixture is the workspace application over a memory store (its audit
+// endpointsFixture is the workspace application over a memory store (its audit
 // trail too), bootstrapped with a root workspace, and the endpoints' use
 // cases over it with a memory Deliveries and EventSource.
-type fixture struct {
+type endpointsFixture struct {
 	t          *testing.T
 	app        *app.App
 	repo       *memstore.Repository
@@ -56,7 +56,7 @@ type fixture struct {
 	endpoints  *webhookapp.Endpoints
 }
 
-func newFixture(t *testing.T) *fixture {
+func newEndpointsFixture(t *testing.T) *endpointsFixture {
 	t.Helper()
 	repo := memstore.New()
 	c := &clock{now: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)}
@@ -75,21 +75,21 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	root.RequestID = "req-root"
-	f := &fixture{t: t, app: a, repo: repo, clock: c, root: root, deliveries: &fakeDeliveries{}, events: fakeEvents{}}
+	f := &endpointsFixture{t: t, app: a, repo: repo, clock: c, root: root, deliveries: &fakeDeliveries{}, events: fakeEvents{}}
 	f.endpoints = webhookapp.NewEndpoints(app.NewWebhookPort(a), box, f.deliveries, f.events, encodeJSON,
 		webhookapp.Settings{Now: c.Now})
 	return f
 }
 
 // create makes a workspace as caller and returns a caller for its server pair.
-func (f *fixture) create(caller domain.Caller, id string) domain.Caller {
+func (f *endpointsFixture) create(caller domain.Caller, id string) domain.Caller {
 	f.t.Helper()
 	_, c := apptest.CreateWorkspace(f.t, f.app, caller, app.CreateInput{ID: id})
 	return c
 }
 
 // trail is the audit trail of workspace id, of the types given.
-func (f *fixture) trail(id string, types ...domain.EventType) []domain.Event {
+func (f *endpointsFixture) trail(id string, types ...domain.EventType) []domain.Event {
 	f.t.Helper()
 	events, err := f.repo.ListEvents(context.Background(), domain.EventQuery{WorkspaceID: id, Types: types, Limit: 1000})
 	if err != nil {
