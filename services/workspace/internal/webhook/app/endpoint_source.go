@@ -14,7 +14,10 @@ import (
 // decided, attributed to the service itself.
 
 // Target returns what delivering to the endpoint needs, its secrets
-// opened; ErrEndpointGone when it, or its workspace, is gone or deleted.
+// opened; ErrEndpointGone when it, or its workspace, is gone. A deleted
+// workspace's endpoints are paused, not gone: its cursors stay where they
+// are, and an undelete resumes them with the events recorded meanwhile
+// (the delete's among them).
 func (e *Endpoints) Target(ctx context.Context, workspaceID, endpointID string) (Target, error) {
 	w, err := e.ws.Get(ctx, workspaceID)
 	if errors.Is(err, domain.ErrNotFound) {
@@ -24,7 +27,7 @@ func (e *Endpoints) Target(ctx context.Context, workspaceID, endpointID string) 
 		return Target{}, fmt.Errorf("get the webhook's workspace: %w", err)
 	}
 	ep, ok := w.Webhooks().Get(endpointID)
-	if w.Deleted() || !ok {
+	if !ok {
 		return Target{}, ErrEndpointGone
 	}
 	t := Target{
@@ -32,7 +35,7 @@ func (e *Endpoints) Target(ctx context.Context, workspaceID, endpointID string) 
 		EndpointID:  endpointID,
 		URL:         ep.URL,
 		EventTypes:  ep.EventTypes,
-		Enabled:     ep.Enabled,
+		Enabled:     ep.Enabled && !w.Deleted(),
 		From:        domain.EventIDFloor(ep.EnabledAt),
 	}
 	for _, sealed := range ep.SealedSecrets(e.s.Now()) {

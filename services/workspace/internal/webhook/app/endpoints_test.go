@@ -308,16 +308,32 @@ func TestWhatDeliveryDecides(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	enable := true
+	if _, err := f.endpoints.Update(ctx, w, "w", id, webhookdomain.Changes{Enabled: &enable}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := f.endpoints.Target(ctx, "w", id)
+	if err != nil || !before.Enabled {
+		t.Fatalf("target re-enabled: %+v, %v", before, err)
+	}
 	if _, err := f.app.DeleteWorkspace(ctx, f.root, "w", app.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.endpoints.Target(ctx, "w", id); !errors.Is(err, webhookapp.ErrEndpointGone) {
-		t.Fatalf("target in a deleted workspace: %v", err)
+	// A deleted workspace's endpoints are paused, not gone: an undelete
+	// resumes them where they were (the live feed's floor unchanged).
+	if target, err := f.endpoints.Target(ctx, "w", id); err != nil || target.Enabled {
+		t.Fatalf("target in a deleted workspace: %+v, %v", target, err)
 	}
 	if err := f.endpoints.AttemptsExhausted(ctx, "w", id, "x"); !errors.Is(err, webhookapp.ErrEndpointGone) {
 		t.Fatalf("exhausted in a deleted workspace: %v", err)
 	}
 	if err := f.endpoints.Disable(ctx, "w", id, "x"); err != nil {
 		t.Fatalf("disable in a deleted workspace: %v", err)
+	}
+	if _, err := f.app.UndeleteWorkspace(ctx, f.root, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := f.endpoints.Target(ctx, "w", id); err != nil || !after.Enabled || after.From != before.From {
+		t.Fatalf("target after the undelete: %+v, %v; before the delete: %+v", after, err, before)
 	}
 }
