@@ -18,16 +18,16 @@ func TestBackoffFollowsTheSchedule(t *testing.T) {
 	var total time.Duration
 	for i, step := range steps {
 		attempt := i + 1
-		if got, ok := webhook.Backoff(attempt, fixed(0.5)); !ok || got != step {
+		if got, ok := webhook.DefaultSchedule.Backoff(attempt, fixed(0.5)); !ok || got != step {
 			t.Errorf("Backoff(%d) at the middle = %v, %v; want %v", attempt, got, ok, step)
 		}
-		if got, _ := webhook.Backoff(attempt, fixed(0)); got != step*9/10 {
+		if got, _ := webhook.DefaultSchedule.Backoff(attempt, fixed(0)); got != step*9/10 {
 			t.Errorf("Backoff(%d) at the low end = %v, want %v", attempt, got, step*9/10)
 		}
 		total += step
 	}
-	if _, ok := webhook.Backoff(webhook.MaxAttempts, fixed(0.5)); ok {
-		t.Errorf("attempt %d is the last, but Backoff schedules another", webhook.MaxAttempts)
+	if _, ok := webhook.DefaultSchedule.Backoff(webhook.DefaultSchedule.Attempts(), fixed(0.5)); ok || webhook.DefaultSchedule.Attempts() != 8 {
+		t.Errorf("attempt %d is the last, but Backoff schedules another", webhook.DefaultSchedule.Attempts())
 	}
 	if total < 24*time.Hour || total > 30*time.Hour {
 		t.Errorf("the schedule spans %v, want about a day", total)
@@ -36,7 +36,7 @@ func TestBackoffFollowsTheSchedule(t *testing.T) {
 	random := rand.New(rand.NewPCG(1, 2)).Float64
 	for range 1000 {
 		for i, step := range steps {
-			got, _ := webhook.Backoff(i+1, random)
+			got, _ := webhook.DefaultSchedule.Backoff(i+1, random)
 			if got < step*9/10 || got > step*11/10 {
 				t.Fatalf("Backoff(%d) = %v, beyond ±10%% of %v", i+1, got, step)
 			}
@@ -137,11 +137,46 @@ func TestNextAttempt(t *testing.T) {
 		{"failed, on schedule", webhook.Outcome{Verdict: webhook.Failed, Status: 500}, 2, 5 * time.Minute, true},
 		{"Retry-After longer than the step", webhook.Outcome{Verdict: webhook.Failed, Status: 503, RetryAfter: time.Hour}, 1, time.Hour, true},
 		{"Retry-After shorter than the step", webhook.Outcome{Verdict: webhook.Failed, Status: 429, RetryAfter: time.Second}, 3, 30 * time.Minute, true},
-		{"the last attempt, Retry-After or not", webhook.Outcome{Verdict: webhook.Failed, Status: 503, RetryAfter: time.Hour}, webhook.MaxAttempts, 0, false},
+		{"the last attempt, Retry-After or not", webhook.Outcome{Verdict: webhook.Failed, Status: 503, RetryAfter: time.Hour}, webhook.DefaultSchedule.Attempts(), 0, false},
 	} {
-		wait, ok := c.outcome.NextAttempt(c.attempt, mid)
+		wait, ok := webhook.DefaultSchedule.NextAttempt(c.outcome, c.attempt, mid)
 		if wait != c.wait || ok != c.ok {
 			t.Errorf("%s: NextAttempt(%d) = %v, %v; want %v, %v", c.name, c.attempt, wait, ok, c.wait, c.ok)
 		}
+	}
+}
+
+// A schedule of one's own (WEBHOOK_RETRY_SCHEDULE) is followed step by
+// step, and held within bounds.
+func TestScheduleOfOnesOwn(t *testing.T) {
+	s := webhook.Schedule{time.Second, 3 * time.Second}
+	if err := s.Check(); err != nil || s.Attempts() != 3 {
+		t.Fatalf("%v: %v, %d attempts; want valid, 3 attempts", s, err, s.Attempts())
+	}
+	failed := webhook.Outcome{Verdict: webhook.Failed, Status: 500}
+	for attempt, want := range map[int]time.Duration{1: time.Second, 2: 3 * time.Second} {
+		if wait, ok := s.NextAttempt(failed, attempt, fixed(0.5)); !ok || wait != want {
+			t.Errorf("after attempt %d: %v, %v; want %v", attempt, wait, ok, want)
+		}
+	}
+	if _, ok := s.NextAttempt(failed, 3, fixed(0.5)); ok {
+		t.Error("the third attempt is the last, but another is scheduled")
+	}
+	for _, bad := range []webhook.Schedule{
+		nil,
+		{500 * time.Millisecond},
+		{time.Second, 11 * time.Hour},
+		make(webhook.Schedule, webhook.MaxRetries+1),
+	} {
+		if bad.Check() == nil {
+			t.Errorf("%v passes the check", bad)
+		}
+	}
+	full := make(webhook.Schedule, webhook.MaxRetries)
+	for i := range full {
+		full[i] = webhook.MaxRetryAfter
+	}
+	if err := full.Check(); err != nil {
+		t.Errorf("the longest schedule: %v", err)
 	}
 }

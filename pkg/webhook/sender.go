@@ -36,7 +36,7 @@ const (
 	Delivered Verdict = iota + 1
 	// Failed: any other answer (a redirect included: they are not
 	// followed), no answer within the timeout, or no connection; retry as
-	// Outcome.NextAttempt says.
+	// Schedule.NextAttempt says.
 	Failed
 	// Gone: the receiver answered 410; stop, and disable the endpoint.
 	Gone
@@ -65,21 +65,6 @@ type Outcome struct {
 	// a connection's failure, or the caller's context ending. It never
 	// quotes the URL.
 	Err error
-}
-
-// NextAttempt returns the wait before the attempt after attempt (counted
-// from 1), which ended with o; false when there is none: o was Delivered
-// or Gone, or attempt was the last. The wait is the schedule's, or the
-// receiver's Retry-After when that is longer.
-func (o Outcome) NextAttempt(attempt int, random func() float64) (time.Duration, bool) {
-	if o.Verdict != Failed {
-		return 0, false
-	}
-	wait, ok := Backoff(attempt, random)
-	if !ok {
-		return 0, false
-	}
-	return max(wait, o.RetryAfter), true
 }
 
 // Doer sends a request under the outbound rule (https, public addresses

@@ -103,7 +103,7 @@ func TestSenderAgainstARealReceiver(t *testing.T) {
 	if o.Verdict != webhook.Gone || o.Status != http.StatusGone {
 		t.Errorf("410: %+v", o)
 	}
-	if _, again := o.NextAttempt(1, fixed(0.5)); again {
+	if _, again := webhook.DefaultSchedule.NextAttempt(o, 1, fixed(0.5)); again {
 		t.Error("410 schedules another attempt")
 	}
 
@@ -111,7 +111,7 @@ func TestSenderAgainstARealReceiver(t *testing.T) {
 	if o.Verdict != webhook.Failed || o.Status != http.StatusServiceUnavailable || o.RetryAfter != 2*time.Minute {
 		t.Errorf("503 with Retry-After: %+v", o)
 	}
-	if wait, _ := o.NextAttempt(1, fixed(0.5)); wait != 2*time.Minute {
+	if wait, _ := webhook.DefaultSchedule.NextAttempt(o, 1, fixed(0.5)); wait != 2*time.Minute {
 		t.Errorf("503 with Retry-After 120 after the first attempt: next in %v, want 2m", wait)
 	}
 
@@ -144,7 +144,7 @@ func TestSenderTimesOut(t *testing.T) {
 	if o.Verdict != webhook.Failed || o.Status != 0 || !errors.Is(o.Err, webhook.ErrTimeout) {
 		t.Fatalf("a receiver past the timeout: %+v, want Failed with ErrTimeout", o)
 	}
-	if wait, again := o.NextAttempt(1, fixed(0.5)); !again || wait != 5*time.Second {
+	if wait, again := webhook.DefaultSchedule.NextAttempt(o, 1, fixed(0.5)); !again || wait != 5*time.Second {
 		t.Errorf("after a timeout: next in %v (%v), want 5s", wait, again)
 	}
 

@@ -10,7 +10,7 @@
 // them, making sure one replica makes each attempt (leases, conditional
 // claims), disabling an endpoint, and sealing its secrets are its
 // caller's: this package says what an attempt's outcome asks for
-// (Outcome.NextAttempt), and the caller records it.
+// (Schedule.NextAttempt), and the caller records it.
 package webhook
 
 import (

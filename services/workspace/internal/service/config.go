@@ -13,6 +13,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/redisconn"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
+	"github.com/liveproctor/workspaces/pkg/webhook"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
@@ -119,6 +120,9 @@ type WebhookSettings struct {
 	// AttemptRetention is how long attempts are kept
 	// (WEBHOOK_ATTEMPT_RETENTION).
 	AttemptRetention time.Duration
+	// RetrySchedule is the wait after each failed attempt
+	// (WEBHOOK_RETRY_SCHEDULE, the specification's by default).
+	RetrySchedule webhook.Schedule
 }
 
 // TelemetrySettings is what lifecycle.Main sets the process up with.
@@ -233,6 +237,7 @@ func readWebhookSettings(r *envconfig.Reader) (outbound.Policy, WebhookSettings)
 		Lease:            r.Duration("WEBHOOK_LEASE", 30*time.Second),
 		IdleRecheck:      r.Duration("WEBHOOK_IDLE_RECHECK", time.Minute),
 		AttemptRetention: r.Duration("WEBHOOK_ATTEMPT_RETENTION", 30*24*time.Hour),
+		RetrySchedule:    readRetrySchedule(r),
 	}
 	if s.Lease < 2*time.Second || s.Lease > 10*time.Minute {
 		r.Invalid("WEBHOOK_LEASE", "must be between 2s and 10m (30s: an attempt may take up to 15s)")
@@ -244,4 +249,28 @@ func readWebhookSettings(r *envconfig.Reader) (outbound.Policy, WebhookSettings)
 		r.Invalid("WEBHOOK_ATTEMPT_RETENTION", "must be at least 1h")
 	}
 	return policy, s
+}
+
+// readRetrySchedule reads WEBHOOK_RETRY_SCHEDULE, a comma-separated list
+// of waits ("5s,5m,30m"); unset, the specification's schedule.
+func readRetrySchedule(r *envconfig.Reader) webhook.Schedule {
+	const name = "WEBHOOK_RETRY_SCHEDULE"
+	steps := r.List(name)
+	if steps == nil {
+		return webhook.DefaultSchedule
+	}
+	s := make(webhook.Schedule, len(steps))
+	for i, step := range steps {
+		d, err := time.ParseDuration(step)
+		if err != nil {
+			r.Invalid(name, "must be comma-separated durations such as 5s,5m,30m, got %q", step)
+			return webhook.DefaultSchedule
+		}
+		s[i] = d
+	}
+	if err := s.Check(); err != nil {
+		r.Invalid(name, "%v", err)
+		return webhook.DefaultSchedule
+	}
+	return s
 }

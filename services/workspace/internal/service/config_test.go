@@ -2,12 +2,14 @@ package service_test
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/envconfig"
+	"github.com/liveproctor/workspaces/pkg/webhook"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/service"
 )
@@ -141,8 +143,9 @@ func TestConfigWebhooks(t *testing.T) {
 		"KEY_HMAC_KEY":       "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=",
 	}
 	cfg, err := service.ConfigFromEnv(envconfig.FromMap(base))
-	want := service.WebhookSettings{Workers: 8, Lease: 30 * time.Second, IdleRecheck: time.Minute, AttemptRetention: 720 * time.Hour}
-	if err != nil || cfg.Webhooks != want || len(cfg.WebhookURLs.InsecureHosts) != 0 {
+	want := service.WebhookSettings{Workers: 8, Lease: 30 * time.Second, IdleRecheck: time.Minute, AttemptRetention: 720 * time.Hour,
+		RetrySchedule: webhook.DefaultSchedule}
+	if err != nil || !reflect.DeepEqual(cfg.Webhooks, want) || len(cfg.WebhookURLs.InsecureHosts) != 0 {
 		t.Fatalf("defaults: %+v, %+v, %v; want %+v and no insecure host", cfg.Webhooks, cfg.WebhookURLs, err, want)
 	}
 	env := maps.Clone(base)
@@ -150,12 +153,19 @@ func TestConfigWebhooks(t *testing.T) {
 	if cfg, err = service.ConfigFromEnv(envconfig.FromMap(env)); err != nil || !slices.Equal(cfg.WebhookURLs.InsecureHosts, []string{"127.0.0.1:8443"}) {
 		t.Fatalf("an insecure host: %+v, %v", cfg.WebhookURLs, err)
 	}
+	env = maps.Clone(base)
+	env["WEBHOOK_RETRY_SCHEDULE"] = "1s, 2s,1m"
+	if cfg, err = service.ConfigFromEnv(envconfig.FromMap(env)); err != nil ||
+		!slices.Equal(cfg.Webhooks.RetrySchedule, webhook.Schedule{time.Second, 2 * time.Second, time.Minute}) {
+		t.Fatalf("a retry schedule: %v, %v", cfg.Webhooks.RetrySchedule, err)
+	}
 	for name, value := range map[string]string{
 		"WEBHOOK_ALLOW_INSECURE_HOSTS": "127.0.0.1",
 		"WEBHOOK_WORKERS":              "0",
 		"WEBHOOK_LEASE":                "1s",
 		"WEBHOOK_IDLE_RECHECK":         "2h",
 		"WEBHOOK_ATTEMPT_RETENTION":    "30m",
+		"WEBHOOK_RETRY_SCHEDULE":       "5s,soon",
 	} {
 		env := maps.Clone(base)
 		env[name] = value

@@ -47,6 +47,7 @@ func (s *Service) newDispatcher(deliveries *deliverystore.Store, events webhooka
 		Workers:     w.Workers,
 		Lease:       w.Lease,
 		IdleRecheck: w.IdleRecheck,
+		Retry:       w.RetrySchedule.NextAttempt,
 		// Half the shutdown timeout lets attempts in flight finish; the
 		// other half is the gRPC calls' (Close).
 		StopGrace: s.cfg.ShutdownTimeout / 2,

@@ -43,9 +43,9 @@ type DispatcherSettings struct {
 	// DisableAfter: an endpoint whose attempts have all failed for this
 	// long is disabled (5 days).
 	DisableAfter time.Duration
-	// Retry says when a failed message's next attempt is due, if any:
-	// webhook.Outcome.NextAttempt (the schedule of webhook.Backoff, or a
-	// longer Retry-After) unless a test shortens it.
+	// Retry says when a failed message's next attempt is due, if any: a
+	// webhook.Schedule's NextAttempt (its step, or a longer Retry-After);
+	// webhook.DefaultSchedule's when nil.
 	Retry func(o webhook.Outcome, attempt int, random func() float64) (time.Duration, bool)
 	// Now and Random are the clock and the jitter's source (time.Now and
 	// math/rand/v2's Float64), for tests.
@@ -71,7 +71,7 @@ func (s DispatcherSettings) withDefaults() DispatcherSettings {
 		s.DisableAfter = 5 * 24 * time.Hour
 	}
 	if s.Retry == nil {
-		s.Retry = webhook.Outcome.NextAttempt
+		s.Retry = webhook.DefaultSchedule.NextAttempt
 	}
 	if s.Now == nil {
 		s.Now = time.Now
