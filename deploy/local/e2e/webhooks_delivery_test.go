@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,52 +20,184 @@ import (
 	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
-// hookMessage is one message a receiver got.
+// hookMessage is one message a receiver got, and its answer.
 type hookMessage struct {
+	path   string
 	header http.Header
 	body   []byte
+	// status is what the receiver answered; 0 when it gave no answer
+	// (the caller gave up first: its timeout, or its process killed).
+	status int
 }
 
-// hookReceiver is a webhook receiver on loopback that takes every message
-// (200) and keeps it.
+func (m hookMessage) id() string { return m.header.Get("webhook-id") }
+
+// hookAnswer says how a receiver answers a message, the nth (from 1) with
+// its webhook-id at its path: a status and a body, or 0 once it has waited
+// for the caller to give up (r's context ends then).
+type hookAnswer func(r *http.Request, nth int) (status int, body string)
+
+// hookReceiver is a webhook receiver on loopback that keeps every message
+// and what it answered.
 type hookReceiver struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	got  []hookMessage
-	host string // host:port, for WEBHOOK_ALLOW_INSECURE_HOSTS
+	srv    *httptest.Server
+	answer hookAnswer
+	mu     sync.Mutex
+	got    []hookMessage
+	seen   map[string]int // messages by path and webhook-id
+	host   string         // host:port, for WEBHOOK_ALLOW_INSECURE_HOSTS
+	// closing ends answers still waiting when the test ends.
+	closing chan struct{}
 }
 
+// newHookReceiver returns a receiver that takes every message (200).
 func newHookReceiver(t *testing.T) *hookReceiver {
+	return newAnsweringReceiver(t, func(*http.Request, int) (int, string) { return http.StatusOK, "" })
+}
+
+func newAnsweringReceiver(t *testing.T, answer hookAnswer) *hookReceiver {
 	t.Helper()
-	rc := &hookReceiver{}
-	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		rc.mu.Lock()
-		rc.got = append(rc.got, hookMessage{header: r.Header.Clone(), body: body})
-		rc.mu.Unlock()
-		w.WriteHeader(http.StatusOK)
-	}))
-	t.Cleanup(rc.srv.Close)
+	rc := &hookReceiver{answer: answer, seen: map[string]int{}, closing: make(chan struct{})}
+	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
+	t.Cleanup(func() {
+		close(rc.closing)
+		rc.srv.Close()
+	})
 	rc.host = strings.TrimPrefix(rc.srv.URL, "http://")
 	return rc
 }
 
-// message waits for the message whose webhook-id is id.
+func (rc *hookReceiver) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	m := hookMessage{path: r.URL.Path, header: r.Header.Clone(), body: body}
+	rc.mu.Lock()
+	rc.seen[m.path+" "+m.id()]++
+	nth := rc.seen[m.path+" "+m.id()]
+	rc.mu.Unlock()
+	status, answer := rc.answer(r, nth)
+	m.status = status
+	rc.mu.Lock()
+	rc.got = append(rc.got, m)
+	rc.mu.Unlock()
+	if status != 0 {
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, answer)
+	}
+}
+
+// hold waits for r's caller to give up, or for the test's end: a receiver
+// that never answers.
+func (rc *hookReceiver) hold(r *http.Request) (int, string) {
+	select {
+	case <-r.Context().Done():
+	case <-rc.closing:
+	}
+	return 0, ""
+}
+
+// messages returns what has come to path so far (any path when empty), in
+// the order answered.
+func (rc *hookReceiver) messages(path string) []hookMessage {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var out []hookMessage
+	for _, m := range rc.got {
+		if path == "" || m.path == path {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// delivered returns the webhook-ids of the messages path answered 2xx,
+// in order.
+func (rc *hookReceiver) delivered(path string) []string {
+	var ids []string
+	for _, m := range rc.messages(path) {
+		if m.status >= 200 && m.status <= 299 {
+			ids = append(ids, m.id())
+		}
+	}
+	return ids
+}
+
+// waitFor waits until check passes on what has come to path.
+func (rc *hookReceiver) waitFor(t *testing.T, path string, check func([]hookMessage) error) []hookMessage {
+	t.Helper()
+	var got []hookMessage
+	testenv.Eventually(t, 60*time.Second, func() error {
+		got = rc.messages(path)
+		return check(got)
+	}, "the messages to %s", path)
+	return got
+}
+
+// message waits for the message whose webhook-id is id, answered 2xx.
 func (rc *hookReceiver) message(t *testing.T, id string) hookMessage {
 	t.Helper()
 	var found hookMessage
-	testenv.Eventually(t, 30*time.Second, func() error {
-		rc.mu.Lock()
-		defer rc.mu.Unlock()
-		for _, m := range rc.got {
-			if m.header.Get("webhook-id") == id {
+	rc.waitFor(t, "", func(got []hookMessage) error {
+		for _, m := range got {
+			if m.id() == id && m.status >= 200 && m.status <= 299 {
 				found = m
 				return nil
 			}
 		}
-		return fmt.Errorf("%d messages, none with webhook-id %s", len(rc.got), id)
-	}, "the webhook message %s", id)
+		return fmt.Errorf("%d messages, none delivered with webhook-id %s", len(got), id)
+	})
 	return found
+}
+
+// hookAttempt is an attempt as GET …/attempts lists it.
+type hookAttempt struct {
+	EventID     string `json:"eventId"`
+	AttemptedAt string `json:"attemptedAt"`
+	Status      int    `json:"status"`
+	DurationMs  int    `json:"durationMs"`
+	Response    string `json:"response"`
+	Error       string `json:"error"`
+}
+
+// waitAttempts waits until check passes on the first page of a webhook's
+// attempts, newest first.
+func (c client) waitAttempts(id, hookID string, check func([]hookAttempt) error) []hookAttempt {
+	c.t.Helper()
+	var page struct {
+		Attempts []hookAttempt `json:"attempts"`
+	}
+	testenv.Eventually(c.t, 60*time.Second, func() error {
+		c.get(webhookPath(id, hookID) + "/attempts").ok(&page)
+		if err := check(page.Attempts); err != nil {
+			return fmt.Errorf("%w; attempts %+v", err, page.Attempts)
+		}
+		return nil
+	}, "the attempts of webhook %s", hookID)
+	return page.Attempts
+}
+
+// keyEvents creates n key pairs in the workspace id and returns the ids of
+// their keyPair.created events, in the order recorded.
+func (c client) keyEvents(id string, n int) []string {
+	c.t.Helper()
+	pairs := map[string]bool{}
+	for i := range n {
+		pairs[c.createKey(id, fmt.Sprintf("hook-%d", i)).AppKey] = true
+	}
+	var ids []string
+	testenv.Eventually(c.t, eventsSettleWait, func() error {
+		ids = nil
+		for _, e := range c.events(id, url.Values{"type": {"keyPair.created"}}).Events {
+			if pairs[e.Target.ID] {
+				ids = append(ids, e.ID)
+			}
+		}
+		if len(ids) != n {
+			return fmt.Errorf("%d of %d keyPair.created events", len(ids), n)
+		}
+		return nil
+	}, "the key pairs' events")
+	slices.Sort(ids) // ids sort in the order events are recorded
+	return ids
 }
 
 // verified fails the test unless m's signature verifies with secret, by
@@ -141,17 +275,10 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 	}
 
 	// The attempts list what was sent, newest first.
-	var attempts struct {
-		Attempts []struct {
-			EventID string `json:"eventId"`
-			Status  int    `json:"status"`
-		} `json:"attempts"`
-	}
-	testenv.Eventually(t, 30*time.Second, func() error {
-		self.get(webhookPath(id, hook.ID) + "/attempts").ok(&attempts)
-		if len(attempts.Attempts) < 3 || attempts.Attempts[0].EventID != rotation.ID || attempts.Attempts[0].Status != http.StatusOK {
-			return fmt.Errorf("attempts %+v", attempts.Attempts)
+	self.waitAttempts(id, hook.ID, func(attempts []hookAttempt) error {
+		if len(attempts) < 3 || attempts[0].EventID != rotation.ID || attempts[0].Status != http.StatusOK {
+			return errors.New("want the rotation's delivery first, and the two before it")
 		}
 		return nil
-	}, "the attempts")
+	})
 }
