@@ -1,12 +1,18 @@
 package e2e
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -156,4 +162,93 @@ func wantAttempts(attempts []hookAttempt, e string, statuses []int, responses []
 		}
 	}
 	return nil
+}
+
+// A webhook's URL is checked when it is stored and again when it is
+// called. WEBHOOK_ALLOW_INSECURE_HOSTS admits the host:port it names and
+// nothing else: the same address on another port, or under another
+// spelling, is refused at create (400). A host name that resolves to that
+// address passes the create (where a name resolves is not known then) and
+// is refused when connecting: the attempt is recorded with an error, and
+// the receiver, listening there, sees no connection.
+func TestWebhookPrivateAddressRefusedAtCreateAndDial(t *testing.T) {
+	name, addr := loopbackName(t)
+	var conns atomic.Int64
+	rc := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	ln, err := net.Listen("tcp", net.JoinHostPort(addr.String(), "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Listener = ln
+	rc.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	rc.StartTLS()
+	t.Cleanup(rc.Close)
+	allowed := ln.Addr().String()
+	_, port, _ := net.SplitHostPort(allowed)
+	s := startOwnStack(t, "WEBHOOK_ALLOW_INSECURE_HOSTS="+allowed)
+	w := asRoot(t).on(s).create(unique(t, "w"), nil)
+	self := w.server(t).on(s)
+	id := w.WorkspaceID
+
+	for _, refused := range []string{
+		"https://" + net.JoinHostPort(addr.String(), "1") + "/hook",
+		"https://localhost:" + port + "/hook",
+		"https://LocalHost.:" + port + "/hook",
+		"https://[::1]:" + port + "/hook",
+		"https://[::ffff:127.0.0.1]:" + port + "/hook",
+		"https://127.0.0.2:" + port + "/hook",
+	} {
+		self.post(webhooksPath(id), map[string]any{"url": refused}).wantError(http.StatusBadRequest, "INVALID_ARGUMENT", "url")
+	}
+
+	hook := self.addWebhook(id, map[string]any{"url": "https://" + net.JoinHostPort(name, port) + "/hook"})
+	self.post(webhookPath(id, hook.ID)+":test", map[string]any{}).wantStatus(http.StatusAccepted)
+	attempts := self.waitAttempts(id, hook.ID, func(attempts []hookAttempt) error {
+		if len(attempts) == 0 {
+			return errors.New("no attempt yet")
+		}
+		return nil
+	})
+	if a := attempts[0]; a.Status != 0 || a.Error != "the host could not be reached" {
+		t.Fatalf("the attempt to %s: %+v, want no answer, the host not reached (in words that name no address)", name, a)
+	}
+	if n := conns.Load(); n != 0 {
+		t.Fatalf("the receiver at %s saw %d connections, want none", allowed, n)
+	}
+}
+
+// loopbackName returns a host name that resolves here to loopback
+// addresses only, and is not localhost (refused by its name): the
+// machine's own name, or another /etc/hosts gives a loopback address; and
+// the first address it resolves to. No such name: the test is skipped.
+func loopbackName(t *testing.T) (string, netip.Addr) {
+	t.Helper()
+	var names []string
+	if host, err := os.Hostname(); err == nil {
+		names = append(names, host)
+	}
+	if hosts, err := os.ReadFile("/etc/hosts"); err == nil {
+		for line := range strings.SplitSeq(string(hosts), "\n") {
+			line, _, _ = strings.Cut(line, "#")
+			if fields := strings.Fields(line); len(fields) > 1 {
+				names = append(names, fields[1:]...)
+			}
+		}
+	}
+	for _, name := range names {
+		plain := strings.TrimSuffix(strings.ToLower(name), ".")
+		if plain == "localhost" || strings.HasSuffix(plain, ".localhost") {
+			continue
+		}
+		addrs, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", name)
+		if err == nil && len(addrs) > 0 && !slices.ContainsFunc(addrs, func(a netip.Addr) bool { return !a.Unmap().IsLoopback() }) {
+			return name, addrs[0].Unmap()
+		}
+	}
+	t.Skip("no name but localhost resolves to a loopback address here (the machine's name, or /etc/hosts)")
+	return "", netip.Addr{}
 }
