@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -17,6 +19,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/liveproctor/workspaces/deploy/local/stack"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 )
 
@@ -343,4 +346,115 @@ func wantRecovered(t *testing.T, rc *hookReceiver, path string, n int, want []st
 		}
 		return nil
 	})
+}
+
+// The receiver the README shows (webhooks_receiver_example_test.go, which
+// the README quotes whole) hands each change on once, and drops older news:
+// a webhook turned off and on again misses the change made meanwhile, and
+// a recovery sends it after a later change to the same workspace. A
+// resend and the recovery's repeats are dropped too.
+func TestWebhookReceiverOfTheREADME(t *testing.T) {
+	root, err := stack.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile("webhooks_receiver_example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, _ := strings.Cut(string(example), "package e2e\n\n")
+	if !strings.Contains(string(readme), "```go\n"+code+"```\n") {
+		t.Fatal("the README's receiver is not webhooks_receiver_example_test.go's code, from its imports on")
+	}
+
+	var mu sync.Mutex
+	var receiver http.Handler
+	seen := map[string]int{} // messages taken, by webhook-id
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		h := receiver
+		mu.Unlock()
+		if h == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+		mu.Lock()
+		seen[r.Header.Get("webhook-id")]++
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	s := startOwnStack(t, "WEBHOOK_ALLOW_INSECURE_HOSTS="+strings.TrimPrefix(srv.URL, "http://"))
+	w := asRoot(t).on(s).create(unique(t, "w"), nil)
+	self := w.server(t).on(s)
+	id := w.WorkspaceID
+	hook := self.addWebhook(id, map[string]any{"url": srv.URL + "/hook", "eventTypes": []string{"workspace.updated"}})
+	rc, err := NewReceiver(hook.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	receiver = rc
+	mu.Unlock()
+
+	var handed, renames []string
+	rename := func(name string) string {
+		asRoot(t).on(s).put("/api/workspace/"+id, map[string]any{"name": name}).ok(nil) // its manager's change
+		testenv.Eventually(t, eventsSettleWait, func() error {
+			page := self.events(id, url.Values{"type": {"workspace.updated"}})
+			if len(page.Events) == len(renames) {
+				return errors.New("no new workspace.updated")
+			}
+			renames = append(renames, page.Events[len(page.Events)-1].ID)
+			return nil
+		}, "the rename to %s", name)
+		return renames[len(renames)-1]
+	}
+	next := func() string {
+		select {
+		case e := <-rc.Events:
+			handed = append(handed, e.ID)
+			return e.ID
+		case <-time.After(30 * time.Second):
+			t.Fatalf("nothing handed on after %v", handed)
+			return ""
+		}
+	}
+	taken := func(id string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen[id]
+	}
+
+	if e1 := rename("One"); next() != e1 {
+		t.Fatalf("handed on %v, want %s", handed, e1)
+	}
+	self.patch(webhookPath(id, hook.ID), map[string]any{"enabled": false}).ok(nil)
+	e2 := rename("Two")
+	self.patch(webhookPath(id, hook.ID), map[string]any{"enabled": true}).ok(nil)
+	e3 := rename("Three")
+	if next() != e3 {
+		t.Fatalf("handed on %v, want %s after the one before the pause", handed, e3)
+	}
+	// A fourth delivered: live delivery stands past the third.
+	if e4 := rename("Four"); next() != e4 {
+		t.Fatalf("handed on %v, want %s last", handed, e4)
+	}
+	self.post(webhookPath(id, hook.ID)+":resend", map[string]any{"eventId": handed[0]}).wantStatus(http.StatusAccepted)
+	self.post(webhookPath(id, hook.ID)+":recover", map[string]any{"since": handed[0]}).wantStatus(http.StatusAccepted)
+	testenv.Eventually(t, time.Minute, func() error {
+		if taken(handed[0]) < 3 || taken(e2) < 1 || taken(e3) < 2 {
+			return fmt.Errorf("taken %d, %d, %d times", taken(handed[0]), taken(e2), taken(e3))
+		}
+		return nil
+	}, "the resend and the recovery")
+	select {
+	case e := <-rc.Events:
+		t.Fatalf("after %v, %s handed on: a repeat, or older news", handed, e.ID)
+	default:
+	}
 }
