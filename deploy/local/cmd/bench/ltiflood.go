@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -12,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,13 +60,7 @@ type ltiFlood struct {
 	OOMErrors                             int64 // Redis's OOM errors during the flood (INFO errorstats)
 	// SDKBefore and SDKDuring are the SDK logins before and during the
 	// flood, at floodSDKRate a second.
-	SDKBefore, SDKDuring sdkLogins
-}
-
-// sdkLogins is one stretch of paced SDK logins.
-type sdkLogins struct {
-	*loadgen.Result
-	Failures map[int]int // by HTTP status; 0: no answer
+	SDKBefore, SDKDuring pacedRun
 }
 
 // BytesPerLogin is Redis's used_memory growth over the flood per login
@@ -149,7 +141,7 @@ func measureLTIFlood(ctx context.Context, cfg config, e *env, rep *report) error
 
 	progress("  %d login initiations from %d addresses at %d callers, SDK logins beside them", cfg.FloodLogins, cfg.FloodAddresses, floodCallers)
 	sdkCtx, stopSDK := context.WithCancel(ctx)
-	sdkDone := make(chan sdkLogins, 1)
+	sdkDone := make(chan pacedRun, 1)
 	go func() { sdkDone <- pacedCalls(sdkCtx, ctx, floodSDKRate, login) }()
 	answers := &statusCounts{}
 	res, floodErr := loadgen.Run(ctx, loadgen.Options{Workers: floodCallers, Calls: cfg.FloodLogins},
@@ -258,49 +250,6 @@ func floodOp(initiation string, addresses int, answers *statusCounts) loadgen.Op
 // maxFloodAddresses): 10.1.0.1, …, 10.1.0.250, 10.1.1.1, …
 func floodAddress(i int) string {
 	return fmt.Sprintf("10.1.%d.%d", i/250, i%250+1)
-}
-
-// pacedCalls starts op rate times a second until pace ends, each call on
-// its own goroutine (a slow answer does not hold back the next) under ctx,
-// and waits for the calls in flight.
-func pacedCalls(pace, ctx context.Context, rate int, op loadgen.Op) sdkLogins {
-	var (
-		mu  sync.Mutex
-		out = sdkLogins{Result: &loadgen.Result{}, Failures: map[int]int{}}
-		wg  sync.WaitGroup
-	)
-	tick := time.NewTicker(time.Second / time.Duration(rate))
-	defer tick.Stop()
-	start := time.Now()
-	for pace.Err() == nil {
-		select {
-		case <-pace.Done():
-		case <-tick.C:
-			wg.Go(func() {
-				t0 := time.Now()
-				err := op(ctx)
-				took := time.Since(t0)
-				mu.Lock()
-				defer mu.Unlock()
-				out.Latencies = append(out.Latencies, took)
-				if err != nil {
-					out.Errors++
-					out.FirstError = cmp.Or(out.FirstError, err)
-					var status *loadgen.StatusError
-					if errors.As(err, &status) {
-						out.Failures[status.Status]++
-					} else {
-						out.Failures[0]++
-					}
-				}
-			})
-		}
-	}
-	wg.Wait()
-	out.Elapsed = time.Since(start)
-	out.Requests = len(out.Latencies)
-	slices.Sort(out.Latencies)
-	return out
 }
 
 // statusCounts counts answers by status, from many goroutines.

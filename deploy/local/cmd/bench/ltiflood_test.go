@@ -37,8 +37,8 @@ func TestReportShowsTheLTIFlood(t *testing.T) {
 		Answers: map[int]int{302: 60000, 429: 10000, 503: 29990, 500: 6, 0: 4},
 		Took:    50 * time.Second, MemoryBefore: 1 << 20, MemoryAfter: 1<<20 + 30000000, MemoryPeak: 40 << 20,
 		KeysLeft: 60000, OneKeyUsage: 424, OOMErrors: 2,
-		SDKBefore: sdkLogins{Result: &loadgen.Result{Requests: 2, Latencies: lat(2 * time.Millisecond)}, Failures: map[int]int{}},
-		SDKDuring: sdkLogins{Result: &loadgen.Result{Requests: 2, Errors: 2, Latencies: lat(9 * time.Millisecond)}, Failures: map[int]int{503: 1, 0: 1}},
+		SDKBefore: pacedRun{Result: &loadgen.Result{Requests: 2, Latencies: lat(2 * time.Millisecond)}, Failures: map[int]int{}},
+		SDKDuring: pacedRun{Result: &loadgen.Result{Requests: 2, Errors: 2, Latencies: lat(9 * time.Millisecond)}, Failures: map[int]int{503: 1, 0: 1}},
 	}}
 	md := r.Markdown()
 	for _, want := range []string{

@@ -670,7 +670,7 @@ func (r *report) writeLTIFlood(w writer) {
 	w("\n| SDK logins, %d/s | logins | failed | failures by status | p50 | p99 |\n|---|--:|--:|---|--:|--:|\n", floodSDKRate)
 	for _, s := range []struct {
 		name string
-		sdkLogins
+		pacedRun
 	}{{"before the flood", f.SDKBefore}, {"during the flood", f.SDKDuring}} {
 		if s.Result == nil {
 			continue
