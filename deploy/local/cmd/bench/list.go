@@ -195,19 +195,7 @@ func (e *env) seed(ctx context.Context, cfg config, to int) (measurement, int, e
 	next.Store(int64(from))
 	op := func(ctx context.Context) error {
 		n := next.Add(1)
-		for attempt := 1; ; attempt++ {
-			err := e.create(ctx, n)
-			var status *loadgen.StatusError
-			if attempt == seedAttempts || !errors.As(err, &status) || status.Status != http.StatusServiceUnavailable {
-				return err
-			}
-			retries.Add(1)
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(250 * time.Millisecond):
-			}
-		}
+		return retryUnavailable(ctx, &retries, func(ctx context.Context) error { return e.create(ctx, n) })
 	}
 	m, err := measureFor(ctx, loadgen.Options{Workers: cfg.SeedWorkers, Calls: to - from},
 		fmt.Sprintf("seed (REST create), to %d workspaces", to), op)
@@ -219,6 +207,25 @@ func (e *env) seed(ctx context.Context, cfg config, to int) (measurement, int, e
 	}
 	e.seeded = to
 	return m, int(retries.Load()), nil
+}
+
+// retryUnavailable makes an idempotent call until it succeeds, fails
+// otherwise than with a 503, or has been tried seedAttempts times, 250 ms
+// apart, and adds the tries after the first to retries.
+func retryUnavailable(ctx context.Context, retries *atomic.Int64, call func(context.Context) error) error {
+	for attempt := 1; ; attempt++ {
+		err := call(ctx)
+		var status *loadgen.StatusError
+		if attempt == seedAttempts || !errors.As(err, &status) || status.Status != http.StatusServiceUnavailable {
+			return err
+		}
+		retries.Add(1)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // create sends the create request of bench-<n> (seedBody) to the gateway.
