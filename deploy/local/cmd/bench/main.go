@@ -25,11 +25,16 @@
 //     -large), with the seeding rate, unless the store holds more already;
 //   - a flood of LTI 1.3 login initiations (-flood-logins, from
 //     -flood-addresses client addresses) against a stack of its own whose
-//     Redis has a fixed headroom, beside SDK logins.
+//     Redis has a fixed headroom, beside SDK logins;
+//   - webhook delivery (-webhook-workspaces, -webhook-rate) on stacks of
+//     its own delivering to a receiver in this process: the events' delay
+//     from a change's answer, duplicates, the CPU a delivery costs, the
+//     same changes with and without webhooks alternating, and two
+//     workspace-service replicas sharing the deliveries.
 //
 // Usage:
 //
-//	go run ./deploy/local/cmd/bench [-round 10s] [-rounds 2] [-conns 64] [-limits=false] [-large] [-store-steps 50,100,250,…] [-flood-logins 100000] [-flood-addresses 1000]
+//	go run ./deploy/local/cmd/bench [-round 10s] [-rounds 2] [-conns 64] [-limits=false] [-large] [-store-steps 50,100,250,…] [-flood-logins 100000] [-flood-addresses 1000] [-webhook-workspaces 100] [-webhook-rate 5]
 package main
 
 import (
@@ -65,6 +70,9 @@ type config struct {
 	// FloodLogins and FloodAddresses are the ltiflood scenario's login
 	// initiations and the client addresses they come from.
 	FloodLogins, FloodAddresses int
+	// HookWorkspaces and HookRate are the webhooks scenario's workspaces
+	// of each side and changes a second.
+	HookWorkspaces, HookRate int
 }
 
 func parseFlags() config {
@@ -85,6 +93,8 @@ func parseFlags() config {
 	flag.IntVar(&c.StoreCalls, "store-calls", 30, "calls of each operation at each store-scale step (fewer when they outlast -round)")
 	flag.IntVar(&c.FloodLogins, "flood-logins", 100000, "LTI 1.3 login initiations of the ltiflood scenario")
 	flag.IntVar(&c.FloodAddresses, "flood-addresses", 1000, "client addresses (X-Forwarded-For) the ltiflood scenario's initiations come from")
+	flag.IntVar(&c.HookWorkspaces, "webhook-workspaces", 100, "workspaces with a webhook each (and as many without) of the webhooks scenario")
+	flag.IntVar(&c.HookRate, "webhook-rate", 5, "changes a second of the webhooks scenario (on the embedded store a delivery costs about twice a change)")
 	flag.Parse()
 	return c
 }

@@ -57,6 +57,8 @@ type report struct {
 	NewReplica         *newReplica
 	// LTIFlood is the LTI 1.3 login flood (ltiflood.go).
 	LTIFlood *ltiFlood
+	// Webhooks is webhook delivery (webhooks.go).
+	Webhooks *webhookBench
 }
 
 type processMemory struct {
@@ -188,6 +190,7 @@ func (r *report) Markdown() string {
 	r.writeTargets(w)
 	r.writeReplicas(w)
 	r.writeLTIFlood(w)
+	r.writeWebhooks(w)
 	r.writeCPU(w)
 	r.writeRedis(w)
 	r.writeThroughput(w)
@@ -699,4 +702,115 @@ func parenthesized(s string) string {
 		return ""
 	}
 	return " (" + s + ")"
+}
+
+// writeWebhooks reports webhook delivery: the changes without and with
+// webhooks side by side, how the events came, what a delivery costs, and
+// how two replicas shared the deliveries.
+func (r *report) writeWebhooks(w writer) {
+	b := r.Webhooks
+	if b == nil {
+		return
+	}
+	w("## Webhook delivery\n\n")
+	w("A stack of its own whose webhooks may call a receiver in the bench process on loopback (`WEBHOOK_ALLOW_INSECURE_HOSTS`; plain net/http answering 204 at once): %d workspaces with one webhook each, taking `%s`, and %d without. The changes are `PUT /api/workspace/{id}` with a new name, %d a second, each on its own goroutine (a slow answer does not hold back the next), to one side's workspaces in turn, with a request id of their own, which the event and so its message carry; rounds of %s alternate (A B A B…: without webhooks, with them) after a warm-up of each. After a round with webhooks the bench waits (at most %s) for the event of every change acknowledged; that round's CPU covers the wait.\n\n",
+		b.Workspaces, hookEventType, b.Workspaces, b.Rate, r.Config.Round, hookDrainWait)
+	if len(b.Hooked) > 0 {
+		r.writeHookChanges(w, b)
+		writeHookDeliveries(w, b)
+		w("CPU per delivered event, beyond what the same changes cost without webhooks (the rounds with webhooks' CPU, less their changes at the reference's CPU per change, over the deliveries): workspace service **%.0f µs**, ferretdb %.0f µs, every server %.0f µs.\n\n",
+			b.CPUPerDelivery("workspace"), b.CPUPerDelivery("ferretdb"), b.CPUPerDelivery(""))
+		w("The delay runs from the change's answer to its event's first message, and holds `EVENTS_SETTLE` (%s here) by design: a delivery reads only events older than it, so that none can still land behind its cursor, and a publish wakes the cursors for when its events have settled (%s later, the tenth for the replicas' clocks). Both sides make the publish's wake of `webhook_cursors` (the service wakes on every publish, whether a webhook follows the workspace or not), so the difference between them is the deliveries' work, and the wake's own cost is in neither difference; docs/webhooks.md counts it, one `update` per publish. Every %dth message was checked by the Standard Webhooks library against its workspace's secret (%d verified).\n\n",
+			hookEventsSettle, hookEventsSettle+hookEventsSettle/10, hookSampleEvery, poolDeliveries(b.Hooked).Verified)
+	}
+	if b.Replicas != nil {
+		writeHookReplicas(w, r.Config, b.Replicas)
+	}
+	w("These are the stand-in's figures (FerretDB on SQLite, one write at a time, every query but a lone `_id` equality a scan), not a MongoDB server's.\n\n")
+}
+
+// writeHookChanges shows the changes of both sides: throughput, answers,
+// and each server's CPU per change.
+func (r *report) writeHookChanges(w writer, b *webhookBench) {
+	type row struct {
+		name     string
+		m        measurement
+		failures map[int]int
+	}
+	side := func(name string, rounds []changeRound) row {
+		failures := map[int]int{}
+		for _, c := range rounds {
+			for k, v := range c.Failures {
+				failures[k] += v
+			}
+		}
+		return row{fmt.Sprintf("%s, %d rounds", name, len(rounds)), pool(measurements(rounds)), failures}
+	}
+	rows := []row{side("without webhooks", b.Reference), side("with webhooks", b.Hooked)}
+	for i := range b.Hooked {
+		if i < len(b.Reference) {
+			rows = append(rows, row{fmt.Sprintf("  round %d: without", i+1), b.Reference[i].measurement, b.Reference[i].Failures})
+		}
+		rows = append(rows, row{fmt.Sprintf("  round %d: with", i+1), b.Hooked[i].measurement, b.Hooked[i].Failures})
+	}
+	names := cpuColumns(measurements(append(slices.Clone(b.Reference), b.Hooked...)))
+	w("| changes | sent | acknowledged/s | p50 | p99 | failed | **servers, µs per change** | %s | load avg |\n|---|--:|--:|--:|--:|---|--:|%s--:|\n",
+		strings.Join(names, " | "), strings.Repeat("--:|", len(names)))
+	for _, x := range rows {
+		cells := make([]string, len(names))
+		for i, n := range names {
+			cells[i] = fmt.Sprintf("%.0f", processCPUPerCall(x.m, n))
+		}
+		acked := 0.0
+		if x.m.Elapsed > 0 {
+			acked = float64(x.m.Requests-x.m.Errors) / x.m.Elapsed.Seconds()
+		}
+		w("| %s | %d | %.1f | %s | %s | %s | **%.0f** | %s | %.2f |\n", x.name, x.m.Requests, acked, ms(x.m.Percentile(50)),
+			ms(x.m.Percentile(99)), failureCell(x.m.Errors, x.failures), serverCPU(x.m), strings.Join(cells, " | "), x.m.Load)
+	}
+	w("\n**servers** adds up every process but bench (the load and the receiver). The CPU clock ticks at 10 ms.\n\n")
+}
+
+// writeHookDeliveries shows how each round's events came.
+func writeHookDeliveries(w writer, b *webhookBench) {
+	w("| events of | recorded | delivered | deliveries/s | delay p50 | p99 | max | messages | again | other | last after the round |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	row := func(name string, d *delivery) {
+		w("| %s | %d | %d | %.1f | %s | %s | %s | %d | %d | %d | %s |\n", name, d.Recorded, d.Delivered, d.Rate(),
+			ms(d.Delay(50)), ms(d.Delay(99)), ms(d.Delay(100)), d.Messages, d.Duplicates, d.Other, d.Drain.Round(time.Millisecond))
+	}
+	for i, r := range b.Hooked {
+		row(fmt.Sprintf("round %d", i+1), r.Delivery)
+	}
+	if len(b.Hooked) > 1 {
+		row(fmt.Sprintf("%d rounds", len(b.Hooked)), poolDeliveries(b.Hooked))
+	}
+	w("\nRecorded: the changes acknowledged (each has its event); delivered: their events that came; deliveries/s: from a round's first delivery to its last; again: messages whose webhook-id came before (0 in a normal run); other: messages of events no acknowledged change of the round made (a change answered 503 but stored, which the relay publishes).\n\n")
+}
+
+// writeHookReplicas shows the round on two workspace-service replicas.
+func writeHookReplicas(w writer, c config, r *changeRound) {
+	d := r.Delivery
+	w("### Two workspace-service replicas\n\nOne %s round of the same changes on a stack of its own with two workspace-service replicas behind one name, as many workspaces with a webhook each; the receiver tells which replica sent a message by the owner of the socket it came from (`/proc/net/tcp`, and the replicas' descriptors).\n\n", c.Round)
+	w("| replica | deliveries | share | CPU over the round and the wait |\n|---|--:|--:|--:|\n")
+	named := 0
+	for _, p := range r.CPU {
+		n := d.BySender[p.Name]
+		named += n
+		share := 0.0
+		if d.Delivered > 0 {
+			share = 100 * float64(n) / float64(d.Delivered)
+		}
+		w("| %s | %d | %.1f%% | %s |\n", p.Name, n, share, p.Used.Round(10*time.Millisecond))
+	}
+	w("\n%d changes acknowledged, %d of their events delivered (%d by a replica not told apart), %d messages came again, %d other; delay p50 %s, p99 %s; %d sampled signatures verified.\n\n",
+		d.Recorded, d.Delivered, d.Delivered-named, d.Duplicates, d.Other, ms(d.Delay(50)), ms(d.Delay(99)), d.Verified)
+}
+
+// failureCell is a count of failures with their statuses.
+func failureCell(n int, byStatus map[int]int) string {
+	var parts []string
+	for _, status := range slices.Sorted(maps.Keys(byStatus)) {
+		parts = append(parts, fmt.Sprintf("%s: %d", statusName(status), byStatus[status]))
+	}
+	return strconv.Itoa(n) + parenthesized(strings.Join(parts, ", "))
 }

@@ -28,6 +28,7 @@ var scenarios = []struct {
 	{"store", "the store at scale: list, update and create as the store grows", measureStoreScale},
 	{"list", "filtered list", measureLists},
 	{"ltiflood", "LTI 1.3 login flood beside SDK logins", measureLTIFlood},
+	{"webhooks", "webhook delivery: its delay, and what it costs the changes", measureWebhooks},
 }
 
 func scenarioNames() []string {
