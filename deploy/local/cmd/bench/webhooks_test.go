@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/liveproctor/workspaces/deploy/local/loadgen"
+	"github.com/liveproctor/workspaces/pkg/webhook"
 )
 
 // TestDeliveryMatchesEventsWithTheirChanges checks what a round's
@@ -150,5 +155,45 @@ func TestSocketInodeReadsProcNetTCP(t *testing.T) {
 	}
 	if _, ok := socketInode(table, 0xD432, 0x1F90); ok {
 		t.Error("found a socket that is not there")
+	}
+}
+
+// TestReceiverCountsMessagesAndChecksSignatures sends the receiver's
+// handler messages signed as the service signs them: a message sent again
+// counts once as delivered and once as a duplicate, a change's event is
+// found by its request id, and the sampled messages verify with their
+// workspace's secret and not with another's.
+func TestReceiverCountsMessagesAndChecksSignatures(t *testing.T) {
+	rc := &hookReceiver{}
+	rc.reset()
+	secret, other := webhook.NewSecret(), webhook.NewSecret()
+	send := func(msgID, requestID string) {
+		body := fmt.Appendf(nil, `{"id":%q,"type":"workspace.updated","workspaceId":"hooked-0001","requestId":%q}`, msgID, requestID)
+		req := httptest.NewRequest(http.MethodPost, "/hook", bytes.NewReader(body))
+		req.Header = webhook.Headers(msgID, time.Now(), body, secret)
+		w := httptest.NewRecorder()
+		rc.ServeHTTP(w, req)
+		if w.Code != http.StatusNoContent {
+			t.Fatalf("answered %d", w.Code)
+		}
+	}
+	send("e1", "whb-1")
+	send("e2", "whb-2")
+	send("e1", "whb-1")
+	got := rc.snapshot()
+	if got.Messages != 3 || got.Distinct != 2 || got.Duplicates() != 1 || len(got.ByRequest) != 2 {
+		t.Errorf("messages %d, distinct %d, again %d, changes %d; want 3, 2, 1, 2", got.Messages, got.Distinct, got.Duplicates(), len(got.ByRequest))
+	}
+	if len(got.Sample) != 1 || got.Sample[0].WorkspaceID != "hooked-0001" {
+		t.Fatalf("sample %+v, want the first message", got.Sample)
+	}
+	if n, err := verifySignatures(got.Sample, map[string]string{"hooked-0001": secret.Reveal()}); n != 1 || err != nil {
+		t.Errorf("verified %d: %v", n, err)
+	}
+	if _, err := verifySignatures(got.Sample, map[string]string{"hooked-0001": other.Reveal()}); err == nil {
+		t.Error("a message verified with another secret")
+	}
+	if _, err := verifySignatures(got.Sample, map[string]string{}); err == nil {
+		t.Error("a message of a workspace without a webhook passed")
 	}
 }
