@@ -1,7 +1,8 @@
-// Package grpccall is what the workspace service's two gRPC ports (the
-// workspace's and the LTI context's, answering one WorkspaceService) share
-// about a call: the caller the auth interceptor admitted, and the API's
-// names for the fields an error names.
+// Package grpccall is what the workspace service's gRPC ports (the
+// workspace's, the LTI context's and the webhooks', answering one
+// WorkspaceService) share about a call: the caller the auth interceptor
+// admitted, the API's names for the fields an error names, and which
+// fields an update request changes.
 package grpccall
 
 import (

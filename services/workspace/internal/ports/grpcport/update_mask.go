@@ -1,15 +1,11 @@
 package grpcport
 
 import (
-	"fmt"
-	"slices"
-
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/liveproctor/workspaces/pkg/clip"
-	"github.com/liveproctor/workspaces/pkg/fault"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 )
 
 // updatable are the fields of an UpdateWorkspaceRequest that change the
@@ -22,19 +18,9 @@ var updatable = []protoreflect.Name{"name", "type", "parent_workspace_id", "addr
 // Without one, the fields the request populates change; only gRPC callers
 // send none, since the gateway fills the mask from the body's keys.
 func updateChanges(req *workspacev1.UpdateWorkspaceRequest) (domain.Changes, error) {
-	set := map[protoreflect.Name]bool{}
-	if mask := req.GetUpdateMask(); mask != nil {
-		for _, path := range mask.GetPaths() {
-			if !slices.Contains(updatable, protoreflect.Name(path)) {
-				return domain.Changes{}, fault.InvalidField("updateMask", fmt.Sprintf("%q is not an updatable field", clip.Runes(path, 64)))
-			}
-			set[protoreflect.Name(path)] = true
-		}
-	} else {
-		m := req.ProtoReflect()
-		for _, name := range updatable {
-			set[name] = m.Has(m.Descriptor().Fields().ByName(name))
-		}
+	set, err := grpccall.MaskedFields(req.ProtoReflect(), req.GetUpdateMask(), updatable)
+	if err != nil {
+		return domain.Changes{}, err
 	}
 	var c domain.Changes
 	if set["name"] {

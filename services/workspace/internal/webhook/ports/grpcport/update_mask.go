@@ -1,14 +1,10 @@
 package grpcport
 
 import (
-	"fmt"
-	"slices"
-
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/liveproctor/workspaces/pkg/clip"
-	"github.com/liveproctor/workspaces/pkg/fault"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 	webhookdomain "github.com/liveproctor/workspaces/services/workspace/internal/webhook/domain"
 )
 
@@ -23,19 +19,9 @@ var updatable = []protoreflect.Name{"url", "event_types", "description", "enable
 // the request populates change. Only gRPC callers send none, since the
 // gateway fills the mask from the body's keys.
 func webhookChanges(req *workspacev1.UpdateWebhookRequest) (webhookdomain.Changes, error) {
-	set := map[protoreflect.Name]bool{}
-	if mask := req.GetUpdateMask(); mask != nil {
-		for _, path := range mask.GetPaths() {
-			if !slices.Contains(updatable, protoreflect.Name(path)) {
-				return webhookdomain.Changes{}, fault.InvalidField("updateMask", fmt.Sprintf("%q is not an updatable field", clip.Runes(path, 64)))
-			}
-			set[protoreflect.Name(path)] = true
-		}
-	} else {
-		m := req.ProtoReflect()
-		for _, name := range updatable {
-			set[name] = m.Has(m.Descriptor().Fields().ByName(name))
-		}
+	set, err := grpccall.MaskedFields(req.ProtoReflect(), req.GetUpdateMask(), updatable)
+	if err != nil {
+		return webhookdomain.Changes{}, err
 	}
 	var c webhookdomain.Changes
 	if set["url"] {
