@@ -287,7 +287,7 @@ type failingPublisher struct {
 func (p *failingPublisher) PublishOutbox(ctx context.Context, id string, newID func() string) error {
 	if p.fail {
 		p.fail = false
-		if err := store.Stop(); err != nil {
+		if err := env.Server().Stop(); err != nil {
 			return err
 		}
 	}
@@ -308,7 +308,7 @@ func TestEventsStoreFailsBetweenTheWrites(t *testing.T) {
 	restarted := true
 	t.Cleanup(func() {
 		if !restarted {
-			_ = store.Restart(context.Background())
+			_ = env.Server().Restart(context.Background())
 		}
 	})
 
@@ -320,7 +320,7 @@ func TestEventsStoreFailsBetweenTheWrites(t *testing.T) {
 	if kind := fault.KindOf(err); kind != fault.Unavailable {
 		t.Fatalf("create with the store failing before the publish: error = %v (kind %v), want Unavailable", err, kind)
 	}
-	if err := store.Restart(ctx); err != nil {
+	if err := env.Server().Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
 	restarted = true
@@ -349,7 +349,7 @@ func TestEventsStoreFailsBetweenTheWrites(t *testing.T) {
 	wantTypes(t, "after a retried create", f.list(app.EventsInput{WorkspaceID: "a"}).Events, "workspace.created")
 
 	// A write that fails leaves no event: the store is down for the update.
-	if err := store.Stop(); err != nil {
+	if err := env.Server().Stop(); err != nil {
 		t.Fatal(err)
 	}
 	restarted = false
@@ -360,7 +360,7 @@ func TestEventsStoreFailsBetweenTheWrites(t *testing.T) {
 	if err == nil {
 		t.Fatal("update with the store down succeeded")
 	}
-	if err := store.Restart(ctx); err != nil {
+	if err := env.Server().Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
 	restarted = true

@@ -3,11 +3,9 @@ package mongostore_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,60 +18,23 @@ import (
 	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn/indexcheck"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn/mongotest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain/repotest"
 )
 
 // One FerretDB serves every test of the package; each test gets its own
-// database. Every command sent through client is logged and checked
-// (indexcheck).
+// database. Every command sent through its client is logged and checked
+// (indexcheck). Its TTL monitor runs every 100 ms, not every minute, so
+// that TestEventsRetention sees events expire.
 var (
-	store    *testenv.Server
-	client   *mongo.Client
 	commands = indexcheck.NewLog(mongostore.DeclaredIndexes(), "find", "update", "delete")
-	dbCount  atomic.Int64
+	env      = mongotest.New(mongotest.Options{Name: "mongostore", TTLMonitorInterval: 100 * time.Millisecond, Commands: commands})
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // the first build of FerretDB takes a while
-	defer cancel()
-	dir, err := os.MkdirTemp("", "mongostore-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	// The TTL monitor runs every 100 ms, not every minute, so that
-	// TestEventsRetention sees events expire.
-	store, err = testenv.StartFerretDB(ctx, testenv.FerretDBOptions{Dir: dir, TTLMonitorInterval: 100 * time.Millisecond})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start FerretDB:", err)
-		return 1
-	}
-	defer store.Stop()
-	client, err = mongo.Connect(options.Client().ApplyURI(store.URI()).
-		SetServerSelectionTimeout(2 * time.Second).
-		SetConnectTimeout(2 * time.Second).
-		SetMonitor(commands.Monitor()))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer client.Disconnect(context.Background())
-	code := m.Run()
-	// Whether every kind of query was seen only means something when
-	// every test ran.
-	whole := flag.Lookup("test.run").Value.String() == ""
-	if err := commands.Verdict(whole); err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL:", err)
-		return 1
-	}
-	return code
+	os.Exit(env.Run(m))
 }
 
 // newRepository is a prepared repository on a database of its own.
@@ -85,8 +46,7 @@ func newRepository(t *testing.T, opts ...mongostore.Option) *mongostore.Reposito
 // newRepositoryIn is newRepository, and the name of its database.
 func newRepositoryIn(t *testing.T, opts ...mongostore.Option) (*mongostore.Repository, string) {
 	t.Helper()
-	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	db := env.Database(t)
 	repo := mongostore.New(db, opts...)
 	if err := repo.Prepare(context.Background()); err != nil {
 		t.Fatal(err)
@@ -106,9 +66,9 @@ func TestPrepareIsRepeatable(t *testing.T) {
 	if err := repo.Prepare(ctx); err != nil {
 		t.Fatalf("second Prepare: %v", err)
 	}
-	events := client.Database(name).Collection(mongostore.EventsCollection)
+	events := env.Client().Database(name).Collection(mongostore.EventsCollection)
 	indexcheck.WantTTL(t, events, "expiry", 90*24*60*60)
-	if err := mongostore.New(client.Database(name), mongostore.WithEventRetention(time.Hour)).Prepare(ctx); err != nil {
+	if err := mongostore.New(env.Client().Database(name), mongostore.WithEventRetention(time.Hour)).Prepare(ctx); err != nil {
 		t.Fatalf("Prepare with another retention: %v", err)
 	}
 	indexcheck.WantTTL(t, events, "expiry", 3600)
@@ -119,7 +79,7 @@ func TestPrepareIsRepeatable(t *testing.T) {
 // exactly one succeeds, and the other gets the domain's conflict.
 func TestTwoReplicasUpdatingAtOnceHaveOneWinner(t *testing.T) {
 	first, name := newRepositoryIn(t)
-	other, err := mongo.Connect(options.Client().ApplyURI(store.URI()).SetServerSelectionTimeout(2 * time.Second))
+	other, err := mongo.Connect(options.Client().ApplyURI(env.Server().URI()).SetServerSelectionTimeout(2 * time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +139,7 @@ func TestTwoReplicasUpdatingAtOnceHaveOneWinner(t *testing.T) {
 // A crash between reserving a key and inserting the workspace leaves a
 // reservation no workspace lists: it must not authenticate as anything.
 func TestLeftoverReservationDoesNotResolve(t *testing.T) {
-	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	db := env.Database(t)
 	repo := mongostore.New(db)
 	ctx := context.Background()
 	_, err := db.Collection(mongostore.AppKeysCollection).InsertOne(ctx,
@@ -210,13 +169,13 @@ func TestStoreDownIsUnavailable(t *testing.T) {
 	if err := repo.Create(ctx, w); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Stop(); err != nil {
+	if err := env.Server().Stop(); err != nil {
 		t.Fatal(err)
 	}
 	restarted := false
 	t.Cleanup(func() {
 		if !restarted {
-			_ = store.Restart(context.Background())
+			_ = env.Server().Restart(context.Background())
 		}
 	})
 
@@ -226,7 +185,7 @@ func TestStoreDownIsUnavailable(t *testing.T) {
 	if kind := fault.KindOf(err); kind != fault.Unavailable {
 		t.Fatalf("Get with the store down: error = %v (kind %v), want Unavailable", err, kind)
 	}
-	if err := store.Restart(ctx); err != nil {
+	if err := env.Server().Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
 	restarted = true
@@ -245,13 +204,12 @@ func TestStoreDownIsUnavailable(t *testing.T) {
 // the repository works again once the store answers, without a restart.
 func TestHungStoreFailsFastWithBreaker(t *testing.T) {
 	timeout := 500 * time.Millisecond
-	c, err := mongo.Connect(options.Client().ApplyURI(store.URI()).SetServerSelectionTimeout(timeout).SetConnectTimeout(timeout))
+	c, err := mongo.Connect(options.Client().ApplyURI(env.Server().URI()).SetServerSelectionTimeout(timeout).SetConnectTimeout(timeout))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Disconnect(context.Background()) })
-	db := c.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	db := c.Database(env.Database(t).Name()) // its own database, through the short timeouts
 	settings := breaker.Defaults(timeout)
 	settings.Unreachable = mongoconn.Unreachable
 	b := breaker.New(settings)
@@ -269,13 +227,13 @@ func TestHungStoreFailsFastWithBreaker(t *testing.T) {
 	if err := repo.Create(ctx, sample("w1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Pause(); err != nil {
+	if err := env.Server().Pause(); err != nil {
 		t.Fatal(err)
 	}
 	resumed := false
 	t.Cleanup(func() {
 		if !resumed {
-			_ = store.Resume()
+			_ = env.Server().Resume()
 		}
 	})
 
@@ -293,7 +251,7 @@ func TestHungStoreFailsFastWithBreaker(t *testing.T) {
 		t.Fatalf("Create with the breaker open: %v, want Unavailable at once", err)
 	}
 
-	if err := store.Resume(); err != nil {
+	if err := env.Server().Resume(); err != nil {
 		t.Fatal(err)
 	}
 	resumed = true
@@ -313,8 +271,7 @@ func TestHungStoreFailsFastWithBreaker(t *testing.T) {
 // workspaces' LTI deployments: Prepare gives its documents that field, so
 // a login naming a deployment of theirs finds them.
 func TestPrepareUpgradesEarlierDocuments(t *testing.T) {
-	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	db := env.Database(t)
 	ctx := context.Background()
 	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	earlier := func(id string, managers []string) bson.D {

@@ -15,17 +15,15 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/pkg/webhook"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn/mongotest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
@@ -42,36 +40,10 @@ import (
 // one FerretDB, and receivers on loopback that check each message's
 // signature with the Standard Webhooks library. Only the endpoints'
 // configuration is a stand-in (endpoints, below).
-var (
-	client  *mongo.Client
-	dbCount atomic.Int64
-)
+var env = mongotest.New(mongotest.Options{Name: "webhook-dispatch"})
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // the first build of FerretDB takes a while
-	defer cancel()
-	dir, err := os.MkdirTemp("", "webhook-dispatch-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	store, err := testenv.StartFerretDB(ctx, testenv.FerretDBOptions{Dir: dir})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start FerretDB:", err)
-		return 1
-	}
-	defer store.Stop()
-	if client, err = mongo.Connect(options.Client().ApplyURI(store.URI()).SetServerSelectionTimeout(2 * time.Second)); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer client.Disconnect(context.Background())
-	return m.Run()
+	os.Exit(env.Run(m))
 }
 
 // settle is the audit trail's settle window in these tests: an event is
@@ -242,8 +214,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	db := env.Database(t)
 	ctx := context.Background()
 	repo := mongostore.New(db)
 	deliveries := deliverystore.New(db)

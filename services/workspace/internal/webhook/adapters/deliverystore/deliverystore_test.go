@@ -3,7 +3,6 @@ package deliverystore_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"sync"
@@ -13,66 +12,32 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn/indexcheck"
+	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn/mongotest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/webhook/adapters/deliverystore"
 	webhookapp "github.com/liveproctor/workspaces/services/workspace/internal/webhook/app"
 )
 
 // One FerretDB serves every test of the package; each test gets its own
-// database. Every command sent through client is checked against the
-// store's declared indexes (indexcheck).
+// database. Every command sent through its client is checked against the
+// store's declared indexes (indexcheck). Its TTL monitor runs every
+// 100 ms, so that TestAttemptsRetention sees attempts expire.
 var (
-	client   *mongo.Client
 	commands = indexcheck.NewLog(deliverystore.DeclaredIndexes(), "find", "findAndModify", "update", "delete")
-	dbCount  atomic.Int64
+	env      = mongotest.New(mongotest.Options{Name: "deliverystore", TTLMonitorInterval: 100 * time.Millisecond, Commands: commands})
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // the first build of FerretDB takes a while
-	defer cancel()
-	dir, err := os.MkdirTemp("", "deliverystore-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	// The TTL monitor runs every 100 ms, so that TestAttemptsRetention
-	// sees attempts expire.
-	store, err := testenv.StartFerretDB(ctx, testenv.FerretDBOptions{Dir: dir, TTLMonitorInterval: 100 * time.Millisecond})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start FerretDB:", err)
-		return 1
-	}
-	defer store.Stop()
-	client, err = mongo.Connect(options.Client().ApplyURI(store.URI()).
-		SetServerSelectionTimeout(2 * time.Second).
-		SetMonitor(commands.Monitor()))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer client.Disconnect(context.Background())
-	code := m.Run()
-	if err := commands.Verdict(flag.Lookup("test.run").Value.String() == ""); err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL:", err)
-		return 1
-	}
-	return code
+	os.Exit(env.Run(m))
 }
 
 // newStore is a prepared store on a database of its own.
 func newStore(t *testing.T, opts ...deliverystore.Option) (*deliverystore.Store, *mongo.Database) {
 	t.Helper()
-	db := client.Database(fmt.Sprintf("test%d", dbCount.Add(1)))
-	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	db := env.Database(t)
 	s := deliverystore.New(db, opts...)
 	if err := s.Prepare(context.Background()); err != nil {
 		t.Fatal(err)
