@@ -90,6 +90,8 @@ type Signer interface {
 	Sign(ctx context.Context, claims any) (string, error)
 }
 
+var _ Signer = (*ToolKeys)(nil)
+
 // PlatformTokens are the tool's access tokens to the platforms' services
 // (Assignment and Grade Services, Names and Role Provisioning), obtained
 // by OAuth 2 client credentials with a client assertion (RFC 7523, the
