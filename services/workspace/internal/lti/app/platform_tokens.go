@@ -200,7 +200,7 @@ func (p *PlatformTokens) obtain(ctx context.Context, r ltidomain.Registration, s
 				_ = p.store.Unlock(ctx, key, owner)
 				return t, nil
 			}
-			return p.fetch(ctx, r, set, key, owner)
+			return p.fetch(ctx, r, set, key, owner, good)
 		}
 		if good {
 			return t, nil // due, and another replica renews it
@@ -215,8 +215,10 @@ func (p *PlatformTokens) obtain(ctx context.Context, r ltidomain.Registration, s
 }
 
 // fetch asks the platform for a token with a new client assertion and
-// stores it, releasing the lock owner holds.
-func (p *PlatformTokens) fetch(ctx context.Context, r ltidomain.Registration, set []string, key, owner string) (PlatformToken, error) {
+// stores it, releasing the lock owner holds. A renewal (a token is still
+// good) that fails keeps the lock until it expires, so that a platform
+// refusing renewals is asked once per lock's life, not at every call.
+func (p *PlatformTokens) fetch(ctx context.Context, r ltidomain.Registration, set []string, key, owner string, renewal bool) (PlatformToken, error) {
 	sent := p.settings.Now() // the token's life counts from before it was asked for
 	assertion, err := p.signer.Sign(ctx, clientAssertion{
 		Issuer: r.ClientID, Subject: r.ClientID, Audience: r.AuthTokenURL,
@@ -233,8 +235,10 @@ func (p *PlatformTokens) fetch(ctx context.Context, r ltidomain.Registration, se
 			return t, nil
 		}
 	}
-	// Let the others try at once rather than at the lock's expiry.
-	_ = p.store.Unlock(context.WithoutCancel(ctx), key, owner)
+	if !renewal {
+		// The callers waiting have no token: let them try at once.
+		_ = p.store.Unlock(context.WithoutCancel(ctx), key, owner)
+	}
 	return PlatformToken{}, err
 }
 

@@ -307,12 +307,42 @@ func TestRenewedBeforeExpiry(t *testing.T) {
 	if n := f.platform.fetches.Load(); n != 2 {
 		t.Fatalf("%d fetches, want 2 (one renewal)", n)
 	}
-	// Past its use, a token is never served, renewed or not.
+	// A renewal the platform refuses leaves the token served, and the
+	// lock held for its life: the platform is not asked at every call.
+	second, err := a.Token(ctx, f.reg, scopes)
+	if err != nil {
+		t.Fatal(err)
+	}
 	mu.Lock()
-	now = first.UseUntil
+	now = second.RenewAt
 	mu.Unlock()
-	if tok, err := a.Token(ctx, f.reg, scopes); err != nil || tok.AccessToken == first.AccessToken {
-		t.Fatalf("at its UseUntil: %q, %v; want another token", tok.AccessToken, err)
+	f.platform.setAnswer(http.StatusServiceUnavailable, "", "Retry-After", "30")
+	if tok, err := a.Token(ctx, f.reg, scopes); err != nil || tok.AccessToken != "token-2" {
+		t.Fatalf("a token due for renewal: %q, %v; want it served", tok.AccessToken, err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if n := f.platform.fetches.Load(); n != 3 {
+			return fmt.Errorf("%d fetches", n)
+		}
+		return nil
+	}, "the refused renewal")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	locks, err := rdb.Keys(ctx, "{lti13:token:*}:lock").Result()
+	if err != nil || len(locks) != 1 {
+		t.Fatalf("locks after a refused renewal: %v, %v; want the one held", locks, err)
+	}
+	f.platform.answer.Store(nil)
+
+	// Past its use, a token is never served, renewed or not.
+	if err := rdb.Del(ctx, locks[0]).Err(); err != nil { // as if it expired
+		t.Fatal(err)
+	}
+	mu.Lock()
+	now = second.UseUntil
+	mu.Unlock()
+	if tok, err := a.Token(ctx, f.reg, scopes); err != nil || tok.AccessToken != "token-4" {
+		t.Fatalf("at its UseUntil: %q, %v; want a new token", tok.AccessToken, err)
 	}
 }
 
