@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/clip"
@@ -105,6 +106,7 @@ type PlatformTokens struct {
 	signer   Signer
 	settings Settings
 	flights  *ttlcache.Loader[string, PlatformToken]
+	renewing sync.Map // the keys this replica renews in the background
 	lockLife time.Duration
 }
 
@@ -152,16 +154,25 @@ func (p *PlatformTokens) Token(ctx context.Context, r ltidomain.Registration, sc
 	}
 	if ok && now.Before(t.UseUntil) {
 		if !now.Before(t.RenewAt) {
-			// Renewed in the background, joining a renewal under way.
-			go func() {
-				if _, err := p.flights.Get(context.WithoutCancel(ctx), key, load); err != nil {
-					p.settings.Logger.Warn("LTI access token not renewed", "registration", r.ID, "error", err)
-				}
-			}()
+			p.renew(ctx, r.ID, key, load)
 		}
 		return t, nil
 	}
 	return p.flights.Get(ctx, key, load)
+}
+
+// renew starts the renewal of key in the background, unless this replica
+// is renewing it: one goroutine, however many calls see the token due.
+func (p *PlatformTokens) renew(ctx context.Context, registrationID, key string, load ttlcache.LoadFunc[PlatformToken]) {
+	if _, renewing := p.renewing.LoadOrStore(key, true); renewing {
+		return
+	}
+	go func() {
+		defer p.renewing.Delete(key)
+		if _, err := p.flights.Get(context.WithoutCancel(ctx), key, load); err != nil {
+			p.settings.Logger.Warn("LTI access token not renewed", "registration", registrationID, "error", err)
+		}
+	}()
 }
 
 // Invalidate drops t, which a platform's service refused (401), if it is
