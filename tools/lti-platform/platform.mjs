@@ -5,8 +5,11 @@
 // It publishes a JWKS, answers the OIDC authorization request of the tool's
 // login (1EdTech Security Framework 1.0 §5.1.1) with an id_token, receives
 // Deep Linking 2.0 responses, and serves a course page that embeds the tool
-// in a cross-site iframe. A control API under /control lets a test shape the
-// next launch, rotate keys, break the JWKS and read what happened.
+// in a cross-site iframe. Its LTI Advantage side issues access tokens for
+// the tool's client assertions (/token), and serves line items and scores
+// (AGS 2.0) and context memberships (NRPS 2.0). A control API under
+// /control lets a test shape the next launch, rotate keys, break the JWKS,
+// make the services fail, and read what happened.
 //
 //   node platform.mjs [--port 0] [--host 127.0.0.1] [--issuer URL] [--tool URL] [--clients JSON]
 //
@@ -23,6 +26,31 @@ import * as jose from 'jose';
 
 const LTI = 'https://purl.imsglobal.org/spec/lti/claim/';
 const LTI_DL = 'https://purl.imsglobal.org/spec/lti-dl/claim/';
+const AGS_CLAIM = 'https://purl.imsglobal.org/spec/lti-ags/claim/endpoint';
+const NRPS_CLAIM = 'https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice';
+const SCOPE = {
+  lineitem: 'https://purl.imsglobal.org/spec/lti-ags/scope/lineitem',
+  lineitemRead: 'https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly',
+  resultRead: 'https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly',
+  score: 'https://purl.imsglobal.org/spec/lti-ags/scope/score',
+  memberships: 'https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly',
+};
+const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+const ASSERTION_MAX_LIFETIME = 300; // seconds from iat to exp (RFC 7523 §3, the issue's 5 minutes)
+const MAX_SCORES = 10000;
+// TYPE_ID is the query every AGS URL carries, as Moodle's and Canvas's do:
+// a tool that drops it is answered 404, one that appends /scores after it
+// posts to the line item and is answered 405.
+const TYPE_ID = '7';
+const MEDIA = {
+  lineItem: 'application/vnd.ims.lis.v2.lineitem+json',
+  lineItems: 'application/vnd.ims.lis.v2.lineitemcontainer+json',
+  score: 'application/vnd.ims.lis.v1.score+json',
+  memberships: 'application/vnd.ims.lti-nrps.v2.membershipcontainer+json',
+};
+const ROLE = 'http://purl.imsglobal.org/vocab/lis/v2/membership#';
+const SERVICES = ['token', 'lineitems', 'scores', 'memberships'];
+
 const TOKEN_LIFETIME = 300; // seconds
 const KEEP = 50; // entries kept in each list of /control/stats
 const MAX_BODY = 1 << 20;
@@ -51,9 +79,23 @@ const state = {
   issued: new Map(), // login_hint → {client_id, deployment_id, lti_message_hint}
   deepLinkRequests: [], // {client_id, deployment_id, data} of deep-linking launches
   deepLinkResults: [],
-  stats: { jwksFetches: 0, authRequests: [], errors: [] },
+  stats: freshStats(),
   dynreg: freshDynreg(), // LTI Dynamic Registration, see dynamicRegistration()
+  advantage: freshAdvantage(), // tokens, line items, rosters, faults: see "LTI Advantage" below
 };
+
+function freshStats() {
+  return {
+    jwksFetches: 0,
+    authRequests: [],
+    errors: [],
+    tokenFetches: {}, // client_id → token requests naming it, refused ones too
+    tokensIssued: {}, // client_id → access tokens issued
+    tokenRequests: [],
+    calls: { token: 0, lineitems: 0, scores: 0, memberships: 0 }, // faulted ones too
+    scores: [], // every score received, in order, up to MAX_SCORES
+  };
+}
 
 // freshDynreg is the Dynamic Registration side's state: the tokens issued
 // (each usable once), how the next answers misbehave, what tools posted.
@@ -133,7 +175,7 @@ function mergePatch(target, patch) {
 
 // launchClaims are an id_token's claims with every claim LTI Core 1.3 §5
 // requires of the message type, and the ones the tool reads.
-function launchClaims({ client, deploymentId, nonce, messageType, data, offset = 0 }) {
+function launchClaims({ client, deploymentId, nonce, messageType, data, offset = 0, lineitem }) {
   const now = Math.floor(Date.now() / 1000) + offset;
   const claims = {
     iss: state.issuer,
@@ -168,7 +210,17 @@ function launchClaims({ client, deploymentId, nonce, messageType, data, offset =
       data,
     };
   } else {
-    claims[`${LTI}resource_link`] = { id: 'course-7-exam-1', title: 'Unit 3 exam' };
+    const link = { id: 'course-7-exam-1', title: 'Unit 3 exam' };
+    const context = claims[`${LTI}context`].id;
+    claims[`${LTI}resource_link`] = link;
+    claims[AGS_CLAIM] = {
+      scope: [SCOPE.lineitem, SCOPE.lineitemRead, SCOPE.resultRead, SCOPE.score],
+      lineitems: lineItemsURL(context),
+    };
+    // The resource link's own line item, made on first use as an LMS makes
+    // a gradebook column, when the control asks for it.
+    if (lineitem) claims[AGS_CLAIM].lineitem = resourceLinkLineItem(context, link).id;
+    claims[NRPS_CLAIM] = { context_memberships_url: membershipsURL(context), service_versions: ['2.0'] };
   }
   return claims;
 }
@@ -227,9 +279,11 @@ function b64json(v) {
 // ---- HTTP plumbing ------------------------------------------------------
 
 class HTTPError extends Error {
-  constructor(status, message) {
+  constructor(status, message, headers = {}, body = undefined) {
     super(message);
     this.status = status;
+    this.headers = headers; // sent with the error: WWW-Authenticate, Retry-After
+    this.body = body; // the JSON answered instead of {error: message}
   }
 }
 
@@ -354,6 +408,7 @@ async function authorize(req, res) {
     messageType,
     data,
     offset: next.clock_offset ?? 0,
+    lineitem: next.lineitem,
   });
   claims = mergePatch(claims, next.claims ?? {});
   if (messageType === 'LtiDeepLinkingRequest') {
@@ -547,6 +602,372 @@ async function deepLinkReturn(req, res) {
 `);
 }
 
+// ---- LTI Advantage: access tokens, AGS 2.0, NRPS 2.0 -------------------
+
+function freshAdvantage() {
+  return {
+    expiresIn: 3600, // the access tokens' lifetime, in seconds
+    tokens: new Map(), // access token → {client_id, scopes: Set, expiresAt: ms}
+    jtis: new Map(), // `${client_id} ${jti}` → exp (s): assertions seen, kept until they expire
+    toolKeys: new Map(), // jwks_url → jose's remote key set, which caches the tool's keys
+    faults: Object.fromEntries(SERVICES.map((s) => [s, []])), // service → [{status, count, retry_after}]
+    lineItems: new Map(), // context id → Map(line item number → line item)
+    lastLineItem: 0,
+    lastTimestamps: new Map(), // `${line item URL} ${userId}` → the last score's timestamp (ms)
+    rosters: new Map(), // context id → members given by /control/members
+    cursors: new Map(), // NRPS page cursor → {context, role, page}
+  };
+}
+
+function lineItemsURL(context) {
+  return `${state.url}/ags/contexts/${encodeURIComponent(context)}/lineitems?type_id=${TYPE_ID}`;
+}
+
+function lineItemURL(context, n) {
+  return `${state.url}/ags/contexts/${encodeURIComponent(context)}/lineitems/${n}/lineitem?type_id=${TYPE_ID}`;
+}
+
+function membershipsURL(context) {
+  return `${state.url}/nrps/contexts/${encodeURIComponent(context)}/memberships`;
+}
+
+// fault answers the next call to service as /control/faults said, if it
+// said anything, and counts the call.
+function fault(service) {
+  state.stats.calls[service]++;
+  const queue = state.advantage.faults[service];
+  const f = queue[0];
+  if (!f) return;
+  if (--f.count <= 0) queue.shift();
+  const headers = f.retry_after !== undefined ? { 'Retry-After': String(f.retry_after) } : {};
+  if (f.status === 401) {
+    headers['WWW-Authenticate'] = 'Bearer error="invalid_token", error_description="The access token expired"';
+    throw new HTTPError(401, 'the access token expired (control)', headers, service === 'token' ? { error: 'invalid_client' } : undefined);
+  }
+  throw new HTTPError(f.status, `${service} unavailable (control)`, headers);
+}
+
+// oauthError is an RFC 6749 §5.2 error answer of the token endpoint.
+function oauthError(status, error, description) {
+  return new HTTPError(status, `${error}: ${description}`, {}, { error, error_description: description });
+}
+
+// verifyAssertion applies RFC 7523 §3 to a client assertion, verified with
+// the tool's published keys, and returns the client it authenticates.
+async function verifyAssertion(assertion, tokenURLs) {
+  let clientID;
+  try {
+    clientID = jose.decodeJwt(assertion).iss;
+  } catch {
+    throw oauthError(401, 'invalid_client', 'the client assertion is not a JWT');
+  }
+  const client = state.clients.get(clientID);
+  if (!client) throw oauthError(401, 'invalid_client', `client ${JSON.stringify(clientID)} is not registered`);
+  state.stats.tokenFetches[client.client_id] = (state.stats.tokenFetches[client.client_id] ?? 0) + 1;
+  if (!client.jwks_url) throw oauthError(401, 'invalid_client', `client ${client.client_id} has no jwks_url`);
+  const keys = state.advantage.toolKeys;
+  if (!keys.has(client.jwks_url)) keys.set(client.jwks_url, jose.createRemoteJWKSet(new URL(client.jwks_url)));
+  let payload;
+  try {
+    const header = jose.decodeProtectedHeader(assertion);
+    if (!header.kid) throw new Error('the header has no kid');
+    ({ payload } = await jose.jwtVerify(assertion, keys.get(client.jwks_url), {
+      issuer: client.client_id,
+      subject: client.client_id,
+      audience: tokenURLs,
+      algorithms: ['RS256'],
+      requiredClaims: ['iat', 'exp', 'jti'],
+    }));
+  } catch (err) {
+    throw oauthError(401, 'invalid_client', `client assertion: ${err.code ? `${err.code}: ` : ''}${err.message}`);
+  }
+  if (payload.exp - payload.iat > ASSERTION_MAX_LIFETIME) {
+    throw oauthError(401, 'invalid_client', `client assertion: exp is ${payload.exp - payload.iat}s after iat, over ${ASSERTION_MAX_LIFETIME}s`);
+  }
+  const now = Date.now() / 1000;
+  const seen = state.advantage.jtis;
+  for (const [k, exp] of seen) if (exp < now) seen.delete(k);
+  const jti = `${client.client_id} ${payload.jti}`;
+  if (seen.has(jti)) throw oauthError(401, 'invalid_client', `client assertion: jti ${JSON.stringify(payload.jti)} was used before`);
+  seen.set(jti, payload.exp);
+  return client;
+}
+
+// token is the token endpoint (the tool's authTokenUrl): the client
+// credentials grant with a JWT client assertion (RFC 6749 §4.4, RFC 7523
+// §2.2), the 1EdTech Security Framework's way for a tool to call services.
+async function token(req, res) {
+  const record = { at: new Date().toISOString(), client_id: '', scope: '', error: '' };
+  remember(state.stats.tokenRequests, record);
+  try {
+    fault('token');
+    const form = await readForm(req);
+    if (form.get('grant_type') !== 'client_credentials') {
+      throw oauthError(400, 'unsupported_grant_type', `grant_type is ${JSON.stringify(form.get('grant_type'))}, want client_credentials`);
+    }
+    if (form.get('client_assertion_type') !== ASSERTION_TYPE) {
+      throw oauthError(400, 'invalid_request', `client_assertion_type: want ${ASSERTION_TYPE}`);
+    }
+    record.scope = form.get('scope') ?? '';
+    // The token URL as the tool addressed it, and as this platform names it.
+    const tokenURLs = [...new Set([`${state.url}/token`, `http://${req.headers.host}/token`])];
+    const client = await verifyAssertion(form.get('client_assertion') ?? '', tokenURLs);
+    record.client_id = client.client_id;
+    const scopes = record.scope.split(' ').filter(Boolean);
+    const known = Object.values(SCOPE);
+    const unknown = scopes.filter((s) => !known.includes(s));
+    if (scopes.length === 0 || unknown.length > 0) {
+      throw oauthError(400, 'invalid_scope', scopes.length === 0 ? 'no scope is asked for' : `unknown scopes ${unknown.join(' ')}`);
+    }
+    const accessToken = crypto.randomBytes(24).toString('base64url');
+    const { expiresIn } = state.advantage;
+    state.advantage.tokens.set(accessToken, { client_id: client.client_id, scopes: new Set(scopes), expiresAt: Date.now() + expiresIn * 1000 });
+    state.stats.tokensIssued[client.client_id] = (state.stats.tokensIssued[client.client_id] ?? 0) + 1;
+    sendJSON(res, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: expiresIn, scope: scopes.join(' ') });
+  } catch (err) {
+    record.error = err.message;
+    fail('token', err.message);
+    throw err;
+  }
+}
+
+// bearer checks the request's access token (RFC 6750) for one of scopes.
+function bearer(req, scopes) {
+  const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+  const t = m && state.advantage.tokens.get(m[1]);
+  if (!t) throw new HTTPError(401, 'no valid access token', { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+  if (Date.now() >= t.expiresAt) {
+    throw new HTTPError(401, 'the access token expired', { 'WWW-Authenticate': 'Bearer error="invalid_token", error_description="The access token expired"' });
+  }
+  if (!scopes.some((s) => t.scopes.has(s))) {
+    throw new HTTPError(403, `the access token's scope lacks ${scopes.join(' or ')}`, { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scopes[0]}"` });
+  }
+  return t;
+}
+
+function wantType(req, type) {
+  const given = (req.headers['content-type'] ?? '').split(';')[0].trim();
+  if (given !== type) throw new HTTPError(415, `Content-Type is ${JSON.stringify(given)}, want ${type}`);
+}
+
+function wantAccept(req, type) {
+  const accept = req.headers.accept ?? '';
+  if (accept !== '' && !accept.includes(type) && !accept.includes('*/*')) {
+    throw new HTTPError(406, `Accept ${JSON.stringify(accept)} does not take ${type}`);
+  }
+}
+
+function contextLineItems(context) {
+  const all = state.advantage.lineItems;
+  if (!all.has(context)) all.set(context, new Map());
+  return all.get(context);
+}
+
+// checkLineItem applies AGS 2.0 §3.2's rules to a line item's JSON.
+function checkLineItem(body) {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new HTTPError(400, 'want a JSON object');
+  const problems = [];
+  if (typeof body.label !== 'string' || body.label.trim() === '') problems.push('label is missing');
+  if (typeof body.scoreMaximum !== 'number' || !(body.scoreMaximum > 0)) problems.push('scoreMaximum is not a number over 0');
+  for (const k of ['resourceId', 'resourceLinkId', 'tag', 'startDateTime', 'endDateTime']) {
+    if (body[k] !== undefined && typeof body[k] !== 'string') problems.push(`${k} is not a string`);
+  }
+  if (problems.length > 0) throw new HTTPError(400, problems.join('; '));
+}
+
+function createLineItem(context, body) {
+  checkLineItem(body);
+  const n = ++state.advantage.lastLineItem;
+  const item = { ...body, id: lineItemURL(context, n) };
+  contextLineItems(context).set(String(n), item);
+  return item;
+}
+
+// resourceLinkLineItem is the line item of a resource link, made the first
+// time a launch asks for it.
+function resourceLinkLineItem(context, link) {
+  for (const item of contextLineItems(context).values()) if (item.resourceLinkId === link.id) return item;
+  return createLineItem(context, { label: link.title, scoreMaximum: 100, resourceLinkId: link.id });
+}
+
+function wantTypeID(q) {
+  if (q.get('type_id') !== TYPE_ID) {
+    throw new HTTPError(404, `type_id is ${JSON.stringify(q.get('type_id'))}, want ${JSON.stringify(TYPE_ID)}: use the URL as given`);
+  }
+}
+
+// lineItems serves a context's line item container (AGS 2.0 §3.2): GET
+// lists them, filtered by resource_link_id, resource_id, tag; POST makes one.
+async function lineItems(req, res, context) {
+  fault('lineitems');
+  const q = new URL(req.url, state.url).searchParams;
+  wantTypeID(q);
+  if (req.method === 'POST') {
+    bearer(req, [SCOPE.lineitem]);
+    wantType(req, MEDIA.lineItem);
+    send(res, 201, MEDIA.lineItem, JSON.stringify(createLineItem(context, await readJSON(req))));
+    return;
+  }
+  bearer(req, [SCOPE.lineitem, SCOPE.lineitemRead]);
+  wantAccept(req, MEDIA.lineItems);
+  const filters = { resourceLinkId: q.get('resource_link_id'), resourceId: q.get('resource_id'), tag: q.get('tag') };
+  const items = [...contextLineItems(context).values()].filter((item) =>
+    Object.entries(filters).every(([k, v]) => v === null || item[k] === v));
+  send(res, 200, MEDIA.lineItems, JSON.stringify(items));
+}
+
+function findLineItem(context, n) {
+  const item = state.advantage.lineItems.get(context)?.get(n);
+  if (!item) throw new HTTPError(404, `no line item ${n} in context ${context}`);
+  return item;
+}
+
+async function lineItem(req, res, context, n) {
+  fault('lineitems');
+  const q = new URL(req.url, state.url).searchParams;
+  if (req.method !== 'GET') {
+    // A POST here is most often a score whose /scores went after the query.
+    throw new HTTPError(405, `${req.method} on a line item; scores go to the line item's path + /scores, before its query (${q.toString()})`, { Allow: 'GET' });
+  }
+  wantTypeID(q);
+  bearer(req, [SCOPE.lineitem, SCOPE.lineitemRead]);
+  wantAccept(req, MEDIA.lineItem);
+  send(res, 200, MEDIA.lineItem, JSON.stringify(findLineItem(context, n)));
+}
+
+const ACTIVITY = ['Initialized', 'Started', 'InProgress', 'Submitted', 'Completed'];
+const GRADING = ['FullyGraded', 'Pending', 'PendingManual', 'Failed', 'NotReady'];
+
+// checkScore applies AGS 2.0 §3.4's rules to a score and returns its
+// timestamp in milliseconds.
+function checkScore(s) {
+  if (s === null || typeof s !== 'object' || Array.isArray(s)) throw new HTTPError(400, 'want a JSON object');
+  const problems = [];
+  if (typeof s.userId !== 'string' || s.userId === '') problems.push('userId is missing');
+  if (!ACTIVITY.includes(s.activityProgress)) problems.push(`activityProgress: want one of ${ACTIVITY.join(', ')}`);
+  if (!GRADING.includes(s.gradingProgress)) problems.push(`gradingProgress: want one of ${GRADING.join(', ')}`);
+  const at = typeof s.timestamp === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(s.timestamp) ? Date.parse(s.timestamp) : NaN;
+  if (Number.isNaN(at)) problems.push('timestamp is not an ISO 8601 date-time with a zone');
+  if (s.scoreGiven !== undefined) {
+    if (typeof s.scoreGiven !== 'number' || s.scoreGiven < 0) problems.push('scoreGiven is not a number of 0 or more');
+    if (typeof s.scoreMaximum !== 'number' || !(s.scoreMaximum > 0)) problems.push('scoreMaximum is not a number over 0');
+  }
+  if (s.comment !== undefined && typeof s.comment !== 'string') problems.push('comment is not a string');
+  if (problems.length > 0) throw new HTTPError(400, problems.join('; '));
+  return at;
+}
+
+// scores receives a score for a line item (AGS 2.0 §3.4) and records it.
+async function scores(req, res, context, n) {
+  fault('scores');
+  const q = new URL(req.url, state.url).searchParams;
+  wantTypeID(q);
+  const t = bearer(req, [SCOPE.score]);
+  wantType(req, MEDIA.score);
+  const item = findLineItem(context, n);
+  const score = await readJSON(req);
+  const record = { at: new Date().toISOString(), client_id: t.client_id, lineitem: item.id, score, status: 204, error: '' };
+  if (state.stats.scores.length < MAX_SCORES) state.stats.scores.push(record);
+  try {
+    const at = checkScore(score);
+    // §3.4.7: a score older than the last one for the user is not applied.
+    const key = `${item.id} ${score.userId}`;
+    const last = state.advantage.lastTimestamps.get(key);
+    if (last !== undefined && at < last) {
+      throw new HTTPError(409, `timestamp ${score.timestamp} is before the last score's for ${score.userId}`);
+    }
+    state.advantage.lastTimestamps.set(key, at);
+  } catch (err) {
+    record.status = err.status;
+    record.error = err.message;
+    fail('scores', err.message);
+    throw err;
+  }
+  res.writeHead(204, { 'Cache-Control': 'no-store' });
+  res.end();
+}
+
+// defaultRoster is every context's members until /control/members says
+// otherwise: the launch's user, who teaches, a teaching assistant and
+// eight learners, ten in all.
+function defaultRoster() {
+  const names = ['Grace Hopper', 'Alan Turing', 'Emmy Noether', 'Kurt Gödel', 'Sofia Kovalevskaya', 'John von Neumann', 'Hedy Lamarr', 'Srinivasa Ramanujan'];
+  return [
+    { user_id: 'platform-user-42', name: 'Ada Lovelace', email: 'ada@school.example', roles: [`${ROLE}Instructor`] },
+    { user_id: 'platform-user-43', name: 'Charles Babbage', email: 'charles@school.example', roles: ['http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant'] },
+    ...names.map((name, i) => ({
+      user_id: `platform-user-${100 + i}`,
+      name,
+      email: `${name.split(' ')[0].toLowerCase()}@school.example`,
+      roles: [`${ROLE}Learner`],
+    })),
+  ].map((m) => ({ status: 'Active', ...m }));
+}
+
+// hasRole tells whether a member has role, given as NRPS 2.0 §2.3.1
+// allows: a full URI, or a context role's short name.
+function hasRole(member, role) {
+  return member.roles.some((r) => r === role || r === `${ROLE}${role}`);
+}
+
+const PAGES = 3;
+
+// memberships answers a context's members (NRPS 2.0) in three pages, the
+// next page's URL in a Link header. The pages' URLs mix upper and lower
+// case in path and query and are known by this exact spelling only: a tool
+// that follows anything but the link as given gets 404.
+function memberships(req, res, context, page, cursor) {
+  fault('memberships');
+  bearer(req, [SCOPE.memberships]);
+  wantAccept(req, MEDIA.memberships);
+  let role = new URL(req.url, state.url).searchParams.get('role');
+  if (page > 1) {
+    const c = state.advantage.cursors.get(cursor ?? '');
+    if (!c || c.context !== context || c.page !== page) throw new HTTPError(404, `no page ${page} with Cursor ${JSON.stringify(cursor)}`);
+    role = c.role;
+  }
+  const all = (state.advantage.rosters.get(context) ?? defaultRoster()).filter((m) => role === null || hasRole(m, role));
+  const size = Math.max(1, Math.ceil(all.length / PAGES));
+  const headers = {};
+  if (page * size < all.length) {
+    const next = `Pg${randomString()}`;
+    state.advantage.cursors.set(next, { context, role, page: page + 1 });
+    const url = `${state.url}/nrps/contexts/${encodeURIComponent(context)}/Memberships/Page/${page + 1}?Cursor=${next}`;
+    headers.Link = `<${url}>; rel="next"`;
+  }
+  const body = {
+    id: `${state.url}${new URL(req.url, state.url).pathname}`,
+    context: { id: context, label: 'ALG1', title: 'Algebra I (period 3)' },
+    members: all.slice((page - 1) * size, page * size),
+  };
+  send(res, 200, MEDIA.memberships, JSON.stringify(body), headers);
+}
+
+// advantageRoute serves the AGS and NRPS URLs, or answers false.
+async function advantageRoute(req, res, pathname) {
+  let m = /^\/ags\/contexts\/([^/]+)\/lineitems(?:\/([^/]+)\/lineitem(\/scores)?)?$/.exec(pathname);
+  if (m) {
+    const context = decodeURIComponent(m[1]);
+    if (m[2] === undefined) {
+      if (req.method !== 'GET' && req.method !== 'POST') throw new HTTPError(405, `${req.method} on a line item container`, { Allow: 'GET, POST' });
+      await lineItems(req, res, context);
+    } else if (m[3] === undefined) {
+      await lineItem(req, res, context, m[2]);
+    } else {
+      if (req.method !== 'POST') throw new HTTPError(405, `${req.method} on scores`, { Allow: 'POST' });
+      await scores(req, res, context, m[2]);
+    }
+    return true;
+  }
+  m = /^\/nrps\/contexts\/([^/]+)\/(?:memberships|Memberships\/Page\/([0-9]+))$/.exec(pathname);
+  if (m && req.method === 'GET') {
+    const cursor = new URL(req.url, state.url).searchParams.get('Cursor');
+    memberships(req, res, decodeURIComponent(m[1]), m[2] === undefined ? 1 : Number(m[2]), cursor);
+    return true;
+  }
+  return false;
+}
+
 // ---- LTI Dynamic Registration (1EdTech LTI-DR 1.0) ----------------------
 
 // openidConfiguration answers the platform's OpenID configuration (LTI-DR
@@ -679,7 +1100,7 @@ window.addEventListener('message', (event) => {
 
 // ---- the control API ----------------------------------------------------
 
-const NEXT_FIELDS = ['claims', 'header', 'clock_offset', 'sign_with', 'client_id', 'deployment_id', 'message_type', 'deep_link_data'];
+const NEXT_FIELDS = ['claims', 'header', 'clock_offset', 'sign_with', 'client_id', 'deployment_id', 'message_type', 'deep_link_data', 'lineitem'];
 
 const control = {
   'POST /control/next': async (req) => {
@@ -687,6 +1108,7 @@ const control = {
     if (next.sign_with !== undefined && !['none', 'HS256', 'other-key'].includes(next.sign_with)) {
       throw new HTTPError(400, 'sign_with: want none, HS256 or other-key');
     }
+    if (next.lineitem !== undefined && typeof next.lineitem !== 'boolean') throw new HTTPError(400, 'lineitem: want true or false');
     if (next.client_id !== undefined && !state.clients.has(next.client_id)) {
       throw new HTTPError(400, `client_id ${JSON.stringify(next.client_id)} is not registered`);
     }
@@ -754,6 +1176,58 @@ const control = {
       throw new HTTPError(400, err.message);
     }
   },
+  'POST /control/tokens': async (req) => {
+    // {expires_in}: the lifetime of the access tokens issued from now on;
+    // {expire: true}: every access token issued so far is expired now.
+    const body = only(await readJSON(req), ['expires_in', 'expire']);
+    if (body.expires_in !== undefined) {
+      if (!Number.isInteger(body.expires_in) || body.expires_in < 1) throw new HTTPError(400, 'expires_in: want whole seconds, 1 or more');
+      state.advantage.expiresIn = body.expires_in;
+    }
+    let expired = 0;
+    if (body.expire === true) {
+      const now = Date.now();
+      for (const t of state.advantage.tokens.values()) {
+        if (t.expiresAt > now) {
+          t.expiresAt = now;
+          expired++;
+        }
+      }
+    }
+    return { expires_in: state.advantage.expiresIn, expired };
+  },
+  'POST /control/faults': async (req) => {
+    // {service, status, count, retry_after}: the next count calls to service
+    // (token, lineitems, scores, memberships) answer status, with
+    // Retry-After: retry_after if given; a 401 says the token expired.
+    const f = only(await readJSON(req), ['service', 'status', 'count', 'retry_after']);
+    if (!SERVICES.includes(f.service)) throw new HTTPError(400, `service: want one of ${SERVICES.join(', ')}`);
+    if (!Number.isInteger(f.status) || f.status < 400 || f.status > 599) throw new HTTPError(400, 'status: want 400…599');
+    if (f.count === undefined) f.count = 1;
+    if (!Number.isInteger(f.count) || f.count < 1) throw new HTTPError(400, 'count: want 1 or more');
+    if (f.retry_after !== undefined && !(Number.isInteger(f.retry_after) && f.retry_after >= 0)) throw new HTTPError(400, 'retry_after: want whole seconds');
+    state.advantage.faults[f.service].push(f);
+    return { faults: state.advantage.faults };
+  },
+  'POST /control/lineitems': async (req) => {
+    // A line item made as a teacher would, in context_id (default: the
+    // launches' course-7).
+    const { context_id: context = 'course-7', ...item } = await readJSON(req);
+    return createLineItem(context, item);
+  },
+  'GET /control/lineitems': async () => ({
+    lineitems: [...state.advantage.lineItems.values()].flatMap((items) => [...items.values()]),
+  }),
+  'POST /control/members': async (req) => {
+    // {context_id, members: [{user_id, roles, name, email, status}]}: the
+    // context's roster from now on.
+    const { context_id: context = 'course-7', members } = only(await readJSON(req), ['context_id', 'members']);
+    if (!Array.isArray(members) || members.some((m) => typeof m?.user_id !== 'string' || !Array.isArray(m.roles))) {
+      throw new HTTPError(400, 'members: want [{user_id, roles, …}]');
+    }
+    state.advantage.rosters.set(context, members.map((m) => ({ status: 'Active', ...m })));
+    return { context_id: context, members: state.advantage.rosters.get(context).length };
+  },
   'GET /control/deep-link-result': async () => {
     const last = state.deepLinkResults.at(-1);
     if (!last) throw new HTTPError(404, 'no Deep Linking response was received');
@@ -765,8 +1239,9 @@ const control = {
     state.issued.clear();
     state.deepLinkRequests = [];
     state.deepLinkResults = [];
-    state.stats = { jwksFetches: 0, authRequests: [], errors: [] };
+    state.stats = freshStats();
     state.dynreg = freshDynreg();
+    state.advantage = freshAdvantage();
     return { reset: true };
   },
 };
@@ -795,7 +1270,10 @@ async function route(req, res) {
       return dynamicRegistration(req, res);
     case 'GET /dynreg-page':
       return dynregPage(req, res);
+    case 'POST /token':
+      return token(req, res);
     default:
+      if (await advantageRoute(req, res, pathname)) return;
       throw new HTTPError(404, `no route ${key}`);
   }
 }
@@ -817,10 +1295,12 @@ async function main() {
         res.destroy();
         return;
       }
-      if (wantsJSON(req) || new URL(req.url, state.url).pathname.startsWith('/control/')) {
-        sendJSON(res, status, { error: err.message });
+      const headers = err.headers ?? {};
+      const { pathname } = new URL(req.url, state.url);
+      if (wantsJSON(req) || /^\/(control|token|ags|nrps)(\/|$)/.test(pathname)) {
+        send(res, status, 'application/json', `${JSON.stringify(err.body ?? { error: err.message })}\n`, headers);
       } else {
-        send(res, status, 'text/plain; charset=utf-8', `${err.message}\n`);
+        send(res, status, 'text/plain; charset=utf-8', `${err.message}\n`, headers);
       }
     });
   });

@@ -73,6 +73,9 @@ type launchOverrides struct {
 	// DeepLinkData as data.
 	MessageType  string `json:"message_type,omitempty"`
 	DeepLinkData string `json:"deep_link_data,omitempty"`
+	// LineItem puts the resource link's own line item (made on first use,
+	// as an LMS makes a gradebook column) in the AGS claim's lineitem.
+	LineItem bool `json:"lineitem,omitempty"`
 }
 
 // loginInitiation is a third-party login initiation the platform issued.
@@ -97,6 +100,73 @@ type platformStats struct {
 	JWKSFetches  int           `json:"jwksFetches"`
 	AuthRequests []authRequest `json:"authRequests"`
 	Errors       []string      `json:"errors"`
+	// TokenFetches counts the token requests naming each client, refused
+	// ones too; TokensIssued the access tokens each was given.
+	TokenFetches  map[string]int `json:"tokenFetches"`
+	TokensIssued  map[string]int `json:"tokensIssued"`
+	TokenRequests []tokenRequest `json:"tokenRequests"`
+	// Calls counts the calls to each service (token, lineitems, scores,
+	// memberships), the faulted ones too.
+	Calls map[string]int `json:"calls"`
+	// Scores are every score received, in order, refused ones too.
+	Scores []receivedScore `json:"scores"`
+}
+
+// tokenRequest is a request to the token endpoint, and why it was refused.
+type tokenRequest struct {
+	ClientID string `json:"client_id"`
+	Scope    string `json:"scope"`
+	Error    string `json:"error"`
+}
+
+// receivedScore is a score posted to a line item: 204 when applied, or
+// the status and reason of its refusal.
+type receivedScore struct {
+	ClientID string         `json:"client_id"`
+	LineItem string         `json:"lineitem"`
+	Score    map[string]any `json:"score"`
+	Status   int            `json:"status"`
+	Error    string         `json:"error"`
+}
+
+// The LTI Advantage scopes (AGS 2.0 §3.1, NRPS 2.0 §2.1) the platform's
+// token endpoint grants.
+const (
+	scopeLineItem         = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
+	scopeLineItemReadOnly = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"
+	scopeResultReadOnly   = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
+	scopeScore            = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+	scopeMemberships      = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+)
+
+// platformFault makes the next Count calls to Service ("token",
+// "lineitems", "scores", "memberships") answer Status: 429 with
+// Retry-After: RetryAfter (0: none), 401 as for an expired token, 500.
+type platformFault struct {
+	Service    string `json:"service"`
+	Status     int    `json:"status"`
+	Count      int    `json:"count"`
+	RetryAfter int    `json:"retry_after,omitempty"`
+}
+
+// platformLineItem is an AGS 2.0 line item (§3.2); ID is its URL, with the
+// platform's query string.
+type platformLineItem struct {
+	ID             string  `json:"id,omitempty"`
+	Label          string  `json:"label"`
+	ScoreMaximum   float64 `json:"scoreMaximum"`
+	ResourceID     string  `json:"resourceId,omitempty"`
+	ResourceLinkID string  `json:"resourceLinkId,omitempty"`
+	Tag            string  `json:"tag,omitempty"`
+}
+
+// platformMember is a member of a context as NRPS 2.0 answers it.
+type platformMember struct {
+	UserID string   `json:"user_id"`
+	Name   string   `json:"name,omitempty"`
+	Email  string   `json:"email,omitempty"`
+	Roles  []string `json:"roles"`
+	Status string   `json:"status,omitempty"`
 }
 
 // authRequest is an authentication request the platform received, and the
@@ -296,8 +366,62 @@ func (p *platform) DeepLinkResult() (deepLinkResult, bool) {
 	return r, true
 }
 
+// TokenURL is the platform's token endpoint, a registration's authTokenUrl.
+func (p *platform) TokenURL() string { return p.URL + "/token" }
+
+// SetTokenLifetime makes the access tokens issued from now on last seconds
+// (expires_in); the platform's default is 3600.
+func (p *platform) SetTokenLifetime(seconds int) {
+	p.control(http.MethodPost, "/control/tokens", map[string]int{"expires_in": seconds}, nil)
+}
+
+// ExpireTokens makes every access token issued so far expired, and returns
+// how many were still valid.
+func (p *platform) ExpireTokens() int {
+	var out struct{ Expired int }
+	p.control(http.MethodPost, "/control/tokens", map[string]bool{"expire": true}, &out)
+	return out.Expired
+}
+
+// Fail makes the platform's services fail as f says; faults given one after
+// another for a service are answered in turn.
+func (p *platform) Fail(f platformFault) { p.control(http.MethodPost, "/control/faults", f, nil) }
+
+// CreateLineItem makes a line item in contextID (empty: the launches'
+// course-7), as a teacher would in the gradebook.
+func (p *platform) CreateLineItem(contextID string, item platformLineItem) platformLineItem {
+	body := map[string]any{"label": item.Label, "scoreMaximum": item.ScoreMaximum}
+	for k, v := range map[string]string{"context_id": contextID, "resourceId": item.ResourceID, "resourceLinkId": item.ResourceLinkID, "tag": item.Tag} {
+		if v != "" {
+			body[k] = v
+		}
+	}
+	var made platformLineItem
+	p.control(http.MethodPost, "/control/lineitems", body, &made)
+	return made
+}
+
+// LineItems are every context's line items.
+func (p *platform) LineItems() []platformLineItem {
+	var out struct{ LineItems []platformLineItem }
+	p.control(http.MethodGet, "/control/lineitems", nil, &out)
+	return out.LineItems
+}
+
+// SetMembers replaces contextID's roster (empty: course-7); until then a
+// context has ten members: platform-user-42 (Instructor), a teaching
+// assistant and eight learners.
+func (p *platform) SetMembers(contextID string, members []platformMember) {
+	body := map[string]any{"members": append([]platformMember{}, members...)}
+	if contextID != "" {
+		body["context_id"] = contextID
+	}
+	p.control(http.MethodPost, "/control/members", body, nil)
+}
+
 // Reset forgets overrides, issued login hints, JWKS settings, results and
-// counts; keys and clients stay.
+// counts, and the Advantage side's tokens, faults, line items, scores and
+// rosters; keys and clients stay.
 func (p *platform) Reset() { p.control(http.MethodPost, "/control/reset", nil, nil) }
 
 // control calls the control API and fails the test unless it answers 200.
