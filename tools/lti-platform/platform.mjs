@@ -985,7 +985,7 @@ function openidConfiguration(req, res) {
     token_endpoint: `${state.url}/token`,
     jwks_uri: `${state.url}/jwks`,
     registration_endpoint: `${state.url}/dynreg/register`,
-    scopes_supported: ['openid'],
+    scopes_supported: ['openid', ...Object.values(SCOPE)],
     response_types_supported: ['id_token'],
     id_token_signing_alg_values_supported: ['RS256'],
     token_endpoint_auth_methods_supported: ['private_key_jwt'],
