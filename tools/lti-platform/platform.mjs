@@ -666,7 +666,9 @@ async function verifyAssertion(assertion, tokenURLs) {
   state.stats.tokenFetches[client.client_id] = (state.stats.tokenFetches[client.client_id] ?? 0) + 1;
   if (!client.jwks_url) throw oauthError(401, 'invalid_client', `client ${client.client_id} has no jwks_url`);
   const keys = state.advantage.toolKeys;
-  if (!keys.has(client.jwks_url)) keys.set(client.jwks_url, jose.createRemoteJWKSet(new URL(client.jwks_url)));
+  // Cached as jose caches (10 minutes), but a kid it does not know is
+  // fetched again at once: a tool that rotates its key is heard at once.
+  if (!keys.has(client.jwks_url)) keys.set(client.jwks_url, jose.createRemoteJWKSet(new URL(client.jwks_url), { cooldownDuration: 0 }));
   let payload;
   try {
     const header = jose.decodeProtectedHeader(assertion);

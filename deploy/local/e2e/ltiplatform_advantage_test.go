@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,13 +29,24 @@ func TestLTIPlatformAdvantage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	toolJWKS, err := jose.MarshalKeySet([]jose.PublicKey{{KID: "tool-1", Key: &toolKey.PublicKey}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The tool's key set, which a subtest rotates; the platform's fetches
+	// of it are counted.
+	var (
+		mu         sync.Mutex
+		toolKeys   = []jose.PublicKey{{KID: "tool-1", Key: &toolKey.PublicKey}}
+		jwksServed int
+	)
 	tool := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		jwksServed++
+		set, err := jose.MarshalKeySet(toolKeys)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(toolJWKS)
+		_, _ = w.Write(set)
 	}))
 	defer tool.Close()
 	p := startPlatform(t, platformOptions{
@@ -75,6 +87,29 @@ func TestLTIPlatformAdvantage(t *testing.T) {
 		st := p.Stats()
 		if st.TokenFetches["client-a"] != 8 || st.TokensIssued["client-a"] != 1 || st.Calls["token"] != 8 {
 			t.Fatalf("token fetches %v, issued %v, calls %v; want 8, 1, 8", st.TokenFetches, st.TokensIssued, st.Calls)
+		}
+		mu.Lock()
+		served := jwksServed
+		mu.Unlock()
+		if served != 1 {
+			t.Fatalf("the tool's JWKS was fetched %d times for 8 assertions, want once", served)
+		}
+	})
+
+	t.Run("a rotated tool key is heard at once", func(t *testing.T) {
+		s := s.withT(t)
+		p.Reset()
+		s.token(scopeScore)
+		newKey := otherKey(t)
+		mu.Lock()
+		toolKeys = append(toolKeys, jose.PublicKey{KID: "tool-2", Key: &newKey.PublicKey})
+		mu.Unlock()
+		token, err := jose.Sign(s.assertionClaims(), "tool-2", newKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status, answer := s.fetchToken(token, scopeScore); status != http.StatusOK {
+			t.Fatalf("an assertion under the tool's new kid: %d %v", status, answer)
 		}
 	})
 
