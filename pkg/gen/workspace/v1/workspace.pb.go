@@ -5293,7 +5293,10 @@ type Lti13Launch struct {
 	CustomParameters            []*LtiParameter `protobuf:"bytes,9,rep,name=custom_parameters,json=customParameters,proto3" json:"custom_parameters,omitempty"`
 	LaunchPresentationReturnUrl string          `protobuf:"bytes,10,opt,name=launch_presentation_return_url,json=launchPresentationReturnUrl,proto3" json:"launch_presentation_return_url,omitempty"`
 	// Set for a deep-linking request.
-	DeepLinking   *Lti13DeepLinking `protobuf:"bytes,11,opt,name=deep_linking,json=deepLinking,proto3" json:"deep_linking,omitempty"`
+	DeepLinking *Lti13DeepLinking `protobuf:"bytes,11,opt,name=deep_linking,json=deepLinking,proto3" json:"deep_linking,omitempty"`
+	// The id the resource-link launch is remembered under
+	// (GetLtiLaunch); empty for a deep-linking request.
+	LaunchId      string `protobuf:"bytes,12,opt,name=launch_id,json=launchId,proto3" json:"launch_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5403,6 +5406,13 @@ func (x *Lti13Launch) GetDeepLinking() *Lti13DeepLinking {
 		return x.DeepLinking
 	}
 	return nil
+}
+
+func (x *Lti13Launch) GetLaunchId() string {
+	if x != nil {
+		return x.LaunchId
+	}
+	return ""
 }
 
 // What a deep-linking request asks of the reply.
@@ -6072,7 +6082,7 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12#\n" +
 	"\rbrowser_state\x18\x03 \x01(\tR\fbrowserState\x12#\n" +
 	"\rbrowser_nonce\x18\x04 \x01(\tR\fbrowserNonce\x122\n" +
-	"\x15from_platform_storage\x18\x05 \x01(\bR\x13fromPlatformStorage\"\xf1\x03\n" +
+	"\x15from_platform_storage\x18\x05 \x01(\bR\x13fromPlatformStorage\"\x8e\x04\n" +
 	"\vLti13Launch\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12'\n" +
 	"\x0fregistration_id\x18\x02 \x01(\tR\x0eregistrationId\x12#\n" +
@@ -6085,7 +6095,8 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x11custom_parameters\x18\t \x03(\v2\x1a.workspace.v1.LtiParameterR\x10customParameters\x12C\n" +
 	"\x1elaunch_presentation_return_url\x18\n" +
 	" \x01(\tR\x1blaunchPresentationReturnUrl\x12A\n" +
-	"\fdeep_linking\x18\v \x01(\v2\x1e.workspace.v1.Lti13DeepLinkingR\vdeepLinking\"g\n" +
+	"\fdeep_linking\x18\v \x01(\v2\x1e.workspace.v1.Lti13DeepLinkingR\vdeepLinking\x12\x1b\n" +
+	"\tlaunch_id\x18\f \x01(\tR\blaunchId\"g\n" +
 	"\x10Lti13DeepLinking\x12\x1d\n" +
 	"\n" +
 	"return_url\x18\x01 \x01(\tR\treturnUrl\x12\x12\n" +

@@ -55,6 +55,9 @@ type Config struct {
 	// date (LTI_TOOL_KEY_CHECK_INTERVAL). Only the black-box tests shorten
 	// these four, to see a rotation in seconds.
 	LTIToolKeyCheck time.Duration
+	// LTILaunchGrace is how long a launch's record is kept after its
+	// session's 8 hours, for late grading (LTI_LAUNCH_GRACE, 30 days).
+	LTILaunchGrace time.Duration
 
 	// AuthServiceAddr is told about deleted workspaces (AUTH_SERVICE_ADDR);
 	// empty: nobody is told, and the auth service's own status check is
@@ -172,6 +175,9 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	// second, none of them launched: more than any exam's start needs.
 	cfg.LTI13PendingLoginsMax = r.Int("LTI13_PENDING_LOGINS_MAX", 50_000, 1, 10_000_000)
 	cfg.LTIToolKeys, cfg.LTIToolKeyCheck = readToolKeySchedule(r)
+	if cfg.LTILaunchGrace = r.Duration("LTI_LAUNCH_GRACE", 720*time.Hour); cfg.LTILaunchGrace < 0 {
+		r.Invalid("LTI_LAUNCH_GRACE", "must not be negative")
+	}
 	cfg.WebhookURLs, cfg.Webhooks = readWebhookSettings(r)
 	cfg.Bootstrap.AppKey, cfg.Bootstrap.AppSecret, _ = r.Pair("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_SECRET")
 	var given bool

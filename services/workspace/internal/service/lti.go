@@ -1,10 +1,12 @@
 package service
 
 import (
+	"github.com/liveproctor/workspaces/pkg/breaker"
 	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/launchstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformkeys"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformreg"
@@ -25,13 +27,22 @@ const deepLinksInMemory = 100_000
 // without Redis keeps.
 const registrationLinksInMemory = 10_000
 
+// newLaunchStore is the LTI 1.3 launches' records, on the workspace
+// store's database and through its breaker, kept for the session and
+// LTI_LAUNCH_GRACE after it.
+func (s *Service) newLaunchStore(storeBreaker *breaker.Breaker) *launchstore.Store {
+	return launchstore.New(s.mongo.Database(s.cfg.MongoDatabase), ltiapp.LTI13LaunchSession+s.cfg.LTILaunchGrace,
+		launchstore.WithBreaker(storeBreaker))
+}
+
 // newLTI builds the LTI context's use cases over the workspace side
 // (workspaces), with every store they need: in Redis when there is one,
 // so that every replica refuses a replayed launch and finds the logins,
 // deep links and registration links another one made (while Redis is
 // unreachable they are refused, UNAVAILABLE); in this replica's memory
 // otherwise. Failed launches count against limits.
-func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Repository, box *secretbox.Box, urls ltidomain.ToolURLs, limits *ratelimit.Guard) ltigrpcport.UseCases {
+func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Repository, launches ltiapp.LTI13LaunchStore, box *secretbox.Box,
+	urls ltidomain.ToolURLs, limits *ratelimit.Guard) ltigrpcport.UseCases {
 	settings := ltiapp.Settings{URLs: urls, Policy: s.cfg.LTIURLs, Logger: s.logger}
 	var (
 		nonces    ltiapp.NonceStore
@@ -57,7 +68,7 @@ func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Reposito
 		Registrations:       ltiapp.NewRegistrations(workspaces, settings),
 		LTI11Launches:       ltiapp.NewLTI11Launches(workspaces, nonces, limits, settings),
 		LTI13Logins:         ltiapp.NewLTI13Logins(workspaces, logins, settings),
-		LTI13Launches:       ltiapp.NewLTI13Launches(workspaces, logins, platformKeys, deepLinks, limits, settings),
+		LTI13Launches:       ltiapp.NewLTI13Launches(workspaces, logins, platformKeys, deepLinks, launches, limits, settings),
 		DeepLinking:         ltiapp.NewDeepLinking(workspaces, deepLinks, toolKeys, settings),
 		DynamicRegistration: ltiapp.NewDynamicRegistration(workspaces, links, registrar, settings),
 		ToolKeys:            toolKeys,

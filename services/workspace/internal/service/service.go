@@ -33,6 +33,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/launchstore"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	ltigrpcport "github.com/liveproctor/workspaces/services/workspace/internal/lti/ports/grpcport"
@@ -116,16 +117,17 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 		return err
 	}
 	deliveries := s.newDeliveries(storeBreaker)
+	launches := s.newLaunchStore(storeBreaker)
 	// Every URL handed to an LMS is below PUBLIC_BASE_URL.
 	urls := ltidomain.NewToolURLs(s.cfg.LTIBaseURL)
 	application, limits, err := s.newApp(repo, box, urls, metrics, deliveries)
 	if err != nil {
 		return err
 	}
-	lti := s.newLTI(app.NewLTIPort(application), repo, box, urls, limits)
+	lti := s.newLTI(app.NewLTIPort(application), repo, launches, box, urls, limits)
 	events := app.NewWebhookEvents(application)
 	webhooks := s.newWebhooks(app.NewWebhookPort(application), box, deliveries, events)
-	if err := s.prepareStore(ctx, out, repo, deliveries, application, lti.ToolKeys); err != nil {
+	if err := s.prepareStore(ctx, out, repo, deliveries, launches, application, lti.ToolKeys); err != nil {
 		return err
 	}
 	if err := s.listen(application, lti, webhooks, metrics); err != nil {
@@ -192,17 +194,20 @@ func (s *Service) revokers(metrics *telemetry.Metrics) ([]app.Option, error) {
 }
 
 // prepareStore readies the store (indexes, documents of earlier layouts;
-// the webhooks' delivery state's indexes) and the root workspace, retrying
+// the webhooks' delivery state's and the LTI launches' indexes) and the root workspace, retrying
 // while the store is not up yet, and writes a root key pair this start
 // generated to out, once.
 func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongostore.Repository, deliveries *deliverystore.Store,
-	application *app.App, toolKeys *ltiapp.ToolKeys) error {
+	launches *launchstore.Store, application *app.App, toolKeys *ltiapp.ToolKeys) error {
 	var boot app.BootstrapResult
 	err := retryUntil(ctx, s.cfg.StartTimeout, s.logger, "prepare the workspace store", func(ctx context.Context) error {
 		if err := repo.Prepare(ctx); err != nil {
 			return err
 		}
 		if err := deliveries.Prepare(ctx); err != nil {
+			return err
+		}
+		if err := launches.Prepare(ctx); err != nil {
 			return err
 		}
 		var err error

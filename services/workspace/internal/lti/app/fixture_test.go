@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
@@ -34,6 +35,7 @@ type deps struct {
 	logins    ltiapp.LTI13LoginStore
 	keys      ltiapp.PlatformKeys
 	deepLinks ltiapp.LTI13DeepLinkStore
+	records   ltiapp.LTI13LaunchStore
 	links     ltiapp.RegistrationLinkStore
 	registrar ltiapp.PlatformRegistrar
 	toolKeys  ltidomain.ToolKeyStore
@@ -50,6 +52,7 @@ type fixture struct {
 	launches11  *ltiapp.LTI11Launches
 	logins13    *ltiapp.LTI13Logins
 	launches13  *ltiapp.LTI13Launches
+	launches    *ltiapp.Launches
 	deepLinking *ltiapp.DeepLinking
 	dynamic     *ltiapp.DynamicRegistration
 	toolKeys    *ltiapp.ToolKeys
@@ -77,6 +80,9 @@ func newFixture(t testing.TB, d deps) *fixture {
 	}
 	if d.deepLinks == nil {
 		d.deepLinks = ltistate.NewMemoryDeepLinks(100, d.now)
+	}
+	if d.records == nil {
+		d.records = &memoryLaunches{}
 	}
 	if d.links == nil {
 		d.links = ltistate.NewMemoryRegistrationLinks(10, d.now)
@@ -112,7 +118,8 @@ func newFixture(t testing.TB, d deps) *fixture {
 		regs:        ltiapp.NewRegistrations(ws, s),
 		launches11:  ltiapp.NewLTI11Launches(ws, d.nonces, d.limits, s),
 		logins13:    ltiapp.NewLTI13Logins(ws, d.logins, s),
-		launches13:  ltiapp.NewLTI13Launches(ws, d.logins, d.keys, d.deepLinks, d.limits, s),
+		launches13:  ltiapp.NewLTI13Launches(ws, d.logins, d.keys, d.deepLinks, d.records, d.limits, s),
+		launches:    ltiapp.NewLaunches(ws, d.records),
 		deepLinking: ltiapp.NewDeepLinking(ws, d.deepLinks, toolKeys, s),
 		dynamic:     ltiapp.NewDynamicRegistration(ws, d.links, d.registrar, s),
 		toolKeys:    toolKeys,
@@ -146,3 +153,40 @@ type clock struct {
 
 func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+// memoryLaunches is ltiapp.LTI13LaunchStore in memory, without expiry; or
+// down, refusing every write.
+type memoryLaunches struct {
+	mu   sync.Mutex
+	byID map[string]ltiapp.LTI13LaunchRecord
+	down bool
+}
+
+func (m *memoryLaunches) Put(_ context.Context, r ltiapp.LTI13LaunchRecord) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.down {
+		return fault.New(fault.Unavailable, "the workspace store is unavailable; retry shortly")
+	}
+	if m.byID == nil {
+		m.byID = map[string]ltiapp.LTI13LaunchRecord{}
+	}
+	m.byID[r.ID] = r
+	return nil
+}
+
+func (m *memoryLaunches) Get(_ context.Context, workspaceID, id string) (ltiapp.LTI13LaunchRecord, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.byID[id]
+	if !ok || r.WorkspaceID != workspaceID {
+		return ltiapp.LTI13LaunchRecord{}, false, nil
+	}
+	return r, true, nil
+}
+
+func (m *memoryLaunches) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.byID)
+}

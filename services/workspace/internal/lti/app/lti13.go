@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rsa"
 	"time"
+
+	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
 // LTI 1.3's stores and their lifetimes, in one place: the login initiation
@@ -11,7 +13,8 @@ import (
 // (verify_lti13_launch.go) reads it, holds the browser to it, takes it
 // back, once, and verifies the id_token with the platform's keys; a
 // deep-linking launch keeps its request for the reply
-// (create_deep_linking_response.go).
+// (create_deep_linking_response.go), a resource-link launch its record
+// (LTI13LaunchRecord).
 
 // LTI13Login is what a login initiation stores for its launch, under the
 // state it hands the browser.
@@ -86,3 +89,37 @@ type PlatformKeys interface {
 // (LTI13_PENDING_LOGINS_MAX): logins refused then succeed again within
 // these ten minutes.
 const LTI13StateTTL = 10 * time.Minute
+
+// LTI13LaunchRecord is what is remembered of an accepted resource-link
+// launch, under its launchId, for the vendor's back end to grade it and
+// read its class later: who launched what, where, and the Advantage
+// services the platform offered.
+type LTI13LaunchRecord struct {
+	ID             string
+	WorkspaceID    string
+	RegistrationID string
+	DeploymentID   string
+	ContextID      string
+	ResourceLinkID string
+	Subject        string
+	Email          string
+	Roles          []string
+	Services       ltidomain.LTI13Services
+	LaunchedAt     time.Time
+}
+
+// LTI13LaunchSession is how long the session a launch opens lasts (the
+// auth service's token, 8 hours): its record is kept that long and a grace
+// after it.
+const LTI13LaunchSession = 8 * time.Hour
+
+// LTI13LaunchStore keeps launch records, shared by every replica
+// (MongoDB), for the retention it was built with (the session's 8 hours
+// and LTI_LAUNCH_GRACE).
+type LTI13LaunchStore interface {
+	// Put keeps r under r.ID, drawn at random.
+	Put(ctx context.Context, r LTI13LaunchRecord) error
+	// Get returns workspace workspaceID's launch id; ok is false when
+	// there is none (unknown, past the retention, another workspace's).
+	Get(ctx context.Context, workspaceID, id string) (r LTI13LaunchRecord, ok bool, err error)
+}

@@ -66,23 +66,28 @@ const lti13FailureKey = "lti13"
 
 // LTI13Launches verifies LTI 1.3 launches: it needs the workspaces holding
 // registrations, the logins the launches finish, the platforms' keys, the
-// store a deep-linking launch keeps its request in, and the failure
-// limits.
+// store a deep-linking launch keeps its request in, the one a
+// resource-link launch is remembered in, and the failure limits.
 type LTI13Launches struct {
 	ws        Workspaces
 	logins    LTI13LoginStore
 	keys      PlatformKeys
 	deepLinks LTI13DeepLinkStore
+	records   LTI13LaunchStore
 	limits    FailureLimits
 	s         Settings
 }
 
 // NewLTI13Launches returns the LTI 1.3 launch's use case.
-func NewLTI13Launches(ws Workspaces, logins LTI13LoginStore, keys PlatformKeys, deepLinks LTI13DeepLinkStore, limits FailureLimits,
-	s Settings) *LTI13Launches {
-	notNil(ws, logins, keys, deepLinks, limits)
-	return &LTI13Launches{ws: ws, logins: logins, keys: keys, deepLinks: deepLinks, limits: limits, s: s.withDefaults()}
+func NewLTI13Launches(ws Workspaces, logins LTI13LoginStore, keys PlatformKeys, deepLinks LTI13DeepLinkStore, records LTI13LaunchStore,
+	limits FailureLimits, s Settings) *LTI13Launches {
+	notNil(ws, logins, keys, deepLinks, records, limits)
+	return &LTI13Launches{ws: ws, logins: logins, keys: keys, deepLinks: deepLinks, records: records, limits: limits, s: s.withDefaults()}
 }
+
+// errLTI13NotRecorded refuses a launch whose record could not be kept: it
+// could never be graded, and the platform's user can launch again.
+const errLTI13NotRecorded = "the launch could not be recorded for grading (the tool's store is unavailable): open the link again from the LMS in a moment"
 
 // Verify checks an LTI 1.3 launch for the root workspace's
 // callers (the auth service, which opens a session from it): the state the
@@ -93,7 +98,9 @@ func NewLTI13Launches(ws Workspaces, logins LTI13LoginStore, keys PlatformKeys, 
 // come from that login's registration, be signed with its platform's key of
 // the header's kid, and hold the claims ltidomain.CheckIDToken checks, the
 // login's nonce among them; a resource-link launch must name an exam
-// configuration. A replayed launch fails: its login was taken.
+// configuration. A replayed launch fails: its login was taken. An accepted
+// resource-link launch is remembered under a new launch id
+// (LTI13LaunchRecord), or refused, Unavailable, when it cannot be.
 //
 // Refusals that are authentication failures (401) are counted against the
 // client's address and the token's issuer and client (lti13FailureKey when
@@ -152,6 +159,9 @@ func (l *LTI13Launches) verify(ctx context.Context, idToken, state string, brows
 	}
 	if launch.MessageType == ltidomain.MessageResourceLink {
 		if _, err := ltidomain.CheckExamConfig(launch.Custom); err != nil {
+			return ltidomain.LTI13Launch{}, err
+		}
+		if launch.ID, err = l.remember(ctx, launch); err != nil {
 			return ltidomain.LTI13Launch{}, err
 		}
 	}
@@ -214,6 +224,21 @@ func checkBrowserProof(login LTI13Login, browser LTI13BrowserProof) error {
 		return errLTI13StorageNonce
 	}
 	return nil
+}
+
+// remember keeps the record of an accepted resource-link launch under a
+// new launch id, which it answers.
+func (l *LTI13Launches) remember(ctx context.Context, launch ltidomain.LTI13Launch) (string, error) {
+	r := LTI13LaunchRecord{
+		ID: newLTI13Secret(), WorkspaceID: launch.WorkspaceID, RegistrationID: launch.RegistrationID, DeploymentID: launch.DeploymentID,
+		ContextID: launch.ContextID, ResourceLinkID: launch.ResourceLinkID, Subject: launch.Subject, Email: launch.Email,
+		Roles: launch.Roles, Services: launch.Services, LaunchedAt: l.s.timestamp(),
+	}
+	if err := l.records.Put(ctx, r); err != nil {
+		l.s.Logger.Warn("an LTI 1.3 launch could not be recorded", "workspace", r.WorkspaceID, "registration", r.RegistrationID, "error", err.Error())
+		return "", fault.Wrap(fault.Unavailable, err, errLTI13NotRecorded)
+	}
+	return r.ID, nil
 }
 
 // keepDeepLink keeps a deep-linking request for its reply under a new id

@@ -46,15 +46,16 @@ func (k *launchKeys) Key(_ context.Context, _, _, kid string) (*rsa.PublicKey, e
 
 type lti13Fixture struct {
 	*fixture
-	clock  *clock
-	guard  *recordingGuard
-	logins *ltistate.MemoryLogins
-	keys   *launchKeys
-	signer *rsa.PrivateKey
-	self   domain.Caller          // the workspace school's own key pair
-	lti    app.LTIKeys            // school's LTI 1.1 key pair
-	reg    ltidomain.Registration // client-1, deployment dep-1
-	other  ltidomain.Registration // client-2 of the same workspace
+	clock   *clock
+	guard   *recordingGuard
+	logins  *ltistate.MemoryLogins
+	records *memoryLaunches
+	keys    *launchKeys
+	signer  *rsa.PrivateKey
+	self    domain.Caller          // the workspace school's own key pair
+	lti     app.LTIKeys            // school's LTI 1.1 key pair
+	reg     ltidomain.Registration // client-1, deployment dep-1
+	other   ltidomain.Registration // client-2 of the same workspace
 }
 
 func newLTI13Fixture(t *testing.T) *lti13Fixture {
@@ -65,9 +66,9 @@ func newLTI13Fixture(t *testing.T) *lti13Fixture {
 	clock := &clock{now: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)}
 	lf := &lti13Fixture{
 		clock: clock, guard: &recordingGuard{}, logins: ltistate.NewMemoryLogins(100, clock.Now),
-		keys: &launchKeys{keys: map[string]*rsa.PublicKey{"k1": &signer.PublicKey}}, signer: signer,
+		keys: &launchKeys{keys: map[string]*rsa.PublicKey{"k1": &signer.PublicKey}}, signer: signer, records: &memoryLaunches{},
 	}
-	lf.fixture = newFixture(t, deps{now: lf.clock.Now, limits: lf.guard, logins: lf.logins, keys: lf.keys})
+	lf.fixture = newFixture(t, deps{now: lf.clock.Now, limits: lf.guard, logins: lf.logins, keys: lf.keys, records: lf.records})
 	created, self := lf.create(lf.root, app.CreateInput{ID: "school"})
 	lf.self, lf.lti = self, created.LTI
 	for _, r := range []struct {
@@ -148,6 +149,64 @@ func TestLTI13LaunchIsAccepted(t *testing.T) {
 	l, err = lf.launch(lf.sign(c, "k1"), "s2", "s2")
 	if err != nil || l.DeepLinking == nil || l.DeepLinking.Data != "opaque" || len(l.DeepLinking.ID) != 43 {
 		t.Fatalf("deep-linking launch %+v: %v", l, err)
+	}
+}
+
+// An accepted resource-link launch is remembered under a new launch id,
+// with its course, roles and services, and read back by its workspace's
+// server pair (or a manager's) only; a deep-linking launch is not; a
+// launch that cannot be remembered is refused, Unavailable.
+func TestLTI13LaunchIsRemembered(t *testing.T) {
+	lf := newLTI13Fixture(t)
+	lf.login("s1", lf.reg)
+	c := lf.claims("s1")
+	c["https://purl.imsglobal.org/spec/lti/claim/roles"] = []string{"http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"}
+	c["https://purl.imsglobal.org/spec/lti/claim/context"] = map[string]string{"id": "course-9"}
+	c["https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"] = map[string]any{
+		"scope": []string{"https://purl.imsglobal.org/spec/lti-ags/scope/score"}, "lineitem": platformIssuer + "/lineitems/4?x=1",
+	}
+	c["https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"] = map[string]any{"context_memberships_url": platformIssuer + "/members"}
+	l, err := lf.launch(lf.sign(c, "k1"), "s1", "s1")
+	if err != nil || len(l.ID) != 43 {
+		t.Fatalf("launch %+v: %v", l, err)
+	}
+	ctx := context.Background()
+	r, err := lf.launches.Get(ctx, lf.self, "school", l.ID)
+	if err != nil || r.ID != l.ID || r.WorkspaceID != "school" || r.RegistrationID != lf.reg.ID || r.DeploymentID != "dep-1" ||
+		r.ContextID != "course-9" || r.ResourceLinkID != "rl-1" || r.Subject != "u-42" || r.Email != "ada@school.edu" ||
+		fmt.Sprint(r.Roles) != "[http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor]" ||
+		r.Services.LineItem != platformIssuer+"/lineitems/4?x=1" || r.Services.MembershipsURL != platformIssuer+"/members" ||
+		!r.LaunchedAt.Equal(lf.clock.Now()) {
+		t.Fatalf("record %+v: %v", r, err)
+	}
+	if _, err := lf.launches.Get(ctx, lf.root, "school", l.ID); err != nil {
+		t.Fatalf("the root workspace, which manages every workspace: %v", err)
+	}
+	_, stranger := lf.create(lf.root, app.CreateInput{ID: "stranger"})
+	for _, c := range []struct {
+		caller  domain.Caller
+		id, lid string
+	}{{stranger, "school", l.ID}, {stranger, "stranger", l.ID}, {lf.self, "school", "nope"}, {lf.self, "school", strings.Repeat("A", 43)}} {
+		if _, err := lf.launches.Get(ctx, c.caller, c.id, c.lid); fault.KindOf(err) != fault.NotFound {
+			t.Fatalf("%s's launch %q: %v, want not found", c.id, c.lid, err)
+		}
+	}
+
+	lf.login("s2", lf.reg)
+	dl := lf.claims("s2")
+	delete(dl, "https://purl.imsglobal.org/spec/lti/claim/resource_link")
+	dl["https://purl.imsglobal.org/spec/lti/claim/message_type"] = ltidomain.MessageDeepLinking
+	dl["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"] = map[string]any{
+		"deep_link_return_url": platformIssuer + "/deep-link-return", "accept_types": []string{"ltiResourceLink"},
+	}
+	if l, err := lf.launch(lf.sign(dl, "k1"), "s2", "s2"); err != nil || l.ID != "" || lf.records.count() != 1 {
+		t.Fatalf("deep-linking launch %+v, %v; %d records", l, err, lf.records.count())
+	}
+
+	lf.records.down = true
+	lf.login("s3", lf.reg)
+	if _, err := lf.launch(lf.sign(lf.claims("s3"), "k1"), "s3", "s3"); fault.KindOf(err) != fault.Unavailable || !strings.Contains(err.Error(), "recorded") {
+		t.Fatalf("with the store down: %v, want Unavailable", err)
 	}
 }
 

@@ -24,9 +24,12 @@ const (
 	claimTargetLinkURI  = "https://purl.imsglobal.org/spec/lti/claim/target_link_uri"
 	claimResourceLink   = "https://purl.imsglobal.org/spec/lti/claim/resource_link"
 	claimRoles          = "https://purl.imsglobal.org/spec/lti/claim/roles"
+	claimContext        = "https://purl.imsglobal.org/spec/lti/claim/context"
 	claimCustom         = "https://purl.imsglobal.org/spec/lti/claim/custom"
 	claimLaunchPresent  = "https://purl.imsglobal.org/spec/lti/claim/launch_presentation"
 	claimDeepLinkConfig = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
+	claimAGSEndpoint    = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+	claimNRPS           = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 )
 
 // The message types the tool takes.
@@ -53,6 +56,9 @@ type IDTokenExpectations struct {
 
 // LTI13Launch is a verified LTI 1.3 launch.
 type LTI13Launch struct {
+	// ID is the launch id a resource-link launch is remembered under (set
+	// by the app once remembered).
+	ID             string
 	WorkspaceID    string
 	RegistrationID string
 	DeploymentID   string
@@ -69,6 +75,27 @@ type LTI13Launch struct {
 	ReturnURL string
 	// DeepLinking is set for a deep-linking request.
 	DeepLinking *DeepLinkingSettings
+	// ContextID is the context claim's id (the course); empty without one.
+	ContextID string
+	Roles     []string
+	// Services are the Advantage services the platform offers for this
+	// launch (read by readServices).
+	Services LTI13Services
+}
+
+// LTI13Services are the Advantage service claims of a launch, kept with it
+// so that its scores and roster can be asked for later: the Assignment and
+// Grade Services endpoint (AGS) and Names and Role Provisioning (NRPS).
+// A platform that offers neither leaves them empty.
+type LTI13Services struct {
+	// LineItems is the context's line items' URL, LineItem the one line
+	// item of the resource link (either may be empty), Scopes what the
+	// tool may do with them.
+	LineItems string
+	LineItem  string
+	Scopes    []string
+	// MembershipsURL is the context's membership service.
+	MembershipsURL string
 }
 
 // DeepLinkingSettings are what a deep-linking request asks of the reply.
@@ -117,6 +144,7 @@ func CheckIDToken(workspaceID string, reg Registration, c jose.Claims, want IDTo
 		return LTI13Launch{}, err
 	}
 	l.ReturnURL = returnURL(c)
+	readContext(c, &l)
 	return l, nil
 }
 
@@ -163,8 +191,9 @@ func checkMessage(c jose.Claims, l *LTI13Launch, launchURL string) error {
 	if target != "" && target != launchURL {
 		return lti13Invalid(claimTargetLinkURI, "must be this tool's launch URL, "+launchURL)
 	}
-	if _, ok := c.Raw[claimRoles]; !ok {
-		return lti13Invalid(claimRoles, "is required (it may be an empty list)")
+	raw, ok := c.Raw[claimRoles]
+	if !ok || json.Unmarshal(raw, &l.Roles) != nil {
+		return lti13Invalid(claimRoles, "is required, a list of strings (it may be empty)")
 	}
 	switch l.MessageType {
 	case MessageResourceLink:
@@ -264,6 +293,38 @@ func customParams(c jose.Claims) ([]LaunchParam, error) {
 		params = append(params, LaunchParam{Name: "custom_" + name, Value: v})
 	}
 	return params, nil
+}
+
+// maxServiceURL bounds the service URLs and scopes a launch keeps.
+const maxServiceURL = 2048
+
+// readContext reads the course and the Advantage service claims. They
+// serve later calls, not the launch: a claim that is malformed or too long
+// is left out, and the service it offers is then unavailable, rather than
+// the exam refused.
+func readContext(c jose.Claims, l *LTI13Launch) {
+	var ctx struct {
+		ID string `json:"id"`
+	}
+	if raw, ok := c.Raw[claimContext]; ok && json.Unmarshal(raw, &ctx) == nil && len(ctx.ID) <= maxLTI13ID {
+		l.ContextID = ctx.ID
+	}
+	var ags struct {
+		Scope     []string `json:"scope"`
+		LineItems string   `json:"lineitems"`
+		LineItem  string   `json:"lineitem"`
+	}
+	if raw, ok := c.Raw[claimAGSEndpoint]; ok && json.Unmarshal(raw, &ags) == nil &&
+		len(ags.LineItems) <= maxServiceURL && len(ags.LineItem) <= maxServiceURL &&
+		!slices.ContainsFunc(ags.Scope, func(s string) bool { return len(s) > maxServiceURL }) {
+		l.Services.LineItems, l.Services.LineItem, l.Services.Scopes = ags.LineItems, ags.LineItem, ags.Scope
+	}
+	var nrps struct {
+		MembershipsURL string `json:"context_memberships_url"`
+	}
+	if raw, ok := c.Raw[claimNRPS]; ok && json.Unmarshal(raw, &nrps) == nil && len(nrps.MembershipsURL) <= maxServiceURL {
+		l.Services.MembershipsURL = nrps.MembershipsURL
+	}
 }
 
 // returnURL is the launch presentation's return_url, if any.

@@ -3,6 +3,7 @@ package domain_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"testing"
 	"time"
@@ -82,6 +83,7 @@ func TestCheckIDToken(t *testing.T) {
 		{name: "resource link without id", changes: map[string]any{"https://purl.imsglobal.org/spec/lti/claim/resource_link": map[string]any{"title": "x"}}, kind: fault.Invalid},
 		{name: "another target link", changes: map[string]any{"https://purl.imsglobal.org/spec/lti/claim/target_link_uri": "https://evil.example.com/"}, kind: fault.Invalid},
 		{name: "no roles", changes: map[string]any{"https://purl.imsglobal.org/spec/lti/claim/roles": nil}, kind: fault.Invalid},
+		{name: "roles not a list", changes: map[string]any{"https://purl.imsglobal.org/spec/lti/claim/roles": "Learner"}, kind: fault.Invalid},
 		{name: "no sub", changes: map[string]any{"sub": nil}, kind: fault.Invalid},
 		{name: "no deployment", changes: map[string]any{"https://purl.imsglobal.org/spec/lti/claim/deployment_id": nil}, kind: fault.Invalid},
 	} {
@@ -120,6 +122,36 @@ func TestIDTokenUserAndCustom(t *testing.T) {
 	elsewhere, _ := ltidomain.CheckIDToken("w", other, idToken(t, now, map[string]any{"email": nil, "iss": other.Issuer}), want)
 	if !withheld.EmailDerived || withheld.Email != again.Email || withheld.Email == elsewhere.Email || withheld.Email != ltidomain.DerivedLTI13Email(registration.Issuer, "user-7") {
 		t.Fatalf("derived: %q, again %q, another platform's same sub %q", withheld.Email, again.Email, elsewhere.Email)
+	}
+}
+
+// The course, the roles and the Advantage services are kept as the
+// platform sent them; a malformed service claim leaves its service out,
+// and the launch stands.
+func TestIDTokenContextAndServices(t *testing.T) {
+	now := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	want := ltidomain.IDTokenExpectations{Nonce: "n-1", LaunchURL: launchURL, Now: now}
+	const (
+		ags  = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+		nrps = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+	)
+	scopes := []string{"https://purl.imsglobal.org/spec/lti-ags/scope/score", "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"}
+	l, err := ltidomain.CheckIDToken("w", registration, idToken(t, now, map[string]any{
+		"https://purl.imsglobal.org/spec/lti/claim/context": map[string]any{"id": "course-9", "title": "Algebra"},
+		ags:  map[string]any{"scope": scopes, "lineitems": "https://lms.example.edu/c/9/lineitems?type=x", "lineitem": "https://lms.example.edu/c/9/lineitems/4?type=x"},
+		nrps: map[string]any{"context_memberships_url": "https://lms.example.edu/c/9/memberships", "service_versions": []string{"2.0"}},
+	}), want)
+	wantServices := ltidomain.LTI13Services{
+		LineItems: "https://lms.example.edu/c/9/lineitems?type=x", LineItem: "https://lms.example.edu/c/9/lineitems/4?type=x",
+		Scopes: scopes, MembershipsURL: "https://lms.example.edu/c/9/memberships",
+	}
+	if err != nil || l.ContextID != "course-9" || len(l.Roles) != 1 || l.Roles[0] != "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner" ||
+		fmt.Sprint(l.Services) != fmt.Sprint(wantServices) {
+		t.Fatalf("launch = %+v, %v", l, err)
+	}
+	l, err = ltidomain.CheckIDToken("w", registration, idToken(t, now, map[string]any{ags: "https://lms.example.edu/x", nrps: []string{"x"}}), want)
+	if err != nil || fmt.Sprint(l.Services) != fmt.Sprint(ltidomain.LTI13Services{}) || l.ContextID != "" {
+		t.Fatalf("malformed service claims: %+v, %v", l, err)
 	}
 }
 

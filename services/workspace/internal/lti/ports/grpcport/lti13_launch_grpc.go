@@ -27,6 +27,7 @@ func (s *Server) VerifyLti13Launch(ctx context.Context, req *workspacev1.VerifyL
 		Subject:                     l.Subject,
 		ResourceLinkId:              l.ResourceLinkID,
 		LaunchPresentationReturnUrl: l.ReturnURL,
+		LaunchId:                    l.ID,
 		CustomParameters:            make([]*workspacev1.LtiParameter, len(l.Custom)),
 	}
 	for i, p := range l.Custom {
