@@ -2724,8 +2724,17 @@ type SdkSession struct {
 	Email string `json:"email"`
 
 	// ExpiresAt RFC 3339, UTC.
-	ExpiresAt   time.Time `json:"expiresAt"`
-	WorkspaceId string    `json:"workspaceId"`
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Lti The LTI 1.3 launch that opened a session.
+	Lti         SdkSessionLti `json:"lti"`
+	WorkspaceId string        `json:"workspaceId"`
+}
+
+// SdkSessionLti The LTI 1.3 launch that opened a session.
+type SdkSessionLti struct {
+	// LaunchId What the vendor's back end reads the launch by (GET /api/workspace/{id}/lti/launches/{launchId}).
+	LaunchId string `json:"launchId"`
 }
 
 // ServerKeys The server key pair: Basic credentials with REST access.

@@ -174,7 +174,10 @@ type SdkSession struct {
 	Email       string `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
 	WorkspaceId string `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
 	// RFC 3339, UTC.
-	ExpiresAt     string `protobuf:"bytes,3,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	ExpiresAt string `protobuf:"bytes,3,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// Set for a session an LTI 1.3 resource-link launch opened; absent
+	// otherwise.
+	Lti           *SdkSessionLti `protobuf:"bytes,4,opt,name=lti,proto3" json:"lti,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -230,6 +233,60 @@ func (x *SdkSession) GetExpiresAt() string {
 	return ""
 }
 
+func (x *SdkSession) GetLti() *SdkSessionLti {
+	if x != nil {
+		return x.Lti
+	}
+	return nil
+}
+
+// The LTI 1.3 launch that opened a session.
+type SdkSessionLti struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the vendor's back end reads the launch by
+	// (GET /api/workspace/{id}/lti/launches/{launchId}).
+	LaunchId      string `protobuf:"bytes,1,opt,name=launch_id,json=launchId,proto3" json:"launch_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SdkSessionLti) Reset() {
+	*x = SdkSessionLti{}
+	mi := &file_auth_v1_auth_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SdkSessionLti) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SdkSessionLti) ProtoMessage() {}
+
+func (x *SdkSessionLti) ProtoReflect() protoreflect.Message {
+	mi := &file_auth_v1_auth_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SdkSessionLti.ProtoReflect.Descriptor instead.
+func (*SdkSessionLti) Descriptor() ([]byte, []int) {
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SdkSessionLti) GetLaunchId() string {
+	if x != nil {
+		return x.LaunchId
+	}
+	return ""
+}
+
 type DeleteSdkSessionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -238,7 +295,7 @@ type DeleteSdkSessionRequest struct {
 
 func (x *DeleteSdkSessionRequest) Reset() {
 	*x = DeleteSdkSessionRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[4]
+	mi := &file_auth_v1_auth_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -250,7 +307,7 @@ func (x *DeleteSdkSessionRequest) String() string {
 func (*DeleteSdkSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSdkSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[4]
+	mi := &file_auth_v1_auth_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -263,7 +320,7 @@ func (x *DeleteSdkSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSdkSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSdkSessionRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{4}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{5}
 }
 
 // The token is revoked.
@@ -275,7 +332,7 @@ type DeleteSdkSessionResponse struct {
 
 func (x *DeleteSdkSessionResponse) Reset() {
 	*x = DeleteSdkSessionResponse{}
-	mi := &file_auth_v1_auth_proto_msgTypes[5]
+	mi := &file_auth_v1_auth_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -287,7 +344,7 @@ func (x *DeleteSdkSessionResponse) String() string {
 func (*DeleteSdkSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSdkSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[5]
+	mi := &file_auth_v1_auth_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -300,7 +357,7 @@ func (x *DeleteSdkSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSdkSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSdkSessionResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{5}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{6}
 }
 
 type RevokeUserSdkTokensRequest struct {
@@ -315,7 +372,7 @@ type RevokeUserSdkTokensRequest struct {
 
 func (x *RevokeUserSdkTokensRequest) Reset() {
 	*x = RevokeUserSdkTokensRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[6]
+	mi := &file_auth_v1_auth_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -327,7 +384,7 @@ func (x *RevokeUserSdkTokensRequest) String() string {
 func (*RevokeUserSdkTokensRequest) ProtoMessage() {}
 
 func (x *RevokeUserSdkTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[6]
+	mi := &file_auth_v1_auth_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -340,7 +397,7 @@ func (x *RevokeUserSdkTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeUserSdkTokensRequest.ProtoReflect.Descriptor instead.
 func (*RevokeUserSdkTokensRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{6}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RevokeUserSdkTokensRequest) GetEmail() string {
@@ -366,7 +423,7 @@ type RevokeUserSdkTokensResponse struct {
 
 func (x *RevokeUserSdkTokensResponse) Reset() {
 	*x = RevokeUserSdkTokensResponse{}
-	mi := &file_auth_v1_auth_proto_msgTypes[7]
+	mi := &file_auth_v1_auth_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -378,7 +435,7 @@ func (x *RevokeUserSdkTokensResponse) String() string {
 func (*RevokeUserSdkTokensResponse) ProtoMessage() {}
 
 func (x *RevokeUserSdkTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[7]
+	mi := &file_auth_v1_auth_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -391,7 +448,7 @@ func (x *RevokeUserSdkTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeUserSdkTokensResponse.ProtoReflect.Descriptor instead.
 func (*RevokeUserSdkTokensResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{7}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{8}
 }
 
 type IntrospectSdkTokenRequest struct {
@@ -403,7 +460,7 @@ type IntrospectSdkTokenRequest struct {
 
 func (x *IntrospectSdkTokenRequest) Reset() {
 	*x = IntrospectSdkTokenRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[8]
+	mi := &file_auth_v1_auth_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -415,7 +472,7 @@ func (x *IntrospectSdkTokenRequest) String() string {
 func (*IntrospectSdkTokenRequest) ProtoMessage() {}
 
 func (x *IntrospectSdkTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[8]
+	mi := &file_auth_v1_auth_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -428,7 +485,7 @@ func (x *IntrospectSdkTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IntrospectSdkTokenRequest.ProtoReflect.Descriptor instead.
 func (*IntrospectSdkTokenRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{8}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *IntrospectSdkTokenRequest) GetToken() string {
@@ -451,7 +508,7 @@ type IntrospectSdkTokenResponse struct {
 
 func (x *IntrospectSdkTokenResponse) Reset() {
 	*x = IntrospectSdkTokenResponse{}
-	mi := &file_auth_v1_auth_proto_msgTypes[9]
+	mi := &file_auth_v1_auth_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -463,7 +520,7 @@ func (x *IntrospectSdkTokenResponse) String() string {
 func (*IntrospectSdkTokenResponse) ProtoMessage() {}
 
 func (x *IntrospectSdkTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[9]
+	mi := &file_auth_v1_auth_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -476,7 +533,7 @@ func (x *IntrospectSdkTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IntrospectSdkTokenResponse.ProtoReflect.Descriptor instead.
 func (*IntrospectSdkTokenResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{9}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *IntrospectSdkTokenResponse) GetActive() bool {
@@ -516,7 +573,7 @@ type RevokeSdkTokenRequest struct {
 
 func (x *RevokeSdkTokenRequest) Reset() {
 	*x = RevokeSdkTokenRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[10]
+	mi := &file_auth_v1_auth_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -528,7 +585,7 @@ func (x *RevokeSdkTokenRequest) String() string {
 func (*RevokeSdkTokenRequest) ProtoMessage() {}
 
 func (x *RevokeSdkTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[10]
+	mi := &file_auth_v1_auth_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -541,7 +598,7 @@ func (x *RevokeSdkTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeSdkTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeSdkTokenRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{10}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RevokeSdkTokenRequest) GetToken() string {
@@ -559,7 +616,7 @@ type RevokeSdkTokenResponse struct {
 
 func (x *RevokeSdkTokenResponse) Reset() {
 	*x = RevokeSdkTokenResponse{}
-	mi := &file_auth_v1_auth_proto_msgTypes[11]
+	mi := &file_auth_v1_auth_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -571,7 +628,7 @@ func (x *RevokeSdkTokenResponse) String() string {
 func (*RevokeSdkTokenResponse) ProtoMessage() {}
 
 func (x *RevokeSdkTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[11]
+	mi := &file_auth_v1_auth_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -584,7 +641,7 @@ func (x *RevokeSdkTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeSdkTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeSdkTokenResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{11}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{12}
 }
 
 type RevokeWorkspaceSdkTokensRequest struct {
@@ -596,7 +653,7 @@ type RevokeWorkspaceSdkTokensRequest struct {
 
 func (x *RevokeWorkspaceSdkTokensRequest) Reset() {
 	*x = RevokeWorkspaceSdkTokensRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[12]
+	mi := &file_auth_v1_auth_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -608,7 +665,7 @@ func (x *RevokeWorkspaceSdkTokensRequest) String() string {
 func (*RevokeWorkspaceSdkTokensRequest) ProtoMessage() {}
 
 func (x *RevokeWorkspaceSdkTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[12]
+	mi := &file_auth_v1_auth_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -621,7 +678,7 @@ func (x *RevokeWorkspaceSdkTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeWorkspaceSdkTokensRequest.ProtoReflect.Descriptor instead.
 func (*RevokeWorkspaceSdkTokensRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{12}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RevokeWorkspaceSdkTokensRequest) GetWorkspaceId() string {
@@ -639,7 +696,7 @@ type RevokeWorkspaceSdkTokensResponse struct {
 
 func (x *RevokeWorkspaceSdkTokensResponse) Reset() {
 	*x = RevokeWorkspaceSdkTokensResponse{}
-	mi := &file_auth_v1_auth_proto_msgTypes[13]
+	mi := &file_auth_v1_auth_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -651,7 +708,7 @@ func (x *RevokeWorkspaceSdkTokensResponse) String() string {
 func (*RevokeWorkspaceSdkTokensResponse) ProtoMessage() {}
 
 func (x *RevokeWorkspaceSdkTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[13]
+	mi := &file_auth_v1_auth_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -664,7 +721,7 @@ func (x *RevokeWorkspaceSdkTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeWorkspaceSdkTokensResponse.ProtoReflect.Descriptor instead.
 func (*RevokeWorkspaceSdkTokensResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{13}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{14}
 }
 
 type ForgetKeyPairAccessRequest struct {
@@ -679,7 +736,7 @@ type ForgetKeyPairAccessRequest struct {
 
 func (x *ForgetKeyPairAccessRequest) Reset() {
 	*x = ForgetKeyPairAccessRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[14]
+	mi := &file_auth_v1_auth_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -691,7 +748,7 @@ func (x *ForgetKeyPairAccessRequest) String() string {
 func (*ForgetKeyPairAccessRequest) ProtoMessage() {}
 
 func (x *ForgetKeyPairAccessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[14]
+	mi := &file_auth_v1_auth_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -704,7 +761,7 @@ func (x *ForgetKeyPairAccessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetKeyPairAccessRequest.ProtoReflect.Descriptor instead.
 func (*ForgetKeyPairAccessRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{14}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ForgetKeyPairAccessRequest) GetWorkspaceId() string {
@@ -729,7 +786,7 @@ type ForgetKeyPairAccessResponse struct {
 
 func (x *ForgetKeyPairAccessResponse) Reset() {
 	*x = ForgetKeyPairAccessResponse{}
-	mi := &file_auth_v1_auth_proto_msgTypes[15]
+	mi := &file_auth_v1_auth_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -741,7 +798,7 @@ func (x *ForgetKeyPairAccessResponse) String() string {
 func (*ForgetKeyPairAccessResponse) ProtoMessage() {}
 
 func (x *ForgetKeyPairAccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[15]
+	mi := &file_auth_v1_auth_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -754,7 +811,7 @@ func (x *ForgetKeyPairAccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetKeyPairAccessResponse.ProtoReflect.Descriptor instead.
 func (*ForgetKeyPairAccessResponse) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{15}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{16}
 }
 
 type CreateLtiSessionRequest struct {
@@ -770,7 +827,7 @@ type CreateLtiSessionRequest struct {
 
 func (x *CreateLtiSessionRequest) Reset() {
 	*x = CreateLtiSessionRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[16]
+	mi := &file_auth_v1_auth_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -782,7 +839,7 @@ func (x *CreateLtiSessionRequest) String() string {
 func (*CreateLtiSessionRequest) ProtoMessage() {}
 
 func (x *CreateLtiSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[16]
+	mi := &file_auth_v1_auth_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -795,7 +852,7 @@ func (x *CreateLtiSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateLtiSessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateLtiSessionRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{16}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CreateLtiSessionRequest) GetMethod() string {
@@ -822,7 +879,7 @@ type LtiParameter struct {
 
 func (x *LtiParameter) Reset() {
 	*x = LtiParameter{}
-	mi := &file_auth_v1_auth_proto_msgTypes[17]
+	mi := &file_auth_v1_auth_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -834,7 +891,7 @@ func (x *LtiParameter) String() string {
 func (*LtiParameter) ProtoMessage() {}
 
 func (x *LtiParameter) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[17]
+	mi := &file_auth_v1_auth_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -847,7 +904,7 @@ func (x *LtiParameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiParameter.ProtoReflect.Descriptor instead.
 func (*LtiParameter) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{17}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *LtiParameter) GetName() string {
@@ -881,7 +938,7 @@ type CreateLti13SessionRequest struct {
 
 func (x *CreateLti13SessionRequest) Reset() {
 	*x = CreateLti13SessionRequest{}
-	mi := &file_auth_v1_auth_proto_msgTypes[18]
+	mi := &file_auth_v1_auth_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -893,7 +950,7 @@ func (x *CreateLti13SessionRequest) String() string {
 func (*CreateLti13SessionRequest) ProtoMessage() {}
 
 func (x *CreateLti13SessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[18]
+	mi := &file_auth_v1_auth_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -906,7 +963,7 @@ func (x *CreateLti13SessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateLti13SessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateLti13SessionRequest) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{18}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CreateLti13SessionRequest) GetIdToken() string {
@@ -974,7 +1031,7 @@ type LtiSession struct {
 
 func (x *LtiSession) Reset() {
 	*x = LtiSession{}
-	mi := &file_auth_v1_auth_proto_msgTypes[19]
+	mi := &file_auth_v1_auth_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1043,7 @@ func (x *LtiSession) String() string {
 func (*LtiSession) ProtoMessage() {}
 
 func (x *LtiSession) ProtoReflect() protoreflect.Message {
-	mi := &file_auth_v1_auth_proto_msgTypes[19]
+	mi := &file_auth_v1_auth_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1056,7 @@ func (x *LtiSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiSession.ProtoReflect.Descriptor instead.
 func (*LtiSession) Descriptor() ([]byte, []int) {
-	return file_auth_v1_auth_proto_rawDescGZIP(), []int{19}
+	return file_auth_v1_auth_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *LtiSession) GetAuth() string {
@@ -1106,13 +1163,16 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\xb2\xe1\x18\x06\x1a\x04byteR\x04auth\x12.\n" +
 	"\n" +
 	"expires_at\x18\x02 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\texpiresAt\"\x16\n" +
-	"\x14GetSdkSessionRequest\"u\n" +
+	"\x14GetSdkSessionRequest\"\x9f\x01\n" +
 	"\n" +
 	"SdkSession\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12!\n" +
 	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12.\n" +
 	"\n" +
-	"expires_at\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\texpiresAt\"\x19\n" +
+	"expires_at\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\texpiresAt\x12(\n" +
+	"\x03lti\x18\x04 \x01(\v2\x16.auth.v1.SdkSessionLtiR\x03lti\",\n" +
+	"\rSdkSessionLti\x12\x1b\n" +
+	"\tlaunch_id\x18\x01 \x01(\tR\blaunchId\"\x19\n" +
 	"\x17DeleteSdkSessionRequest\"\x1a\n" +
 	"\x18DeleteSdkSessionResponse\"\x88\x01\n" +
 	"\x1aRevokeUserSdkTokensRequest\x12&\n" +
@@ -1193,57 +1253,59 @@ func file_auth_v1_auth_proto_rawDescGZIP() []byte {
 	return file_auth_v1_auth_proto_rawDescData
 }
 
-var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_auth_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_auth_v1_auth_proto_goTypes = []any{
 	(*CreateSdkTokenRequest)(nil),            // 0: auth.v1.CreateSdkTokenRequest
 	(*CreateSdkTokenResponse)(nil),           // 1: auth.v1.CreateSdkTokenResponse
 	(*GetSdkSessionRequest)(nil),             // 2: auth.v1.GetSdkSessionRequest
 	(*SdkSession)(nil),                       // 3: auth.v1.SdkSession
-	(*DeleteSdkSessionRequest)(nil),          // 4: auth.v1.DeleteSdkSessionRequest
-	(*DeleteSdkSessionResponse)(nil),         // 5: auth.v1.DeleteSdkSessionResponse
-	(*RevokeUserSdkTokensRequest)(nil),       // 6: auth.v1.RevokeUserSdkTokensRequest
-	(*RevokeUserSdkTokensResponse)(nil),      // 7: auth.v1.RevokeUserSdkTokensResponse
-	(*IntrospectSdkTokenRequest)(nil),        // 8: auth.v1.IntrospectSdkTokenRequest
-	(*IntrospectSdkTokenResponse)(nil),       // 9: auth.v1.IntrospectSdkTokenResponse
-	(*RevokeSdkTokenRequest)(nil),            // 10: auth.v1.RevokeSdkTokenRequest
-	(*RevokeSdkTokenResponse)(nil),           // 11: auth.v1.RevokeSdkTokenResponse
-	(*RevokeWorkspaceSdkTokensRequest)(nil),  // 12: auth.v1.RevokeWorkspaceSdkTokensRequest
-	(*RevokeWorkspaceSdkTokensResponse)(nil), // 13: auth.v1.RevokeWorkspaceSdkTokensResponse
-	(*ForgetKeyPairAccessRequest)(nil),       // 14: auth.v1.ForgetKeyPairAccessRequest
-	(*ForgetKeyPairAccessResponse)(nil),      // 15: auth.v1.ForgetKeyPairAccessResponse
-	(*CreateLtiSessionRequest)(nil),          // 16: auth.v1.CreateLtiSessionRequest
-	(*LtiParameter)(nil),                     // 17: auth.v1.LtiParameter
-	(*CreateLti13SessionRequest)(nil),        // 18: auth.v1.CreateLti13SessionRequest
-	(*LtiSession)(nil),                       // 19: auth.v1.LtiSession
+	(*SdkSessionLti)(nil),                    // 4: auth.v1.SdkSessionLti
+	(*DeleteSdkSessionRequest)(nil),          // 5: auth.v1.DeleteSdkSessionRequest
+	(*DeleteSdkSessionResponse)(nil),         // 6: auth.v1.DeleteSdkSessionResponse
+	(*RevokeUserSdkTokensRequest)(nil),       // 7: auth.v1.RevokeUserSdkTokensRequest
+	(*RevokeUserSdkTokensResponse)(nil),      // 8: auth.v1.RevokeUserSdkTokensResponse
+	(*IntrospectSdkTokenRequest)(nil),        // 9: auth.v1.IntrospectSdkTokenRequest
+	(*IntrospectSdkTokenResponse)(nil),       // 10: auth.v1.IntrospectSdkTokenResponse
+	(*RevokeSdkTokenRequest)(nil),            // 11: auth.v1.RevokeSdkTokenRequest
+	(*RevokeSdkTokenResponse)(nil),           // 12: auth.v1.RevokeSdkTokenResponse
+	(*RevokeWorkspaceSdkTokensRequest)(nil),  // 13: auth.v1.RevokeWorkspaceSdkTokensRequest
+	(*RevokeWorkspaceSdkTokensResponse)(nil), // 14: auth.v1.RevokeWorkspaceSdkTokensResponse
+	(*ForgetKeyPairAccessRequest)(nil),       // 15: auth.v1.ForgetKeyPairAccessRequest
+	(*ForgetKeyPairAccessResponse)(nil),      // 16: auth.v1.ForgetKeyPairAccessResponse
+	(*CreateLtiSessionRequest)(nil),          // 17: auth.v1.CreateLtiSessionRequest
+	(*LtiParameter)(nil),                     // 18: auth.v1.LtiParameter
+	(*CreateLti13SessionRequest)(nil),        // 19: auth.v1.CreateLti13SessionRequest
+	(*LtiSession)(nil),                       // 20: auth.v1.LtiSession
 }
 var file_auth_v1_auth_proto_depIdxs = []int32{
-	17, // 0: auth.v1.CreateLtiSessionRequest.parameters:type_name -> auth.v1.LtiParameter
-	17, // 1: auth.v1.LtiSession.custom_parameters:type_name -> auth.v1.LtiParameter
-	0,  // 2: auth.v1.AuthService.CreateSdkToken:input_type -> auth.v1.CreateSdkTokenRequest
-	2,  // 3: auth.v1.AuthService.GetSdkSession:input_type -> auth.v1.GetSdkSessionRequest
-	4,  // 4: auth.v1.AuthService.DeleteSdkSession:input_type -> auth.v1.DeleteSdkSessionRequest
-	6,  // 5: auth.v1.AuthService.RevokeUserSdkTokens:input_type -> auth.v1.RevokeUserSdkTokensRequest
-	8,  // 6: auth.v1.AuthService.IntrospectSdkToken:input_type -> auth.v1.IntrospectSdkTokenRequest
-	10, // 7: auth.v1.AuthService.RevokeSdkToken:input_type -> auth.v1.RevokeSdkTokenRequest
-	12, // 8: auth.v1.AuthService.RevokeWorkspaceSdkTokens:input_type -> auth.v1.RevokeWorkspaceSdkTokensRequest
-	14, // 9: auth.v1.AuthService.ForgetKeyPairAccess:input_type -> auth.v1.ForgetKeyPairAccessRequest
-	16, // 10: auth.v1.AuthService.CreateLtiSession:input_type -> auth.v1.CreateLtiSessionRequest
-	18, // 11: auth.v1.AuthService.CreateLti13Session:input_type -> auth.v1.CreateLti13SessionRequest
-	1,  // 12: auth.v1.AuthService.CreateSdkToken:output_type -> auth.v1.CreateSdkTokenResponse
-	3,  // 13: auth.v1.AuthService.GetSdkSession:output_type -> auth.v1.SdkSession
-	5,  // 14: auth.v1.AuthService.DeleteSdkSession:output_type -> auth.v1.DeleteSdkSessionResponse
-	7,  // 15: auth.v1.AuthService.RevokeUserSdkTokens:output_type -> auth.v1.RevokeUserSdkTokensResponse
-	9,  // 16: auth.v1.AuthService.IntrospectSdkToken:output_type -> auth.v1.IntrospectSdkTokenResponse
-	11, // 17: auth.v1.AuthService.RevokeSdkToken:output_type -> auth.v1.RevokeSdkTokenResponse
-	13, // 18: auth.v1.AuthService.RevokeWorkspaceSdkTokens:output_type -> auth.v1.RevokeWorkspaceSdkTokensResponse
-	15, // 19: auth.v1.AuthService.ForgetKeyPairAccess:output_type -> auth.v1.ForgetKeyPairAccessResponse
-	19, // 20: auth.v1.AuthService.CreateLtiSession:output_type -> auth.v1.LtiSession
-	19, // 21: auth.v1.AuthService.CreateLti13Session:output_type -> auth.v1.LtiSession
-	12, // [12:22] is the sub-list for method output_type
-	2,  // [2:12] is the sub-list for method input_type
-	2,  // [2:2] is the sub-list for extension type_name
-	2,  // [2:2] is the sub-list for extension extendee
-	0,  // [0:2] is the sub-list for field type_name
+	4,  // 0: auth.v1.SdkSession.lti:type_name -> auth.v1.SdkSessionLti
+	18, // 1: auth.v1.CreateLtiSessionRequest.parameters:type_name -> auth.v1.LtiParameter
+	18, // 2: auth.v1.LtiSession.custom_parameters:type_name -> auth.v1.LtiParameter
+	0,  // 3: auth.v1.AuthService.CreateSdkToken:input_type -> auth.v1.CreateSdkTokenRequest
+	2,  // 4: auth.v1.AuthService.GetSdkSession:input_type -> auth.v1.GetSdkSessionRequest
+	5,  // 5: auth.v1.AuthService.DeleteSdkSession:input_type -> auth.v1.DeleteSdkSessionRequest
+	7,  // 6: auth.v1.AuthService.RevokeUserSdkTokens:input_type -> auth.v1.RevokeUserSdkTokensRequest
+	9,  // 7: auth.v1.AuthService.IntrospectSdkToken:input_type -> auth.v1.IntrospectSdkTokenRequest
+	11, // 8: auth.v1.AuthService.RevokeSdkToken:input_type -> auth.v1.RevokeSdkTokenRequest
+	13, // 9: auth.v1.AuthService.RevokeWorkspaceSdkTokens:input_type -> auth.v1.RevokeWorkspaceSdkTokensRequest
+	15, // 10: auth.v1.AuthService.ForgetKeyPairAccess:input_type -> auth.v1.ForgetKeyPairAccessRequest
+	17, // 11: auth.v1.AuthService.CreateLtiSession:input_type -> auth.v1.CreateLtiSessionRequest
+	19, // 12: auth.v1.AuthService.CreateLti13Session:input_type -> auth.v1.CreateLti13SessionRequest
+	1,  // 13: auth.v1.AuthService.CreateSdkToken:output_type -> auth.v1.CreateSdkTokenResponse
+	3,  // 14: auth.v1.AuthService.GetSdkSession:output_type -> auth.v1.SdkSession
+	6,  // 15: auth.v1.AuthService.DeleteSdkSession:output_type -> auth.v1.DeleteSdkSessionResponse
+	8,  // 16: auth.v1.AuthService.RevokeUserSdkTokens:output_type -> auth.v1.RevokeUserSdkTokensResponse
+	10, // 17: auth.v1.AuthService.IntrospectSdkToken:output_type -> auth.v1.IntrospectSdkTokenResponse
+	12, // 18: auth.v1.AuthService.RevokeSdkToken:output_type -> auth.v1.RevokeSdkTokenResponse
+	14, // 19: auth.v1.AuthService.RevokeWorkspaceSdkTokens:output_type -> auth.v1.RevokeWorkspaceSdkTokensResponse
+	16, // 20: auth.v1.AuthService.ForgetKeyPairAccess:output_type -> auth.v1.ForgetKeyPairAccessResponse
+	20, // 21: auth.v1.AuthService.CreateLtiSession:output_type -> auth.v1.LtiSession
+	20, // 22: auth.v1.AuthService.CreateLti13Session:output_type -> auth.v1.LtiSession
+	13, // [13:23] is the sub-list for method output_type
+	3,  // [3:13] is the sub-list for method input_type
+	3,  // [3:3] is the sub-list for extension type_name
+	3,  // [3:3] is the sub-list for extension extendee
+	0,  // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_auth_v1_auth_proto_init() }
@@ -1257,7 +1319,7 @@ func file_auth_v1_auth_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_auth_v1_auth_proto_rawDesc), len(file_auth_v1_auth_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

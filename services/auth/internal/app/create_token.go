@@ -22,7 +22,7 @@ func (a *App) CreateToken(ctx context.Context, authorization, email, workspaceID
 		appKey, _, _ := basicauth.Parse(authorization)
 		if st, ok := a.rememberedAccess(ctx, authorization, appKey, workspaceID); ok && st.Active {
 			limits := LoginLimits{AppKey: appKey, Own: st.CallerLimit.limit()}
-			return a.issueWith(email, workspaceID, func(d domain.Digest, s domain.Session) error {
+			return a.issueWith(domain.Session{Email: email, WorkspaceID: workspaceID}, func(d domain.Digest, s domain.Session) error {
 				return a.logins.SaveLogin(ctx, d, s, limits)
 			})
 		}
@@ -42,16 +42,23 @@ func (a *App) CreateToken(ctx context.Context, authorization, email, workspaceID
 // issue stores a new token of a session for email in workspaceID, from now
 // for domain.TokenTTL.
 func (a *App) issue(ctx context.Context, email, workspaceID string) (domain.Token, domain.Session, error) {
-	return a.issueWith(email, workspaceID, func(d domain.Digest, s domain.Session) error {
+	return a.issueLaunch(ctx, email, workspaceID, "")
+}
+
+// issueLaunch issues a token as issue does, for the session an LTI 1.3
+// launch opens, which carries the launch's id (when it has one).
+func (a *App) issueLaunch(ctx context.Context, email, workspaceID, launchID string) (domain.Token, domain.Session, error) {
+	s := domain.Session{Email: email, WorkspaceID: workspaceID, LTILaunchID: launchID}
+	return a.issueWith(s, func(d domain.Digest, s domain.Session) error {
 		return a.store.Save(ctx, d, s)
 	})
 }
 
-// issueWith makes a new token of a session for email in workspaceID, from
-// now for domain.TokenTTL, and saves it with save.
-func (a *App) issueWith(email, workspaceID string, save func(domain.Digest, domain.Session) error) (domain.Token, domain.Session, error) {
+// issueWith makes a new token of session s (its user, workspace and
+// launch), from now for domain.TokenTTL, and saves it with save.
+func (a *App) issueWith(s domain.Session, save func(domain.Digest, domain.Session) error) (domain.Token, domain.Session, error) {
 	now := a.now().UTC().Truncate(time.Millisecond)
-	s := domain.Session{Email: email, WorkspaceID: workspaceID, IssuedAt: now, ExpiresAt: now.Add(domain.TokenTTL)}
+	s.IssuedAt, s.ExpiresAt = now, now.Add(domain.TokenTTL)
 	token := domain.NewToken()
 	if err := save(token.Digest(), s); err != nil {
 		return "", domain.Session{}, fmt.Errorf("save token: %w", err)

@@ -23,6 +23,9 @@ type LTI13Launch struct {
 	// DeepLinkID names the request the workspace service kept for the
 	// reply: the deep-linking page posts it back.
 	DeepLinkID string
+	// LaunchID is the id a resource-link launch is remembered under; the
+	// session it opens carries it.
+	LaunchID string
 }
 
 // LTI13Launches asks the workspace service, which holds the logins' states
@@ -68,6 +71,6 @@ func (a *App) CreateLTI13Session(ctx context.Context, authorization, idToken, st
 		// The workspace service vouched for these: not the caller's fault.
 		return "", domain.Session{}, LTI13Launch{}, fault.Wrap(fault.Internal, err, "internal error")
 	}
-	token, s, err := a.issue(ctx, launch.Email, launch.WorkspaceID)
+	token, s, err := a.issueLaunch(ctx, launch.Email, launch.WorkspaceID, launch.LaunchID)
 	return token, s, launch, err
 }

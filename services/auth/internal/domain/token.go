@@ -55,6 +55,10 @@ type Session struct {
 	WorkspaceID string
 	IssuedAt    time.Time
 	ExpiresAt   time.Time
+	// LTILaunchID is the launch id of the LTI 1.3 resource-link launch
+	// that opened the session (the workspace service remembers it); empty
+	// for any other session.
+	LTILaunchID string
 }
 
 // UserKey is the form of an email that identifies a user within a

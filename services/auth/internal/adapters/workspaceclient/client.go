@@ -128,6 +128,7 @@ func (c *Client) VerifyLTI13Launch(ctx context.Context, authorization, idToken, 
 		DeepLinkReturnURL: l.GetDeepLinking().GetReturnUrl(),
 		DeepLinkData:      l.GetDeepLinking().GetData(),
 		DeepLinkID:        l.GetDeepLinking().GetDeepLinkId(),
+		LaunchID:          l.GetLaunchId(),
 	}
 	for i, p := range l.GetCustomParameters() {
 		out.CustomParameters[i] = app.LaunchParameter{Name: p.GetName(), Value: p.GetValue()}

@@ -139,5 +139,9 @@ func (s *Server) CreateLti13Session(ctx context.Context, req *authv1.CreateLti13
 }
 
 func sessionToProto(s domain.Session) *authv1.SdkSession {
-	return &authv1.SdkSession{Email: s.Email, WorkspaceId: s.WorkspaceID, ExpiresAt: apitime.Format(s.ExpiresAt)}
+	out := &authv1.SdkSession{Email: s.Email, WorkspaceId: s.WorkspaceID, ExpiresAt: apitime.Format(s.ExpiresAt)}
+	if s.LTILaunchID != "" {
+		out.Lti = &authv1.SdkSessionLti{LaunchId: s.LTILaunchID}
+	}
+	return out
 }
