@@ -2727,8 +2727,8 @@ type SdkSession struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 
 	// Lti The LTI 1.3 launch that opened a session.
-	Lti         SdkSessionLti `json:"lti"`
-	WorkspaceId string        `json:"workspaceId"`
+	Lti         *SdkSessionLti `json:"lti,omitempty"`
+	WorkspaceId string         `json:"workspaceId"`
 }
 
 // SdkSessionLti The LTI 1.3 launch that opened a session.

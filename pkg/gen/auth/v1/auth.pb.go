@@ -177,7 +177,7 @@ type SdkSession struct {
 	ExpiresAt string `protobuf:"bytes,3,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
 	// Set for a session an LTI 1.3 resource-link launch opened; absent
 	// otherwise.
-	Lti           *SdkSessionLti `protobuf:"bytes,4,opt,name=lti,proto3" json:"lti,omitempty"`
+	Lti           *SdkSessionLti `protobuf:"bytes,4,opt,name=lti,proto3,oneof" json:"lti,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1163,14 +1163,15 @@ const file_auth_v1_auth_proto_rawDesc = "" +
 	"\xb2\xe1\x18\x06\x1a\x04byteR\x04auth\x12.\n" +
 	"\n" +
 	"expires_at\x18\x02 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\texpiresAt\"\x16\n" +
-	"\x14GetSdkSessionRequest\"\x9f\x01\n" +
+	"\x14GetSdkSessionRequest\"\xac\x01\n" +
 	"\n" +
 	"SdkSession\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12!\n" +
 	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12.\n" +
 	"\n" +
-	"expires_at\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\texpiresAt\x12(\n" +
-	"\x03lti\x18\x04 \x01(\v2\x16.auth.v1.SdkSessionLtiR\x03lti\",\n" +
+	"expires_at\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\texpiresAt\x12-\n" +
+	"\x03lti\x18\x04 \x01(\v2\x16.auth.v1.SdkSessionLtiH\x00R\x03lti\x88\x01\x01B\x06\n" +
+	"\x04_lti\",\n" +
 	"\rSdkSessionLti\x12\x1b\n" +
 	"\tlaunch_id\x18\x01 \x01(\tR\blaunchId\"\x19\n" +
 	"\x17DeleteSdkSessionRequest\"\x1a\n" +
@@ -1313,6 +1314,7 @@ func file_auth_v1_auth_proto_init() {
 	if File_auth_v1_auth_proto != nil {
 		return
 	}
+	file_auth_v1_auth_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
