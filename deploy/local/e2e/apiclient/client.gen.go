@@ -2569,6 +2569,52 @@ type LtiKeys struct {
 	SharedSecret openapi_types.UUID `json:"sharedSecret"`
 }
 
+// LtiLaunchRecord An accepted LTI 1.3 resource-link launch, as remembered.
+type LtiLaunchRecord struct {
+	// Ags A launch's Assignment and Grade Services endpoint claim.
+	Ags LtiLaunchRecordAgs `json:"ags"`
+
+	// ContextId The context claim's id (the course); empty when the platform sent none.
+	ContextId    string `json:"contextId"`
+	DeploymentId string `json:"deploymentId"`
+
+	// Email The email claim, or the address derived from the issuer and sub when the platform withholds it.
+	Email    string `json:"email"`
+	LaunchId string `json:"launchId"`
+
+	// LaunchedAt RFC 3339, UTC, milliseconds.
+	LaunchedAt time.Time `json:"launchedAt"`
+
+	// Nrps A launch's Names and Role Provisioning Services claim.
+	Nrps LtiLaunchRecordNrps `json:"nrps"`
+
+	// RegistrationId The LTI 1.3 registration and the deployment it came through.
+	RegistrationId openapi_types.UUID `json:"registrationId"`
+	ResourceLinkId string             `json:"resourceLinkId"`
+
+	// Roles The roles claim, as sent.
+	Roles []string `json:"roles"`
+
+	// Sub The user, as the platform knows them.
+	Sub string `json:"sub"`
+}
+
+// LtiLaunchRecordAgs A launch's Assignment and Grade Services endpoint claim.
+type LtiLaunchRecordAgs struct {
+	// LineItem The resource link's line item (lineitem), and the context's line items (lineitems); either may be empty.
+	LineItem  string `json:"lineItem"`
+	LineItems string `json:"lineItems"`
+
+	// Scopes What the tool may do with them (scope).
+	Scopes []string `json:"scopes"`
+}
+
+// LtiLaunchRecordNrps A launch's Names and Role Provisioning Services claim.
+type LtiLaunchRecordNrps struct {
+	// MembershipsUrl The context's membership service (context_memberships_url).
+	MembershipsUrl string `json:"membershipsUrl"`
+}
+
 // LtiRegistration An LTI 1.3 platform (an LMS) registered with a workspace.
 type LtiRegistration struct {
 	AuthLoginUrl string `json:"authLoginUrl"`
@@ -3075,6 +3121,12 @@ type RevokeWorkspaceKeyParams struct {
 
 // RotateWorkspaceKeyParams defines parameters for RotateWorkspaceKey.
 type RotateWorkspaceKeyParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetLtiLaunchParams defines parameters for GetLtiLaunch.
+type GetLtiLaunchParams struct {
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
@@ -4378,6 +4430,13 @@ type ClientInterface interface {
 	// Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
 	RotateWorkspaceKey(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, body RotateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetLtiLaunch Get an LTI 1.3 launch
+	//
+	// A resource-link launch as the platform made it, for the vendor's back end to grade it and read its class: the `launchId` is what `GET /api/sdk/session` shows the component as `lti.launchId`. A launch is kept for its session's 8 hours and `LTI_LAUNCH_GRACE` after them (30 days by default). An unknown or expired launch id, or one of another workspace, is 404. Deep-linking launches are not remembered.
+	//
+	// Corresponds with GET /api/workspace/{id}/lti/launches/{launchId} (the `GetLtiLaunch` operationId).
+	GetLtiLaunch(ctx context.Context, id string, launchId string, params *GetLtiLaunchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateLtiRegistrationLinkWithBody Make an LTI Dynamic Registration link
 	//
 	// Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
@@ -5085,6 +5144,23 @@ func (c *Client) RotateWorkspaceKeyWithBody(ctx context.Context, id string, appK
 // Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
 func (c *Client) RotateWorkspaceKey(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, body RotateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRotateWorkspaceKeyRequest(c.Server, id, appKey, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLtiLaunch Get an LTI 1.3 launch
+//
+// A resource-link launch as the platform made it, for the vendor's back end to grade it and read its class: the `launchId` is what `GET /api/sdk/session` shows the component as `lti.launchId`. A launch is kept for its session's 8 hours and `LTI_LAUNCH_GRACE` after them (30 days by default). An unknown or expired launch id, or one of another workspace, is 404. Deep-linking launches are not remembered.
+//
+// Corresponds with GET /api/workspace/{id}/lti/launches/{launchId} (the `GetLtiLaunch` operationId).
+func (c *Client) GetLtiLaunch(ctx context.Context, id string, launchId string, params *GetLtiLaunchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLtiLaunchRequest(c.Server, id, launchId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6674,6 +6750,62 @@ func NewRotateWorkspaceKeyRequestWithBody(server string, id string, appKey strin
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetLtiLaunchRequest constructs an http.Request for the GetLtiLaunch method
+func NewGetLtiLaunchRequest(server string, id string, launchId string, params *GetLtiLaunchParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "launchId", launchId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/lti/launches/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -8922,6 +9054,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/workspace/{id}/keys/{appKey}:rotate (the `RotateWorkspaceKey` operationId).
 	RotateWorkspaceKeyWithResponse(ctx context.Context, id string, appKey string, params *RotateWorkspaceKeyParams, body RotateWorkspaceKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWorkspaceKeyHTTPResponse, error)
+
+	// GetLtiLaunchWithResponse Get an LTI 1.3 launch
+	//
+	// A resource-link launch as the platform made it, for the vendor's back end to grade it and read its class: the `launchId` is what `GET /api/sdk/session` shows the component as `lti.launchId`. A launch is kept for its session's 8 hours and `LTI_LAUNCH_GRACE` after them (30 days by default). An unknown or expired launch id, or one of another workspace, is 404. Deep-linking launches are not remembered.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/workspace/{id}/lti/launches/{launchId} (the `GetLtiLaunch` operationId).
+	GetLtiLaunchWithResponse(ctx context.Context, id string, launchId string, params *GetLtiLaunchParams, reqEditors ...RequestEditorFn) (*GetLtiLaunchHTTPResponse, error)
 
 	// CreateLtiRegistrationLinkWithBodyWithResponse Make an LTI Dynamic Registration link
 	//
@@ -11901,6 +12042,187 @@ func (r RotateWorkspaceKeyHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RotateWorkspaceKeyHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLtiLaunchHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetLtiLaunch
+type GetLtiLaunchHTTPResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// GetLtiLaunchHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetLtiLaunch
+type GetLtiLaunchHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// GetLtiLaunchHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetLtiLaunch
+type GetLtiLaunchHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetLtiLaunchHTTPResponse403Headers the declared response headers of an HTTP 403 response for GetLtiLaunch
+type GetLtiLaunchHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// GetLtiLaunchHTTPResponse404Headers the declared response headers of an HTTP 404 response for GetLtiLaunch
+type GetLtiLaunchHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// GetLtiLaunchHTTPResponse413Headers the declared response headers of an HTTP 413 response for GetLtiLaunch
+type GetLtiLaunchHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// GetLtiLaunchHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetLtiLaunch
+type GetLtiLaunchHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// GetLtiLaunchHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetLtiLaunch
+type GetLtiLaunchHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// GetLtiLaunchHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetLtiLaunch
+type GetLtiLaunchHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// GetLtiLaunchHTTPResponse504Headers the declared response headers of an HTTP 504 response for GetLtiLaunch
+type GetLtiLaunchHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type GetLtiLaunchHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LtiLaunchRecord
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLtiLaunchHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetLtiLaunchHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetLtiLaunchHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetLtiLaunchHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetLtiLaunchHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetLtiLaunchHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLtiLaunchHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetLtiLaunchHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLtiLaunchHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *GetLtiLaunchHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLtiLaunchHTTPResponse) GetJSON200() *LtiLaunchRecord {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetLtiLaunchHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetLtiLaunchHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetLtiLaunchHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetLtiLaunchHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetLtiLaunchHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetLtiLaunchHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetLtiLaunchHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLtiLaunchHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetLtiLaunchHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLtiLaunchHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLtiLaunchHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLtiLaunchHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLtiLaunchHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17680,6 +18002,21 @@ func (c *ClientWithResponses) RotateWorkspaceKeyWithResponse(ctx context.Context
 	return ParseRotateWorkspaceKeyHTTPResponse(rsp)
 }
 
+// GetLtiLaunchWithResponse Get an LTI 1.3 launch
+//
+// A resource-link launch as the platform made it, for the vendor's back end to grade it and read its class: the `launchId` is what `GET /api/sdk/session` shows the component as `lti.launchId`. A launch is kept for its session's 8 hours and `LTI_LAUNCH_GRACE` after them (30 days by default). An unknown or expired launch id, or one of another workspace, is 404. Deep-linking launches are not remembered.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/workspace/{id}/lti/launches/{launchId} (the `GetLtiLaunch` operationId).
+func (c *ClientWithResponses) GetLtiLaunchWithResponse(ctx context.Context, id string, launchId string, params *GetLtiLaunchParams, reqEditors ...RequestEditorFn) (*GetLtiLaunchHTTPResponse, error) {
+	rsp, err := c.GetLtiLaunch(ctx, id, launchId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLtiLaunchHTTPResponse(rsp)
+}
+
 // CreateLtiRegistrationLinkWithBodyWithResponse Make an LTI Dynamic Registration link
 //
 // Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
@@ -21766,6 +22103,247 @@ func ParseRotateWorkspaceKeyHTTPResponse(rsp *http.Response) (*RotateWorkspaceKe
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers RotateWorkspaceKeyHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLtiLaunchHTTPResponse parses an HTTP response from a GetLtiLaunchWithResponse call
+func ParseGetLtiLaunchHTTPResponse(rsp *http.Response) (*GetLtiLaunchHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLtiLaunchHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LtiLaunchRecord
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLtiLaunchHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetLtiLaunchHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetLtiLaunchHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetLtiLaunchHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetLtiLaunchHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetLtiLaunchHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLtiLaunchHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetLtiLaunchHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLtiLaunchHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers GetLtiLaunchHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

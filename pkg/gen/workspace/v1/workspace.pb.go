@@ -1497,6 +1497,306 @@ func (x *GetLtiRegistrationRequest) GetRegistrationId() string {
 	return ""
 }
 
+type GetLtiLaunchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The launch, as the session shows it.
+	LaunchId      string `protobuf:"bytes,2,opt,name=launch_id,json=launchId,proto3" json:"launch_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetLtiLaunchRequest) Reset() {
+	*x = GetLtiLaunchRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLtiLaunchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLtiLaunchRequest) ProtoMessage() {}
+
+func (x *GetLtiLaunchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLtiLaunchRequest.ProtoReflect.Descriptor instead.
+func (*GetLtiLaunchRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *GetLtiLaunchRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *GetLtiLaunchRequest) GetLaunchId() string {
+	if x != nil {
+		return x.LaunchId
+	}
+	return ""
+}
+
+// An accepted LTI 1.3 resource-link launch, as remembered.
+type LtiLaunchRecord struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	LaunchId string                 `protobuf:"bytes,1,opt,name=launch_id,json=launchId,proto3" json:"launch_id,omitempty"`
+	// The LTI 1.3 registration and the deployment it came through.
+	RegistrationId string `protobuf:"bytes,2,opt,name=registration_id,json=registrationId,proto3" json:"registration_id,omitempty"`
+	DeploymentId   string `protobuf:"bytes,3,opt,name=deployment_id,json=deploymentId,proto3" json:"deployment_id,omitempty"`
+	// The context claim's id (the course); empty when the platform sent none.
+	ContextId      string `protobuf:"bytes,4,opt,name=context_id,json=contextId,proto3" json:"context_id,omitempty"`
+	ResourceLinkId string `protobuf:"bytes,5,opt,name=resource_link_id,json=resourceLinkId,proto3" json:"resource_link_id,omitempty"`
+	// The user, as the platform knows them.
+	Sub string `protobuf:"bytes,6,opt,name=sub,proto3" json:"sub,omitempty"`
+	// The email claim, or the address derived from the issuer and sub when
+	// the platform withholds it.
+	Email string `protobuf:"bytes,7,opt,name=email,proto3" json:"email,omitempty"`
+	// The roles claim, as sent.
+	Roles []string `protobuf:"bytes,8,rep,name=roles,proto3" json:"roles,omitempty"`
+	// The Assignment and Grade Services claim; its fields are empty when the
+	// platform offers none.
+	Ags *LtiLaunchRecordAgs `protobuf:"bytes,9,opt,name=ags,proto3" json:"ags,omitempty"`
+	// The Names and Role Provisioning Services claim; empty when the
+	// platform offers none.
+	Nrps *LtiLaunchRecordNrps `protobuf:"bytes,10,opt,name=nrps,proto3" json:"nrps,omitempty"`
+	// RFC 3339, UTC, milliseconds.
+	LaunchTime    string `protobuf:"bytes,11,opt,name=launch_time,json=launchedAt,proto3" json:"launch_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LtiLaunchRecord) Reset() {
+	*x = LtiLaunchRecord{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiLaunchRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiLaunchRecord) ProtoMessage() {}
+
+func (x *LtiLaunchRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiLaunchRecord.ProtoReflect.Descriptor instead.
+func (*LtiLaunchRecord) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *LtiLaunchRecord) GetLaunchId() string {
+	if x != nil {
+		return x.LaunchId
+	}
+	return ""
+}
+
+func (x *LtiLaunchRecord) GetRegistrationId() string {
+	if x != nil {
+		return x.RegistrationId
+	}
+	return ""
+}
+
+func (x *LtiLaunchRecord) GetDeploymentId() string {
+	if x != nil {
+		return x.DeploymentId
+	}
+	return ""
+}
+
+func (x *LtiLaunchRecord) GetContextId() string {
+	if x != nil {
+		return x.ContextId
+	}
+	return ""
+}
+
+func (x *LtiLaunchRecord) GetResourceLinkId() string {
+	if x != nil {
+		return x.ResourceLinkId
+	}
+	return ""
+}
+
+func (x *LtiLaunchRecord) GetSub() string {
+	if x != nil {
+		return x.Sub
+	}
+	return ""
+}
+
+func (x *LtiLaunchRecord) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *LtiLaunchRecord) GetRoles() []string {
+	if x != nil {
+		return x.Roles
+	}
+	return nil
+}
+
+func (x *LtiLaunchRecord) GetAgs() *LtiLaunchRecordAgs {
+	if x != nil {
+		return x.Ags
+	}
+	return nil
+}
+
+func (x *LtiLaunchRecord) GetNrps() *LtiLaunchRecordNrps {
+	if x != nil {
+		return x.Nrps
+	}
+	return nil
+}
+
+func (x *LtiLaunchRecord) GetLaunchTime() string {
+	if x != nil {
+		return x.LaunchTime
+	}
+	return ""
+}
+
+// A launch's Assignment and Grade Services endpoint claim.
+type LtiLaunchRecordAgs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The resource link's line item (lineitem), and the context's line items
+	// (lineitems); either may be empty.
+	LineItem  string `protobuf:"bytes,1,opt,name=line_item,json=lineItem,proto3" json:"line_item,omitempty"`
+	LineItems string `protobuf:"bytes,2,opt,name=line_items,json=lineItems,proto3" json:"line_items,omitempty"`
+	// What the tool may do with them (scope).
+	Scopes        []string `protobuf:"bytes,3,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LtiLaunchRecordAgs) Reset() {
+	*x = LtiLaunchRecordAgs{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiLaunchRecordAgs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiLaunchRecordAgs) ProtoMessage() {}
+
+func (x *LtiLaunchRecordAgs) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiLaunchRecordAgs.ProtoReflect.Descriptor instead.
+func (*LtiLaunchRecordAgs) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *LtiLaunchRecordAgs) GetLineItem() string {
+	if x != nil {
+		return x.LineItem
+	}
+	return ""
+}
+
+func (x *LtiLaunchRecordAgs) GetLineItems() string {
+	if x != nil {
+		return x.LineItems
+	}
+	return ""
+}
+
+func (x *LtiLaunchRecordAgs) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+// A launch's Names and Role Provisioning Services claim.
+type LtiLaunchRecordNrps struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The context's membership service (context_memberships_url).
+	MembershipsUrl string `protobuf:"bytes,1,opt,name=memberships_url,json=membershipsUrl,proto3" json:"memberships_url,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *LtiLaunchRecordNrps) Reset() {
+	*x = LtiLaunchRecordNrps{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiLaunchRecordNrps) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiLaunchRecordNrps) ProtoMessage() {}
+
+func (x *LtiLaunchRecordNrps) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiLaunchRecordNrps.ProtoReflect.Descriptor instead.
+func (*LtiLaunchRecordNrps) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *LtiLaunchRecordNrps) GetMembershipsUrl() string {
+	if x != nil {
+		return x.MembershipsUrl
+	}
+	return ""
+}
+
 type DeleteLtiRegistrationRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The workspace.
@@ -1509,7 +1809,7 @@ type DeleteLtiRegistrationRequest struct {
 
 func (x *DeleteLtiRegistrationRequest) Reset() {
 	*x = DeleteLtiRegistrationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1521,7 +1821,7 @@ func (x *DeleteLtiRegistrationRequest) String() string {
 func (*DeleteLtiRegistrationRequest) ProtoMessage() {}
 
 func (x *DeleteLtiRegistrationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[23]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1534,7 +1834,7 @@ func (x *DeleteLtiRegistrationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteLtiRegistrationRequest.ProtoReflect.Descriptor instead.
 func (*DeleteLtiRegistrationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{23}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DeleteLtiRegistrationRequest) GetId() string {
@@ -1568,7 +1868,7 @@ type AddLtiDeploymentRequest struct {
 
 func (x *AddLtiDeploymentRequest) Reset() {
 	*x = AddLtiDeploymentRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1580,7 +1880,7 @@ func (x *AddLtiDeploymentRequest) String() string {
 func (*AddLtiDeploymentRequest) ProtoMessage() {}
 
 func (x *AddLtiDeploymentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[24]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1593,7 +1893,7 @@ func (x *AddLtiDeploymentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddLtiDeploymentRequest.ProtoReflect.Descriptor instead.
 func (*AddLtiDeploymentRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{24}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AddLtiDeploymentRequest) GetId() string {
@@ -1631,7 +1931,7 @@ type RemoveLtiDeploymentRequest struct {
 
 func (x *RemoveLtiDeploymentRequest) Reset() {
 	*x = RemoveLtiDeploymentRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1643,7 +1943,7 @@ func (x *RemoveLtiDeploymentRequest) String() string {
 func (*RemoveLtiDeploymentRequest) ProtoMessage() {}
 
 func (x *RemoveLtiDeploymentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[25]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1656,7 +1956,7 @@ func (x *RemoveLtiDeploymentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveLtiDeploymentRequest.ProtoReflect.Descriptor instead.
 func (*RemoveLtiDeploymentRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{25}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RemoveLtiDeploymentRequest) GetId() string {
@@ -1700,7 +2000,7 @@ type LtiRegistration struct {
 
 func (x *LtiRegistration) Reset() {
 	*x = LtiRegistration{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[26]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1712,7 +2012,7 @@ func (x *LtiRegistration) String() string {
 func (*LtiRegistration) ProtoMessage() {}
 
 func (x *LtiRegistration) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[26]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1725,7 +2025,7 @@ func (x *LtiRegistration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiRegistration.ProtoReflect.Descriptor instead.
 func (*LtiRegistration) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{26}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *LtiRegistration) GetId() string {
@@ -1795,7 +2095,7 @@ type CreateLtiRegistrationLinkRequest struct {
 
 func (x *CreateLtiRegistrationLinkRequest) Reset() {
 	*x = CreateLtiRegistrationLinkRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1807,7 +2107,7 @@ func (x *CreateLtiRegistrationLinkRequest) String() string {
 func (*CreateLtiRegistrationLinkRequest) ProtoMessage() {}
 
 func (x *CreateLtiRegistrationLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1820,7 +2120,7 @@ func (x *CreateLtiRegistrationLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateLtiRegistrationLinkRequest.ProtoReflect.Descriptor instead.
 func (*CreateLtiRegistrationLinkRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{27}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CreateLtiRegistrationLinkRequest) GetId() string {
@@ -1845,7 +2145,7 @@ type LtiRegistrationLink struct {
 
 func (x *LtiRegistrationLink) Reset() {
 	*x = LtiRegistrationLink{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1857,7 +2157,7 @@ func (x *LtiRegistrationLink) String() string {
 func (*LtiRegistrationLink) ProtoMessage() {}
 
 func (x *LtiRegistrationLink) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1870,7 +2170,7 @@ func (x *LtiRegistrationLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiRegistrationLink.ProtoReflect.Descriptor instead.
 func (*LtiRegistrationLink) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{28}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *LtiRegistrationLink) GetUrl() string {
@@ -1902,7 +2202,7 @@ type RegisterLtiPlatformRequest struct {
 
 func (x *RegisterLtiPlatformRequest) Reset() {
 	*x = RegisterLtiPlatformRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1914,7 +2214,7 @@ func (x *RegisterLtiPlatformRequest) String() string {
 func (*RegisterLtiPlatformRequest) ProtoMessage() {}
 
 func (x *RegisterLtiPlatformRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1927,7 +2227,7 @@ func (x *RegisterLtiPlatformRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterLtiPlatformRequest.ProtoReflect.Descriptor instead.
 func (*RegisterLtiPlatformRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{29}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RegisterLtiPlatformRequest) GetLink() string {
@@ -1966,7 +2266,7 @@ type LtiPlatformRegistration struct {
 
 func (x *LtiPlatformRegistration) Reset() {
 	*x = LtiPlatformRegistration{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1978,7 +2278,7 @@ func (x *LtiPlatformRegistration) String() string {
 func (*LtiPlatformRegistration) ProtoMessage() {}
 
 func (x *LtiPlatformRegistration) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1991,7 +2291,7 @@ func (x *LtiPlatformRegistration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiPlatformRegistration.ProtoReflect.Descriptor instead.
 func (*LtiPlatformRegistration) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{30}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *LtiPlatformRegistration) GetWorkspaceId() string {
@@ -2025,7 +2325,7 @@ type ListWebhooksRequest struct {
 
 func (x *ListWebhooksRequest) Reset() {
 	*x = ListWebhooksRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2037,7 +2337,7 @@ func (x *ListWebhooksRequest) String() string {
 func (*ListWebhooksRequest) ProtoMessage() {}
 
 func (x *ListWebhooksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2050,7 +2350,7 @@ func (x *ListWebhooksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhooksRequest.ProtoReflect.Descriptor instead.
 func (*ListWebhooksRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListWebhooksRequest) GetId() string {
@@ -2070,7 +2370,7 @@ type ListWebhooksResponse struct {
 
 func (x *ListWebhooksResponse) Reset() {
 	*x = ListWebhooksResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2082,7 +2382,7 @@ func (x *ListWebhooksResponse) String() string {
 func (*ListWebhooksResponse) ProtoMessage() {}
 
 func (x *ListWebhooksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2095,7 +2395,7 @@ func (x *ListWebhooksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhooksResponse.ProtoReflect.Descriptor instead.
 func (*ListWebhooksResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{32}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListWebhooksResponse) GetWebhooks() []*Webhook {
@@ -2123,7 +2423,7 @@ type CreateWebhookRequest struct {
 
 func (x *CreateWebhookRequest) Reset() {
 	*x = CreateWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2135,7 +2435,7 @@ func (x *CreateWebhookRequest) String() string {
 func (*CreateWebhookRequest) ProtoMessage() {}
 
 func (x *CreateWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2148,7 +2448,7 @@ func (x *CreateWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWebhookRequest.ProtoReflect.Descriptor instead.
 func (*CreateWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{33}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CreateWebhookRequest) GetId() string {
@@ -2202,7 +2502,7 @@ type CreateWebhookResponse struct {
 
 func (x *CreateWebhookResponse) Reset() {
 	*x = CreateWebhookResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2214,7 +2514,7 @@ func (x *CreateWebhookResponse) String() string {
 func (*CreateWebhookResponse) ProtoMessage() {}
 
 func (x *CreateWebhookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2227,7 +2527,7 @@ func (x *CreateWebhookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWebhookResponse.ProtoReflect.Descriptor instead.
 func (*CreateWebhookResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{34}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CreateWebhookResponse) GetId() string {
@@ -2317,7 +2617,7 @@ type Webhook struct {
 
 func (x *Webhook) Reset() {
 	*x = Webhook{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2329,7 +2629,7 @@ func (x *Webhook) String() string {
 func (*Webhook) ProtoMessage() {}
 
 func (x *Webhook) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2342,7 +2642,7 @@ func (x *Webhook) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Webhook.ProtoReflect.Descriptor instead.
 func (*Webhook) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{35}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Webhook) GetId() string {
@@ -2413,7 +2713,7 @@ type GetWebhookRequest struct {
 
 func (x *GetWebhookRequest) Reset() {
 	*x = GetWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2425,7 +2725,7 @@ func (x *GetWebhookRequest) String() string {
 func (*GetWebhookRequest) ProtoMessage() {}
 
 func (x *GetWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2438,7 +2738,7 @@ func (x *GetWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWebhookRequest.ProtoReflect.Descriptor instead.
 func (*GetWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{36}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetWebhookRequest) GetId() string {
@@ -2483,7 +2783,7 @@ type UpdateWebhookRequest struct {
 
 func (x *UpdateWebhookRequest) Reset() {
 	*x = UpdateWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2495,7 +2795,7 @@ func (x *UpdateWebhookRequest) String() string {
 func (*UpdateWebhookRequest) ProtoMessage() {}
 
 func (x *UpdateWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2508,7 +2808,7 @@ func (x *UpdateWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWebhookRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{37}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *UpdateWebhookRequest) GetId() string {
@@ -2572,7 +2872,7 @@ type DeleteWebhookRequest struct {
 
 func (x *DeleteWebhookRequest) Reset() {
 	*x = DeleteWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2584,7 +2884,7 @@ func (x *DeleteWebhookRequest) String() string {
 func (*DeleteWebhookRequest) ProtoMessage() {}
 
 func (x *DeleteWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2597,7 +2897,7 @@ func (x *DeleteWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWebhookRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{38}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *DeleteWebhookRequest) GetId() string {
@@ -2632,7 +2932,7 @@ type RotateWebhookSecretRequest struct {
 
 func (x *RotateWebhookSecretRequest) Reset() {
 	*x = RotateWebhookSecretRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2644,7 +2944,7 @@ func (x *RotateWebhookSecretRequest) String() string {
 func (*RotateWebhookSecretRequest) ProtoMessage() {}
 
 func (x *RotateWebhookSecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2657,7 +2957,7 @@ func (x *RotateWebhookSecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateWebhookSecretRequest.ProtoReflect.Descriptor instead.
 func (*RotateWebhookSecretRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{39}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *RotateWebhookSecretRequest) GetId() string {
@@ -2694,7 +2994,7 @@ type RotateWebhookSecretResponse struct {
 
 func (x *RotateWebhookSecretResponse) Reset() {
 	*x = RotateWebhookSecretResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2706,7 +3006,7 @@ func (x *RotateWebhookSecretResponse) String() string {
 func (*RotateWebhookSecretResponse) ProtoMessage() {}
 
 func (x *RotateWebhookSecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2719,7 +3019,7 @@ func (x *RotateWebhookSecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateWebhookSecretResponse.ProtoReflect.Descriptor instead.
 func (*RotateWebhookSecretResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{40}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RotateWebhookSecretResponse) GetSecret() string {
@@ -2751,7 +3051,7 @@ type ListWebhookAttemptsRequest struct {
 
 func (x *ListWebhookAttemptsRequest) Reset() {
 	*x = ListWebhookAttemptsRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2763,7 +3063,7 @@ func (x *ListWebhookAttemptsRequest) String() string {
 func (*ListWebhookAttemptsRequest) ProtoMessage() {}
 
 func (x *ListWebhookAttemptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2776,7 +3076,7 @@ func (x *ListWebhookAttemptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhookAttemptsRequest.ProtoReflect.Descriptor instead.
 func (*ListWebhookAttemptsRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{41}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListWebhookAttemptsRequest) GetId() string {
@@ -2812,7 +3112,7 @@ type ListWebhookAttemptsResponse struct {
 
 func (x *ListWebhookAttemptsResponse) Reset() {
 	*x = ListWebhookAttemptsResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2824,7 +3124,7 @@ func (x *ListWebhookAttemptsResponse) String() string {
 func (*ListWebhookAttemptsResponse) ProtoMessage() {}
 
 func (x *ListWebhookAttemptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2837,7 +3137,7 @@ func (x *ListWebhookAttemptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhookAttemptsResponse.ProtoReflect.Descriptor instead.
 func (*ListWebhookAttemptsResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{42}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListWebhookAttemptsResponse) GetAttempts() []*WebhookAttempt {
@@ -2876,7 +3176,7 @@ type WebhookAttempt struct {
 
 func (x *WebhookAttempt) Reset() {
 	*x = WebhookAttempt{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2888,7 +3188,7 @@ func (x *WebhookAttempt) String() string {
 func (*WebhookAttempt) ProtoMessage() {}
 
 func (x *WebhookAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2901,7 +3201,7 @@ func (x *WebhookAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookAttempt.ProtoReflect.Descriptor instead.
 func (*WebhookAttempt) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{43}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *WebhookAttempt) GetEventId() string {
@@ -2962,7 +3262,7 @@ type ResendWebhookEventRequest struct {
 
 func (x *ResendWebhookEventRequest) Reset() {
 	*x = ResendWebhookEventRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2974,7 +3274,7 @@ func (x *ResendWebhookEventRequest) String() string {
 func (*ResendWebhookEventRequest) ProtoMessage() {}
 
 func (x *ResendWebhookEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2987,7 +3287,7 @@ func (x *ResendWebhookEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResendWebhookEventRequest.ProtoReflect.Descriptor instead.
 func (*ResendWebhookEventRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{44}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ResendWebhookEventRequest) GetId() string {
@@ -3021,7 +3321,7 @@ type ResendWebhookEventResponse struct {
 
 func (x *ResendWebhookEventResponse) Reset() {
 	*x = ResendWebhookEventResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3033,7 +3333,7 @@ func (x *ResendWebhookEventResponse) String() string {
 func (*ResendWebhookEventResponse) ProtoMessage() {}
 
 func (x *ResendWebhookEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3046,7 +3346,7 @@ func (x *ResendWebhookEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResendWebhookEventResponse.ProtoReflect.Descriptor instead.
 func (*ResendWebhookEventResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{45}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ResendWebhookEventResponse) GetEventId() string {
@@ -3074,7 +3374,7 @@ type RecoverWebhookEventsRequest struct {
 
 func (x *RecoverWebhookEventsRequest) Reset() {
 	*x = RecoverWebhookEventsRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3086,7 +3386,7 @@ func (x *RecoverWebhookEventsRequest) String() string {
 func (*RecoverWebhookEventsRequest) ProtoMessage() {}
 
 func (x *RecoverWebhookEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3099,7 +3399,7 @@ func (x *RecoverWebhookEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverWebhookEventsRequest.ProtoReflect.Descriptor instead.
 func (*RecoverWebhookEventsRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{46}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *RecoverWebhookEventsRequest) GetId() string {
@@ -3133,7 +3433,7 @@ type RecoverWebhookEventsResponse struct {
 
 func (x *RecoverWebhookEventsResponse) Reset() {
 	*x = RecoverWebhookEventsResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3145,7 +3445,7 @@ func (x *RecoverWebhookEventsResponse) String() string {
 func (*RecoverWebhookEventsResponse) ProtoMessage() {}
 
 func (x *RecoverWebhookEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3158,7 +3458,7 @@ func (x *RecoverWebhookEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverWebhookEventsResponse.ProtoReflect.Descriptor instead.
 func (*RecoverWebhookEventsResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{47}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RecoverWebhookEventsResponse) GetSince() string {
@@ -3182,7 +3482,7 @@ type TestWebhookRequest struct {
 
 func (x *TestWebhookRequest) Reset() {
 	*x = TestWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3194,7 +3494,7 @@ func (x *TestWebhookRequest) String() string {
 func (*TestWebhookRequest) ProtoMessage() {}
 
 func (x *TestWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3207,7 +3507,7 @@ func (x *TestWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestWebhookRequest.ProtoReflect.Descriptor instead.
 func (*TestWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{48}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *TestWebhookRequest) GetId() string {
@@ -3235,7 +3535,7 @@ type TestWebhookResponse struct {
 
 func (x *TestWebhookResponse) Reset() {
 	*x = TestWebhookResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3247,7 +3547,7 @@ func (x *TestWebhookResponse) String() string {
 func (*TestWebhookResponse) ProtoMessage() {}
 
 func (x *TestWebhookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3260,7 +3560,7 @@ func (x *TestWebhookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestWebhookResponse.ProtoReflect.Descriptor instead.
 func (*TestWebhookResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{49}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *TestWebhookResponse) GetEventId() string {
@@ -3293,7 +3593,7 @@ type CreateWorkspaceRequest struct {
 
 func (x *CreateWorkspaceRequest) Reset() {
 	*x = CreateWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3305,7 +3605,7 @@ func (x *CreateWorkspaceRequest) String() string {
 func (*CreateWorkspaceRequest) ProtoMessage() {}
 
 func (x *CreateWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3318,7 +3618,7 @@ func (x *CreateWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{50}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *CreateWorkspaceRequest) GetId() string {
@@ -3385,7 +3685,7 @@ type CreateWorkspaceResponse struct {
 
 func (x *CreateWorkspaceResponse) Reset() {
 	*x = CreateWorkspaceResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3397,7 +3697,7 @@ func (x *CreateWorkspaceResponse) String() string {
 func (*CreateWorkspaceResponse) ProtoMessage() {}
 
 func (x *CreateWorkspaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3410,7 +3710,7 @@ func (x *CreateWorkspaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWorkspaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateWorkspaceResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{51}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CreateWorkspaceResponse) GetWorkspaceId() string {
@@ -3458,7 +3758,7 @@ type RegistrationCode struct {
 
 func (x *RegistrationCode) Reset() {
 	*x = RegistrationCode{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3470,7 +3770,7 @@ func (x *RegistrationCode) String() string {
 func (*RegistrationCode) ProtoMessage() {}
 
 func (x *RegistrationCode) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3483,7 +3783,7 @@ func (x *RegistrationCode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegistrationCode.ProtoReflect.Descriptor instead.
 func (*RegistrationCode) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{52}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *RegistrationCode) GetCode() string {
@@ -3503,7 +3803,7 @@ type AppKeys struct {
 
 func (x *AppKeys) Reset() {
 	*x = AppKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3515,7 +3815,7 @@ func (x *AppKeys) String() string {
 func (*AppKeys) ProtoMessage() {}
 
 func (x *AppKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3528,7 +3828,7 @@ func (x *AppKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppKeys.ProtoReflect.Descriptor instead.
 func (*AppKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{53}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *AppKeys) GetLti() *LtiKeys {
@@ -3560,7 +3860,7 @@ type LtiKeys struct {
 
 func (x *LtiKeys) Reset() {
 	*x = LtiKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3572,7 +3872,7 @@ func (x *LtiKeys) String() string {
 func (*LtiKeys) ProtoMessage() {}
 
 func (x *LtiKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3585,7 +3885,7 @@ func (x *LtiKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiKeys.ProtoReflect.Descriptor instead.
 func (*LtiKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{54}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *LtiKeys) GetConsumerKey() string {
@@ -3627,7 +3927,7 @@ type ServerKeys struct {
 
 func (x *ServerKeys) Reset() {
 	*x = ServerKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3639,7 +3939,7 @@ func (x *ServerKeys) String() string {
 func (*ServerKeys) ProtoMessage() {}
 
 func (x *ServerKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3652,7 +3952,7 @@ func (x *ServerKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerKeys.ProtoReflect.Descriptor instead.
 func (*ServerKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{55}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ServerKeys) GetConsumerKey() string {
@@ -3707,7 +4007,7 @@ type UpdateWorkspaceRequest struct {
 
 func (x *UpdateWorkspaceRequest) Reset() {
 	*x = UpdateWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3719,7 +4019,7 @@ func (x *UpdateWorkspaceRequest) String() string {
 func (*UpdateWorkspaceRequest) ProtoMessage() {}
 
 func (x *UpdateWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3732,7 +4032,7 @@ func (x *UpdateWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{56}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *UpdateWorkspaceRequest) GetId() string {
@@ -3817,7 +4117,7 @@ type DeleteWorkspaceRequest struct {
 
 func (x *DeleteWorkspaceRequest) Reset() {
 	*x = DeleteWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3829,7 +4129,7 @@ func (x *DeleteWorkspaceRequest) String() string {
 func (*DeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3842,7 +4142,7 @@ func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{57}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *DeleteWorkspaceRequest) GetId() string {
@@ -3868,7 +4168,7 @@ type UndeleteWorkspaceRequest struct {
 
 func (x *UndeleteWorkspaceRequest) Reset() {
 	*x = UndeleteWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3880,7 +4180,7 @@ func (x *UndeleteWorkspaceRequest) String() string {
 func (*UndeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *UndeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3893,7 +4193,7 @@ func (x *UndeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*UndeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{58}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *UndeleteWorkspaceRequest) GetId() string {
@@ -3922,7 +4222,7 @@ type ListWorkspaceEventsRequest struct {
 
 func (x *ListWorkspaceEventsRequest) Reset() {
 	*x = ListWorkspaceEventsRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3934,7 +4234,7 @@ func (x *ListWorkspaceEventsRequest) String() string {
 func (*ListWorkspaceEventsRequest) ProtoMessage() {}
 
 func (x *ListWorkspaceEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3947,7 +4247,7 @@ func (x *ListWorkspaceEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspaceEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkspaceEventsRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{59}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListWorkspaceEventsRequest) GetId() string {
@@ -3998,7 +4298,7 @@ type ListWorkspaceEventsResponse struct {
 
 func (x *ListWorkspaceEventsResponse) Reset() {
 	*x = ListWorkspaceEventsResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4010,7 +4310,7 @@ func (x *ListWorkspaceEventsResponse) String() string {
 func (*ListWorkspaceEventsResponse) ProtoMessage() {}
 
 func (x *ListWorkspaceEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4023,7 +4323,7 @@ func (x *ListWorkspaceEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspaceEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkspaceEventsResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{60}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListWorkspaceEventsResponse) GetEvents() []*Event {
@@ -4079,7 +4379,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4091,7 +4391,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4104,7 +4404,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{61}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *Event) GetId() string {
@@ -4193,7 +4493,7 @@ type EventActor struct {
 
 func (x *EventActor) Reset() {
 	*x = EventActor{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4205,7 +4505,7 @@ func (x *EventActor) String() string {
 func (*EventActor) ProtoMessage() {}
 
 func (x *EventActor) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4218,7 +4518,7 @@ func (x *EventActor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventActor.ProtoReflect.Descriptor instead.
 func (*EventActor) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{62}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *EventActor) GetType() string {
@@ -4256,7 +4556,7 @@ type EventTarget struct {
 
 func (x *EventTarget) Reset() {
 	*x = EventTarget{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4268,7 +4568,7 @@ func (x *EventTarget) String() string {
 func (*EventTarget) ProtoMessage() {}
 
 func (x *EventTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4281,7 +4581,7 @@ func (x *EventTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventTarget.ProtoReflect.Descriptor instead.
 func (*EventTarget) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{63}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *EventTarget) GetType() string {
@@ -4313,7 +4613,7 @@ type RecordSessionRevocationRequest struct {
 
 func (x *RecordSessionRevocationRequest) Reset() {
 	*x = RecordSessionRevocationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4325,7 +4625,7 @@ func (x *RecordSessionRevocationRequest) String() string {
 func (*RecordSessionRevocationRequest) ProtoMessage() {}
 
 func (x *RecordSessionRevocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4338,7 +4638,7 @@ func (x *RecordSessionRevocationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSessionRevocationRequest.ProtoReflect.Descriptor instead.
 func (*RecordSessionRevocationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{64}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *RecordSessionRevocationRequest) GetWorkspaceId() string {
@@ -4370,7 +4670,7 @@ type RecordSessionRevocationResponse struct {
 
 func (x *RecordSessionRevocationResponse) Reset() {
 	*x = RecordSessionRevocationResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[65]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4382,7 +4682,7 @@ func (x *RecordSessionRevocationResponse) String() string {
 func (*RecordSessionRevocationResponse) ProtoMessage() {}
 
 func (x *RecordSessionRevocationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[65]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4395,7 +4695,7 @@ func (x *RecordSessionRevocationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSessionRevocationResponse.ProtoReflect.Descriptor instead.
 func (*RecordSessionRevocationResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{65}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{69}
 }
 
 type GetWorkspaceStatusRequest struct {
@@ -4407,7 +4707,7 @@ type GetWorkspaceStatusRequest struct {
 
 func (x *GetWorkspaceStatusRequest) Reset() {
 	*x = GetWorkspaceStatusRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[66]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4419,7 +4719,7 @@ func (x *GetWorkspaceStatusRequest) String() string {
 func (*GetWorkspaceStatusRequest) ProtoMessage() {}
 
 func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[66]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4432,7 +4732,7 @@ func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWorkspaceStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetWorkspaceStatusRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{66}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *GetWorkspaceStatusRequest) GetId() string {
@@ -4465,7 +4765,7 @@ type WorkspaceStatus struct {
 
 func (x *WorkspaceStatus) Reset() {
 	*x = WorkspaceStatus{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[67]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4477,7 +4777,7 @@ func (x *WorkspaceStatus) String() string {
 func (*WorkspaceStatus) ProtoMessage() {}
 
 func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[67]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4490,7 +4790,7 @@ func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkspaceStatus.ProtoReflect.Descriptor instead.
 func (*WorkspaceStatus) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{67}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *WorkspaceStatus) GetId() string {
@@ -4536,7 +4836,7 @@ type AuthenticateRequest struct {
 
 func (x *AuthenticateRequest) Reset() {
 	*x = AuthenticateRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[68]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4548,7 +4848,7 @@ func (x *AuthenticateRequest) String() string {
 func (*AuthenticateRequest) ProtoMessage() {}
 
 func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[68]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4561,7 +4861,7 @@ func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{68}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{72}
 }
 
 type AuthenticateResponse struct {
@@ -4576,7 +4876,7 @@ type AuthenticateResponse struct {
 
 func (x *AuthenticateResponse) Reset() {
 	*x = AuthenticateResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[69]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4588,7 +4888,7 @@ func (x *AuthenticateResponse) String() string {
 func (*AuthenticateResponse) ProtoMessage() {}
 
 func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[69]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4601,7 +4901,7 @@ func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{69}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *AuthenticateResponse) GetWorkspaceId() string {
@@ -4634,7 +4934,7 @@ type GetLtiConfigurationRequest struct {
 
 func (x *GetLtiConfigurationRequest) Reset() {
 	*x = GetLtiConfigurationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[70]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4646,7 +4946,7 @@ func (x *GetLtiConfigurationRequest) String() string {
 func (*GetLtiConfigurationRequest) ProtoMessage() {}
 
 func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[70]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4659,7 +4959,7 @@ func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLtiConfigurationRequest.ProtoReflect.Descriptor instead.
 func (*GetLtiConfigurationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{70}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *GetLtiConfigurationRequest) GetWorkspaceId() string {
@@ -4692,7 +4992,7 @@ type LtiConfiguration struct {
 
 func (x *LtiConfiguration) Reset() {
 	*x = LtiConfiguration{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[71]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4704,7 +5004,7 @@ func (x *LtiConfiguration) String() string {
 func (*LtiConfiguration) ProtoMessage() {}
 
 func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[71]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4717,7 +5017,7 @@ func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiConfiguration.ProtoReflect.Descriptor instead.
 func (*LtiConfiguration) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{71}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *LtiConfiguration) GetWorkspaceId() string {
@@ -4790,7 +5090,7 @@ type VerifyLtiLaunchRequest struct {
 
 func (x *VerifyLtiLaunchRequest) Reset() {
 	*x = VerifyLtiLaunchRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[72]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4802,7 +5102,7 @@ func (x *VerifyLtiLaunchRequest) String() string {
 func (*VerifyLtiLaunchRequest) ProtoMessage() {}
 
 func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[72]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4815,7 +5115,7 @@ func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyLtiLaunchRequest.ProtoReflect.Descriptor instead.
 func (*VerifyLtiLaunchRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{72}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *VerifyLtiLaunchRequest) GetMethod() string {
@@ -4842,7 +5142,7 @@ type LtiParameter struct {
 
 func (x *LtiParameter) Reset() {
 	*x = LtiParameter{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[73]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4854,7 +5154,7 @@ func (x *LtiParameter) String() string {
 func (*LtiParameter) ProtoMessage() {}
 
 func (x *LtiParameter) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[73]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4867,7 +5167,7 @@ func (x *LtiParameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiParameter.ProtoReflect.Descriptor instead.
 func (*LtiParameter) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{73}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *LtiParameter) GetName() string {
@@ -4907,7 +5207,7 @@ type LtiLaunch struct {
 
 func (x *LtiLaunch) Reset() {
 	*x = LtiLaunch{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[74]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4919,7 +5219,7 @@ func (x *LtiLaunch) String() string {
 func (*LtiLaunch) ProtoMessage() {}
 
 func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[74]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4932,7 +5232,7 @@ func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiLaunch.ProtoReflect.Descriptor instead.
 func (*LtiLaunch) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{74}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *LtiLaunch) GetWorkspaceId() string {
@@ -5012,7 +5312,7 @@ type StartLti13LoginRequest struct {
 
 func (x *StartLti13LoginRequest) Reset() {
 	*x = StartLti13LoginRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[75]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5024,7 +5324,7 @@ func (x *StartLti13LoginRequest) String() string {
 func (*StartLti13LoginRequest) ProtoMessage() {}
 
 func (x *StartLti13LoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[75]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5037,7 +5337,7 @@ func (x *StartLti13LoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartLti13LoginRequest.ProtoReflect.Descriptor instead.
 func (*StartLti13LoginRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{75}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *StartLti13LoginRequest) GetIssuer() string {
@@ -5120,7 +5420,7 @@ type Lti13LoginRedirect struct {
 
 func (x *Lti13LoginRedirect) Reset() {
 	*x = Lti13LoginRedirect{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[76]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5132,7 +5432,7 @@ func (x *Lti13LoginRedirect) String() string {
 func (*Lti13LoginRedirect) ProtoMessage() {}
 
 func (x *Lti13LoginRedirect) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[76]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5145,7 +5445,7 @@ func (x *Lti13LoginRedirect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13LoginRedirect.ProtoReflect.Descriptor instead.
 func (*Lti13LoginRedirect) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{76}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *Lti13LoginRedirect) GetRedirectUrl() string {
@@ -5212,7 +5512,7 @@ type VerifyLti13LaunchRequest struct {
 
 func (x *VerifyLti13LaunchRequest) Reset() {
 	*x = VerifyLti13LaunchRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[77]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5224,7 +5524,7 @@ func (x *VerifyLti13LaunchRequest) String() string {
 func (*VerifyLti13LaunchRequest) ProtoMessage() {}
 
 func (x *VerifyLti13LaunchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[77]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5237,7 +5537,7 @@ func (x *VerifyLti13LaunchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyLti13LaunchRequest.ProtoReflect.Descriptor instead.
 func (*VerifyLti13LaunchRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{77}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *VerifyLti13LaunchRequest) GetIdToken() string {
@@ -5303,7 +5603,7 @@ type Lti13Launch struct {
 
 func (x *Lti13Launch) Reset() {
 	*x = Lti13Launch{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[78]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5315,7 +5615,7 @@ func (x *Lti13Launch) String() string {
 func (*Lti13Launch) ProtoMessage() {}
 
 func (x *Lti13Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[78]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5328,7 +5628,7 @@ func (x *Lti13Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13Launch.ProtoReflect.Descriptor instead.
 func (*Lti13Launch) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{78}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *Lti13Launch) GetWorkspaceId() string {
@@ -5431,7 +5731,7 @@ type Lti13DeepLinking struct {
 
 func (x *Lti13DeepLinking) Reset() {
 	*x = Lti13DeepLinking{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[79]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5443,7 +5743,7 @@ func (x *Lti13DeepLinking) String() string {
 func (*Lti13DeepLinking) ProtoMessage() {}
 
 func (x *Lti13DeepLinking) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[79]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5456,7 +5756,7 @@ func (x *Lti13DeepLinking) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13DeepLinking.ProtoReflect.Descriptor instead.
 func (*Lti13DeepLinking) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{79}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *Lti13DeepLinking) GetReturnUrl() string {
@@ -5492,7 +5792,7 @@ type CreateLtiDeepLinkingResponseRequest struct {
 
 func (x *CreateLtiDeepLinkingResponseRequest) Reset() {
 	*x = CreateLtiDeepLinkingResponseRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[80]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5504,7 +5804,7 @@ func (x *CreateLtiDeepLinkingResponseRequest) String() string {
 func (*CreateLtiDeepLinkingResponseRequest) ProtoMessage() {}
 
 func (x *CreateLtiDeepLinkingResponseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[80]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5517,7 +5817,7 @@ func (x *CreateLtiDeepLinkingResponseRequest) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use CreateLtiDeepLinkingResponseRequest.ProtoReflect.Descriptor instead.
 func (*CreateLtiDeepLinkingResponseRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{80}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *CreateLtiDeepLinkingResponseRequest) GetDeepLinkId() string {
@@ -5549,7 +5849,7 @@ type LtiDeepLinkingResponse struct {
 
 func (x *LtiDeepLinkingResponse) Reset() {
 	*x = LtiDeepLinkingResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[81]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5561,7 +5861,7 @@ func (x *LtiDeepLinkingResponse) String() string {
 func (*LtiDeepLinkingResponse) ProtoMessage() {}
 
 func (x *LtiDeepLinkingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[81]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5574,7 +5874,7 @@ func (x *LtiDeepLinkingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiDeepLinkingResponse.ProtoReflect.Descriptor instead.
 func (*LtiDeepLinkingResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{81}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *LtiDeepLinkingResponse) GetReturnUrl() string {
@@ -5599,7 +5899,7 @@ type GetLtiToolKeysRequest struct {
 
 func (x *GetLtiToolKeysRequest) Reset() {
 	*x = GetLtiToolKeysRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[82]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5611,7 +5911,7 @@ func (x *GetLtiToolKeysRequest) String() string {
 func (*GetLtiToolKeysRequest) ProtoMessage() {}
 
 func (x *GetLtiToolKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[82]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5624,7 +5924,7 @@ func (x *GetLtiToolKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLtiToolKeysRequest.ProtoReflect.Descriptor instead.
 func (*GetLtiToolKeysRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{82}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{86}
 }
 
 type LtiToolKeys struct {
@@ -5637,7 +5937,7 @@ type LtiToolKeys struct {
 
 func (x *LtiToolKeys) Reset() {
 	*x = LtiToolKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[83]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5649,7 +5949,7 @@ func (x *LtiToolKeys) String() string {
 func (*LtiToolKeys) ProtoMessage() {}
 
 func (x *LtiToolKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[83]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5662,7 +5962,7 @@ func (x *LtiToolKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiToolKeys.ProtoReflect.Descriptor instead.
 func (*LtiToolKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{83}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *LtiToolKeys) GetJwks() string {
@@ -5786,7 +6086,33 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x0f_auth_token_url\"T\n" +
 	"\x19GetLtiRegistrationRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
-	"\x0fregistration_id\x18\x02 \x01(\tR\x0eregistrationId\"W\n" +
+	"\x0fregistration_id\x18\x02 \x01(\tR\x0eregistrationId\"B\n" +
+	"\x13GetLtiLaunchRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
+	"\tlaunch_id\x18\x02 \x01(\tR\blaunchId\"\xac\x03\n" +
+	"\x0fLtiLaunchRecord\x12\x1b\n" +
+	"\tlaunch_id\x18\x01 \x01(\tR\blaunchId\x123\n" +
+	"\x0fregistration_id\x18\x02 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\x0eregistrationId\x12#\n" +
+	"\rdeployment_id\x18\x03 \x01(\tR\fdeploymentId\x12\x1d\n" +
+	"\n" +
+	"context_id\x18\x04 \x01(\tR\tcontextId\x12(\n" +
+	"\x10resource_link_id\x18\x05 \x01(\tR\x0eresourceLinkId\x12\x10\n" +
+	"\x03sub\x18\x06 \x01(\tR\x03sub\x12\x14\n" +
+	"\x05email\x18\a \x01(\tR\x05email\x12\x14\n" +
+	"\x05roles\x18\b \x03(\tR\x05roles\x122\n" +
+	"\x03ags\x18\t \x01(\v2 .workspace.v1.LtiLaunchRecordAgsR\x03ags\x125\n" +
+	"\x04nrps\x18\n" +
+	" \x01(\v2!.workspace.v1.LtiLaunchRecordNrpsR\x04nrps\x120\n" +
+	"\vlaunch_time\x18\v \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\n" +
+	"launchedAt\"h\n" +
+	"\x12LtiLaunchRecordAgs\x12\x1b\n" +
+	"\tline_item\x18\x01 \x01(\tR\blineItem\x12\x1d\n" +
+	"\n" +
+	"line_items\x18\x02 \x01(\tR\tlineItems\x12\x16\n" +
+	"\x06scopes\x18\x03 \x03(\tR\x06scopes\">\n" +
+	"\x13LtiLaunchRecordNrps\x12'\n" +
+	"\x0fmemberships_url\x18\x01 \x01(\tR\x0emembershipsUrl\"W\n" +
 	"\x1cDeleteLtiRegistrationRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x0fregistration_id\x18\x02 \x01(\tR\x0eregistrationId\"\x8e\x01\n" +
@@ -6113,7 +6439,7 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x03jwt\x18\x02 \x01(\tR\x03jwt\"\x17\n" +
 	"\x15GetLtiToolKeysRequest\"!\n" +
 	"\vLtiToolKeys\x12\x12\n" +
-	"\x04jwks\x18\x01 \x01(\tR\x04jwks2\xecz\n" +
+	"\x04jwks\x18\x01 \x01(\tR\x04jwks2\x8f\x7f\n" +
 	"\x10WorkspaceService\x12\x86\x03\n" +
 	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\xa8\x02\xb2\xe1\x18\xa0\x02*\n" +
 	"Workspaces2\x0fList workspaces:\x80\x02The caller's workspace and every workspace it manages, active only, ordered by name (case-insensitive) then id. Pass `nextPageToken` back as `pageToken`, with the same filter, until it is empty. `POST` takes the filter as a body, `GET` as query parameters.\x90\x02\x01\x12\xdd\x01\n" +
@@ -6140,7 +6466,8 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x12GetLtiRegistration\x12'.workspace.v1.GetLtiRegistrationRequest\x1a\x1d.workspace.v1.LtiRegistration\"\x89\x01\xb2\xe1\x18\x81\x01\x12\tNOT_FOUND*\x15LTI 1.3 registrations2\x1bGet an LTI 1.3 registration:@An unknown registration id, or one of another workspace, is 404.\x90\x02\x01\x12\x9e\x03\n" +
 	"\x15DeleteLtiRegistration\x12*.workspace.v1.DeleteLtiRegistrationRequest\x1a\x1d.workspace.v1.LtiRegistration\"\xb9\x02\xb2\xe1\x18\xb4\x02\x12\tNOT_FOUND\x12\bCONFLICT*\x15LTI 1.3 registrations2\x1eDelete an LTI 1.3 registration:\xe5\x01Removes the registration at once and answers it as it was: the platform's launches are refused from now on, and its (issuer, clientId) pair may be registered again, here or in another workspace. An unknown registration id is 404.\x12\xfe\x03\n" +
 	"\x10AddLtiDeployment\x12%.workspace.v1.AddLtiDeploymentRequest\x1a\x1d.workspace.v1.LtiRegistration\"\xa3\x03\xb2\xe1\x18\x9e\x03\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION\x12\bCONFLICT*\x15LTI 1.3 registrations2.Add a deployment id to an LTI 1.3 registration:\xaa\x02Lets the platform's deployment launch, and answers the registration. Adding an id the registration holds already changes nothing and answers 200, so the call is safe to repeat. A registration holds at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. An unknown registration id is 404.\x12\xf2\x02\n" +
-	"\x13RemoveLtiDeployment\x12(.workspace.v1.RemoveLtiDeploymentRequest\x1a\x1d.workspace.v1.LtiRegistration\"\x91\x02\xb2\xe1\x18\x8c\x02\x12\tNOT_FOUND\x12\bCONFLICT*\x15LTI 1.3 registrations23Remove a deployment id from an LTI 1.3 registration:\xa8\x01The deployment's launches are refused from now on; the answer is the registration as it now is. An unknown registration id, or a deployment id it does not hold, is 404.\x12\x84\x03\n" +
+	"\x13RemoveLtiDeployment\x12(.workspace.v1.RemoveLtiDeploymentRequest\x1a\x1d.workspace.v1.LtiRegistration\"\x91\x02\xb2\xe1\x18\x8c\x02\x12\tNOT_FOUND\x12\bCONFLICT*\x15LTI 1.3 registrations23Remove a deployment id from an LTI 1.3 registration:\xa8\x01The deployment's launches are refused from now on; the answer is the registration as it now is. An unknown registration id, or a deployment id it does not hold, is 404.\x12\xa0\x04\n" +
+	"\fGetLtiLaunch\x12!.workspace.v1.GetLtiLaunchRequest\x1a\x1d.workspace.v1.LtiLaunchRecord\"\xcd\x03\xb2\xe1\x18\xc5\x03\x12\tNOT_FOUND*\rLTI Advantage2\x15Get an LTI 1.3 launch:\x91\x03A resource-link launch as the platform made it, for the vendor's back end to grade it and read its class: the `launchId` is what `GET /api/sdk/session` shows the component as `lti.launchId`. A launch is kept for its session's 8 hours and `LTI_LAUNCH_GRACE` after them (30 days by default). An unknown or expired launch id, or one of another workspace, is 404. Deep-linking launches are not remembered.\x90\x02\x01\x12\x84\x03\n" +
 	"\fListWebhooks\x12!.workspace.v1.ListWebhooksRequest\x1a\".workspace.v1.ListWebhooksResponse\"\xac\x02\xb2\xe1\x18\xa4\x02\x12\tNOT_FOUND*\bWebhooks2\x1bList a workspace's webhooks:\xef\x01Every webhook endpoint of the workspace, oldest first, without their secrets. The workspace itself and the workspaces that manage it may read and change them, with a server key pair; any other workspace id, and a deleted workspace, is 404.\x90\x02\x01\x12\xb9\a\n" +
 	"\rCreateWebhook\x12\".workspace.v1.CreateWebhookRequest\x1a#.workspace.v1.CreateWebhookResponse\"\xde\x06\xb2\xe1\x18\xd9\x06\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION\x12\bCONFLICT*\bWebhooks2\rAdd a webhook:\x90\x06Answers 201 with the endpoint and its signing `secret` (`whsec_` and the base64 of 32 random bytes), shown in this answer only: keep it, or rotate to get a new one. From now on every event of the workspace's audit trail that `eventTypes` admits (every type when it is empty or absent), of the workspace and of every workspace it manages, is POSTed to `url` exactly as `GET …/events` shows it, signed to the Standard Webhooks spec (see `x-webhooks`). `url` must be https on a public host (http, or a loopback or private address, only for hosts the service's `WEBHOOK_ALLOW_INSECURE_HOSTS` names); a refusal's description starts \"must be a public https URL\". A name's addresses are checked at each delivery. A workspace holds at most 20 webhooks: past that, 409 `FAILED_PRECONDITION`.@\xc9\x01\x12\xd1\x01\n" +
 	"\n" +
@@ -6174,7 +6501,7 @@ func file_workspace_v1_workspace_proto_rawDescGZIP() []byte {
 	return file_workspace_v1_workspace_proto_rawDescData
 }
 
-var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 84)
+var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 88)
 var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*Workspace)(nil),                           // 0: workspace.v1.Workspace
 	(*RateLimit)(nil),                           // 1: workspace.v1.RateLimit
@@ -6199,199 +6526,207 @@ var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*ListLtiRegistrationsResponse)(nil),        // 20: workspace.v1.ListLtiRegistrationsResponse
 	(*CreateLtiRegistrationRequest)(nil),        // 21: workspace.v1.CreateLtiRegistrationRequest
 	(*GetLtiRegistrationRequest)(nil),           // 22: workspace.v1.GetLtiRegistrationRequest
-	(*DeleteLtiRegistrationRequest)(nil),        // 23: workspace.v1.DeleteLtiRegistrationRequest
-	(*AddLtiDeploymentRequest)(nil),             // 24: workspace.v1.AddLtiDeploymentRequest
-	(*RemoveLtiDeploymentRequest)(nil),          // 25: workspace.v1.RemoveLtiDeploymentRequest
-	(*LtiRegistration)(nil),                     // 26: workspace.v1.LtiRegistration
-	(*CreateLtiRegistrationLinkRequest)(nil),    // 27: workspace.v1.CreateLtiRegistrationLinkRequest
-	(*LtiRegistrationLink)(nil),                 // 28: workspace.v1.LtiRegistrationLink
-	(*RegisterLtiPlatformRequest)(nil),          // 29: workspace.v1.RegisterLtiPlatformRequest
-	(*LtiPlatformRegistration)(nil),             // 30: workspace.v1.LtiPlatformRegistration
-	(*ListWebhooksRequest)(nil),                 // 31: workspace.v1.ListWebhooksRequest
-	(*ListWebhooksResponse)(nil),                // 32: workspace.v1.ListWebhooksResponse
-	(*CreateWebhookRequest)(nil),                // 33: workspace.v1.CreateWebhookRequest
-	(*CreateWebhookResponse)(nil),               // 34: workspace.v1.CreateWebhookResponse
-	(*Webhook)(nil),                             // 35: workspace.v1.Webhook
-	(*GetWebhookRequest)(nil),                   // 36: workspace.v1.GetWebhookRequest
-	(*UpdateWebhookRequest)(nil),                // 37: workspace.v1.UpdateWebhookRequest
-	(*DeleteWebhookRequest)(nil),                // 38: workspace.v1.DeleteWebhookRequest
-	(*RotateWebhookSecretRequest)(nil),          // 39: workspace.v1.RotateWebhookSecretRequest
-	(*RotateWebhookSecretResponse)(nil),         // 40: workspace.v1.RotateWebhookSecretResponse
-	(*ListWebhookAttemptsRequest)(nil),          // 41: workspace.v1.ListWebhookAttemptsRequest
-	(*ListWebhookAttemptsResponse)(nil),         // 42: workspace.v1.ListWebhookAttemptsResponse
-	(*WebhookAttempt)(nil),                      // 43: workspace.v1.WebhookAttempt
-	(*ResendWebhookEventRequest)(nil),           // 44: workspace.v1.ResendWebhookEventRequest
-	(*ResendWebhookEventResponse)(nil),          // 45: workspace.v1.ResendWebhookEventResponse
-	(*RecoverWebhookEventsRequest)(nil),         // 46: workspace.v1.RecoverWebhookEventsRequest
-	(*RecoverWebhookEventsResponse)(nil),        // 47: workspace.v1.RecoverWebhookEventsResponse
-	(*TestWebhookRequest)(nil),                  // 48: workspace.v1.TestWebhookRequest
-	(*TestWebhookResponse)(nil),                 // 49: workspace.v1.TestWebhookResponse
-	(*CreateWorkspaceRequest)(nil),              // 50: workspace.v1.CreateWorkspaceRequest
-	(*CreateWorkspaceResponse)(nil),             // 51: workspace.v1.CreateWorkspaceResponse
-	(*RegistrationCode)(nil),                    // 52: workspace.v1.RegistrationCode
-	(*AppKeys)(nil),                             // 53: workspace.v1.AppKeys
-	(*LtiKeys)(nil),                             // 54: workspace.v1.LtiKeys
-	(*ServerKeys)(nil),                          // 55: workspace.v1.ServerKeys
-	(*UpdateWorkspaceRequest)(nil),              // 56: workspace.v1.UpdateWorkspaceRequest
-	(*DeleteWorkspaceRequest)(nil),              // 57: workspace.v1.DeleteWorkspaceRequest
-	(*UndeleteWorkspaceRequest)(nil),            // 58: workspace.v1.UndeleteWorkspaceRequest
-	(*ListWorkspaceEventsRequest)(nil),          // 59: workspace.v1.ListWorkspaceEventsRequest
-	(*ListWorkspaceEventsResponse)(nil),         // 60: workspace.v1.ListWorkspaceEventsResponse
-	(*Event)(nil),                               // 61: workspace.v1.Event
-	(*EventActor)(nil),                          // 62: workspace.v1.EventActor
-	(*EventTarget)(nil),                         // 63: workspace.v1.EventTarget
-	(*RecordSessionRevocationRequest)(nil),      // 64: workspace.v1.RecordSessionRevocationRequest
-	(*RecordSessionRevocationResponse)(nil),     // 65: workspace.v1.RecordSessionRevocationResponse
-	(*GetWorkspaceStatusRequest)(nil),           // 66: workspace.v1.GetWorkspaceStatusRequest
-	(*WorkspaceStatus)(nil),                     // 67: workspace.v1.WorkspaceStatus
-	(*AuthenticateRequest)(nil),                 // 68: workspace.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),                // 69: workspace.v1.AuthenticateResponse
-	(*GetLtiConfigurationRequest)(nil),          // 70: workspace.v1.GetLtiConfigurationRequest
-	(*LtiConfiguration)(nil),                    // 71: workspace.v1.LtiConfiguration
-	(*VerifyLtiLaunchRequest)(nil),              // 72: workspace.v1.VerifyLtiLaunchRequest
-	(*LtiParameter)(nil),                        // 73: workspace.v1.LtiParameter
-	(*LtiLaunch)(nil),                           // 74: workspace.v1.LtiLaunch
-	(*StartLti13LoginRequest)(nil),              // 75: workspace.v1.StartLti13LoginRequest
-	(*Lti13LoginRedirect)(nil),                  // 76: workspace.v1.Lti13LoginRedirect
-	(*VerifyLti13LaunchRequest)(nil),            // 77: workspace.v1.VerifyLti13LaunchRequest
-	(*Lti13Launch)(nil),                         // 78: workspace.v1.Lti13Launch
-	(*Lti13DeepLinking)(nil),                    // 79: workspace.v1.Lti13DeepLinking
-	(*CreateLtiDeepLinkingResponseRequest)(nil), // 80: workspace.v1.CreateLtiDeepLinkingResponseRequest
-	(*LtiDeepLinkingResponse)(nil),              // 81: workspace.v1.LtiDeepLinkingResponse
-	(*GetLtiToolKeysRequest)(nil),               // 82: workspace.v1.GetLtiToolKeysRequest
-	(*LtiToolKeys)(nil),                         // 83: workspace.v1.LtiToolKeys
-	(*wrapperspb.StringValue)(nil),              // 84: google.protobuf.StringValue
-	(*durationpb.Duration)(nil),                 // 85: google.protobuf.Duration
-	(*fieldmaskpb.FieldMask)(nil),               // 86: google.protobuf.FieldMask
+	(*GetLtiLaunchRequest)(nil),                 // 23: workspace.v1.GetLtiLaunchRequest
+	(*LtiLaunchRecord)(nil),                     // 24: workspace.v1.LtiLaunchRecord
+	(*LtiLaunchRecordAgs)(nil),                  // 25: workspace.v1.LtiLaunchRecordAgs
+	(*LtiLaunchRecordNrps)(nil),                 // 26: workspace.v1.LtiLaunchRecordNrps
+	(*DeleteLtiRegistrationRequest)(nil),        // 27: workspace.v1.DeleteLtiRegistrationRequest
+	(*AddLtiDeploymentRequest)(nil),             // 28: workspace.v1.AddLtiDeploymentRequest
+	(*RemoveLtiDeploymentRequest)(nil),          // 29: workspace.v1.RemoveLtiDeploymentRequest
+	(*LtiRegistration)(nil),                     // 30: workspace.v1.LtiRegistration
+	(*CreateLtiRegistrationLinkRequest)(nil),    // 31: workspace.v1.CreateLtiRegistrationLinkRequest
+	(*LtiRegistrationLink)(nil),                 // 32: workspace.v1.LtiRegistrationLink
+	(*RegisterLtiPlatformRequest)(nil),          // 33: workspace.v1.RegisterLtiPlatformRequest
+	(*LtiPlatformRegistration)(nil),             // 34: workspace.v1.LtiPlatformRegistration
+	(*ListWebhooksRequest)(nil),                 // 35: workspace.v1.ListWebhooksRequest
+	(*ListWebhooksResponse)(nil),                // 36: workspace.v1.ListWebhooksResponse
+	(*CreateWebhookRequest)(nil),                // 37: workspace.v1.CreateWebhookRequest
+	(*CreateWebhookResponse)(nil),               // 38: workspace.v1.CreateWebhookResponse
+	(*Webhook)(nil),                             // 39: workspace.v1.Webhook
+	(*GetWebhookRequest)(nil),                   // 40: workspace.v1.GetWebhookRequest
+	(*UpdateWebhookRequest)(nil),                // 41: workspace.v1.UpdateWebhookRequest
+	(*DeleteWebhookRequest)(nil),                // 42: workspace.v1.DeleteWebhookRequest
+	(*RotateWebhookSecretRequest)(nil),          // 43: workspace.v1.RotateWebhookSecretRequest
+	(*RotateWebhookSecretResponse)(nil),         // 44: workspace.v1.RotateWebhookSecretResponse
+	(*ListWebhookAttemptsRequest)(nil),          // 45: workspace.v1.ListWebhookAttemptsRequest
+	(*ListWebhookAttemptsResponse)(nil),         // 46: workspace.v1.ListWebhookAttemptsResponse
+	(*WebhookAttempt)(nil),                      // 47: workspace.v1.WebhookAttempt
+	(*ResendWebhookEventRequest)(nil),           // 48: workspace.v1.ResendWebhookEventRequest
+	(*ResendWebhookEventResponse)(nil),          // 49: workspace.v1.ResendWebhookEventResponse
+	(*RecoverWebhookEventsRequest)(nil),         // 50: workspace.v1.RecoverWebhookEventsRequest
+	(*RecoverWebhookEventsResponse)(nil),        // 51: workspace.v1.RecoverWebhookEventsResponse
+	(*TestWebhookRequest)(nil),                  // 52: workspace.v1.TestWebhookRequest
+	(*TestWebhookResponse)(nil),                 // 53: workspace.v1.TestWebhookResponse
+	(*CreateWorkspaceRequest)(nil),              // 54: workspace.v1.CreateWorkspaceRequest
+	(*CreateWorkspaceResponse)(nil),             // 55: workspace.v1.CreateWorkspaceResponse
+	(*RegistrationCode)(nil),                    // 56: workspace.v1.RegistrationCode
+	(*AppKeys)(nil),                             // 57: workspace.v1.AppKeys
+	(*LtiKeys)(nil),                             // 58: workspace.v1.LtiKeys
+	(*ServerKeys)(nil),                          // 59: workspace.v1.ServerKeys
+	(*UpdateWorkspaceRequest)(nil),              // 60: workspace.v1.UpdateWorkspaceRequest
+	(*DeleteWorkspaceRequest)(nil),              // 61: workspace.v1.DeleteWorkspaceRequest
+	(*UndeleteWorkspaceRequest)(nil),            // 62: workspace.v1.UndeleteWorkspaceRequest
+	(*ListWorkspaceEventsRequest)(nil),          // 63: workspace.v1.ListWorkspaceEventsRequest
+	(*ListWorkspaceEventsResponse)(nil),         // 64: workspace.v1.ListWorkspaceEventsResponse
+	(*Event)(nil),                               // 65: workspace.v1.Event
+	(*EventActor)(nil),                          // 66: workspace.v1.EventActor
+	(*EventTarget)(nil),                         // 67: workspace.v1.EventTarget
+	(*RecordSessionRevocationRequest)(nil),      // 68: workspace.v1.RecordSessionRevocationRequest
+	(*RecordSessionRevocationResponse)(nil),     // 69: workspace.v1.RecordSessionRevocationResponse
+	(*GetWorkspaceStatusRequest)(nil),           // 70: workspace.v1.GetWorkspaceStatusRequest
+	(*WorkspaceStatus)(nil),                     // 71: workspace.v1.WorkspaceStatus
+	(*AuthenticateRequest)(nil),                 // 72: workspace.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),                // 73: workspace.v1.AuthenticateResponse
+	(*GetLtiConfigurationRequest)(nil),          // 74: workspace.v1.GetLtiConfigurationRequest
+	(*LtiConfiguration)(nil),                    // 75: workspace.v1.LtiConfiguration
+	(*VerifyLtiLaunchRequest)(nil),              // 76: workspace.v1.VerifyLtiLaunchRequest
+	(*LtiParameter)(nil),                        // 77: workspace.v1.LtiParameter
+	(*LtiLaunch)(nil),                           // 78: workspace.v1.LtiLaunch
+	(*StartLti13LoginRequest)(nil),              // 79: workspace.v1.StartLti13LoginRequest
+	(*Lti13LoginRedirect)(nil),                  // 80: workspace.v1.Lti13LoginRedirect
+	(*VerifyLti13LaunchRequest)(nil),            // 81: workspace.v1.VerifyLti13LaunchRequest
+	(*Lti13Launch)(nil),                         // 82: workspace.v1.Lti13Launch
+	(*Lti13DeepLinking)(nil),                    // 83: workspace.v1.Lti13DeepLinking
+	(*CreateLtiDeepLinkingResponseRequest)(nil), // 84: workspace.v1.CreateLtiDeepLinkingResponseRequest
+	(*LtiDeepLinkingResponse)(nil),              // 85: workspace.v1.LtiDeepLinkingResponse
+	(*GetLtiToolKeysRequest)(nil),               // 86: workspace.v1.GetLtiToolKeysRequest
+	(*LtiToolKeys)(nil),                         // 87: workspace.v1.LtiToolKeys
+	(*wrapperspb.StringValue)(nil),              // 88: google.protobuf.StringValue
+	(*durationpb.Duration)(nil),                 // 89: google.protobuf.Duration
+	(*fieldmaskpb.FieldMask)(nil),               // 90: google.protobuf.FieldMask
 }
 var file_workspace_v1_workspace_proto_depIdxs = []int32{
-	84, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
+	88, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
 	3,  // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
 	5,  // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
 	1,  // 4: workspace.v1.Workspace.rate_limit:type_name -> workspace.v1.RateLimit
 	4,  // 5: workspace.v1.Product.bank:type_name -> workspace.v1.Bank
 	5,  // 6: workspace.v1.KeyPair.tags:type_name -> workspace.v1.Tag
-	84, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
-	84, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
+	88, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
+	88, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
 	8,  // 9: workspace.v1.ListWorkspacesRequest.filter:type_name -> workspace.v1.ListWorkspacesFilter
 	9,  // 10: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
 	0,  // 11: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
 	6,  // 12: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
 	15, // 13: workspace.v1.CreateWorkspaceKeyRequest.tags:type_name -> workspace.v1.TagInput
-	85, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
+	89, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
 	6,  // 15: workspace.v1.RotateWorkspaceKeyResponse.previous:type_name -> workspace.v1.KeyPair
 	6,  // 16: workspace.v1.RotateWorkspaceKeyResponse.successor:type_name -> workspace.v1.KeyPair
-	26, // 17: workspace.v1.ListLtiRegistrationsResponse.registrations:type_name -> workspace.v1.LtiRegistration
-	84, // 18: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
-	26, // 19: workspace.v1.LtiPlatformRegistration.registration:type_name -> workspace.v1.LtiRegistration
-	35, // 20: workspace.v1.ListWebhooksResponse.webhooks:type_name -> workspace.v1.Webhook
-	86, // 21: workspace.v1.UpdateWebhookRequest.update_mask:type_name -> google.protobuf.FieldMask
-	85, // 22: workspace.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
-	43, // 23: workspace.v1.ListWebhookAttemptsResponse.attempts:type_name -> workspace.v1.WebhookAttempt
-	84, // 24: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
-	2,  // 25: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
-	3,  // 26: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	1,  // 27: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	52, // 28: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
-	53, // 29: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
-	54, // 30: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
-	55, // 31: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
-	84, // 32: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
-	2,  // 33: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
-	3,  // 34: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	86, // 35: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 36: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	61, // 37: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
-	62, // 38: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
-	63, // 39: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
-	1,  // 40: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
-	5,  // 41: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
-	73, // 42: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
-	73, // 43: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	73, // 44: workspace.v1.Lti13Launch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	79, // 45: workspace.v1.Lti13Launch.deep_linking:type_name -> workspace.v1.Lti13DeepLinking
-	7,  // 46: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
-	11, // 47: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
-	12, // 48: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
-	14, // 49: workspace.v1.WorkspaceService.CreateWorkspaceKey:input_type -> workspace.v1.CreateWorkspaceKeyRequest
-	16, // 50: workspace.v1.WorkspaceService.RotateWorkspaceKey:input_type -> workspace.v1.RotateWorkspaceKeyRequest
-	18, // 51: workspace.v1.WorkspaceService.RevokeWorkspaceKey:input_type -> workspace.v1.RevokeWorkspaceKeyRequest
-	50, // 52: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
-	56, // 53: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
-	57, // 54: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
-	58, // 55: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
-	59, // 56: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
-	19, // 57: workspace.v1.WorkspaceService.ListLtiRegistrations:input_type -> workspace.v1.ListLtiRegistrationsRequest
-	21, // 58: workspace.v1.WorkspaceService.CreateLtiRegistration:input_type -> workspace.v1.CreateLtiRegistrationRequest
-	27, // 59: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:input_type -> workspace.v1.CreateLtiRegistrationLinkRequest
-	29, // 60: workspace.v1.WorkspaceService.RegisterLtiPlatform:input_type -> workspace.v1.RegisterLtiPlatformRequest
-	22, // 61: workspace.v1.WorkspaceService.GetLtiRegistration:input_type -> workspace.v1.GetLtiRegistrationRequest
-	23, // 62: workspace.v1.WorkspaceService.DeleteLtiRegistration:input_type -> workspace.v1.DeleteLtiRegistrationRequest
-	24, // 63: workspace.v1.WorkspaceService.AddLtiDeployment:input_type -> workspace.v1.AddLtiDeploymentRequest
-	25, // 64: workspace.v1.WorkspaceService.RemoveLtiDeployment:input_type -> workspace.v1.RemoveLtiDeploymentRequest
-	31, // 65: workspace.v1.WorkspaceService.ListWebhooks:input_type -> workspace.v1.ListWebhooksRequest
-	33, // 66: workspace.v1.WorkspaceService.CreateWebhook:input_type -> workspace.v1.CreateWebhookRequest
-	36, // 67: workspace.v1.WorkspaceService.GetWebhook:input_type -> workspace.v1.GetWebhookRequest
-	37, // 68: workspace.v1.WorkspaceService.UpdateWebhook:input_type -> workspace.v1.UpdateWebhookRequest
-	38, // 69: workspace.v1.WorkspaceService.DeleteWebhook:input_type -> workspace.v1.DeleteWebhookRequest
-	39, // 70: workspace.v1.WorkspaceService.RotateWebhookSecret:input_type -> workspace.v1.RotateWebhookSecretRequest
-	41, // 71: workspace.v1.WorkspaceService.ListWebhookAttempts:input_type -> workspace.v1.ListWebhookAttemptsRequest
-	44, // 72: workspace.v1.WorkspaceService.ResendWebhookEvent:input_type -> workspace.v1.ResendWebhookEventRequest
-	46, // 73: workspace.v1.WorkspaceService.RecoverWebhookEvents:input_type -> workspace.v1.RecoverWebhookEventsRequest
-	48, // 74: workspace.v1.WorkspaceService.TestWebhook:input_type -> workspace.v1.TestWebhookRequest
-	64, // 75: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
-	68, // 76: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
-	66, // 77: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
-	70, // 78: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
-	72, // 79: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
-	75, // 80: workspace.v1.WorkspaceService.StartLti13Login:input_type -> workspace.v1.StartLti13LoginRequest
-	77, // 81: workspace.v1.WorkspaceService.VerifyLti13Launch:input_type -> workspace.v1.VerifyLti13LaunchRequest
-	82, // 82: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
-	80, // 83: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:input_type -> workspace.v1.CreateLtiDeepLinkingResponseRequest
-	10, // 84: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
-	0,  // 85: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
-	13, // 86: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
-	6,  // 87: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
-	17, // 88: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
-	6,  // 89: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
-	51, // 90: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
-	0,  // 91: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 92: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 93: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
-	60, // 94: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
-	20, // 95: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
-	26, // 96: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	28, // 97: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:output_type -> workspace.v1.LtiRegistrationLink
-	30, // 98: workspace.v1.WorkspaceService.RegisterLtiPlatform:output_type -> workspace.v1.LtiPlatformRegistration
-	26, // 99: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	26, // 100: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	26, // 101: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	26, // 102: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	32, // 103: workspace.v1.WorkspaceService.ListWebhooks:output_type -> workspace.v1.ListWebhooksResponse
-	34, // 104: workspace.v1.WorkspaceService.CreateWebhook:output_type -> workspace.v1.CreateWebhookResponse
-	35, // 105: workspace.v1.WorkspaceService.GetWebhook:output_type -> workspace.v1.Webhook
-	35, // 106: workspace.v1.WorkspaceService.UpdateWebhook:output_type -> workspace.v1.Webhook
-	35, // 107: workspace.v1.WorkspaceService.DeleteWebhook:output_type -> workspace.v1.Webhook
-	40, // 108: workspace.v1.WorkspaceService.RotateWebhookSecret:output_type -> workspace.v1.RotateWebhookSecretResponse
-	42, // 109: workspace.v1.WorkspaceService.ListWebhookAttempts:output_type -> workspace.v1.ListWebhookAttemptsResponse
-	45, // 110: workspace.v1.WorkspaceService.ResendWebhookEvent:output_type -> workspace.v1.ResendWebhookEventResponse
-	47, // 111: workspace.v1.WorkspaceService.RecoverWebhookEvents:output_type -> workspace.v1.RecoverWebhookEventsResponse
-	49, // 112: workspace.v1.WorkspaceService.TestWebhook:output_type -> workspace.v1.TestWebhookResponse
-	65, // 113: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
-	69, // 114: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
-	67, // 115: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
-	71, // 116: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
-	74, // 117: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
-	76, // 118: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
-	78, // 119: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
-	83, // 120: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
-	81, // 121: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:output_type -> workspace.v1.LtiDeepLinkingResponse
-	84, // [84:122] is the sub-list for method output_type
-	46, // [46:84] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	30, // 17: workspace.v1.ListLtiRegistrationsResponse.registrations:type_name -> workspace.v1.LtiRegistration
+	25, // 18: workspace.v1.LtiLaunchRecord.ags:type_name -> workspace.v1.LtiLaunchRecordAgs
+	26, // 19: workspace.v1.LtiLaunchRecord.nrps:type_name -> workspace.v1.LtiLaunchRecordNrps
+	88, // 20: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
+	30, // 21: workspace.v1.LtiPlatformRegistration.registration:type_name -> workspace.v1.LtiRegistration
+	39, // 22: workspace.v1.ListWebhooksResponse.webhooks:type_name -> workspace.v1.Webhook
+	90, // 23: workspace.v1.UpdateWebhookRequest.update_mask:type_name -> google.protobuf.FieldMask
+	89, // 24: workspace.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
+	47, // 25: workspace.v1.ListWebhookAttemptsResponse.attempts:type_name -> workspace.v1.WebhookAttempt
+	88, // 26: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,  // 27: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
+	3,  // 28: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
+	1,  // 29: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
+	56, // 30: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
+	57, // 31: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
+	58, // 32: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
+	59, // 33: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
+	88, // 34: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,  // 35: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
+	3,  // 36: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
+	90, // 37: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	1,  // 38: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
+	65, // 39: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
+	66, // 40: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
+	67, // 41: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
+	1,  // 42: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
+	5,  // 43: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
+	77, // 44: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
+	77, // 45: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	77, // 46: workspace.v1.Lti13Launch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	83, // 47: workspace.v1.Lti13Launch.deep_linking:type_name -> workspace.v1.Lti13DeepLinking
+	7,  // 48: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
+	11, // 49: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
+	12, // 50: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
+	14, // 51: workspace.v1.WorkspaceService.CreateWorkspaceKey:input_type -> workspace.v1.CreateWorkspaceKeyRequest
+	16, // 52: workspace.v1.WorkspaceService.RotateWorkspaceKey:input_type -> workspace.v1.RotateWorkspaceKeyRequest
+	18, // 53: workspace.v1.WorkspaceService.RevokeWorkspaceKey:input_type -> workspace.v1.RevokeWorkspaceKeyRequest
+	54, // 54: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
+	60, // 55: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
+	61, // 56: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
+	62, // 57: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
+	63, // 58: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
+	19, // 59: workspace.v1.WorkspaceService.ListLtiRegistrations:input_type -> workspace.v1.ListLtiRegistrationsRequest
+	21, // 60: workspace.v1.WorkspaceService.CreateLtiRegistration:input_type -> workspace.v1.CreateLtiRegistrationRequest
+	31, // 61: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:input_type -> workspace.v1.CreateLtiRegistrationLinkRequest
+	33, // 62: workspace.v1.WorkspaceService.RegisterLtiPlatform:input_type -> workspace.v1.RegisterLtiPlatformRequest
+	22, // 63: workspace.v1.WorkspaceService.GetLtiRegistration:input_type -> workspace.v1.GetLtiRegistrationRequest
+	27, // 64: workspace.v1.WorkspaceService.DeleteLtiRegistration:input_type -> workspace.v1.DeleteLtiRegistrationRequest
+	28, // 65: workspace.v1.WorkspaceService.AddLtiDeployment:input_type -> workspace.v1.AddLtiDeploymentRequest
+	29, // 66: workspace.v1.WorkspaceService.RemoveLtiDeployment:input_type -> workspace.v1.RemoveLtiDeploymentRequest
+	23, // 67: workspace.v1.WorkspaceService.GetLtiLaunch:input_type -> workspace.v1.GetLtiLaunchRequest
+	35, // 68: workspace.v1.WorkspaceService.ListWebhooks:input_type -> workspace.v1.ListWebhooksRequest
+	37, // 69: workspace.v1.WorkspaceService.CreateWebhook:input_type -> workspace.v1.CreateWebhookRequest
+	40, // 70: workspace.v1.WorkspaceService.GetWebhook:input_type -> workspace.v1.GetWebhookRequest
+	41, // 71: workspace.v1.WorkspaceService.UpdateWebhook:input_type -> workspace.v1.UpdateWebhookRequest
+	42, // 72: workspace.v1.WorkspaceService.DeleteWebhook:input_type -> workspace.v1.DeleteWebhookRequest
+	43, // 73: workspace.v1.WorkspaceService.RotateWebhookSecret:input_type -> workspace.v1.RotateWebhookSecretRequest
+	45, // 74: workspace.v1.WorkspaceService.ListWebhookAttempts:input_type -> workspace.v1.ListWebhookAttemptsRequest
+	48, // 75: workspace.v1.WorkspaceService.ResendWebhookEvent:input_type -> workspace.v1.ResendWebhookEventRequest
+	50, // 76: workspace.v1.WorkspaceService.RecoverWebhookEvents:input_type -> workspace.v1.RecoverWebhookEventsRequest
+	52, // 77: workspace.v1.WorkspaceService.TestWebhook:input_type -> workspace.v1.TestWebhookRequest
+	68, // 78: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
+	72, // 79: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
+	70, // 80: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
+	74, // 81: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
+	76, // 82: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
+	79, // 83: workspace.v1.WorkspaceService.StartLti13Login:input_type -> workspace.v1.StartLti13LoginRequest
+	81, // 84: workspace.v1.WorkspaceService.VerifyLti13Launch:input_type -> workspace.v1.VerifyLti13LaunchRequest
+	86, // 85: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
+	84, // 86: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:input_type -> workspace.v1.CreateLtiDeepLinkingResponseRequest
+	10, // 87: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
+	0,  // 88: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
+	13, // 89: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
+	6,  // 90: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
+	17, // 91: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
+	6,  // 92: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
+	55, // 93: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
+	0,  // 94: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 95: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 96: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
+	64, // 97: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
+	20, // 98: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
+	30, // 99: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	32, // 100: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:output_type -> workspace.v1.LtiRegistrationLink
+	34, // 101: workspace.v1.WorkspaceService.RegisterLtiPlatform:output_type -> workspace.v1.LtiPlatformRegistration
+	30, // 102: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	30, // 103: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	30, // 104: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	30, // 105: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	24, // 106: workspace.v1.WorkspaceService.GetLtiLaunch:output_type -> workspace.v1.LtiLaunchRecord
+	36, // 107: workspace.v1.WorkspaceService.ListWebhooks:output_type -> workspace.v1.ListWebhooksResponse
+	38, // 108: workspace.v1.WorkspaceService.CreateWebhook:output_type -> workspace.v1.CreateWebhookResponse
+	39, // 109: workspace.v1.WorkspaceService.GetWebhook:output_type -> workspace.v1.Webhook
+	39, // 110: workspace.v1.WorkspaceService.UpdateWebhook:output_type -> workspace.v1.Webhook
+	39, // 111: workspace.v1.WorkspaceService.DeleteWebhook:output_type -> workspace.v1.Webhook
+	44, // 112: workspace.v1.WorkspaceService.RotateWebhookSecret:output_type -> workspace.v1.RotateWebhookSecretResponse
+	46, // 113: workspace.v1.WorkspaceService.ListWebhookAttempts:output_type -> workspace.v1.ListWebhookAttemptsResponse
+	49, // 114: workspace.v1.WorkspaceService.ResendWebhookEvent:output_type -> workspace.v1.ResendWebhookEventResponse
+	51, // 115: workspace.v1.WorkspaceService.RecoverWebhookEvents:output_type -> workspace.v1.RecoverWebhookEventsResponse
+	53, // 116: workspace.v1.WorkspaceService.TestWebhook:output_type -> workspace.v1.TestWebhookResponse
+	69, // 117: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
+	73, // 118: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
+	71, // 119: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
+	75, // 120: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
+	78, // 121: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
+	80, // 122: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
+	82, // 123: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
+	87, // 124: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
+	85, // 125: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:output_type -> workspace.v1.LtiDeepLinkingResponse
+	87, // [87:126] is the sub-list for method output_type
+	48, // [48:87] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_workspace_v1_workspace_proto_init() }
@@ -6402,17 +6737,17 @@ func file_workspace_v1_workspace_proto_init() {
 	file_workspace_v1_workspace_proto_msgTypes[0].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[7].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[21].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[37].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[56].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[59].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[61].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[41].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[60].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[63].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[65].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_workspace_v1_workspace_proto_rawDesc), len(file_workspace_v1_workspace_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   84,
+			NumMessages:   88,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -38,6 +38,7 @@ const (
 	WorkspaceService_DeleteLtiRegistration_FullMethodName        = "/workspace.v1.WorkspaceService/DeleteLtiRegistration"
 	WorkspaceService_AddLtiDeployment_FullMethodName             = "/workspace.v1.WorkspaceService/AddLtiDeployment"
 	WorkspaceService_RemoveLtiDeployment_FullMethodName          = "/workspace.v1.WorkspaceService/RemoveLtiDeployment"
+	WorkspaceService_GetLtiLaunch_FullMethodName                 = "/workspace.v1.WorkspaceService/GetLtiLaunch"
 	WorkspaceService_ListWebhooks_FullMethodName                 = "/workspace.v1.WorkspaceService/ListWebhooks"
 	WorkspaceService_CreateWebhook_FullMethodName                = "/workspace.v1.WorkspaceService/CreateWebhook"
 	WorkspaceService_GetWebhook_FullMethodName                   = "/workspace.v1.WorkspaceService/GetWebhook"
@@ -140,6 +141,9 @@ type WorkspaceServiceClient interface {
 	// RemoveLtiDeployment removes a deployment id from an LTI 1.3
 	// registration.
 	RemoveLtiDeployment(ctx context.Context, in *RemoveLtiDeploymentRequest, opts ...grpc.CallOption) (*LtiRegistration, error)
+	// GetLtiLaunch returns an LTI 1.3 launch of a workspace, as remembered
+	// when it was accepted.
+	GetLtiLaunch(ctx context.Context, in *GetLtiLaunchRequest, opts ...grpc.CallOption) (*LtiLaunchRecord, error)
 	// ListWebhooks returns the webhook endpoints of a workspace: the
 	// workspace itself or one that manages it may.
 	ListWebhooks(ctx context.Context, in *ListWebhooksRequest, opts ...grpc.CallOption) (*ListWebhooksResponse, error)
@@ -432,6 +436,16 @@ func (c *workspaceServiceClient) RemoveLtiDeployment(ctx context.Context, in *Re
 	return out, nil
 }
 
+func (c *workspaceServiceClient) GetLtiLaunch(ctx context.Context, in *GetLtiLaunchRequest, opts ...grpc.CallOption) (*LtiLaunchRecord, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiLaunchRecord)
+	err := c.cc.Invoke(ctx, WorkspaceService_GetLtiLaunch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *workspaceServiceClient) ListWebhooks(ctx context.Context, in *ListWebhooksRequest, opts ...grpc.CallOption) (*ListWebhooksResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListWebhooksResponse)
@@ -703,6 +717,9 @@ type WorkspaceServiceServer interface {
 	// RemoveLtiDeployment removes a deployment id from an LTI 1.3
 	// registration.
 	RemoveLtiDeployment(context.Context, *RemoveLtiDeploymentRequest) (*LtiRegistration, error)
+	// GetLtiLaunch returns an LTI 1.3 launch of a workspace, as remembered
+	// when it was accepted.
+	GetLtiLaunch(context.Context, *GetLtiLaunchRequest) (*LtiLaunchRecord, error)
 	// ListWebhooks returns the webhook endpoints of a workspace: the
 	// workspace itself or one that manages it may.
 	ListWebhooks(context.Context, *ListWebhooksRequest) (*ListWebhooksResponse, error)
@@ -861,6 +878,9 @@ func (UnimplementedWorkspaceServiceServer) AddLtiDeployment(context.Context, *Ad
 }
 func (UnimplementedWorkspaceServiceServer) RemoveLtiDeployment(context.Context, *RemoveLtiDeploymentRequest) (*LtiRegistration, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveLtiDeployment not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) GetLtiLaunch(context.Context, *GetLtiLaunchRequest) (*LtiLaunchRecord, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetLtiLaunch not implemented")
 }
 func (UnimplementedWorkspaceServiceServer) ListWebhooks(context.Context, *ListWebhooksRequest) (*ListWebhooksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListWebhooks not implemented")
@@ -1278,6 +1298,24 @@ func _WorkspaceService_RemoveLtiDeployment_Handler(srv interface{}, ctx context.
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(WorkspaceServiceServer).RemoveLtiDeployment(ctx, req.(*RemoveLtiDeploymentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_GetLtiLaunch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetLtiLaunchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).GetLtiLaunch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_GetLtiLaunch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).GetLtiLaunch(ctx, req.(*GetLtiLaunchRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1706,6 +1744,10 @@ var WorkspaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RemoveLtiDeployment",
 			Handler:    _WorkspaceService_RemoveLtiDeployment_Handler,
+		},
+		{
+			MethodName: "GetLtiLaunch",
+			Handler:    _WorkspaceService_GetLtiLaunch_Handler,
 		},
 		{
 			MethodName: "ListWebhooks",

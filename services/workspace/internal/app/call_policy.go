@@ -92,6 +92,8 @@ var operations = map[string]rule{
 	"RemoveLtiDeployment":   {},
 	// A registration link is made like a registration.
 	"CreateLtiRegistrationLink": {},
+	// A launch is read like a registration.
+	"GetLtiLaunch": {},
 
 	// Webhooks follow the rule of key pairs, as LTI registrations do.
 	"ListWebhooks":         {},

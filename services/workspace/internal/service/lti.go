@@ -69,6 +69,7 @@ func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Reposito
 		LTI11Launches:       ltiapp.NewLTI11Launches(workspaces, nonces, limits, settings),
 		LTI13Logins:         ltiapp.NewLTI13Logins(workspaces, logins, settings),
 		LTI13Launches:       ltiapp.NewLTI13Launches(workspaces, logins, platformKeys, deepLinks, launches, limits, settings),
+		Launches:            ltiapp.NewLaunches(workspaces, launches),
 		DeepLinking:         ltiapp.NewDeepLinking(workspaces, deepLinks, toolKeys, settings),
 		DynamicRegistration: ltiapp.NewDynamicRegistration(workspaces, links, registrar, settings),
 		ToolKeys:            toolKeys,

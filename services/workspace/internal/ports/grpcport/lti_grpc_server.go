@@ -54,6 +54,10 @@ func (s *Server) GetLtiRegistration(ctx context.Context, req *workspacev1.GetLti
 	return s.lti.GetLtiRegistration(ctx, req)
 }
 
+func (s *Server) GetLtiLaunch(ctx context.Context, req *workspacev1.GetLtiLaunchRequest) (*workspacev1.LtiLaunchRecord, error) {
+	return s.lti.GetLtiLaunch(ctx, req)
+}
+
 func (s *Server) DeleteLtiRegistration(ctx context.Context, req *workspacev1.DeleteLtiRegistrationRequest) (*workspacev1.LtiRegistration, error) {
 	return s.lti.DeleteLtiRegistration(ctx, req)
 }

@@ -18,6 +18,7 @@ type UseCases struct {
 	LTI11Launches       *ltiapp.LTI11Launches
 	LTI13Logins         *ltiapp.LTI13Logins
 	LTI13Launches       *ltiapp.LTI13Launches
+	Launches            *ltiapp.Launches
 	DeepLinking         *ltiapp.DeepLinking
 	DynamicRegistration *ltiapp.DynamicRegistration
 	ToolKeys            *ltiapp.ToolKeys
