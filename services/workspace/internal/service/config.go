@@ -175,9 +175,7 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	// second, none of them launched: more than any exam's start needs.
 	cfg.LTI13PendingLoginsMax = r.Int("LTI13_PENDING_LOGINS_MAX", 50_000, 1, 10_000_000)
 	cfg.LTIToolKeys, cfg.LTIToolKeyCheck = readToolKeySchedule(r)
-	if cfg.LTILaunchGrace = r.Duration("LTI_LAUNCH_GRACE", 720*time.Hour); cfg.LTILaunchGrace < 0 {
-		r.Invalid("LTI_LAUNCH_GRACE", "must not be negative")
-	}
+	cfg.LTILaunchGrace = r.Duration("LTI_LAUNCH_GRACE", 720*time.Hour)
 	cfg.WebhookURLs, cfg.Webhooks = readWebhookSettings(r)
 	cfg.Bootstrap.AppKey, cfg.Bootstrap.AppSecret, _ = r.Pair("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_SECRET")
 	var given bool

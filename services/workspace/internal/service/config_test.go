@@ -174,3 +174,29 @@ func TestConfigWebhooks(t *testing.T) {
 		}
 	}
 }
+
+// LTI_LAUNCH_GRACE: 30 days by default, any positive duration.
+func TestConfigLaunchGrace(t *testing.T) {
+	base := map[string]string{
+		"MONGODB_URI":        "mongodb://127.0.0.1:27017",
+		"KEY_ENCRYPTION_KEY": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+		"KEY_HMAC_KEY":       "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=",
+	}
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+		ok    bool
+	}{{"", 720 * time.Hour, true}, {"1s", time.Second, true}, {"0s", 0, false}, {"2160h", 2160 * time.Hour, true}, {"-1h", 0, false}, {"30d", 0, false}} {
+		env := maps.Clone(base)
+		if tc.value != "" {
+			env["LTI_LAUNCH_GRACE"] = tc.value
+		}
+		cfg, err := service.ConfigFromEnv(envconfig.FromMap(env))
+		switch {
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "LTI_LAUNCH_GRACE")):
+			t.Errorf("LTI_LAUNCH_GRACE=%q: %v, want an error naming it", tc.value, err)
+		case tc.ok && (err != nil || cfg.LTILaunchGrace != tc.want):
+			t.Errorf("LTI_LAUNCH_GRACE=%q: %s, %v; want %s", tc.value, cfg.LTILaunchGrace, err, tc.want)
+		}
+	}
+}

@@ -100,20 +100,36 @@ func (f *fixture) wantNotFound(t *testing.T, token domain.Token) {
 	}
 }
 
+// A session comes back whole, an LTI 1.3 launch's id included; a
+// launch's session is its workspace's like any other, and revoking the
+// workspace ends it.
 func saveThenLookupRoundTrips(t *testing.T, f *fixture) {
 	now := f.now()
-	want := domain.Session{Email: "Ada@example.com", WorkspaceID: workspace(t), IssuedAt: now, ExpiresAt: now.Add(domain.TokenTTL)}
-	token := domain.NewToken()
-	if err := f.store.Save(context.Background(), token.Digest(), want); err != nil {
+	ws := workspace(t)
+	plain := domain.Session{Email: "Ada@example.com", WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(domain.TokenTTL)}
+	launched := plain
+	launched.LTILaunchID = "Zm9v-YmFy_0123456789abcdefghijABCDEFGHIJklm"
+	var tokens []domain.Token
+	for _, want := range []domain.Session{plain, launched} {
+		token := domain.NewToken()
+		tokens = append(tokens, token)
+		if err := f.store.Save(context.Background(), token.Digest(), want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.store.Lookup(context.Background(), token.Digest())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.IssuedAt.Equal(want.IssuedAt) || !got.ExpiresAt.Equal(want.ExpiresAt) ||
+			got.Email != want.Email || got.WorkspaceID != want.WorkspaceID || got.LTILaunchID != want.LTILaunchID {
+			t.Fatalf("Lookup = %+v, want %+v", got, want)
+		}
+	}
+	if err := f.store.RevokeWorkspace(context.Background(), ws); err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.store.Lookup(context.Background(), token.Digest())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got.IssuedAt.Equal(want.IssuedAt) || !got.ExpiresAt.Equal(want.ExpiresAt) ||
-		got.Email != want.Email || got.WorkspaceID != want.WorkspaceID {
-		t.Fatalf("Lookup = %+v, want %+v", got, want)
+	for _, token := range tokens {
+		f.wantNotFound(t, token)
 	}
 }
 
