@@ -17,7 +17,7 @@ func (a *App) IntrospectToken(ctx context.Context, authorization string, token d
 	if authorization == "" {
 		return domain.Session{}, false, errNoCredentials
 	}
-	s, err := a.session(ctx, token)
+	s, err := a.session(ctx, token, a.store.Lookup)
 	if isNotFound(err) {
 		return domain.Session{}, false, nil
 	}

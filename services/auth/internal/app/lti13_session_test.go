@@ -25,7 +25,8 @@ func (l *lti13Launches) VerifyLTI13Launch(_ context.Context, authz, idToken, sta
 }
 
 // An LTI 1.3 launch opens the ordinary 8-hour session of its workspace and
-// user, and hands on what the page needs of the launch.
+// user, which shows the launch's id, and hands on what the page needs of
+// the launch.
 func TestLTI13SessionIsAnOrdinarySession(t *testing.T) {
 	f := newFixture(t)
 	clock := func() time.Time { return f.now }
@@ -34,7 +35,7 @@ func TestLTI13SessionIsAnOrdinarySession(t *testing.T) {
 			WorkspaceID: "w1", Email: "ada@example.com",
 			CustomParameters: []app.LaunchParameter{{Name: "custom_exam_config_id", Value: "0f8fad5b-d9cb-469f-a165-70867728950e"}},
 		},
-		MessageType: "LtiResourceLinkRequest", RegistrationID: "r1", DeploymentID: "d1",
+		MessageType: "LtiResourceLinkRequest", RegistrationID: "r1", DeploymentID: "d1", LaunchID: "launch-1",
 	}}
 	a := app.New(memstore.New(clock), f.ws, app.Settings{ServiceAuthorization: service, AccessCacheTTL: time.Second},
 		app.WithClock(clock), app.WithLTI13Launches(l))
@@ -53,7 +54,7 @@ func TestLTI13SessionIsAnOrdinarySession(t *testing.T) {
 		t.Fatalf("launch %+v", launch)
 	}
 	got, err := a.Session(ctx, asBearer(token))
-	if err != nil || got.Email != "ada@example.com" || got.WorkspaceID != "w1" {
+	if err != nil || got.Email != "ada@example.com" || got.WorkspaceID != "w1" || got.LTILaunchID != "launch-1" {
 		t.Fatalf("the token's session: %+v, %v", got, err)
 	}
 

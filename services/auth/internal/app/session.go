@@ -10,13 +10,14 @@ import (
 )
 
 // Session returns the session of the live token an Authorization: Bearer
-// header presents (see session).
+// header presents (see session), with the LTI 1.3 launch that opened it:
+// the one read of a session that shows it.
 func (a *App) Session(ctx context.Context, authorization string) (domain.Session, error) {
 	token, err := a.admit(ctx, opSession, authorization)
 	if err != nil {
 		return domain.Session{}, err
 	}
-	s, err := a.session(ctx, token)
+	s, err := a.session(ctx, token, a.store.LookupWithLaunch)
 	return s, a.settle(ctx, opSession, err)
 }
 
@@ -27,21 +28,22 @@ func (a *App) EndSession(ctx context.Context, authorization string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.session(ctx, token); err != nil {
+	if _, err := a.session(ctx, token, a.store.Lookup); err != nil {
 		return a.settle(ctx, opEndSession, err)
 	}
 	return a.settle(ctx, opEndSession, a.store.Revoke(ctx, token.Digest()))
 }
 
-// session returns the session of a live token: stored, unexpired, not
-// revoked, and of a workspace that is active and was not deleted after the
-// token was issued. Anything else is domain.ErrTokenNotFound; a store or
+// session returns the session of a live token, as lookup (the store's
+// Lookup, or LookupWithLaunch) reads it: stored, unexpired, not revoked,
+// and of a workspace that is active and was not deleted after the token
+// was issued. Anything else is domain.ErrTokenNotFound; a store or
 // service that cannot answer is Unavailable, never a yes.
-func (a *App) session(ctx context.Context, token domain.Token) (domain.Session, error) {
+func (a *App) session(ctx context.Context, token domain.Token, lookup func(context.Context, domain.Digest) (domain.Session, error)) (domain.Session, error) {
 	if !token.Valid() {
 		return domain.Session{}, domain.ErrTokenNotFound
 	}
-	s, err := a.store.Lookup(ctx, token.Digest())
+	s, err := lookup(ctx, token.Digest())
 	if err != nil {
 		return domain.Session{}, err
 	}

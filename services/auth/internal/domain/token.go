@@ -79,8 +79,12 @@ type TokenStore interface {
 	// Save stores s under d until s.ExpiresAt.
 	Save(ctx context.Context, d Digest, s Session) error
 	// Lookup returns the session of a live, unrevoked token, or
-	// ErrTokenNotFound.
+	// ErrTokenNotFound. It leaves out the session's LTILaunchID, which
+	// only the SDK's read of its own session needs, so that the checks of
+	// a token (introspection above all) read nothing more for it.
 	Lookup(ctx context.Context, d Digest) (Session, error)
+	// LookupWithLaunch is Lookup with the session's LTILaunchID.
+	LookupWithLaunch(ctx context.Context, d Digest) (Session, error)
 	// Revoke revokes one token; revoking an unknown token is not an error.
 	Revoke(ctx context.Context, d Digest) error
 	// RevokeUser revokes every token of the user (by UserKey(email)) in

@@ -13,8 +13,18 @@ import (
 // A token's own key cannot: a lookup knows only the token.
 //
 //	t:<id>                   string: the token's session (see value.go)
+//	{t:<id>}:lti             string: the LTI 1.3 launch id of the session,
+//	                         for sessions a launch opened only
 //	{ws:<id>}:gen            the workspace's revocation generation
 //	{ws:<id>}:u:<user>:gen   the user's revocation generation
+//
+// The launch id has a key of its own, rather than a place in the token's
+// value, so that the value stays as replicas of earlier versions read it:
+// during a rolling deploy they serve a launch's session too (without its
+// launch id, which they do not know of). Its hash tag is the token's key
+// name, which has no braces and so hashes whole: both keys live in one
+// Cluster slot, are written by one script or transaction with one expiry,
+// and are read, or deleted, by one command.
 //
 // A token's <id> is the first 16 bytes of its SHA-256 digest (keyIDBytes)
 // in base64url without padding (22 characters), and <user> the hex SHA-256
@@ -44,6 +54,12 @@ const keyIDBytes = 16
 // tokenKey is the key of the token with digest d.
 func tokenKey(d domain.Digest) string {
 	return "t:" + base64.RawURLEncoding.EncodeToString(d[:keyIDBytes])
+}
+
+// launchKey is the key of the launch id of the session of the token with
+// digest d.
+func launchKey(d domain.Digest) string {
+	return "{" + tokenKey(d) + "}:lti"
 }
 
 // keysOf returns the workspace's counter and that of the user with email

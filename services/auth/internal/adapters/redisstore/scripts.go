@@ -35,10 +35,15 @@ end
 
 // writeLua writes a token's key: the value (version 2, see value.go) from
 // the generations and the session part (sessionSuffix), expiring at exp
-// (Unix milliseconds), which the value itself holds only as a life.
+// (Unix milliseconds), which the value itself holds only as a life. Given
+// a launch key (lkey, nil for any session no LTI 1.3 launch opened), it
+// writes the launch id there with the same expiry.
 const writeLua = `
-local function write(key, gen, ugen, session, exp)
+local function write(key, gen, ugen, session, exp, lkey, launch)
   redis.call('SET', key, '` + valueVersion + ` ' .. gen .. ' ' .. ugen .. ' ' .. session, 'PXAT', exp)
+  if lkey then
+    redis.call('SET', lkey, launch, 'PXAT', exp)
+  end
 end
 `
 
@@ -58,12 +63,14 @@ return {gen, ugen}
 // so it serves a single Redis server only (standalone or Sentinel); on any
 // other client Save runs registerScript and then writes the token.
 //
-// KEYS: as registerScript, then the token's key. ARGV: as registerScript,
-// then the value's session part (sessionSuffix: issuedAt, life, workspace
-// and email) and the expiry instant (Unix milliseconds).
+// KEYS: as registerScript, then the token's key and, for a session an LTI
+// 1.3 launch opened, its launch key. ARGV: as registerScript, then the
+// value's session part (sessionSuffix: issuedAt, life, workspace and
+// email), the expiry instant (Unix milliseconds) and the launch id, if
+// any (see Store.saveArgs).
 var saveScript = redis.NewScript(registerLua + writeLua + `
 local gen, ugen = register(KEYS[1], KEYS[2], tonumber(ARGV[1]))
-write(KEYS[3], gen, ugen, ARGV[2], ARGV[3])
+write(KEYS[3], gen, ugen, ARGV[2], ARGV[3], KEYS[4], ARGV[4])
 return {gen, ugen}
 `)
 
@@ -78,7 +85,7 @@ var guardedSaveScript = redis.NewScript(ratelimit.GuardLua + registerLua + write
 local verdict = guard(1, 1)
 if verdict[1] ~= 'ok' then return verdict end
 local gen, ugen = register(KEYS[%[1]d + 1], KEYS[%[1]d + 2], tonumber(ARGV[%[2]d + 1]))
-write(KEYS[%[1]d + 3], gen, ugen, ARGV[%[2]d + 2], ARGV[%[2]d + 3])
+write(KEYS[%[1]d + 3], gen, ugen, ARGV[%[2]d + 2], ARGV[%[2]d + 3], KEYS[%[1]d + 4], ARGV[%[2]d + 4])
 return verdict
 `, ratelimit.GuardKeys, ratelimit.GuardArgs))
 

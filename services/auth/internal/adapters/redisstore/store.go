@@ -7,10 +7,11 @@
 // bytes of the token's SHA-256>, so a Redis dump yields no usable token,
 // and users appear in key names only as the SHA-256 of
 // domain.UserKey(email). The token's session is one string in that key
-// (value.go). Everything else about a workspace carries the hash tag
-// {ws:<workspaceId>}, so it lands in one Cluster slot and one script can
-// change it atomically; a token's key cannot share that slot, because a
-// lookup knows only the token. See keys.go for the full list.
+// (value.go); the LTI 1.3 launch id of a session a launch opened is in a
+// key beside it, in its slot. Everything else about a workspace carries
+// the hash tag {ws:<workspaceId>}, so it lands in one Cluster slot and one
+// script can change it atomically; a token's key cannot share that slot,
+// because a lookup knows only the token. See keys.go for the full list.
 //
 // # Memory
 //
@@ -37,20 +38,25 @@
 // expire (within domain.TokenTTL): finding them would take an index of
 // every workspace's tokens, and keeping one cost every login two set
 // insertions and more than half of each token's memory (bench/README.md).
+// A revoked token's launch key is left with it, and expires with it: only
+// LookupWithLaunch reads it, and only once the token has passed its
+// checks.
 //
 // # Save order
 //
 // Save first registers the token on the workspace's slot (one script:
 // create missing counters at 0, make them live at least until the token
 // expires, and read the two generations), then writes the token's key
-// with its expiry (one SET with PXAT). A crash between the two leaves
-// counters that live a little longer, never a token outside its
-// generations. On a single Redis server (a *redis.Client: standalone or
-// Sentinel) both steps run as one script, in one round trip.
+// with its expiry (one SET with PXAT; for a launch's session, a MULTI of
+// that and the launch key's SET, which share its slot). A crash between
+// the two leaves counters that live a little longer, never a token outside
+// its generations. On a single Redis server (a *redis.Client: standalone
+// or Sentinel) both steps run as one script, in one round trip.
 //
 // # Expiry
 //
-// A token's key expires exactly at its session's ExpiresAt (PXAT).
+// A token's key, and its launch key, expire exactly at its session's
+// ExpiresAt (PXAT).
 // Counters expire at least expiryMargin later, rounded up to the next
 // whole expiry step (a minute), and their expiry is only ever moved later,
 // so a counter outlives every token issued under it; if it could expire
@@ -152,32 +158,56 @@ func (s *Store) Save(ctx context.Context, d domain.Digest, session domain.Sessio
 	if !s.now().Before(session.ExpiresAt) {
 		return nil
 	}
-	k := keysOf(session.WorkspaceID, session.Email)
-	counters := []string{k.workspaceGen, k.userGen}
-	keep := s.keepUntil(session.ExpiresAt)
-
+	keys, args := s.saveArgs(d, session)
 	if _, single := s.rdb.(*redis.Client); single {
-		err := saveScript.Run(ctx, s.rdb, append(counters, tokenKey(d)),
-			keep, sessionSuffix(session), session.ExpiresAt.UnixMilli()).Err()
-		if err != nil {
+		if err := saveScript.Run(ctx, s.rdb, keys, args...).Err(); err != nil {
 			return storeError("save token", err)
 		}
 		return nil
 	}
 
-	gens, err := registerScript.Run(ctx, s.rdb, counters, keep).StringSlice()
+	gens, err := registerScript.Run(ctx, s.rdb, keys[:2], args[0]).StringSlice()
 	if err != nil {
 		return storeError("register token", err)
 	}
 	if len(gens) != 2 {
 		return fault.Wrap(fault.Internal, fmt.Errorf("register token: script answered %d values, want 2", len(gens)), "internal error")
 	}
-	err = s.rdb.SetArgs(ctx, tokenKey(d), encodeValue(gens[0], gens[1], session),
-		redis.SetArgs{ExpireAt: session.ExpiresAt}).Err()
-	if err != nil {
+	if err := s.write(ctx, d, encodeValue(gens[0], gens[1], session), session); err != nil {
 		return storeError("write token", err)
 	}
 	return nil
+}
+
+// saveArgs are saveScript's keys and arguments: the generation counters,
+// the token's key and, for a session an LTI 1.3 launch opened, its launch
+// key; the counters' keep-until instant, the value's session part, the
+// expiry and the launch id.
+func (s *Store) saveArgs(d domain.Digest, session domain.Session) ([]string, []any) {
+	k := keysOf(session.WorkspaceID, session.Email)
+	keys := []string{k.workspaceGen, k.userGen, tokenKey(d)}
+	args := []any{s.keepUntil(session.ExpiresAt), sessionSuffix(session), session.ExpiresAt.UnixMilli()}
+	if session.LTILaunchID != "" {
+		keys = append(keys, launchKey(d))
+		args = append(args, session.LTILaunchID)
+	}
+	return keys, args
+}
+
+// write sets the token's key to value and, for a session an LTI 1.3
+// launch opened, its launch key to the launch id, both expiring with the
+// session. The two keys share a slot, so one transaction writes both.
+func (s *Store) write(ctx context.Context, d domain.Digest, value string, session domain.Session) error {
+	expiry := redis.SetArgs{ExpireAt: session.ExpiresAt}
+	if session.LTILaunchID == "" {
+		return s.rdb.SetArgs(ctx, tokenKey(d), value, expiry).Err()
+	}
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.SetArgs(ctx, tokenKey(d), value, expiry)
+		p.SetArgs(ctx, launchKey(d), session.LTILaunchID, expiry)
+		return nil
+	})
+	return err
 }
 
 // LoginStore is a Store that runs a login's limits in the same step as the
@@ -210,9 +240,8 @@ func (s *LoginStore) SaveLogin(ctx context.Context, d domain.Digest, session dom
 		}
 		return s.Save(ctx, d, session)
 	}
-	k := keysOf(session.WorkspaceID, session.Email)
-	keys := append(limits.Keys(), k.workspaceGen, k.userGen, tokenKey(d))
-	args := append(limits.Args(), s.keepUntil(session.ExpiresAt), sessionSuffix(session), session.ExpiresAt.UnixMilli())
+	keys, args := s.saveArgs(d, session)
+	keys, args = append(limits.Keys(), keys...), append(limits.Args(), args...)
 	verdict, err := guardedSaveScript.Run(ctx, s.rdb, keys, args...).Result()
 	if err != nil {
 		return storeError("save token", err)
@@ -236,6 +265,32 @@ func (s *Store) read(ctx context.Context, d domain.Digest) (stored, error) {
 	if err != nil {
 		return stored{}, storeError("read token", err)
 	}
+	return decoded(v)
+}
+
+// readWithLaunch is read with the session's launch id, from the same
+// MGET: the launch key shares the token's slot.
+func (s *Store) readWithLaunch(ctx context.Context, d domain.Digest) (stored, error) {
+	vals, err := s.rdb.MGet(ctx, tokenKey(d), launchKey(d)).Result()
+	if err != nil {
+		return stored{}, storeError("read token", err)
+	}
+	if len(vals) != 2 || vals[0] == nil {
+		return stored{}, domain.ErrTokenNotFound
+	}
+	v, _ := vals[0].(string)
+	t, err := decoded(v)
+	if err != nil {
+		return stored{}, err
+	}
+	// A token that a replica of an earlier version saved has no launch key.
+	t.session.LTILaunchID, _ = vals[1].(string)
+	return t, nil
+}
+
+// decoded is the token a value holds, or ErrTokenNotFound when it holds
+// none.
+func decoded(v string) (stored, error) {
 	t, ok := decodeValue(v)
 	if !ok {
 		return stored{}, domain.ErrTokenNotFound
@@ -244,9 +299,21 @@ func (s *Store) read(ctx context.Context, d domain.Digest) (stored, error) {
 }
 
 // Lookup returns the session of a live token whose workspace and user
-// generations are still those it was issued under.
+// generations are still those it was issued under, without its launch id.
 func (s *Store) Lookup(ctx context.Context, d domain.Digest) (domain.Session, error) {
-	t, err := s.read(ctx, d)
+	return s.lookup(ctx, d, s.read)
+}
+
+// LookupWithLaunch is Lookup with the session's launch id, at the cost of
+// an MGET of two keys in place of Lookup's GET.
+func (s *Store) LookupWithLaunch(ctx context.Context, d domain.Digest) (domain.Session, error) {
+	return s.lookup(ctx, d, s.readWithLaunch)
+}
+
+// lookup returns the session of the token read reads, if it is live and
+// its generations are still those it was issued under.
+func (s *Store) lookup(ctx context.Context, d domain.Digest, read func(context.Context, domain.Digest) (stored, error)) (domain.Session, error) {
+	t, err := read(ctx, d)
 	if err != nil {
 		return domain.Session{}, err
 	}
@@ -266,9 +333,10 @@ func (s *Store) Lookup(ctx context.Context, d domain.Digest) (domain.Session, er
 	return t.session, nil
 }
 
-// Revoke deletes one token.
+// Revoke deletes one token, and its launch key (one DEL: they share a
+// slot).
 func (s *Store) Revoke(ctx context.Context, d domain.Digest) error {
-	if err := s.rdb.Del(ctx, tokenKey(d)).Err(); err != nil {
+	if err := s.rdb.Del(ctx, tokenKey(d), launchKey(d)).Err(); err != nil {
 		return storeError("delete token", err)
 	}
 	return nil

@@ -51,6 +51,7 @@ func runContract(t *testing.T, rdb redis.UniversalClient) {
 		run  func(*testing.T, *redisstore.Store, redis.UniversalClient)
 	}{
 		{"RoundTripAndTTL", roundTripAndTTL},
+		{"LaunchIDBesideAnUnchangedValue", launchIDBesideAnUnchangedValue},
 		{"KeysHaveTheirShapesAndNoRawToken", keysHaveTheirShapes},
 		{"RevokeOne", revokeOne},
 		{"RevokeUser", revokeUser},
@@ -112,14 +113,36 @@ func keyOf(token domain.Token) string {
 	return "t:" + base64.RawURLEncoding.EncodeToString(d[:16])
 }
 
-// wantGone checks that the tokens' keys were deleted.
+// launchKeyOf is the key of the launch id of the token's session.
+func launchKeyOf(token domain.Token) string { return "{" + keyOf(token) + "}:lti" }
+
+// wantGone checks that the tokens' keys, and their launch keys, were
+// deleted.
 func wantGone(t *testing.T, rdb redis.UniversalClient, tokens ...domain.Token) {
 	t.Helper()
 	for _, tok := range tokens {
-		if n := rdb.Exists(context.Background(), keyOf(tok)).Val(); n != 0 {
-			t.Errorf("%s still exists after revocation", keyOf(tok))
+		for _, k := range []string{keyOf(tok), launchKeyOf(tok)} {
+			if n := rdb.Exists(context.Background(), k).Val(); n != 0 {
+				t.Errorf("%s still exists after revocation", k)
+			}
 		}
 	}
+}
+
+// launchID is the shape of the workspace service's launch ids.
+const launchID = "Zm9v-YmFy_0123456789abcdefghijABCDEFGHIJklm"
+
+// issueLaunch saves a new token of a session an LTI 1.3 launch opened.
+func issueLaunch(t *testing.T, s *redisstore.Store, ws, email string, life time.Duration) domain.Token {
+	t.Helper()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	token := domain.NewToken()
+	err := s.Save(context.Background(), token.Digest(),
+		domain.Session{Email: email, WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(life), LTILaunchID: launchID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
 }
 
 func roundTripAndTTL(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
@@ -151,6 +174,53 @@ func roundTripAndTTL(t *testing.T, s *redisstore.Store, rdb redis.UniversalClien
 	}
 }
 
+// A launch's session is stored as every other session is, its value byte
+// for byte what earlier versions write and read (value.go is theirs), so
+// that a replica of an earlier version serves it during a rolling deploy.
+// The launch id is in a key of its own, in the token's slot, expiring
+// with it; LookupWithLaunch reads both, Lookup the token's only, and
+// Revoke deletes both.
+func launchIDBesideAnUnchangedValue(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
+	ctx := context.Background()
+	ws := workspace(t)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	want := domain.Session{Email: "Ada@example.com", WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(domain.TokenTTL), LTILaunchID: launchID}
+	token := domain.NewToken()
+	if err := s.Save(ctx, token.Digest(), want); err != nil {
+		t.Fatal(err)
+	}
+	earlier := fmt.Sprintf("2 0 0 %d %d %s %s", now.UnixMilli(), domain.TokenTTL.Milliseconds(), ws, want.Email)
+	if v := rdb.Get(ctx, keyOf(token)).Val(); v != earlier {
+		t.Fatalf("%s holds %q, want %q, as earlier versions write it", keyOf(token), v, earlier)
+	}
+	if v := rdb.Get(ctx, launchKeyOf(token)).Val(); v != launchID {
+		t.Fatalf("%s holds %q, want the launch id", launchKeyOf(token), v)
+	}
+	if got, err := s.LookupWithLaunch(ctx, token.Digest()); err != nil || got != want {
+		t.Fatalf("LookupWithLaunch = %+v, %v; want %+v", got, err, want)
+	}
+	without := want
+	without.LTILaunchID = ""
+	if got, err := s.Lookup(ctx, token.Digest()); err != nil || got != without {
+		t.Fatalf("Lookup = %+v, %v; want %+v", got, err, without)
+	}
+
+	tokenExpiry, launchExpiry := rdb.PExpireTime(ctx, keyOf(token)).Val(), rdb.PExpireTime(ctx, launchKeyOf(token)).Val()
+	if tokenExpiry != time.Duration(want.ExpiresAt.UnixMilli())*time.Millisecond || launchExpiry != tokenExpiry {
+		t.Fatalf("the token's key expires at %s, its launch key at %s; want both at %s", tokenExpiry, launchExpiry, want.ExpiresAt)
+	}
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		if a, b := c.ClusterKeySlot(ctx, keyOf(token)).Val(), c.ClusterKeySlot(ctx, launchKeyOf(token)).Val(); a != b {
+			t.Fatalf("the token's key is in slot %d, its launch key in %d", a, b)
+		}
+	}
+
+	if err := s.Revoke(ctx, token.Digest()); err != nil {
+		t.Fatal(err)
+	}
+	wantGone(t, rdb, token)
+}
+
 // Every key is of a known shape, and no key name or value holds a raw
 // token or an email address in a key name.
 func keysHaveTheirShapes(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
@@ -160,6 +230,7 @@ func keysHaveTheirShapes(t *testing.T, s *redisstore.Store, rdb redis.UniversalC
 		issue(t, s, ws, "ada@example.com", domain.TokenTTL),
 		issue(t, s, ws, "bob@example.com", domain.TokenTTL),
 		issue(t, s, workspace(t), "bob@example.com", domain.TokenTTL),
+		issueLaunch(t, s, ws, "carol@example.com", domain.TokenTTL),
 	}
 	if err := s.RevokeUser(context.Background(), ws, "bob@example.com"); err != nil {
 		t.Fatal(err)
@@ -168,6 +239,8 @@ func keysHaveTheirShapes(t *testing.T, s *redisstore.Store, rdb redis.UniversalC
 		hex64      = `[0-9a-f]{64}`
 		tokenKey   = regexp.MustCompile(`^t:[0-9A-Za-z_-]{22}$`) // 24 bytes
 		counterKey = regexp.MustCompile(`^\{ws:[^{}]+\}:(u:` + hex64 + `:)?gen$`)
+		launchKey  = regexp.MustCompile(`^\{t:[0-9A-Za-z_-]{22}\}:lti$`)
+		launchID   = regexp.MustCompile(`^[0-9A-Za-z_-]{43}$`)
 		// version, gen, ugen, issuedAt, life, workspace, email
 		tokenValue = regexp.MustCompile(`^2 [0-9]+ [0-9]+ [0-9]{13} [0-9]+ [^ ]+ [^ ]+@[^ ]+$`)
 	)
@@ -183,6 +256,12 @@ func keysHaveTheirShapes(t *testing.T, s *redisstore.Store, rdb redis.UniversalC
 			v := rdb.Get(ctx, key).Val()
 			if !tokenValue.MatchString(v) {
 				t.Errorf("token %s holds %q", key, v)
+			}
+			values = []string{v}
+		case typ == "string" && launchKey.MatchString(key):
+			v := rdb.Get(ctx, key).Val()
+			if !launchID.MatchString(v) {
+				t.Errorf("launch key %s holds %q", key, v)
 			}
 			values = []string{v}
 		case typ == "string" && counterKey.MatchString(key):
@@ -365,14 +444,15 @@ func workspaceKeys(t *testing.T, rdb redis.UniversalClient, ws string) []string 
 	return out
 }
 
-// Counters live at least as long as the token, then expire.
+// Counters live at least as long as the token, then expire; so does a
+// launch's session's launch key.
 // The store rounds their expiry up to a tenth of a second here, not a
 // minute, and the test waits for Redis to expire them.
 func everythingExpires(t *testing.T, _ *redisstore.Store, rdb redis.UniversalClient) {
 	const life = time.Second
 	s := redisstore.New(rdb, redisstore.WithExpiryStep(100*time.Millisecond))
 	ws := workspace(t)
-	token := issue(t, s, ws, "ada@example.com", life)
+	token := issueLaunch(t, s, ws, "ada@example.com", life)
 	ctx := context.Background()
 	keys := workspaceKeys(t, rdb, ws)
 	if len(keys) != 2 {
@@ -391,11 +471,11 @@ func everythingExpires(t *testing.T, _ *redisstore.Store, rdb redis.UniversalCli
 		if left := workspaceKeys(t, rdb, ws); len(left) != 0 {
 			return fmt.Errorf("keys left: %v", left)
 		}
-		if rdb.Exists(ctx, keyOf(token)).Val() != 0 {
-			return fmt.Errorf("%s is left", keyOf(token))
+		if n := rdb.Exists(ctx, keyOf(token), launchKeyOf(token)).Val(); n != 0 {
+			return fmt.Errorf("%d of %s and %s are left", n, keyOf(token), launchKeyOf(token))
 		}
 		return nil
-	}, "Redis expires the token and its counters")
+	}, "Redis expires the token, its launch key and its counters")
 	wantNotFound(t, s, token)
 }
 
@@ -545,6 +625,17 @@ func saveLogin(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
 	if _, err := save(from(3), ratelimit.Limit{Rate: 10, Burst: 20}); err != nil {
 		t.Fatalf("from another address: %v", err)
 	}
+
+	// A launch's session keeps its launch id, as with Save.
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	launched := domain.Session{Email: "ada@example.com", WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(domain.TokenTTL), LTILaunchID: launchID}
+	token = domain.NewToken()
+	if err := logins.SaveLogin(from(4), token.Digest(), launched, app.LoginLimits{AppKey: appKey, Own: ratelimit.Limit{Rate: 10, Burst: 20}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.LookupWithLaunch(context.Background(), token.Digest()); err != nil || got != launched {
+		t.Fatalf("LookupWithLaunch = %+v, %v; want %+v", got, err, launched)
+	}
 }
 
 // commandLog is a redis.Hook that records the commands a client sends, a
@@ -619,7 +710,8 @@ func logged(t *testing.T, rdb redis.UniversalClient) (redis.UniversalClient, *co
 }
 
 // A token costs Lookup one GET and the MGET of its generations; a token
-// that is not there, one GET. Revoke is one DEL.
+// that is not there, one GET. LookupWithLaunch reads the launch key in
+// the token's read, an MGET in place of the GET. Revoke is one DEL.
 func commandsOfLookupAndRevoke(t *testing.T, s *redisstore.Store, rdb redis.UniversalClient) {
 	ctx := context.Background()
 	c, log := logged(t, rdb)
@@ -634,6 +726,12 @@ func commandsOfLookupAndRevoke(t *testing.T, s *redisstore.Store, rdb redis.Univ
 	wantNotFound(t, logging, unknown)
 	if got := log.take(); got != "get" {
 		t.Errorf("Lookup of an unknown token sent %s, want get", got)
+	}
+	if _, err := logging.LookupWithLaunch(ctx, token.Digest()); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.take(); got != "mget, mget" {
+		t.Errorf("LookupWithLaunch of a token sent %s, want mget, mget", got)
 	}
 	if err := logging.Revoke(ctx, unknown.Digest()); err != nil {
 		t.Fatal(err)

@@ -17,11 +17,7 @@ import (
 // generations the token was issued under; issuedAt is in Unix
 // milliseconds, and life is expiresAt - issuedAt in milliseconds, so any
 // session comes back exactly. Workspace ids hold no spaces (pkg/ident),
-// and the email comes last, so whatever it holds is read back whole. A
-// session an LTI 1.3 launch opened has its launch id after the workspace
-// id and a slash, <workspaceId>/<launchId>, in the same field: neither
-// holds a slash (the launch id is base64url), and every other session's
-// value stays as it was. One
+// and the email comes last, so whatever it holds is read back whole. One
 // string costs Redis a third of what the six-field hash of the oldest
 // layout did, and one SET with PXAT writes it with its expiry.
 //
@@ -35,10 +31,6 @@ import (
 // value lengths, the bench's among them.
 const valueVersion = "2"
 
-// launchSeparator sets a session's LTI launch id apart from its workspace
-// id.
-const launchSeparator = '/'
-
 // valueFields is how many fields a value has.
 const valueFields = 7
 
@@ -48,16 +40,12 @@ const valueFields = 7
 func sessionSuffix(s domain.Session) string {
 	iat := s.IssuedAt.UnixMilli()
 	var b strings.Builder
-	b.Grow(33 + len(s.WorkspaceID) + len(s.LTILaunchID) + len(s.Email))
+	b.Grow(32 + len(s.WorkspaceID) + len(s.Email))
 	b.WriteString(strconv.FormatInt(iat, 10))
 	b.WriteByte(' ')
 	b.WriteString(strconv.FormatInt(s.ExpiresAt.UnixMilli()-iat, 10))
 	b.WriteByte(' ')
 	b.WriteString(s.WorkspaceID)
-	if s.LTILaunchID != "" {
-		b.WriteByte(launchSeparator)
-		b.WriteString(s.LTILaunchID)
-	}
 	b.WriteByte(' ')
 	b.WriteString(s.Email)
 	return b.String()
@@ -84,14 +72,7 @@ func decodeValue(v string) (stored, bool) {
 	if !ok {
 		return stored{}, false
 	}
-	t := storedAt(f[6], f[5], iat, exp, f[1], f[2])
-	if ws, launch, ok := strings.Cut(f[5], string(launchSeparator)); ok {
-		if ws == "" || launch == "" {
-			return stored{}, false
-		}
-		t.session.WorkspaceID, t.session.LTILaunchID = ws, launch
-	}
-	return t, true
+	return storedAt(f[6], f[5], iat, exp, f[1], f[2]), true
 }
 
 // addMillis is a + b; false when that overflows, which no value this

@@ -29,6 +29,7 @@ func Run(t *testing.T, newStore NewStore) {
 		run  func(*testing.T, *fixture)
 	}{
 		{"SaveThenLookupRoundTrips", saveThenLookupRoundTrips},
+		{"LaunchSessionIsRevokedLikeAnyOther", launchSessionIsRevokedLikeAnyOther},
 		{"UnknownTokenIsNotFound", unknownTokenIsNotFound},
 		{"ExpiredTokenIsNotFound", expiredTokenIsNotFound},
 		{"RevokeEndsOneToken", revokeEndsOneToken},
@@ -76,61 +77,107 @@ func workspace(t *testing.T) string {
 func (f *fixture) issue(t *testing.T, ws, email string) domain.Token {
 	t.Helper()
 	now := f.now()
+	return f.save(t, domain.Session{Email: email, WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(domain.TokenTTL)})
+}
+
+// save saves a new token of session s.
+func (f *fixture) save(t *testing.T, s domain.Session) domain.Token {
+	t.Helper()
 	token := domain.NewToken()
-	err := f.store.Save(context.Background(), token.Digest(),
-		domain.Session{Email: email, WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(domain.TokenTTL)})
-	if err != nil {
+	if err := f.store.Save(context.Background(), token.Digest(), s); err != nil {
 		t.Fatal(err)
 	}
 	return token
 }
 
+// wantLive checks that both reads of a session find the token's.
 func (f *fixture) wantLive(t *testing.T, token domain.Token, email string) {
 	t.Helper()
-	got, err := f.store.Lookup(context.Background(), token.Digest())
-	if err != nil || got.Email != email {
-		t.Fatalf("Lookup = %+v, %v; want %s's session", got, err, email)
+	for name, lookup := range f.lookups() {
+		got, err := lookup(context.Background(), token.Digest())
+		if err != nil || got.Email != email {
+			t.Fatalf("%s = %+v, %v; want %s's session", name, got, err, email)
+		}
 	}
 }
 
+// wantNotFound checks that neither read of a session finds the token.
 func (f *fixture) wantNotFound(t *testing.T, token domain.Token) {
 	t.Helper()
-	if _, err := f.store.Lookup(context.Background(), token.Digest()); !errors.Is(err, domain.ErrTokenNotFound) {
-		t.Fatalf("Lookup: error %v, want ErrTokenNotFound", err)
+	for name, lookup := range f.lookups() {
+		if _, err := lookup(context.Background(), token.Digest()); !errors.Is(err, domain.ErrTokenNotFound) {
+			t.Fatalf("%s: error %v, want ErrTokenNotFound", name, err)
+		}
 	}
 }
 
-// A session comes back whole, an LTI 1.3 launch's id included; a
-// launch's session is its workspace's like any other, and revoking the
-// workspace ends it.
+// lookups are the store's two reads of a session, by name.
+func (f *fixture) lookups() map[string]func(context.Context, domain.Digest) (domain.Session, error) {
+	return map[string]func(context.Context, domain.Digest) (domain.Session, error){
+		"Lookup": f.store.Lookup, "LookupWithLaunch": f.store.LookupWithLaunch,
+	}
+}
+
+// A session comes back whole from LookupWithLaunch, an LTI 1.3 launch's
+// id included, and from Lookup without that id.
 func saveThenLookupRoundTrips(t *testing.T, f *fixture) {
 	now := f.now()
-	ws := workspace(t)
-	plain := domain.Session{Email: "Ada@example.com", WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(domain.TokenTTL)}
+	plain := domain.Session{Email: "Ada@example.com", WorkspaceID: workspace(t), IssuedAt: now, ExpiresAt: now.Add(domain.TokenTTL)}
 	launched := plain
-	launched.LTILaunchID = "Zm9v-YmFy_0123456789abcdefghijABCDEFGHIJklm"
-	var tokens []domain.Token
+	launched.LTILaunchID = launchID
 	for _, want := range []domain.Session{plain, launched} {
-		token := domain.NewToken()
-		tokens = append(tokens, token)
-		if err := f.store.Save(context.Background(), token.Digest(), want); err != nil {
-			t.Fatal(err)
-		}
-		got, err := f.store.Lookup(context.Background(), token.Digest())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !got.IssuedAt.Equal(want.IssuedAt) || !got.ExpiresAt.Equal(want.ExpiresAt) ||
-			got.Email != want.Email || got.WorkspaceID != want.WorkspaceID || got.LTILaunchID != want.LTILaunchID {
-			t.Fatalf("Lookup = %+v, want %+v", got, want)
+		token := f.save(t, want)
+		without := want
+		without.LTILaunchID = ""
+		for _, read := range []struct {
+			name   string
+			lookup func(context.Context, domain.Digest) (domain.Session, error)
+			want   domain.Session
+		}{
+			{"Lookup", f.store.Lookup, without},
+			{"LookupWithLaunch", f.store.LookupWithLaunch, want},
+		} {
+			got, err := read.lookup(context.Background(), token.Digest())
+			if err != nil {
+				t.Fatalf("%s: %v", read.name, err)
+			}
+			if !got.IssuedAt.Equal(want.IssuedAt) || !got.ExpiresAt.Equal(want.ExpiresAt) ||
+				got.Email != want.Email || got.WorkspaceID != want.WorkspaceID || got.LTILaunchID != read.want.LTILaunchID {
+				t.Fatalf("%s = %+v, want %+v", read.name, got, read.want)
+			}
 		}
 	}
-	if err := f.store.RevokeWorkspace(context.Background(), ws); err != nil {
+}
+
+// launchID is the shape of the workspace service's launch ids: 43
+// characters of base64url.
+const launchID = "Zm9v-YmFy_0123456789abcdefghijABCDEFGHIJklm"
+
+// A launch's session is its workspace's and its user's like any other:
+// each revocation ends it, and the launch id is not read back after.
+func launchSessionIsRevokedLikeAnyOther(t *testing.T, f *fixture) {
+	ctx := context.Background()
+	ws, other := workspace(t), workspace(t)
+	launch := func(ws, email string) domain.Token {
+		now := f.now()
+		return f.save(t, domain.Session{Email: email, WorkspaceID: ws, IssuedAt: now, ExpiresAt: now.Add(domain.TokenTTL), LTILaunchID: launchID})
+	}
+	one, ada, bob, elsewhere := launch(ws, "ada@example.com"), launch(ws, "ada@example.com"), launch(ws, "bob@example.com"), launch(other, "bob@example.com")
+	if err := f.store.Revoke(ctx, one.Digest()); err != nil {
 		t.Fatal(err)
 	}
-	for _, token := range tokens {
-		f.wantNotFound(t, token)
+	f.wantNotFound(t, one)
+	f.wantLive(t, ada, "ada@example.com")
+	if err := f.store.RevokeUser(ctx, ws, "ada@example.com"); err != nil {
+		t.Fatal(err)
 	}
+	f.wantNotFound(t, ada)
+	f.wantLive(t, bob, "bob@example.com")
+	if err := f.store.RevokeWorkspace(ctx, ws); err != nil {
+		t.Fatal(err)
+	}
+	f.wantNotFound(t, bob)
+	f.wantLive(t, elsewhere, "bob@example.com")
 }
 
 func unknownTokenIsNotFound(t *testing.T, f *fixture) {
