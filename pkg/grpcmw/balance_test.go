@@ -51,6 +51,7 @@ func TestServiceConfigRetriesTheIdempotentMethodsOnly(t *testing.T) {
 		"auth.v1.AuthService/IntrospectSdkToken",
 		"workspace.v1.WorkspaceService/Authenticate",
 		"workspace.v1.WorkspaceService/GetLtiConfiguration",
+		"workspace.v1.WorkspaceService/GetLtiLaunch",
 		"workspace.v1.WorkspaceService/GetLtiRegistration",
 		"workspace.v1.WorkspaceService/GetLtiToolKeys",
 		"workspace.v1.WorkspaceService/GetWebhook",

@@ -6,8 +6,10 @@ package apptest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
@@ -23,10 +25,18 @@ func CreateWorkspace(t testing.TB, a *app.App, caller domain.Caller, in app.Crea
 	if in.Name == "" {
 		in.Name = "Workspace " + in.ID
 	}
-	res, err := a.CreateWorkspace(context.Background(), caller, in)
-	if err != nil {
-		t.Fatalf("create %s: %v", in.ID, err)
-	}
+	// A create answered Unavailable is stored, and its retry answers the
+	// original result once the events are published (docs/events.md): a
+	// caller retries it, as a busy test store may ask.
+	var res app.CreateResult
+	testenv.Eventually(t, 30*time.Second, func() error {
+		var err error
+		res, err = a.CreateWorkspace(context.Background(), caller, in)
+		if err != nil && fault.KindOf(err) != fault.Unavailable {
+			t.Fatalf("create %s: %v", in.ID, err)
+		}
+		return err
+	}, "create %s", in.ID)
 	c, err := a.Authenticate(context.Background(), res.Server.ConsumerKey, res.Server.SharedSecret)
 	if err != nil {
 		t.Fatalf("authenticate as %s: %v", in.ID, err)
