@@ -57,6 +57,7 @@ func TestEveryRouteWithItsSecurity(t *testing.T) {
 		{"DELETE", "/api/workspace/{id}/lti/registrations/{registrationId}/deployments/{deploymentId}", "basic"},
 		{"POST", "/api/workspace/{id}/lti/registration-links", "basic"},
 		{"GET", "/api/workspace/{id}/lti/launches/{launchId}", "basic"},
+		{"GET", "/api/workspace/{id}/lti/launches/{launchId}/members", "basic"},
 		{"GET", "/api/workspace/{id}/webhooks", "basic"},
 		{"POST", "/api/workspace/{id}/webhooks", "basic"},
 		{"GET", "/api/workspace/{id}/webhooks/{webhookId}", "basic"},

@@ -2504,6 +2504,14 @@ type KeyPair struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
+// ListLtiLaunchMembersResponse A page of an LTI launch's course members.
+type ListLtiLaunchMembersResponse struct {
+	Members []LtiMember `json:"members"`
+
+	// NextPageToken The next page's token; empty after the last page.
+	NextPageToken string `json:"nextPageToken"`
+}
+
 // ListLtiRegistrationsResponse defines model for ListLtiRegistrationsResponse.
 type ListLtiRegistrationsResponse struct {
 	// Registrations The workspace's registrations, oldest first.
@@ -2613,6 +2621,24 @@ type LtiLaunchRecordAgs struct {
 type LtiLaunchRecordNrps struct {
 	// MembershipsUrl The context's membership service (context_memberships_url).
 	MembershipsUrl string `json:"membershipsUrl"`
+}
+
+// LtiMember A member of a course as its platform's NRPS service lists them.
+type LtiMember struct {
+	// Email Empty when the platform withholds it.
+	Email string `json:"email"`
+
+	// Name Empty when the platform withholds it.
+	Name string `json:"name"`
+
+	// Roles The member's roles in the course, as the platform gives them.
+	Roles []string `json:"roles"`
+
+	// Status Active, Inactive or Deleted, as the platform says; Active when it says nothing.
+	Status string `json:"status"`
+
+	// UserId The platform's id of the user: a launch's sub.
+	UserId string `json:"userId"`
 }
 
 // LtiRegistration An LTI 1.3 platform (an LMS) registered with a workspace.
@@ -2984,6 +3010,9 @@ type Lti13RegisterOther map[string]string
 // RequestId defines model for RequestId.
 type RequestId = string
 
+// BadGateway ErrorBody is the JSON of every failed REST request. Like every response message, all its fields are always present.
+type BadGateway = ErrorBody
+
 // BadRequest ErrorBody is the JSON of every failed REST request. Like every response message, all its fields are always present.
 type BadRequest = ErrorBody
 
@@ -3127,6 +3156,21 @@ type RotateWorkspaceKeyParams struct {
 
 // GetLtiLaunchParams defines parameters for GetLtiLaunch.
 type GetLtiLaunchParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// ListLtiLaunchMembersParams defines parameters for ListLtiLaunchMembers.
+type ListLtiLaunchMembersParams struct {
+	// Role Only members with this role, passed to the platform as NRPS's role filter: a full LIS role URI, or a context role's short name (Learner, Instructor, …).
+	Role *string `form:"role,omitempty" json:"role,omitempty"`
+
+	// PageSize How many members a page holds at most: 1 to 500, 100 when absent; asked of the platform as NRPS's limit.
+	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The nextPageToken of the previous page of this launch's list, with the same role; any other token is refused: "is not a token from this list".
+	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
@@ -4437,6 +4481,13 @@ type ClientInterface interface {
 	// Corresponds with GET /api/workspace/{id}/lti/launches/{launchId} (the `GetLtiLaunch` operationId).
 	GetLtiLaunch(ctx context.Context, id string, launchId string, params *GetLtiLaunchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListLtiLaunchMembers List the members of an LTI 1.3 launch's course
+	//
+	// The class list of the launch's context, read from the platform's Names and Role Provisioning service (NRPS 2.0) with the tool's access token, page by page: pass `nextPageToken` back as `pageToken` (with the same `role`) until it is absent. Only for a launch whose roles include a context or institution Instructor or Administrator (LIS vocabulary); any other launch is 403. A launch whose platform offered no NRPS, or whose registration was removed, is 409. A platform that is throttling or down is 503 with its `Retry-After`; any other refusal, or an unusable answer, is 502 naming the platform's message.
+	//
+	// Corresponds with GET /api/workspace/{id}/lti/launches/{launchId}/members (the `ListLtiLaunchMembers` operationId).
+	ListLtiLaunchMembers(ctx context.Context, id string, launchId string, params *ListLtiLaunchMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateLtiRegistrationLinkWithBody Make an LTI Dynamic Registration link
 	//
 	// Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
@@ -5161,6 +5212,23 @@ func (c *Client) RotateWorkspaceKey(ctx context.Context, id string, appKey strin
 // Corresponds with GET /api/workspace/{id}/lti/launches/{launchId} (the `GetLtiLaunch` operationId).
 func (c *Client) GetLtiLaunch(ctx context.Context, id string, launchId string, params *GetLtiLaunchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetLtiLaunchRequest(c.Server, id, launchId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListLtiLaunchMembers List the members of an LTI 1.3 launch's course
+//
+// The class list of the launch's context, read from the platform's Names and Role Provisioning service (NRPS 2.0) with the tool's access token, page by page: pass `nextPageToken` back as `pageToken` (with the same `role`) until it is absent. Only for a launch whose roles include a context or institution Instructor or Administrator (LIS vocabulary); any other launch is 403. A launch whose platform offered no NRPS, or whose registration was removed, is 409. A platform that is throttling or down is 503 with its `Retry-After`; any other refusal, or an unusable answer, is 502 naming the platform's message.
+//
+// Corresponds with GET /api/workspace/{id}/lti/launches/{launchId}/members (the `ListLtiLaunchMembers` operationId).
+func (c *Client) ListLtiLaunchMembers(ctx context.Context, id string, launchId string, params *ListLtiLaunchMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListLtiLaunchMembersRequest(c.Server, id, launchId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6800,6 +6868,113 @@ func NewGetLtiLaunchRequest(server string, id string, launchId string, params *G
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListLtiLaunchMembersRequest constructs an http.Request for the ListLtiLaunchMembers method
+func NewListLtiLaunchMembersRequest(server string, id string, launchId string, params *ListLtiLaunchMembersParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "launchId", launchId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/lti/launches/%s/members", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Role != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "role", *params.Role, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageSize", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageToken", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -9063,6 +9238,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/workspace/{id}/lti/launches/{launchId} (the `GetLtiLaunch` operationId).
 	GetLtiLaunchWithResponse(ctx context.Context, id string, launchId string, params *GetLtiLaunchParams, reqEditors ...RequestEditorFn) (*GetLtiLaunchHTTPResponse, error)
+
+	// ListLtiLaunchMembersWithResponse List the members of an LTI 1.3 launch's course
+	//
+	// The class list of the launch's context, read from the platform's Names and Role Provisioning service (NRPS 2.0) with the tool's access token, page by page: pass `nextPageToken` back as `pageToken` (with the same `role`) until it is absent. Only for a launch whose roles include a context or institution Instructor or Administrator (LIS vocabulary); any other launch is 403. A launch whose platform offered no NRPS, or whose registration was removed, is 409. A platform that is throttling or down is 503 with its `Retry-After`; any other refusal, or an unusable answer, is 502 naming the platform's message.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/workspace/{id}/lti/launches/{launchId}/members (the `ListLtiLaunchMembers` operationId).
+	ListLtiLaunchMembersWithResponse(ctx context.Context, id string, launchId string, params *ListLtiLaunchMembersParams, reqEditors ...RequestEditorFn) (*ListLtiLaunchMembersHTTPResponse, error)
 
 	// CreateLtiRegistrationLinkWithBodyWithResponse Make an LTI Dynamic Registration link
 	//
@@ -12223,6 +12407,215 @@ func (r GetLtiLaunchHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetLtiLaunchHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListLtiLaunchMembersHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListLtiLaunchMembers
+type ListLtiLaunchMembersHTTPResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// ListLtiLaunchMembersHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListLtiLaunchMembers
+type ListLtiLaunchMembersHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// ListLtiLaunchMembersHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListLtiLaunchMembers
+type ListLtiLaunchMembersHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ListLtiLaunchMembersHTTPResponse403Headers the declared response headers of an HTTP 403 response for ListLtiLaunchMembers
+type ListLtiLaunchMembersHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// ListLtiLaunchMembersHTTPResponse404Headers the declared response headers of an HTTP 404 response for ListLtiLaunchMembers
+type ListLtiLaunchMembersHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// ListLtiLaunchMembersHTTPResponse409Headers the declared response headers of an HTTP 409 response for ListLtiLaunchMembers
+type ListLtiLaunchMembersHTTPResponse409Headers struct {
+	XRequestId string
+}
+
+// ListLtiLaunchMembersHTTPResponse413Headers the declared response headers of an HTTP 413 response for ListLtiLaunchMembers
+type ListLtiLaunchMembersHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// ListLtiLaunchMembersHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListLtiLaunchMembers
+type ListLtiLaunchMembersHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// ListLtiLaunchMembersHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListLtiLaunchMembers
+type ListLtiLaunchMembersHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// ListLtiLaunchMembersHTTPResponse502Headers the declared response headers of an HTTP 502 response for ListLtiLaunchMembers
+type ListLtiLaunchMembersHTTPResponse502Headers struct {
+	XRequestId string
+}
+
+// ListLtiLaunchMembersHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListLtiLaunchMembers
+type ListLtiLaunchMembersHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// ListLtiLaunchMembersHTTPResponse504Headers the declared response headers of an HTTP 504 response for ListLtiLaunchMembers
+type ListLtiLaunchMembersHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type ListLtiLaunchMembersHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListLtiLaunchMembersResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListLtiLaunchMembersHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListLtiLaunchMembersHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListLtiLaunchMembersHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListLtiLaunchMembersHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListLtiLaunchMembersHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ListLtiLaunchMembersHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ListLtiLaunchMembersHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListLtiLaunchMembersHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListLtiLaunchMembersHTTPResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ListLtiLaunchMembersHTTPResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListLtiLaunchMembersHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ListLtiLaunchMembersHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListLtiLaunchMembersHTTPResponse) GetJSON200() *ListLtiLaunchMembersResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListLtiLaunchMembersHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListLtiLaunchMembersHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListLtiLaunchMembersHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListLtiLaunchMembersHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListLtiLaunchMembersHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListLtiLaunchMembersHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListLtiLaunchMembersHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListLtiLaunchMembersHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ListLtiLaunchMembersHTTPResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListLtiLaunchMembersHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListLtiLaunchMembersHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ListLtiLaunchMembersHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListLtiLaunchMembersHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListLtiLaunchMembersHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListLtiLaunchMembersHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18017,6 +18410,21 @@ func (c *ClientWithResponses) GetLtiLaunchWithResponse(ctx context.Context, id s
 	return ParseGetLtiLaunchHTTPResponse(rsp)
 }
 
+// ListLtiLaunchMembersWithResponse List the members of an LTI 1.3 launch's course
+//
+// The class list of the launch's context, read from the platform's Names and Role Provisioning service (NRPS 2.0) with the tool's access token, page by page: pass `nextPageToken` back as `pageToken` (with the same `role`) until it is absent. Only for a launch whose roles include a context or institution Instructor or Administrator (LIS vocabulary); any other launch is 403. A launch whose platform offered no NRPS, or whose registration was removed, is 409. A platform that is throttling or down is 503 with its `Retry-After`; any other refusal, or an unusable answer, is 502 naming the platform's message.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/workspace/{id}/lti/launches/{launchId}/members (the `ListLtiLaunchMembers` operationId).
+func (c *ClientWithResponses) ListLtiLaunchMembersWithResponse(ctx context.Context, id string, launchId string, params *ListLtiLaunchMembersParams, reqEditors ...RequestEditorFn) (*ListLtiLaunchMembersHTTPResponse, error) {
+	rsp, err := c.ListLtiLaunchMembers(ctx, id, launchId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListLtiLaunchMembersHTTPResponse(rsp)
+}
+
 // CreateLtiRegistrationLinkWithBodyWithResponse Make an LTI Dynamic Registration link
 //
 // Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
@@ -22344,6 +22752,281 @@ func ParseGetLtiLaunchHTTPResponse(rsp *http.Response) (*GetLtiLaunchHTTPRespons
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers GetLtiLaunchHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListLtiLaunchMembersHTTPResponse parses an HTTP response from a ListLtiLaunchMembersWithResponse call
+func ParseListLtiLaunchMembersHTTPResponse(rsp *http.Response) (*ListLtiLaunchMembersHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListLtiLaunchMembersHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListLtiLaunchMembersResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListLtiLaunchMembersHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListLtiLaunchMembersHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListLtiLaunchMembersHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListLtiLaunchMembersHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListLtiLaunchMembersHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ListLtiLaunchMembersHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers ListLtiLaunchMembersHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListLtiLaunchMembersHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListLtiLaunchMembersHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers ListLtiLaunchMembersHTTPResponse502Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListLtiLaunchMembersHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ListLtiLaunchMembersHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -1797,6 +1797,228 @@ func (x *LtiLaunchRecordNrps) GetMembershipsUrl() string {
 	return ""
 }
 
+type ListLtiLaunchMembersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The launch, as the session shows it.
+	LaunchId string `protobuf:"bytes,2,opt,name=launch_id,json=launchId,proto3" json:"launch_id,omitempty"`
+	// Only members with this role, passed to the platform as NRPS's role
+	// filter: a full LIS role URI, or a context role's short name
+	// (Learner, Instructor, …).
+	Role string `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	// How many members a page holds at most: 1 to 500, 100 when absent;
+	// asked of the platform as NRPS's limit.
+	PageSize *int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3,oneof" json:"page_size,omitempty"`
+	// The nextPageToken of the previous page of this launch's list, with the
+	// same role; any other token is refused: "is not a token from this list".
+	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListLtiLaunchMembersRequest) Reset() {
+	*x = ListLtiLaunchMembersRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListLtiLaunchMembersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListLtiLaunchMembersRequest) ProtoMessage() {}
+
+func (x *ListLtiLaunchMembersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListLtiLaunchMembersRequest.ProtoReflect.Descriptor instead.
+func (*ListLtiLaunchMembersRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ListLtiLaunchMembersRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ListLtiLaunchMembersRequest) GetLaunchId() string {
+	if x != nil {
+		return x.LaunchId
+	}
+	return ""
+}
+
+func (x *ListLtiLaunchMembersRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *ListLtiLaunchMembersRequest) GetPageSize() int32 {
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
+	}
+	return 0
+}
+
+func (x *ListLtiLaunchMembersRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// A page of an LTI launch's course members.
+type ListLtiLaunchMembersResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Members []*LtiMember           `protobuf:"bytes,1,rep,name=members,proto3" json:"members,omitempty"`
+	// The next page's token; empty after the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListLtiLaunchMembersResponse) Reset() {
+	*x = ListLtiLaunchMembersResponse{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListLtiLaunchMembersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListLtiLaunchMembersResponse) ProtoMessage() {}
+
+func (x *ListLtiLaunchMembersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListLtiLaunchMembersResponse.ProtoReflect.Descriptor instead.
+func (*ListLtiLaunchMembersResponse) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ListLtiLaunchMembersResponse) GetMembers() []*LtiMember {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *ListLtiLaunchMembersResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// A member of a course as its platform's NRPS service lists them.
+type LtiMember struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The platform's id of the user: a launch's sub.
+	UserId string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// Empty when the platform withholds it.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Empty when the platform withholds it.
+	Email string `protobuf:"bytes,3,opt,name=email,proto3" json:"email,omitempty"`
+	// The member's roles in the course, as the platform gives them.
+	Roles []string `protobuf:"bytes,4,rep,name=roles,proto3" json:"roles,omitempty"`
+	// Active, Inactive or Deleted, as the platform says; Active when it says
+	// nothing.
+	Status        string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LtiMember) Reset() {
+	*x = LtiMember{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiMember) ProtoMessage() {}
+
+func (x *LtiMember) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiMember.ProtoReflect.Descriptor instead.
+func (*LtiMember) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *LtiMember) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *LtiMember) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LtiMember) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *LtiMember) GetRoles() []string {
+	if x != nil {
+		return x.Roles
+	}
+	return nil
+}
+
+func (x *LtiMember) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
 type DeleteLtiRegistrationRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The workspace.
@@ -1809,7 +2031,7 @@ type DeleteLtiRegistrationRequest struct {
 
 func (x *DeleteLtiRegistrationRequest) Reset() {
 	*x = DeleteLtiRegistrationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1821,7 +2043,7 @@ func (x *DeleteLtiRegistrationRequest) String() string {
 func (*DeleteLtiRegistrationRequest) ProtoMessage() {}
 
 func (x *DeleteLtiRegistrationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[27]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1834,7 +2056,7 @@ func (x *DeleteLtiRegistrationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteLtiRegistrationRequest.ProtoReflect.Descriptor instead.
 func (*DeleteLtiRegistrationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{27}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeleteLtiRegistrationRequest) GetId() string {
@@ -1868,7 +2090,7 @@ type AddLtiDeploymentRequest struct {
 
 func (x *AddLtiDeploymentRequest) Reset() {
 	*x = AddLtiDeploymentRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1880,7 +2102,7 @@ func (x *AddLtiDeploymentRequest) String() string {
 func (*AddLtiDeploymentRequest) ProtoMessage() {}
 
 func (x *AddLtiDeploymentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[28]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1893,7 +2115,7 @@ func (x *AddLtiDeploymentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddLtiDeploymentRequest.ProtoReflect.Descriptor instead.
 func (*AddLtiDeploymentRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{28}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AddLtiDeploymentRequest) GetId() string {
@@ -1931,7 +2153,7 @@ type RemoveLtiDeploymentRequest struct {
 
 func (x *RemoveLtiDeploymentRequest) Reset() {
 	*x = RemoveLtiDeploymentRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1943,7 +2165,7 @@ func (x *RemoveLtiDeploymentRequest) String() string {
 func (*RemoveLtiDeploymentRequest) ProtoMessage() {}
 
 func (x *RemoveLtiDeploymentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1956,7 +2178,7 @@ func (x *RemoveLtiDeploymentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveLtiDeploymentRequest.ProtoReflect.Descriptor instead.
 func (*RemoveLtiDeploymentRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{29}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RemoveLtiDeploymentRequest) GetId() string {
@@ -2000,7 +2222,7 @@ type LtiRegistration struct {
 
 func (x *LtiRegistration) Reset() {
 	*x = LtiRegistration{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2234,7 @@ func (x *LtiRegistration) String() string {
 func (*LtiRegistration) ProtoMessage() {}
 
 func (x *LtiRegistration) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2247,7 @@ func (x *LtiRegistration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiRegistration.ProtoReflect.Descriptor instead.
 func (*LtiRegistration) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{30}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *LtiRegistration) GetId() string {
@@ -2095,7 +2317,7 @@ type CreateLtiRegistrationLinkRequest struct {
 
 func (x *CreateLtiRegistrationLinkRequest) Reset() {
 	*x = CreateLtiRegistrationLinkRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2107,7 +2329,7 @@ func (x *CreateLtiRegistrationLinkRequest) String() string {
 func (*CreateLtiRegistrationLinkRequest) ProtoMessage() {}
 
 func (x *CreateLtiRegistrationLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2120,7 +2342,7 @@ func (x *CreateLtiRegistrationLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateLtiRegistrationLinkRequest.ProtoReflect.Descriptor instead.
 func (*CreateLtiRegistrationLinkRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CreateLtiRegistrationLinkRequest) GetId() string {
@@ -2145,7 +2367,7 @@ type LtiRegistrationLink struct {
 
 func (x *LtiRegistrationLink) Reset() {
 	*x = LtiRegistrationLink{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2157,7 +2379,7 @@ func (x *LtiRegistrationLink) String() string {
 func (*LtiRegistrationLink) ProtoMessage() {}
 
 func (x *LtiRegistrationLink) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2170,7 +2392,7 @@ func (x *LtiRegistrationLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiRegistrationLink.ProtoReflect.Descriptor instead.
 func (*LtiRegistrationLink) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{32}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *LtiRegistrationLink) GetUrl() string {
@@ -2202,7 +2424,7 @@ type RegisterLtiPlatformRequest struct {
 
 func (x *RegisterLtiPlatformRequest) Reset() {
 	*x = RegisterLtiPlatformRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2214,7 +2436,7 @@ func (x *RegisterLtiPlatformRequest) String() string {
 func (*RegisterLtiPlatformRequest) ProtoMessage() {}
 
 func (x *RegisterLtiPlatformRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2227,7 +2449,7 @@ func (x *RegisterLtiPlatformRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterLtiPlatformRequest.ProtoReflect.Descriptor instead.
 func (*RegisterLtiPlatformRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{33}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RegisterLtiPlatformRequest) GetLink() string {
@@ -2266,7 +2488,7 @@ type LtiPlatformRegistration struct {
 
 func (x *LtiPlatformRegistration) Reset() {
 	*x = LtiPlatformRegistration{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2278,7 +2500,7 @@ func (x *LtiPlatformRegistration) String() string {
 func (*LtiPlatformRegistration) ProtoMessage() {}
 
 func (x *LtiPlatformRegistration) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2291,7 +2513,7 @@ func (x *LtiPlatformRegistration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiPlatformRegistration.ProtoReflect.Descriptor instead.
 func (*LtiPlatformRegistration) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{34}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *LtiPlatformRegistration) GetWorkspaceId() string {
@@ -2325,7 +2547,7 @@ type ListWebhooksRequest struct {
 
 func (x *ListWebhooksRequest) Reset() {
 	*x = ListWebhooksRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2337,7 +2559,7 @@ func (x *ListWebhooksRequest) String() string {
 func (*ListWebhooksRequest) ProtoMessage() {}
 
 func (x *ListWebhooksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2350,7 +2572,7 @@ func (x *ListWebhooksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhooksRequest.ProtoReflect.Descriptor instead.
 func (*ListWebhooksRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{35}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListWebhooksRequest) GetId() string {
@@ -2370,7 +2592,7 @@ type ListWebhooksResponse struct {
 
 func (x *ListWebhooksResponse) Reset() {
 	*x = ListWebhooksResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2382,7 +2604,7 @@ func (x *ListWebhooksResponse) String() string {
 func (*ListWebhooksResponse) ProtoMessage() {}
 
 func (x *ListWebhooksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2395,7 +2617,7 @@ func (x *ListWebhooksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhooksResponse.ProtoReflect.Descriptor instead.
 func (*ListWebhooksResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{36}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListWebhooksResponse) GetWebhooks() []*Webhook {
@@ -2423,7 +2645,7 @@ type CreateWebhookRequest struct {
 
 func (x *CreateWebhookRequest) Reset() {
 	*x = CreateWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2435,7 +2657,7 @@ func (x *CreateWebhookRequest) String() string {
 func (*CreateWebhookRequest) ProtoMessage() {}
 
 func (x *CreateWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2448,7 +2670,7 @@ func (x *CreateWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWebhookRequest.ProtoReflect.Descriptor instead.
 func (*CreateWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{37}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CreateWebhookRequest) GetId() string {
@@ -2502,7 +2724,7 @@ type CreateWebhookResponse struct {
 
 func (x *CreateWebhookResponse) Reset() {
 	*x = CreateWebhookResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2514,7 +2736,7 @@ func (x *CreateWebhookResponse) String() string {
 func (*CreateWebhookResponse) ProtoMessage() {}
 
 func (x *CreateWebhookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2527,7 +2749,7 @@ func (x *CreateWebhookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWebhookResponse.ProtoReflect.Descriptor instead.
 func (*CreateWebhookResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{38}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CreateWebhookResponse) GetId() string {
@@ -2617,7 +2839,7 @@ type Webhook struct {
 
 func (x *Webhook) Reset() {
 	*x = Webhook{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2629,7 +2851,7 @@ func (x *Webhook) String() string {
 func (*Webhook) ProtoMessage() {}
 
 func (x *Webhook) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2642,7 +2864,7 @@ func (x *Webhook) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Webhook.ProtoReflect.Descriptor instead.
 func (*Webhook) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{39}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Webhook) GetId() string {
@@ -2713,7 +2935,7 @@ type GetWebhookRequest struct {
 
 func (x *GetWebhookRequest) Reset() {
 	*x = GetWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2725,7 +2947,7 @@ func (x *GetWebhookRequest) String() string {
 func (*GetWebhookRequest) ProtoMessage() {}
 
 func (x *GetWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2738,7 +2960,7 @@ func (x *GetWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWebhookRequest.ProtoReflect.Descriptor instead.
 func (*GetWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{40}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetWebhookRequest) GetId() string {
@@ -2783,7 +3005,7 @@ type UpdateWebhookRequest struct {
 
 func (x *UpdateWebhookRequest) Reset() {
 	*x = UpdateWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2795,7 +3017,7 @@ func (x *UpdateWebhookRequest) String() string {
 func (*UpdateWebhookRequest) ProtoMessage() {}
 
 func (x *UpdateWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2808,7 +3030,7 @@ func (x *UpdateWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWebhookRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{41}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *UpdateWebhookRequest) GetId() string {
@@ -2872,7 +3094,7 @@ type DeleteWebhookRequest struct {
 
 func (x *DeleteWebhookRequest) Reset() {
 	*x = DeleteWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2884,7 +3106,7 @@ func (x *DeleteWebhookRequest) String() string {
 func (*DeleteWebhookRequest) ProtoMessage() {}
 
 func (x *DeleteWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2897,7 +3119,7 @@ func (x *DeleteWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWebhookRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{42}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *DeleteWebhookRequest) GetId() string {
@@ -2932,7 +3154,7 @@ type RotateWebhookSecretRequest struct {
 
 func (x *RotateWebhookSecretRequest) Reset() {
 	*x = RotateWebhookSecretRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2944,7 +3166,7 @@ func (x *RotateWebhookSecretRequest) String() string {
 func (*RotateWebhookSecretRequest) ProtoMessage() {}
 
 func (x *RotateWebhookSecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2957,7 +3179,7 @@ func (x *RotateWebhookSecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateWebhookSecretRequest.ProtoReflect.Descriptor instead.
 func (*RotateWebhookSecretRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{43}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *RotateWebhookSecretRequest) GetId() string {
@@ -2994,7 +3216,7 @@ type RotateWebhookSecretResponse struct {
 
 func (x *RotateWebhookSecretResponse) Reset() {
 	*x = RotateWebhookSecretResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3006,7 +3228,7 @@ func (x *RotateWebhookSecretResponse) String() string {
 func (*RotateWebhookSecretResponse) ProtoMessage() {}
 
 func (x *RotateWebhookSecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3019,7 +3241,7 @@ func (x *RotateWebhookSecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateWebhookSecretResponse.ProtoReflect.Descriptor instead.
 func (*RotateWebhookSecretResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{44}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *RotateWebhookSecretResponse) GetSecret() string {
@@ -3051,7 +3273,7 @@ type ListWebhookAttemptsRequest struct {
 
 func (x *ListWebhookAttemptsRequest) Reset() {
 	*x = ListWebhookAttemptsRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3063,7 +3285,7 @@ func (x *ListWebhookAttemptsRequest) String() string {
 func (*ListWebhookAttemptsRequest) ProtoMessage() {}
 
 func (x *ListWebhookAttemptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3076,7 +3298,7 @@ func (x *ListWebhookAttemptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhookAttemptsRequest.ProtoReflect.Descriptor instead.
 func (*ListWebhookAttemptsRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{45}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListWebhookAttemptsRequest) GetId() string {
@@ -3112,7 +3334,7 @@ type ListWebhookAttemptsResponse struct {
 
 func (x *ListWebhookAttemptsResponse) Reset() {
 	*x = ListWebhookAttemptsResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3124,7 +3346,7 @@ func (x *ListWebhookAttemptsResponse) String() string {
 func (*ListWebhookAttemptsResponse) ProtoMessage() {}
 
 func (x *ListWebhookAttemptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3137,7 +3359,7 @@ func (x *ListWebhookAttemptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhookAttemptsResponse.ProtoReflect.Descriptor instead.
 func (*ListWebhookAttemptsResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{46}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListWebhookAttemptsResponse) GetAttempts() []*WebhookAttempt {
@@ -3176,7 +3398,7 @@ type WebhookAttempt struct {
 
 func (x *WebhookAttempt) Reset() {
 	*x = WebhookAttempt{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3188,7 +3410,7 @@ func (x *WebhookAttempt) String() string {
 func (*WebhookAttempt) ProtoMessage() {}
 
 func (x *WebhookAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3201,7 +3423,7 @@ func (x *WebhookAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookAttempt.ProtoReflect.Descriptor instead.
 func (*WebhookAttempt) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{47}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *WebhookAttempt) GetEventId() string {
@@ -3262,7 +3484,7 @@ type ResendWebhookEventRequest struct {
 
 func (x *ResendWebhookEventRequest) Reset() {
 	*x = ResendWebhookEventRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3274,7 +3496,7 @@ func (x *ResendWebhookEventRequest) String() string {
 func (*ResendWebhookEventRequest) ProtoMessage() {}
 
 func (x *ResendWebhookEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3287,7 +3509,7 @@ func (x *ResendWebhookEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResendWebhookEventRequest.ProtoReflect.Descriptor instead.
 func (*ResendWebhookEventRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{48}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ResendWebhookEventRequest) GetId() string {
@@ -3321,7 +3543,7 @@ type ResendWebhookEventResponse struct {
 
 func (x *ResendWebhookEventResponse) Reset() {
 	*x = ResendWebhookEventResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3333,7 +3555,7 @@ func (x *ResendWebhookEventResponse) String() string {
 func (*ResendWebhookEventResponse) ProtoMessage() {}
 
 func (x *ResendWebhookEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3346,7 +3568,7 @@ func (x *ResendWebhookEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResendWebhookEventResponse.ProtoReflect.Descriptor instead.
 func (*ResendWebhookEventResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{49}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ResendWebhookEventResponse) GetEventId() string {
@@ -3374,7 +3596,7 @@ type RecoverWebhookEventsRequest struct {
 
 func (x *RecoverWebhookEventsRequest) Reset() {
 	*x = RecoverWebhookEventsRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3386,7 +3608,7 @@ func (x *RecoverWebhookEventsRequest) String() string {
 func (*RecoverWebhookEventsRequest) ProtoMessage() {}
 
 func (x *RecoverWebhookEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3399,7 +3621,7 @@ func (x *RecoverWebhookEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverWebhookEventsRequest.ProtoReflect.Descriptor instead.
 func (*RecoverWebhookEventsRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{50}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *RecoverWebhookEventsRequest) GetId() string {
@@ -3433,7 +3655,7 @@ type RecoverWebhookEventsResponse struct {
 
 func (x *RecoverWebhookEventsResponse) Reset() {
 	*x = RecoverWebhookEventsResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3445,7 +3667,7 @@ func (x *RecoverWebhookEventsResponse) String() string {
 func (*RecoverWebhookEventsResponse) ProtoMessage() {}
 
 func (x *RecoverWebhookEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3458,7 +3680,7 @@ func (x *RecoverWebhookEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverWebhookEventsResponse.ProtoReflect.Descriptor instead.
 func (*RecoverWebhookEventsResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{51}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *RecoverWebhookEventsResponse) GetSince() string {
@@ -3482,7 +3704,7 @@ type TestWebhookRequest struct {
 
 func (x *TestWebhookRequest) Reset() {
 	*x = TestWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3494,7 +3716,7 @@ func (x *TestWebhookRequest) String() string {
 func (*TestWebhookRequest) ProtoMessage() {}
 
 func (x *TestWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3507,7 +3729,7 @@ func (x *TestWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestWebhookRequest.ProtoReflect.Descriptor instead.
 func (*TestWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{52}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *TestWebhookRequest) GetId() string {
@@ -3535,7 +3757,7 @@ type TestWebhookResponse struct {
 
 func (x *TestWebhookResponse) Reset() {
 	*x = TestWebhookResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3547,7 +3769,7 @@ func (x *TestWebhookResponse) String() string {
 func (*TestWebhookResponse) ProtoMessage() {}
 
 func (x *TestWebhookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3560,7 +3782,7 @@ func (x *TestWebhookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestWebhookResponse.ProtoReflect.Descriptor instead.
 func (*TestWebhookResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{53}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *TestWebhookResponse) GetEventId() string {
@@ -3593,7 +3815,7 @@ type CreateWorkspaceRequest struct {
 
 func (x *CreateWorkspaceRequest) Reset() {
 	*x = CreateWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3605,7 +3827,7 @@ func (x *CreateWorkspaceRequest) String() string {
 func (*CreateWorkspaceRequest) ProtoMessage() {}
 
 func (x *CreateWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3618,7 +3840,7 @@ func (x *CreateWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{54}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *CreateWorkspaceRequest) GetId() string {
@@ -3685,7 +3907,7 @@ type CreateWorkspaceResponse struct {
 
 func (x *CreateWorkspaceResponse) Reset() {
 	*x = CreateWorkspaceResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3697,7 +3919,7 @@ func (x *CreateWorkspaceResponse) String() string {
 func (*CreateWorkspaceResponse) ProtoMessage() {}
 
 func (x *CreateWorkspaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3710,7 +3932,7 @@ func (x *CreateWorkspaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWorkspaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateWorkspaceResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{55}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *CreateWorkspaceResponse) GetWorkspaceId() string {
@@ -3758,7 +3980,7 @@ type RegistrationCode struct {
 
 func (x *RegistrationCode) Reset() {
 	*x = RegistrationCode{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3770,7 +3992,7 @@ func (x *RegistrationCode) String() string {
 func (*RegistrationCode) ProtoMessage() {}
 
 func (x *RegistrationCode) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3783,7 +4005,7 @@ func (x *RegistrationCode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegistrationCode.ProtoReflect.Descriptor instead.
 func (*RegistrationCode) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{56}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *RegistrationCode) GetCode() string {
@@ -3803,7 +4025,7 @@ type AppKeys struct {
 
 func (x *AppKeys) Reset() {
 	*x = AppKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3815,7 +4037,7 @@ func (x *AppKeys) String() string {
 func (*AppKeys) ProtoMessage() {}
 
 func (x *AppKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3828,7 +4050,7 @@ func (x *AppKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppKeys.ProtoReflect.Descriptor instead.
 func (*AppKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{57}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *AppKeys) GetLti() *LtiKeys {
@@ -3860,7 +4082,7 @@ type LtiKeys struct {
 
 func (x *LtiKeys) Reset() {
 	*x = LtiKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3872,7 +4094,7 @@ func (x *LtiKeys) String() string {
 func (*LtiKeys) ProtoMessage() {}
 
 func (x *LtiKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3885,7 +4107,7 @@ func (x *LtiKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiKeys.ProtoReflect.Descriptor instead.
 func (*LtiKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{58}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *LtiKeys) GetConsumerKey() string {
@@ -3927,7 +4149,7 @@ type ServerKeys struct {
 
 func (x *ServerKeys) Reset() {
 	*x = ServerKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3939,7 +4161,7 @@ func (x *ServerKeys) String() string {
 func (*ServerKeys) ProtoMessage() {}
 
 func (x *ServerKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3952,7 +4174,7 @@ func (x *ServerKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerKeys.ProtoReflect.Descriptor instead.
 func (*ServerKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{59}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ServerKeys) GetConsumerKey() string {
@@ -4007,7 +4229,7 @@ type UpdateWorkspaceRequest struct {
 
 func (x *UpdateWorkspaceRequest) Reset() {
 	*x = UpdateWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4019,7 +4241,7 @@ func (x *UpdateWorkspaceRequest) String() string {
 func (*UpdateWorkspaceRequest) ProtoMessage() {}
 
 func (x *UpdateWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4032,7 +4254,7 @@ func (x *UpdateWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{60}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *UpdateWorkspaceRequest) GetId() string {
@@ -4117,7 +4339,7 @@ type DeleteWorkspaceRequest struct {
 
 func (x *DeleteWorkspaceRequest) Reset() {
 	*x = DeleteWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4129,7 +4351,7 @@ func (x *DeleteWorkspaceRequest) String() string {
 func (*DeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4142,7 +4364,7 @@ func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{61}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *DeleteWorkspaceRequest) GetId() string {
@@ -4168,7 +4390,7 @@ type UndeleteWorkspaceRequest struct {
 
 func (x *UndeleteWorkspaceRequest) Reset() {
 	*x = UndeleteWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4180,7 +4402,7 @@ func (x *UndeleteWorkspaceRequest) String() string {
 func (*UndeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *UndeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4193,7 +4415,7 @@ func (x *UndeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*UndeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{62}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *UndeleteWorkspaceRequest) GetId() string {
@@ -4222,7 +4444,7 @@ type ListWorkspaceEventsRequest struct {
 
 func (x *ListWorkspaceEventsRequest) Reset() {
 	*x = ListWorkspaceEventsRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4234,7 +4456,7 @@ func (x *ListWorkspaceEventsRequest) String() string {
 func (*ListWorkspaceEventsRequest) ProtoMessage() {}
 
 func (x *ListWorkspaceEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4247,7 +4469,7 @@ func (x *ListWorkspaceEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspaceEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkspaceEventsRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{63}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ListWorkspaceEventsRequest) GetId() string {
@@ -4298,7 +4520,7 @@ type ListWorkspaceEventsResponse struct {
 
 func (x *ListWorkspaceEventsResponse) Reset() {
 	*x = ListWorkspaceEventsResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4310,7 +4532,7 @@ func (x *ListWorkspaceEventsResponse) String() string {
 func (*ListWorkspaceEventsResponse) ProtoMessage() {}
 
 func (x *ListWorkspaceEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4323,7 +4545,7 @@ func (x *ListWorkspaceEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspaceEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkspaceEventsResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{64}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ListWorkspaceEventsResponse) GetEvents() []*Event {
@@ -4379,7 +4601,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[65]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4391,7 +4613,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[65]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4404,7 +4626,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{65}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *Event) GetId() string {
@@ -4493,7 +4715,7 @@ type EventActor struct {
 
 func (x *EventActor) Reset() {
 	*x = EventActor{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[66]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4505,7 +4727,7 @@ func (x *EventActor) String() string {
 func (*EventActor) ProtoMessage() {}
 
 func (x *EventActor) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[66]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4518,7 +4740,7 @@ func (x *EventActor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventActor.ProtoReflect.Descriptor instead.
 func (*EventActor) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{66}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *EventActor) GetType() string {
@@ -4556,7 +4778,7 @@ type EventTarget struct {
 
 func (x *EventTarget) Reset() {
 	*x = EventTarget{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[67]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4568,7 +4790,7 @@ func (x *EventTarget) String() string {
 func (*EventTarget) ProtoMessage() {}
 
 func (x *EventTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[67]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4581,7 +4803,7 @@ func (x *EventTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventTarget.ProtoReflect.Descriptor instead.
 func (*EventTarget) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{67}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *EventTarget) GetType() string {
@@ -4613,7 +4835,7 @@ type RecordSessionRevocationRequest struct {
 
 func (x *RecordSessionRevocationRequest) Reset() {
 	*x = RecordSessionRevocationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[68]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4625,7 +4847,7 @@ func (x *RecordSessionRevocationRequest) String() string {
 func (*RecordSessionRevocationRequest) ProtoMessage() {}
 
 func (x *RecordSessionRevocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[68]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4638,7 +4860,7 @@ func (x *RecordSessionRevocationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSessionRevocationRequest.ProtoReflect.Descriptor instead.
 func (*RecordSessionRevocationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{68}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *RecordSessionRevocationRequest) GetWorkspaceId() string {
@@ -4670,7 +4892,7 @@ type RecordSessionRevocationResponse struct {
 
 func (x *RecordSessionRevocationResponse) Reset() {
 	*x = RecordSessionRevocationResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[69]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4682,7 +4904,7 @@ func (x *RecordSessionRevocationResponse) String() string {
 func (*RecordSessionRevocationResponse) ProtoMessage() {}
 
 func (x *RecordSessionRevocationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[69]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4695,7 +4917,7 @@ func (x *RecordSessionRevocationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSessionRevocationResponse.ProtoReflect.Descriptor instead.
 func (*RecordSessionRevocationResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{69}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{72}
 }
 
 type GetWorkspaceStatusRequest struct {
@@ -4707,7 +4929,7 @@ type GetWorkspaceStatusRequest struct {
 
 func (x *GetWorkspaceStatusRequest) Reset() {
 	*x = GetWorkspaceStatusRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[70]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4719,7 +4941,7 @@ func (x *GetWorkspaceStatusRequest) String() string {
 func (*GetWorkspaceStatusRequest) ProtoMessage() {}
 
 func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[70]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4732,7 +4954,7 @@ func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWorkspaceStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetWorkspaceStatusRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{70}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *GetWorkspaceStatusRequest) GetId() string {
@@ -4765,7 +4987,7 @@ type WorkspaceStatus struct {
 
 func (x *WorkspaceStatus) Reset() {
 	*x = WorkspaceStatus{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[71]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4777,7 +4999,7 @@ func (x *WorkspaceStatus) String() string {
 func (*WorkspaceStatus) ProtoMessage() {}
 
 func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[71]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4790,7 +5012,7 @@ func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkspaceStatus.ProtoReflect.Descriptor instead.
 func (*WorkspaceStatus) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{71}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *WorkspaceStatus) GetId() string {
@@ -4836,7 +5058,7 @@ type AuthenticateRequest struct {
 
 func (x *AuthenticateRequest) Reset() {
 	*x = AuthenticateRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[72]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4848,7 +5070,7 @@ func (x *AuthenticateRequest) String() string {
 func (*AuthenticateRequest) ProtoMessage() {}
 
 func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[72]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4861,7 +5083,7 @@ func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{72}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{75}
 }
 
 type AuthenticateResponse struct {
@@ -4876,7 +5098,7 @@ type AuthenticateResponse struct {
 
 func (x *AuthenticateResponse) Reset() {
 	*x = AuthenticateResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[73]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4888,7 +5110,7 @@ func (x *AuthenticateResponse) String() string {
 func (*AuthenticateResponse) ProtoMessage() {}
 
 func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[73]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4901,7 +5123,7 @@ func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{73}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *AuthenticateResponse) GetWorkspaceId() string {
@@ -4934,7 +5156,7 @@ type GetLtiConfigurationRequest struct {
 
 func (x *GetLtiConfigurationRequest) Reset() {
 	*x = GetLtiConfigurationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[74]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4946,7 +5168,7 @@ func (x *GetLtiConfigurationRequest) String() string {
 func (*GetLtiConfigurationRequest) ProtoMessage() {}
 
 func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[74]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4959,7 +5181,7 @@ func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLtiConfigurationRequest.ProtoReflect.Descriptor instead.
 func (*GetLtiConfigurationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{74}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *GetLtiConfigurationRequest) GetWorkspaceId() string {
@@ -4992,7 +5214,7 @@ type LtiConfiguration struct {
 
 func (x *LtiConfiguration) Reset() {
 	*x = LtiConfiguration{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[75]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5004,7 +5226,7 @@ func (x *LtiConfiguration) String() string {
 func (*LtiConfiguration) ProtoMessage() {}
 
 func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[75]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5017,7 +5239,7 @@ func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiConfiguration.ProtoReflect.Descriptor instead.
 func (*LtiConfiguration) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{75}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *LtiConfiguration) GetWorkspaceId() string {
@@ -5090,7 +5312,7 @@ type VerifyLtiLaunchRequest struct {
 
 func (x *VerifyLtiLaunchRequest) Reset() {
 	*x = VerifyLtiLaunchRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[76]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5102,7 +5324,7 @@ func (x *VerifyLtiLaunchRequest) String() string {
 func (*VerifyLtiLaunchRequest) ProtoMessage() {}
 
 func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[76]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5115,7 +5337,7 @@ func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyLtiLaunchRequest.ProtoReflect.Descriptor instead.
 func (*VerifyLtiLaunchRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{76}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *VerifyLtiLaunchRequest) GetMethod() string {
@@ -5142,7 +5364,7 @@ type LtiParameter struct {
 
 func (x *LtiParameter) Reset() {
 	*x = LtiParameter{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[77]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5154,7 +5376,7 @@ func (x *LtiParameter) String() string {
 func (*LtiParameter) ProtoMessage() {}
 
 func (x *LtiParameter) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[77]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5167,7 +5389,7 @@ func (x *LtiParameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiParameter.ProtoReflect.Descriptor instead.
 func (*LtiParameter) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{77}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *LtiParameter) GetName() string {
@@ -5207,7 +5429,7 @@ type LtiLaunch struct {
 
 func (x *LtiLaunch) Reset() {
 	*x = LtiLaunch{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[78]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5219,7 +5441,7 @@ func (x *LtiLaunch) String() string {
 func (*LtiLaunch) ProtoMessage() {}
 
 func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[78]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5232,7 +5454,7 @@ func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiLaunch.ProtoReflect.Descriptor instead.
 func (*LtiLaunch) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{78}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *LtiLaunch) GetWorkspaceId() string {
@@ -5312,7 +5534,7 @@ type StartLti13LoginRequest struct {
 
 func (x *StartLti13LoginRequest) Reset() {
 	*x = StartLti13LoginRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[79]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5324,7 +5546,7 @@ func (x *StartLti13LoginRequest) String() string {
 func (*StartLti13LoginRequest) ProtoMessage() {}
 
 func (x *StartLti13LoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[79]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5337,7 +5559,7 @@ func (x *StartLti13LoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartLti13LoginRequest.ProtoReflect.Descriptor instead.
 func (*StartLti13LoginRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{79}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *StartLti13LoginRequest) GetIssuer() string {
@@ -5420,7 +5642,7 @@ type Lti13LoginRedirect struct {
 
 func (x *Lti13LoginRedirect) Reset() {
 	*x = Lti13LoginRedirect{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[80]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5432,7 +5654,7 @@ func (x *Lti13LoginRedirect) String() string {
 func (*Lti13LoginRedirect) ProtoMessage() {}
 
 func (x *Lti13LoginRedirect) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[80]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5445,7 +5667,7 @@ func (x *Lti13LoginRedirect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13LoginRedirect.ProtoReflect.Descriptor instead.
 func (*Lti13LoginRedirect) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{80}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *Lti13LoginRedirect) GetRedirectUrl() string {
@@ -5512,7 +5734,7 @@ type VerifyLti13LaunchRequest struct {
 
 func (x *VerifyLti13LaunchRequest) Reset() {
 	*x = VerifyLti13LaunchRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[81]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5524,7 +5746,7 @@ func (x *VerifyLti13LaunchRequest) String() string {
 func (*VerifyLti13LaunchRequest) ProtoMessage() {}
 
 func (x *VerifyLti13LaunchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[81]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5537,7 +5759,7 @@ func (x *VerifyLti13LaunchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyLti13LaunchRequest.ProtoReflect.Descriptor instead.
 func (*VerifyLti13LaunchRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{81}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *VerifyLti13LaunchRequest) GetIdToken() string {
@@ -5603,7 +5825,7 @@ type Lti13Launch struct {
 
 func (x *Lti13Launch) Reset() {
 	*x = Lti13Launch{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[82]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5615,7 +5837,7 @@ func (x *Lti13Launch) String() string {
 func (*Lti13Launch) ProtoMessage() {}
 
 func (x *Lti13Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[82]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5628,7 +5850,7 @@ func (x *Lti13Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13Launch.ProtoReflect.Descriptor instead.
 func (*Lti13Launch) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{82}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *Lti13Launch) GetWorkspaceId() string {
@@ -5731,7 +5953,7 @@ type Lti13DeepLinking struct {
 
 func (x *Lti13DeepLinking) Reset() {
 	*x = Lti13DeepLinking{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[83]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5743,7 +5965,7 @@ func (x *Lti13DeepLinking) String() string {
 func (*Lti13DeepLinking) ProtoMessage() {}
 
 func (x *Lti13DeepLinking) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[83]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5756,7 +5978,7 @@ func (x *Lti13DeepLinking) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13DeepLinking.ProtoReflect.Descriptor instead.
 func (*Lti13DeepLinking) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{83}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *Lti13DeepLinking) GetReturnUrl() string {
@@ -5792,7 +6014,7 @@ type CreateLtiDeepLinkingResponseRequest struct {
 
 func (x *CreateLtiDeepLinkingResponseRequest) Reset() {
 	*x = CreateLtiDeepLinkingResponseRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[84]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5804,7 +6026,7 @@ func (x *CreateLtiDeepLinkingResponseRequest) String() string {
 func (*CreateLtiDeepLinkingResponseRequest) ProtoMessage() {}
 
 func (x *CreateLtiDeepLinkingResponseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[84]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5817,7 +6039,7 @@ func (x *CreateLtiDeepLinkingResponseRequest) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use CreateLtiDeepLinkingResponseRequest.ProtoReflect.Descriptor instead.
 func (*CreateLtiDeepLinkingResponseRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{84}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *CreateLtiDeepLinkingResponseRequest) GetDeepLinkId() string {
@@ -5849,7 +6071,7 @@ type LtiDeepLinkingResponse struct {
 
 func (x *LtiDeepLinkingResponse) Reset() {
 	*x = LtiDeepLinkingResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[85]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5861,7 +6083,7 @@ func (x *LtiDeepLinkingResponse) String() string {
 func (*LtiDeepLinkingResponse) ProtoMessage() {}
 
 func (x *LtiDeepLinkingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[85]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5874,7 +6096,7 @@ func (x *LtiDeepLinkingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiDeepLinkingResponse.ProtoReflect.Descriptor instead.
 func (*LtiDeepLinkingResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{85}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *LtiDeepLinkingResponse) GetReturnUrl() string {
@@ -5899,7 +6121,7 @@ type GetLtiToolKeysRequest struct {
 
 func (x *GetLtiToolKeysRequest) Reset() {
 	*x = GetLtiToolKeysRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[86]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5911,7 +6133,7 @@ func (x *GetLtiToolKeysRequest) String() string {
 func (*GetLtiToolKeysRequest) ProtoMessage() {}
 
 func (x *GetLtiToolKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[86]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5924,7 +6146,7 @@ func (x *GetLtiToolKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLtiToolKeysRequest.ProtoReflect.Descriptor instead.
 func (*GetLtiToolKeysRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{86}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{89}
 }
 
 type LtiToolKeys struct {
@@ -5937,7 +6159,7 @@ type LtiToolKeys struct {
 
 func (x *LtiToolKeys) Reset() {
 	*x = LtiToolKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[87]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5949,7 +6171,7 @@ func (x *LtiToolKeys) String() string {
 func (*LtiToolKeys) ProtoMessage() {}
 
 func (x *LtiToolKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[87]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5962,7 +6184,7 @@ func (x *LtiToolKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiToolKeys.ProtoReflect.Descriptor instead.
 func (*LtiToolKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{87}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *LtiToolKeys) GetJwks() string {
@@ -6112,7 +6334,25 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"line_items\x18\x02 \x01(\tR\tlineItems\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\">\n" +
 	"\x13LtiLaunchRecordNrps\x12'\n" +
-	"\x0fmemberships_url\x18\x01 \x01(\tR\x0emembershipsUrl\"W\n" +
+	"\x0fmemberships_url\x18\x01 \x01(\tR\x0emembershipsUrl\"\xca\x01\n" +
+	"\x1bListLtiLaunchMembersRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
+	"\tlaunch_id\x18\x02 \x01(\tR\blaunchId\x12\x1b\n" +
+	"\x04role\x18\x03 \x01(\tB\a\xb2\xe1\x18\x030\x80\x02R\x04role\x12+\n" +
+	"\tpage_size\x18\x04 \x01(\x05B\t\xb2\xe1\x18\x05@\x01H\xf4\x03H\x00R\bpageSize\x88\x01\x01\x12&\n" +
+	"\n" +
+	"page_token\x18\x05 \x01(\tB\a\xb2\xe1\x18\x030\x80 R\tpageTokenB\f\n" +
+	"\n" +
+	"_page_size\"y\n" +
+	"\x1cListLtiLaunchMembersResponse\x121\n" +
+	"\amembers\x18\x01 \x03(\v2\x17.workspace.v1.LtiMemberR\amembers\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"|\n" +
+	"\tLtiMember\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05email\x18\x03 \x01(\tR\x05email\x12\x14\n" +
+	"\x05roles\x18\x04 \x03(\tR\x05roles\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\"W\n" +
 	"\x1cDeleteLtiRegistrationRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x0fregistration_id\x18\x02 \x01(\tR\x0eregistrationId\"\x8e\x01\n" +
@@ -6439,7 +6679,7 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x03jwt\x18\x02 \x01(\tR\x03jwt\"\x17\n" +
 	"\x15GetLtiToolKeysRequest\"!\n" +
 	"\vLtiToolKeys\x12\x12\n" +
-	"\x04jwks\x18\x01 \x01(\tR\x04jwks2\x8f\x7f\n" +
+	"\x04jwks\x18\x01 \x01(\tR\x04jwks2\xf7\x85\x01\n" +
 	"\x10WorkspaceService\x12\x86\x03\n" +
 	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\xa8\x02\xb2\xe1\x18\xa0\x02*\n" +
 	"Workspaces2\x0fList workspaces:\x80\x02The caller's workspace and every workspace it manages, active only, ordered by name (case-insensitive) then id. Pass `nextPageToken` back as `pageToken`, with the same filter, until it is empty. `POST` takes the filter as a body, `GET` as query parameters.\x90\x02\x01\x12\xdd\x01\n" +
@@ -6467,7 +6707,8 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x15DeleteLtiRegistration\x12*.workspace.v1.DeleteLtiRegistrationRequest\x1a\x1d.workspace.v1.LtiRegistration\"\xb9\x02\xb2\xe1\x18\xb4\x02\x12\tNOT_FOUND\x12\bCONFLICT*\x15LTI 1.3 registrations2\x1eDelete an LTI 1.3 registration:\xe5\x01Removes the registration at once and answers it as it was: the platform's launches are refused from now on, and its (issuer, clientId) pair may be registered again, here or in another workspace. An unknown registration id is 404.\x12\xfe\x03\n" +
 	"\x10AddLtiDeployment\x12%.workspace.v1.AddLtiDeploymentRequest\x1a\x1d.workspace.v1.LtiRegistration\"\xa3\x03\xb2\xe1\x18\x9e\x03\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION\x12\bCONFLICT*\x15LTI 1.3 registrations2.Add a deployment id to an LTI 1.3 registration:\xaa\x02Lets the platform's deployment launch, and answers the registration. Adding an id the registration holds already changes nothing and answers 200, so the call is safe to repeat. A registration holds at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. An unknown registration id is 404.\x12\xf2\x02\n" +
 	"\x13RemoveLtiDeployment\x12(.workspace.v1.RemoveLtiDeploymentRequest\x1a\x1d.workspace.v1.LtiRegistration\"\x91\x02\xb2\xe1\x18\x8c\x02\x12\tNOT_FOUND\x12\bCONFLICT*\x15LTI 1.3 registrations23Remove a deployment id from an LTI 1.3 registration:\xa8\x01The deployment's launches are refused from now on; the answer is the registration as it now is. An unknown registration id, or a deployment id it does not hold, is 404.\x12\xa0\x04\n" +
-	"\fGetLtiLaunch\x12!.workspace.v1.GetLtiLaunchRequest\x1a\x1d.workspace.v1.LtiLaunchRecord\"\xcd\x03\xb2\xe1\x18\xc5\x03\x12\tNOT_FOUND*\rLTI Advantage2\x15Get an LTI 1.3 launch:\x91\x03A resource-link launch as the platform made it, for the vendor's back end to grade it and read its class: the `launchId` is what `GET /api/sdk/session` shows the component as `lti.launchId`. A launch is kept for its session's 8 hours and `LTI_LAUNCH_GRACE` after them (30 days by default). An unknown or expired launch id, or one of another workspace, is 404. Deep-linking launches are not remembered.\x90\x02\x01\x12\x84\x03\n" +
+	"\fGetLtiLaunch\x12!.workspace.v1.GetLtiLaunchRequest\x1a\x1d.workspace.v1.LtiLaunchRecord\"\xcd\x03\xb2\xe1\x18\xc5\x03\x12\tNOT_FOUND*\rLTI Advantage2\x15Get an LTI 1.3 launch:\x91\x03A resource-link launch as the platform made it, for the vendor's back end to grade it and read its class: the `launchId` is what `GET /api/sdk/session` shows the component as `lti.launchId`. A launch is kept for its session's 8 hours and `LTI_LAUNCH_GRACE` after them (30 days by default). An unknown or expired launch id, or one of another workspace, is 404. Deep-linking launches are not remembered.\x90\x02\x01\x12\xe5\x06\n" +
+	"\x14ListLtiLaunchMembers\x12).workspace.v1.ListLtiLaunchMembersRequest\x1a*.workspace.v1.ListLtiLaunchMembersResponse\"\xf5\x05\xb2\xe1\x18\xed\x05\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\x13FAILED_PRECONDITION\x12\vBAD_GATEWAY\x12\vUNAVAILABLE*\rLTI Advantage2.List the members of an LTI 1.3 launch's course:\xde\x04The class list of the launch's context, read from the platform's Names and Role Provisioning service (NRPS 2.0) with the tool's access token, page by page: pass `nextPageToken` back as `pageToken` (with the same `role`) until it is absent. Only for a launch whose roles include a context or institution Instructor or Administrator (LIS vocabulary); any other launch is 403. A launch whose platform offered no NRPS, or whose registration was removed, is 409. A platform that is throttling or down is 503 with its `Retry-After`; any other refusal, or an unusable answer, is 502 naming the platform's message.\x90\x02\x01\x12\x84\x03\n" +
 	"\fListWebhooks\x12!.workspace.v1.ListWebhooksRequest\x1a\".workspace.v1.ListWebhooksResponse\"\xac\x02\xb2\xe1\x18\xa4\x02\x12\tNOT_FOUND*\bWebhooks2\x1bList a workspace's webhooks:\xef\x01Every webhook endpoint of the workspace, oldest first, without their secrets. The workspace itself and the workspaces that manage it may read and change them, with a server key pair; any other workspace id, and a deleted workspace, is 404.\x90\x02\x01\x12\xb9\a\n" +
 	"\rCreateWebhook\x12\".workspace.v1.CreateWebhookRequest\x1a#.workspace.v1.CreateWebhookResponse\"\xde\x06\xb2\xe1\x18\xd9\x06\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION\x12\bCONFLICT*\bWebhooks2\rAdd a webhook:\x90\x06Answers 201 with the endpoint and its signing `secret` (`whsec_` and the base64 of 32 random bytes), shown in this answer only: keep it, or rotate to get a new one. From now on every event of the workspace's audit trail that `eventTypes` admits (every type when it is empty or absent), of the workspace and of every workspace it manages, is POSTed to `url` exactly as `GET …/events` shows it, signed to the Standard Webhooks spec (see `x-webhooks`). `url` must be https on a public host (http, or a loopback or private address, only for hosts the service's `WEBHOOK_ALLOW_INSECURE_HOSTS` names); a refusal's description starts \"must be a public https URL\". A name's addresses are checked at each delivery. A workspace holds at most 20 webhooks: past that, 409 `FAILED_PRECONDITION`.@\xc9\x01\x12\xd1\x01\n" +
 	"\n" +
@@ -6501,7 +6742,7 @@ func file_workspace_v1_workspace_proto_rawDescGZIP() []byte {
 	return file_workspace_v1_workspace_proto_rawDescData
 }
 
-var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 88)
+var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
 var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*Workspace)(nil),                           // 0: workspace.v1.Workspace
 	(*RateLimit)(nil),                           // 1: workspace.v1.RateLimit
@@ -6530,203 +6771,209 @@ var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*LtiLaunchRecord)(nil),                     // 24: workspace.v1.LtiLaunchRecord
 	(*LtiLaunchRecordAgs)(nil),                  // 25: workspace.v1.LtiLaunchRecordAgs
 	(*LtiLaunchRecordNrps)(nil),                 // 26: workspace.v1.LtiLaunchRecordNrps
-	(*DeleteLtiRegistrationRequest)(nil),        // 27: workspace.v1.DeleteLtiRegistrationRequest
-	(*AddLtiDeploymentRequest)(nil),             // 28: workspace.v1.AddLtiDeploymentRequest
-	(*RemoveLtiDeploymentRequest)(nil),          // 29: workspace.v1.RemoveLtiDeploymentRequest
-	(*LtiRegistration)(nil),                     // 30: workspace.v1.LtiRegistration
-	(*CreateLtiRegistrationLinkRequest)(nil),    // 31: workspace.v1.CreateLtiRegistrationLinkRequest
-	(*LtiRegistrationLink)(nil),                 // 32: workspace.v1.LtiRegistrationLink
-	(*RegisterLtiPlatformRequest)(nil),          // 33: workspace.v1.RegisterLtiPlatformRequest
-	(*LtiPlatformRegistration)(nil),             // 34: workspace.v1.LtiPlatformRegistration
-	(*ListWebhooksRequest)(nil),                 // 35: workspace.v1.ListWebhooksRequest
-	(*ListWebhooksResponse)(nil),                // 36: workspace.v1.ListWebhooksResponse
-	(*CreateWebhookRequest)(nil),                // 37: workspace.v1.CreateWebhookRequest
-	(*CreateWebhookResponse)(nil),               // 38: workspace.v1.CreateWebhookResponse
-	(*Webhook)(nil),                             // 39: workspace.v1.Webhook
-	(*GetWebhookRequest)(nil),                   // 40: workspace.v1.GetWebhookRequest
-	(*UpdateWebhookRequest)(nil),                // 41: workspace.v1.UpdateWebhookRequest
-	(*DeleteWebhookRequest)(nil),                // 42: workspace.v1.DeleteWebhookRequest
-	(*RotateWebhookSecretRequest)(nil),          // 43: workspace.v1.RotateWebhookSecretRequest
-	(*RotateWebhookSecretResponse)(nil),         // 44: workspace.v1.RotateWebhookSecretResponse
-	(*ListWebhookAttemptsRequest)(nil),          // 45: workspace.v1.ListWebhookAttemptsRequest
-	(*ListWebhookAttemptsResponse)(nil),         // 46: workspace.v1.ListWebhookAttemptsResponse
-	(*WebhookAttempt)(nil),                      // 47: workspace.v1.WebhookAttempt
-	(*ResendWebhookEventRequest)(nil),           // 48: workspace.v1.ResendWebhookEventRequest
-	(*ResendWebhookEventResponse)(nil),          // 49: workspace.v1.ResendWebhookEventResponse
-	(*RecoverWebhookEventsRequest)(nil),         // 50: workspace.v1.RecoverWebhookEventsRequest
-	(*RecoverWebhookEventsResponse)(nil),        // 51: workspace.v1.RecoverWebhookEventsResponse
-	(*TestWebhookRequest)(nil),                  // 52: workspace.v1.TestWebhookRequest
-	(*TestWebhookResponse)(nil),                 // 53: workspace.v1.TestWebhookResponse
-	(*CreateWorkspaceRequest)(nil),              // 54: workspace.v1.CreateWorkspaceRequest
-	(*CreateWorkspaceResponse)(nil),             // 55: workspace.v1.CreateWorkspaceResponse
-	(*RegistrationCode)(nil),                    // 56: workspace.v1.RegistrationCode
-	(*AppKeys)(nil),                             // 57: workspace.v1.AppKeys
-	(*LtiKeys)(nil),                             // 58: workspace.v1.LtiKeys
-	(*ServerKeys)(nil),                          // 59: workspace.v1.ServerKeys
-	(*UpdateWorkspaceRequest)(nil),              // 60: workspace.v1.UpdateWorkspaceRequest
-	(*DeleteWorkspaceRequest)(nil),              // 61: workspace.v1.DeleteWorkspaceRequest
-	(*UndeleteWorkspaceRequest)(nil),            // 62: workspace.v1.UndeleteWorkspaceRequest
-	(*ListWorkspaceEventsRequest)(nil),          // 63: workspace.v1.ListWorkspaceEventsRequest
-	(*ListWorkspaceEventsResponse)(nil),         // 64: workspace.v1.ListWorkspaceEventsResponse
-	(*Event)(nil),                               // 65: workspace.v1.Event
-	(*EventActor)(nil),                          // 66: workspace.v1.EventActor
-	(*EventTarget)(nil),                         // 67: workspace.v1.EventTarget
-	(*RecordSessionRevocationRequest)(nil),      // 68: workspace.v1.RecordSessionRevocationRequest
-	(*RecordSessionRevocationResponse)(nil),     // 69: workspace.v1.RecordSessionRevocationResponse
-	(*GetWorkspaceStatusRequest)(nil),           // 70: workspace.v1.GetWorkspaceStatusRequest
-	(*WorkspaceStatus)(nil),                     // 71: workspace.v1.WorkspaceStatus
-	(*AuthenticateRequest)(nil),                 // 72: workspace.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),                // 73: workspace.v1.AuthenticateResponse
-	(*GetLtiConfigurationRequest)(nil),          // 74: workspace.v1.GetLtiConfigurationRequest
-	(*LtiConfiguration)(nil),                    // 75: workspace.v1.LtiConfiguration
-	(*VerifyLtiLaunchRequest)(nil),              // 76: workspace.v1.VerifyLtiLaunchRequest
-	(*LtiParameter)(nil),                        // 77: workspace.v1.LtiParameter
-	(*LtiLaunch)(nil),                           // 78: workspace.v1.LtiLaunch
-	(*StartLti13LoginRequest)(nil),              // 79: workspace.v1.StartLti13LoginRequest
-	(*Lti13LoginRedirect)(nil),                  // 80: workspace.v1.Lti13LoginRedirect
-	(*VerifyLti13LaunchRequest)(nil),            // 81: workspace.v1.VerifyLti13LaunchRequest
-	(*Lti13Launch)(nil),                         // 82: workspace.v1.Lti13Launch
-	(*Lti13DeepLinking)(nil),                    // 83: workspace.v1.Lti13DeepLinking
-	(*CreateLtiDeepLinkingResponseRequest)(nil), // 84: workspace.v1.CreateLtiDeepLinkingResponseRequest
-	(*LtiDeepLinkingResponse)(nil),              // 85: workspace.v1.LtiDeepLinkingResponse
-	(*GetLtiToolKeysRequest)(nil),               // 86: workspace.v1.GetLtiToolKeysRequest
-	(*LtiToolKeys)(nil),                         // 87: workspace.v1.LtiToolKeys
-	(*wrapperspb.StringValue)(nil),              // 88: google.protobuf.StringValue
-	(*durationpb.Duration)(nil),                 // 89: google.protobuf.Duration
-	(*fieldmaskpb.FieldMask)(nil),               // 90: google.protobuf.FieldMask
+	(*ListLtiLaunchMembersRequest)(nil),         // 27: workspace.v1.ListLtiLaunchMembersRequest
+	(*ListLtiLaunchMembersResponse)(nil),        // 28: workspace.v1.ListLtiLaunchMembersResponse
+	(*LtiMember)(nil),                           // 29: workspace.v1.LtiMember
+	(*DeleteLtiRegistrationRequest)(nil),        // 30: workspace.v1.DeleteLtiRegistrationRequest
+	(*AddLtiDeploymentRequest)(nil),             // 31: workspace.v1.AddLtiDeploymentRequest
+	(*RemoveLtiDeploymentRequest)(nil),          // 32: workspace.v1.RemoveLtiDeploymentRequest
+	(*LtiRegistration)(nil),                     // 33: workspace.v1.LtiRegistration
+	(*CreateLtiRegistrationLinkRequest)(nil),    // 34: workspace.v1.CreateLtiRegistrationLinkRequest
+	(*LtiRegistrationLink)(nil),                 // 35: workspace.v1.LtiRegistrationLink
+	(*RegisterLtiPlatformRequest)(nil),          // 36: workspace.v1.RegisterLtiPlatformRequest
+	(*LtiPlatformRegistration)(nil),             // 37: workspace.v1.LtiPlatformRegistration
+	(*ListWebhooksRequest)(nil),                 // 38: workspace.v1.ListWebhooksRequest
+	(*ListWebhooksResponse)(nil),                // 39: workspace.v1.ListWebhooksResponse
+	(*CreateWebhookRequest)(nil),                // 40: workspace.v1.CreateWebhookRequest
+	(*CreateWebhookResponse)(nil),               // 41: workspace.v1.CreateWebhookResponse
+	(*Webhook)(nil),                             // 42: workspace.v1.Webhook
+	(*GetWebhookRequest)(nil),                   // 43: workspace.v1.GetWebhookRequest
+	(*UpdateWebhookRequest)(nil),                // 44: workspace.v1.UpdateWebhookRequest
+	(*DeleteWebhookRequest)(nil),                // 45: workspace.v1.DeleteWebhookRequest
+	(*RotateWebhookSecretRequest)(nil),          // 46: workspace.v1.RotateWebhookSecretRequest
+	(*RotateWebhookSecretResponse)(nil),         // 47: workspace.v1.RotateWebhookSecretResponse
+	(*ListWebhookAttemptsRequest)(nil),          // 48: workspace.v1.ListWebhookAttemptsRequest
+	(*ListWebhookAttemptsResponse)(nil),         // 49: workspace.v1.ListWebhookAttemptsResponse
+	(*WebhookAttempt)(nil),                      // 50: workspace.v1.WebhookAttempt
+	(*ResendWebhookEventRequest)(nil),           // 51: workspace.v1.ResendWebhookEventRequest
+	(*ResendWebhookEventResponse)(nil),          // 52: workspace.v1.ResendWebhookEventResponse
+	(*RecoverWebhookEventsRequest)(nil),         // 53: workspace.v1.RecoverWebhookEventsRequest
+	(*RecoverWebhookEventsResponse)(nil),        // 54: workspace.v1.RecoverWebhookEventsResponse
+	(*TestWebhookRequest)(nil),                  // 55: workspace.v1.TestWebhookRequest
+	(*TestWebhookResponse)(nil),                 // 56: workspace.v1.TestWebhookResponse
+	(*CreateWorkspaceRequest)(nil),              // 57: workspace.v1.CreateWorkspaceRequest
+	(*CreateWorkspaceResponse)(nil),             // 58: workspace.v1.CreateWorkspaceResponse
+	(*RegistrationCode)(nil),                    // 59: workspace.v1.RegistrationCode
+	(*AppKeys)(nil),                             // 60: workspace.v1.AppKeys
+	(*LtiKeys)(nil),                             // 61: workspace.v1.LtiKeys
+	(*ServerKeys)(nil),                          // 62: workspace.v1.ServerKeys
+	(*UpdateWorkspaceRequest)(nil),              // 63: workspace.v1.UpdateWorkspaceRequest
+	(*DeleteWorkspaceRequest)(nil),              // 64: workspace.v1.DeleteWorkspaceRequest
+	(*UndeleteWorkspaceRequest)(nil),            // 65: workspace.v1.UndeleteWorkspaceRequest
+	(*ListWorkspaceEventsRequest)(nil),          // 66: workspace.v1.ListWorkspaceEventsRequest
+	(*ListWorkspaceEventsResponse)(nil),         // 67: workspace.v1.ListWorkspaceEventsResponse
+	(*Event)(nil),                               // 68: workspace.v1.Event
+	(*EventActor)(nil),                          // 69: workspace.v1.EventActor
+	(*EventTarget)(nil),                         // 70: workspace.v1.EventTarget
+	(*RecordSessionRevocationRequest)(nil),      // 71: workspace.v1.RecordSessionRevocationRequest
+	(*RecordSessionRevocationResponse)(nil),     // 72: workspace.v1.RecordSessionRevocationResponse
+	(*GetWorkspaceStatusRequest)(nil),           // 73: workspace.v1.GetWorkspaceStatusRequest
+	(*WorkspaceStatus)(nil),                     // 74: workspace.v1.WorkspaceStatus
+	(*AuthenticateRequest)(nil),                 // 75: workspace.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),                // 76: workspace.v1.AuthenticateResponse
+	(*GetLtiConfigurationRequest)(nil),          // 77: workspace.v1.GetLtiConfigurationRequest
+	(*LtiConfiguration)(nil),                    // 78: workspace.v1.LtiConfiguration
+	(*VerifyLtiLaunchRequest)(nil),              // 79: workspace.v1.VerifyLtiLaunchRequest
+	(*LtiParameter)(nil),                        // 80: workspace.v1.LtiParameter
+	(*LtiLaunch)(nil),                           // 81: workspace.v1.LtiLaunch
+	(*StartLti13LoginRequest)(nil),              // 82: workspace.v1.StartLti13LoginRequest
+	(*Lti13LoginRedirect)(nil),                  // 83: workspace.v1.Lti13LoginRedirect
+	(*VerifyLti13LaunchRequest)(nil),            // 84: workspace.v1.VerifyLti13LaunchRequest
+	(*Lti13Launch)(nil),                         // 85: workspace.v1.Lti13Launch
+	(*Lti13DeepLinking)(nil),                    // 86: workspace.v1.Lti13DeepLinking
+	(*CreateLtiDeepLinkingResponseRequest)(nil), // 87: workspace.v1.CreateLtiDeepLinkingResponseRequest
+	(*LtiDeepLinkingResponse)(nil),              // 88: workspace.v1.LtiDeepLinkingResponse
+	(*GetLtiToolKeysRequest)(nil),               // 89: workspace.v1.GetLtiToolKeysRequest
+	(*LtiToolKeys)(nil),                         // 90: workspace.v1.LtiToolKeys
+	(*wrapperspb.StringValue)(nil),              // 91: google.protobuf.StringValue
+	(*durationpb.Duration)(nil),                 // 92: google.protobuf.Duration
+	(*fieldmaskpb.FieldMask)(nil),               // 93: google.protobuf.FieldMask
 }
 var file_workspace_v1_workspace_proto_depIdxs = []int32{
-	88, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
+	91, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
 	3,  // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
 	5,  // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
 	1,  // 4: workspace.v1.Workspace.rate_limit:type_name -> workspace.v1.RateLimit
 	4,  // 5: workspace.v1.Product.bank:type_name -> workspace.v1.Bank
 	5,  // 6: workspace.v1.KeyPair.tags:type_name -> workspace.v1.Tag
-	88, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
-	88, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
+	91, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
+	91, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
 	8,  // 9: workspace.v1.ListWorkspacesRequest.filter:type_name -> workspace.v1.ListWorkspacesFilter
 	9,  // 10: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
 	0,  // 11: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
 	6,  // 12: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
 	15, // 13: workspace.v1.CreateWorkspaceKeyRequest.tags:type_name -> workspace.v1.TagInput
-	89, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
+	92, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
 	6,  // 15: workspace.v1.RotateWorkspaceKeyResponse.previous:type_name -> workspace.v1.KeyPair
 	6,  // 16: workspace.v1.RotateWorkspaceKeyResponse.successor:type_name -> workspace.v1.KeyPair
-	30, // 17: workspace.v1.ListLtiRegistrationsResponse.registrations:type_name -> workspace.v1.LtiRegistration
+	33, // 17: workspace.v1.ListLtiRegistrationsResponse.registrations:type_name -> workspace.v1.LtiRegistration
 	25, // 18: workspace.v1.LtiLaunchRecord.ags:type_name -> workspace.v1.LtiLaunchRecordAgs
 	26, // 19: workspace.v1.LtiLaunchRecord.nrps:type_name -> workspace.v1.LtiLaunchRecordNrps
-	88, // 20: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
-	30, // 21: workspace.v1.LtiPlatformRegistration.registration:type_name -> workspace.v1.LtiRegistration
-	39, // 22: workspace.v1.ListWebhooksResponse.webhooks:type_name -> workspace.v1.Webhook
-	90, // 23: workspace.v1.UpdateWebhookRequest.update_mask:type_name -> google.protobuf.FieldMask
-	89, // 24: workspace.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
-	47, // 25: workspace.v1.ListWebhookAttemptsResponse.attempts:type_name -> workspace.v1.WebhookAttempt
-	88, // 26: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
-	2,  // 27: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
-	3,  // 28: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	1,  // 29: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	56, // 30: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
-	57, // 31: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
-	58, // 32: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
-	59, // 33: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
-	88, // 34: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
-	2,  // 35: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
-	3,  // 36: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	90, // 37: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 38: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	65, // 39: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
-	66, // 40: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
-	67, // 41: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
-	1,  // 42: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
-	5,  // 43: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
-	77, // 44: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
-	77, // 45: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	77, // 46: workspace.v1.Lti13Launch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	83, // 47: workspace.v1.Lti13Launch.deep_linking:type_name -> workspace.v1.Lti13DeepLinking
-	7,  // 48: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
-	11, // 49: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
-	12, // 50: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
-	14, // 51: workspace.v1.WorkspaceService.CreateWorkspaceKey:input_type -> workspace.v1.CreateWorkspaceKeyRequest
-	16, // 52: workspace.v1.WorkspaceService.RotateWorkspaceKey:input_type -> workspace.v1.RotateWorkspaceKeyRequest
-	18, // 53: workspace.v1.WorkspaceService.RevokeWorkspaceKey:input_type -> workspace.v1.RevokeWorkspaceKeyRequest
-	54, // 54: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
-	60, // 55: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
-	61, // 56: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
-	62, // 57: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
-	63, // 58: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
-	19, // 59: workspace.v1.WorkspaceService.ListLtiRegistrations:input_type -> workspace.v1.ListLtiRegistrationsRequest
-	21, // 60: workspace.v1.WorkspaceService.CreateLtiRegistration:input_type -> workspace.v1.CreateLtiRegistrationRequest
-	31, // 61: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:input_type -> workspace.v1.CreateLtiRegistrationLinkRequest
-	33, // 62: workspace.v1.WorkspaceService.RegisterLtiPlatform:input_type -> workspace.v1.RegisterLtiPlatformRequest
-	22, // 63: workspace.v1.WorkspaceService.GetLtiRegistration:input_type -> workspace.v1.GetLtiRegistrationRequest
-	27, // 64: workspace.v1.WorkspaceService.DeleteLtiRegistration:input_type -> workspace.v1.DeleteLtiRegistrationRequest
-	28, // 65: workspace.v1.WorkspaceService.AddLtiDeployment:input_type -> workspace.v1.AddLtiDeploymentRequest
-	29, // 66: workspace.v1.WorkspaceService.RemoveLtiDeployment:input_type -> workspace.v1.RemoveLtiDeploymentRequest
-	23, // 67: workspace.v1.WorkspaceService.GetLtiLaunch:input_type -> workspace.v1.GetLtiLaunchRequest
-	35, // 68: workspace.v1.WorkspaceService.ListWebhooks:input_type -> workspace.v1.ListWebhooksRequest
-	37, // 69: workspace.v1.WorkspaceService.CreateWebhook:input_type -> workspace.v1.CreateWebhookRequest
-	40, // 70: workspace.v1.WorkspaceService.GetWebhook:input_type -> workspace.v1.GetWebhookRequest
-	41, // 71: workspace.v1.WorkspaceService.UpdateWebhook:input_type -> workspace.v1.UpdateWebhookRequest
-	42, // 72: workspace.v1.WorkspaceService.DeleteWebhook:input_type -> workspace.v1.DeleteWebhookRequest
-	43, // 73: workspace.v1.WorkspaceService.RotateWebhookSecret:input_type -> workspace.v1.RotateWebhookSecretRequest
-	45, // 74: workspace.v1.WorkspaceService.ListWebhookAttempts:input_type -> workspace.v1.ListWebhookAttemptsRequest
-	48, // 75: workspace.v1.WorkspaceService.ResendWebhookEvent:input_type -> workspace.v1.ResendWebhookEventRequest
-	50, // 76: workspace.v1.WorkspaceService.RecoverWebhookEvents:input_type -> workspace.v1.RecoverWebhookEventsRequest
-	52, // 77: workspace.v1.WorkspaceService.TestWebhook:input_type -> workspace.v1.TestWebhookRequest
-	68, // 78: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
-	72, // 79: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
-	70, // 80: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
-	74, // 81: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
-	76, // 82: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
-	79, // 83: workspace.v1.WorkspaceService.StartLti13Login:input_type -> workspace.v1.StartLti13LoginRequest
-	81, // 84: workspace.v1.WorkspaceService.VerifyLti13Launch:input_type -> workspace.v1.VerifyLti13LaunchRequest
-	86, // 85: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
-	84, // 86: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:input_type -> workspace.v1.CreateLtiDeepLinkingResponseRequest
-	10, // 87: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
-	0,  // 88: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
-	13, // 89: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
-	6,  // 90: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
-	17, // 91: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
-	6,  // 92: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
-	55, // 93: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
-	0,  // 94: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 95: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 96: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
-	64, // 97: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
-	20, // 98: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
-	30, // 99: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	32, // 100: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:output_type -> workspace.v1.LtiRegistrationLink
-	34, // 101: workspace.v1.WorkspaceService.RegisterLtiPlatform:output_type -> workspace.v1.LtiPlatformRegistration
-	30, // 102: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	30, // 103: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	30, // 104: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	30, // 105: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	24, // 106: workspace.v1.WorkspaceService.GetLtiLaunch:output_type -> workspace.v1.LtiLaunchRecord
-	36, // 107: workspace.v1.WorkspaceService.ListWebhooks:output_type -> workspace.v1.ListWebhooksResponse
-	38, // 108: workspace.v1.WorkspaceService.CreateWebhook:output_type -> workspace.v1.CreateWebhookResponse
-	39, // 109: workspace.v1.WorkspaceService.GetWebhook:output_type -> workspace.v1.Webhook
-	39, // 110: workspace.v1.WorkspaceService.UpdateWebhook:output_type -> workspace.v1.Webhook
-	39, // 111: workspace.v1.WorkspaceService.DeleteWebhook:output_type -> workspace.v1.Webhook
-	44, // 112: workspace.v1.WorkspaceService.RotateWebhookSecret:output_type -> workspace.v1.RotateWebhookSecretResponse
-	46, // 113: workspace.v1.WorkspaceService.ListWebhookAttempts:output_type -> workspace.v1.ListWebhookAttemptsResponse
-	49, // 114: workspace.v1.WorkspaceService.ResendWebhookEvent:output_type -> workspace.v1.ResendWebhookEventResponse
-	51, // 115: workspace.v1.WorkspaceService.RecoverWebhookEvents:output_type -> workspace.v1.RecoverWebhookEventsResponse
-	53, // 116: workspace.v1.WorkspaceService.TestWebhook:output_type -> workspace.v1.TestWebhookResponse
-	69, // 117: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
-	73, // 118: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
-	71, // 119: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
-	75, // 120: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
-	78, // 121: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
-	80, // 122: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
-	82, // 123: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
-	87, // 124: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
-	85, // 125: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:output_type -> workspace.v1.LtiDeepLinkingResponse
-	87, // [87:126] is the sub-list for method output_type
-	48, // [48:87] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	29, // 20: workspace.v1.ListLtiLaunchMembersResponse.members:type_name -> workspace.v1.LtiMember
+	91, // 21: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
+	33, // 22: workspace.v1.LtiPlatformRegistration.registration:type_name -> workspace.v1.LtiRegistration
+	42, // 23: workspace.v1.ListWebhooksResponse.webhooks:type_name -> workspace.v1.Webhook
+	93, // 24: workspace.v1.UpdateWebhookRequest.update_mask:type_name -> google.protobuf.FieldMask
+	92, // 25: workspace.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
+	50, // 26: workspace.v1.ListWebhookAttemptsResponse.attempts:type_name -> workspace.v1.WebhookAttempt
+	91, // 27: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,  // 28: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
+	3,  // 29: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
+	1,  // 30: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
+	59, // 31: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
+	60, // 32: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
+	61, // 33: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
+	62, // 34: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
+	91, // 35: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,  // 36: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
+	3,  // 37: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
+	93, // 38: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	1,  // 39: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
+	68, // 40: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
+	69, // 41: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
+	70, // 42: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
+	1,  // 43: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
+	5,  // 44: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
+	80, // 45: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
+	80, // 46: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	80, // 47: workspace.v1.Lti13Launch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	86, // 48: workspace.v1.Lti13Launch.deep_linking:type_name -> workspace.v1.Lti13DeepLinking
+	7,  // 49: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
+	11, // 50: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
+	12, // 51: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
+	14, // 52: workspace.v1.WorkspaceService.CreateWorkspaceKey:input_type -> workspace.v1.CreateWorkspaceKeyRequest
+	16, // 53: workspace.v1.WorkspaceService.RotateWorkspaceKey:input_type -> workspace.v1.RotateWorkspaceKeyRequest
+	18, // 54: workspace.v1.WorkspaceService.RevokeWorkspaceKey:input_type -> workspace.v1.RevokeWorkspaceKeyRequest
+	57, // 55: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
+	63, // 56: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
+	64, // 57: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
+	65, // 58: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
+	66, // 59: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
+	19, // 60: workspace.v1.WorkspaceService.ListLtiRegistrations:input_type -> workspace.v1.ListLtiRegistrationsRequest
+	21, // 61: workspace.v1.WorkspaceService.CreateLtiRegistration:input_type -> workspace.v1.CreateLtiRegistrationRequest
+	34, // 62: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:input_type -> workspace.v1.CreateLtiRegistrationLinkRequest
+	36, // 63: workspace.v1.WorkspaceService.RegisterLtiPlatform:input_type -> workspace.v1.RegisterLtiPlatformRequest
+	22, // 64: workspace.v1.WorkspaceService.GetLtiRegistration:input_type -> workspace.v1.GetLtiRegistrationRequest
+	30, // 65: workspace.v1.WorkspaceService.DeleteLtiRegistration:input_type -> workspace.v1.DeleteLtiRegistrationRequest
+	31, // 66: workspace.v1.WorkspaceService.AddLtiDeployment:input_type -> workspace.v1.AddLtiDeploymentRequest
+	32, // 67: workspace.v1.WorkspaceService.RemoveLtiDeployment:input_type -> workspace.v1.RemoveLtiDeploymentRequest
+	23, // 68: workspace.v1.WorkspaceService.GetLtiLaunch:input_type -> workspace.v1.GetLtiLaunchRequest
+	27, // 69: workspace.v1.WorkspaceService.ListLtiLaunchMembers:input_type -> workspace.v1.ListLtiLaunchMembersRequest
+	38, // 70: workspace.v1.WorkspaceService.ListWebhooks:input_type -> workspace.v1.ListWebhooksRequest
+	40, // 71: workspace.v1.WorkspaceService.CreateWebhook:input_type -> workspace.v1.CreateWebhookRequest
+	43, // 72: workspace.v1.WorkspaceService.GetWebhook:input_type -> workspace.v1.GetWebhookRequest
+	44, // 73: workspace.v1.WorkspaceService.UpdateWebhook:input_type -> workspace.v1.UpdateWebhookRequest
+	45, // 74: workspace.v1.WorkspaceService.DeleteWebhook:input_type -> workspace.v1.DeleteWebhookRequest
+	46, // 75: workspace.v1.WorkspaceService.RotateWebhookSecret:input_type -> workspace.v1.RotateWebhookSecretRequest
+	48, // 76: workspace.v1.WorkspaceService.ListWebhookAttempts:input_type -> workspace.v1.ListWebhookAttemptsRequest
+	51, // 77: workspace.v1.WorkspaceService.ResendWebhookEvent:input_type -> workspace.v1.ResendWebhookEventRequest
+	53, // 78: workspace.v1.WorkspaceService.RecoverWebhookEvents:input_type -> workspace.v1.RecoverWebhookEventsRequest
+	55, // 79: workspace.v1.WorkspaceService.TestWebhook:input_type -> workspace.v1.TestWebhookRequest
+	71, // 80: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
+	75, // 81: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
+	73, // 82: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
+	77, // 83: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
+	79, // 84: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
+	82, // 85: workspace.v1.WorkspaceService.StartLti13Login:input_type -> workspace.v1.StartLti13LoginRequest
+	84, // 86: workspace.v1.WorkspaceService.VerifyLti13Launch:input_type -> workspace.v1.VerifyLti13LaunchRequest
+	89, // 87: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
+	87, // 88: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:input_type -> workspace.v1.CreateLtiDeepLinkingResponseRequest
+	10, // 89: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
+	0,  // 90: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
+	13, // 91: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
+	6,  // 92: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
+	17, // 93: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
+	6,  // 94: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
+	58, // 95: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
+	0,  // 96: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 97: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 98: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
+	67, // 99: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
+	20, // 100: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
+	33, // 101: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	35, // 102: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:output_type -> workspace.v1.LtiRegistrationLink
+	37, // 103: workspace.v1.WorkspaceService.RegisterLtiPlatform:output_type -> workspace.v1.LtiPlatformRegistration
+	33, // 104: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	33, // 105: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	33, // 106: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	33, // 107: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	24, // 108: workspace.v1.WorkspaceService.GetLtiLaunch:output_type -> workspace.v1.LtiLaunchRecord
+	28, // 109: workspace.v1.WorkspaceService.ListLtiLaunchMembers:output_type -> workspace.v1.ListLtiLaunchMembersResponse
+	39, // 110: workspace.v1.WorkspaceService.ListWebhooks:output_type -> workspace.v1.ListWebhooksResponse
+	41, // 111: workspace.v1.WorkspaceService.CreateWebhook:output_type -> workspace.v1.CreateWebhookResponse
+	42, // 112: workspace.v1.WorkspaceService.GetWebhook:output_type -> workspace.v1.Webhook
+	42, // 113: workspace.v1.WorkspaceService.UpdateWebhook:output_type -> workspace.v1.Webhook
+	42, // 114: workspace.v1.WorkspaceService.DeleteWebhook:output_type -> workspace.v1.Webhook
+	47, // 115: workspace.v1.WorkspaceService.RotateWebhookSecret:output_type -> workspace.v1.RotateWebhookSecretResponse
+	49, // 116: workspace.v1.WorkspaceService.ListWebhookAttempts:output_type -> workspace.v1.ListWebhookAttemptsResponse
+	52, // 117: workspace.v1.WorkspaceService.ResendWebhookEvent:output_type -> workspace.v1.ResendWebhookEventResponse
+	54, // 118: workspace.v1.WorkspaceService.RecoverWebhookEvents:output_type -> workspace.v1.RecoverWebhookEventsResponse
+	56, // 119: workspace.v1.WorkspaceService.TestWebhook:output_type -> workspace.v1.TestWebhookResponse
+	72, // 120: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
+	76, // 121: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
+	74, // 122: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
+	78, // 123: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
+	81, // 124: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
+	83, // 125: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
+	85, // 126: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
+	90, // 127: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
+	88, // 128: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:output_type -> workspace.v1.LtiDeepLinkingResponse
+	89, // [89:129] is the sub-list for method output_type
+	49, // [49:89] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_workspace_v1_workspace_proto_init() }
@@ -6737,17 +6984,18 @@ func file_workspace_v1_workspace_proto_init() {
 	file_workspace_v1_workspace_proto_msgTypes[0].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[7].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[21].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[41].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[60].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[27].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[44].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[63].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[65].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[66].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[68].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_workspace_v1_workspace_proto_rawDesc), len(file_workspace_v1_workspace_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   88,
+			NumMessages:   91,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

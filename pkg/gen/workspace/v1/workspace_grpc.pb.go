@@ -39,6 +39,7 @@ const (
 	WorkspaceService_AddLtiDeployment_FullMethodName             = "/workspace.v1.WorkspaceService/AddLtiDeployment"
 	WorkspaceService_RemoveLtiDeployment_FullMethodName          = "/workspace.v1.WorkspaceService/RemoveLtiDeployment"
 	WorkspaceService_GetLtiLaunch_FullMethodName                 = "/workspace.v1.WorkspaceService/GetLtiLaunch"
+	WorkspaceService_ListLtiLaunchMembers_FullMethodName         = "/workspace.v1.WorkspaceService/ListLtiLaunchMembers"
 	WorkspaceService_ListWebhooks_FullMethodName                 = "/workspace.v1.WorkspaceService/ListWebhooks"
 	WorkspaceService_CreateWebhook_FullMethodName                = "/workspace.v1.WorkspaceService/CreateWebhook"
 	WorkspaceService_GetWebhook_FullMethodName                   = "/workspace.v1.WorkspaceService/GetWebhook"
@@ -144,6 +145,9 @@ type WorkspaceServiceClient interface {
 	// GetLtiLaunch returns an LTI 1.3 launch of a workspace, as remembered
 	// when it was accepted.
 	GetLtiLaunch(ctx context.Context, in *GetLtiLaunchRequest, opts ...grpc.CallOption) (*LtiLaunchRecord, error)
+	// ListLtiLaunchMembers pages the members of an LTI 1.3 launch's context
+	// from its platform's Names and Role Provisioning service.
+	ListLtiLaunchMembers(ctx context.Context, in *ListLtiLaunchMembersRequest, opts ...grpc.CallOption) (*ListLtiLaunchMembersResponse, error)
 	// ListWebhooks returns the webhook endpoints of a workspace: the
 	// workspace itself or one that manages it may.
 	ListWebhooks(ctx context.Context, in *ListWebhooksRequest, opts ...grpc.CallOption) (*ListWebhooksResponse, error)
@@ -446,6 +450,16 @@ func (c *workspaceServiceClient) GetLtiLaunch(ctx context.Context, in *GetLtiLau
 	return out, nil
 }
 
+func (c *workspaceServiceClient) ListLtiLaunchMembers(ctx context.Context, in *ListLtiLaunchMembersRequest, opts ...grpc.CallOption) (*ListLtiLaunchMembersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListLtiLaunchMembersResponse)
+	err := c.cc.Invoke(ctx, WorkspaceService_ListLtiLaunchMembers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *workspaceServiceClient) ListWebhooks(ctx context.Context, in *ListWebhooksRequest, opts ...grpc.CallOption) (*ListWebhooksResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListWebhooksResponse)
@@ -720,6 +734,9 @@ type WorkspaceServiceServer interface {
 	// GetLtiLaunch returns an LTI 1.3 launch of a workspace, as remembered
 	// when it was accepted.
 	GetLtiLaunch(context.Context, *GetLtiLaunchRequest) (*LtiLaunchRecord, error)
+	// ListLtiLaunchMembers pages the members of an LTI 1.3 launch's context
+	// from its platform's Names and Role Provisioning service.
+	ListLtiLaunchMembers(context.Context, *ListLtiLaunchMembersRequest) (*ListLtiLaunchMembersResponse, error)
 	// ListWebhooks returns the webhook endpoints of a workspace: the
 	// workspace itself or one that manages it may.
 	ListWebhooks(context.Context, *ListWebhooksRequest) (*ListWebhooksResponse, error)
@@ -881,6 +898,9 @@ func (UnimplementedWorkspaceServiceServer) RemoveLtiDeployment(context.Context, 
 }
 func (UnimplementedWorkspaceServiceServer) GetLtiLaunch(context.Context, *GetLtiLaunchRequest) (*LtiLaunchRecord, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetLtiLaunch not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) ListLtiLaunchMembers(context.Context, *ListLtiLaunchMembersRequest) (*ListLtiLaunchMembersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListLtiLaunchMembers not implemented")
 }
 func (UnimplementedWorkspaceServiceServer) ListWebhooks(context.Context, *ListWebhooksRequest) (*ListWebhooksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListWebhooks not implemented")
@@ -1320,6 +1340,24 @@ func _WorkspaceService_GetLtiLaunch_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkspaceService_ListLtiLaunchMembers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListLtiLaunchMembersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).ListLtiLaunchMembers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_ListLtiLaunchMembers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).ListLtiLaunchMembers(ctx, req.(*ListLtiLaunchMembersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _WorkspaceService_ListWebhooks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListWebhooksRequest)
 	if err := dec(in); err != nil {
@@ -1748,6 +1786,10 @@ var WorkspaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetLtiLaunch",
 			Handler:    _WorkspaceService_GetLtiLaunch_Handler,
+		},
+		{
+			MethodName: "ListLtiLaunchMembers",
+			Handler:    _WorkspaceService_ListLtiLaunchMembers_Handler,
 		},
 		{
 			MethodName: "ListWebhooks",

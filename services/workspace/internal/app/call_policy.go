@@ -94,6 +94,8 @@ var operations = map[string]rule{
 	"CreateLtiRegistrationLink": {},
 	// A launch is read like a registration.
 	"GetLtiLaunch": {},
+	// So is its roster, which the platform answers.
+	"ListLtiLaunchMembers": {},
 
 	// Webhooks follow the rule of key pairs, as LTI registrations do.
 	"ListWebhooks":         {},

@@ -9,7 +9,9 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/launchstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformkeys"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformnrps"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformreg"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformtoken"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	ltigrpcport "github.com/liveproctor/workspaces/services/workspace/internal/lti/ports/grpcport"
@@ -22,6 +24,10 @@ const launchNoncesInMemory = 100_000
 // deepLinksInMemory bounds the LTI 1.3 deep-linking requests a replica
 // without Redis keeps until their reply.
 const deepLinksInMemory = 100_000
+
+// platformTokensInMemory bounds the access tokens to platforms a replica
+// without Redis keeps.
+const platformTokensInMemory = 10_000
 
 // registrationLinksInMemory bounds the registration links a replica
 // without Redis keeps.
@@ -38,7 +44,8 @@ func (s *Service) newLaunchStore(storeBreaker *breaker.Breaker) *launchstore.Sto
 // newLTI builds the LTI context's use cases over the workspace side
 // (workspaces), with every store they need: in Redis when there is one,
 // so that every replica refuses a replayed launch and finds the logins,
-// deep links and registration links another one made (while Redis is
+// deep links and registration links another one made, and all share one
+// access token per platform and scope set (while Redis is
 // unreachable they are refused, UNAVAILABLE); in this replica's memory
 // otherwise. Failed launches count against limits.
 func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Repository, launches ltiapp.LTI13LaunchStore, box *secretbox.Box,
@@ -49,27 +56,35 @@ func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Reposito
 		logins    ltiapp.LTI13LoginStore // at most LTI13PendingLoginsMax pending
 		deepLinks ltiapp.LTI13DeepLinkStore
 		links     ltiapp.RegistrationLinkStore
+		tokens    ltiapp.PlatformTokenStore
 	)
 	if s.redis != nil {
 		nonces, logins = ltistate.NewRedisNonces(s.redis), ltistate.NewRedisLogins(s.redis, s.cfg.LTI13PendingLoginsMax)
 		deepLinks, links = ltistate.NewRedisDeepLinks(s.redis), ltistate.NewRedisRegistrationLinks(s.redis)
+		tokens = ltistate.NewRedisPlatformTokens(s.redis)
 	} else {
 		nonces, logins = ltistate.NewMemoryNonces(launchNoncesInMemory, nil), ltistate.NewMemoryLogins(s.cfg.LTI13PendingLoginsMax, nil)
 		deepLinks = ltistate.NewMemoryDeepLinks(deepLinksInMemory, nil)
 		links = ltistate.NewMemoryRegistrationLinks(registrationLinksInMemory, nil)
+		tokens = ltistate.NewMemoryPlatformTokens(platformTokensInMemory, nil)
 	}
 	// Platforms are called under the outbound rule (LTI_ALLOW_INSECURE_HOSTS):
-	// their keys, which launches are checked with, and Dynamic Registration.
-	// The tool's own keys are kept in the workspace store.
+	// their keys, which launches are checked with, Dynamic Registration, the
+	// access tokens and the Advantage services they open. The tool's own
+	// keys are kept in the workspace store.
 	platformKeys := platformkeys.New(outbound.NewClient(s.cfg.LTIURLs, platformKeysTimeout), nil, s.cfg.LTIJWKSRefetch)
 	registrar := platformreg.New(outbound.NewClient(s.cfg.LTIURLs, platformRegistrationTimeout))
 	toolKeys := ltiapp.NewToolKeys(repo, box, s.cfg.LTIToolKeys, nil)
+	platformTokens := ltiapp.NewPlatformTokens(platformtoken.New(outbound.NewClient(s.cfg.LTIURLs, platformTokenTimeout), nil),
+		tokens, toolKeys, 0, settings)
+	memberships := platformnrps.New(outbound.NewClient(s.cfg.LTIURLs, platformServiceTimeout), nil)
 	return ltigrpcport.UseCases{
 		Registrations:       ltiapp.NewRegistrations(workspaces, settings),
 		LTI11Launches:       ltiapp.NewLTI11Launches(workspaces, nonces, limits, settings),
 		LTI13Logins:         ltiapp.NewLTI13Logins(workspaces, logins, settings),
 		LTI13Launches:       ltiapp.NewLTI13Launches(workspaces, logins, platformKeys, deepLinks, launches, limits, settings),
 		Launches:            ltiapp.NewLaunches(workspaces, launches),
+		Roster:              ltiapp.NewRoster(workspaces, launches, platformTokens, memberships, box),
 		DeepLinking:         ltiapp.NewDeepLinking(workspaces, deepLinks, toolKeys, settings),
 		DynamicRegistration: ltiapp.NewDynamicRegistration(workspaces, links, registrar, settings),
 		ToolKeys:            toolKeys,

@@ -15,6 +15,15 @@ const platformKeysTimeout = 5 * time.Second
 // administrator's browser waits on.
 const platformRegistrationTimeout = 10 * time.Second
 
+// platformTokenTimeout bounds one call to a platform's token endpoint:
+// less than the fetch lock's life (15 s), so a fetch ends before another
+// replica may take the lock.
+const platformTokenTimeout = 10 * time.Second
+
+// platformServiceTimeout bounds one call to a platform's Advantage
+// services (a page of members), which the vendor's back end waits on.
+const platformServiceTimeout = 10 * time.Second
+
 // toolKeyRetry is the wait after a rotation failed: the keys may be
 // missing altogether (a first start with the store down).
 const toolKeyRetry = time.Minute

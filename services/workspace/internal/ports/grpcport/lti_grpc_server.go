@@ -58,6 +58,10 @@ func (s *Server) GetLtiLaunch(ctx context.Context, req *workspacev1.GetLtiLaunch
 	return s.lti.GetLtiLaunch(ctx, req)
 }
 
+func (s *Server) ListLtiLaunchMembers(ctx context.Context, req *workspacev1.ListLtiLaunchMembersRequest) (*workspacev1.ListLtiLaunchMembersResponse, error) {
+	return s.lti.ListLtiLaunchMembers(ctx, req)
+}
+
 func (s *Server) DeleteLtiRegistration(ctx context.Context, req *workspacev1.DeleteLtiRegistrationRequest) (*workspacev1.LtiRegistration, error) {
 	return s.lti.DeleteLtiRegistration(ctx, req)
 }

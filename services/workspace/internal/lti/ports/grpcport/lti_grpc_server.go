@@ -19,6 +19,7 @@ type UseCases struct {
 	LTI13Logins         *ltiapp.LTI13Logins
 	LTI13Launches       *ltiapp.LTI13Launches
 	Launches            *ltiapp.Launches
+	Roster              *ltiapp.Roster
 	DeepLinking         *ltiapp.DeepLinking
 	DynamicRegistration *ltiapp.DynamicRegistration
 	ToolKeys            *ltiapp.ToolKeys
