@@ -220,13 +220,14 @@ const pushbackTrailer = "grpc-retry-pushback-ms"
 
 // refuseRetries tells the client not to retry an unavailability that says
 // when to come back (a fault with a RetryAfter: the total of the anonymous
-// limits, the cap on pending logins): every replica would answer the same
-// until then,
-// and retries would only count against the limits again. An unavailability
-// without a delay (a replica stopping, a store failing over) is retried as
-// the policy says.
+// limits, the cap on pending logins, a platform's Retry-After): every
+// replica would answer the same until then,
+// and retries would only count against the limits again. Nor a platform's
+// refusal (BadGateway, sent as UNAVAILABLE): another replica would ask the
+// same platform and hear the same. An unavailability without a delay (a
+// replica stopping, a store failing over) is retried as the policy says.
 func refuseRetries(ctx context.Context, err error) {
-	if e, ok := fault.As(err); ok && e.Kind == fault.Unavailable && e.RetryAfter > 0 {
+	if e, ok := fault.As(err); ok && (e.Kind == fault.Unavailable && e.RetryAfter > 0 || e.Kind == fault.BadGateway) {
 		_ = grpc.SetTrailer(ctx, metadata.Pairs(pushbackTrailer, "-1"))
 	}
 }

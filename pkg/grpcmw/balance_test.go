@@ -345,7 +345,7 @@ func TestOnlyIdempotentMethodsAreRetried(t *testing.T) {
 
 // A service that says when to come back is not asked again sooner: the
 // client does not retry an unavailability with a delay, even of an
-// idempotent method, and retries one without.
+// idempotent method, nor a platform's refusal, and retries one without.
 func TestAnUnavailabilityThatSaysWhenIsNotRetried(t *testing.T) {
 	a := startReplica(t, "127.0.0.1", forever)
 	client, _ := balancedClient(t, nil, a)
@@ -358,6 +358,7 @@ func TestAnUnavailabilityThatSaysWhenIsNotRetried(t *testing.T) {
 	}{
 		{"with a delay", &fault.Error{Kind: fault.Unavailable, Message: "busy", RetryAfter: 7 * time.Second}, 1},
 		{"without", &fault.Error{Kind: fault.Unavailable, Message: "busy"}, 3},
+		{"from a platform", &fault.Error{Kind: fault.BadGateway, Message: "busy"}, 1},
 	} {
 		a.refusal.Store(c.refusal)
 		before := a.served.Load()
