@@ -57,6 +57,7 @@ func TestServiceConfigRetriesTheIdempotentMethodsOnly(t *testing.T) {
 		"workspace.v1.WorkspaceService/GetWebhook",
 		"workspace.v1.WorkspaceService/GetWorkspace",
 		"workspace.v1.WorkspaceService/GetWorkspaceStatus",
+		"workspace.v1.WorkspaceService/ListLtiLaunchMembers",
 		"workspace.v1.WorkspaceService/ListLtiRegistrations",
 		"workspace.v1.WorkspaceService/ListWebhookAttempts",
 		"workspace.v1.WorkspaceService/ListWebhooks",

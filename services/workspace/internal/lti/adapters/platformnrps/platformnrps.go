@@ -38,6 +38,11 @@ const MaxNextURL = 2048
 // maxRetryAfter bounds the wait a platform's Retry-After asks for.
 const maxRetryAfter = time.Hour
 
+// defaultRetryAfter is the wait suggested when a platform throttling or
+// down says none: a suggested wait also keeps gRPC clients from asking a
+// failing platform again at once (pkg/grpcmw).
+const defaultRetryAfter = 5 * time.Second
+
 // MediaType is a membership container's (NRPS 2.0 §2.2).
 const MediaType = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
 
@@ -179,16 +184,16 @@ func nonEmpty(s ...string) []string {
 }
 
 // retryAfter reads a Retry-After value, seconds or an HTTP date, within
-// 0..maxRetryAfter; zero when absent or unreadable.
+// 1s..maxRetryAfter; defaultRetryAfter when absent or unreadable.
 func (c *Client) retryAfter(v string) time.Duration {
+	d := defaultRetryAfter
 	if v == "" {
-		return 0
+		return d
 	}
-	var d time.Duration
 	if s, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
 		d = time.Duration(min(max(s, 0), int64(maxRetryAfter/time.Second))) * time.Second
 	} else if at, err := http.ParseTime(v); err == nil {
 		d = at.Sub(c.now())
 	}
-	return min(max(d, 0), maxRetryAfter)
+	return min(max(d, time.Second), maxRetryAfter)
 }

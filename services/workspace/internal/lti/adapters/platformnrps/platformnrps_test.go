@@ -88,7 +88,8 @@ func TestMembersErrors(t *testing.T) {
 	}{
 		{"expired token", 401, nil, "", 0, 0, ""},
 		{"throttled", 429, map[string]string{"Retry-After": "7"}, "", fault.Unavailable, 7 * time.Second, "HTTP 429"},
-		{"down", 503, nil, "", fault.Unavailable, 0, "HTTP 503"},
+		{"down, no Retry-After", 503, nil, "", fault.Unavailable, 5 * time.Second, "HTTP 503"},
+		{"throttled until a date past", 429, map[string]string{"Retry-After": "Mon, 02 Jan 2006 15:04:05 GMT"}, "", fault.Unavailable, time.Second, "HTTP 429"},
 		{"refused, JSON", 403, map[string]string{"Content-Type": "application/json"}, `{"error":"` + strings.Repeat("no ", 100) + `"}`, fault.BadGateway, 0, "HTTP 403: no no"},
 		{"refused, text", 404, map[string]string{"Content-Type": "text/plain"}, "no such context", fault.BadGateway, 0, "HTTP 404: no such context"},
 		{"not a container", 200, map[string]string{"Content-Type": platformnrps.MediaType}, `{"id":"x"}`, fault.BadGateway, 0, "not a membership container"},
