@@ -6007,7 +6007,10 @@ type CreateLtiDeepLinkingResponseRequest struct {
 	// The id a deep-linking launch answered (Lti13DeepLinking.deep_link_id).
 	DeepLinkId string `protobuf:"bytes,1,opt,name=deep_link_id,json=deepLinkId,proto3" json:"deep_link_id,omitempty"`
 	// The exam configuration the teacher picked: a UUID.
-	ExamConfigId  string `protobuf:"bytes,2,opt,name=exam_config_id,json=examConfigId,proto3" json:"exam_config_id,omitempty"`
+	ExamConfigId string `protobuf:"bytes,2,opt,name=exam_config_id,json=examConfigId,proto3" json:"exam_config_id,omitempty"`
+	// The points of the gradebook column the reply offers, where the request
+	// allows a line item: over 0; 100 when unset.
+	ScoreMaximum  *float64 `protobuf:"fixed64,3,opt,name=score_maximum,json=scoreMaximum,proto3,oneof" json:"score_maximum,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6054,6 +6057,13 @@ func (x *CreateLtiDeepLinkingResponseRequest) GetExamConfigId() string {
 		return x.ExamConfigId
 	}
 	return ""
+}
+
+func (x *CreateLtiDeepLinkingResponseRequest) GetScoreMaximum() float64 {
+	if x != nil && x.ScoreMaximum != nil {
+		return *x.ScoreMaximum
+	}
+	return 0
 }
 
 // The signed reply to a deep-linking request.
@@ -6668,11 +6678,13 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"return_url\x18\x01 \x01(\tR\treturnUrl\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\tR\x04data\x12 \n" +
 	"\fdeep_link_id\x18\x03 \x01(\tR\n" +
-	"deepLinkId\"m\n" +
+	"deepLinkId\"\xa9\x01\n" +
 	"#CreateLtiDeepLinkingResponseRequest\x12 \n" +
 	"\fdeep_link_id\x18\x01 \x01(\tR\n" +
 	"deepLinkId\x12$\n" +
-	"\x0eexam_config_id\x18\x02 \x01(\tR\fexamConfigId\"I\n" +
+	"\x0eexam_config_id\x18\x02 \x01(\tR\fexamConfigId\x12(\n" +
+	"\rscore_maximum\x18\x03 \x01(\x01H\x00R\fscoreMaximum\x88\x01\x01B\x10\n" +
+	"\x0e_score_maximum\"I\n" +
 	"\x16LtiDeepLinkingResponse\x12\x1d\n" +
 	"\n" +
 	"return_url\x18\x01 \x01(\tR\treturnUrl\x12\x10\n" +
@@ -6989,6 +7001,7 @@ func file_workspace_v1_workspace_proto_init() {
 	file_workspace_v1_workspace_proto_msgTypes[63].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[66].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[68].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[87].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

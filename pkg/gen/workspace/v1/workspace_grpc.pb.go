@@ -234,11 +234,13 @@ type WorkspaceServiceClient interface {
 	// deep-linking request a verified launch kept under deep_link_id (once)
 	// and signs, with the tool's key, the LtiDeepLinkingResponse (1EdTech
 	// Deep Linking 2.0) that adds one LTI resource link to the exam
-	// exam_config_id, for the browser to post to the platform. It takes no
+	// exam_config_id, with a line item out of score_maximum where the request
+	// allows one, for the browser to post to the platform. It takes no
 	// credentials: the single-use id is the credential. Refusals are
-	// INVALID_ARGUMENT (an exam_config_id that is not a UUID; the id stays
-	// usable), UNAUTHENTICATED (an unknown, used or expired id, or a
-	// registration removed since) or UNAVAILABLE.
+	// INVALID_ARGUMENT (an exam_config_id that is not a UUID, a
+	// score_maximum not over 0; the id stays usable), UNAUTHENTICATED (an
+	// unknown, used or expired id, or a registration removed since) or
+	// UNAVAILABLE.
 	CreateLtiDeepLinkingResponse(ctx context.Context, in *CreateLtiDeepLinkingResponseRequest, opts ...grpc.CallOption) (*LtiDeepLinkingResponse, error)
 }
 
@@ -823,11 +825,13 @@ type WorkspaceServiceServer interface {
 	// deep-linking request a verified launch kept under deep_link_id (once)
 	// and signs, with the tool's key, the LtiDeepLinkingResponse (1EdTech
 	// Deep Linking 2.0) that adds one LTI resource link to the exam
-	// exam_config_id, for the browser to post to the platform. It takes no
+	// exam_config_id, with a line item out of score_maximum where the request
+	// allows one, for the browser to post to the platform. It takes no
 	// credentials: the single-use id is the credential. Refusals are
-	// INVALID_ARGUMENT (an exam_config_id that is not a UUID; the id stays
-	// usable), UNAUTHENTICATED (an unknown, used or expired id, or a
-	// registration removed since) or UNAVAILABLE.
+	// INVALID_ARGUMENT (an exam_config_id that is not a UUID, a
+	// score_maximum not over 0; the id stays usable), UNAUTHENTICATED (an
+	// unknown, used or expired id, or a registration removed since) or
+	// UNAVAILABLE.
 	CreateLtiDeepLinkingResponse(context.Context, *CreateLtiDeepLinkingResponseRequest) (*LtiDeepLinkingResponse, error)
 	mustEmbedUnimplementedWorkspaceServiceServer()
 }

@@ -44,13 +44,19 @@ func NewDeepLinking(ws Workspaces, deepLinks LTI13DeepLinkStore, tool *ToolKeys,
 // who holds its id (a single-use secret a verified deep-linking launch
 // handed the teacher's browser): it takes the request kept under
 // deepLinkID and signs, with the tool's key, the reply that adds a link to
-// the exam examConfigID. Only the exam comes from the browser; the rest
-// was kept at the launch. An exam id that is not a UUID is refused before
+// the exam examConfigID, with a line item out of scoreMaximum (nil:
+// ltidomain.DefaultScoreMaximum) where the request allowed one. Only the
+// exam and its maximum come from the browser; the rest was kept at the
+// launch. An exam id that is not a UUID, or a maximum not over 0, is refused before
 // the request is taken, so the teacher can correct it; an unknown, used or
 // expired id, or a registration removed since, is UNAUTHENTICATED. A
 // failure on our side (the store, the keys) keeps the request for a retry.
-func (d *DeepLinking) CreateResponse(ctx context.Context, deepLinkID, examConfigID string) (LTI13DeepLinkingResponse, error) {
+func (d *DeepLinking) CreateResponse(ctx context.Context, deepLinkID, examConfigID string, scoreMaximum *float64) (LTI13DeepLinkingResponse, error) {
 	exam, err := ltidomain.CheckPickedExamConfig(examConfigID)
+	if err != nil {
+		return LTI13DeepLinkingResponse{}, err
+	}
+	maximum, err := ltidomain.CheckScoreMaximum(scoreMaximum)
 	if err != nil {
 		return LTI13DeepLinkingResponse{}, err
 	}
@@ -64,7 +70,7 @@ func (d *DeepLinking) CreateResponse(ctx context.Context, deepLinkID, examConfig
 	if !ok {
 		return LTI13DeepLinkingResponse{}, errLTI13DeepLinkUnused
 	}
-	jwt, err := d.signReply(ctx, link, exam)
+	jwt, err := d.signReply(ctx, link, exam, maximum)
 	if err != nil {
 		if fault.KindOf(err) != fault.Unauthenticated {
 			d.putBack(ctx, deepLinkID, link)
@@ -76,7 +82,7 @@ func (d *DeepLinking) CreateResponse(ctx context.Context, deepLinkID, examConfig
 
 // signReply checks that link's registration still holds its deployment in
 // an active workspace, and signs the reply naming exam.
-func (d *DeepLinking) signReply(ctx context.Context, link LTI13DeepLink, exam string) (string, error) {
+func (d *DeepLinking) signReply(ctx context.Context, link LTI13DeepLink, exam string, scoreMaximum float64) (string, error) {
 	w, err := d.ws.ByLTIPair(ctx, link.PlatformIssuer, link.ClientID)
 	if errors.Is(err, domain.ErrNotFound) {
 		return "", ltidomain.ErrLTI13Registration
@@ -95,7 +101,8 @@ func (d *DeepLinking) signReply(ctx context.Context, link LTI13DeepLink, exam st
 	}
 	reply := ltidomain.DeepLinkingReply{
 		ClientID: link.ClientID, PlatformIssuer: link.PlatformIssuer, DeploymentID: link.DeploymentID,
-		Data: link.Data, LaunchURL: d.s.URLs.LTI13Launch(), ExamConfigID: exam, Nonce: newLTI13Secret(), Now: d.s.Now(),
+		Data: link.Data, LaunchURL: d.s.URLs.LTI13Launch(), ExamConfigID: exam,
+		LineItem: link.LineItem, ScoreMaximum: scoreMaximum, Nonce: newLTI13Secret(), Now: d.s.Now(),
 	}
 	jwt, err := d.tool.Sign(ctx, reply.Claims())
 	if errors.Is(err, ltidomain.ErrNoToolKey) {

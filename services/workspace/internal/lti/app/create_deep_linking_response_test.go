@@ -3,6 +3,8 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
@@ -17,13 +19,28 @@ const deepLinkData = `{"csrf":"çà 数学 🧪","<b>":"&amp;"}`
 // of state and returns the id it kept the request under.
 func (lf *lti13Fixture) deepLinkLaunch(state string) string {
 	lf.t.Helper()
+	return lf.deepLinkLaunchWith(state, nil)
+}
+
+// deepLinkLaunchWith is deepLinkLaunch with the claims extra set over the
+// launch's (deep_linking_settings' members too).
+func (lf *lti13Fixture) deepLinkLaunchWith(state string, extra map[string]any) string {
+	lf.t.Helper()
 	lf.login(state, lf.reg)
 	c := lf.claims(state)
 	delete(c, "https://purl.imsglobal.org/spec/lti/claim/custom")
 	delete(c, "https://purl.imsglobal.org/spec/lti/claim/resource_link")
 	c["https://purl.imsglobal.org/spec/lti/claim/message_type"] = ltidomain.MessageDeepLinking
-	c["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"] = map[string]any{
+	settings := map[string]any{
 		"deep_link_return_url": platformIssuer + "/deep-link-return", "accept_types": []string{"ltiResourceLink"}, "data": deepLinkData,
+	}
+	c["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"] = settings
+	for k, v := range extra {
+		if strings.HasPrefix(k, "accept_") {
+			settings[k] = v
+		} else {
+			c[k] = v
+		}
 	}
 	l, err := lf.launch(lf.sign(c, "k1"), state, state)
 	if err != nil || l.DeepLinking == nil || l.DeepLinking.ID == "" {
@@ -33,7 +50,7 @@ func (lf *lti13Fixture) deepLinkLaunch(state string) string {
 }
 
 func (lf *lti13Fixture) reply(id, exam string) (ltiapp.LTI13DeepLinkingResponse, error) {
-	return lf.deepLinking.CreateResponse(context.Background(), id, exam)
+	return lf.deepLinking.CreateResponse(context.Background(), id, exam, nil)
 }
 
 // verifiedReply checks the reply's JWT with the tool's published keys and
@@ -160,5 +177,57 @@ func TestLTIDeepLinkingResponseRefusals(t *testing.T) {
 	}
 	if _, err := lf.reply(removed, examConfig); err != ltidomain.ErrLTI13Registration {
 		t.Errorf("a removed registration: %v", err)
+	}
+}
+
+// A request that carries the AGS claim gets a line item with its link:
+// labelled as the link, out of the teacher's maximum (100 when none), its
+// resourceId the exam; one whose accept_lineitem is false, or without the
+// claim, gets none. A maximum not over 0 is refused and the id stays usable.
+func TestLTIDeepLinkingResponseLineItem(t *testing.T) {
+	lf := newLTI13Fixture(t)
+	if err := lf.toolKeys.Rotate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ags := map[string]any{"https://purl.imsglobal.org/spec/lti-ags/claim/endpoint": map[string]any{
+		"scope": []string{"https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"}, "lineitems": platformIssuer + "/lineitems?type_id=1",
+	}}
+	refused := map[string]any{"accept_lineitem": false}
+	for k, v := range ags {
+		refused[k] = v
+	}
+	given := 25.5
+	for _, tc := range []struct {
+		name    string
+		claims  map[string]any
+		maximum *float64
+		want    any // the content item's lineItem; nil for none
+	}{
+		{"the default maximum", ags, nil, map[string]any{"label": "LiveProctor exam", "scoreMaximum": 100, "resourceId": examConfig}},
+		{"the teacher's maximum", ags, &given, map[string]any{"label": "LiveProctor exam", "scoreMaximum": 25.5, "resourceId": examConfig}},
+		{"accept_lineitem false", refused, &given, nil},
+		{"no AGS claim", nil, &given, nil},
+	} {
+		id := lf.deepLinkLaunchWith("s-"+tc.name, tc.claims)
+		for _, bad := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+			if _, err := lf.deepLinking.CreateResponse(context.Background(), id, examConfig, &bad); err != ltidomain.ErrScoreMaximum {
+				t.Fatalf("%s: a maximum of %v: %v", tc.name, bad, err)
+			}
+		}
+		r, err := lf.deepLinking.CreateResponse(context.Background(), id, examConfig, tc.maximum)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var items []map[string]any
+		if err := json.Unmarshal(lf.verifiedReply(r.JWT)["https://purl.imsglobal.org/spec/lti-dl/claim/content_items"], &items); err != nil || len(items) != 1 {
+			t.Fatalf("%s: content items %v, %v", tc.name, items, err)
+		}
+		got, ok := items[0]["lineItem"]
+		switch {
+		case tc.want == nil && ok:
+			t.Errorf("%s: a line item %v", tc.name, got)
+		case tc.want != nil && canonical(t, got) != canonical(t, tc.want):
+			t.Errorf("%s: line item %s, want %s", tc.name, canonical(t, got), canonical(t, tc.want))
+		}
 	}
 }

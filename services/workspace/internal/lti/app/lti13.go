@@ -58,7 +58,10 @@ type LTI13DeepLink struct {
 	DeploymentID   string
 	ReturnURL      string
 	Data           string
-	CreatedAt      time.Time
+	// LineItem is whether the reply offers a line item
+	// (ltidomain.DeepLinkingSettings.LineItem).
+	LineItem  bool
+	CreatedAt time.Time
 }
 
 // LTI13DeepLinkStore keeps deep-linking requests until their reply, shared by

@@ -247,7 +247,8 @@ func (l *LTI13Launches) keepDeepLink(ctx context.Context, launch *ltidomain.LTI1
 	id := newLTI13Secret()
 	link := LTI13DeepLink{
 		WorkspaceID: launch.WorkspaceID, RegistrationID: reg.ID, ClientID: reg.ClientID, PlatformIssuer: reg.Issuer,
-		DeploymentID: launch.DeploymentID, ReturnURL: launch.DeepLinking.ReturnURL, Data: launch.DeepLinking.Data, CreatedAt: l.s.timestamp(),
+		DeploymentID: launch.DeploymentID, ReturnURL: launch.DeepLinking.ReturnURL, Data: launch.DeepLinking.Data,
+		LineItem: launch.DeepLinking.LineItem, CreatedAt: l.s.timestamp(),
 	}
 	if err := l.deepLinks.Put(ctx, id, link, LTI13DeepLinkTTL); err != nil {
 		return err

@@ -1,6 +1,11 @@
 package domain
 
-import "time"
+import (
+	"math"
+	"time"
+
+	"github.com/liveproctor/workspaces/pkg/fault"
+)
 
 // The claims of the tool's reply to a deep-linking request (1EdTech Deep
 // Linking 2.0 §4.5).
@@ -33,19 +38,29 @@ type DeepLinkingReply struct {
 	// LaunchURL is the link's url: the tool's LTI 1.3 launch URL.
 	LaunchURL    string
 	ExamConfigID string
+	// LineItem is whether the link carries a line item
+	// (DeepLinkingSettings.LineItem), whose maximum is ScoreMaximum.
+	LineItem     bool
+	ScoreMaximum float64
 	Nonce        string
 	Now          time.Time
 }
 
 // Claims are the reply's JWT claims: issued now, valid for
 // DeepLinkingReplyLifetime, with one ltiResourceLink content item whose
-// custom parameter exam_config_id names the exam.
+// custom parameter exam_config_id names the exam. With LineItem the item
+// asks the platform for its gradebook column (Deep Linking 2.0 §3.2.1):
+// labelled as the link, out of ScoreMaximum, its resourceId the exam, so
+// that scores find it by the exam.
 func (r DeepLinkingReply) Claims() map[string]any {
 	item := map[string]any{
 		"type":   "ltiResourceLink",
 		"title":  DeepLinkItemTitle,
 		"url":    r.LaunchURL,
 		"custom": map[string]string{"exam_config_id": r.ExamConfigID},
+	}
+	if r.LineItem {
+		item["lineItem"] = map[string]any{"label": DeepLinkItemTitle, "scoreMaximum": r.ScoreMaximum, "resourceId": r.ExamConfigID}
 	}
 	c := map[string]any{
 		"iss":                     r.ClientID,
@@ -69,4 +84,24 @@ func (r DeepLinkingReply) Claims() map[string]any {
 // UUID, with the same refusals.
 func CheckPickedExamConfig(id string) (string, error) {
 	return CheckExamConfig([]LaunchParam{{Name: paramExamConfigID, Value: id}})
+}
+
+// DefaultScoreMaximum is a deep-linked exam's gradebook maximum when the
+// teacher gives none.
+const DefaultScoreMaximum = 100
+
+// ErrScoreMaximum refuses a gradebook maximum that is no number over 0.
+var ErrScoreMaximum = fault.New(fault.Invalid, "the score maximum must be a number over 0 (the points of the gradebook column)")
+
+// CheckScoreMaximum returns the gradebook maximum a teacher gave on the
+// deep-linking page: DefaultScoreMaximum when none (nil), else a finite
+// number over 0, as AGS 2.0 requires of a line item's scoreMaximum.
+func CheckScoreMaximum(v *float64) (float64, error) {
+	switch {
+	case v == nil:
+		return DefaultScoreMaximum, nil
+	case math.IsNaN(*v) || math.IsInf(*v, 0) || *v <= 0:
+		return 0, ErrScoreMaximum
+	}
+	return *v, nil
 }

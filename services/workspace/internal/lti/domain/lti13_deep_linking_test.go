@@ -2,6 +2,7 @@ package domain_test
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 
@@ -60,6 +61,31 @@ func TestDeepLinkingReplyEchoesData(t *testing.T) {
 	c := claimsJSON(t, ltidomain.DeepLinkingReply{Now: time.Unix(0, 0)}.Claims())
 	if _, ok := c[claim]; ok {
 		t.Errorf("a request without data: the reply has %s", claim)
+	}
+}
+
+// With LineItem the link asks for its gradebook column, named by the exam.
+func TestDeepLinkingReplyLineItem(t *testing.T) {
+	reply := ltidomain.DeepLinkingReply{ExamConfigID: "0f8fad5b-d9cb-469f-a165-70867728950e", LineItem: true, ScoreMaximum: 12.5, Now: time.Unix(0, 0)}
+	items, _ := claimsJSON(t, reply.Claims())["https://purl.imsglobal.org/spec/lti-dl/claim/content_items"].([]any)
+	got, _ := json.Marshal(items[0].(map[string]any)["lineItem"])
+	if want := `{"label":"LiveProctor exam","resourceId":"0f8fad5b-d9cb-469f-a165-70867728950e","scoreMaximum":12.5}`; string(got) != want {
+		t.Fatalf("lineItem %s, want %s", got, want)
+	}
+}
+
+func TestCheckScoreMaximum(t *testing.T) {
+	v := 7.5
+	if got, err := ltidomain.CheckScoreMaximum(nil); err != nil || got != ltidomain.DefaultScoreMaximum {
+		t.Errorf("none: %v, %v", got, err)
+	}
+	if got, err := ltidomain.CheckScoreMaximum(&v); err != nil || got != v {
+		t.Errorf("7.5: %v, %v", got, err)
+	}
+	for _, bad := range []float64{0, -3, math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if _, err := ltidomain.CheckScoreMaximum(&bad); err != ltidomain.ErrScoreMaximum || fault.KindOf(err) != fault.Invalid {
+			t.Errorf("%v: %v", bad, err)
+		}
 	}
 }
 

@@ -105,6 +105,11 @@ type DeepLinkingSettings struct {
 	// ID names the request kept for the reply (set by the app once kept):
 	// a single-use secret the deep-linking page posts back.
 	ID string
+	// LineItem is whether the reply offers the platform a line item (a
+	// gradebook column) with the link: the request carries the AGS
+	// endpoint claim and its accept_lineitem is not false (Deep Linking
+	// 2.0 §4.4.1: absent means the platform may create it or ignore it).
+	LineItem bool
 }
 
 // The refusals of an id_token. Unauthenticated (401) for what a platform
@@ -218,9 +223,10 @@ func readResourceLink(c jose.Claims, l *LTI13Launch) error {
 
 func readDeepLinking(c jose.Claims, l *LTI13Launch) error {
 	var s struct {
-		ReturnURL   string   `json:"deep_link_return_url"`
-		AcceptTypes []string `json:"accept_types"`
-		Data        *string  `json:"data"`
+		ReturnURL      string   `json:"deep_link_return_url"`
+		AcceptTypes    []string `json:"accept_types"`
+		Data           *string  `json:"data"`
+		AcceptLineItem *bool    `json:"accept_lineitem"`
 	}
 	raw, ok := c.Raw[claimDeepLinkConfig]
 	if !ok || json.Unmarshal(raw, &s) != nil {
@@ -233,7 +239,8 @@ func readDeepLinking(c jose.Claims, l *LTI13Launch) error {
 	if !slices.Contains(s.AcceptTypes, "ltiResourceLink") {
 		return lti13Invalid(claimDeepLinkConfig, "accept_types must include ltiResourceLink, the only item this tool returns")
 	}
-	l.DeepLinking = &DeepLinkingSettings{ReturnURL: s.ReturnURL}
+	_, ags := c.Raw[claimAGSEndpoint]
+	l.DeepLinking = &DeepLinkingSettings{ReturnURL: s.ReturnURL, LineItem: ags && (s.AcceptLineItem == nil || *s.AcceptLineItem)}
 	if s.Data != nil {
 		l.DeepLinking.Data = *s.Data
 	}

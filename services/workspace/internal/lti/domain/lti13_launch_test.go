@@ -168,8 +168,23 @@ func TestIDTokenDeepLinking(t *testing.T) {
 		},
 	}
 	l, err := ltidomain.CheckIDToken("w", registration, idToken(t, now, dl), want)
-	if err != nil || l.DeepLinking == nil || l.DeepLinking.Data != `{"opaque": "x"}` || l.DeepLinking.ReturnURL != "https://canvas.example.edu/deep_link" {
+	if err != nil || l.DeepLinking == nil || l.DeepLinking.Data != `{"opaque": "x"}` || l.DeepLinking.ReturnURL != "https://canvas.example.edu/deep_link" ||
+		l.DeepLinking.LineItem {
 		t.Fatalf("deep linking: %+v, %v", l, err)
+	}
+	// A line item is offered where the AGS claim is, unless accept_lineitem
+	// says the platform ignores them.
+	dl["https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"] = map[string]any{"lineitems": "https://canvas.example.edu/lineitems"}
+	for accept, offered := range map[any]bool{nil: true, true: true, false: false} {
+		settings := map[string]any{"deep_link_return_url": "https://canvas.example.edu/deep_link", "accept_types": []string{"ltiResourceLink"}}
+		if accept != nil {
+			settings["accept_lineitem"] = accept
+		}
+		dl["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"] = settings
+		l, err := ltidomain.CheckIDToken("w", registration, idToken(t, now, dl), want)
+		if err != nil || l.DeepLinking.LineItem != offered {
+			t.Errorf("accept_lineitem %v with the AGS claim: %+v, %v; want a line item %v", accept, l.DeepLinking, err, offered)
+		}
 	}
 	dl["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"] = map[string]any{
 		"deep_link_return_url": "https://canvas.example.edu/deep_link", "accept_types": []string{"file"},

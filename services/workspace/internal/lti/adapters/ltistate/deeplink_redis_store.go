@@ -26,7 +26,8 @@ func NewRedisDeepLinks(rdb redis.UniversalClient) *RedisDeepLinks {
 const errDeepLinksUnavailable = "LTI deep-linking requests cannot be handled right now (their store is unavailable): try again in a minute"
 
 // deepLinkRecord is a request as stored: JSON, so that a reader of Redis
-// sees what it is.
+// sees what it is. One kept by a replica from before line items has no
+// lineItem, and its reply offers none.
 type deepLinkRecord struct {
 	WorkspaceID    string    `json:"workspaceId"`
 	RegistrationID string    `json:"registrationId"`
@@ -35,6 +36,7 @@ type deepLinkRecord struct {
 	DeploymentID   string    `json:"deploymentId"`
 	ReturnURL      string    `json:"returnUrl"`
 	Data           string    `json:"data"`
+	LineItem       bool      `json:"lineItem,omitempty"`
 	CreatedAt      time.Time `json:"createdAt"`
 }
 

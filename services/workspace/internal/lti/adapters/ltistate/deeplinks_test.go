@@ -16,7 +16,7 @@ var deepLink = ltiapp.LTI13DeepLink{
 	WorkspaceID: "district-7", RegistrationID: "7d1c2a4e-reg", ClientID: "10000000000001",
 	PlatformIssuer: "https://canvas.instructure.com", DeploymentID: "1:abc",
 	ReturnURL: "https://canvas.example/courses/1/deep_linking_response", Data: `{"csrf":"çà 🧪"}`,
-	CreatedAt: time.Date(2026, 11, 25, 9, 30, 0, 123e6, time.UTC),
+	LineItem: true, CreatedAt: time.Date(2026, 11, 25, 9, 30, 0, 123e6, time.UTC),
 }
 
 func TestMemoryDeepLinks(t *testing.T) {
@@ -55,8 +55,9 @@ func TestRedisDeepLinks(t *testing.T) {
 		t.Fatalf("keys = %q, %v; want only %q", keys, err, ltistate.DeepLinkKey(id))
 	}
 	raw, err := rdb.Get(ctx, keys[0]).Bytes()
-	var stored map[string]string
-	if err != nil || json.Unmarshal(raw, &stored) != nil || stored["data"] != deepLink.Data || stored["platformIssuer"] != deepLink.PlatformIssuer {
+	var stored map[string]any
+	if err != nil || json.Unmarshal(raw, &stored) != nil || stored["data"] != deepLink.Data || stored["platformIssuer"] != deepLink.PlatformIssuer ||
+		stored["lineItem"] != true {
 		t.Fatalf("stored value %s, %v", raw, err)
 	}
 	if ttl, err := rdb.PTTL(ctx, keys[0]).Result(); err != nil || ttl <= 59*time.Minute || ttl > time.Hour {

@@ -52,7 +52,7 @@ func (s *Server) GetLtiToolKeys(ctx context.Context, _ *workspacev1.GetLtiToolKe
 // CreateLtiDeepLinkingResponse answers anyone who holds a deep-linking
 // request's single-use id: the teacher's browser, through the gateway.
 func (s *Server) CreateLtiDeepLinkingResponse(ctx context.Context, req *workspacev1.CreateLtiDeepLinkingResponseRequest) (*workspacev1.LtiDeepLinkingResponse, error) {
-	r, err := s.uc.DeepLinking.CreateResponse(ctx, req.GetDeepLinkId(), req.GetExamConfigId())
+	r, err := s.uc.DeepLinking.CreateResponse(ctx, req.GetDeepLinkId(), req.GetExamConfigId(), req.ScoreMaximum)
 	if err != nil {
 		return nil, err
 	}
