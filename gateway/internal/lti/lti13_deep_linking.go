@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -25,7 +27,8 @@ type DeepLinkingResponder interface {
 }
 
 // DeepLinkingResponse answers the deep-linking page's form on
-// DeepLinkingPath (deep_link_id and exam_config_id): the workspace service
+// DeepLinkingPath (deep_link_id, exam_config_id and an optional
+// score_maximum, the gradebook column's points): the workspace service
 // signs the LtiDeepLinkingResponse, and the answer is a page whose form
 // posts it, as the field JWT, to the platform's deep_link_return_url, at
 // once with a script, or by its button without one. A refusal is a short
@@ -42,14 +45,19 @@ func DeepLinkingResponse(replies DeepLinkingResponder, md Metadata, maxBodyBytes
 		if !ok {
 			return
 		}
-		form, why := formFields(params, "form", "deep_link_id", "exam_config_id")
+		form, why := formFields(params, "form", "deep_link_id", "exam_config_id", "score_maximum")
 		if why != "" {
 			refuse(w, r, httperr.New(fault.Invalid, why, "", 0))
 			return
 		}
+		maximum, ok := scoreMaximum(form["score_maximum"])
+		if !ok {
+			refuse(w, r, httperr.New(fault.Invalid, "The score maximum is not a number.", "", 0))
+			return
+		}
 		ctx := metadata.NewOutgoingContext(r.Context(), md(r.Context(), r))
 		reply, err := replies.CreateLtiDeepLinkingResponse(ctx, &workspacev1.CreateLtiDeepLinkingResponseRequest{
-			DeepLinkId: form["deep_link_id"], ExamConfigId: form["exam_config_id"],
+			DeepLinkId: form["deep_link_id"], ExamConfigId: form["exam_config_id"], ScoreMaximum: maximum,
 		})
 		if err != nil {
 			refuseError(w, r, err, logger)
@@ -67,6 +75,21 @@ func DeepLinkingResponse(replies DeepLinkingResponder, md Metadata, maxBodyBytes
 		w.WriteHeader(http.StatusOK)
 		_ = deepLinkReturnPage.Execute(w, deepLinkReturnView{Action: reply.GetReturnUrl(), JWT: reply.GetJwt()})
 	}
+}
+
+// scoreMaximum reads the form's score_maximum: nil when left empty (the
+// workspace service's default applies), false when it is no number. The
+// workspace service judges its range.
+func scoreMaximum(field string) (*float64, bool) {
+	field = strings.TrimSpace(field)
+	if field == "" {
+		return nil, true
+	}
+	v, err := strconv.ParseFloat(field, 64)
+	if err != nil {
+		return nil, false
+	}
+	return &v, true
 }
 
 // plainOrigin is an origin a CSP source expression can name as it is.

@@ -48,7 +48,7 @@ func TestDeepLinkingResponsePostsTheJWT(t *testing.T) {
 	}}
 	w := postDeepLink(d, formType13, "deep_link_id=dl-1&exam_config_id="+exam13+"&other=x")
 	body := w.Body.String()
-	if w.Code != http.StatusOK || d.got.GetDeepLinkId() != "dl-1" || d.got.GetExamConfigId() != exam13 {
+	if w.Code != http.StatusOK || d.got.GetDeepLinkId() != "dl-1" || d.got.GetExamConfigId() != exam13 || d.got.ScoreMaximum != nil {
 		t.Fatalf("%d, sent %v:\n%s", w.Code, d.got, body)
 	}
 	for _, want := range []string{
@@ -73,6 +73,22 @@ func TestDeepLinkingResponsePostsTheJWT(t *testing.T) {
 	}
 }
 
+// The teacher's score maximum goes to the workspace service as a number;
+// left empty, it is not sent, and the service's default applies.
+func TestDeepLinkingResponseScoreMaximum(t *testing.T) {
+	for field, want := range map[string]any{"": nil, "+25.5+": 25.5, "40": 40.0, "-1": -1.0} {
+		d := &deepLinkReplies{reply: &workspacev1.LtiDeepLinkingResponse{ReturnUrl: "https://lms.example/return", Jwt: "a.b.c"}}
+		w := postDeepLink(d, formType13, "deep_link_id=a&exam_config_id="+exam13+"&score_maximum="+field)
+		var got any
+		if d.got.ScoreMaximum != nil {
+			got = *d.got.ScoreMaximum
+		}
+		if w.Code != http.StatusOK || got != want {
+			t.Errorf("score_maximum %q: %d, sent %v, want %v", field, w.Code, got, want)
+		}
+	}
+}
+
 func TestDeepLinkingResponseRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name, contentType, body string
@@ -84,6 +100,7 @@ func TestDeepLinkingResponseRefusals(t *testing.T) {
 		{"JSON", "application/json", `{}`, nil, "", http.StatusUnsupportedMediaType, "form"},
 		{"bad escapes", formType13, "deep_link_id=%zz", nil, "", http.StatusBadRequest, "malformed"},
 		{"two ids", formType13, "deep_link_id=a&deep_link_id=b", nil, "", http.StatusBadRequest, "two different values of deep_link_id"},
+		{"a maximum that is no number", formType13, "deep_link_id=a&exam_config_id=" + exam13 + "&score_maximum=ten", nil, "", http.StatusBadRequest, "not a number"},
 		{"a bad exam", formType13, "deep_link_id=a&exam_config_id=x",
 			fault.New(fault.Invalid, "This link's exam_config_id is not an exam configuration id"), "", http.StatusBadRequest, "not an exam configuration id"},
 		{"a used id", formType13, "deep_link_id=a&exam_config_id=" + exam13,

@@ -219,6 +219,8 @@ var deepLinkingPage = template.Must(template.New("deep-linking").Parse(`<!doctyp
 <input id="exam_config_id" name="exam_config_id" required
  pattern="[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
  placeholder="0f8fad5b-d9cb-469f-a165-70867728950e">
+<label for="score_maximum">Points in the gradebook (if the LMS makes a column)</label>
+<input id="score_maximum" name="score_maximum" type="number" min="0.01" step="any" placeholder="100">
 <button type="submit">Add to the course</button>
 </form>
 </body>

@@ -3382,7 +3382,10 @@ type Lti13DeepLinkingResponseFormdataBody struct {
 	DeepLinkId string `form:"deep_link_id" json:"deep_link_id"`
 
 	// ExamConfigId The exam configuration's id, a UUID; surrounding white space (Unicode's, as Go's strings.TrimSpace has it: not U+FEFF) is ignored.
-	ExamConfigId         string            `form:"exam_config_id" json:"exam_config_id"`
+	ExamConfigId string `form:"exam_config_id" json:"exam_config_id"`
+
+	// ScoreMaximum Optional: the points of the gradebook column the reply offers, a decimal number over 0; 100 when empty or absent.
+	ScoreMaximum         *string           `form:"score_maximum,omitempty" json:"score_maximum,omitempty"`
 	AdditionalProperties map[string]string `json:"-"`
 }
 
@@ -3648,6 +3651,14 @@ func (a *Lti13DeepLinkingResponseFormdataBody) UnmarshalJSON(b []byte) error {
 		delete(object, "exam_config_id")
 	}
 
+	if raw, found := object["score_maximum"]; found {
+		err = json.Unmarshal(raw, &a.ScoreMaximum)
+		if err != nil {
+			return fmt.Errorf("error reading 'score_maximum': %w", err)
+		}
+		delete(object, "score_maximum")
+	}
+
 	if len(object) != 0 {
 		a.AdditionalProperties = make(map[string]string)
 		for fieldName, fieldBuf := range object {
@@ -3675,6 +3686,13 @@ func (a Lti13DeepLinkingResponseFormdataBody) MarshalJSON() ([]byte, error) {
 	object["exam_config_id"], err = json.Marshal(a.ExamConfigId)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'exam_config_id': %w", err)
+	}
+
+	if a.ScoreMaximum != nil {
+		object["score_maximum"], err = json.Marshal(a.ScoreMaximum)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'score_maximum': %w", err)
+		}
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -4772,7 +4790,7 @@ type ClientInterface interface {
 
 	// Lti13DeepLinkingResponseWithBody Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 	//
-	// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
+	// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Where the request carries the AGS endpoint claim and its `accept_lineitem` is not false, the item also carries `lineItem` {`label` (the item's title), `scoreMaximum` (`score_maximum`, 100 when left empty), `resourceId` (the exam configuration id)}, so the LMS makes the gradebook column as it places the link; otherwise it carries none. Nothing but the exam and its maximum come from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4781,7 +4799,7 @@ type ClientInterface interface {
 
 	// Lti13DeepLinkingResponseWithFormdataBody Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 	//
-	// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
+	// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Where the request carries the AGS endpoint claim and its `accept_lineitem` is not false, the item also carries `lineItem` {`label` (the item's title), `scoreMaximum` (`score_maximum`, 100 when left empty), `resourceId` (the exam configuration id)}, so the LMS makes the gradebook column as it places the link; otherwise it carries none. Nothing but the exam and its maximum come from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -5863,7 +5881,7 @@ func (c *Client) HeadLtiConfigurationXml(ctx context.Context, id string, params 
 
 // Lti13DeepLinkingResponseWithBody Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 //
-// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
+// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Where the request carries the AGS endpoint claim and its `accept_lineitem` is not false, the item also carries `lineItem` {`label` (the item's title), `scoreMaximum` (`score_maximum`, 100 when left empty), `resourceId` (the exam configuration id)}, so the LMS makes the gradebook column as it places the link; otherwise it carries none. Nothing but the exam and its maximum come from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5882,7 +5900,7 @@ func (c *Client) Lti13DeepLinkingResponseWithBody(ctx context.Context, params *L
 
 // Lti13DeepLinkingResponseWithFormdataBody Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 //
-// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
+// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Where the request carries the AGS endpoint claim and its `accept_lineitem` is not false, the item also carries `lineItem` {`label` (the item's title), `scoreMaximum` (`score_maximum`, 100 when left empty), `resourceId` (the exam configuration id)}, so the LMS makes the gradebook column as it places the link; otherwise it carries none. Nothing but the exam and its maximum come from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -9556,7 +9574,7 @@ type ClientWithResponsesInterface interface {
 
 	// Lti13DeepLinkingResponseWithBodyWithResponse Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 	//
-	// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
+	// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Where the request carries the AGS endpoint claim and its `accept_lineitem` is not false, the item also carries `lineItem` {`label` (the item's title), `scoreMaximum` (`score_maximum`, 100 when left empty), `resourceId` (the exam configuration id)}, so the LMS makes the gradebook column as it places the link; otherwise it carries none. Nothing but the exam and its maximum come from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9565,7 +9583,7 @@ type ClientWithResponsesInterface interface {
 
 	// Lti13DeepLinkingResponseWithFormdataBodyWithResponse Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 	//
-	// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
+	// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Where the request carries the AGS endpoint claim and its `accept_lineitem` is not false, the item also carries `lineItem` {`label` (the item's title), `scoreMaximum` (`score_maximum`, 100 when left empty), `resourceId` (the exam configuration id)}, so the LMS makes the gradebook column as it places the link; otherwise it carries none. Nothing but the exam and its maximum come from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -18937,7 +18955,7 @@ func (c *ClientWithResponses) HeadLtiConfigurationXmlWithResponse(ctx context.Co
 
 // Lti13DeepLinkingResponseWithBodyWithResponse Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 //
-// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
+// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Where the request carries the AGS endpoint claim and its `accept_lineitem` is not false, the item also carries `lineItem` {`label` (the item's title), `scoreMaximum` (`score_maximum`, 100 when left empty), `resourceId` (the exam configuration id)}, so the LMS makes the gradebook column as it places the link; otherwise it carries none. Nothing but the exam and its maximum come from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18952,7 +18970,7 @@ func (c *ClientWithResponses) Lti13DeepLinkingResponseWithBodyWithResponse(ctx c
 
 // Lti13DeepLinkingResponseWithFormdataBodyWithResponse Return the exam a teacher picked to the LMS (LTI Deep Linking 2.0)
 //
-// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Nothing but the exam comes from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
+// Where the deep-linking page posts `deep_link_id` (the single-use id the deep-linking launch kept its request under, for one hour) and `exam_config_id` (a UUID). The workspace service takes the request once and signs, with the tool's key (RS256, published at `/lti/v1p3/jwks.json`), an `LtiDeepLinkingResponse` JWT: `iss` the registration's client id, `aud` the platform's issuer, `nonce`, `iat` and `exp` five minutes on, the deployment id, the request's `data` echoed unchanged when it had one, and one `ltiResourceLink` content item to the launch URL whose custom parameter `exam_config_id` names the exam. Where the request carries the AGS endpoint claim and its `accept_lineitem` is not false, the item also carries `lineItem` {`label` (the item's title), `scoreMaximum` (`score_maximum`, 100 when left empty), `resourceId` (the exam configuration id)}, so the LMS makes the gradebook column as it places the link; otherwise it carries none. Nothing but the exam and its maximum come from the browser. The answer is a page whose form posts the JWT, as the field `JWT`, to the platform's `deep_link_return_url`: a script submits it, and its button does without one. No credentials: the single-use id is the credential.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
