@@ -4,7 +4,8 @@
 //
 // It publishes a JWKS, answers the OIDC authorization request of the tool's
 // login (1EdTech Security Framework 1.0 §5.1.1) with an id_token, receives
-// Deep Linking 2.0 responses, and serves a course page that embeds the tool
+// Deep Linking 2.0 responses (making the gradebook column of a link that
+// offers a lineItem), and serves a course page that embeds the tool
 // in a cross-site iframe. Its LTI Advantage side issues access tokens for
 // the tool's client assertions (/token), and serves line items and scores
 // (AGS 2.0) and context memberships (NRPS 2.0). A control API under
@@ -207,7 +208,14 @@ function launchClaims({ client, deploymentId, nonce, messageType, data, offset =
       deep_link_return_url: `${state.url}/deep-link-return`,
       accept_types: ['ltiResourceLink'],
       accept_presentation_document_targets: ['iframe', 'window'],
+      accept_lineitem: true,
       data,
+    };
+    // As Canvas and Moodle do: the context's line items, where a link's
+    // lineItem becomes a gradebook column (see deepLinkReturn).
+    claims[AGS_CLAIM] = {
+      scope: [SCOPE.lineitem, SCOPE.lineitemRead, SCOPE.resultRead, SCOPE.score],
+      lineitems: lineItemsURL(claims[`${LTI}context`].id),
     };
   } else {
     const link = { id: 'course-7-exam-1', title: 'Unit 3 exam' };
@@ -412,7 +420,15 @@ async function authorize(req, res) {
   });
   claims = mergePatch(claims, next.claims ?? {});
   if (messageType === 'LtiDeepLinkingRequest') {
-    remember(state.deepLinkRequests, { client_id: client.client_id, deployment_id: deploymentId, data });
+    const settings = claims[`${LTI_DL}deep_linking_settings`];
+    remember(state.deepLinkRequests, {
+      client_id: client.client_id,
+      deployment_id: deploymentId,
+      data,
+      context: claims[`${LTI}context`]?.id,
+      // Line items are made only where the request said so and offered AGS.
+      lineitems: settings?.accept_lineitem !== false && claims[AGS_CLAIM] !== undefined,
+    });
   }
   const idToken = await sign(claims, next.header, next.sign_with);
   record.claims = claims;
@@ -552,7 +568,7 @@ window.addEventListener('message', (event) => {
 async function deepLinkReturn(req, res) {
   const form = await readForm(req);
   const token = form.get('JWT') ?? '';
-  const result = { at: new Date().toISOString(), verified: false, error: '', header: null, payload: null };
+  const result = { at: new Date().toISOString(), verified: false, error: '', header: null, payload: null, lineItems: [] };
   try {
     result.header = jose.decodeProtectedHeader(token);
     result.payload = jose.decodeJwt(token);
@@ -585,6 +601,7 @@ async function deepLinkReturn(req, res) {
     const items = payload[`${LTI_DL}content_items`];
     if (items !== undefined && !Array.isArray(items)) problems.push('content_items is not an array');
     if (problems.length > 0) throw new Error(problems.join('; '));
+    result.lineItems = placeLinks(request, items ?? []);
     result.verified = true;
   } catch (err) {
     result.error = err.code ? `${err.code}: ${err.message}` : err.message;
@@ -600,6 +617,21 @@ async function deepLinkReturn(req, res) {
 <html><head><meta charset="utf-8"><title>Deep linking</title></head>
 <body><p id="deep-link-result">${result.verified ? 'verified' : `refused: ${escapeHTML(result.error)}`}</p></body></html>
 `);
+}
+
+// placeLinks adds a Deep Linking response's resource links to the course
+// as an LMS does, each under a new resource link id, and makes the
+// gradebook column of each that carries a lineItem (DL 2.0 §3.2.1) where
+// the request allowed them: the line items made.
+function placeLinks(request, items) {
+  if (!request.lineitems || !request.context) return [];
+  return items
+    .filter((item) => item?.type === 'ltiResourceLink' && item.lineItem !== undefined)
+    .map((item) => {
+      const { label, scoreMaximum, resourceId, tag } = item.lineItem ?? {};
+      const resourceLinkId = `${request.context}-link-${crypto.randomBytes(6).toString('hex')}`;
+      return createLineItem(request.context, { label, scoreMaximum, resourceId, tag, resourceLinkId });
+    });
 }
 
 // ---- LTI Advantage: access tokens, AGS 2.0, NRPS 2.0 -------------------

@@ -89,7 +89,7 @@ func TestLTI13DeepLinkingReply(t *testing.T) {
 		t.Fatalf("the second deep-linking launch: %d\n%s", status, page)
 	}
 	_, id = deepLinkingPage(t, page)
-	status, page = teacher.post(target, url.Values{"deep_link_id": {id}, "exam_config_id": {exam}})
+	status, page = teacher.post(target, url.Values{"deep_link_id": {id}, "exam_config_id": {exam}, "score_maximum": {"25"}})
 	if status != http.StatusOK {
 		t.Fatalf("the reply: %d\n%s", status, page)
 	}
@@ -111,6 +111,53 @@ func TestLTI13DeepLinkingReply(t *testing.T) {
 		r.Payload["aud"] != p.Issuer || len(items) != 1 || item["type"] != "ltiResourceLink" || custom["exam_config_id"] != exam ||
 		item["url"] != s.GatewayURL+"/lti/v1p3/launch" {
 		t.Fatalf("the reply's claims: %+v", r.Payload)
+	}
+	// The request offered AGS: the link carried its line item, and the
+	// platform made the gradebook column, named by the exam.
+	if len(r.LineItems) != 1 {
+		t.Fatalf("line items made: %+v; the item: %+v", r.LineItems, item)
+	}
+	made := r.LineItems[0]
+	if made.ResourceID != exam || made.ScoreMaximum != 25 || made.Label != "LiveProctor exam" || made.ResourceLinkID == "" ||
+		!slices.Contains(p.withT(t).LineItems(), made) {
+		t.Fatalf("the line item made: %+v", made)
+	}
+}
+
+// A teacher's reply to a request that says the platform ignores line items
+// (accept_lineitem false), or that offers no AGS, carries none, and the
+// platform makes no gradebook column; the exam is linked all the same.
+func TestLTI13DeepLinkingWithoutLineItem(t *testing.T) {
+	const exam = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+	p, s, _, clients := setUpLTI13(t)
+	teacher := newLaunchBrowser(t)
+	for name, claims := range map[string]map[string]any{
+		"accept_lineitem false": {"https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings": map[string]any{"accept_lineitem": false}},
+		"no AGS claim":          {"https://purl.imsglobal.org/spec/lti-ags/claim/endpoint": nil},
+	} {
+		action, form := clients[0].start(teacher, launchOverrides{MessageType: "LtiDeepLinkingRequest", Claims: claims})
+		status, page := teacher.post(action, form)
+		if status != http.StatusOK {
+			t.Fatalf("%s: the deep-linking launch: %d\n%s", name, status, page)
+		}
+		_, id := deepLinkingPage(t, page)
+		status, page = teacher.post(s.GatewayURL+"/lti/v1p3/deep-linking", url.Values{"deep_link_id": {id}, "exam_config_id": {exam}})
+		if status != http.StatusOK {
+			t.Fatalf("%s: the reply: %d\n%s", name, status, page)
+		}
+		returnURL, jwt := replyForm(t, page)
+		if status, page := teacher.post(returnURL, url.Values{"JWT": {jwt}}); status != http.StatusOK {
+			t.Fatalf("%s: the platform refused the reply: %d\n%s", name, status, page)
+		}
+		r, ok := p.withT(t).DeepLinkResult()
+		items, _ := r.Payload["https://purl.imsglobal.org/spec/lti-dl/claim/content_items"].([]any)
+		item, _ := firstItem(items)
+		if _, offered := item["lineItem"]; !ok || !r.Verified || offered || len(r.LineItems) != 0 {
+			t.Fatalf("%s: the platform's verdict %+v", name, r)
+		}
+	}
+	if made := p.withT(t).LineItems(); len(made) != 0 {
+		t.Fatalf("line items made: %+v", made)
 	}
 }
 

@@ -179,12 +179,14 @@ type authRequest struct {
 	Claims map[string]any    `json:"claims"`
 }
 
-// deepLinkResult is what the platform made of a Deep Linking response.
+// deepLinkResult is what the platform made of a Deep Linking response: its
+// verdict, and the line items made for links that offered one.
 type deepLinkResult struct {
-	Verified bool           `json:"verified"`
-	Error    string         `json:"error"`
-	Header   map[string]any `json:"header"`
-	Payload  map[string]any `json:"payload"`
+	Verified  bool               `json:"verified"`
+	Error     string             `json:"error"`
+	Header    map[string]any     `json:"header"`
+	Payload   map[string]any     `json:"payload"`
+	LineItems []platformLineItem `json:"lineItems"`
 }
 
 // platform is a running test platform and its control API.
