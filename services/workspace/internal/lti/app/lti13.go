@@ -108,7 +108,11 @@ type LTI13LaunchRecord struct {
 	Email          string
 	Roles          []string
 	Services       ltidomain.LTI13Services
-	LaunchedAt     time.Time
+	// ExamConfigID is the exam configuration launched: the resourceId of
+	// the line item a score finds or makes for the resource link, as Deep
+	// Linking offers it. Empty for launches remembered before it was kept.
+	ExamConfigID string
+	LaunchedAt   time.Time
 }
 
 // LTI13LaunchSession is how long the session a launch opens lasts (the

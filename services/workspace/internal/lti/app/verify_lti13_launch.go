@@ -158,10 +158,11 @@ func (l *LTI13Launches) verify(ctx context.Context, idToken, state string, brows
 		return ltidomain.LTI13Launch{}, err
 	}
 	if launch.MessageType == ltidomain.MessageResourceLink {
-		if _, err := ltidomain.CheckExamConfig(launch.Custom); err != nil {
+		examConfigID, err := ltidomain.CheckExamConfig(launch.Custom)
+		if err != nil {
 			return ltidomain.LTI13Launch{}, err
 		}
-		if launch.ID, err = l.remember(ctx, launch); err != nil {
+		if launch.ID, err = l.remember(ctx, launch, examConfigID); err != nil {
 			return ltidomain.LTI13Launch{}, err
 		}
 	}
@@ -228,11 +229,11 @@ func checkBrowserProof(login LTI13Login, browser LTI13BrowserProof) error {
 
 // remember keeps the record of an accepted resource-link launch under a
 // new launch id, which it answers.
-func (l *LTI13Launches) remember(ctx context.Context, launch ltidomain.LTI13Launch) (string, error) {
+func (l *LTI13Launches) remember(ctx context.Context, launch ltidomain.LTI13Launch, examConfigID string) (string, error) {
 	r := LTI13LaunchRecord{
 		ID: newLTI13Secret(), WorkspaceID: launch.WorkspaceID, RegistrationID: launch.RegistrationID, DeploymentID: launch.DeploymentID,
 		ContextID: launch.ContextID, ResourceLinkID: launch.ResourceLinkID, Subject: launch.Subject, Email: launch.Email,
-		Roles: launch.Roles, Services: launch.Services, LaunchedAt: l.s.timestamp(),
+		Roles: launch.Roles, Services: launch.Services, ExamConfigID: examConfigID, LaunchedAt: l.s.timestamp(),
 	}
 	if err := l.records.Put(ctx, r); err != nil {
 		l.s.Logger.Warn("an LTI 1.3 launch could not be recorded", "workspace", r.WorkspaceID, "registration", r.RegistrationID, "error", err.Error())

@@ -176,7 +176,7 @@ func TestLTI13LaunchIsRemembered(t *testing.T) {
 		r.ContextID != "course-9" || r.ResourceLinkID != "rl-1" || r.Subject != "u-42" || r.Email != "ada@school.edu" ||
 		fmt.Sprint(r.Roles) != "[http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor]" ||
 		r.Services.LineItem != platformIssuer+"/lineitems/4?x=1" || r.Services.MembershipsURL != platformIssuer+"/members" ||
-		!r.LaunchedAt.Equal(lf.clock.Now()) {
+		r.ExamConfigID != examConfig || !r.LaunchedAt.Equal(lf.clock.Now()) {
 		t.Fatalf("record %+v: %v", r, err)
 	}
 	if _, err := lf.launches.Get(ctx, lf.root, "school", l.ID); err != nil {

@@ -82,6 +82,7 @@ type launchDoc struct {
 	Roles          []string  `bson:"roles"`
 	AGS            agsDoc    `bson:"ags"`
 	NRPS           nrpsDoc   `bson:"nrps"`
+	ExamConfigID   string    `bson:"examConfigId,omitempty"`
 	LaunchedAt     time.Time `bson:"launchedAt"`
 }
 
@@ -100,9 +101,10 @@ func (s *Store) Put(ctx context.Context, r ltiapp.LTI13LaunchRecord) error {
 	d := launchDoc{
 		ID: r.ID, WorkspaceID: r.WorkspaceID, RegistrationID: r.RegistrationID, DeploymentID: r.DeploymentID,
 		ContextID: r.ContextID, ResourceLinkID: r.ResourceLinkID, Subject: r.Subject, Email: r.Email, Roles: r.Roles,
-		AGS:        agsDoc{LineItem: r.Services.LineItem, LineItems: r.Services.LineItems, Scopes: r.Services.Scopes},
-		NRPS:       nrpsDoc{MembershipsURL: r.Services.MembershipsURL},
-		LaunchedAt: r.LaunchedAt,
+		AGS:          agsDoc{LineItem: r.Services.LineItem, LineItems: r.Services.LineItems, Scopes: r.Services.Scopes},
+		NRPS:         nrpsDoc{MembershipsURL: r.Services.MembershipsURL},
+		ExamConfigID: r.ExamConfigID,
+		LaunchedAt:   r.LaunchedAt,
 	}
 	if d.Roles == nil {
 		d.Roles = []string{}
@@ -139,6 +141,7 @@ func (s *Store) Get(ctx context.Context, workspaceID, id string) (ltiapp.LTI13La
 		Services: ltidomain.LTI13Services{
 			LineItem: d.AGS.LineItem, LineItems: d.AGS.LineItems, Scopes: d.AGS.Scopes, MembershipsURL: d.NRPS.MembershipsURL,
 		},
-		LaunchedAt: d.LaunchedAt.UTC(),
+		ExamConfigID: d.ExamConfigID,
+		LaunchedAt:   d.LaunchedAt.UTC(),
 	}, true, nil
 }

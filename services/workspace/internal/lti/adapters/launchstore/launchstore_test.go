@@ -36,7 +36,8 @@ func record(id, workspaceID string, at time.Time) ltiapp.LTI13LaunchRecord {
 			LineItems: "https://lms.example.edu/c/9/lineitems?type=x", LineItem: "https://lms.example.edu/c/9/lineitems/4?type=x",
 			Scopes: []string{"https://purl.imsglobal.org/spec/lti-ags/scope/score"}, MembershipsURL: "https://lms.example.edu/c/9/memberships",
 		},
-		LaunchedAt: at,
+		ExamConfigID: "3f2a6c1e-8d4b-4e2a-9c1f-5b7d2e8a4c6f",
+		LaunchedAt:   at,
 	}
 }
 
@@ -54,7 +55,7 @@ func TestPutGet(t *testing.T) {
 	kept := record("l1", "springfield", now.Add(-time.Hour))
 	old := record("l2", "springfield", now.Add(-retention-time.Second))
 	bare := record("l3", "springfield", now)
-	bare.ContextID, bare.Roles, bare.Services = "", nil, ltidomain.LTI13Services{}
+	bare.ContextID, bare.Roles, bare.Services, bare.ExamConfigID = "", nil, ltidomain.LTI13Services{}, ""
 	for _, r := range []ltiapp.LTI13LaunchRecord{kept, old, bare} {
 		if err := s.Put(ctx, r); err != nil {
 			t.Fatal(err)
