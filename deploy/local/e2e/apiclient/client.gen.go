@@ -1556,6 +1556,8 @@ const (
 	CreateWebhookRequestEventTypesLtiRegistrationDeploymentRemoved CreateWebhookRequestEventTypes = "ltiRegistration.deploymentRemoved"
 	CreateWebhookRequestEventTypesLtiRegistrationLinkCreated       CreateWebhookRequestEventTypes = "ltiRegistrationLink.created"
 	CreateWebhookRequestEventTypesLtiRegistrationLinkUsed          CreateWebhookRequestEventTypes = "ltiRegistrationLink.used"
+	CreateWebhookRequestEventTypesLtiScoreDelivered                CreateWebhookRequestEventTypes = "ltiScore.delivered"
+	CreateWebhookRequestEventTypesLtiScoreFailed                   CreateWebhookRequestEventTypes = "ltiScore.failed"
 	CreateWebhookRequestEventTypesUserSdkSessionsRevoked           CreateWebhookRequestEventTypes = "user.sdkSessionsRevoked"
 	CreateWebhookRequestEventTypesWebhookAttemptsExhausted         CreateWebhookRequestEventTypes = "webhook.attemptsExhausted"
 	CreateWebhookRequestEventTypesWebhookCreated                   CreateWebhookRequestEventTypes = "webhook.created"
@@ -1593,6 +1595,10 @@ func (e CreateWebhookRequestEventTypes) Valid() bool {
 	case CreateWebhookRequestEventTypesLtiRegistrationLinkCreated:
 		return true
 	case CreateWebhookRequestEventTypesLtiRegistrationLinkUsed:
+		return true
+	case CreateWebhookRequestEventTypesLtiScoreDelivered:
+		return true
+	case CreateWebhookRequestEventTypesLtiScoreFailed:
 		return true
 	case CreateWebhookRequestEventTypesUserSdkSessionsRevoked:
 		return true
@@ -1673,6 +1679,8 @@ const (
 	EventTypeLtiRegistrationDeploymentRemoved EventType = "ltiRegistration.deploymentRemoved"
 	EventTypeLtiRegistrationLinkCreated       EventType = "ltiRegistrationLink.created"
 	EventTypeLtiRegistrationLinkUsed          EventType = "ltiRegistrationLink.used"
+	EventTypeLtiScoreDelivered                EventType = "ltiScore.delivered"
+	EventTypeLtiScoreFailed                   EventType = "ltiScore.failed"
 	EventTypeUserSdkSessionsRevoked           EventType = "user.sdkSessionsRevoked"
 	EventTypeWebhookAttemptsExhausted         EventType = "webhook.attemptsExhausted"
 	EventTypeWebhookCreated                   EventType = "webhook.created"
@@ -1711,6 +1719,10 @@ func (e EventType) Valid() bool {
 	case EventTypeLtiRegistrationLinkCreated:
 		return true
 	case EventTypeLtiRegistrationLinkUsed:
+		return true
+	case EventTypeLtiScoreDelivered:
+		return true
+	case EventTypeLtiScoreFailed:
 		return true
 	case EventTypeUserSdkSessionsRevoked:
 		return true
@@ -1768,6 +1780,7 @@ const (
 	EventTargetTypeKeyPair             EventTargetType = "keyPair"
 	EventTargetTypeLtiRegistration     EventTargetType = "ltiRegistration"
 	EventTargetTypeLtiRegistrationLink EventTargetType = "ltiRegistrationLink"
+	EventTargetTypeLtiScore            EventTargetType = "ltiScore"
 	EventTargetTypeUser                EventTargetType = "user"
 	EventTargetTypeWebhook             EventTargetType = "webhook"
 	EventTargetTypeWorkspace           EventTargetType = "workspace"
@@ -1781,6 +1794,8 @@ func (e EventTargetType) Valid() bool {
 	case EventTargetTypeLtiRegistration:
 		return true
 	case EventTargetTypeLtiRegistrationLink:
+		return true
+	case EventTargetTypeLtiScore:
 		return true
 	case EventTargetTypeUser:
 		return true
@@ -1805,6 +1820,8 @@ const (
 	UpdateWebhookRequestEventTypesLtiRegistrationDeploymentRemoved UpdateWebhookRequestEventTypes = "ltiRegistration.deploymentRemoved"
 	UpdateWebhookRequestEventTypesLtiRegistrationLinkCreated       UpdateWebhookRequestEventTypes = "ltiRegistrationLink.created"
 	UpdateWebhookRequestEventTypesLtiRegistrationLinkUsed          UpdateWebhookRequestEventTypes = "ltiRegistrationLink.used"
+	UpdateWebhookRequestEventTypesLtiScoreDelivered                UpdateWebhookRequestEventTypes = "ltiScore.delivered"
+	UpdateWebhookRequestEventTypesLtiScoreFailed                   UpdateWebhookRequestEventTypes = "ltiScore.failed"
 	UpdateWebhookRequestEventTypesUserSdkSessionsRevoked           UpdateWebhookRequestEventTypes = "user.sdkSessionsRevoked"
 	UpdateWebhookRequestEventTypesWebhookAttemptsExhausted         UpdateWebhookRequestEventTypes = "webhook.attemptsExhausted"
 	UpdateWebhookRequestEventTypesWebhookCreated                   UpdateWebhookRequestEventTypes = "webhook.created"
@@ -1842,6 +1859,10 @@ func (e UpdateWebhookRequestEventTypes) Valid() bool {
 	case UpdateWebhookRequestEventTypesLtiRegistrationLinkCreated:
 		return true
 	case UpdateWebhookRequestEventTypesLtiRegistrationLinkUsed:
+		return true
+	case UpdateWebhookRequestEventTypesLtiScoreDelivered:
+		return true
+	case UpdateWebhookRequestEventTypesLtiScoreFailed:
 		return true
 	case UpdateWebhookRequestEventTypesUserSdkSessionsRevoked:
 		return true
@@ -1952,6 +1973,8 @@ const (
 	ListWorkspaceEventsParamsTypeLtiRegistrationDeploymentRemoved ListWorkspaceEventsParamsType = "ltiRegistration.deploymentRemoved"
 	ListWorkspaceEventsParamsTypeLtiRegistrationLinkCreated       ListWorkspaceEventsParamsType = "ltiRegistrationLink.created"
 	ListWorkspaceEventsParamsTypeLtiRegistrationLinkUsed          ListWorkspaceEventsParamsType = "ltiRegistrationLink.used"
+	ListWorkspaceEventsParamsTypeLtiScoreDelivered                ListWorkspaceEventsParamsType = "ltiScore.delivered"
+	ListWorkspaceEventsParamsTypeLtiScoreFailed                   ListWorkspaceEventsParamsType = "ltiScore.failed"
 	ListWorkspaceEventsParamsTypeUserSdkSessionsRevoked           ListWorkspaceEventsParamsType = "user.sdkSessionsRevoked"
 	ListWorkspaceEventsParamsTypeWebhookAttemptsExhausted         ListWorkspaceEventsParamsType = "webhook.attemptsExhausted"
 	ListWorkspaceEventsParamsTypeWebhookCreated                   ListWorkspaceEventsParamsType = "webhook.created"
@@ -1989,6 +2012,10 @@ func (e ListWorkspaceEventsParamsType) Valid() bool {
 	case ListWorkspaceEventsParamsTypeLtiRegistrationLinkCreated:
 		return true
 	case ListWorkspaceEventsParamsTypeLtiRegistrationLinkUsed:
+		return true
+	case ListWorkspaceEventsParamsTypeLtiScoreDelivered:
+		return true
+	case ListWorkspaceEventsParamsTypeLtiScoreFailed:
 		return true
 	case ListWorkspaceEventsParamsTypeUserSdkSessionsRevoked:
 		return true
@@ -2439,13 +2466,13 @@ type Event struct {
 	// OccurredAt When the change was made: RFC 3339, UTC, milliseconds.
 	OccurredAt time.Time `json:"occurredAt"`
 
-	// Reason webhook.disabled: why delivery turned the webhook off. Absent for every other type.
+	// Reason webhook.disabled: why delivery turned the webhook off; ltiScore.failed: why the score was given up (the platform's answer, clipped, or why it was not sent). Absent for every other type.
 	Reason *string `json:"reason,omitempty"`
 
 	// RequestId The X-Request-Id of the request that made the change; empty for the service's own changes.
 	RequestId string `json:"requestId"`
 
-	// Target EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked), a key pair (its app key), an LTI 1.3 registration (its id), an LTI Dynamic Registration link (its id, never the link itself) or a webhook (its id).
+	// Target EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked), a key pair (its app key), an LTI 1.3 registration (its id), an LTI Dynamic Registration link (its id, never the link itself), a score for an LTI launch (its id) or a webhook (its id).
 	Target EventTarget `json:"target"`
 	Type   EventType   `json:"type"`
 
@@ -2469,7 +2496,7 @@ type EventActor struct {
 // EventActorType defines model for EventActor.Type.
 type EventActorType string
 
-// EventTarget EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked), a key pair (its app key), an LTI 1.3 registration (its id), an LTI Dynamic Registration link (its id, never the link itself) or a webhook (its id).
+// EventTarget EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked), a key pair (its app key), an LTI 1.3 registration (its id), an LTI Dynamic Registration link (its id, never the link itself), a score for an LTI launch (its id) or a webhook (its id).
 type EventTarget struct {
 	Id   string          `json:"id"`
 	Type EventTargetType `json:"type"`

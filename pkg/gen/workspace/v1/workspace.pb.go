@@ -4589,8 +4589,9 @@ type Event struct {
 	// its ltiRegistrationLink.used, in the same request, by the actor who
 	// made the link.
 	ChangedFields []string `protobuf:"bytes,8,rep,name=changed_fields,json=changedFields,proto3" json:"changed_fields,omitempty"`
-	// webhook.disabled: why delivery turned the webhook off. Absent for
-	// every other type.
+	// webhook.disabled: why delivery turned the webhook off;
+	// ltiScore.failed: why the score was given up (the platform's answer,
+	// clipped, or why it was not sent). Absent for every other type.
 	Reason *string `protobuf:"bytes,9,opt,name=reason,proto3,oneof" json:"reason,omitempty"`
 	// webhook.attemptsExhausted: the event every attempt to deliver failed
 	// for, which delivery gave up. Absent for every other type.
@@ -4767,7 +4768,8 @@ func (x *EventActor) GetAppKey() string {
 // EventTarget is what an event is about: a workspace (its id), a user (the
 // e-mail address whose SDK sessions were revoked), a key pair (its app key),
 // an LTI 1.3 registration (its id), an LTI Dynamic Registration link (its
-// id, never the link itself) or a webhook (its id).
+// id, never the link itself), a score for an LTI launch (its id) or a
+// webhook (its id).
 type EventTarget struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -6400,11 +6402,11 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x13ListWebhooksRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"I\n" +
 	"\x14ListWebhooksResponse\x121\n" +
-	"\bwebhooks\x18\x01 \x03(\v2\x15.workspace.v1.WebhookR\bwebhooks\"\x97\b\n" +
+	"\bwebhooks\x18\x01 \x03(\v2\x15.workspace.v1.WebhookR\bwebhooks\"\xbc\b\n" +
 	"\x14CreateWebhookRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\xee\x02\n" +
-	"\x03url\x18\x02 \x01(\tB\xdb\x02\xb2\xe1\x18\xd6\x02\b\x01\x1a\x03uri\"\xa0\x02^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\\])(:[1-9][0-9]{0,4})?([/?][!-\"$-~]*)?$0\x80\x10Z'\"https://hooks.example.com/liveproctor\"R\x03url\x12\xb0\x04\n" +
-	"\vevent_types\x18\x03 \x03(\tB\x8e\x04\xb2\xe1\x18\x89\x048\x17R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedh\x01R\n" +
+	"\x03url\x18\x02 \x01(\tB\xdb\x02\xb2\xe1\x18\xd6\x02\b\x01\x1a\x03uri\"\xa0\x02^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\\])(:[1-9][0-9]{0,4})?([/?][!-\"$-~]*)?$0\x80\x10Z'\"https://hooks.example.com/liveproctor\"R\x03url\x12\xd5\x04\n" +
+	"\vevent_types\x18\x03 \x03(\tB\xb3\x04\xb2\xe1\x18\xae\x048\x19R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x12ltiScore.deliveredR\x0fltiScore.failedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedh\x01R\n" +
 	"eventTypes\x12K\n" +
 	"\vdescription\x18\x04 \x01(\tB)\xb2\xe1\x18%\" ^[^\\u0000-\\u001F\\u007F-\\u009F]*$0\x80\x02R\vdescription\"\xf2\x02\n" +
 	"\x15CreateWebhookResponse\x12\x1a\n" +
@@ -6433,13 +6435,13 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x11GetWebhookRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
-	"webhook_id\x18\x02 \x01(\tR\twebhookId\"\x9d\t\n" +
+	"webhook_id\x18\x02 \x01(\tR\twebhookId\"\xc2\t\n" +
 	"\x14UpdateWebhookRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
 	"webhook_id\x18\x02 \x01(\tR\twebhookId\x12\xc8\x02\n" +
-	"\x03url\x18\x03 \x01(\tB\xb0\x02\xb2\xe1\x18\xab\x02\x1a\x03uri\"\xa0\x02^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\\])(:[1-9][0-9]{0,4})?([/?][!-\"$-~]*)?$0\x80\x10H\x00R\x03url\x88\x01\x01\x12\xb0\x04\n" +
-	"\vevent_types\x18\x04 \x03(\tB\x8e\x04\xb2\xe1\x18\x89\x048\x17R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedh\x01R\n" +
+	"\x03url\x18\x03 \x01(\tB\xb0\x02\xb2\xe1\x18\xab\x02\x1a\x03uri\"\xa0\x02^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\\])(:[1-9][0-9]{0,4})?([/?][!-\"$-~]*)?$0\x80\x10H\x00R\x03url\x88\x01\x01\x12\xd5\x04\n" +
+	"\vevent_types\x18\x04 \x03(\tB\xb3\x04\xb2\xe1\x18\xae\x048\x19R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x12ltiScore.deliveredR\x0fltiScore.failedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedh\x01R\n" +
 	"eventTypes\x12P\n" +
 	"\vdescription\x18\x05 \x01(\tB)\xb2\xe1\x18%\" ^[^\\u0000-\\u001F\\u007F-\\u009F]*$0\x80\x02H\x01R\vdescription\x88\x01\x01\x12\x1d\n" +
 	"\aenabled\x18\x06 \x01(\bH\x02R\aenabled\x88\x01\x01\x12C\n" +
@@ -6552,22 +6554,22 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\x04etag\x18\x02 \x01(\tB\x06\xb2\xe1\x18\x02\x10\x01R\x04etag\"*\n" +
 	"\x18UndeleteWorkspaceRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xdc\x05\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x81\x06\n" +
 	"\x1aListWorkspaceEventsRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12+\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xb2\xe1\x18\x05@\x01H\xe8\aH\x00R\bpageSize\x88\x01\x01\x12&\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tB\a\xb2\xe1\x18\x030\x80\x02R\tpageToken\x12\xa1\x04\n" +
-	"\x04type\x18\x04 \x03(\tB\x8c\x04\xb2\xe1\x18\x87\x048\x17R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedR\x04type\x12'\n" +
+	"page_token\x18\x03 \x01(\tB\a\xb2\xe1\x18\x030\x80\x02R\tpageToken\x12\xc6\x04\n" +
+	"\x04type\x18\x04 \x03(\tB\xb1\x04\xb2\xe1\x18\xac\x048\x19R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x12ltiScore.deliveredR\x0fltiScore.failedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedR\x04type\x12'\n" +
 	"\x0finclude_managed\x18\x05 \x01(\bR\x0eincludeManagedB\f\n" +
 	"\n" +
 	"_page_size\"r\n" +
 	"\x1bListWorkspaceEventsResponse\x12+\n" +
 	"\x06events\x18\x01 \x03(\v2\x13.workspace.v1.EventR\x06events\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc5\a\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xea\a\n" +
 	"\x05Event\x12$\n" +
-	"\x02id\x18\x01 \x01(\tB\x14\xb2\xe1\x18\x10\"\x0e^[0-9a-f]{28}$R\x02id\x12\xad\x04\n" +
-	"\x04type\x18\x02 \x01(\tB\x98\x04\xb2\xe1\x18\x93\x04R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedR\fwebhook.testR\x04type\x12/\n" +
+	"\x02id\x18\x01 \x01(\tB\x14\xb2\xe1\x18\x10\"\x0e^[0-9a-f]{28}$R\x02id\x12\xd2\x04\n" +
+	"\x04type\x18\x02 \x01(\tB\xbd\x04\xb2\xe1\x18\xb8\x04R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x12ltiScore.deliveredR\x0fltiScore.failedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedR\fwebhook.testR\x04type\x12/\n" +
 	"\n" +
 	"occur_time\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\n" +
 	"occurredAt\x12!\n" +
@@ -6586,9 +6588,9 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"EventActor\x12)\n" +
 	"\x04type\x18\x01 \x01(\tB\x15\xb2\xe1\x18\x11R\akeyPairR\x06systemR\x04type\x12!\n" +
 	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x17\n" +
-	"\aapp_key\x18\x03 \x01(\tR\x06appKey\"\x80\x01\n" +
-	"\vEventTarget\x12a\n" +
-	"\x04type\x18\x01 \x01(\tBM\xb2\xe1\x18IR\tworkspaceR\x04userR\akeyPairR\x0fltiRegistrationR\x13ltiRegistrationLinkR\awebhookR\x04type\x12\x0e\n" +
+	"\aapp_key\x18\x03 \x01(\tR\x06appKey\"\x8a\x01\n" +
+	"\vEventTarget\x12k\n" +
+	"\x04type\x18\x01 \x01(\tBW\xb2\xe1\x18SR\tworkspaceR\x04userR\akeyPairR\x0fltiRegistrationR\x13ltiRegistrationLinkR\bltiScoreR\awebhookR\x04type\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"{\n" +
 	"\x1eRecordSessionRevocationRequest\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x12\n" +

@@ -42,6 +42,11 @@ const (
 	// (with the registration's EventLTIRegistrationCreated).
 	EventLTIRegistrationLinkCreated EventType = "ltiRegistrationLink.created"
 	EventLTIRegistrationLinkUsed    EventType = "ltiRegistrationLink.used"
+	// A score for an LTI launch reached the platform's gradebook
+	// (EventLTIScoreDelivered), or was given up on (EventLTIScoreFailed,
+	// with its Reason).
+	EventLTIScoreDelivered EventType = "ltiScore.delivered"
+	EventLTIScoreFailed    EventType = "ltiScore.failed"
 	// The webhook endpoints' changes: an update's changedFields names what
 	// it changed; a rotation's the secret's overlap, in none. Delivery
 	// records EventWebhookDisabled (with its Reason) when it turns an
@@ -65,7 +70,7 @@ var EventTypes = []EventType{
 	EventWorkspaceBootstrapped, EventWorkspaceSessionsRevoked, EventUserSessionsRevoked,
 	EventKeyPairCreated, EventKeyPairRotated, EventKeyPairRevoked, EventKeyPairExpired,
 	EventLTIRegistrationCreated, EventLTIRegistrationDeleted, EventLTIDeploymentAdded, EventLTIDeploymentRemoved,
-	EventLTIRegistrationLinkCreated, EventLTIRegistrationLinkUsed,
+	EventLTIRegistrationLinkCreated, EventLTIRegistrationLinkUsed, EventLTIScoreDelivered, EventLTIScoreFailed,
 	EventWebhookCreated, EventWebhookUpdated, EventWebhookDeleted, EventWebhookSecretRotated,
 	EventWebhookDisabled, EventWebhookAttemptsExhausted,
 }
@@ -80,6 +85,8 @@ const (
 	// TargetLTIRegistrationLink: an LTI Dynamic Registration link, by its
 	// id (never the link's secret).
 	TargetLTIRegistrationLink = "ltiRegistrationLink"
+	// TargetLTIScore: a score for an LTI launch, by its id.
+	TargetLTIScore = "ltiScore"
 	// TargetWebhook: a webhook endpoint, by its id.
 	TargetWebhook = "webhook"
 )
@@ -122,7 +129,7 @@ type Event struct {
 	// ChangedFields names what an update changed, by JSON name.
 	ChangedFields []string
 	// Reason says why the change was made, where the type says there is
-	// one (webhook.disabled); empty otherwise.
+	// one (webhook.disabled, ltiScore.failed); empty otherwise.
 	Reason string
 	// EventID is another event the change is about (webhook.attemptsExhausted:
 	// the event never delivered); empty otherwise.

@@ -39,6 +39,8 @@ type deps struct {
 	links     ltiapp.RegistrationLinkStore
 	registrar ltiapp.PlatformRegistrar
 	toolKeys  ltidomain.ToolKeyStore
+	// eventLog keeps the audit trail in repo (a memstore), settled at once.
+	eventLog bool
 }
 
 // fixture is the workspace application, bootstrapped with a root
@@ -98,7 +100,11 @@ func newFixture(t testing.TB, d deps) *fixture {
 		t.Fatal(err)
 	}
 	urls := ltidomain.NewToolURLs("https://lti.test")
-	a := app.New(d.repo, box, app.Settings{LTIToolURLs: urls}, app.WithClock(d.now))
+	opts := []app.Option{app.WithClock(d.now)}
+	if d.eventLog {
+		opts = append(opts, app.WithEventLog(d.repo.(app.EventLog), app.EventSettings{Settle: time.Nanosecond}))
+	}
+	a := app.New(d.repo, box, app.Settings{LTIToolURLs: urls}, opts...)
 	ctx := context.Background()
 	if _, err := a.Bootstrap(ctx, app.BootstrapConfig{
 		WorkspaceID: "root", Name: "Root", Products: []string{"pub/math", "pub/ela"},

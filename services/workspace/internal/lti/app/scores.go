@@ -38,6 +38,7 @@ type ScoreRecord struct {
 	UserID         string // the launch's sub
 	ContextID      string
 	ResourceLinkID string
+	ResourceID     string // the launch's exam configuration: a line item made for the resource link carries it
 	LineItem       string // the launch's line item; empty: one is found or made for the resource link
 	LineItems      string
 	Scopes         []string
@@ -133,4 +134,48 @@ var ErrScoreBacklog = &fault.Error{
 	Kind:       fault.Throttled,
 	Message:    "too many of this user's scores on this line item wait for the platform: send again once some are delivered",
 	RetryAfter: 30 * time.Second,
+}
+
+// The AGS 2.0 scopes (§3.1) a score's calls ask tokens for.
+const (
+	ScopeScore    = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+	ScopeLineItem = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
+)
+
+// LineItem is a gradebook column the tool makes for a resource link.
+type LineItem struct {
+	Label          string
+	ScoreMaximum   float64
+	ResourceLinkID string
+	ResourceID     string // the exam configuration; empty: none
+}
+
+// Gradebook is a platform's Assignment and Grade Services
+// (adapters/platformags). Its errors are faults but for ErrTokenRefused: a
+// 429 or 5xx, or a platform that could not be reached, Unavailable with
+// the platform's Retry-After (retried); anything else BadGateway, in the
+// platform's words (given up on).
+type Gradebook interface {
+	// PostScore sends a score (ltidomain.Score.Payload) to a line item's
+	// scores URL (ltidomain.ScoresURL).
+	PostScore(ctx context.Context, scoresURL, accessToken string, payload map[string]any) error
+	// FindLineItem returns the URL of the first line item at lineItemsURL
+	// of the resource link (and resource id, when not empty); ok is false
+	// when there is none.
+	FindLineItem(ctx context.Context, lineItemsURL, accessToken, resourceLinkID, resourceID string) (url string, ok bool, err error)
+	// CreateLineItem makes item at lineItemsURL and returns its URL.
+	CreateLineItem(ctx context.Context, lineItemsURL, accessToken string, item LineItem) (string, error)
+}
+
+// LineItemClaims records the line item found or made for a resource link,
+// shared by every replica (MongoDB: lti_line_items), so that scores of
+// several users arriving at once make one: the first to claim the
+// resource link finds or makes it while the others wait.
+type LineItemClaims interface {
+	// Claim returns the line item recorded under key, or else the right
+	// to find or make it until until (a token, to record it with); both
+	// empty when another holds that right.
+	Claim(ctx context.Context, key, owner string, now, until time.Time) (lineItem, token string, err error)
+	// Record keeps lineItem under key, if token's claim still holds.
+	Record(ctx context.Context, key, token, lineItem string) error
 }

@@ -11,7 +11,10 @@
 //     it, and settles it with a write conditional on the lease's token, so
 //     that one score per queue is in flight, the first in line. An idle
 //     queue is kept for the retention (the last timestamp it sent), then
-//     removed by a TTL index on idleSince.
+//     removed by a TTL index on idleSince;
+//   - lti_line_items: the line item found or made for a resource link whose
+//     launches named none, claimed so that one replica finds or makes it
+//     (line_items.go).
 //
 // Every write is to one document, and every query has an index.
 package scorestore
@@ -35,8 +38,9 @@ import (
 
 // Collection names.
 const (
-	ScoresCollection = "lti_scores"
-	QueuesCollection = "lti_score_queues"
+	ScoresCollection    = "lti_scores"
+	QueuesCollection    = "lti_score_queues"
+	LineItemsCollection = "lti_line_items"
 )
 
 // indexes are every index the store declares besides each collection's
@@ -52,12 +56,16 @@ var indexes = []mongoconn.Index{
 	{Collection: QueuesCollection, Name: "expiry", Keys: []string{"idleSince"}, Expires: true},
 	// Retention: every score, its retention after it was made.
 	{Collection: ScoresCollection, Name: "expiry", Keys: []string{"createdAt"}, Expires: true},
+	// Retention: a resource link's line item is forgotten after it, and
+	// found on the platform again by the next score that needs it.
+	{Collection: LineItemsCollection, Name: "expiry", Keys: []string{"createdAt"}, Expires: true},
 }
 
 // Store is the scores and their queues on a MongoDB database.
 type Store struct {
 	scores    *mongo.Collection
 	queues    *mongo.Collection
+	lineItems *mongo.Collection
 	retention time.Duration
 	now       func() time.Time
 	do        mongoconn.Do
@@ -81,7 +89,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 // Call Prepare once before use.
 func New(db *mongo.Database, retention time.Duration, opts ...Option) *Store {
 	s := &Store{
-		scores: db.Collection(ScoresCollection), queues: db.Collection(QueuesCollection),
+		scores: db.Collection(ScoresCollection), queues: db.Collection(QueuesCollection), lineItems: db.Collection(LineItemsCollection),
 		retention: retention, now: time.Now, do: mongoconn.Through(nil),
 	}
 	for _, o := range opts {
@@ -93,7 +101,7 @@ func New(db *mongo.Database, retention time.Duration, opts ...Option) *Store {
 // Prepare creates the indexes that are missing and moves the TTLs to the
 // configured retention, at every start.
 func (s *Store) Prepare(ctx context.Context) error {
-	for _, c := range []*mongo.Collection{s.scores, s.queues} {
+	for _, c := range []*mongo.Collection{s.scores, s.queues, s.lineItems} {
 		if err := mongoconn.EnsureIndexes(ctx, s.do, c, indexes, s.retention); err != nil {
 			return err
 		}
@@ -111,6 +119,7 @@ type scoreDoc struct {
 	UserID         string     `bson:"userId"`
 	ContextID      string     `bson:"contextId,omitempty"`
 	ResourceLinkID string     `bson:"resourceLinkId"`
+	ResourceID     string     `bson:"resourceId,omitempty"`
 	LineItem       string     `bson:"lineItem,omitempty"`
 	LineItems      string     `bson:"lineItems,omitempty"`
 	Scopes         []string   `bson:"scopes,omitempty"`
@@ -164,7 +173,7 @@ var neverHeld = time.Unix(0, 0).UTC()
 func (s *Store) Add(ctx context.Context, r ltiapp.ScoreRecord) error {
 	d := scoreDoc{
 		ID: r.ID, WorkspaceID: r.WorkspaceID, LaunchID: r.LaunchID, Queue: r.Queue, RegistrationID: r.RegistrationID,
-		UserID: r.UserID, ContextID: r.ContextID, ResourceLinkID: r.ResourceLinkID, LineItem: r.LineItem,
+		UserID: r.UserID, ContextID: r.ContextID, ResourceLinkID: r.ResourceLinkID, ResourceID: r.ResourceID, LineItem: r.LineItem,
 		LineItems: r.LineItems, Scopes: r.Scopes,
 		Score: gradeDoc{
 			Given: r.Score.Given, Maximum: r.Score.Maximum, ActivityProgress: r.Score.ActivityProgress,
@@ -371,7 +380,7 @@ func (s *Store) Settle(ctx context.Context, q ltiapp.ScoreQueue, st ltiapp.Score
 func (d scoreDoc) record() ltiapp.ScoreRecord {
 	r := ltiapp.ScoreRecord{
 		ID: d.ID, WorkspaceID: d.WorkspaceID, LaunchID: d.LaunchID, Queue: d.Queue, RegistrationID: d.RegistrationID,
-		UserID: d.UserID, ContextID: d.ContextID, ResourceLinkID: d.ResourceLinkID, LineItem: d.LineItem,
+		UserID: d.UserID, ContextID: d.ContextID, ResourceLinkID: d.ResourceLinkID, ResourceID: d.ResourceID, LineItem: d.LineItem,
 		LineItems: d.LineItems, Scopes: d.Scopes,
 		Score: ltidomain.Score{
 			Given: d.Score.Given, Maximum: d.Score.Maximum, ActivityProgress: d.Score.ActivityProgress,

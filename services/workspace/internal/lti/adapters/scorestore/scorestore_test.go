@@ -51,7 +51,7 @@ func newStore(t *testing.T) (*scorestore.Store, *mongo.Database) {
 func score(id, queue string, at time.Time) ltiapp.ScoreRecord {
 	return ltiapp.ScoreRecord{
 		ID: id, WorkspaceID: "springfield", LaunchID: "launch-" + id, Queue: queue, RegistrationID: "reg-1",
-		UserID: "user-7", ContextID: "course-9", ResourceLinkID: "link-1",
+		UserID: "user-7", ContextID: "course-9", ResourceLinkID: "link-1", ResourceID: "3f2a6c1e-8d4b-4e2a-9c1f-5b7d2e8a4c6f",
 		LineItem:  "https://lms.example.edu/c/9/lineitems/4?type_id=7",
 		LineItems: "https://lms.example.edu/c/9/lineitems?type_id=7",
 		Scopes:    []string{"https://purl.imsglobal.org/spec/lti-ags/scope/score"},
@@ -97,7 +97,7 @@ func TestAddGet(t *testing.T) {
 	indexcheck.WantTTL(t, db.Collection(scorestore.QueuesCollection), "expiry", int32(retention/time.Second))
 	kept := score("s1", "q1", t0)
 	bare := score("s2", "q1", t0)
-	bare.ContextID, bare.LineItem, bare.Scopes, bare.Score.Comment, bare.Score.SubmittedAt = "", "", nil, "", time.Time{}
+	bare.ContextID, bare.ResourceID, bare.LineItem, bare.Scopes, bare.Score.Comment, bare.Score.SubmittedAt = "", "", "", nil, "", time.Time{}
 	old := score("s3", "q1", t0.Add(-retention))
 	add(t, s, kept, bare, old)
 	got, ok, err := s.Get(ctx, "springfield", "s1")
@@ -277,5 +277,53 @@ func TestProgress(t *testing.T) {
 	r, _, err := s.Score(ctx, "s1")
 	if err != nil || r.Status != ltiapp.ScoreDelivered || r.Attempts != 2 || !r.Timestamp.Equal(stamp) || !r.UpdatedAt.Equal(t0.Add(2*time.Second)) {
 		t.Fatalf("%+v, %v", r, err)
+	}
+}
+
+// One replica at a time has the right to find or make a resource link's
+// line item; a right let lapse is taken over; once recorded, the line
+// item is every claimer's answer.
+func TestLineItemClaims(t *testing.T) {
+	s, _ := newStore(t)
+	l := s.LineItems()
+	ctx := context.Background()
+	const n = 6
+	tokens := make(chan string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			found, token, err := l.Claim(ctx, "link-1", fmt.Sprint("replica-", i), t0, t0.Add(lease))
+			if err != nil || found != "" {
+				t.Errorf("claim: %q, %v", found, err)
+			}
+			if token != "" {
+				tokens <- token
+			}
+		})
+	}
+	wg.Wait()
+	close(tokens)
+	var held []string
+	for tok := range tokens {
+		held = append(held, tok)
+	}
+	if len(held) != 1 {
+		t.Fatalf("%d claimers got the right", len(held))
+	}
+	// Lapsed, the right goes to the next claimer; the first's record is
+	// then refused.
+	found, token, err := l.Claim(ctx, "link-1", "replica-x", t0.Add(lease), t0.Add(2*lease))
+	if err != nil || found != "" || token == "" || token == held[0] {
+		t.Fatalf("take-over: %q, %q, %v", found, token, err)
+	}
+	if err := l.Record(ctx, "link-1", held[0], "https://lms.example.edu/li/stale"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record(ctx, "link-1", token, "https://lms.example.edu/li/9?type_id=7"); err != nil {
+		t.Fatal(err)
+	}
+	found, token, err = l.Claim(ctx, "link-1", "replica-y", t0.Add(time.Hour), t0.Add(time.Hour+lease))
+	if err != nil || found != "https://lms.example.edu/li/9?type_id=7" || token != "" {
+		t.Fatalf("after the record: %q, %q, %v", found, token, err)
 	}
 }
