@@ -53,6 +53,7 @@ func TestServiceConfigRetriesTheIdempotentMethodsOnly(t *testing.T) {
 		"workspace.v1.WorkspaceService/GetLtiConfiguration",
 		"workspace.v1.WorkspaceService/GetLtiLaunch",
 		"workspace.v1.WorkspaceService/GetLtiRegistration",
+		"workspace.v1.WorkspaceService/GetLtiScore",
 		"workspace.v1.WorkspaceService/GetLtiToolKeys",
 		"workspace.v1.WorkspaceService/GetWebhook",
 		"workspace.v1.WorkspaceService/GetWorkspace",

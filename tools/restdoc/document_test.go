@@ -58,6 +58,8 @@ func TestEveryRouteWithItsSecurity(t *testing.T) {
 		{"POST", "/api/workspace/{id}/lti/registration-links", "basic"},
 		{"GET", "/api/workspace/{id}/lti/launches/{launchId}", "basic"},
 		{"GET", "/api/workspace/{id}/lti/launches/{launchId}/members", "basic"},
+		{"POST", "/api/workspace/{id}/lti/launches/{launchId}/score", "basic"},
+		{"GET", "/api/workspace/{id}/lti/scores/{scoreId}", "basic"},
 		{"GET", "/api/workspace/{id}/webhooks", "basic"},
 		{"POST", "/api/workspace/{id}/webhooks", "basic"},
 		{"GET", "/api/workspace/{id}/webhooks/{webhookId}", "basic"},

@@ -205,6 +205,11 @@ func (s *schemas) value(f *protogen.Field, rules *restv1.FieldRules, dir directi
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
 		o.set("type", "integer")
 		o.set("format", "int32")
+	case protoreflect.DoubleKind:
+		// protojson writes a double as a JSON number (NaN and the
+		// infinities as strings, which no REST field takes).
+		o.set("type", "number")
+		o.set("format", "double")
 	case protoreflect.EnumKind:
 		o.set("type", "string")
 		var names []string
@@ -233,7 +238,8 @@ func (s *schemas) value(f *protogen.Field, rules *restv1.FieldRules, dir directi
 			return s.ref(f.Message, dir)
 		}
 	default:
-		// 64-bit integers are strings in protojson, bytes are base64:
+		// 64-bit integers are strings in protojson, bytes are base64, floats
+		// are doubles:
 		// nothing here uses them, so the document need not describe them.
 		return nil, fmt.Errorf("%s: %s fields are not supported", f.Desc.FullName(), f.Desc.Kind())
 	}

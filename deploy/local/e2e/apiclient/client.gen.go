@@ -1808,6 +1808,96 @@ func (e EventTargetType) Valid() bool {
 	}
 }
 
+// Defines values for LtiScoreStatus.
+const (
+	LtiScoreStatusDelivered LtiScoreStatus = "delivered"
+	LtiScoreStatusFailed    LtiScoreStatus = "failed"
+	LtiScoreStatusPending   LtiScoreStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the LtiScoreStatus enum.
+func (e LtiScoreStatus) Valid() bool {
+	switch e {
+	case LtiScoreStatusDelivered:
+		return true
+	case LtiScoreStatusFailed:
+		return true
+	case LtiScoreStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LtiScoreReceiptStatus.
+const (
+	LtiScoreReceiptStatusPending LtiScoreReceiptStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the LtiScoreReceiptStatus enum.
+func (e LtiScoreReceiptStatus) Valid() bool {
+	switch e {
+	case LtiScoreReceiptStatusPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubmitLtiScoreRequestActivityProgress.
+const (
+	Completed   SubmitLtiScoreRequestActivityProgress = "Completed"
+	InProgress  SubmitLtiScoreRequestActivityProgress = "InProgress"
+	Initialized SubmitLtiScoreRequestActivityProgress = "Initialized"
+	Started     SubmitLtiScoreRequestActivityProgress = "Started"
+	Submitted   SubmitLtiScoreRequestActivityProgress = "Submitted"
+)
+
+// Valid indicates whether the value is a known member of the SubmitLtiScoreRequestActivityProgress enum.
+func (e SubmitLtiScoreRequestActivityProgress) Valid() bool {
+	switch e {
+	case Completed:
+		return true
+	case InProgress:
+		return true
+	case Initialized:
+		return true
+	case Started:
+		return true
+	case Submitted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubmitLtiScoreRequestGradingProgress.
+const (
+	SubmitLtiScoreRequestGradingProgressFailed        SubmitLtiScoreRequestGradingProgress = "Failed"
+	SubmitLtiScoreRequestGradingProgressFullyGraded   SubmitLtiScoreRequestGradingProgress = "FullyGraded"
+	SubmitLtiScoreRequestGradingProgressNotReady      SubmitLtiScoreRequestGradingProgress = "NotReady"
+	SubmitLtiScoreRequestGradingProgressPending       SubmitLtiScoreRequestGradingProgress = "Pending"
+	SubmitLtiScoreRequestGradingProgressPendingManual SubmitLtiScoreRequestGradingProgress = "PendingManual"
+)
+
+// Valid indicates whether the value is a known member of the SubmitLtiScoreRequestGradingProgress enum.
+func (e SubmitLtiScoreRequestGradingProgress) Valid() bool {
+	switch e {
+	case SubmitLtiScoreRequestGradingProgressFailed:
+		return true
+	case SubmitLtiScoreRequestGradingProgressFullyGraded:
+		return true
+	case SubmitLtiScoreRequestGradingProgressNotReady:
+		return true
+	case SubmitLtiScoreRequestGradingProgressPending:
+		return true
+	case SubmitLtiScoreRequestGradingProgressPendingManual:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UpdateWebhookRequestEventTypes.
 const (
 	UpdateWebhookRequestEventTypesKeyPairCreated                   UpdateWebhookRequestEventTypes = "keyPair.created"
@@ -2695,6 +2785,38 @@ type LtiRegistrationLink struct {
 	Url string `json:"url"`
 }
 
+// LtiScore A score sent for an LTI launch, and what became of it.
+type LtiScore struct {
+	// Attempts The calls made to the platform.
+	Attempts int32  `json:"attempts"`
+	Id       string `json:"id"`
+
+	// LaunchId The launch it was sent for.
+	LaunchId string `json:"launchId"`
+
+	// Reason Why it failed, or a pending score's last refusal; absent otherwise.
+	Reason *string        `json:"reason,omitempty"`
+	Status LtiScoreStatus `json:"status"`
+
+	// UpdatedAt RFC 3339, UTC, milliseconds: when the status, reason or attempts last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// LtiScoreStatus defines model for LtiScore.Status.
+type LtiScoreStatus string
+
+// LtiScoreReceipt A score taken for delivery.
+type LtiScoreReceipt struct {
+	// Id The score's id, for GET …/lti/scores/{scoreId}.
+	Id string `json:"id"`
+
+	// Status pending.
+	Status LtiScoreReceiptStatus `json:"status"`
+}
+
+// LtiScoreReceiptStatus pending.
+type LtiScoreReceiptStatus string
+
 // Product A licensed product shared with a workspace.
 type Product struct {
 	Bank Bank `json:"bank"`
@@ -2847,6 +2969,39 @@ type StateFilter struct {
 	// Include Only workspaces whose address.state is one of these.
 	Include *[]string `json:"include,omitempty"`
 }
+
+// SubmitLtiScoreRequest defines model for SubmitLtiScoreRequest.
+type SubmitLtiScoreRequest struct {
+	// ActivityProgress How far the learner got with the activity (AGS 2.0).
+	ActivityProgress SubmitLtiScoreRequestActivityProgress `json:"activityProgress"`
+
+	// Comment A note for the learner and teacher, at most 4000 characters.
+	Comment *string `json:"comment,omitempty"`
+
+	// GradingProgress How far the grading got (AGS 2.0): a gradebook shows the score as final only when FullyGraded.
+	GradingProgress SubmitLtiScoreRequestGradingProgress `json:"gradingProgress"`
+
+	// Id The workspace.
+	Id *string `json:"id,omitempty"`
+
+	// LaunchId The launch, as the session shows it.
+	LaunchId *string `json:"launchId,omitempty"`
+
+	// ScoreGiven The points given: at least 0.
+	ScoreGiven float64 `json:"scoreGiven"`
+
+	// ScoreMaximum The points possible: over 0.
+	ScoreMaximum float64 `json:"scoreMaximum"`
+
+	// SubmittedAt When the learner submitted, RFC 3339.
+	SubmittedAt *time.Time `json:"submittedAt,omitempty"`
+}
+
+// SubmitLtiScoreRequestActivityProgress How far the learner got with the activity (AGS 2.0).
+type SubmitLtiScoreRequestActivityProgress string
+
+// SubmitLtiScoreRequestGradingProgress How far the grading got (AGS 2.0): a gradebook shows the score as final only when FullyGraded.
+type SubmitLtiScoreRequestGradingProgress string
 
 // Tag defines model for Tag.
 type Tag struct {
@@ -3202,6 +3357,12 @@ type ListLtiLaunchMembersParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// SubmitLtiScoreParams defines parameters for SubmitLtiScore.
+type SubmitLtiScoreParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
 // CreateLtiRegistrationLinkParams defines parameters for CreateLtiRegistrationLink.
 type CreateLtiRegistrationLinkParams struct {
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
@@ -3240,6 +3401,12 @@ type AddLtiDeploymentParams struct {
 
 // RemoveLtiDeploymentParams defines parameters for RemoveLtiDeployment.
 type RemoveLtiDeploymentParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// GetLtiScoreParams defines parameters for GetLtiScore.
+type GetLtiScoreParams struct {
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
@@ -3577,6 +3744,9 @@ type CreateWorkspaceKeyJSONRequestBody = CreateWorkspaceKeyRequest
 
 // RotateWorkspaceKeyJSONRequestBody defines body for RotateWorkspaceKey for application/json ContentType.
 type RotateWorkspaceKeyJSONRequestBody = RotateWorkspaceKeyRequest
+
+// SubmitLtiScoreJSONRequestBody defines body for SubmitLtiScore for application/json ContentType.
+type SubmitLtiScoreJSONRequestBody = SubmitLtiScoreRequest
 
 // CreateLtiRegistrationLinkJSONRequestBody defines body for CreateLtiRegistrationLink for application/json ContentType.
 type CreateLtiRegistrationLinkJSONRequestBody = CreateLtiRegistrationLinkRequest
@@ -4533,6 +4703,24 @@ type ClientInterface interface {
 	// Corresponds with GET /api/workspace/{id}/lti/launches/{launchId}/members (the `ListLtiLaunchMembers` operationId).
 	ListLtiLaunchMembers(ctx context.Context, id string, launchId string, params *ListLtiLaunchMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SubmitLtiScoreWithBody Send a score for an LTI 1.3 launch to the platform's gradebook
+	//
+	// Answers 202 with the score's `id` and `status` `pending`: the score is kept and sent to the platform's gradebook in the background, as Assignment and Grade Services 2.0 has it: to the launch's line item (`ags.lineItem`), or, where the launch has none but may manage line items (the `lineitem` scope), to the one found or made for its resource link (with the exam configuration as `resourceId`, `scoreMaximum` as its maximum), for the launch's user (`sub`), stamped later than the user's last score on that line item. One user's scores on one line item are sent one at a time, in the order they came. A platform that is throttling or down is asked again later, honouring its `Retry-After`, for about a day and within 7 days of the score; any other refusal fails the score with the platform's message. Read what became of it with `GET …/lti/scores/{scoreId}`; `ltiScore.delivered` and `ltiScore.failed` are in the workspace's audit trail (and so sent to its webhooks). `scoreGiven` is at least 0 (over `scoreMaximum` is extra credit), `scoreMaximum` over 0. A launch whose platform offered no score service, or neither a line item nor the right to manage them, is 409; 429 while 50 of the user's scores on the line item wait. The workspace itself and the workspaces that manage it may send one, with a server key pair; an unknown or expired launch id, or one of another workspace, is 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/launches/{launchId}/score (the `SubmitLtiScore` operationId).
+	SubmitLtiScoreWithBody(ctx context.Context, id string, launchId string, params *SubmitLtiScoreParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubmitLtiScore Send a score for an LTI 1.3 launch to the platform's gradebook
+	//
+	// Answers 202 with the score's `id` and `status` `pending`: the score is kept and sent to the platform's gradebook in the background, as Assignment and Grade Services 2.0 has it: to the launch's line item (`ags.lineItem`), or, where the launch has none but may manage line items (the `lineitem` scope), to the one found or made for its resource link (with the exam configuration as `resourceId`, `scoreMaximum` as its maximum), for the launch's user (`sub`), stamped later than the user's last score on that line item. One user's scores on one line item are sent one at a time, in the order they came. A platform that is throttling or down is asked again later, honouring its `Retry-After`, for about a day and within 7 days of the score; any other refusal fails the score with the platform's message. Read what became of it with `GET …/lti/scores/{scoreId}`; `ltiScore.delivered` and `ltiScore.failed` are in the workspace's audit trail (and so sent to its webhooks). `scoreGiven` is at least 0 (over `scoreMaximum` is extra credit), `scoreMaximum` over 0. A launch whose platform offered no score service, or neither a line item nor the right to manage them, is 409; 429 while 50 of the user's scores on the line item wait. The workspace itself and the workspaces that manage it may send one, with a server key pair; an unknown or expired launch id, or one of another workspace, is 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/launches/{launchId}/score (the `SubmitLtiScore` operationId).
+	SubmitLtiScore(ctx context.Context, id string, launchId string, params *SubmitLtiScoreParams, body SubmitLtiScoreJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateLtiRegistrationLinkWithBody Make an LTI Dynamic Registration link
 	//
 	// Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
@@ -4614,6 +4802,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /api/workspace/{id}/lti/registrations/{registrationId}/deployments/{deploymentId} (the `RemoveLtiDeployment` operationId).
 	RemoveLtiDeployment(ctx context.Context, id string, registrationId string, deploymentId string, params *RemoveLtiDeploymentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLtiScore Get a score sent for an LTI 1.3 launch
+	//
+	// Where the score stands: `pending` until the platform took it (`delivered`) or it was given up on (`failed`, with the platform's message or why it was not sent as `reason`); a pending score that was refused for now carries the last refusal as `reason`. `attempts` counts the calls to the platform. A score is kept 30 days after it was sent; an unknown or expired score id, or one of another workspace, is 404.
+	//
+	// Corresponds with GET /api/workspace/{id}/lti/scores/{scoreId} (the `GetLtiScore` operationId).
+	GetLtiScore(ctx context.Context, id string, scoreId string, params *GetLtiScoreParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhooks List a workspace's webhooks
 	//
@@ -5284,6 +5479,44 @@ func (c *Client) ListLtiLaunchMembers(ctx context.Context, id string, launchId s
 	return c.Client.Do(req)
 }
 
+// SubmitLtiScoreWithBody Send a score for an LTI 1.3 launch to the platform's gradebook
+//
+// Answers 202 with the score's `id` and `status` `pending`: the score is kept and sent to the platform's gradebook in the background, as Assignment and Grade Services 2.0 has it: to the launch's line item (`ags.lineItem`), or, where the launch has none but may manage line items (the `lineitem` scope), to the one found or made for its resource link (with the exam configuration as `resourceId`, `scoreMaximum` as its maximum), for the launch's user (`sub`), stamped later than the user's last score on that line item. One user's scores on one line item are sent one at a time, in the order they came. A platform that is throttling or down is asked again later, honouring its `Retry-After`, for about a day and within 7 days of the score; any other refusal fails the score with the platform's message. Read what became of it with `GET …/lti/scores/{scoreId}`; `ltiScore.delivered` and `ltiScore.failed` are in the workspace's audit trail (and so sent to its webhooks). `scoreGiven` is at least 0 (over `scoreMaximum` is extra credit), `scoreMaximum` over 0. A launch whose platform offered no score service, or neither a line item nor the right to manage them, is 409; 429 while 50 of the user's scores on the line item wait. The workspace itself and the workspaces that manage it may send one, with a server key pair; an unknown or expired launch id, or one of another workspace, is 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/workspace/{id}/lti/launches/{launchId}/score (the `SubmitLtiScore` operationId).
+func (c *Client) SubmitLtiScoreWithBody(ctx context.Context, id string, launchId string, params *SubmitLtiScoreParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitLtiScoreRequestWithBody(c.Server, id, launchId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubmitLtiScore Send a score for an LTI 1.3 launch to the platform's gradebook
+//
+// Answers 202 with the score's `id` and `status` `pending`: the score is kept and sent to the platform's gradebook in the background, as Assignment and Grade Services 2.0 has it: to the launch's line item (`ags.lineItem`), or, where the launch has none but may manage line items (the `lineitem` scope), to the one found or made for its resource link (with the exam configuration as `resourceId`, `scoreMaximum` as its maximum), for the launch's user (`sub`), stamped later than the user's last score on that line item. One user's scores on one line item are sent one at a time, in the order they came. A platform that is throttling or down is asked again later, honouring its `Retry-After`, for about a day and within 7 days of the score; any other refusal fails the score with the platform's message. Read what became of it with `GET …/lti/scores/{scoreId}`; `ltiScore.delivered` and `ltiScore.failed` are in the workspace's audit trail (and so sent to its webhooks). `scoreGiven` is at least 0 (over `scoreMaximum` is extra credit), `scoreMaximum` over 0. A launch whose platform offered no score service, or neither a line item nor the right to manage them, is 409; 429 while 50 of the user's scores on the line item wait. The workspace itself and the workspaces that manage it may send one, with a server key pair; an unknown or expired launch id, or one of another workspace, is 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/workspace/{id}/lti/launches/{launchId}/score (the `SubmitLtiScore` operationId).
+func (c *Client) SubmitLtiScore(ctx context.Context, id string, launchId string, params *SubmitLtiScoreParams, body SubmitLtiScoreJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitLtiScoreRequest(c.Server, id, launchId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreateLtiRegistrationLinkWithBody Make an LTI Dynamic Registration link
 //
 // Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
@@ -5456,6 +5689,23 @@ func (c *Client) AddLtiDeployment(ctx context.Context, id string, registrationId
 // Corresponds with DELETE /api/workspace/{id}/lti/registrations/{registrationId}/deployments/{deploymentId} (the `RemoveLtiDeployment` operationId).
 func (c *Client) RemoveLtiDeployment(ctx context.Context, id string, registrationId string, deploymentId string, params *RemoveLtiDeploymentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRemoveLtiDeploymentRequest(c.Server, id, registrationId, deploymentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLtiScore Get a score sent for an LTI 1.3 launch
+//
+// Where the score stands: `pending` until the platform took it (`delivered`) or it was given up on (`failed`, with the platform's message or why it was not sent as `reason`); a pending score that was refused for now carries the last refusal as `reason`. `attempts` counts the calls to the platform. A score is kept 30 days after it was sent; an unknown or expired score id, or one of another workspace, is 404.
+//
+// Corresponds with GET /api/workspace/{id}/lti/scores/{scoreId} (the `GetLtiScore` operationId).
+func (c *Client) GetLtiScore(ctx context.Context, id string, scoreId string, params *GetLtiScoreParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLtiScoreRequest(c.Server, id, scoreId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7045,6 +7295,75 @@ func NewListLtiLaunchMembersRequest(server string, id string, launchId string, p
 	return req, nil
 }
 
+// NewSubmitLtiScoreRequest calls the generic SubmitLtiScore builder with application/json body
+func NewSubmitLtiScoreRequest(server string, id string, launchId string, params *SubmitLtiScoreParams, body SubmitLtiScoreJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSubmitLtiScoreRequestWithBody(server, id, launchId, params, "application/json", bodyReader)
+}
+
+// NewSubmitLtiScoreRequestWithBody constructs an http.Request for the SubmitLtiScore method, with any body, and a specified content type
+func NewSubmitLtiScoreRequestWithBody(server string, id string, launchId string, params *SubmitLtiScoreParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "launchId", launchId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/lti/launches/%s/score", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewCreateLtiRegistrationLinkRequest calls the generic CreateLtiRegistrationLink builder with application/json body
 func NewCreateLtiRegistrationLinkRequest(server string, id string, params *CreateLtiRegistrationLinkParams, body CreateLtiRegistrationLinkJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7440,6 +7759,62 @@ func NewRemoveLtiDeploymentRequest(server string, id string, registrationId stri
 	}
 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetLtiScoreRequest constructs an http.Request for the GetLtiScore method
+func NewGetLtiScoreRequest(server string, id string, scoreId string, params *GetLtiScoreParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "scoreId", scoreId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/lti/scores/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -9293,6 +9668,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/workspace/{id}/lti/launches/{launchId}/members (the `ListLtiLaunchMembers` operationId).
 	ListLtiLaunchMembersWithResponse(ctx context.Context, id string, launchId string, params *ListLtiLaunchMembersParams, reqEditors ...RequestEditorFn) (*ListLtiLaunchMembersHTTPResponse, error)
 
+	// SubmitLtiScoreWithBodyWithResponse Send a score for an LTI 1.3 launch to the platform's gradebook
+	//
+	// Answers 202 with the score's `id` and `status` `pending`: the score is kept and sent to the platform's gradebook in the background, as Assignment and Grade Services 2.0 has it: to the launch's line item (`ags.lineItem`), or, where the launch has none but may manage line items (the `lineitem` scope), to the one found or made for its resource link (with the exam configuration as `resourceId`, `scoreMaximum` as its maximum), for the launch's user (`sub`), stamped later than the user's last score on that line item. One user's scores on one line item are sent one at a time, in the order they came. A platform that is throttling or down is asked again later, honouring its `Retry-After`, for about a day and within 7 days of the score; any other refusal fails the score with the platform's message. Read what became of it with `GET …/lti/scores/{scoreId}`; `ltiScore.delivered` and `ltiScore.failed` are in the workspace's audit trail (and so sent to its webhooks). `scoreGiven` is at least 0 (over `scoreMaximum` is extra credit), `scoreMaximum` over 0. A launch whose platform offered no score service, or neither a line item nor the right to manage them, is 409; 429 while 50 of the user's scores on the line item wait. The workspace itself and the workspaces that manage it may send one, with a server key pair; an unknown or expired launch id, or one of another workspace, is 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/launches/{launchId}/score (the `SubmitLtiScore` operationId).
+	SubmitLtiScoreWithBodyWithResponse(ctx context.Context, id string, launchId string, params *SubmitLtiScoreParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitLtiScoreHTTPResponse, error)
+
+	// SubmitLtiScoreWithResponse Send a score for an LTI 1.3 launch to the platform's gradebook
+	//
+	// Answers 202 with the score's `id` and `status` `pending`: the score is kept and sent to the platform's gradebook in the background, as Assignment and Grade Services 2.0 has it: to the launch's line item (`ags.lineItem`), or, where the launch has none but may manage line items (the `lineitem` scope), to the one found or made for its resource link (with the exam configuration as `resourceId`, `scoreMaximum` as its maximum), for the launch's user (`sub`), stamped later than the user's last score on that line item. One user's scores on one line item are sent one at a time, in the order they came. A platform that is throttling or down is asked again later, honouring its `Retry-After`, for about a day and within 7 days of the score; any other refusal fails the score with the platform's message. Read what became of it with `GET …/lti/scores/{scoreId}`; `ltiScore.delivered` and `ltiScore.failed` are in the workspace's audit trail (and so sent to its webhooks). `scoreGiven` is at least 0 (over `scoreMaximum` is extra credit), `scoreMaximum` over 0. A launch whose platform offered no score service, or neither a line item nor the right to manage them, is 409; 429 while 50 of the user's scores on the line item wait. The workspace itself and the workspaces that manage it may send one, with a server key pair; an unknown or expired launch id, or one of another workspace, is 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/{id}/lti/launches/{launchId}/score (the `SubmitLtiScore` operationId).
+	SubmitLtiScoreWithResponse(ctx context.Context, id string, launchId string, params *SubmitLtiScoreParams, body SubmitLtiScoreJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitLtiScoreHTTPResponse, error)
+
 	// CreateLtiRegistrationLinkWithBodyWithResponse Make an LTI Dynamic Registration link
 	//
 	// Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
@@ -9382,6 +9775,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /api/workspace/{id}/lti/registrations/{registrationId}/deployments/{deploymentId} (the `RemoveLtiDeployment` operationId).
 	RemoveLtiDeploymentWithResponse(ctx context.Context, id string, registrationId string, deploymentId string, params *RemoveLtiDeploymentParams, reqEditors ...RequestEditorFn) (*RemoveLtiDeploymentHTTPResponse, error)
+
+	// GetLtiScoreWithResponse Get a score sent for an LTI 1.3 launch
+	//
+	// Where the score stands: `pending` until the platform took it (`delivered`) or it was given up on (`failed`, with the platform's message or why it was not sent as `reason`); a pending score that was refused for now carries the last refusal as `reason`. `attempts` counts the calls to the platform. A score is kept 30 days after it was sent; an unknown or expired score id, or one of another workspace, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/workspace/{id}/lti/scores/{scoreId} (the `GetLtiScore` operationId).
+	GetLtiScoreWithResponse(ctx context.Context, id string, scoreId string, params *GetLtiScoreParams, reqEditors ...RequestEditorFn) (*GetLtiScoreHTTPResponse, error)
 
 	// ListWebhooksWithResponse List a workspace's webhooks
 	//
@@ -12667,6 +13069,229 @@ func (r ListLtiLaunchMembersHTTPResponse) ContentType() string {
 	return ""
 }
 
+// SubmitLtiScoreHTTPResponse202Headers the declared response headers of an HTTP 202 response for SubmitLtiScore
+type SubmitLtiScoreHTTPResponse202Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// SubmitLtiScoreHTTPResponse400Headers the declared response headers of an HTTP 400 response for SubmitLtiScore
+type SubmitLtiScoreHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// SubmitLtiScoreHTTPResponse401Headers the declared response headers of an HTTP 401 response for SubmitLtiScore
+type SubmitLtiScoreHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// SubmitLtiScoreHTTPResponse403Headers the declared response headers of an HTTP 403 response for SubmitLtiScore
+type SubmitLtiScoreHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// SubmitLtiScoreHTTPResponse404Headers the declared response headers of an HTTP 404 response for SubmitLtiScore
+type SubmitLtiScoreHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// SubmitLtiScoreHTTPResponse408Headers the declared response headers of an HTTP 408 response for SubmitLtiScore
+type SubmitLtiScoreHTTPResponse408Headers struct {
+	XRequestId string
+}
+
+// SubmitLtiScoreHTTPResponse409Headers the declared response headers of an HTTP 409 response for SubmitLtiScore
+type SubmitLtiScoreHTTPResponse409Headers struct {
+	XRequestId string
+}
+
+// SubmitLtiScoreHTTPResponse413Headers the declared response headers of an HTTP 413 response for SubmitLtiScore
+type SubmitLtiScoreHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// SubmitLtiScoreHTTPResponse415Headers the declared response headers of an HTTP 415 response for SubmitLtiScore
+type SubmitLtiScoreHTTPResponse415Headers struct {
+	XRequestId string
+}
+
+// SubmitLtiScoreHTTPResponse429Headers the declared response headers of an HTTP 429 response for SubmitLtiScore
+type SubmitLtiScoreHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// SubmitLtiScoreHTTPResponse500Headers the declared response headers of an HTTP 500 response for SubmitLtiScore
+type SubmitLtiScoreHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// SubmitLtiScoreHTTPResponse503Headers the declared response headers of an HTTP 503 response for SubmitLtiScore
+type SubmitLtiScoreHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// SubmitLtiScoreHTTPResponse504Headers the declared response headers of an HTTP 504 response for SubmitLtiScore
+type SubmitLtiScoreHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type SubmitLtiScoreHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *LtiScoreReceipt
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *SubmitLtiScoreHTTPResponse202Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SubmitLtiScoreHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SubmitLtiScoreHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SubmitLtiScoreHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SubmitLtiScoreHTTPResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *SubmitLtiScoreHTTPResponse408Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SubmitLtiScoreHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *SubmitLtiScoreHTTPResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *SubmitLtiScoreHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SubmitLtiScoreHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SubmitLtiScoreHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SubmitLtiScoreHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *SubmitLtiScoreHTTPResponse504Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r SubmitLtiScoreHTTPResponse) GetJSON202() *LtiScoreReceipt {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SubmitLtiScoreHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SubmitLtiScoreHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SubmitLtiScoreHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SubmitLtiScoreHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r SubmitLtiScoreHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SubmitLtiScoreHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SubmitLtiScoreHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r SubmitLtiScoreHTTPResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SubmitLtiScoreHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SubmitLtiScoreHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SubmitLtiScoreHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r SubmitLtiScoreHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r SubmitLtiScoreHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SubmitLtiScoreHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SubmitLtiScoreHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SubmitLtiScoreHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateLtiRegistrationLinkHTTPResponse201Headers the declared response headers of an HTTP 201 response for CreateLtiRegistrationLink
 type CreateLtiRegistrationLinkHTTPResponse201Headers struct {
 	RateLimit       *string
@@ -14068,6 +14693,187 @@ func (r RemoveLtiDeploymentHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RemoveLtiDeploymentHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLtiScoreHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetLtiScore
+type GetLtiScoreHTTPResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// GetLtiScoreHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetLtiScore
+type GetLtiScoreHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// GetLtiScoreHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetLtiScore
+type GetLtiScoreHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetLtiScoreHTTPResponse403Headers the declared response headers of an HTTP 403 response for GetLtiScore
+type GetLtiScoreHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// GetLtiScoreHTTPResponse404Headers the declared response headers of an HTTP 404 response for GetLtiScore
+type GetLtiScoreHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// GetLtiScoreHTTPResponse413Headers the declared response headers of an HTTP 413 response for GetLtiScore
+type GetLtiScoreHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// GetLtiScoreHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetLtiScore
+type GetLtiScoreHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// GetLtiScoreHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetLtiScore
+type GetLtiScoreHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// GetLtiScoreHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetLtiScore
+type GetLtiScoreHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// GetLtiScoreHTTPResponse504Headers the declared response headers of an HTTP 504 response for GetLtiScore
+type GetLtiScoreHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type GetLtiScoreHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LtiScore
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLtiScoreHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetLtiScoreHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetLtiScoreHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetLtiScoreHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetLtiScoreHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *GetLtiScoreHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLtiScoreHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetLtiScoreHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLtiScoreHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *GetLtiScoreHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLtiScoreHTTPResponse) GetJSON200() *LtiScore {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetLtiScoreHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetLtiScoreHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetLtiScoreHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetLtiScoreHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetLtiScoreHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetLtiScoreHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetLtiScoreHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLtiScoreHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetLtiScoreHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLtiScoreHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLtiScoreHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLtiScoreHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLtiScoreHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18470,6 +19276,36 @@ func (c *ClientWithResponses) ListLtiLaunchMembersWithResponse(ctx context.Conte
 	return ParseListLtiLaunchMembersHTTPResponse(rsp)
 }
 
+// SubmitLtiScoreWithBodyWithResponse Send a score for an LTI 1.3 launch to the platform's gradebook
+//
+// Answers 202 with the score's `id` and `status` `pending`: the score is kept and sent to the platform's gradebook in the background, as Assignment and Grade Services 2.0 has it: to the launch's line item (`ags.lineItem`), or, where the launch has none but may manage line items (the `lineitem` scope), to the one found or made for its resource link (with the exam configuration as `resourceId`, `scoreMaximum` as its maximum), for the launch's user (`sub`), stamped later than the user's last score on that line item. One user's scores on one line item are sent one at a time, in the order they came. A platform that is throttling or down is asked again later, honouring its `Retry-After`, for about a day and within 7 days of the score; any other refusal fails the score with the platform's message. Read what became of it with `GET …/lti/scores/{scoreId}`; `ltiScore.delivered` and `ltiScore.failed` are in the workspace's audit trail (and so sent to its webhooks). `scoreGiven` is at least 0 (over `scoreMaximum` is extra credit), `scoreMaximum` over 0. A launch whose platform offered no score service, or neither a line item nor the right to manage them, is 409; 429 while 50 of the user's scores on the line item wait. The workspace itself and the workspaces that manage it may send one, with a server key pair; an unknown or expired launch id, or one of another workspace, is 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/{id}/lti/launches/{launchId}/score (the `SubmitLtiScore` operationId).
+func (c *ClientWithResponses) SubmitLtiScoreWithBodyWithResponse(ctx context.Context, id string, launchId string, params *SubmitLtiScoreParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitLtiScoreHTTPResponse, error) {
+	rsp, err := c.SubmitLtiScoreWithBody(ctx, id, launchId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitLtiScoreHTTPResponse(rsp)
+}
+
+// SubmitLtiScoreWithResponse Send a score for an LTI 1.3 launch to the platform's gradebook
+//
+// Answers 202 with the score's `id` and `status` `pending`: the score is kept and sent to the platform's gradebook in the background, as Assignment and Grade Services 2.0 has it: to the launch's line item (`ags.lineItem`), or, where the launch has none but may manage line items (the `lineitem` scope), to the one found or made for its resource link (with the exam configuration as `resourceId`, `scoreMaximum` as its maximum), for the launch's user (`sub`), stamped later than the user's last score on that line item. One user's scores on one line item are sent one at a time, in the order they came. A platform that is throttling or down is asked again later, honouring its `Retry-After`, for about a day and within 7 days of the score; any other refusal fails the score with the platform's message. Read what became of it with `GET …/lti/scores/{scoreId}`; `ltiScore.delivered` and `ltiScore.failed` are in the workspace's audit trail (and so sent to its webhooks). `scoreGiven` is at least 0 (over `scoreMaximum` is extra credit), `scoreMaximum` over 0. A launch whose platform offered no score service, or neither a line item nor the right to manage them, is 409; 429 while 50 of the user's scores on the line item wait. The workspace itself and the workspaces that manage it may send one, with a server key pair; an unknown or expired launch id, or one of another workspace, is 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/{id}/lti/launches/{launchId}/score (the `SubmitLtiScore` operationId).
+func (c *ClientWithResponses) SubmitLtiScoreWithResponse(ctx context.Context, id string, launchId string, params *SubmitLtiScoreParams, body SubmitLtiScoreJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitLtiScoreHTTPResponse, error) {
+	rsp, err := c.SubmitLtiScore(ctx, id, launchId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitLtiScoreHTTPResponse(rsp)
+}
+
 // CreateLtiRegistrationLinkWithBodyWithResponse Make an LTI Dynamic Registration link
 //
 // Answers 201 with a registration link (1EdTech LTI Dynamic Registration 1.0) for the workspace: an LMS administrator pastes `url` where the platform asks for the tool's registration URL (Moodle: *Tool URL* under *Manage tools*; Canvas: *LTI Registration* under *Developer Keys*, *LTI Registration*). The platform opens it with `openid_configuration` and `registration_token`; the tool reads the platform's configuration, registers itself with the platform and stores the registration in this workspace, as `POST …/lti/registrations` would. The link works once, for a registration that succeeds (a refused one leaves it usable), until `expiresAt`, one hour after it was made; it is a secret until then. The body is `{}`. Making one and using it are in the workspace's audit trail. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
@@ -18618,6 +19454,21 @@ func (c *ClientWithResponses) RemoveLtiDeploymentWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseRemoveLtiDeploymentHTTPResponse(rsp)
+}
+
+// GetLtiScoreWithResponse Get a score sent for an LTI 1.3 launch
+//
+// Where the score stands: `pending` until the platform took it (`delivered`) or it was given up on (`failed`, with the platform's message or why it was not sent as `reason`); a pending score that was refused for now carries the last refusal as `reason`. `attempts` counts the calls to the platform. A score is kept 30 days after it was sent; an unknown or expired score id, or one of another workspace, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/workspace/{id}/lti/scores/{scoreId} (the `GetLtiScore` operationId).
+func (c *ClientWithResponses) GetLtiScoreWithResponse(ctx context.Context, id string, scoreId string, params *GetLtiScoreParams, reqEditors ...RequestEditorFn) (*GetLtiScoreHTTPResponse, error) {
+	rsp, err := c.GetLtiScore(ctx, id, scoreId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLtiScoreHTTPResponse(rsp)
 }
 
 // ListWebhooksWithResponse List a workspace's webhooks
@@ -23085,6 +23936,298 @@ func ParseListLtiLaunchMembersHTTPResponse(rsp *http.Response) (*ListLtiLaunchMe
 	return response, nil
 }
 
+// ParseSubmitLtiScoreHTTPResponse parses an HTTP response from a SubmitLtiScoreWithResponse call
+func ParseSubmitLtiScoreHTTPResponse(rsp *http.Response) (*SubmitLtiScoreHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SubmitLtiScoreHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest LtiScoreReceipt
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers SubmitLtiScoreHTTPResponse202Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 400:
+		var headers SubmitLtiScoreHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SubmitLtiScoreHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SubmitLtiScoreHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SubmitLtiScoreHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers SubmitLtiScoreHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 409:
+		var headers SubmitLtiScoreHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers SubmitLtiScoreHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers SubmitLtiScoreHTTPResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers SubmitLtiScoreHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers SubmitLtiScoreHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SubmitLtiScoreHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers SubmitLtiScoreHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCreateLtiRegistrationLinkHTTPResponse parses an HTTP response from a CreateLtiRegistrationLinkWithResponse call
 func ParseCreateLtiRegistrationLinkHTTPResponse(rsp *http.Response) (*CreateLtiRegistrationLinkHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -24929,6 +26072,247 @@ func ParseRemoveLtiDeploymentHTTPResponse(rsp *http.Response) (*RemoveLtiDeploym
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers RemoveLtiDeploymentHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLtiScoreHTTPResponse parses an HTTP response from a GetLtiScoreWithResponse call
+func ParseGetLtiScoreHTTPResponse(rsp *http.Response) (*GetLtiScoreHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLtiScoreHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LtiScore
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLtiScoreHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetLtiScoreHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetLtiScoreHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetLtiScoreHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetLtiScoreHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers GetLtiScoreHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLtiScoreHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetLtiScoreHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLtiScoreHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers GetLtiScoreHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

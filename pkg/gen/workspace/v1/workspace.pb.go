@@ -1936,6 +1936,314 @@ func (x *ListLtiLaunchMembersResponse) GetNextPageToken() string {
 	return ""
 }
 
+type SubmitLtiScoreRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The launch, as the session shows it.
+	LaunchId string `protobuf:"bytes,2,opt,name=launch_id,json=launchId,proto3" json:"launch_id,omitempty"`
+	// The points given: at least 0.
+	ScoreGiven float64 `protobuf:"fixed64,3,opt,name=score_given,json=scoreGiven,proto3" json:"score_given,omitempty"`
+	// The points possible: over 0.
+	ScoreMaximum float64 `protobuf:"fixed64,4,opt,name=score_maximum,json=scoreMaximum,proto3" json:"score_maximum,omitempty"`
+	// How far the learner got with the activity (AGS 2.0).
+	ActivityProgress string `protobuf:"bytes,5,opt,name=activity_progress,json=activityProgress,proto3" json:"activity_progress,omitempty"`
+	// How far the grading got (AGS 2.0): a gradebook shows the score as final
+	// only when FullyGraded.
+	GradingProgress string `protobuf:"bytes,6,opt,name=grading_progress,json=gradingProgress,proto3" json:"grading_progress,omitempty"`
+	// A note for the learner and teacher, at most 4000 characters.
+	Comment string `protobuf:"bytes,7,opt,name=comment,proto3" json:"comment,omitempty"`
+	// When the learner submitted, RFC 3339.
+	SubmittedAt   string `protobuf:"bytes,8,opt,name=submitted_at,json=submittedAt,proto3" json:"submitted_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitLtiScoreRequest) Reset() {
+	*x = SubmitLtiScoreRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitLtiScoreRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitLtiScoreRequest) ProtoMessage() {}
+
+func (x *SubmitLtiScoreRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitLtiScoreRequest.ProtoReflect.Descriptor instead.
+func (*SubmitLtiScoreRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *SubmitLtiScoreRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *SubmitLtiScoreRequest) GetLaunchId() string {
+	if x != nil {
+		return x.LaunchId
+	}
+	return ""
+}
+
+func (x *SubmitLtiScoreRequest) GetScoreGiven() float64 {
+	if x != nil {
+		return x.ScoreGiven
+	}
+	return 0
+}
+
+func (x *SubmitLtiScoreRequest) GetScoreMaximum() float64 {
+	if x != nil {
+		return x.ScoreMaximum
+	}
+	return 0
+}
+
+func (x *SubmitLtiScoreRequest) GetActivityProgress() string {
+	if x != nil {
+		return x.ActivityProgress
+	}
+	return ""
+}
+
+func (x *SubmitLtiScoreRequest) GetGradingProgress() string {
+	if x != nil {
+		return x.GradingProgress
+	}
+	return ""
+}
+
+func (x *SubmitLtiScoreRequest) GetComment() string {
+	if x != nil {
+		return x.Comment
+	}
+	return ""
+}
+
+func (x *SubmitLtiScoreRequest) GetSubmittedAt() string {
+	if x != nil {
+		return x.SubmittedAt
+	}
+	return ""
+}
+
+// A score taken for delivery.
+type LtiScoreReceipt struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The score's id, for GET …/lti/scores/{scoreId}.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// pending.
+	Status        string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LtiScoreReceipt) Reset() {
+	*x = LtiScoreReceipt{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiScoreReceipt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiScoreReceipt) ProtoMessage() {}
+
+func (x *LtiScoreReceipt) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiScoreReceipt.ProtoReflect.Descriptor instead.
+func (*LtiScoreReceipt) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *LtiScoreReceipt) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *LtiScoreReceipt) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+type GetLtiScoreRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The score, as sending it answered.
+	ScoreId       string `protobuf:"bytes,2,opt,name=score_id,json=scoreId,proto3" json:"score_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetLtiScoreRequest) Reset() {
+	*x = GetLtiScoreRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLtiScoreRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLtiScoreRequest) ProtoMessage() {}
+
+func (x *GetLtiScoreRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLtiScoreRequest.ProtoReflect.Descriptor instead.
+func (*GetLtiScoreRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *GetLtiScoreRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *GetLtiScoreRequest) GetScoreId() string {
+	if x != nil {
+		return x.ScoreId
+	}
+	return ""
+}
+
+// A score sent for an LTI launch, and what became of it.
+type LtiScore struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The launch it was sent for.
+	LaunchId string `protobuf:"bytes,2,opt,name=launch_id,json=launchId,proto3" json:"launch_id,omitempty"`
+	Status   string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	// Why it failed, or a pending score's last refusal; absent otherwise.
+	Reason *string `protobuf:"bytes,4,opt,name=reason,proto3,oneof" json:"reason,omitempty"`
+	// The calls made to the platform.
+	Attempts int32 `protobuf:"varint,5,opt,name=attempts,proto3" json:"attempts,omitempty"`
+	// RFC 3339, UTC, milliseconds: when the status, reason or attempts last
+	// changed.
+	UpdateTime    string `protobuf:"bytes,6,opt,name=update_time,json=updatedAt,proto3" json:"update_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LtiScore) Reset() {
+	*x = LtiScore{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiScore) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiScore) ProtoMessage() {}
+
+func (x *LtiScore) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiScore.ProtoReflect.Descriptor instead.
+func (*LtiScore) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *LtiScore) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *LtiScore) GetLaunchId() string {
+	if x != nil {
+		return x.LaunchId
+	}
+	return ""
+}
+
+func (x *LtiScore) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *LtiScore) GetReason() string {
+	if x != nil && x.Reason != nil {
+		return *x.Reason
+	}
+	return ""
+}
+
+func (x *LtiScore) GetAttempts() int32 {
+	if x != nil {
+		return x.Attempts
+	}
+	return 0
+}
+
+func (x *LtiScore) GetUpdateTime() string {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return ""
+}
+
 // A member of a course as its platform's NRPS service lists them.
 type LtiMember struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1956,7 +2264,7 @@ type LtiMember struct {
 
 func (x *LtiMember) Reset() {
 	*x = LtiMember{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1968,7 +2276,7 @@ func (x *LtiMember) String() string {
 func (*LtiMember) ProtoMessage() {}
 
 func (x *LtiMember) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[29]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1981,7 +2289,7 @@ func (x *LtiMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiMember.ProtoReflect.Descriptor instead.
 func (*LtiMember) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{29}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *LtiMember) GetUserId() string {
@@ -2031,7 +2339,7 @@ type DeleteLtiRegistrationRequest struct {
 
 func (x *DeleteLtiRegistrationRequest) Reset() {
 	*x = DeleteLtiRegistrationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2043,7 +2351,7 @@ func (x *DeleteLtiRegistrationRequest) String() string {
 func (*DeleteLtiRegistrationRequest) ProtoMessage() {}
 
 func (x *DeleteLtiRegistrationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[30]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2056,7 +2364,7 @@ func (x *DeleteLtiRegistrationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteLtiRegistrationRequest.ProtoReflect.Descriptor instead.
 func (*DeleteLtiRegistrationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{30}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DeleteLtiRegistrationRequest) GetId() string {
@@ -2090,7 +2398,7 @@ type AddLtiDeploymentRequest struct {
 
 func (x *AddLtiDeploymentRequest) Reset() {
 	*x = AddLtiDeploymentRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2102,7 +2410,7 @@ func (x *AddLtiDeploymentRequest) String() string {
 func (*AddLtiDeploymentRequest) ProtoMessage() {}
 
 func (x *AddLtiDeploymentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[31]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2115,7 +2423,7 @@ func (x *AddLtiDeploymentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddLtiDeploymentRequest.ProtoReflect.Descriptor instead.
 func (*AddLtiDeploymentRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{31}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AddLtiDeploymentRequest) GetId() string {
@@ -2153,7 +2461,7 @@ type RemoveLtiDeploymentRequest struct {
 
 func (x *RemoveLtiDeploymentRequest) Reset() {
 	*x = RemoveLtiDeploymentRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2165,7 +2473,7 @@ func (x *RemoveLtiDeploymentRequest) String() string {
 func (*RemoveLtiDeploymentRequest) ProtoMessage() {}
 
 func (x *RemoveLtiDeploymentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[32]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2178,7 +2486,7 @@ func (x *RemoveLtiDeploymentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveLtiDeploymentRequest.ProtoReflect.Descriptor instead.
 func (*RemoveLtiDeploymentRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{32}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RemoveLtiDeploymentRequest) GetId() string {
@@ -2222,7 +2530,7 @@ type LtiRegistration struct {
 
 func (x *LtiRegistration) Reset() {
 	*x = LtiRegistration{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2234,7 +2542,7 @@ func (x *LtiRegistration) String() string {
 func (*LtiRegistration) ProtoMessage() {}
 
 func (x *LtiRegistration) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[33]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2247,7 +2555,7 @@ func (x *LtiRegistration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiRegistration.ProtoReflect.Descriptor instead.
 func (*LtiRegistration) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{33}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *LtiRegistration) GetId() string {
@@ -2317,7 +2625,7 @@ type CreateLtiRegistrationLinkRequest struct {
 
 func (x *CreateLtiRegistrationLinkRequest) Reset() {
 	*x = CreateLtiRegistrationLinkRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2329,7 +2637,7 @@ func (x *CreateLtiRegistrationLinkRequest) String() string {
 func (*CreateLtiRegistrationLinkRequest) ProtoMessage() {}
 
 func (x *CreateLtiRegistrationLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[34]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2342,7 +2650,7 @@ func (x *CreateLtiRegistrationLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateLtiRegistrationLinkRequest.ProtoReflect.Descriptor instead.
 func (*CreateLtiRegistrationLinkRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{34}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CreateLtiRegistrationLinkRequest) GetId() string {
@@ -2367,7 +2675,7 @@ type LtiRegistrationLink struct {
 
 func (x *LtiRegistrationLink) Reset() {
 	*x = LtiRegistrationLink{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2379,7 +2687,7 @@ func (x *LtiRegistrationLink) String() string {
 func (*LtiRegistrationLink) ProtoMessage() {}
 
 func (x *LtiRegistrationLink) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[35]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2392,7 +2700,7 @@ func (x *LtiRegistrationLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiRegistrationLink.ProtoReflect.Descriptor instead.
 func (*LtiRegistrationLink) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{35}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *LtiRegistrationLink) GetUrl() string {
@@ -2424,7 +2732,7 @@ type RegisterLtiPlatformRequest struct {
 
 func (x *RegisterLtiPlatformRequest) Reset() {
 	*x = RegisterLtiPlatformRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2436,7 +2744,7 @@ func (x *RegisterLtiPlatformRequest) String() string {
 func (*RegisterLtiPlatformRequest) ProtoMessage() {}
 
 func (x *RegisterLtiPlatformRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[36]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2449,7 +2757,7 @@ func (x *RegisterLtiPlatformRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterLtiPlatformRequest.ProtoReflect.Descriptor instead.
 func (*RegisterLtiPlatformRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{36}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RegisterLtiPlatformRequest) GetLink() string {
@@ -2488,7 +2796,7 @@ type LtiPlatformRegistration struct {
 
 func (x *LtiPlatformRegistration) Reset() {
 	*x = LtiPlatformRegistration{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2500,7 +2808,7 @@ func (x *LtiPlatformRegistration) String() string {
 func (*LtiPlatformRegistration) ProtoMessage() {}
 
 func (x *LtiPlatformRegistration) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[37]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2513,7 +2821,7 @@ func (x *LtiPlatformRegistration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiPlatformRegistration.ProtoReflect.Descriptor instead.
 func (*LtiPlatformRegistration) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{37}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *LtiPlatformRegistration) GetWorkspaceId() string {
@@ -2547,7 +2855,7 @@ type ListWebhooksRequest struct {
 
 func (x *ListWebhooksRequest) Reset() {
 	*x = ListWebhooksRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2559,7 +2867,7 @@ func (x *ListWebhooksRequest) String() string {
 func (*ListWebhooksRequest) ProtoMessage() {}
 
 func (x *ListWebhooksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[38]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2572,7 +2880,7 @@ func (x *ListWebhooksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhooksRequest.ProtoReflect.Descriptor instead.
 func (*ListWebhooksRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{38}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListWebhooksRequest) GetId() string {
@@ -2592,7 +2900,7 @@ type ListWebhooksResponse struct {
 
 func (x *ListWebhooksResponse) Reset() {
 	*x = ListWebhooksResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2604,7 +2912,7 @@ func (x *ListWebhooksResponse) String() string {
 func (*ListWebhooksResponse) ProtoMessage() {}
 
 func (x *ListWebhooksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[39]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2617,7 +2925,7 @@ func (x *ListWebhooksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhooksResponse.ProtoReflect.Descriptor instead.
 func (*ListWebhooksResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{39}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListWebhooksResponse) GetWebhooks() []*Webhook {
@@ -2645,7 +2953,7 @@ type CreateWebhookRequest struct {
 
 func (x *CreateWebhookRequest) Reset() {
 	*x = CreateWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2657,7 +2965,7 @@ func (x *CreateWebhookRequest) String() string {
 func (*CreateWebhookRequest) ProtoMessage() {}
 
 func (x *CreateWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[40]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2670,7 +2978,7 @@ func (x *CreateWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWebhookRequest.ProtoReflect.Descriptor instead.
 func (*CreateWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{40}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CreateWebhookRequest) GetId() string {
@@ -2724,7 +3032,7 @@ type CreateWebhookResponse struct {
 
 func (x *CreateWebhookResponse) Reset() {
 	*x = CreateWebhookResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2736,7 +3044,7 @@ func (x *CreateWebhookResponse) String() string {
 func (*CreateWebhookResponse) ProtoMessage() {}
 
 func (x *CreateWebhookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[41]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2749,7 +3057,7 @@ func (x *CreateWebhookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWebhookResponse.ProtoReflect.Descriptor instead.
 func (*CreateWebhookResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{41}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CreateWebhookResponse) GetId() string {
@@ -2839,7 +3147,7 @@ type Webhook struct {
 
 func (x *Webhook) Reset() {
 	*x = Webhook{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2851,7 +3159,7 @@ func (x *Webhook) String() string {
 func (*Webhook) ProtoMessage() {}
 
 func (x *Webhook) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[42]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2864,7 +3172,7 @@ func (x *Webhook) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Webhook.ProtoReflect.Descriptor instead.
 func (*Webhook) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{42}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *Webhook) GetId() string {
@@ -2935,7 +3243,7 @@ type GetWebhookRequest struct {
 
 func (x *GetWebhookRequest) Reset() {
 	*x = GetWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2947,7 +3255,7 @@ func (x *GetWebhookRequest) String() string {
 func (*GetWebhookRequest) ProtoMessage() {}
 
 func (x *GetWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[43]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2960,7 +3268,7 @@ func (x *GetWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWebhookRequest.ProtoReflect.Descriptor instead.
 func (*GetWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{43}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetWebhookRequest) GetId() string {
@@ -3005,7 +3313,7 @@ type UpdateWebhookRequest struct {
 
 func (x *UpdateWebhookRequest) Reset() {
 	*x = UpdateWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3017,7 +3325,7 @@ func (x *UpdateWebhookRequest) String() string {
 func (*UpdateWebhookRequest) ProtoMessage() {}
 
 func (x *UpdateWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[44]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3030,7 +3338,7 @@ func (x *UpdateWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWebhookRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{44}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *UpdateWebhookRequest) GetId() string {
@@ -3094,7 +3402,7 @@ type DeleteWebhookRequest struct {
 
 func (x *DeleteWebhookRequest) Reset() {
 	*x = DeleteWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3106,7 +3414,7 @@ func (x *DeleteWebhookRequest) String() string {
 func (*DeleteWebhookRequest) ProtoMessage() {}
 
 func (x *DeleteWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[45]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3119,7 +3427,7 @@ func (x *DeleteWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWebhookRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{45}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *DeleteWebhookRequest) GetId() string {
@@ -3154,7 +3462,7 @@ type RotateWebhookSecretRequest struct {
 
 func (x *RotateWebhookSecretRequest) Reset() {
 	*x = RotateWebhookSecretRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3166,7 +3474,7 @@ func (x *RotateWebhookSecretRequest) String() string {
 func (*RotateWebhookSecretRequest) ProtoMessage() {}
 
 func (x *RotateWebhookSecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[46]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3179,7 +3487,7 @@ func (x *RotateWebhookSecretRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateWebhookSecretRequest.ProtoReflect.Descriptor instead.
 func (*RotateWebhookSecretRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{46}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *RotateWebhookSecretRequest) GetId() string {
@@ -3216,7 +3524,7 @@ type RotateWebhookSecretResponse struct {
 
 func (x *RotateWebhookSecretResponse) Reset() {
 	*x = RotateWebhookSecretResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3228,7 +3536,7 @@ func (x *RotateWebhookSecretResponse) String() string {
 func (*RotateWebhookSecretResponse) ProtoMessage() {}
 
 func (x *RotateWebhookSecretResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[47]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3241,7 +3549,7 @@ func (x *RotateWebhookSecretResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateWebhookSecretResponse.ProtoReflect.Descriptor instead.
 func (*RotateWebhookSecretResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{47}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RotateWebhookSecretResponse) GetSecret() string {
@@ -3273,7 +3581,7 @@ type ListWebhookAttemptsRequest struct {
 
 func (x *ListWebhookAttemptsRequest) Reset() {
 	*x = ListWebhookAttemptsRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3285,7 +3593,7 @@ func (x *ListWebhookAttemptsRequest) String() string {
 func (*ListWebhookAttemptsRequest) ProtoMessage() {}
 
 func (x *ListWebhookAttemptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[48]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3298,7 +3606,7 @@ func (x *ListWebhookAttemptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhookAttemptsRequest.ProtoReflect.Descriptor instead.
 func (*ListWebhookAttemptsRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{48}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListWebhookAttemptsRequest) GetId() string {
@@ -3334,7 +3642,7 @@ type ListWebhookAttemptsResponse struct {
 
 func (x *ListWebhookAttemptsResponse) Reset() {
 	*x = ListWebhookAttemptsResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3346,7 +3654,7 @@ func (x *ListWebhookAttemptsResponse) String() string {
 func (*ListWebhookAttemptsResponse) ProtoMessage() {}
 
 func (x *ListWebhookAttemptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[49]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3359,7 +3667,7 @@ func (x *ListWebhookAttemptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhookAttemptsResponse.ProtoReflect.Descriptor instead.
 func (*ListWebhookAttemptsResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{49}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListWebhookAttemptsResponse) GetAttempts() []*WebhookAttempt {
@@ -3398,7 +3706,7 @@ type WebhookAttempt struct {
 
 func (x *WebhookAttempt) Reset() {
 	*x = WebhookAttempt{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3410,7 +3718,7 @@ func (x *WebhookAttempt) String() string {
 func (*WebhookAttempt) ProtoMessage() {}
 
 func (x *WebhookAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[50]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3423,7 +3731,7 @@ func (x *WebhookAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookAttempt.ProtoReflect.Descriptor instead.
 func (*WebhookAttempt) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{50}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *WebhookAttempt) GetEventId() string {
@@ -3484,7 +3792,7 @@ type ResendWebhookEventRequest struct {
 
 func (x *ResendWebhookEventRequest) Reset() {
 	*x = ResendWebhookEventRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3496,7 +3804,7 @@ func (x *ResendWebhookEventRequest) String() string {
 func (*ResendWebhookEventRequest) ProtoMessage() {}
 
 func (x *ResendWebhookEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[51]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3509,7 +3817,7 @@ func (x *ResendWebhookEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResendWebhookEventRequest.ProtoReflect.Descriptor instead.
 func (*ResendWebhookEventRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{51}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ResendWebhookEventRequest) GetId() string {
@@ -3543,7 +3851,7 @@ type ResendWebhookEventResponse struct {
 
 func (x *ResendWebhookEventResponse) Reset() {
 	*x = ResendWebhookEventResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3555,7 +3863,7 @@ func (x *ResendWebhookEventResponse) String() string {
 func (*ResendWebhookEventResponse) ProtoMessage() {}
 
 func (x *ResendWebhookEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[52]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3568,7 +3876,7 @@ func (x *ResendWebhookEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResendWebhookEventResponse.ProtoReflect.Descriptor instead.
 func (*ResendWebhookEventResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{52}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ResendWebhookEventResponse) GetEventId() string {
@@ -3596,7 +3904,7 @@ type RecoverWebhookEventsRequest struct {
 
 func (x *RecoverWebhookEventsRequest) Reset() {
 	*x = RecoverWebhookEventsRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3608,7 +3916,7 @@ func (x *RecoverWebhookEventsRequest) String() string {
 func (*RecoverWebhookEventsRequest) ProtoMessage() {}
 
 func (x *RecoverWebhookEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[53]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3621,7 +3929,7 @@ func (x *RecoverWebhookEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverWebhookEventsRequest.ProtoReflect.Descriptor instead.
 func (*RecoverWebhookEventsRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{53}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *RecoverWebhookEventsRequest) GetId() string {
@@ -3655,7 +3963,7 @@ type RecoverWebhookEventsResponse struct {
 
 func (x *RecoverWebhookEventsResponse) Reset() {
 	*x = RecoverWebhookEventsResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3667,7 +3975,7 @@ func (x *RecoverWebhookEventsResponse) String() string {
 func (*RecoverWebhookEventsResponse) ProtoMessage() {}
 
 func (x *RecoverWebhookEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[54]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3680,7 +3988,7 @@ func (x *RecoverWebhookEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverWebhookEventsResponse.ProtoReflect.Descriptor instead.
 func (*RecoverWebhookEventsResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{54}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *RecoverWebhookEventsResponse) GetSince() string {
@@ -3704,7 +4012,7 @@ type TestWebhookRequest struct {
 
 func (x *TestWebhookRequest) Reset() {
 	*x = TestWebhookRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3716,7 +4024,7 @@ func (x *TestWebhookRequest) String() string {
 func (*TestWebhookRequest) ProtoMessage() {}
 
 func (x *TestWebhookRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[55]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3729,7 +4037,7 @@ func (x *TestWebhookRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestWebhookRequest.ProtoReflect.Descriptor instead.
 func (*TestWebhookRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{55}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *TestWebhookRequest) GetId() string {
@@ -3757,7 +4065,7 @@ type TestWebhookResponse struct {
 
 func (x *TestWebhookResponse) Reset() {
 	*x = TestWebhookResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3769,7 +4077,7 @@ func (x *TestWebhookResponse) String() string {
 func (*TestWebhookResponse) ProtoMessage() {}
 
 func (x *TestWebhookResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[56]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3782,7 +4090,7 @@ func (x *TestWebhookResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TestWebhookResponse.ProtoReflect.Descriptor instead.
 func (*TestWebhookResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{56}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *TestWebhookResponse) GetEventId() string {
@@ -3815,7 +4123,7 @@ type CreateWorkspaceRequest struct {
 
 func (x *CreateWorkspaceRequest) Reset() {
 	*x = CreateWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3827,7 +4135,7 @@ func (x *CreateWorkspaceRequest) String() string {
 func (*CreateWorkspaceRequest) ProtoMessage() {}
 
 func (x *CreateWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[57]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3840,7 +4148,7 @@ func (x *CreateWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{57}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *CreateWorkspaceRequest) GetId() string {
@@ -3907,7 +4215,7 @@ type CreateWorkspaceResponse struct {
 
 func (x *CreateWorkspaceResponse) Reset() {
 	*x = CreateWorkspaceResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3919,7 +4227,7 @@ func (x *CreateWorkspaceResponse) String() string {
 func (*CreateWorkspaceResponse) ProtoMessage() {}
 
 func (x *CreateWorkspaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[58]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3932,7 +4240,7 @@ func (x *CreateWorkspaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWorkspaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateWorkspaceResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{58}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *CreateWorkspaceResponse) GetWorkspaceId() string {
@@ -3980,7 +4288,7 @@ type RegistrationCode struct {
 
 func (x *RegistrationCode) Reset() {
 	*x = RegistrationCode{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3992,7 +4300,7 @@ func (x *RegistrationCode) String() string {
 func (*RegistrationCode) ProtoMessage() {}
 
 func (x *RegistrationCode) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[59]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4005,7 +4313,7 @@ func (x *RegistrationCode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegistrationCode.ProtoReflect.Descriptor instead.
 func (*RegistrationCode) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{59}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *RegistrationCode) GetCode() string {
@@ -4025,7 +4333,7 @@ type AppKeys struct {
 
 func (x *AppKeys) Reset() {
 	*x = AppKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4037,7 +4345,7 @@ func (x *AppKeys) String() string {
 func (*AppKeys) ProtoMessage() {}
 
 func (x *AppKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[60]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4050,7 +4358,7 @@ func (x *AppKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppKeys.ProtoReflect.Descriptor instead.
 func (*AppKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{60}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *AppKeys) GetLti() *LtiKeys {
@@ -4082,7 +4390,7 @@ type LtiKeys struct {
 
 func (x *LtiKeys) Reset() {
 	*x = LtiKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4094,7 +4402,7 @@ func (x *LtiKeys) String() string {
 func (*LtiKeys) ProtoMessage() {}
 
 func (x *LtiKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[61]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4107,7 +4415,7 @@ func (x *LtiKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiKeys.ProtoReflect.Descriptor instead.
 func (*LtiKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{61}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *LtiKeys) GetConsumerKey() string {
@@ -4149,7 +4457,7 @@ type ServerKeys struct {
 
 func (x *ServerKeys) Reset() {
 	*x = ServerKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4161,7 +4469,7 @@ func (x *ServerKeys) String() string {
 func (*ServerKeys) ProtoMessage() {}
 
 func (x *ServerKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[62]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4174,7 +4482,7 @@ func (x *ServerKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerKeys.ProtoReflect.Descriptor instead.
 func (*ServerKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{62}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ServerKeys) GetConsumerKey() string {
@@ -4229,7 +4537,7 @@ type UpdateWorkspaceRequest struct {
 
 func (x *UpdateWorkspaceRequest) Reset() {
 	*x = UpdateWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4241,7 +4549,7 @@ func (x *UpdateWorkspaceRequest) String() string {
 func (*UpdateWorkspaceRequest) ProtoMessage() {}
 
 func (x *UpdateWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[63]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4254,7 +4562,7 @@ func (x *UpdateWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{63}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *UpdateWorkspaceRequest) GetId() string {
@@ -4339,7 +4647,7 @@ type DeleteWorkspaceRequest struct {
 
 func (x *DeleteWorkspaceRequest) Reset() {
 	*x = DeleteWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4351,7 +4659,7 @@ func (x *DeleteWorkspaceRequest) String() string {
 func (*DeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[64]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4364,7 +4672,7 @@ func (x *DeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{64}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *DeleteWorkspaceRequest) GetId() string {
@@ -4390,7 +4698,7 @@ type UndeleteWorkspaceRequest struct {
 
 func (x *UndeleteWorkspaceRequest) Reset() {
 	*x = UndeleteWorkspaceRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[65]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4402,7 +4710,7 @@ func (x *UndeleteWorkspaceRequest) String() string {
 func (*UndeleteWorkspaceRequest) ProtoMessage() {}
 
 func (x *UndeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[65]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4415,7 +4723,7 @@ func (x *UndeleteWorkspaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndeleteWorkspaceRequest.ProtoReflect.Descriptor instead.
 func (*UndeleteWorkspaceRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{65}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *UndeleteWorkspaceRequest) GetId() string {
@@ -4444,7 +4752,7 @@ type ListWorkspaceEventsRequest struct {
 
 func (x *ListWorkspaceEventsRequest) Reset() {
 	*x = ListWorkspaceEventsRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[66]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4456,7 +4764,7 @@ func (x *ListWorkspaceEventsRequest) String() string {
 func (*ListWorkspaceEventsRequest) ProtoMessage() {}
 
 func (x *ListWorkspaceEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[66]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4469,7 +4777,7 @@ func (x *ListWorkspaceEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspaceEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListWorkspaceEventsRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{66}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ListWorkspaceEventsRequest) GetId() string {
@@ -4520,7 +4828,7 @@ type ListWorkspaceEventsResponse struct {
 
 func (x *ListWorkspaceEventsResponse) Reset() {
 	*x = ListWorkspaceEventsResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[67]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4532,7 +4840,7 @@ func (x *ListWorkspaceEventsResponse) String() string {
 func (*ListWorkspaceEventsResponse) ProtoMessage() {}
 
 func (x *ListWorkspaceEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[67]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4545,7 +4853,7 @@ func (x *ListWorkspaceEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWorkspaceEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListWorkspaceEventsResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{67}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ListWorkspaceEventsResponse) GetEvents() []*Event {
@@ -4602,7 +4910,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[68]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4614,7 +4922,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[68]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4627,7 +4935,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{68}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *Event) GetId() string {
@@ -4716,7 +5024,7 @@ type EventActor struct {
 
 func (x *EventActor) Reset() {
 	*x = EventActor{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[69]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4728,7 +5036,7 @@ func (x *EventActor) String() string {
 func (*EventActor) ProtoMessage() {}
 
 func (x *EventActor) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[69]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4741,7 +5049,7 @@ func (x *EventActor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventActor.ProtoReflect.Descriptor instead.
 func (*EventActor) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{69}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *EventActor) GetType() string {
@@ -4780,7 +5088,7 @@ type EventTarget struct {
 
 func (x *EventTarget) Reset() {
 	*x = EventTarget{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[70]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4792,7 +5100,7 @@ func (x *EventTarget) String() string {
 func (*EventTarget) ProtoMessage() {}
 
 func (x *EventTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[70]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4805,7 +5113,7 @@ func (x *EventTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventTarget.ProtoReflect.Descriptor instead.
 func (*EventTarget) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{70}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *EventTarget) GetType() string {
@@ -4837,7 +5145,7 @@ type RecordSessionRevocationRequest struct {
 
 func (x *RecordSessionRevocationRequest) Reset() {
 	*x = RecordSessionRevocationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[71]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4849,7 +5157,7 @@ func (x *RecordSessionRevocationRequest) String() string {
 func (*RecordSessionRevocationRequest) ProtoMessage() {}
 
 func (x *RecordSessionRevocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[71]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4862,7 +5170,7 @@ func (x *RecordSessionRevocationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSessionRevocationRequest.ProtoReflect.Descriptor instead.
 func (*RecordSessionRevocationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{71}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *RecordSessionRevocationRequest) GetWorkspaceId() string {
@@ -4894,7 +5202,7 @@ type RecordSessionRevocationResponse struct {
 
 func (x *RecordSessionRevocationResponse) Reset() {
 	*x = RecordSessionRevocationResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[72]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4906,7 +5214,7 @@ func (x *RecordSessionRevocationResponse) String() string {
 func (*RecordSessionRevocationResponse) ProtoMessage() {}
 
 func (x *RecordSessionRevocationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[72]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4919,7 +5227,7 @@ func (x *RecordSessionRevocationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSessionRevocationResponse.ProtoReflect.Descriptor instead.
 func (*RecordSessionRevocationResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{72}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{76}
 }
 
 type GetWorkspaceStatusRequest struct {
@@ -4931,7 +5239,7 @@ type GetWorkspaceStatusRequest struct {
 
 func (x *GetWorkspaceStatusRequest) Reset() {
 	*x = GetWorkspaceStatusRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[73]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4943,7 +5251,7 @@ func (x *GetWorkspaceStatusRequest) String() string {
 func (*GetWorkspaceStatusRequest) ProtoMessage() {}
 
 func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[73]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4956,7 +5264,7 @@ func (x *GetWorkspaceStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWorkspaceStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetWorkspaceStatusRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{73}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *GetWorkspaceStatusRequest) GetId() string {
@@ -4989,7 +5297,7 @@ type WorkspaceStatus struct {
 
 func (x *WorkspaceStatus) Reset() {
 	*x = WorkspaceStatus{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[74]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5001,7 +5309,7 @@ func (x *WorkspaceStatus) String() string {
 func (*WorkspaceStatus) ProtoMessage() {}
 
 func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[74]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5014,7 +5322,7 @@ func (x *WorkspaceStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkspaceStatus.ProtoReflect.Descriptor instead.
 func (*WorkspaceStatus) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{74}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *WorkspaceStatus) GetId() string {
@@ -5060,7 +5368,7 @@ type AuthenticateRequest struct {
 
 func (x *AuthenticateRequest) Reset() {
 	*x = AuthenticateRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[75]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5072,7 +5380,7 @@ func (x *AuthenticateRequest) String() string {
 func (*AuthenticateRequest) ProtoMessage() {}
 
 func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[75]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5085,7 +5393,7 @@ func (x *AuthenticateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{75}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{79}
 }
 
 type AuthenticateResponse struct {
@@ -5100,7 +5408,7 @@ type AuthenticateResponse struct {
 
 func (x *AuthenticateResponse) Reset() {
 	*x = AuthenticateResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[76]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5112,7 +5420,7 @@ func (x *AuthenticateResponse) String() string {
 func (*AuthenticateResponse) ProtoMessage() {}
 
 func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[76]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5125,7 +5433,7 @@ func (x *AuthenticateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{76}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *AuthenticateResponse) GetWorkspaceId() string {
@@ -5158,7 +5466,7 @@ type GetLtiConfigurationRequest struct {
 
 func (x *GetLtiConfigurationRequest) Reset() {
 	*x = GetLtiConfigurationRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[77]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5170,7 +5478,7 @@ func (x *GetLtiConfigurationRequest) String() string {
 func (*GetLtiConfigurationRequest) ProtoMessage() {}
 
 func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[77]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5183,7 +5491,7 @@ func (x *GetLtiConfigurationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLtiConfigurationRequest.ProtoReflect.Descriptor instead.
 func (*GetLtiConfigurationRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{77}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *GetLtiConfigurationRequest) GetWorkspaceId() string {
@@ -5216,7 +5524,7 @@ type LtiConfiguration struct {
 
 func (x *LtiConfiguration) Reset() {
 	*x = LtiConfiguration{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[78]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5228,7 +5536,7 @@ func (x *LtiConfiguration) String() string {
 func (*LtiConfiguration) ProtoMessage() {}
 
 func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[78]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5241,7 +5549,7 @@ func (x *LtiConfiguration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiConfiguration.ProtoReflect.Descriptor instead.
 func (*LtiConfiguration) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{78}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *LtiConfiguration) GetWorkspaceId() string {
@@ -5314,7 +5622,7 @@ type VerifyLtiLaunchRequest struct {
 
 func (x *VerifyLtiLaunchRequest) Reset() {
 	*x = VerifyLtiLaunchRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[79]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5326,7 +5634,7 @@ func (x *VerifyLtiLaunchRequest) String() string {
 func (*VerifyLtiLaunchRequest) ProtoMessage() {}
 
 func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[79]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5339,7 +5647,7 @@ func (x *VerifyLtiLaunchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyLtiLaunchRequest.ProtoReflect.Descriptor instead.
 func (*VerifyLtiLaunchRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{79}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *VerifyLtiLaunchRequest) GetMethod() string {
@@ -5366,7 +5674,7 @@ type LtiParameter struct {
 
 func (x *LtiParameter) Reset() {
 	*x = LtiParameter{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[80]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5378,7 +5686,7 @@ func (x *LtiParameter) String() string {
 func (*LtiParameter) ProtoMessage() {}
 
 func (x *LtiParameter) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[80]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5391,7 +5699,7 @@ func (x *LtiParameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiParameter.ProtoReflect.Descriptor instead.
 func (*LtiParameter) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{80}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *LtiParameter) GetName() string {
@@ -5431,7 +5739,7 @@ type LtiLaunch struct {
 
 func (x *LtiLaunch) Reset() {
 	*x = LtiLaunch{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[81]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5443,7 +5751,7 @@ func (x *LtiLaunch) String() string {
 func (*LtiLaunch) ProtoMessage() {}
 
 func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[81]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5456,7 +5764,7 @@ func (x *LtiLaunch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiLaunch.ProtoReflect.Descriptor instead.
 func (*LtiLaunch) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{81}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *LtiLaunch) GetWorkspaceId() string {
@@ -5536,7 +5844,7 @@ type StartLti13LoginRequest struct {
 
 func (x *StartLti13LoginRequest) Reset() {
 	*x = StartLti13LoginRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[82]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5548,7 +5856,7 @@ func (x *StartLti13LoginRequest) String() string {
 func (*StartLti13LoginRequest) ProtoMessage() {}
 
 func (x *StartLti13LoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[82]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5561,7 +5869,7 @@ func (x *StartLti13LoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartLti13LoginRequest.ProtoReflect.Descriptor instead.
 func (*StartLti13LoginRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{82}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *StartLti13LoginRequest) GetIssuer() string {
@@ -5644,7 +5952,7 @@ type Lti13LoginRedirect struct {
 
 func (x *Lti13LoginRedirect) Reset() {
 	*x = Lti13LoginRedirect{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[83]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5656,7 +5964,7 @@ func (x *Lti13LoginRedirect) String() string {
 func (*Lti13LoginRedirect) ProtoMessage() {}
 
 func (x *Lti13LoginRedirect) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[83]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5669,7 +5977,7 @@ func (x *Lti13LoginRedirect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13LoginRedirect.ProtoReflect.Descriptor instead.
 func (*Lti13LoginRedirect) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{83}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *Lti13LoginRedirect) GetRedirectUrl() string {
@@ -5736,7 +6044,7 @@ type VerifyLti13LaunchRequest struct {
 
 func (x *VerifyLti13LaunchRequest) Reset() {
 	*x = VerifyLti13LaunchRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[84]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5748,7 +6056,7 @@ func (x *VerifyLti13LaunchRequest) String() string {
 func (*VerifyLti13LaunchRequest) ProtoMessage() {}
 
 func (x *VerifyLti13LaunchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[84]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5761,7 +6069,7 @@ func (x *VerifyLti13LaunchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyLti13LaunchRequest.ProtoReflect.Descriptor instead.
 func (*VerifyLti13LaunchRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{84}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *VerifyLti13LaunchRequest) GetIdToken() string {
@@ -5827,7 +6135,7 @@ type Lti13Launch struct {
 
 func (x *Lti13Launch) Reset() {
 	*x = Lti13Launch{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[85]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5839,7 +6147,7 @@ func (x *Lti13Launch) String() string {
 func (*Lti13Launch) ProtoMessage() {}
 
 func (x *Lti13Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[85]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5852,7 +6160,7 @@ func (x *Lti13Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13Launch.ProtoReflect.Descriptor instead.
 func (*Lti13Launch) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{85}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *Lti13Launch) GetWorkspaceId() string {
@@ -5955,7 +6263,7 @@ type Lti13DeepLinking struct {
 
 func (x *Lti13DeepLinking) Reset() {
 	*x = Lti13DeepLinking{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[86]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5967,7 +6275,7 @@ func (x *Lti13DeepLinking) String() string {
 func (*Lti13DeepLinking) ProtoMessage() {}
 
 func (x *Lti13DeepLinking) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[86]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5980,7 +6288,7 @@ func (x *Lti13DeepLinking) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lti13DeepLinking.ProtoReflect.Descriptor instead.
 func (*Lti13DeepLinking) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{86}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *Lti13DeepLinking) GetReturnUrl() string {
@@ -6019,7 +6327,7 @@ type CreateLtiDeepLinkingResponseRequest struct {
 
 func (x *CreateLtiDeepLinkingResponseRequest) Reset() {
 	*x = CreateLtiDeepLinkingResponseRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[87]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6031,7 +6339,7 @@ func (x *CreateLtiDeepLinkingResponseRequest) String() string {
 func (*CreateLtiDeepLinkingResponseRequest) ProtoMessage() {}
 
 func (x *CreateLtiDeepLinkingResponseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[87]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6044,7 +6352,7 @@ func (x *CreateLtiDeepLinkingResponseRequest) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use CreateLtiDeepLinkingResponseRequest.ProtoReflect.Descriptor instead.
 func (*CreateLtiDeepLinkingResponseRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{87}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *CreateLtiDeepLinkingResponseRequest) GetDeepLinkId() string {
@@ -6083,7 +6391,7 @@ type LtiDeepLinkingResponse struct {
 
 func (x *LtiDeepLinkingResponse) Reset() {
 	*x = LtiDeepLinkingResponse{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[88]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6095,7 +6403,7 @@ func (x *LtiDeepLinkingResponse) String() string {
 func (*LtiDeepLinkingResponse) ProtoMessage() {}
 
 func (x *LtiDeepLinkingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[88]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6108,7 +6416,7 @@ func (x *LtiDeepLinkingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiDeepLinkingResponse.ProtoReflect.Descriptor instead.
 func (*LtiDeepLinkingResponse) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{88}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *LtiDeepLinkingResponse) GetReturnUrl() string {
@@ -6133,7 +6441,7 @@ type GetLtiToolKeysRequest struct {
 
 func (x *GetLtiToolKeysRequest) Reset() {
 	*x = GetLtiToolKeysRequest{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[89]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6145,7 +6453,7 @@ func (x *GetLtiToolKeysRequest) String() string {
 func (*GetLtiToolKeysRequest) ProtoMessage() {}
 
 func (x *GetLtiToolKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[89]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6158,7 +6466,7 @@ func (x *GetLtiToolKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLtiToolKeysRequest.ProtoReflect.Descriptor instead.
 func (*GetLtiToolKeysRequest) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{89}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{93}
 }
 
 type LtiToolKeys struct {
@@ -6171,7 +6479,7 @@ type LtiToolKeys struct {
 
 func (x *LtiToolKeys) Reset() {
 	*x = LtiToolKeys{}
-	mi := &file_workspace_v1_workspace_proto_msgTypes[90]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6183,7 +6491,7 @@ func (x *LtiToolKeys) String() string {
 func (*LtiToolKeys) ProtoMessage() {}
 
 func (x *LtiToolKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_workspace_v1_workspace_proto_msgTypes[90]
+	mi := &file_workspace_v1_workspace_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6196,7 +6504,7 @@ func (x *LtiToolKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LtiToolKeys.ProtoReflect.Descriptor instead.
 func (*LtiToolKeys) Descriptor() ([]byte, []int) {
-	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{90}
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *LtiToolKeys) GetJwks() string {
@@ -6358,7 +6666,32 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"_page_size\"y\n" +
 	"\x1cListLtiLaunchMembersResponse\x121\n" +
 	"\amembers\x18\x01 \x03(\v2\x17.workspace.v1.LtiMemberR\amembers\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"|\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xca\x03\n" +
+	"\x15SubmitLtiScoreRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
+	"\tlaunch_id\x18\x02 \x01(\tR\blaunchId\x12)\n" +
+	"\vscore_given\x18\x03 \x01(\x01B\b\xb2\xe1\x18\x04\b\x01@\x00R\n" +
+	"scoreGiven\x12+\n" +
+	"\rscore_maximum\x18\x04 \x01(\x01B\x06\xb2\xe1\x18\x02\b\x01R\fscoreMaximum\x12k\n" +
+	"\x11activity_progress\x18\x05 \x01(\tB>\xb2\xe1\x18:\b\x01R\vInitializedR\aStartedR\n" +
+	"InProgressR\tSubmittedR\tCompletedR\x10activityProgress\x12h\n" +
+	"\x10grading_progress\x18\x06 \x01(\tB=\xb2\xe1\x189\b\x01R\vFullyGradedR\aPendingR\rPendingManualR\x06FailedR\bNotReadyR\x0fgradingProgress\x12!\n" +
+	"\acomment\x18\a \x01(\tB\a\xb2\xe1\x18\x030\xa0\x1fR\acomment\x122\n" +
+	"\fsubmitted_at\x18\b \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\vsubmittedAt\"H\n" +
+	"\x0fLtiScoreReceipt\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
+	"\x06status\x18\x02 \x01(\tB\r\xb2\xe1\x18\tR\apendingR\x06status\"?\n" +
+	"\x12GetLtiScoreRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
+	"\bscore_id\x18\x02 \x01(\tR\ascoreId\"\xe6\x01\n" +
+	"\bLtiScore\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
+	"\tlaunch_id\x18\x02 \x01(\tR\blaunchId\x128\n" +
+	"\x06status\x18\x03 \x01(\tB \xb2\xe1\x18\x1cR\apendingR\tdeliveredR\x06failedR\x06status\x12\x1b\n" +
+	"\x06reason\x18\x04 \x01(\tH\x00R\x06reason\x88\x01\x01\x12\x1a\n" +
+	"\battempts\x18\x05 \x01(\x05R\battempts\x12/\n" +
+	"\vupdate_time\x18\x06 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tupdatedAtB\t\n" +
+	"\a_reason\"|\n" +
 	"\tLtiMember\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -6693,7 +7026,7 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x03jwt\x18\x02 \x01(\tR\x03jwt\"\x17\n" +
 	"\x15GetLtiToolKeysRequest\"!\n" +
 	"\vLtiToolKeys\x12\x12\n" +
-	"\x04jwks\x18\x01 \x01(\tR\x04jwks2\xf7\x85\x01\n" +
+	"\x04jwks\x18\x01 \x01(\tR\x04jwks2\xe9\x96\x01\n" +
 	"\x10WorkspaceService\x12\x86\x03\n" +
 	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\xa8\x02\xb2\xe1\x18\xa0\x02*\n" +
 	"Workspaces2\x0fList workspaces:\x80\x02The caller's workspace and every workspace it manages, active only, ordered by name (case-insensitive) then id. Pass `nextPageToken` back as `pageToken`, with the same filter, until it is empty. `POST` takes the filter as a body, `GET` as query parameters.\x90\x02\x01\x12\xdd\x01\n" +
@@ -6722,7 +7055,10 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x10AddLtiDeployment\x12%.workspace.v1.AddLtiDeploymentRequest\x1a\x1d.workspace.v1.LtiRegistration\"\xa3\x03\xb2\xe1\x18\x9e\x03\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION\x12\bCONFLICT*\x15LTI 1.3 registrations2.Add a deployment id to an LTI 1.3 registration:\xaa\x02Lets the platform's deployment launch, and answers the registration. Adding an id the registration holds already changes nothing and answers 200, so the call is safe to repeat. A registration holds at most 100 deployment ids: past that, 409 `FAILED_PRECONDITION`. An unknown registration id is 404.\x12\xf2\x02\n" +
 	"\x13RemoveLtiDeployment\x12(.workspace.v1.RemoveLtiDeploymentRequest\x1a\x1d.workspace.v1.LtiRegistration\"\x91\x02\xb2\xe1\x18\x8c\x02\x12\tNOT_FOUND\x12\bCONFLICT*\x15LTI 1.3 registrations23Remove a deployment id from an LTI 1.3 registration:\xa8\x01The deployment's launches are refused from now on; the answer is the registration as it now is. An unknown registration id, or a deployment id it does not hold, is 404.\x12\xa0\x04\n" +
 	"\fGetLtiLaunch\x12!.workspace.v1.GetLtiLaunchRequest\x1a\x1d.workspace.v1.LtiLaunchRecord\"\xcd\x03\xb2\xe1\x18\xc5\x03\x12\tNOT_FOUND*\rLTI Advantage2\x15Get an LTI 1.3 launch:\x91\x03A resource-link launch as the platform made it, for the vendor's back end to grade it and read its class: the `launchId` is what `GET /api/sdk/session` shows the component as `lti.launchId`. A launch is kept for its session's 8 hours and `LTI_LAUNCH_GRACE` after them (30 days by default). An unknown or expired launch id, or one of another workspace, is 404. Deep-linking launches are not remembered.\x90\x02\x01\x12\xe5\x06\n" +
-	"\x14ListLtiLaunchMembers\x12).workspace.v1.ListLtiLaunchMembersRequest\x1a*.workspace.v1.ListLtiLaunchMembersResponse\"\xf5\x05\xb2\xe1\x18\xed\x05\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\x13FAILED_PRECONDITION\x12\vBAD_GATEWAY\x12\vUNAVAILABLE*\rLTI Advantage2.List the members of an LTI 1.3 launch's course:\xde\x04The class list of the launch's context, read from the platform's Names and Role Provisioning service (NRPS 2.0) with the tool's access token, page by page: pass `nextPageToken` back as `pageToken` (with the same `role`) until it is absent. Only for a launch whose roles include a context or institution Instructor or Administrator (LIS vocabulary); any other launch is 403. A launch whose platform offered no NRPS, or whose registration was removed, is 409. A platform that is throttling or down is 503 with its `Retry-After`; any other refusal, or an unusable answer, is 502 naming the platform's message.\x90\x02\x01\x12\x84\x03\n" +
+	"\x14ListLtiLaunchMembers\x12).workspace.v1.ListLtiLaunchMembersRequest\x1a*.workspace.v1.ListLtiLaunchMembersResponse\"\xf5\x05\xb2\xe1\x18\xed\x05\x12\tNOT_FOUND\x12\x11PERMISSION_DENIED\x12\x13FAILED_PRECONDITION\x12\vBAD_GATEWAY\x12\vUNAVAILABLE*\rLTI Advantage2.List the members of an LTI 1.3 launch's course:\xde\x04The class list of the launch's context, read from the platform's Names and Role Provisioning service (NRPS 2.0) with the tool's access token, page by page: pass `nextPageToken` back as `pageToken` (with the same `role`) until it is absent. Only for a launch whose roles include a context or institution Instructor or Administrator (LIS vocabulary); any other launch is 403. A launch whose platform offered no NRPS, or whose registration was removed, is 409. A platform that is throttling or down is 503 with its `Retry-After`; any other refusal, or an unusable answer, is 502 naming the platform's message.\x90\x02\x01\x12\xbd\f\n" +
+	"\x0eSubmitLtiScore\x12#.workspace.v1.SubmitLtiScoreRequest\x1a\x1d.workspace.v1.LtiScoreReceipt\"\xe6\v\xb2\xe1\x18\xe1\v\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION*\rLTI Advantage2>Send a score for an LTI 1.3 launch to the platform's gradebook:\xec\n" +
+	"Answers 202 with the score's `id` and `status` `pending`: the score is kept and sent to the platform's gradebook in the background, as Assignment and Grade Services 2.0 has it: to the launch's line item (`ags.lineItem`), or, where the launch has none but may manage line items (the `lineitem` scope), to the one found or made for its resource link (with the exam configuration as `resourceId`, `scoreMaximum` as its maximum), for the launch's user (`sub`), stamped later than the user's last score on that line item. One user's scores on one line item are sent one at a time, in the order they came. A platform that is throttling or down is asked again later, honouring its `Retry-After`, for about a day and within 7 days of the score; any other refusal fails the score with the platform's message. Read what became of it with `GET …/lti/scores/{scoreId}`; `ltiScore.delivered` and `ltiScore.failed` are in the workspace's audit trail (and so sent to its webhooks). `scoreGiven` is at least 0 (over `scoreMaximum` is extra credit), `scoreMaximum` over 0. A launch whose platform offered no score service, or neither a line item nor the right to manage them, is 409; 429 while 50 of the user's scores on the line item wait. The workspace itself and the workspaces that manage it may send one, with a server key pair; an unknown or expired launch id, or one of another workspace, is 404.@\xca\x01\x12\xaf\x04\n" +
+	"\vGetLtiScore\x12 .workspace.v1.GetLtiScoreRequest\x1a\x16.workspace.v1.LtiScore\"\xe5\x03\xb2\xe1\x18\xdd\x03\x12\tNOT_FOUND*\rLTI Advantage2&Get a score sent for an LTI 1.3 launch:\x98\x03Where the score stands: `pending` until the platform took it (`delivered`) or it was given up on (`failed`, with the platform's message or why it was not sent as `reason`); a pending score that was refused for now carries the last refusal as `reason`. `attempts` counts the calls to the platform. A score is kept 30 days after it was sent; an unknown or expired score id, or one of another workspace, is 404.\x90\x02\x01\x12\x84\x03\n" +
 	"\fListWebhooks\x12!.workspace.v1.ListWebhooksRequest\x1a\".workspace.v1.ListWebhooksResponse\"\xac\x02\xb2\xe1\x18\xa4\x02\x12\tNOT_FOUND*\bWebhooks2\x1bList a workspace's webhooks:\xef\x01Every webhook endpoint of the workspace, oldest first, without their secrets. The workspace itself and the workspaces that manage it may read and change them, with a server key pair; any other workspace id, and a deleted workspace, is 404.\x90\x02\x01\x12\xb9\a\n" +
 	"\rCreateWebhook\x12\".workspace.v1.CreateWebhookRequest\x1a#.workspace.v1.CreateWebhookResponse\"\xde\x06\xb2\xe1\x18\xd9\x06\x12\tNOT_FOUND\x12\x13FAILED_PRECONDITION\x12\bCONFLICT*\bWebhooks2\rAdd a webhook:\x90\x06Answers 201 with the endpoint and its signing `secret` (`whsec_` and the base64 of 32 random bytes), shown in this answer only: keep it, or rotate to get a new one. From now on every event of the workspace's audit trail that `eventTypes` admits (every type when it is empty or absent), of the workspace and of every workspace it manages, is POSTed to `url` exactly as `GET …/events` shows it, signed to the Standard Webhooks spec (see `x-webhooks`). `url` must be https on a public host (http, or a loopback or private address, only for hosts the service's `WEBHOOK_ALLOW_INSECURE_HOSTS` names); a refusal's description starts \"must be a public https URL\". A name's addresses are checked at each delivery. A workspace holds at most 20 webhooks: past that, 409 `FAILED_PRECONDITION`.@\xc9\x01\x12\xd1\x01\n" +
 	"\n" +
@@ -6756,7 +7092,7 @@ func file_workspace_v1_workspace_proto_rawDescGZIP() []byte {
 	return file_workspace_v1_workspace_proto_rawDescData
 }
 
-var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
+var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 95)
 var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*Workspace)(nil),                           // 0: workspace.v1.Workspace
 	(*RateLimit)(nil),                           // 1: workspace.v1.RateLimit
@@ -6787,204 +7123,212 @@ var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*LtiLaunchRecordNrps)(nil),                 // 26: workspace.v1.LtiLaunchRecordNrps
 	(*ListLtiLaunchMembersRequest)(nil),         // 27: workspace.v1.ListLtiLaunchMembersRequest
 	(*ListLtiLaunchMembersResponse)(nil),        // 28: workspace.v1.ListLtiLaunchMembersResponse
-	(*LtiMember)(nil),                           // 29: workspace.v1.LtiMember
-	(*DeleteLtiRegistrationRequest)(nil),        // 30: workspace.v1.DeleteLtiRegistrationRequest
-	(*AddLtiDeploymentRequest)(nil),             // 31: workspace.v1.AddLtiDeploymentRequest
-	(*RemoveLtiDeploymentRequest)(nil),          // 32: workspace.v1.RemoveLtiDeploymentRequest
-	(*LtiRegistration)(nil),                     // 33: workspace.v1.LtiRegistration
-	(*CreateLtiRegistrationLinkRequest)(nil),    // 34: workspace.v1.CreateLtiRegistrationLinkRequest
-	(*LtiRegistrationLink)(nil),                 // 35: workspace.v1.LtiRegistrationLink
-	(*RegisterLtiPlatformRequest)(nil),          // 36: workspace.v1.RegisterLtiPlatformRequest
-	(*LtiPlatformRegistration)(nil),             // 37: workspace.v1.LtiPlatformRegistration
-	(*ListWebhooksRequest)(nil),                 // 38: workspace.v1.ListWebhooksRequest
-	(*ListWebhooksResponse)(nil),                // 39: workspace.v1.ListWebhooksResponse
-	(*CreateWebhookRequest)(nil),                // 40: workspace.v1.CreateWebhookRequest
-	(*CreateWebhookResponse)(nil),               // 41: workspace.v1.CreateWebhookResponse
-	(*Webhook)(nil),                             // 42: workspace.v1.Webhook
-	(*GetWebhookRequest)(nil),                   // 43: workspace.v1.GetWebhookRequest
-	(*UpdateWebhookRequest)(nil),                // 44: workspace.v1.UpdateWebhookRequest
-	(*DeleteWebhookRequest)(nil),                // 45: workspace.v1.DeleteWebhookRequest
-	(*RotateWebhookSecretRequest)(nil),          // 46: workspace.v1.RotateWebhookSecretRequest
-	(*RotateWebhookSecretResponse)(nil),         // 47: workspace.v1.RotateWebhookSecretResponse
-	(*ListWebhookAttemptsRequest)(nil),          // 48: workspace.v1.ListWebhookAttemptsRequest
-	(*ListWebhookAttemptsResponse)(nil),         // 49: workspace.v1.ListWebhookAttemptsResponse
-	(*WebhookAttempt)(nil),                      // 50: workspace.v1.WebhookAttempt
-	(*ResendWebhookEventRequest)(nil),           // 51: workspace.v1.ResendWebhookEventRequest
-	(*ResendWebhookEventResponse)(nil),          // 52: workspace.v1.ResendWebhookEventResponse
-	(*RecoverWebhookEventsRequest)(nil),         // 53: workspace.v1.RecoverWebhookEventsRequest
-	(*RecoverWebhookEventsResponse)(nil),        // 54: workspace.v1.RecoverWebhookEventsResponse
-	(*TestWebhookRequest)(nil),                  // 55: workspace.v1.TestWebhookRequest
-	(*TestWebhookResponse)(nil),                 // 56: workspace.v1.TestWebhookResponse
-	(*CreateWorkspaceRequest)(nil),              // 57: workspace.v1.CreateWorkspaceRequest
-	(*CreateWorkspaceResponse)(nil),             // 58: workspace.v1.CreateWorkspaceResponse
-	(*RegistrationCode)(nil),                    // 59: workspace.v1.RegistrationCode
-	(*AppKeys)(nil),                             // 60: workspace.v1.AppKeys
-	(*LtiKeys)(nil),                             // 61: workspace.v1.LtiKeys
-	(*ServerKeys)(nil),                          // 62: workspace.v1.ServerKeys
-	(*UpdateWorkspaceRequest)(nil),              // 63: workspace.v1.UpdateWorkspaceRequest
-	(*DeleteWorkspaceRequest)(nil),              // 64: workspace.v1.DeleteWorkspaceRequest
-	(*UndeleteWorkspaceRequest)(nil),            // 65: workspace.v1.UndeleteWorkspaceRequest
-	(*ListWorkspaceEventsRequest)(nil),          // 66: workspace.v1.ListWorkspaceEventsRequest
-	(*ListWorkspaceEventsResponse)(nil),         // 67: workspace.v1.ListWorkspaceEventsResponse
-	(*Event)(nil),                               // 68: workspace.v1.Event
-	(*EventActor)(nil),                          // 69: workspace.v1.EventActor
-	(*EventTarget)(nil),                         // 70: workspace.v1.EventTarget
-	(*RecordSessionRevocationRequest)(nil),      // 71: workspace.v1.RecordSessionRevocationRequest
-	(*RecordSessionRevocationResponse)(nil),     // 72: workspace.v1.RecordSessionRevocationResponse
-	(*GetWorkspaceStatusRequest)(nil),           // 73: workspace.v1.GetWorkspaceStatusRequest
-	(*WorkspaceStatus)(nil),                     // 74: workspace.v1.WorkspaceStatus
-	(*AuthenticateRequest)(nil),                 // 75: workspace.v1.AuthenticateRequest
-	(*AuthenticateResponse)(nil),                // 76: workspace.v1.AuthenticateResponse
-	(*GetLtiConfigurationRequest)(nil),          // 77: workspace.v1.GetLtiConfigurationRequest
-	(*LtiConfiguration)(nil),                    // 78: workspace.v1.LtiConfiguration
-	(*VerifyLtiLaunchRequest)(nil),              // 79: workspace.v1.VerifyLtiLaunchRequest
-	(*LtiParameter)(nil),                        // 80: workspace.v1.LtiParameter
-	(*LtiLaunch)(nil),                           // 81: workspace.v1.LtiLaunch
-	(*StartLti13LoginRequest)(nil),              // 82: workspace.v1.StartLti13LoginRequest
-	(*Lti13LoginRedirect)(nil),                  // 83: workspace.v1.Lti13LoginRedirect
-	(*VerifyLti13LaunchRequest)(nil),            // 84: workspace.v1.VerifyLti13LaunchRequest
-	(*Lti13Launch)(nil),                         // 85: workspace.v1.Lti13Launch
-	(*Lti13DeepLinking)(nil),                    // 86: workspace.v1.Lti13DeepLinking
-	(*CreateLtiDeepLinkingResponseRequest)(nil), // 87: workspace.v1.CreateLtiDeepLinkingResponseRequest
-	(*LtiDeepLinkingResponse)(nil),              // 88: workspace.v1.LtiDeepLinkingResponse
-	(*GetLtiToolKeysRequest)(nil),               // 89: workspace.v1.GetLtiToolKeysRequest
-	(*LtiToolKeys)(nil),                         // 90: workspace.v1.LtiToolKeys
-	(*wrapperspb.StringValue)(nil),              // 91: google.protobuf.StringValue
-	(*durationpb.Duration)(nil),                 // 92: google.protobuf.Duration
-	(*fieldmaskpb.FieldMask)(nil),               // 93: google.protobuf.FieldMask
+	(*SubmitLtiScoreRequest)(nil),               // 29: workspace.v1.SubmitLtiScoreRequest
+	(*LtiScoreReceipt)(nil),                     // 30: workspace.v1.LtiScoreReceipt
+	(*GetLtiScoreRequest)(nil),                  // 31: workspace.v1.GetLtiScoreRequest
+	(*LtiScore)(nil),                            // 32: workspace.v1.LtiScore
+	(*LtiMember)(nil),                           // 33: workspace.v1.LtiMember
+	(*DeleteLtiRegistrationRequest)(nil),        // 34: workspace.v1.DeleteLtiRegistrationRequest
+	(*AddLtiDeploymentRequest)(nil),             // 35: workspace.v1.AddLtiDeploymentRequest
+	(*RemoveLtiDeploymentRequest)(nil),          // 36: workspace.v1.RemoveLtiDeploymentRequest
+	(*LtiRegistration)(nil),                     // 37: workspace.v1.LtiRegistration
+	(*CreateLtiRegistrationLinkRequest)(nil),    // 38: workspace.v1.CreateLtiRegistrationLinkRequest
+	(*LtiRegistrationLink)(nil),                 // 39: workspace.v1.LtiRegistrationLink
+	(*RegisterLtiPlatformRequest)(nil),          // 40: workspace.v1.RegisterLtiPlatformRequest
+	(*LtiPlatformRegistration)(nil),             // 41: workspace.v1.LtiPlatformRegistration
+	(*ListWebhooksRequest)(nil),                 // 42: workspace.v1.ListWebhooksRequest
+	(*ListWebhooksResponse)(nil),                // 43: workspace.v1.ListWebhooksResponse
+	(*CreateWebhookRequest)(nil),                // 44: workspace.v1.CreateWebhookRequest
+	(*CreateWebhookResponse)(nil),               // 45: workspace.v1.CreateWebhookResponse
+	(*Webhook)(nil),                             // 46: workspace.v1.Webhook
+	(*GetWebhookRequest)(nil),                   // 47: workspace.v1.GetWebhookRequest
+	(*UpdateWebhookRequest)(nil),                // 48: workspace.v1.UpdateWebhookRequest
+	(*DeleteWebhookRequest)(nil),                // 49: workspace.v1.DeleteWebhookRequest
+	(*RotateWebhookSecretRequest)(nil),          // 50: workspace.v1.RotateWebhookSecretRequest
+	(*RotateWebhookSecretResponse)(nil),         // 51: workspace.v1.RotateWebhookSecretResponse
+	(*ListWebhookAttemptsRequest)(nil),          // 52: workspace.v1.ListWebhookAttemptsRequest
+	(*ListWebhookAttemptsResponse)(nil),         // 53: workspace.v1.ListWebhookAttemptsResponse
+	(*WebhookAttempt)(nil),                      // 54: workspace.v1.WebhookAttempt
+	(*ResendWebhookEventRequest)(nil),           // 55: workspace.v1.ResendWebhookEventRequest
+	(*ResendWebhookEventResponse)(nil),          // 56: workspace.v1.ResendWebhookEventResponse
+	(*RecoverWebhookEventsRequest)(nil),         // 57: workspace.v1.RecoverWebhookEventsRequest
+	(*RecoverWebhookEventsResponse)(nil),        // 58: workspace.v1.RecoverWebhookEventsResponse
+	(*TestWebhookRequest)(nil),                  // 59: workspace.v1.TestWebhookRequest
+	(*TestWebhookResponse)(nil),                 // 60: workspace.v1.TestWebhookResponse
+	(*CreateWorkspaceRequest)(nil),              // 61: workspace.v1.CreateWorkspaceRequest
+	(*CreateWorkspaceResponse)(nil),             // 62: workspace.v1.CreateWorkspaceResponse
+	(*RegistrationCode)(nil),                    // 63: workspace.v1.RegistrationCode
+	(*AppKeys)(nil),                             // 64: workspace.v1.AppKeys
+	(*LtiKeys)(nil),                             // 65: workspace.v1.LtiKeys
+	(*ServerKeys)(nil),                          // 66: workspace.v1.ServerKeys
+	(*UpdateWorkspaceRequest)(nil),              // 67: workspace.v1.UpdateWorkspaceRequest
+	(*DeleteWorkspaceRequest)(nil),              // 68: workspace.v1.DeleteWorkspaceRequest
+	(*UndeleteWorkspaceRequest)(nil),            // 69: workspace.v1.UndeleteWorkspaceRequest
+	(*ListWorkspaceEventsRequest)(nil),          // 70: workspace.v1.ListWorkspaceEventsRequest
+	(*ListWorkspaceEventsResponse)(nil),         // 71: workspace.v1.ListWorkspaceEventsResponse
+	(*Event)(nil),                               // 72: workspace.v1.Event
+	(*EventActor)(nil),                          // 73: workspace.v1.EventActor
+	(*EventTarget)(nil),                         // 74: workspace.v1.EventTarget
+	(*RecordSessionRevocationRequest)(nil),      // 75: workspace.v1.RecordSessionRevocationRequest
+	(*RecordSessionRevocationResponse)(nil),     // 76: workspace.v1.RecordSessionRevocationResponse
+	(*GetWorkspaceStatusRequest)(nil),           // 77: workspace.v1.GetWorkspaceStatusRequest
+	(*WorkspaceStatus)(nil),                     // 78: workspace.v1.WorkspaceStatus
+	(*AuthenticateRequest)(nil),                 // 79: workspace.v1.AuthenticateRequest
+	(*AuthenticateResponse)(nil),                // 80: workspace.v1.AuthenticateResponse
+	(*GetLtiConfigurationRequest)(nil),          // 81: workspace.v1.GetLtiConfigurationRequest
+	(*LtiConfiguration)(nil),                    // 82: workspace.v1.LtiConfiguration
+	(*VerifyLtiLaunchRequest)(nil),              // 83: workspace.v1.VerifyLtiLaunchRequest
+	(*LtiParameter)(nil),                        // 84: workspace.v1.LtiParameter
+	(*LtiLaunch)(nil),                           // 85: workspace.v1.LtiLaunch
+	(*StartLti13LoginRequest)(nil),              // 86: workspace.v1.StartLti13LoginRequest
+	(*Lti13LoginRedirect)(nil),                  // 87: workspace.v1.Lti13LoginRedirect
+	(*VerifyLti13LaunchRequest)(nil),            // 88: workspace.v1.VerifyLti13LaunchRequest
+	(*Lti13Launch)(nil),                         // 89: workspace.v1.Lti13Launch
+	(*Lti13DeepLinking)(nil),                    // 90: workspace.v1.Lti13DeepLinking
+	(*CreateLtiDeepLinkingResponseRequest)(nil), // 91: workspace.v1.CreateLtiDeepLinkingResponseRequest
+	(*LtiDeepLinkingResponse)(nil),              // 92: workspace.v1.LtiDeepLinkingResponse
+	(*GetLtiToolKeysRequest)(nil),               // 93: workspace.v1.GetLtiToolKeysRequest
+	(*LtiToolKeys)(nil),                         // 94: workspace.v1.LtiToolKeys
+	(*wrapperspb.StringValue)(nil),              // 95: google.protobuf.StringValue
+	(*durationpb.Duration)(nil),                 // 96: google.protobuf.Duration
+	(*fieldmaskpb.FieldMask)(nil),               // 97: google.protobuf.FieldMask
 }
 var file_workspace_v1_workspace_proto_depIdxs = []int32{
-	91, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
+	95, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
 	3,  // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
 	5,  // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
 	1,  // 4: workspace.v1.Workspace.rate_limit:type_name -> workspace.v1.RateLimit
 	4,  // 5: workspace.v1.Product.bank:type_name -> workspace.v1.Bank
 	5,  // 6: workspace.v1.KeyPair.tags:type_name -> workspace.v1.Tag
-	91, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
-	91, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
+	95, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
+	95, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
 	8,  // 9: workspace.v1.ListWorkspacesRequest.filter:type_name -> workspace.v1.ListWorkspacesFilter
 	9,  // 10: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
 	0,  // 11: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
 	6,  // 12: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
 	15, // 13: workspace.v1.CreateWorkspaceKeyRequest.tags:type_name -> workspace.v1.TagInput
-	92, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
+	96, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
 	6,  // 15: workspace.v1.RotateWorkspaceKeyResponse.previous:type_name -> workspace.v1.KeyPair
 	6,  // 16: workspace.v1.RotateWorkspaceKeyResponse.successor:type_name -> workspace.v1.KeyPair
-	33, // 17: workspace.v1.ListLtiRegistrationsResponse.registrations:type_name -> workspace.v1.LtiRegistration
+	37, // 17: workspace.v1.ListLtiRegistrationsResponse.registrations:type_name -> workspace.v1.LtiRegistration
 	25, // 18: workspace.v1.LtiLaunchRecord.ags:type_name -> workspace.v1.LtiLaunchRecordAgs
 	26, // 19: workspace.v1.LtiLaunchRecord.nrps:type_name -> workspace.v1.LtiLaunchRecordNrps
-	29, // 20: workspace.v1.ListLtiLaunchMembersResponse.members:type_name -> workspace.v1.LtiMember
-	91, // 21: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
-	33, // 22: workspace.v1.LtiPlatformRegistration.registration:type_name -> workspace.v1.LtiRegistration
-	42, // 23: workspace.v1.ListWebhooksResponse.webhooks:type_name -> workspace.v1.Webhook
-	93, // 24: workspace.v1.UpdateWebhookRequest.update_mask:type_name -> google.protobuf.FieldMask
-	92, // 25: workspace.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
-	50, // 26: workspace.v1.ListWebhookAttemptsResponse.attempts:type_name -> workspace.v1.WebhookAttempt
-	91, // 27: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	33, // 20: workspace.v1.ListLtiLaunchMembersResponse.members:type_name -> workspace.v1.LtiMember
+	95, // 21: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
+	37, // 22: workspace.v1.LtiPlatformRegistration.registration:type_name -> workspace.v1.LtiRegistration
+	46, // 23: workspace.v1.ListWebhooksResponse.webhooks:type_name -> workspace.v1.Webhook
+	97, // 24: workspace.v1.UpdateWebhookRequest.update_mask:type_name -> google.protobuf.FieldMask
+	96, // 25: workspace.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
+	54, // 26: workspace.v1.ListWebhookAttemptsResponse.attempts:type_name -> workspace.v1.WebhookAttempt
+	95, // 27: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 28: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
 	3,  // 29: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
 	1,  // 30: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	59, // 31: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
-	60, // 32: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
-	61, // 33: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
-	62, // 34: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
-	91, // 35: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	63, // 31: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
+	64, // 32: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
+	65, // 33: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
+	66, // 34: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
+	95, // 35: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
 	2,  // 36: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
 	3,  // 37: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	93, // 38: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	97, // 38: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
 	1,  // 39: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	68, // 40: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
-	69, // 41: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
-	70, // 42: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
+	72, // 40: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
+	73, // 41: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
+	74, // 42: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
 	1,  // 43: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
 	5,  // 44: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
-	80, // 45: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
-	80, // 46: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	80, // 47: workspace.v1.Lti13Launch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	86, // 48: workspace.v1.Lti13Launch.deep_linking:type_name -> workspace.v1.Lti13DeepLinking
+	84, // 45: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
+	84, // 46: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	84, // 47: workspace.v1.Lti13Launch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	90, // 48: workspace.v1.Lti13Launch.deep_linking:type_name -> workspace.v1.Lti13DeepLinking
 	7,  // 49: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
 	11, // 50: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
 	12, // 51: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
 	14, // 52: workspace.v1.WorkspaceService.CreateWorkspaceKey:input_type -> workspace.v1.CreateWorkspaceKeyRequest
 	16, // 53: workspace.v1.WorkspaceService.RotateWorkspaceKey:input_type -> workspace.v1.RotateWorkspaceKeyRequest
 	18, // 54: workspace.v1.WorkspaceService.RevokeWorkspaceKey:input_type -> workspace.v1.RevokeWorkspaceKeyRequest
-	57, // 55: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
-	63, // 56: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
-	64, // 57: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
-	65, // 58: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
-	66, // 59: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
+	61, // 55: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
+	67, // 56: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
+	68, // 57: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
+	69, // 58: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
+	70, // 59: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
 	19, // 60: workspace.v1.WorkspaceService.ListLtiRegistrations:input_type -> workspace.v1.ListLtiRegistrationsRequest
 	21, // 61: workspace.v1.WorkspaceService.CreateLtiRegistration:input_type -> workspace.v1.CreateLtiRegistrationRequest
-	34, // 62: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:input_type -> workspace.v1.CreateLtiRegistrationLinkRequest
-	36, // 63: workspace.v1.WorkspaceService.RegisterLtiPlatform:input_type -> workspace.v1.RegisterLtiPlatformRequest
+	38, // 62: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:input_type -> workspace.v1.CreateLtiRegistrationLinkRequest
+	40, // 63: workspace.v1.WorkspaceService.RegisterLtiPlatform:input_type -> workspace.v1.RegisterLtiPlatformRequest
 	22, // 64: workspace.v1.WorkspaceService.GetLtiRegistration:input_type -> workspace.v1.GetLtiRegistrationRequest
-	30, // 65: workspace.v1.WorkspaceService.DeleteLtiRegistration:input_type -> workspace.v1.DeleteLtiRegistrationRequest
-	31, // 66: workspace.v1.WorkspaceService.AddLtiDeployment:input_type -> workspace.v1.AddLtiDeploymentRequest
-	32, // 67: workspace.v1.WorkspaceService.RemoveLtiDeployment:input_type -> workspace.v1.RemoveLtiDeploymentRequest
+	34, // 65: workspace.v1.WorkspaceService.DeleteLtiRegistration:input_type -> workspace.v1.DeleteLtiRegistrationRequest
+	35, // 66: workspace.v1.WorkspaceService.AddLtiDeployment:input_type -> workspace.v1.AddLtiDeploymentRequest
+	36, // 67: workspace.v1.WorkspaceService.RemoveLtiDeployment:input_type -> workspace.v1.RemoveLtiDeploymentRequest
 	23, // 68: workspace.v1.WorkspaceService.GetLtiLaunch:input_type -> workspace.v1.GetLtiLaunchRequest
 	27, // 69: workspace.v1.WorkspaceService.ListLtiLaunchMembers:input_type -> workspace.v1.ListLtiLaunchMembersRequest
-	38, // 70: workspace.v1.WorkspaceService.ListWebhooks:input_type -> workspace.v1.ListWebhooksRequest
-	40, // 71: workspace.v1.WorkspaceService.CreateWebhook:input_type -> workspace.v1.CreateWebhookRequest
-	43, // 72: workspace.v1.WorkspaceService.GetWebhook:input_type -> workspace.v1.GetWebhookRequest
-	44, // 73: workspace.v1.WorkspaceService.UpdateWebhook:input_type -> workspace.v1.UpdateWebhookRequest
-	45, // 74: workspace.v1.WorkspaceService.DeleteWebhook:input_type -> workspace.v1.DeleteWebhookRequest
-	46, // 75: workspace.v1.WorkspaceService.RotateWebhookSecret:input_type -> workspace.v1.RotateWebhookSecretRequest
-	48, // 76: workspace.v1.WorkspaceService.ListWebhookAttempts:input_type -> workspace.v1.ListWebhookAttemptsRequest
-	51, // 77: workspace.v1.WorkspaceService.ResendWebhookEvent:input_type -> workspace.v1.ResendWebhookEventRequest
-	53, // 78: workspace.v1.WorkspaceService.RecoverWebhookEvents:input_type -> workspace.v1.RecoverWebhookEventsRequest
-	55, // 79: workspace.v1.WorkspaceService.TestWebhook:input_type -> workspace.v1.TestWebhookRequest
-	71, // 80: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
-	75, // 81: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
-	73, // 82: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
-	77, // 83: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
-	79, // 84: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
-	82, // 85: workspace.v1.WorkspaceService.StartLti13Login:input_type -> workspace.v1.StartLti13LoginRequest
-	84, // 86: workspace.v1.WorkspaceService.VerifyLti13Launch:input_type -> workspace.v1.VerifyLti13LaunchRequest
-	89, // 87: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
-	87, // 88: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:input_type -> workspace.v1.CreateLtiDeepLinkingResponseRequest
-	10, // 89: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
-	0,  // 90: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
-	13, // 91: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
-	6,  // 92: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
-	17, // 93: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
-	6,  // 94: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
-	58, // 95: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
-	0,  // 96: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 97: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 98: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
-	67, // 99: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
-	20, // 100: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
-	33, // 101: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	35, // 102: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:output_type -> workspace.v1.LtiRegistrationLink
-	37, // 103: workspace.v1.WorkspaceService.RegisterLtiPlatform:output_type -> workspace.v1.LtiPlatformRegistration
-	33, // 104: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	33, // 105: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	33, // 106: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	33, // 107: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	24, // 108: workspace.v1.WorkspaceService.GetLtiLaunch:output_type -> workspace.v1.LtiLaunchRecord
-	28, // 109: workspace.v1.WorkspaceService.ListLtiLaunchMembers:output_type -> workspace.v1.ListLtiLaunchMembersResponse
-	39, // 110: workspace.v1.WorkspaceService.ListWebhooks:output_type -> workspace.v1.ListWebhooksResponse
-	41, // 111: workspace.v1.WorkspaceService.CreateWebhook:output_type -> workspace.v1.CreateWebhookResponse
-	42, // 112: workspace.v1.WorkspaceService.GetWebhook:output_type -> workspace.v1.Webhook
-	42, // 113: workspace.v1.WorkspaceService.UpdateWebhook:output_type -> workspace.v1.Webhook
-	42, // 114: workspace.v1.WorkspaceService.DeleteWebhook:output_type -> workspace.v1.Webhook
-	47, // 115: workspace.v1.WorkspaceService.RotateWebhookSecret:output_type -> workspace.v1.RotateWebhookSecretResponse
-	49, // 116: workspace.v1.WorkspaceService.ListWebhookAttempts:output_type -> workspace.v1.ListWebhookAttemptsResponse
-	52, // 117: workspace.v1.WorkspaceService.ResendWebhookEvent:output_type -> workspace.v1.ResendWebhookEventResponse
-	54, // 118: workspace.v1.WorkspaceService.RecoverWebhookEvents:output_type -> workspace.v1.RecoverWebhookEventsResponse
-	56, // 119: workspace.v1.WorkspaceService.TestWebhook:output_type -> workspace.v1.TestWebhookResponse
-	72, // 120: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
-	76, // 121: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
-	74, // 122: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
-	78, // 123: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
-	81, // 124: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
-	83, // 125: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
-	85, // 126: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
-	90, // 127: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
-	88, // 128: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:output_type -> workspace.v1.LtiDeepLinkingResponse
-	89, // [89:129] is the sub-list for method output_type
-	49, // [49:89] is the sub-list for method input_type
+	29, // 70: workspace.v1.WorkspaceService.SubmitLtiScore:input_type -> workspace.v1.SubmitLtiScoreRequest
+	31, // 71: workspace.v1.WorkspaceService.GetLtiScore:input_type -> workspace.v1.GetLtiScoreRequest
+	42, // 72: workspace.v1.WorkspaceService.ListWebhooks:input_type -> workspace.v1.ListWebhooksRequest
+	44, // 73: workspace.v1.WorkspaceService.CreateWebhook:input_type -> workspace.v1.CreateWebhookRequest
+	47, // 74: workspace.v1.WorkspaceService.GetWebhook:input_type -> workspace.v1.GetWebhookRequest
+	48, // 75: workspace.v1.WorkspaceService.UpdateWebhook:input_type -> workspace.v1.UpdateWebhookRequest
+	49, // 76: workspace.v1.WorkspaceService.DeleteWebhook:input_type -> workspace.v1.DeleteWebhookRequest
+	50, // 77: workspace.v1.WorkspaceService.RotateWebhookSecret:input_type -> workspace.v1.RotateWebhookSecretRequest
+	52, // 78: workspace.v1.WorkspaceService.ListWebhookAttempts:input_type -> workspace.v1.ListWebhookAttemptsRequest
+	55, // 79: workspace.v1.WorkspaceService.ResendWebhookEvent:input_type -> workspace.v1.ResendWebhookEventRequest
+	57, // 80: workspace.v1.WorkspaceService.RecoverWebhookEvents:input_type -> workspace.v1.RecoverWebhookEventsRequest
+	59, // 81: workspace.v1.WorkspaceService.TestWebhook:input_type -> workspace.v1.TestWebhookRequest
+	75, // 82: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
+	79, // 83: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
+	77, // 84: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
+	81, // 85: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
+	83, // 86: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
+	86, // 87: workspace.v1.WorkspaceService.StartLti13Login:input_type -> workspace.v1.StartLti13LoginRequest
+	88, // 88: workspace.v1.WorkspaceService.VerifyLti13Launch:input_type -> workspace.v1.VerifyLti13LaunchRequest
+	93, // 89: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
+	91, // 90: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:input_type -> workspace.v1.CreateLtiDeepLinkingResponseRequest
+	10, // 91: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
+	0,  // 92: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
+	13, // 93: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
+	6,  // 94: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
+	17, // 95: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
+	6,  // 96: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
+	62, // 97: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
+	0,  // 98: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 99: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
+	0,  // 100: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
+	71, // 101: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
+	20, // 102: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
+	37, // 103: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	39, // 104: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:output_type -> workspace.v1.LtiRegistrationLink
+	41, // 105: workspace.v1.WorkspaceService.RegisterLtiPlatform:output_type -> workspace.v1.LtiPlatformRegistration
+	37, // 106: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	37, // 107: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	37, // 108: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	37, // 109: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	24, // 110: workspace.v1.WorkspaceService.GetLtiLaunch:output_type -> workspace.v1.LtiLaunchRecord
+	28, // 111: workspace.v1.WorkspaceService.ListLtiLaunchMembers:output_type -> workspace.v1.ListLtiLaunchMembersResponse
+	30, // 112: workspace.v1.WorkspaceService.SubmitLtiScore:output_type -> workspace.v1.LtiScoreReceipt
+	32, // 113: workspace.v1.WorkspaceService.GetLtiScore:output_type -> workspace.v1.LtiScore
+	43, // 114: workspace.v1.WorkspaceService.ListWebhooks:output_type -> workspace.v1.ListWebhooksResponse
+	45, // 115: workspace.v1.WorkspaceService.CreateWebhook:output_type -> workspace.v1.CreateWebhookResponse
+	46, // 116: workspace.v1.WorkspaceService.GetWebhook:output_type -> workspace.v1.Webhook
+	46, // 117: workspace.v1.WorkspaceService.UpdateWebhook:output_type -> workspace.v1.Webhook
+	46, // 118: workspace.v1.WorkspaceService.DeleteWebhook:output_type -> workspace.v1.Webhook
+	51, // 119: workspace.v1.WorkspaceService.RotateWebhookSecret:output_type -> workspace.v1.RotateWebhookSecretResponse
+	53, // 120: workspace.v1.WorkspaceService.ListWebhookAttempts:output_type -> workspace.v1.ListWebhookAttemptsResponse
+	56, // 121: workspace.v1.WorkspaceService.ResendWebhookEvent:output_type -> workspace.v1.ResendWebhookEventResponse
+	58, // 122: workspace.v1.WorkspaceService.RecoverWebhookEvents:output_type -> workspace.v1.RecoverWebhookEventsResponse
+	60, // 123: workspace.v1.WorkspaceService.TestWebhook:output_type -> workspace.v1.TestWebhookResponse
+	76, // 124: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
+	80, // 125: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
+	78, // 126: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
+	82, // 127: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
+	85, // 128: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
+	87, // 129: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
+	89, // 130: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
+	94, // 131: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
+	92, // 132: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:output_type -> workspace.v1.LtiDeepLinkingResponse
+	91, // [91:133] is the sub-list for method output_type
+	49, // [49:91] is the sub-list for method input_type
 	49, // [49:49] is the sub-list for extension type_name
 	49, // [49:49] is the sub-list for extension extendee
 	0,  // [0:49] is the sub-list for field type_name
@@ -6999,18 +7343,19 @@ func file_workspace_v1_workspace_proto_init() {
 	file_workspace_v1_workspace_proto_msgTypes[7].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[21].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[27].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[44].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[63].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[66].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[68].OneofWrappers = []any{}
-	file_workspace_v1_workspace_proto_msgTypes[87].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[32].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[48].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[67].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[70].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[72].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[91].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_workspace_v1_workspace_proto_rawDesc), len(file_workspace_v1_workspace_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   91,
+			NumMessages:   95,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

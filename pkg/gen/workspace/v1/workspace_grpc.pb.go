@@ -40,6 +40,8 @@ const (
 	WorkspaceService_RemoveLtiDeployment_FullMethodName          = "/workspace.v1.WorkspaceService/RemoveLtiDeployment"
 	WorkspaceService_GetLtiLaunch_FullMethodName                 = "/workspace.v1.WorkspaceService/GetLtiLaunch"
 	WorkspaceService_ListLtiLaunchMembers_FullMethodName         = "/workspace.v1.WorkspaceService/ListLtiLaunchMembers"
+	WorkspaceService_SubmitLtiScore_FullMethodName               = "/workspace.v1.WorkspaceService/SubmitLtiScore"
+	WorkspaceService_GetLtiScore_FullMethodName                  = "/workspace.v1.WorkspaceService/GetLtiScore"
 	WorkspaceService_ListWebhooks_FullMethodName                 = "/workspace.v1.WorkspaceService/ListWebhooks"
 	WorkspaceService_CreateWebhook_FullMethodName                = "/workspace.v1.WorkspaceService/CreateWebhook"
 	WorkspaceService_GetWebhook_FullMethodName                   = "/workspace.v1.WorkspaceService/GetWebhook"
@@ -148,6 +150,13 @@ type WorkspaceServiceClient interface {
 	// ListLtiLaunchMembers pages the members of an LTI 1.3 launch's context
 	// from its platform's Names and Role Provisioning service.
 	ListLtiLaunchMembers(ctx context.Context, in *ListLtiLaunchMembersRequest, opts ...grpc.CallOption) (*ListLtiLaunchMembersResponse, error)
+	// SubmitLtiScore keeps a score for an LTI 1.3 launch, to be sent to the
+	// launch's line item in its platform's gradebook (AGS 2.0), and answers
+	// at once.
+	SubmitLtiScore(ctx context.Context, in *SubmitLtiScoreRequest, opts ...grpc.CallOption) (*LtiScoreReceipt, error)
+	// GetLtiScore returns a score sent for an LTI 1.3 launch, and what became
+	// of it.
+	GetLtiScore(ctx context.Context, in *GetLtiScoreRequest, opts ...grpc.CallOption) (*LtiScore, error)
 	// ListWebhooks returns the webhook endpoints of a workspace: the
 	// workspace itself or one that manages it may.
 	ListWebhooks(ctx context.Context, in *ListWebhooksRequest, opts ...grpc.CallOption) (*ListWebhooksResponse, error)
@@ -462,6 +471,26 @@ func (c *workspaceServiceClient) ListLtiLaunchMembers(ctx context.Context, in *L
 	return out, nil
 }
 
+func (c *workspaceServiceClient) SubmitLtiScore(ctx context.Context, in *SubmitLtiScoreRequest, opts ...grpc.CallOption) (*LtiScoreReceipt, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiScoreReceipt)
+	err := c.cc.Invoke(ctx, WorkspaceService_SubmitLtiScore_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) GetLtiScore(ctx context.Context, in *GetLtiScoreRequest, opts ...grpc.CallOption) (*LtiScore, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LtiScore)
+	err := c.cc.Invoke(ctx, WorkspaceService_GetLtiScore_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *workspaceServiceClient) ListWebhooks(ctx context.Context, in *ListWebhooksRequest, opts ...grpc.CallOption) (*ListWebhooksResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListWebhooksResponse)
@@ -739,6 +768,13 @@ type WorkspaceServiceServer interface {
 	// ListLtiLaunchMembers pages the members of an LTI 1.3 launch's context
 	// from its platform's Names and Role Provisioning service.
 	ListLtiLaunchMembers(context.Context, *ListLtiLaunchMembersRequest) (*ListLtiLaunchMembersResponse, error)
+	// SubmitLtiScore keeps a score for an LTI 1.3 launch, to be sent to the
+	// launch's line item in its platform's gradebook (AGS 2.0), and answers
+	// at once.
+	SubmitLtiScore(context.Context, *SubmitLtiScoreRequest) (*LtiScoreReceipt, error)
+	// GetLtiScore returns a score sent for an LTI 1.3 launch, and what became
+	// of it.
+	GetLtiScore(context.Context, *GetLtiScoreRequest) (*LtiScore, error)
 	// ListWebhooks returns the webhook endpoints of a workspace: the
 	// workspace itself or one that manages it may.
 	ListWebhooks(context.Context, *ListWebhooksRequest) (*ListWebhooksResponse, error)
@@ -905,6 +941,12 @@ func (UnimplementedWorkspaceServiceServer) GetLtiLaunch(context.Context, *GetLti
 }
 func (UnimplementedWorkspaceServiceServer) ListLtiLaunchMembers(context.Context, *ListLtiLaunchMembersRequest) (*ListLtiLaunchMembersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListLtiLaunchMembers not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) SubmitLtiScore(context.Context, *SubmitLtiScoreRequest) (*LtiScoreReceipt, error) {
+	return nil, status.Error(codes.Unimplemented, "method SubmitLtiScore not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) GetLtiScore(context.Context, *GetLtiScoreRequest) (*LtiScore, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetLtiScore not implemented")
 }
 func (UnimplementedWorkspaceServiceServer) ListWebhooks(context.Context, *ListWebhooksRequest) (*ListWebhooksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListWebhooks not implemented")
@@ -1362,6 +1404,42 @@ func _WorkspaceService_ListLtiLaunchMembers_Handler(srv interface{}, ctx context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkspaceService_SubmitLtiScore_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SubmitLtiScoreRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).SubmitLtiScore(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_SubmitLtiScore_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).SubmitLtiScore(ctx, req.(*SubmitLtiScoreRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_GetLtiScore_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetLtiScoreRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).GetLtiScore(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_GetLtiScore_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).GetLtiScore(ctx, req.(*GetLtiScoreRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _WorkspaceService_ListWebhooks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListWebhooksRequest)
 	if err := dec(in); err != nil {
@@ -1794,6 +1872,14 @@ var WorkspaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListLtiLaunchMembers",
 			Handler:    _WorkspaceService_ListLtiLaunchMembers_Handler,
+		},
+		{
+			MethodName: "SubmitLtiScore",
+			Handler:    _WorkspaceService_SubmitLtiScore_Handler,
+		},
+		{
+			MethodName: "GetLtiScore",
+			Handler:    _WorkspaceService_GetLtiScore_Handler,
 		},
 		{
 			MethodName: "ListWebhooks",

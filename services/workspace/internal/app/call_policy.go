@@ -96,6 +96,9 @@ var operations = map[string]rule{
 	"GetLtiLaunch": {},
 	// So is its roster, which the platform answers.
 	"ListLtiLaunchMembers": {},
+	// A score for it is sent, and read, by the same callers.
+	"SubmitLtiScore": {},
+	"GetLtiScore":    {},
 
 	// Webhooks follow the rule of key pairs, as LTI registrations do.
 	"ListWebhooks":         {},

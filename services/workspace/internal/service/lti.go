@@ -1,6 +1,8 @@
 package service
 
 import (
+	"time"
+
 	"github.com/liveproctor/workspaces/pkg/breaker"
 	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
@@ -8,10 +10,12 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/launchstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformags"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformkeys"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformnrps"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformreg"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformtoken"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/scorestore"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	ltigrpcport "github.com/liveproctor/workspaces/services/workspace/internal/lti/ports/grpcport"
@@ -41,15 +45,31 @@ func (s *Service) newLaunchStore(storeBreaker *breaker.Breaker) *launchstore.Sto
 		launchstore.WithBreaker(storeBreaker))
 }
 
+// scoreRetention is how long a score and its status are kept: well past
+// its delivery's window (ltiapp.ScoreDeliverySettings.Window, 7 days).
+const scoreRetention = 30 * 24 * time.Hour
+
+// scoreLease is how long a replica holds a queue of scores for one
+// attempt: a token, a line item found and made, and the score, each
+// within platformServiceTimeout or platformTokenTimeout.
+const scoreLease = time.Minute
+
+// newScoreStore is the scores sent to platforms' gradebooks, on the
+// workspace store's database and through its breaker.
+func (s *Service) newScoreStore(storeBreaker *breaker.Breaker) *scorestore.Store {
+	return scorestore.New(s.mongo.Database(s.cfg.MongoDatabase), scoreRetention, scorestore.WithBreaker(storeBreaker))
+}
+
 // newLTI builds the LTI context's use cases over the workspace side
 // (workspaces), with every store they need: in Redis when there is one,
 // so that every replica refuses a replayed launch and finds the logins,
 // deep links and registration links another one made, and all share one
 // access token per platform and scope set (while Redis is
 // unreachable they are refused, UNAVAILABLE); in this replica's memory
-// otherwise. Failed launches count against limits.
-func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Repository, launches ltiapp.LTI13LaunchStore, box *secretbox.Box,
-	urls ltidomain.ToolURLs, limits *ratelimit.Guard) ltigrpcport.UseCases {
+// otherwise. Failed launches count against limits. It also builds the
+// delivery of scores to the platforms' gradebooks, which runLoops runs.
+func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Repository, launches ltiapp.LTI13LaunchStore, scores *scorestore.Store,
+	box *secretbox.Box, urls ltidomain.ToolURLs, limits *ratelimit.Guard) (ltigrpcport.UseCases, *ltiapp.ScoreDelivery) {
 	settings := ltiapp.Settings{URLs: urls, Policy: s.cfg.LTIURLs, Logger: s.logger}
 	var (
 		nonces    ltiapp.NonceStore
@@ -78,6 +98,9 @@ func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Reposito
 	platformTokens := ltiapp.NewPlatformTokens(platformtoken.New(outbound.NewClient(s.cfg.LTIURLs, platformTokenTimeout), nil),
 		tokens, toolKeys, 0, settings)
 	memberships := platformnrps.New(outbound.NewClient(s.cfg.LTIURLs, platformServiceTimeout), nil)
+	gradebook := platformags.New(outbound.NewClient(s.cfg.LTIURLs, platformServiceTimeout), nil)
+	delivery := ltiapp.NewScoreDelivery(workspaces, scores, scores.LineItems(), platformTokens, gradebook, replicaName(),
+		ltiapp.ScoreDeliverySettings{Lease: scoreLease, Logger: s.logger})
 	return ltigrpcport.UseCases{
 		Registrations:       ltiapp.NewRegistrations(workspaces, settings),
 		LTI11Launches:       ltiapp.NewLTI11Launches(workspaces, nonces, limits, settings),
@@ -85,8 +108,9 @@ func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Reposito
 		LTI13Launches:       ltiapp.NewLTI13Launches(workspaces, logins, platformKeys, deepLinks, launches, limits, settings),
 		Launches:            ltiapp.NewLaunches(workspaces, launches),
 		Roster:              ltiapp.NewRoster(workspaces, launches, platformTokens, memberships, box),
+		Grades:              ltiapp.NewGrades(workspaces, launches, scores, time.Now),
 		DeepLinking:         ltiapp.NewDeepLinking(workspaces, deepLinks, toolKeys, settings),
 		DynamicRegistration: ltiapp.NewDynamicRegistration(workspaces, links, registrar, settings),
 		ToolKeys:            toolKeys,
-	}
+	}, delivery
 }

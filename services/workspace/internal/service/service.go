@@ -34,6 +34,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/launchstore"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/scorestore"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	ltigrpcport "github.com/liveproctor/workspaces/services/workspace/internal/lti/ports/grpcport"
@@ -118,23 +119,24 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	}
 	deliveries := s.newDeliveries(storeBreaker)
 	launches := s.newLaunchStore(storeBreaker)
+	scores := s.newScoreStore(storeBreaker)
 	// Every URL handed to an LMS is below PUBLIC_BASE_URL.
 	urls := ltidomain.NewToolURLs(s.cfg.LTIBaseURL)
 	application, limits, err := s.newApp(repo, box, urls, metrics, deliveries)
 	if err != nil {
 		return err
 	}
-	lti := s.newLTI(app.NewLTIPort(application), repo, launches, box, urls, limits)
+	lti, scoreDelivery := s.newLTI(app.NewLTIPort(application), repo, launches, scores, box, urls, limits)
 	events := app.NewWebhookEvents(application)
 	webhooks := s.newWebhooks(app.NewWebhookPort(application), box, deliveries, events)
-	if err := s.prepareStore(ctx, out, repo, deliveries, launches, application, lti.ToolKeys); err != nil {
+	if err := s.prepareStore(ctx, out, repo, deliveries, launches, scores, application, lti.ToolKeys); err != nil {
 		return err
 	}
 	if err := s.listen(application, lti, webhooks, metrics); err != nil {
 		return err
 	}
 	dispatcher := s.newDispatcher(deliveries, events, webhooks, grpcport.EncodeEvent)
-	s.runLoops(repo, storeBreaker, application, lti.ToolKeys, dispatcher)
+	s.runLoops(repo, storeBreaker, application, lti.ToolKeys, dispatcher, scoreDelivery)
 	go func() { s.served <- s.grpc.Serve(s.lis) }()
 	s.logger.Info("workspace service serving", "addr", s.lis.Addr().String(), "database", s.cfg.MongoDatabase)
 	return nil
@@ -194,11 +196,11 @@ func (s *Service) revokers(metrics *telemetry.Metrics) ([]app.Option, error) {
 }
 
 // prepareStore readies the store (indexes, documents of earlier layouts;
-// the webhooks' delivery state's and the LTI launches' indexes) and the root workspace, retrying
+// the webhooks' delivery state's, the LTI launches' and scores' indexes) and the root workspace, retrying
 // while the store is not up yet, and writes a root key pair this start
 // generated to out, once.
 func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongostore.Repository, deliveries *deliverystore.Store,
-	launches *launchstore.Store, application *app.App, toolKeys *ltiapp.ToolKeys) error {
+	launches *launchstore.Store, scores *scorestore.Store, application *app.App, toolKeys *ltiapp.ToolKeys) error {
 	var boot app.BootstrapResult
 	err := retryUntil(ctx, s.cfg.StartTimeout, s.logger, "prepare the workspace store", func(ctx context.Context) error {
 		if err := repo.Prepare(ctx); err != nil {
@@ -208,6 +210,9 @@ func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongost
 			return err
 		}
 		if err := launches.Prepare(ctx); err != nil {
+			return err
+		}
+		if err := scores.Prepare(ctx); err != nil {
 			return err
 		}
 		var err error
@@ -264,10 +269,12 @@ func (s *Service) listen(application *app.App, lti ltigrpcport.UseCases, webhook
 //     LTI_TOOL_KEY_CHECK_INTERVAL (lti13_keys.go);
 //   - the webhooks' dispatcher (webhooks.go), whose attempts in flight
 //     get half the shutdown timeout to finish;
+//   - the delivery of LTI scores to the platforms' gradebooks (lti.go),
+//     whose attempts in flight are abandoned to their leases;
 //   - with Redis, the cache bus: changes other replicas made drop what the
 //     credential cache holds of them.
 func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Breaker, application *app.App, toolKeys *ltiapp.ToolKeys,
-	dispatcher *webhookapp.Dispatcher) {
+	dispatcher *webhookapp.Dispatcher, scoreDelivery *ltiapp.ScoreDelivery) {
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	s.loops.Go(func() {
@@ -277,6 +284,7 @@ func (s *Service) runLoops(repo *mongostore.Repository, storeBreaker *breaker.Br
 	s.loops.Go(func() { application.RunBackground(ctx, keySweepInterval) })
 	s.loops.Go(func() { s.rotateToolKeys(ctx, toolKeys, s.cfg.LTIToolKeyCheck) })
 	s.loops.Go(func() { dispatcher.Run(ctx) })
+	s.loops.Go(func() { scoreDelivery.Run(ctx) })
 	busCtx, stopListening := context.WithCancel(context.Background())
 	s.stopListening = stopListening
 	if s.redis != nil {

@@ -62,6 +62,14 @@ func (s *Server) ListLtiLaunchMembers(ctx context.Context, req *workspacev1.List
 	return s.lti.ListLtiLaunchMembers(ctx, req)
 }
 
+func (s *Server) SubmitLtiScore(ctx context.Context, req *workspacev1.SubmitLtiScoreRequest) (*workspacev1.LtiScoreReceipt, error) {
+	return s.lti.SubmitLtiScore(ctx, req)
+}
+
+func (s *Server) GetLtiScore(ctx context.Context, req *workspacev1.GetLtiScoreRequest) (*workspacev1.LtiScore, error) {
+	return s.lti.GetLtiScore(ctx, req)
+}
+
 func (s *Server) DeleteLtiRegistration(ctx context.Context, req *workspacev1.DeleteLtiRegistrationRequest) (*workspacev1.LtiRegistration, error) {
 	return s.lti.DeleteLtiRegistration(ctx, req)
 }

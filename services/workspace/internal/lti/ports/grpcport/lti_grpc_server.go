@@ -20,6 +20,7 @@ type UseCases struct {
 	LTI13Launches       *ltiapp.LTI13Launches
 	Launches            *ltiapp.Launches
 	Roster              *ltiapp.Roster
+	Grades              *ltiapp.Grades
 	DeepLinking         *ltiapp.DeepLinking
 	DynamicRegistration *ltiapp.DynamicRegistration
 	ToolKeys            *ltiapp.ToolKeys
