@@ -58,6 +58,14 @@ type Config struct {
 	// LTILaunchGrace is how long a launch's record is kept after its
 	// session's 8 hours, for late grading (LTI_LAUNCH_GRACE, 30 days).
 	LTILaunchGrace time.Duration
+	// LTIScoreLease is how long a replica holds a user's queue of scores
+	// for one attempt (LTI_SCORE_LEASE, 1 minute): a replica that dies
+	// mid-attempt leaves the queue to another after it.
+	LTIScoreLease time.Duration
+	// LTIScoreRetrySchedule is the wait after each attempt of a score the
+	// platform refused for now (LTI_SCORE_RETRY_SCHEDULE, the webhooks'
+	// default schedule).
+	LTIScoreRetrySchedule webhook.Schedule
 
 	// AuthServiceAddr is told about deleted workspaces (AUTH_SERVICE_ADDR);
 	// empty: nobody is told, and the auth service's own status check is
@@ -176,6 +184,13 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	cfg.LTI13PendingLoginsMax = r.Int("LTI13_PENDING_LOGINS_MAX", 50_000, 1, 10_000_000)
 	cfg.LTIToolKeys, cfg.LTIToolKeyCheck = readToolKeySchedule(r)
 	cfg.LTILaunchGrace = r.Duration("LTI_LAUNCH_GRACE", 720*time.Hour)
+	cfg.LTIScoreLease = r.Duration("LTI_SCORE_LEASE", time.Minute)
+	if cfg.LTIScoreLease < 2*time.Second || cfg.LTIScoreLease > 10*time.Minute {
+		// An attempt may take a token, a line item's finding and making,
+		// and the score: up to 40 s against a slow platform.
+		r.Invalid("LTI_SCORE_LEASE", "must be between 2s and 10m (1m: an attempt may take up to 40s)")
+	}
+	cfg.LTIScoreRetrySchedule = readRetrySchedule(r, "LTI_SCORE_RETRY_SCHEDULE")
 	cfg.WebhookURLs, cfg.Webhooks = readWebhookSettings(r)
 	cfg.Bootstrap.AppKey, cfg.Bootstrap.AppSecret, _ = r.Pair("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_SECRET")
 	var given bool
@@ -241,7 +256,7 @@ func readWebhookSettings(r *envconfig.Reader) (outbound.Policy, WebhookSettings)
 		Lease:            r.Duration("WEBHOOK_LEASE", 30*time.Second),
 		IdleRecheck:      r.Duration("WEBHOOK_IDLE_RECHECK", time.Minute),
 		AttemptRetention: r.Duration("WEBHOOK_ATTEMPT_RETENTION", 30*24*time.Hour),
-		RetrySchedule:    readRetrySchedule(r),
+		RetrySchedule:    readRetrySchedule(r, "WEBHOOK_RETRY_SCHEDULE"),
 	}
 	if s.Lease < 2*time.Second || s.Lease > 10*time.Minute {
 		r.Invalid("WEBHOOK_LEASE", "must be between 2s and 10m (30s: an attempt may take up to 15s)")
@@ -255,10 +270,10 @@ func readWebhookSettings(r *envconfig.Reader) (outbound.Policy, WebhookSettings)
 	return policy, s
 }
 
-// readRetrySchedule reads WEBHOOK_RETRY_SCHEDULE, a comma-separated list
-// of waits ("5s,5m,30m"); unset, the specification's schedule.
-func readRetrySchedule(r *envconfig.Reader) webhook.Schedule {
-	const name = "WEBHOOK_RETRY_SCHEDULE"
+// readRetrySchedule reads a retry schedule (WEBHOOK_RETRY_SCHEDULE,
+// LTI_SCORE_RETRY_SCHEDULE), a comma-separated list of waits
+// ("5s,5m,30m"); unset, the Standard Webhooks specification's schedule.
+func readRetrySchedule(r *envconfig.Reader, name string) webhook.Schedule {
 	steps := r.List(name)
 	if steps == nil {
 		return webhook.DefaultSchedule

@@ -200,3 +200,30 @@ func TestConfigLaunchGrace(t *testing.T) {
 		}
 	}
 }
+
+// The delivery of LTI scores: a one-minute lease and the webhooks' default
+// schedule unless told otherwise, each held to its bounds.
+func TestConfigScoreDelivery(t *testing.T) {
+	base := map[string]string{
+		"MONGODB_URI":        "mongodb://127.0.0.1:27017",
+		"KEY_ENCRYPTION_KEY": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+		"KEY_HMAC_KEY":       "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=",
+	}
+	cfg, err := service.ConfigFromEnv(envconfig.FromMap(base))
+	if err != nil || cfg.LTIScoreLease != time.Minute || !slices.Equal(cfg.LTIScoreRetrySchedule, webhook.DefaultSchedule) {
+		t.Fatalf("defaults: %s, %v, %v", cfg.LTIScoreLease, cfg.LTIScoreRetrySchedule, err)
+	}
+	env := maps.Clone(base)
+	env["LTI_SCORE_LEASE"], env["LTI_SCORE_RETRY_SCHEDULE"] = "5s", "1s,1s"
+	if cfg, err = service.ConfigFromEnv(envconfig.FromMap(env)); err != nil || cfg.LTIScoreLease != 5*time.Second ||
+		!slices.Equal(cfg.LTIScoreRetrySchedule, webhook.Schedule{time.Second, time.Second}) {
+		t.Fatalf("set: %s, %v, %v", cfg.LTIScoreLease, cfg.LTIScoreRetrySchedule, err)
+	}
+	for name, value := range map[string]string{"LTI_SCORE_LEASE": "1s", "LTI_SCORE_RETRY_SCHEDULE": "0s"} {
+		env := maps.Clone(base)
+		env[name] = value
+		if _, err := service.ConfigFromEnv(envconfig.FromMap(env)); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=%s: %v, want an error naming it", name, value, err)
+		}
+	}
+}

@@ -49,11 +49,6 @@ func (s *Service) newLaunchStore(storeBreaker *breaker.Breaker) *launchstore.Sto
 // its delivery's window (ltiapp.ScoreDeliverySettings.Window, 7 days).
 const scoreRetention = 30 * 24 * time.Hour
 
-// scoreLease is how long a replica holds a queue of scores for one
-// attempt: a token, a line item found and made, and the score, each
-// within platformServiceTimeout or platformTokenTimeout.
-const scoreLease = time.Minute
-
 // newScoreStore is the scores sent to platforms' gradebooks, on the
 // workspace store's database and through its breaker.
 func (s *Service) newScoreStore(storeBreaker *breaker.Breaker) *scorestore.Store {
@@ -100,7 +95,7 @@ func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Reposito
 	memberships := platformnrps.New(outbound.NewClient(s.cfg.LTIURLs, platformServiceTimeout), nil)
 	gradebook := platformags.New(outbound.NewClient(s.cfg.LTIURLs, platformServiceTimeout), nil)
 	delivery := ltiapp.NewScoreDelivery(workspaces, scores, scores.LineItems(), platformTokens, gradebook, replicaName(),
-		ltiapp.ScoreDeliverySettings{Lease: scoreLease, Logger: s.logger})
+		ltiapp.ScoreDeliverySettings{Lease: s.cfg.LTIScoreLease, Retry: s.cfg.LTIScoreRetrySchedule.Backoff, Logger: s.logger})
 	return ltigrpcport.UseCases{
 		Registrations:       ltiapp.NewRegistrations(workspaces, settings),
 		LTI11Launches:       ltiapp.NewLTI11Launches(workspaces, nonces, limits, settings),
