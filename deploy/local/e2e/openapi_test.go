@@ -360,6 +360,8 @@ var proseRules = []struct{ field, description string }{
 	// A registration link's 400 for a platform configuration the tool
 	// cannot register with, which the page's reason says.
 	{"openid_configuration", "The platform's OpenID configuration cannot be used to register the tool"},
+	// A score's maximum, which JSON Schema's minimum cannot hold above 0.
+	{"scoreMaximum", "must be a number over 0"},
 }
 
 // proseRule returns the rule of proseRules that a 400's body names, or "".

@@ -2987,10 +2987,10 @@ type SubmitLtiScoreRequest struct {
 	// LaunchId The launch, as the session shows it.
 	LaunchId *string `json:"launchId,omitempty"`
 
-	// ScoreGiven The points given: at least 0.
+	// ScoreGiven The points given: at least 0 (more than scoreMaximum is extra credit).
 	ScoreGiven float64 `json:"scoreGiven"`
 
-	// ScoreMaximum The points possible: over 0.
+	// ScoreMaximum The points possible: "must be a number over 0".
 	ScoreMaximum float64 `json:"scoreMaximum"`
 
 	// SubmittedAt When the learner submitted, RFC 3339.

@@ -1942,10 +1942,10 @@ type SubmitLtiScoreRequest struct {
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// The launch, as the session shows it.
 	LaunchId string `protobuf:"bytes,2,opt,name=launch_id,json=launchId,proto3" json:"launch_id,omitempty"`
-	// The points given: at least 0.
-	ScoreGiven float64 `protobuf:"fixed64,3,opt,name=score_given,json=scoreGiven,proto3" json:"score_given,omitempty"`
-	// The points possible: over 0.
-	ScoreMaximum float64 `protobuf:"fixed64,4,opt,name=score_maximum,json=scoreMaximum,proto3" json:"score_maximum,omitempty"`
+	// The points given: at least 0 (more than scoreMaximum is extra credit).
+	ScoreGiven *float64 `protobuf:"fixed64,3,opt,name=score_given,json=scoreGiven,proto3,oneof" json:"score_given,omitempty"`
+	// The points possible: "must be a number over 0".
+	ScoreMaximum *float64 `protobuf:"fixed64,4,opt,name=score_maximum,json=scoreMaximum,proto3,oneof" json:"score_maximum,omitempty"`
 	// How far the learner got with the activity (AGS 2.0).
 	ActivityProgress string `protobuf:"bytes,5,opt,name=activity_progress,json=activityProgress,proto3" json:"activity_progress,omitempty"`
 	// How far the grading got (AGS 2.0): a gradebook shows the score as final
@@ -2004,15 +2004,15 @@ func (x *SubmitLtiScoreRequest) GetLaunchId() string {
 }
 
 func (x *SubmitLtiScoreRequest) GetScoreGiven() float64 {
-	if x != nil {
-		return x.ScoreGiven
+	if x != nil && x.ScoreGiven != nil {
+		return *x.ScoreGiven
 	}
 	return 0
 }
 
 func (x *SubmitLtiScoreRequest) GetScoreMaximum() float64 {
-	if x != nil {
-		return x.ScoreMaximum
+	if x != nil && x.ScoreMaximum != nil {
+		return *x.ScoreMaximum
 	}
 	return 0
 }
@@ -6666,18 +6666,20 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"_page_size\"y\n" +
 	"\x1cListLtiLaunchMembersResponse\x121\n" +
 	"\amembers\x18\x01 \x03(\v2\x17.workspace.v1.LtiMemberR\amembers\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xca\x03\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xf6\x03\n" +
 	"\x15SubmitLtiScoreRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
-	"\tlaunch_id\x18\x02 \x01(\tR\blaunchId\x12)\n" +
-	"\vscore_given\x18\x03 \x01(\x01B\b\xb2\xe1\x18\x04\b\x01@\x00R\n" +
-	"scoreGiven\x12+\n" +
-	"\rscore_maximum\x18\x04 \x01(\x01B\x06\xb2\xe1\x18\x02\b\x01R\fscoreMaximum\x12k\n" +
+	"\tlaunch_id\x18\x02 \x01(\tR\blaunchId\x12.\n" +
+	"\vscore_given\x18\x03 \x01(\x01B\b\xb2\xe1\x18\x04\b\x01@\x00H\x00R\n" +
+	"scoreGiven\x88\x01\x01\x120\n" +
+	"\rscore_maximum\x18\x04 \x01(\x01B\x06\xb2\xe1\x18\x02\b\x01H\x01R\fscoreMaximum\x88\x01\x01\x12k\n" +
 	"\x11activity_progress\x18\x05 \x01(\tB>\xb2\xe1\x18:\b\x01R\vInitializedR\aStartedR\n" +
 	"InProgressR\tSubmittedR\tCompletedR\x10activityProgress\x12h\n" +
 	"\x10grading_progress\x18\x06 \x01(\tB=\xb2\xe1\x189\b\x01R\vFullyGradedR\aPendingR\rPendingManualR\x06FailedR\bNotReadyR\x0fgradingProgress\x12!\n" +
 	"\acomment\x18\a \x01(\tB\a\xb2\xe1\x18\x030\xa0\x1fR\acomment\x122\n" +
-	"\fsubmitted_at\x18\b \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\vsubmittedAt\"H\n" +
+	"\fsubmitted_at\x18\b \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\vsubmittedAtB\x0e\n" +
+	"\f_score_givenB\x10\n" +
+	"\x0e_score_maximum\"H\n" +
 	"\x0fLtiScoreReceipt\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
 	"\x06status\x18\x02 \x01(\tB\r\xb2\xe1\x18\tR\apendingR\x06status\"?\n" +
@@ -7343,6 +7345,7 @@ func file_workspace_v1_workspace_proto_init() {
 	file_workspace_v1_workspace_proto_msgTypes[7].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[21].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[27].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[29].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[32].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[48].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[67].OneofWrappers = []any{}

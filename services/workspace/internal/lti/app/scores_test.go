@@ -309,7 +309,7 @@ func newScoresFixture(t *testing.T, retry func(int, func() float64) (time.Durati
 func (s *scoresFixture) submit(launch string, given float64) ltiapp.ScoreRecord {
 	s.t.Helper()
 	r, err := s.grades.Submit(context.Background(), s.caller, "w", launchID(launch), ltidomain.ScoreInput{
-		ScoreGiven: given, ScoreMaximum: 10, ActivityProgress: "Completed", GradingProgress: "FullyGraded",
+		ScoreGiven: &given, ScoreMaximum: ptr(10), ActivityProgress: "Completed", GradingProgress: "FullyGraded",
 	})
 	if err != nil {
 		s.t.Fatal(err)
@@ -367,7 +367,7 @@ func TestSubmitScore(t *testing.T) {
 		in     ltidomain.ScoreInput
 		kind   fault.Kind
 	}{
-		{"invalid", s.caller, "w", launchID("a"), ltidomain.ScoreInput{ScoreGiven: -1}, fault.Invalid},
+		{"invalid", s.caller, "w", launchID("a"), ltidomain.ScoreInput{ScoreGiven: ptr(-1)}, fault.Invalid},
 		{"unknown launch", s.caller, "w", launchID("z"), validScore(), fault.NotFound},
 		{"not a launch id", s.caller, "w", "nope", validScore(), fault.NotFound},
 		{"another workspace's", other, "v", launchID("a"), validScore(), fault.NotFound},
@@ -389,8 +389,10 @@ func TestSubmitScore(t *testing.T) {
 }
 
 func validScore() ltidomain.ScoreInput {
-	return ltidomain.ScoreInput{ScoreGiven: 1, ScoreMaximum: 2, ActivityProgress: "Submitted", GradingProgress: "Pending"}
+	return ltidomain.ScoreInput{ScoreGiven: ptr(1), ScoreMaximum: ptr(2), ActivityProgress: "Submitted", GradingProgress: "Pending"}
 }
+
+func ptr(v float64) *float64 { return &v }
 
 // Each user's scores reach the line item's scores URL (its query after
 // the path) in the order they came, stamped strictly later each, with one

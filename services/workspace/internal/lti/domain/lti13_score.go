@@ -24,10 +24,11 @@ var (
 // note beside the grade, not a report (LMSs show it in a gradebook cell).
 const ScoreCommentMax = 4000
 
-// ScoreInput is a score as the vendor's back end sends it.
+// ScoreInput is a score as the vendor's back end sends it; a nil number
+// was not sent.
 type ScoreInput struct {
-	ScoreGiven       float64
-	ScoreMaximum     float64
+	ScoreGiven       *float64
+	ScoreMaximum     *float64
 	ActivityProgress string
 	GradingProgress  string
 	Comment          string
@@ -48,7 +49,7 @@ type Score struct {
 }
 
 // CheckScore returns in as a Score, or an Invalid error naming every field
-// out of bounds: a given score is a finite number of at least 0 (over the
+// missing or out of bounds: a given score is a finite number of at least 0 (over the
 // maximum is extra credit, which AGS allows), the maximum one over 0, the
 // progresses AGS's values, the comment at most ScoreCommentMax characters.
 func CheckScore(in ScoreInput) (Score, error) {
@@ -56,11 +57,22 @@ func CheckScore(in ScoreInput) (Score, error) {
 	refuse := func(field, description string) {
 		bad = append(bad, fault.FieldViolation{Field: field, Description: description})
 	}
-	if math.IsNaN(in.ScoreGiven) || math.IsInf(in.ScoreGiven, 0) || in.ScoreGiven < 0 {
+	var given, maximum float64
+	switch {
+	case in.ScoreGiven == nil:
+		refuse("scoreGiven", "is required")
+	case math.IsNaN(*in.ScoreGiven) || math.IsInf(*in.ScoreGiven, 0) || *in.ScoreGiven < 0:
 		refuse("scoreGiven", "must be a number of at least 0")
+	default:
+		given = *in.ScoreGiven
 	}
-	if math.IsNaN(in.ScoreMaximum) || math.IsInf(in.ScoreMaximum, 0) || in.ScoreMaximum <= 0 {
+	switch {
+	case in.ScoreMaximum == nil:
+		refuse("scoreMaximum", "is required")
+	case math.IsNaN(*in.ScoreMaximum) || math.IsInf(*in.ScoreMaximum, 0) || *in.ScoreMaximum <= 0:
 		refuse("scoreMaximum", "must be a number over 0")
+	default:
+		maximum = *in.ScoreMaximum
 	}
 	if !slices.Contains(ActivityProgresses, in.ActivityProgress) {
 		refuse("activityProgress", "must be one of "+strings.Join(ActivityProgresses, ", "))
@@ -83,7 +95,7 @@ func CheckScore(in ScoreInput) (Score, error) {
 		return Score{}, err
 	}
 	return Score{
-		Given: in.ScoreGiven, Maximum: in.ScoreMaximum,
+		Given: given, Maximum: maximum,
 		ActivityProgress: in.ActivityProgress, GradingProgress: in.GradingProgress,
 		Comment: in.Comment, SubmittedAt: submitted,
 	}, nil

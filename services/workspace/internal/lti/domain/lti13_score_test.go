@@ -14,10 +14,12 @@ import (
 
 func goodScore() ltidomain.ScoreInput {
 	return ltidomain.ScoreInput{
-		ScoreGiven: 7.5, ScoreMaximum: 10, ActivityProgress: "Completed", GradingProgress: "FullyGraded",
+		ScoreGiven: ptr(7.5), ScoreMaximum: ptr(10), ActivityProgress: "Completed", GradingProgress: "FullyGraded",
 		Comment: "Well argued.", SubmittedAt: "2026-11-28T09:00:00.250+01:00",
 	}
 }
+
+func ptr(v float64) *float64 { return &v }
 
 func TestCheckScore(t *testing.T) {
 	s, err := ltidomain.CheckScore(goodScore())
@@ -33,15 +35,16 @@ func TestCheckScore(t *testing.T) {
 		change func(*ltidomain.ScoreInput)
 		fields []string
 	}{
-		{"zero and extra credit are grades", func(in *ltidomain.ScoreInput) { in.ScoreGiven = 0 }, nil},
-		{"over the maximum", func(in *ltidomain.ScoreInput) { in.ScoreGiven = 12 }, nil},
+		{"zero and extra credit are grades", func(in *ltidomain.ScoreInput) { in.ScoreGiven = ptr(0) }, nil},
+		{"over the maximum", func(in *ltidomain.ScoreInput) { in.ScoreGiven = ptr(12) }, nil},
 		{"no comment, no submission", func(in *ltidomain.ScoreInput) { in.Comment, in.SubmittedAt = "", "" }, nil},
 		{"the longest comment", func(in *ltidomain.ScoreInput) { in.Comment = strings.Repeat("é", ltidomain.ScoreCommentMax) }, nil},
-		{"negative", func(in *ltidomain.ScoreInput) { in.ScoreGiven = -0.5 }, []string{"scoreGiven"}},
-		{"not a number", func(in *ltidomain.ScoreInput) { in.ScoreGiven = math.NaN() }, []string{"scoreGiven"}},
-		{"infinite", func(in *ltidomain.ScoreInput) { in.ScoreGiven = math.Inf(1) }, []string{"scoreGiven"}},
-		{"no maximum", func(in *ltidomain.ScoreInput) { in.ScoreMaximum = 0 }, []string{"scoreMaximum"}},
-		{"negative maximum", func(in *ltidomain.ScoreInput) { in.ScoreMaximum = -1 }, []string{"scoreMaximum"}},
+		{"negative", func(in *ltidomain.ScoreInput) { in.ScoreGiven = ptr(-0.5) }, []string{"scoreGiven"}},
+		{"not a number", func(in *ltidomain.ScoreInput) { in.ScoreGiven = ptr(math.NaN()) }, []string{"scoreGiven"}},
+		{"infinite", func(in *ltidomain.ScoreInput) { in.ScoreGiven = ptr(math.Inf(1)) }, []string{"scoreGiven"}},
+		{"a maximum of 0", func(in *ltidomain.ScoreInput) { in.ScoreMaximum = ptr(0) }, []string{"scoreMaximum"}},
+		{"negative maximum", func(in *ltidomain.ScoreInput) { in.ScoreMaximum = ptr(-1) }, []string{"scoreMaximum"}},
+		{"neither number", func(in *ltidomain.ScoreInput) { in.ScoreGiven, in.ScoreMaximum = nil, nil }, []string{"scoreGiven", "scoreMaximum"}},
 		{"activity", func(in *ltidomain.ScoreInput) { in.ActivityProgress = "completed" }, []string{"activityProgress"}},
 		{"grading", func(in *ltidomain.ScoreInput) { in.GradingProgress = "" }, []string{"gradingProgress"}},
 		{"long comment", func(in *ltidomain.ScoreInput) { in.Comment = strings.Repeat("a", ltidomain.ScoreCommentMax+1) }, []string{"comment"}},
@@ -49,7 +52,7 @@ func TestCheckScore(t *testing.T) {
 		{"date only", func(in *ltidomain.ScoreInput) { in.SubmittedAt = "2026-11-28" }, []string{"submittedAt"}},
 		{"no zone", func(in *ltidomain.ScoreInput) { in.SubmittedAt = "2026-11-28T09:00:00" }, []string{"submittedAt"}},
 		{"every field", func(in *ltidomain.ScoreInput) {
-			*in = ltidomain.ScoreInput{ScoreGiven: -1, SubmittedAt: "yesterday"}
+			*in = ltidomain.ScoreInput{ScoreGiven: ptr(-1), SubmittedAt: "yesterday"}
 		}, []string{"scoreGiven", "scoreMaximum", "activityProgress", "gradingProgress", "submittedAt"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

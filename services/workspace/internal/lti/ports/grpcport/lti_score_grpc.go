@@ -11,7 +11,7 @@ import (
 
 func (s *Server) SubmitLtiScore(ctx context.Context, req *workspacev1.SubmitLtiScoreRequest) (*workspacev1.LtiScoreReceipt, error) {
 	r, err := s.uc.Grades.Submit(ctx, grpccall.Caller(ctx), req.GetId(), req.GetLaunchId(), ltidomain.ScoreInput{
-		ScoreGiven: req.GetScoreGiven(), ScoreMaximum: req.GetScoreMaximum(),
+		ScoreGiven: req.ScoreGiven, ScoreMaximum: req.ScoreMaximum,
 		ActivityProgress: req.GetActivityProgress(), GradingProgress: req.GetGradingProgress(),
 		Comment: req.GetComment(), SubmittedAt: req.GetSubmittedAt(),
 	})
