@@ -247,6 +247,11 @@ func (d *ScoreDelivery) lineItem(ctx context.Context, q ScoreQueue, r ScoreRecor
 		return err
 	})
 	if err != nil {
+		// Left to the next turn that needs it, here or on another replica,
+		// rather than held until the claim lapses.
+		if rerr := d.lineItems.Release(ctx, key, token); rerr != nil {
+			d.s.Logger.Warn("an LTI line item's claim could not be given up; it lapses", "error", rerr.Error())
+		}
 		return "", err
 	}
 	return url, d.lineItems.Record(ctx, key, token, url)

@@ -178,4 +178,7 @@ type LineItemClaims interface {
 	Claim(ctx context.Context, key, owner string, now, until time.Time) (lineItem, token string, err error)
 	// Record keeps lineItem under key, if token's claim still holds.
 	Record(ctx context.Context, key, token, lineItem string) error
+	// Release gives token's claim up, if it still holds, so that the next
+	// score to need the line item claims it at once.
+	Release(ctx context.Context, key, token string) error
 }

@@ -173,6 +173,15 @@ func (m *memoryLineItems) Claim(_ context.Context, key, owner string, now, until
 	return "", it.token, nil
 }
 
+func (m *memoryLineItems) Release(_ context.Context, key, token string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if it := m.items[key]; it != nil && it.token == token && it.url == "" {
+		it.until = time.Time{}
+	}
+	return nil
+}
+
 func (m *memoryLineItems) Record(_ context.Context, key, token, url string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -198,6 +207,8 @@ type gradebook struct {
 	refused map[string]bool
 	made    int               // guarded by mu
 	items   map[string]string // resource link id -> line item
+	// findFail are the errors the next line item searches answer.
+	findFail []error
 }
 
 func (g *gradebook) PostScore(_ context.Context, scoresURL, token string, payload map[string]any) error {
@@ -218,6 +229,11 @@ func (g *gradebook) PostScore(_ context.Context, scoresURL, token string, payloa
 func (g *gradebook) FindLineItem(_ context.Context, _, _, resourceLinkID, _ string) (string, bool, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if len(g.findFail) > 0 {
+		err := g.findFail[0]
+		g.findFail = g.findFail[1:]
+		return "", false, err
+	}
 	u, ok := g.items[resourceLinkID]
 	return u, ok, nil
 }
@@ -537,4 +553,24 @@ func (g *grantor) count() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.grants
+}
+
+// A line item's search that fails gives its claim up: the next turn
+// claims it at once, and the score goes out on its retry.
+func TestDeliverScoreReleasesALineItemClaim(t *testing.T) {
+	s := newScoresFixture(t, func(int, func() float64) (time.Duration, bool) { return time.Second, true })
+	s.gradebook.findFail = []error{fault.New(fault.Unavailable, "The platform's line items service answered HTTP 503.")}
+	r := s.submit("c", 1)
+	stop := s.run()
+	waitUntil(t, "the first attempt", func() bool { return s.scores.record(r.ID).Attempts == 1 })
+	stop()
+	if got := s.scores.record(r.ID); got.Status != ltiapp.ScorePending || got.Reason != "The platform's line items service answered HTTP 503." {
+		t.Fatalf("%+v", got)
+	}
+	s.clock.Add(time.Second)
+	defer s.run()()
+	s.waitStatus(r.ID, ltiapp.ScoreDelivered)
+	if made := s.gradebook.madeCount(); made != 1 {
+		t.Fatalf("%d line items made", made)
+	}
 }

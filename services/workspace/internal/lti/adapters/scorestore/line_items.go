@@ -95,3 +95,17 @@ func (l *LineItems) Record(ctx context.Context, key, token, lineItem string) err
 	}
 	return nil
 }
+
+// Release ends token's claim on key, if it holds still and recorded
+// nothing.
+func (l *LineItems) Release(ctx context.Context, key, token string) error {
+	err := l.do(ctx, func(ctx context.Context) error {
+		_, err := l.c.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "claimToken", Value: token}, {Key: "url", Value: nil}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "claimUntil", Value: time.Unix(0, 0).UTC()}}}})
+		return err
+	})
+	if err != nil {
+		return mongoconn.Error("release an LTI line item's claim", err)
+	}
+	return nil
+}

@@ -319,6 +319,14 @@ func TestLineItemClaims(t *testing.T) {
 	if err := l.Record(ctx, "link-1", held[0], "https://lms.example.edu/li/stale"); err != nil {
 		t.Fatal(err)
 	}
+	// Given up, the right goes to the next claimer at once.
+	if err := l.Release(ctx, "link-1", token); err != nil {
+		t.Fatal(err)
+	}
+	found, token, err = l.Claim(ctx, "link-1", "replica-z", t0.Add(lease), t0.Add(2*lease))
+	if err != nil || found != "" || token == "" {
+		t.Fatalf("after a release: %q, %q, %v", found, token, err)
+	}
 	if err := l.Record(ctx, "link-1", token, "https://lms.example.edu/li/9?type_id=7"); err != nil {
 		t.Fatal(err)
 	}
