@@ -21,9 +21,10 @@ import (
 type ScoreDeliverySettings struct {
 	// Workers bounds the queues this replica delivers at once (4).
 	Workers int
-	// Lease is how long a claim holds a queue (30 s): longer than an
-	// attempt may take (a token, the line item and the score, each within
-	// the outbound client's timeout) with the store's writes around it.
+	// Lease is how long a claim holds a queue (LTI_SCORE_LEASE, 1 min):
+	// longer than an attempt may take (a token, the line item and the
+	// score, each within the outbound client's timeout: up to 40 s) with
+	// the store's writes around it.
 	Lease time.Duration
 	// Poll is how often Run looks for due queues while it finds none (1 s).
 	Poll time.Duration
@@ -47,7 +48,7 @@ func (s ScoreDeliverySettings) withDefaults() ScoreDeliverySettings {
 		s.Workers = 4
 	}
 	if s.Lease <= 0 {
-		s.Lease = 30 * time.Second
+		s.Lease = time.Minute
 	}
 	if s.Poll <= 0 {
 		s.Poll = time.Second
