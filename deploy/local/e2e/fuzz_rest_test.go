@@ -33,6 +33,11 @@ type fuzzRequest struct {
 // the operation and a body of its schema (the client checks every exchange,
 // see servedDocument.check), never a 5xx, and no refusal of a request the
 // document takes. FUZZ_SEED picks another draw; FUZZ_PER_OPERATION more.
+// unknownLaunchID has a launch id's shape (43 base64url characters) and
+// names no launch: the routes under a launch answer it 404, as the
+// document says.
+const unknownLaunchID = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+
 func TestRequestsDrawnFromTheDocument(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(fuzzDir, "node_modules", "json-schema-faker")); err != nil {
 		t.Fatalf("the request generator is not installed: run \"make test-deps\" (%v)", err)
@@ -60,6 +65,7 @@ func TestRequestsDrawnFromTheDocument(t *testing.T) {
 	reg := root.register(w.WorkspaceID, canvasRegistration(clientID(t, "fuzz"), "1"))
 	hook := root.addWebhook(w.WorkspaceID, map[string]any{"url": "https://hooks.example.com/fuzz"})
 	params := map[string]string{"id": w.WorkspaceID, "appKey": w.AppKeys.Server.ConsumerKey, "registrationId": reg.ID, "deploymentId": "1",
+		"launchId": unknownLaunchID,
 		"webhookId": hook.ID}
 	statuses := map[int]int{}
 	for i, r := range requests {

@@ -59,7 +59,7 @@ func TestNullIsRefusedWhereTheDocumentDoesNotAllowIt(t *testing.T) {
 	appKey := created.AppKeys.Server.ConsumerKey
 	reg := root.register(id, canvasRegistration(clientID(t, "nulls")))
 	hook := root.addWebhook(id, map[string]any{"url": "https://hooks.example.com/nulls"})
-	params := map[string]string{"id": id, "appKey": appKey, "registrationId": reg.ID, "webhookId": hook.ID}
+	params := map[string]string{"id": id, "appKey": appKey, "registrationId": reg.ID, "webhookId": hook.ID, "launchId": unknownLaunchID}
 
 	ran := 0
 	for path, item := range apiDoc.doc.Paths.Map() {

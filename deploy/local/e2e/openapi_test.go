@@ -331,6 +331,7 @@ var proseRules = []struct{ field, description string }{
 	{"appKey", "the identifier cannot be modified"},
 	{"registrationId", "the identifier cannot be modified"},
 	{"webhookId", "the identifier cannot be modified"},
+	{"launchId", "the identifier cannot be modified"},
 	{"parentWorkspaceId", "a workspace cannot be its own parent"},
 	{"parentWorkspaceId", "would make a cycle"},
 	{"expireAfter", "must be between 0s and 604800s"},

@@ -2981,10 +2981,10 @@ type SubmitLtiScoreRequest struct {
 	// GradingProgress How far the grading got (AGS 2.0): a gradebook shows the score as final only when FullyGraded.
 	GradingProgress SubmitLtiScoreRequestGradingProgress `json:"gradingProgress"`
 
-	// Id The workspace.
+	// Id The workspace (the path's id over REST). A REST body may repeat it; any other value is refused: "the identifier cannot be modified".
 	Id *string `json:"id,omitempty"`
 
-	// LaunchId The launch, as the session shows it.
+	// LaunchId The launch, as the session shows it (the path's launchId over REST). A REST body may repeat it; any other value is refused: "the identifier cannot be modified".
 	LaunchId *string `json:"launchId,omitempty"`
 
 	// ScoreGiven The points given: at least 0 (more than scoreMaximum is extra credit).

@@ -1938,9 +1938,12 @@ func (x *ListLtiLaunchMembersResponse) GetNextPageToken() string {
 
 type SubmitLtiScoreRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The workspace.
+	// The workspace (the path's id over REST). A REST body may repeat it; any
+	// other value is refused: "the identifier cannot be modified".
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// The launch, as the session shows it.
+	// The launch, as the session shows it (the path's launchId over REST). A
+	// REST body may repeat it; any other value is refused: "the identifier
+	// cannot be modified".
 	LaunchId string `protobuf:"bytes,2,opt,name=launch_id,json=launchId,proto3" json:"launch_id,omitempty"`
 	// The points given: at least 0 (more than scoreMaximum is extra credit).
 	ScoreGiven *float64 `protobuf:"fixed64,3,opt,name=score_given,json=scoreGiven,proto3,oneof" json:"score_given,omitempty"`
