@@ -65,7 +65,7 @@ func TestRequestsDrawnFromTheDocument(t *testing.T) {
 	reg := root.register(w.WorkspaceID, canvasRegistration(clientID(t, "fuzz"), "1"))
 	hook := root.addWebhook(w.WorkspaceID, map[string]any{"url": "https://hooks.example.com/fuzz"})
 	params := map[string]string{"id": w.WorkspaceID, "appKey": w.AppKeys.Server.ConsumerKey, "registrationId": reg.ID, "deploymentId": "1",
-		"launchId": unknownLaunchID,
+		"launchId":  unknownLaunchID,
 		"webhookId": hook.ID}
 	statuses := map[int]int{}
 	for i, r := range requests {
