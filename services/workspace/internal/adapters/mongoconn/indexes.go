@@ -69,8 +69,8 @@ type Do func(ctx context.Context, op func(context.Context) error) error
 // EnsureIndexes creates c's indexes among indexes that are missing, and
 // moves a TTL index to retention. It lists the indexes first: that is how
 // it sees a TTL to change (collMod), where createIndexes of the same key
-// with another expireAfterSeconds is refused; and asking the embedded
-// stand-in to create an index that exists can drop the connection.
+// with another expireAfterSeconds is refused, and a start with nothing
+// missing sends no createIndexes at all.
 func EnsureIndexes(ctx context.Context, do Do, c *mongo.Collection, indexes []Index, retention time.Duration) error {
 	var existing []mongo.IndexSpecification
 	err := do(ctx, func(ctx context.Context) (err error) {

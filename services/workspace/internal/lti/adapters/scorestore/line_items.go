@@ -16,8 +16,8 @@ import (
 
 // LineItems are the line items found or made for resource links
 // (lti_line_items), one document per resource link under the app's key:
-// the right to find or make one is the document's insert (atomic on _id,
-// on the stand-in too), or the take-over of a right whose holder let it
+// the right to find or make one is the document's insert (atomic on its
+// unique _id), or the take-over of a right whose holder let it
 // lapse without recording a line item.
 type LineItems struct {
 	c  *mongo.Collection
