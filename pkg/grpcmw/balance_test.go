@@ -55,6 +55,7 @@ func TestServiceConfigRetriesTheIdempotentMethodsOnly(t *testing.T) {
 		"workspace.v1.WorkspaceService/GetLtiRegistration",
 		"workspace.v1.WorkspaceService/GetLtiScore",
 		"workspace.v1.WorkspaceService/GetLtiToolKeys",
+		"workspace.v1.WorkspaceService/GetPortalSession",
 		"workspace.v1.WorkspaceService/GetWebhook",
 		"workspace.v1.WorkspaceService/GetWorkspace",
 		"workspace.v1.WorkspaceService/GetWorkspaceStatus",
@@ -65,6 +66,7 @@ func TestServiceConfigRetriesTheIdempotentMethodsOnly(t *testing.T) {
 		"workspace.v1.WorkspaceService/ListWorkspaceEvents",
 		"workspace.v1.WorkspaceService/ListWorkspaceKeys",
 		"workspace.v1.WorkspaceService/ListWorkspaces",
+		"workspace.v1.WorkspaceService/RevokePortalLink",
 	}
 	if !slices.Equal(retried, want) {
 		t.Errorf("retried methods = %v\nwant %v", retried, want)

@@ -1558,6 +1558,9 @@ const (
 	CreateWebhookRequestEventTypesLtiRegistrationLinkUsed          CreateWebhookRequestEventTypes = "ltiRegistrationLink.used"
 	CreateWebhookRequestEventTypesLtiScoreDelivered                CreateWebhookRequestEventTypes = "ltiScore.delivered"
 	CreateWebhookRequestEventTypesLtiScoreFailed                   CreateWebhookRequestEventTypes = "ltiScore.failed"
+	CreateWebhookRequestEventTypesPortalLinkCreated                CreateWebhookRequestEventTypes = "portalLink.created"
+	CreateWebhookRequestEventTypesPortalLinkOpened                 CreateWebhookRequestEventTypes = "portalLink.opened"
+	CreateWebhookRequestEventTypesPortalLinkRevoked                CreateWebhookRequestEventTypes = "portalLink.revoked"
 	CreateWebhookRequestEventTypesUserSdkSessionsRevoked           CreateWebhookRequestEventTypes = "user.sdkSessionsRevoked"
 	CreateWebhookRequestEventTypesWebhookAttemptsExhausted         CreateWebhookRequestEventTypes = "webhook.attemptsExhausted"
 	CreateWebhookRequestEventTypesWebhookCreated                   CreateWebhookRequestEventTypes = "webhook.created"
@@ -1599,6 +1602,12 @@ func (e CreateWebhookRequestEventTypes) Valid() bool {
 	case CreateWebhookRequestEventTypesLtiScoreDelivered:
 		return true
 	case CreateWebhookRequestEventTypesLtiScoreFailed:
+		return true
+	case CreateWebhookRequestEventTypesPortalLinkCreated:
+		return true
+	case CreateWebhookRequestEventTypesPortalLinkOpened:
+		return true
+	case CreateWebhookRequestEventTypesPortalLinkRevoked:
 		return true
 	case CreateWebhookRequestEventTypesUserSdkSessionsRevoked:
 		return true
@@ -1681,6 +1690,9 @@ const (
 	EventTypeLtiRegistrationLinkUsed          EventType = "ltiRegistrationLink.used"
 	EventTypeLtiScoreDelivered                EventType = "ltiScore.delivered"
 	EventTypeLtiScoreFailed                   EventType = "ltiScore.failed"
+	EventTypePortalLinkCreated                EventType = "portalLink.created"
+	EventTypePortalLinkOpened                 EventType = "portalLink.opened"
+	EventTypePortalLinkRevoked                EventType = "portalLink.revoked"
 	EventTypeUserSdkSessionsRevoked           EventType = "user.sdkSessionsRevoked"
 	EventTypeWebhookAttemptsExhausted         EventType = "webhook.attemptsExhausted"
 	EventTypeWebhookCreated                   EventType = "webhook.created"
@@ -1724,6 +1736,12 @@ func (e EventType) Valid() bool {
 		return true
 	case EventTypeLtiScoreFailed:
 		return true
+	case EventTypePortalLinkCreated:
+		return true
+	case EventTypePortalLinkOpened:
+		return true
+	case EventTypePortalLinkRevoked:
+		return true
 	case EventTypeUserSdkSessionsRevoked:
 		return true
 	case EventTypeWebhookAttemptsExhausted:
@@ -1760,6 +1778,7 @@ func (e EventType) Valid() bool {
 // Defines values for EventActorType.
 const (
 	EventActorTypeKeyPair EventActorType = "keyPair"
+	EventActorTypePortal  EventActorType = "portal"
 	EventActorTypeSystem  EventActorType = "system"
 )
 
@@ -1767,6 +1786,8 @@ const (
 func (e EventActorType) Valid() bool {
 	switch e {
 	case EventActorTypeKeyPair:
+		return true
+	case EventActorTypePortal:
 		return true
 	case EventActorTypeSystem:
 		return true
@@ -1781,6 +1802,7 @@ const (
 	EventTargetTypeLtiRegistration     EventTargetType = "ltiRegistration"
 	EventTargetTypeLtiRegistrationLink EventTargetType = "ltiRegistrationLink"
 	EventTargetTypeLtiScore            EventTargetType = "ltiScore"
+	EventTargetTypePortalLink          EventTargetType = "portalLink"
 	EventTargetTypeUser                EventTargetType = "user"
 	EventTargetTypeWebhook             EventTargetType = "webhook"
 	EventTargetTypeWorkspace           EventTargetType = "workspace"
@@ -1796,6 +1818,8 @@ func (e EventTargetType) Valid() bool {
 	case EventTargetTypeLtiRegistrationLink:
 		return true
 	case EventTargetTypeLtiScore:
+		return true
+	case EventTargetTypePortalLink:
 		return true
 	case EventTargetTypeUser:
 		return true
@@ -1912,6 +1936,9 @@ const (
 	UpdateWebhookRequestEventTypesLtiRegistrationLinkUsed          UpdateWebhookRequestEventTypes = "ltiRegistrationLink.used"
 	UpdateWebhookRequestEventTypesLtiScoreDelivered                UpdateWebhookRequestEventTypes = "ltiScore.delivered"
 	UpdateWebhookRequestEventTypesLtiScoreFailed                   UpdateWebhookRequestEventTypes = "ltiScore.failed"
+	UpdateWebhookRequestEventTypesPortalLinkCreated                UpdateWebhookRequestEventTypes = "portalLink.created"
+	UpdateWebhookRequestEventTypesPortalLinkOpened                 UpdateWebhookRequestEventTypes = "portalLink.opened"
+	UpdateWebhookRequestEventTypesPortalLinkRevoked                UpdateWebhookRequestEventTypes = "portalLink.revoked"
 	UpdateWebhookRequestEventTypesUserSdkSessionsRevoked           UpdateWebhookRequestEventTypes = "user.sdkSessionsRevoked"
 	UpdateWebhookRequestEventTypesWebhookAttemptsExhausted         UpdateWebhookRequestEventTypes = "webhook.attemptsExhausted"
 	UpdateWebhookRequestEventTypesWebhookCreated                   UpdateWebhookRequestEventTypes = "webhook.created"
@@ -1953,6 +1980,12 @@ func (e UpdateWebhookRequestEventTypes) Valid() bool {
 	case UpdateWebhookRequestEventTypesLtiScoreDelivered:
 		return true
 	case UpdateWebhookRequestEventTypesLtiScoreFailed:
+		return true
+	case UpdateWebhookRequestEventTypesPortalLinkCreated:
+		return true
+	case UpdateWebhookRequestEventTypesPortalLinkOpened:
+		return true
+	case UpdateWebhookRequestEventTypesPortalLinkRevoked:
 		return true
 	case UpdateWebhookRequestEventTypesUserSdkSessionsRevoked:
 		return true
@@ -2065,6 +2098,9 @@ const (
 	ListWorkspaceEventsParamsTypeLtiRegistrationLinkUsed          ListWorkspaceEventsParamsType = "ltiRegistrationLink.used"
 	ListWorkspaceEventsParamsTypeLtiScoreDelivered                ListWorkspaceEventsParamsType = "ltiScore.delivered"
 	ListWorkspaceEventsParamsTypeLtiScoreFailed                   ListWorkspaceEventsParamsType = "ltiScore.failed"
+	ListWorkspaceEventsParamsTypePortalLinkCreated                ListWorkspaceEventsParamsType = "portalLink.created"
+	ListWorkspaceEventsParamsTypePortalLinkOpened                 ListWorkspaceEventsParamsType = "portalLink.opened"
+	ListWorkspaceEventsParamsTypePortalLinkRevoked                ListWorkspaceEventsParamsType = "portalLink.revoked"
 	ListWorkspaceEventsParamsTypeUserSdkSessionsRevoked           ListWorkspaceEventsParamsType = "user.sdkSessionsRevoked"
 	ListWorkspaceEventsParamsTypeWebhookAttemptsExhausted         ListWorkspaceEventsParamsType = "webhook.attemptsExhausted"
 	ListWorkspaceEventsParamsTypeWebhookCreated                   ListWorkspaceEventsParamsType = "webhook.created"
@@ -2106,6 +2142,12 @@ func (e ListWorkspaceEventsParamsType) Valid() bool {
 	case ListWorkspaceEventsParamsTypeLtiScoreDelivered:
 		return true
 	case ListWorkspaceEventsParamsTypeLtiScoreFailed:
+		return true
+	case ListWorkspaceEventsParamsTypePortalLinkCreated:
+		return true
+	case ListWorkspaceEventsParamsTypePortalLinkOpened:
+		return true
+	case ListWorkspaceEventsParamsTypePortalLinkRevoked:
 		return true
 	case ListWorkspaceEventsParamsTypeUserSdkSessionsRevoked:
 		return true
@@ -2406,6 +2448,15 @@ type CreateLtiRegistrationRequest struct {
 	JwksUrl string `json:"jwksUrl"`
 }
 
+// CreatePortalLinkRequest defines model for CreatePortalLinkRequest.
+type CreatePortalLinkRequest struct {
+	// Id The workspace (the path's id over REST). A REST body may repeat it; any other value is refused: "the identifier cannot be modified".
+	Id *string `json:"id,omitempty"`
+
+	// ReturnUrl Where the portal's way back leads: an absolute https URL (http only on a loopback host), at most 2000 characters. Optional.
+	ReturnUrl *string `json:"returnUrl,omitempty"`
+}
+
 // CreateSdkTokenRequest defines model for CreateSdkTokenRequest.
 type CreateSdkTokenRequest struct {
 	// Email A plain address (no display name), at most 254 characters.
@@ -2541,7 +2592,7 @@ type ErrorBody struct {
 
 // Event Event is one administrative change. It never holds a secret. A webhook delivery's body is an Event, rendered as here; a test message is one of type webhook.test, which no audit trail holds.
 type Event struct {
-	// Actor EventActor is who made a change: a key pair (type keyPair, with its workspace and app key) or the service itself (type system: the bootstrap from configuration, expiries, what webhook delivery decides).
+	// Actor EventActor is who made a change: a key pair (type keyPair, with its workspace and app key), an administrator in the portal (type portal, with the workspace and the link that started the session) or the service itself (type system: the bootstrap from configuration, expiries, what webhook delivery decides).
 	Actor EventActor `json:"actor"`
 
 	// ChangedFields workspace.updated and webhook.updated: the fields the update changed, by JSON name; keyPair.rotated: expiresAt; ltiRegistration.deploymentAdded and deploymentRemoved: deploymentIds. An ltiRegistration.created that a registration link made rides with its ltiRegistrationLink.used, in the same request, by the actor who made the link.
@@ -2562,7 +2613,7 @@ type Event struct {
 	// RequestId The X-Request-Id of the request that made the change; empty for the service's own changes.
 	RequestId string `json:"requestId"`
 
-	// Target EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked), a key pair (its app key), an LTI 1.3 registration (its id), an LTI Dynamic Registration link (its id, never the link itself), a score for an LTI launch (its id) or a webhook (its id).
+	// Target EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked), a key pair (its app key), an LTI 1.3 registration (its id), an LTI Dynamic Registration link (its id, never the link itself), a score for an LTI launch (its id), a webhook (its id) or a link to the administrator's portal (its id, never the link itself).
 	Target EventTarget `json:"target"`
 	Type   EventType   `json:"type"`
 
@@ -2573,20 +2624,23 @@ type Event struct {
 // EventType defines model for Event.Type.
 type EventType string
 
-// EventActor EventActor is who made a change: a key pair (type keyPair, with its workspace and app key) or the service itself (type system: the bootstrap from configuration, expiries, what webhook delivery decides).
+// EventActor EventActor is who made a change: a key pair (type keyPair, with its workspace and app key), an administrator in the portal (type portal, with the workspace and the link that started the session) or the service itself (type system: the bootstrap from configuration, expiries, what webhook delivery decides).
 type EventActor struct {
-	// AppKey The key pair's app key (never its secret); empty for the system.
-	AppKey string         `json:"appKey"`
-	Type   EventActorType `json:"type"`
+	// AppKey The key pair's app key (never its secret); empty for the system and the portal.
+	AppKey string `json:"appKey"`
 
-	// WorkspaceId The key pair's workspace; empty for the system.
+	// LinkId The portal link whose session made the change (type portal); absent for every other type.
+	LinkId *openapi_types.UUID `json:"linkId,omitempty"`
+	Type   EventActorType      `json:"type"`
+
+	// WorkspaceId The key pair's workspace, or the portal session's; empty for the system.
 	WorkspaceId string `json:"workspaceId"`
 }
 
 // EventActorType defines model for EventActor.Type.
 type EventActorType string
 
-// EventTarget EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked), a key pair (its app key), an LTI 1.3 registration (its id), an LTI Dynamic Registration link (its id, never the link itself), a score for an LTI launch (its id) or a webhook (its id).
+// EventTarget EventTarget is what an event is about: a workspace (its id), a user (the e-mail address whose SDK sessions were revoked), a key pair (its app key), an LTI 1.3 registration (its id), an LTI Dynamic Registration link (its id, never the link itself), a score for an LTI launch (its id), a webhook (its id) or a link to the administrator's portal (its id, never the link itself).
 type EventTarget struct {
 	Id   string          `json:"id"`
 	Type EventTargetType `json:"type"`
@@ -2694,6 +2748,18 @@ type LtiKeys struct {
 	SharedSecret openapi_types.UUID `json:"sharedSecret"`
 }
 
+// LtiLaunchFailure A refused LTI 1.3 launch (or login) of a registration, as its health shows it.
+type LtiLaunchFailure struct {
+	// At When it was refused: RFC 3339, UTC, milliseconds.
+	At time.Time `json:"at"`
+
+	// Reason Why, in words an administrator can act on.
+	Reason string `json:"reason"`
+
+	// RequestId The request's id (X-Request-Id), to find it in the logs.
+	RequestId string `json:"requestId"`
+}
+
 // LtiLaunchRecord An accepted LTI 1.3 resource-link launch, as remembered.
 type LtiLaunchRecord struct {
 	// Ags A launch's Assignment and Grade Services endpoint claim.
@@ -2774,6 +2840,12 @@ type LtiRegistration struct {
 	Id            openapi_types.UUID `json:"id"`
 	Issuer        string             `json:"issuer"`
 	JwksUrl       string             `json:"jwksUrl"`
+
+	// LastLaunchAt Launch health: when the platform's last launch was accepted (RFC 3339, UTC, milliseconds); null until one is.
+	LastLaunchAt nullable.Nullable[time.Time] `json:"lastLaunchAt"`
+
+	// RecentFailures Launch health: the registration's last refused launches and logins, newest first, at most 10.
+	RecentFailures []LtiLaunchFailure `json:"recentFailures"`
 }
 
 // LtiRegistrationLink A registration link for LTI Dynamic Registration.
@@ -2816,6 +2888,29 @@ type LtiScoreReceipt struct {
 
 // LtiScoreReceiptStatus pending.
 type LtiScoreReceiptStatus string
+
+// PortalLink A link to the administrator's portal.
+type PortalLink struct {
+	// ExpiresAt When the link stops working, 5 minutes after it was made: RFC 3339, UTC, milliseconds.
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Id The link's id: what its events and the actor of its session's changes name, and what RevokePortalLink takes. Not a secret.
+	Id openapi_types.UUID `json:"id"`
+
+	// Url The link to send to the administrator: {PUBLIC_BASE_URL}/portal/open/{secret}. A secret until it is used or expires.
+	Url string `json:"url"`
+}
+
+// PortalLinkRevocation A revoked portal link.
+type PortalLinkRevocation struct {
+	Id openapi_types.UUID `json:"id"`
+
+	// Opened Whether the link had been opened: the session it started is over.
+	Opened bool `json:"opened"`
+
+	// RevokedAt When it was revoked: RFC 3339, UTC, milliseconds.
+	RevokedAt time.Time `json:"revokedAt"`
+}
 
 // Product A licensed product shared with a workspace.
 type Product struct {
@@ -3411,6 +3506,18 @@ type GetLtiScoreParams struct {
 	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
 }
 
+// CreatePortalLinkParams defines parameters for CreatePortalLink.
+type CreatePortalLinkParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
+// RevokePortalLinkParams defines parameters for RevokePortalLink.
+type RevokePortalLinkParams struct {
+	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
+	XRequestId *RequestId `json:"X-Request-Id,omitempty"`
+}
+
 // ListWebhooksParams defines parameters for ListWebhooks.
 type ListWebhooksParams struct {
 	// XRequestId Your id for the request, 1 to 128 of A-Z a-z 0-9 . _ : -; echoed in the answer. Other text is replaced by an id the gateway makes; a value that is not valid UTF-8 is refused with 400.
@@ -3756,6 +3863,9 @@ type CreateLtiRegistrationJSONRequestBody = CreateLtiRegistrationRequest
 
 // AddLtiDeploymentJSONRequestBody defines body for AddLtiDeployment for application/json ContentType.
 type AddLtiDeploymentJSONRequestBody = AddLtiDeploymentRequest
+
+// CreatePortalLinkJSONRequestBody defines body for CreatePortalLink for application/json ContentType.
+type CreatePortalLinkJSONRequestBody = CreatePortalLinkRequest
 
 // CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
 type CreateWebhookJSONRequestBody = CreateWebhookRequest
@@ -4810,6 +4920,31 @@ type ClientInterface interface {
 	// Corresponds with GET /api/workspace/{id}/lti/scores/{scoreId} (the `GetLtiScore` operationId).
 	GetLtiScore(ctx context.Context, id string, scoreId string, params *GetLtiScoreParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CreatePortalLinkWithBody Make a link to the administrator's portal
+	//
+	// Answers 201 with a link the vendor's back end sends to the workspace's administrator (the school's or district's IT person): opening `url` in a browser starts a portal session for this workspace only, where the administrator sets up LTI (the values an LMS asks for, the registrations and their launch health, the LTI 1.1 credentials), manages the key pairs and reads the audit trail, on pages the service serves under `/portal/`. The link works once, until `expiresAt`, 5 minutes after it was made, and is a secret until then; the session it starts lasts one hour, or until `DELETE …/portal-links/{linkId}` or the workspace's deletion ends it. `returnUrl` (optional) is where the portal's way back leads: an absolute https URL (http only on a loopback host), at most 2000 characters. Making, opening and revoking a link are in the workspace's audit trail, and every change made in the portal is there with the actor `portal` and the link's id. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/workspace/{id}/portal-links (the `CreatePortalLink` operationId).
+	CreatePortalLinkWithBody(ctx context.Context, id string, params *CreatePortalLinkParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePortalLink Make a link to the administrator's portal
+	//
+	// Answers 201 with a link the vendor's back end sends to the workspace's administrator (the school's or district's IT person): opening `url` in a browser starts a portal session for this workspace only, where the administrator sets up LTI (the values an LMS asks for, the registrations and their launch health, the LTI 1.1 credentials), manages the key pairs and reads the audit trail, on pages the service serves under `/portal/`. The link works once, until `expiresAt`, 5 minutes after it was made, and is a secret until then; the session it starts lasts one hour, or until `DELETE …/portal-links/{linkId}` or the workspace's deletion ends it. `returnUrl` (optional) is where the portal's way back leads: an absolute https URL (http only on a loopback host), at most 2000 characters. Making, opening and revoking a link are in the workspace's audit trail, and every change made in the portal is there with the actor `portal` and the link's id. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/workspace/{id}/portal-links (the `CreatePortalLink` operationId).
+	CreatePortalLink(ctx context.Context, id string, params *CreatePortalLinkParams, body CreatePortalLinkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokePortalLink Revoke a portal link and end its session
+	//
+	// An unused link can no longer be opened; the session an opened link started ends at once (the administrator's next page asks for a new link). Revoking a link revoked already answers the same again, while the service remembers the link (its session's hour). An unknown link id, one of another workspace, or one whose session is over, is 404.
+	//
+	// Corresponds with DELETE /api/workspace/{id}/portal-links/{linkId} (the `RevokePortalLink` operationId).
+	RevokePortalLink(ctx context.Context, id string, linkId openapi_types.UUID, params *RevokePortalLinkParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListWebhooks List a workspace's webhooks
 	//
 	// Every webhook endpoint of the workspace, oldest first, without their secrets. The workspace itself and the workspaces that manage it may read and change them, with a server key pair; any other workspace id, and a deleted workspace, is 404.
@@ -5706,6 +5841,61 @@ func (c *Client) RemoveLtiDeployment(ctx context.Context, id string, registratio
 // Corresponds with GET /api/workspace/{id}/lti/scores/{scoreId} (the `GetLtiScore` operationId).
 func (c *Client) GetLtiScore(ctx context.Context, id string, scoreId string, params *GetLtiScoreParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetLtiScoreRequest(c.Server, id, scoreId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePortalLinkWithBody Make a link to the administrator's portal
+//
+// Answers 201 with a link the vendor's back end sends to the workspace's administrator (the school's or district's IT person): opening `url` in a browser starts a portal session for this workspace only, where the administrator sets up LTI (the values an LMS asks for, the registrations and their launch health, the LTI 1.1 credentials), manages the key pairs and reads the audit trail, on pages the service serves under `/portal/`. The link works once, until `expiresAt`, 5 minutes after it was made, and is a secret until then; the session it starts lasts one hour, or until `DELETE …/portal-links/{linkId}` or the workspace's deletion ends it. `returnUrl` (optional) is where the portal's way back leads: an absolute https URL (http only on a loopback host), at most 2000 characters. Making, opening and revoking a link are in the workspace's audit trail, and every change made in the portal is there with the actor `portal` and the link's id. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/workspace/{id}/portal-links (the `CreatePortalLink` operationId).
+func (c *Client) CreatePortalLinkWithBody(ctx context.Context, id string, params *CreatePortalLinkParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePortalLinkRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePortalLink Make a link to the administrator's portal
+//
+// Answers 201 with a link the vendor's back end sends to the workspace's administrator (the school's or district's IT person): opening `url` in a browser starts a portal session for this workspace only, where the administrator sets up LTI (the values an LMS asks for, the registrations and their launch health, the LTI 1.1 credentials), manages the key pairs and reads the audit trail, on pages the service serves under `/portal/`. The link works once, until `expiresAt`, 5 minutes after it was made, and is a secret until then; the session it starts lasts one hour, or until `DELETE …/portal-links/{linkId}` or the workspace's deletion ends it. `returnUrl` (optional) is where the portal's way back leads: an absolute https URL (http only on a loopback host), at most 2000 characters. Making, opening and revoking a link are in the workspace's audit trail, and every change made in the portal is there with the actor `portal` and the link's id. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/workspace/{id}/portal-links (the `CreatePortalLink` operationId).
+func (c *Client) CreatePortalLink(ctx context.Context, id string, params *CreatePortalLinkParams, body CreatePortalLinkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePortalLinkRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokePortalLink Revoke a portal link and end its session
+//
+// An unused link can no longer be opened; the session an opened link started ends at once (the administrator's next page asks for a new link). Revoking a link revoked already answers the same again, while the service remembers the link (its session's hour). An unknown link id, one of another workspace, or one whose session is over, is 404.
+//
+// Corresponds with DELETE /api/workspace/{id}/portal-links/{linkId} (the `RevokePortalLink` operationId).
+func (c *Client) RevokePortalLink(ctx context.Context, id string, linkId openapi_types.UUID, params *RevokePortalLinkParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokePortalLinkRequest(c.Server, id, linkId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7837,6 +8027,124 @@ func NewGetLtiScoreRequest(server string, id string, scoreId string, params *Get
 	return req, nil
 }
 
+// NewCreatePortalLinkRequest calls the generic CreatePortalLink builder with application/json body
+func NewCreatePortalLinkRequest(server string, id string, params *CreatePortalLinkParams, body CreatePortalLinkJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreatePortalLinkRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewCreatePortalLinkRequestWithBody constructs an http.Request for the CreatePortalLink method, with any body, and a specified content type
+func NewCreatePortalLinkRequestWithBody(server string, id string, params *CreatePortalLinkParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/portal-links", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRevokePortalLinkRequest constructs an http.Request for the RevokePortalLink method
+func NewRevokePortalLinkRequest(server string, id string, linkId openapi_types.UUID, params *RevokePortalLinkParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "linkId", linkId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/workspace/%s/portal-links/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
 func NewListWebhooksRequest(server string, id string, params *ListWebhooksParams) (*http.Request, error) {
 	var err error
@@ -9784,6 +10092,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/workspace/{id}/lti/scores/{scoreId} (the `GetLtiScore` operationId).
 	GetLtiScoreWithResponse(ctx context.Context, id string, scoreId string, params *GetLtiScoreParams, reqEditors ...RequestEditorFn) (*GetLtiScoreHTTPResponse, error)
+
+	// CreatePortalLinkWithBodyWithResponse Make a link to the administrator's portal
+	//
+	// Answers 201 with a link the vendor's back end sends to the workspace's administrator (the school's or district's IT person): opening `url` in a browser starts a portal session for this workspace only, where the administrator sets up LTI (the values an LMS asks for, the registrations and their launch health, the LTI 1.1 credentials), manages the key pairs and reads the audit trail, on pages the service serves under `/portal/`. The link works once, until `expiresAt`, 5 minutes after it was made, and is a secret until then; the session it starts lasts one hour, or until `DELETE …/portal-links/{linkId}` or the workspace's deletion ends it. `returnUrl` (optional) is where the portal's way back leads: an absolute https URL (http only on a loopback host), at most 2000 characters. Making, opening and revoking a link are in the workspace's audit trail, and every change made in the portal is there with the actor `portal` and the link's id. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/{id}/portal-links (the `CreatePortalLink` operationId).
+	CreatePortalLinkWithBodyWithResponse(ctx context.Context, id string, params *CreatePortalLinkParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePortalLinkHTTPResponse, error)
+
+	// CreatePortalLinkWithResponse Make a link to the administrator's portal
+	//
+	// Answers 201 with a link the vendor's back end sends to the workspace's administrator (the school's or district's IT person): opening `url` in a browser starts a portal session for this workspace only, where the administrator sets up LTI (the values an LMS asks for, the registrations and their launch health, the LTI 1.1 credentials), manages the key pairs and reads the audit trail, on pages the service serves under `/portal/`. The link works once, until `expiresAt`, 5 minutes after it was made, and is a secret until then; the session it starts lasts one hour, or until `DELETE …/portal-links/{linkId}` or the workspace's deletion ends it. `returnUrl` (optional) is where the portal's way back leads: an absolute https URL (http only on a loopback host), at most 2000 characters. Making, opening and revoking a link are in the workspace's audit trail, and every change made in the portal is there with the actor `portal` and the link's id. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/workspace/{id}/portal-links (the `CreatePortalLink` operationId).
+	CreatePortalLinkWithResponse(ctx context.Context, id string, params *CreatePortalLinkParams, body CreatePortalLinkJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePortalLinkHTTPResponse, error)
+
+	// RevokePortalLinkWithResponse Revoke a portal link and end its session
+	//
+	// An unused link can no longer be opened; the session an opened link started ends at once (the administrator's next page asks for a new link). Revoking a link revoked already answers the same again, while the service remembers the link (its session's hour). An unknown link id, one of another workspace, or one whose session is over, is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/workspace/{id}/portal-links/{linkId} (the `RevokePortalLink` operationId).
+	RevokePortalLinkWithResponse(ctx context.Context, id string, linkId openapi_types.UUID, params *RevokePortalLinkParams, reqEditors ...RequestEditorFn) (*RevokePortalLinkHTTPResponse, error)
 
 	// ListWebhooksWithResponse List a workspace's webhooks
 	//
@@ -14880,6 +15215,396 @@ func (r GetLtiScoreHTTPResponse) ContentType() string {
 	return ""
 }
 
+// CreatePortalLinkHTTPResponse201Headers the declared response headers of an HTTP 201 response for CreatePortalLink
+type CreatePortalLinkHTTPResponse201Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// CreatePortalLinkHTTPResponse400Headers the declared response headers of an HTTP 400 response for CreatePortalLink
+type CreatePortalLinkHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// CreatePortalLinkHTTPResponse401Headers the declared response headers of an HTTP 401 response for CreatePortalLink
+type CreatePortalLinkHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// CreatePortalLinkHTTPResponse403Headers the declared response headers of an HTTP 403 response for CreatePortalLink
+type CreatePortalLinkHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// CreatePortalLinkHTTPResponse404Headers the declared response headers of an HTTP 404 response for CreatePortalLink
+type CreatePortalLinkHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// CreatePortalLinkHTTPResponse408Headers the declared response headers of an HTTP 408 response for CreatePortalLink
+type CreatePortalLinkHTTPResponse408Headers struct {
+	XRequestId string
+}
+
+// CreatePortalLinkHTTPResponse413Headers the declared response headers of an HTTP 413 response for CreatePortalLink
+type CreatePortalLinkHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// CreatePortalLinkHTTPResponse415Headers the declared response headers of an HTTP 415 response for CreatePortalLink
+type CreatePortalLinkHTTPResponse415Headers struct {
+	XRequestId string
+}
+
+// CreatePortalLinkHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreatePortalLink
+type CreatePortalLinkHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// CreatePortalLinkHTTPResponse500Headers the declared response headers of an HTTP 500 response for CreatePortalLink
+type CreatePortalLinkHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// CreatePortalLinkHTTPResponse503Headers the declared response headers of an HTTP 503 response for CreatePortalLink
+type CreatePortalLinkHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// CreatePortalLinkHTTPResponse504Headers the declared response headers of an HTTP 504 response for CreatePortalLink
+type CreatePortalLinkHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type CreatePortalLinkHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *PortalLink
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreatePortalLinkHTTPResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreatePortalLinkHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreatePortalLinkHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreatePortalLinkHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreatePortalLinkHTTPResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *CreatePortalLinkHTTPResponse408Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreatePortalLinkHTTPResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreatePortalLinkHTTPResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreatePortalLinkHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreatePortalLinkHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePortalLinkHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *CreatePortalLinkHTTPResponse504Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreatePortalLinkHTTPResponse) GetJSON201() *PortalLink {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreatePortalLinkHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreatePortalLinkHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreatePortalLinkHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreatePortalLinkHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreatePortalLinkHTTPResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreatePortalLinkHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreatePortalLinkHTTPResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreatePortalLinkHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreatePortalLinkHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreatePortalLinkHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreatePortalLinkHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r CreatePortalLinkHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreatePortalLinkHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreatePortalLinkHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreatePortalLinkHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RevokePortalLinkHTTPResponse200Headers the declared response headers of an HTTP 200 response for RevokePortalLink
+type RevokePortalLinkHTTPResponse200Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	XRequestId      string
+}
+
+// RevokePortalLinkHTTPResponse400Headers the declared response headers of an HTTP 400 response for RevokePortalLink
+type RevokePortalLinkHTTPResponse400Headers struct {
+	XRequestId string
+}
+
+// RevokePortalLinkHTTPResponse401Headers the declared response headers of an HTTP 401 response for RevokePortalLink
+type RevokePortalLinkHTTPResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// RevokePortalLinkHTTPResponse403Headers the declared response headers of an HTTP 403 response for RevokePortalLink
+type RevokePortalLinkHTTPResponse403Headers struct {
+	XRequestId string
+}
+
+// RevokePortalLinkHTTPResponse404Headers the declared response headers of an HTTP 404 response for RevokePortalLink
+type RevokePortalLinkHTTPResponse404Headers struct {
+	XRequestId string
+}
+
+// RevokePortalLinkHTTPResponse413Headers the declared response headers of an HTTP 413 response for RevokePortalLink
+type RevokePortalLinkHTTPResponse413Headers struct {
+	XRequestId string
+}
+
+// RevokePortalLinkHTTPResponse429Headers the declared response headers of an HTTP 429 response for RevokePortalLink
+type RevokePortalLinkHTTPResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+	XRequestId      string
+}
+
+// RevokePortalLinkHTTPResponse500Headers the declared response headers of an HTTP 500 response for RevokePortalLink
+type RevokePortalLinkHTTPResponse500Headers struct {
+	XRequestId string
+}
+
+// RevokePortalLinkHTTPResponse503Headers the declared response headers of an HTTP 503 response for RevokePortalLink
+type RevokePortalLinkHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// RevokePortalLinkHTTPResponse504Headers the declared response headers of an HTTP 504 response for RevokePortalLink
+type RevokePortalLinkHTTPResponse504Headers struct {
+	XRequestId string
+}
+
+type RevokePortalLinkHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PortalLinkRevocation
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *RequestEntityTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RevokePortalLinkHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RevokePortalLinkHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RevokePortalLinkHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RevokePortalLinkHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RevokePortalLinkHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RevokePortalLinkHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RevokePortalLinkHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RevokePortalLinkHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RevokePortalLinkHTTPResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *RevokePortalLinkHTTPResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokePortalLinkHTTPResponse) GetJSON200() *PortalLinkRevocation {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevokePortalLinkHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RevokePortalLinkHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RevokePortalLinkHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RevokePortalLinkHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RevokePortalLinkHTTPResponse) GetJSON413() *RequestEntityTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RevokePortalLinkHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RevokePortalLinkHTTPResponse) GetJSON500() *InternalServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RevokePortalLinkHTTPResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r RevokePortalLinkHTTPResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokePortalLinkHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokePortalLinkHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokePortalLinkHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokePortalLinkHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhooksHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListWebhooks
 type ListWebhooksHTTPResponse200Headers struct {
 	RateLimit       *string
@@ -19469,6 +20194,51 @@ func (c *ClientWithResponses) GetLtiScoreWithResponse(ctx context.Context, id st
 		return nil, err
 	}
 	return ParseGetLtiScoreHTTPResponse(rsp)
+}
+
+// CreatePortalLinkWithBodyWithResponse Make a link to the administrator's portal
+//
+// Answers 201 with a link the vendor's back end sends to the workspace's administrator (the school's or district's IT person): opening `url` in a browser starts a portal session for this workspace only, where the administrator sets up LTI (the values an LMS asks for, the registrations and their launch health, the LTI 1.1 credentials), manages the key pairs and reads the audit trail, on pages the service serves under `/portal/`. The link works once, until `expiresAt`, 5 minutes after it was made, and is a secret until then; the session it starts lasts one hour, or until `DELETE …/portal-links/{linkId}` or the workspace's deletion ends it. `returnUrl` (optional) is where the portal's way back leads: an absolute https URL (http only on a loopback host), at most 2000 characters. Making, opening and revoking a link are in the workspace's audit trail, and every change made in the portal is there with the actor `portal` and the link's id. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/{id}/portal-links (the `CreatePortalLink` operationId).
+func (c *ClientWithResponses) CreatePortalLinkWithBodyWithResponse(ctx context.Context, id string, params *CreatePortalLinkParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePortalLinkHTTPResponse, error) {
+	rsp, err := c.CreatePortalLinkWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePortalLinkHTTPResponse(rsp)
+}
+
+// CreatePortalLinkWithResponse Make a link to the administrator's portal
+//
+// Answers 201 with a link the vendor's back end sends to the workspace's administrator (the school's or district's IT person): opening `url` in a browser starts a portal session for this workspace only, where the administrator sets up LTI (the values an LMS asks for, the registrations and their launch health, the LTI 1.1 credentials), manages the key pairs and reads the audit trail, on pages the service serves under `/portal/`. The link works once, until `expiresAt`, 5 minutes after it was made, and is a secret until then; the session it starts lasts one hour, or until `DELETE …/portal-links/{linkId}` or the workspace's deletion ends it. `returnUrl` (optional) is where the portal's way back leads: an absolute https URL (http only on a loopback host), at most 2000 characters. Making, opening and revoking a link are in the workspace's audit trail, and every change made in the portal is there with the actor `portal` and the link's id. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/workspace/{id}/portal-links (the `CreatePortalLink` operationId).
+func (c *ClientWithResponses) CreatePortalLinkWithResponse(ctx context.Context, id string, params *CreatePortalLinkParams, body CreatePortalLinkJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePortalLinkHTTPResponse, error) {
+	rsp, err := c.CreatePortalLink(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePortalLinkHTTPResponse(rsp)
+}
+
+// RevokePortalLinkWithResponse Revoke a portal link and end its session
+//
+// An unused link can no longer be opened; the session an opened link started ends at once (the administrator's next page asks for a new link). Revoking a link revoked already answers the same again, while the service remembers the link (its session's hour). An unknown link id, one of another workspace, or one whose session is over, is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/workspace/{id}/portal-links/{linkId} (the `RevokePortalLink` operationId).
+func (c *ClientWithResponses) RevokePortalLinkWithResponse(ctx context.Context, id string, linkId openapi_types.UUID, params *RevokePortalLinkParams, reqEditors ...RequestEditorFn) (*RevokePortalLinkHTTPResponse, error) {
+	rsp, err := c.RevokePortalLink(ctx, id, linkId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokePortalLinkHTTPResponse(rsp)
 }
 
 // ListWebhooksWithResponse List a workspace's webhooks
@@ -26313,6 +27083,522 @@ func ParseGetLtiScoreHTTPResponse(rsp *http.Response) (*GetLtiScoreHTTPResponse,
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers GetLtiScoreHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreatePortalLinkHTTPResponse parses an HTTP response from a CreatePortalLinkWithResponse call
+func ParseCreatePortalLinkHTTPResponse(rsp *http.Response) (*CreatePortalLinkHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreatePortalLinkHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest PortalLink
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreatePortalLinkHTTPResponse201Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreatePortalLinkHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreatePortalLinkHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreatePortalLinkHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreatePortalLinkHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers CreatePortalLinkHTTPResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreatePortalLinkHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreatePortalLinkHTTPResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreatePortalLinkHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreatePortalLinkHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePortalLinkHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers CreatePortalLinkHTTPResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokePortalLinkHTTPResponse parses an HTTP response from a RevokePortalLinkWithResponse call
+func ParseRevokePortalLinkHTTPResponse(rsp *http.Response) (*RevokePortalLinkHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokePortalLinkHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PortalLinkRevocation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest RequestEntityTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RevokePortalLinkHTTPResponse200Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RevokePortalLinkHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RevokePortalLinkHTTPResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RevokePortalLinkHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RevokePortalLinkHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers RevokePortalLinkHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers RevokePortalLinkHTTPResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RevokePortalLinkHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RevokePortalLinkHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers RevokePortalLinkHTTPResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -2526,9 +2526,15 @@ type LtiRegistration struct {
 	// Null when none was given.
 	AuthTokenUrl *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=auth_token_url,json=authTokenUrl,proto3" json:"auth_token_url,omitempty"`
 	// RFC 3339, UTC, milliseconds.
-	CreateTime    string `protobuf:"bytes,8,opt,name=create_time,json=createdAt,proto3" json:"create_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CreateTime string `protobuf:"bytes,8,opt,name=create_time,json=createdAt,proto3" json:"create_time,omitempty"`
+	// Launch health: when the platform's last launch was accepted (RFC 3339,
+	// UTC, milliseconds); null until one is.
+	LastLaunchTime *wrapperspb.StringValue `protobuf:"bytes,9,opt,name=last_launch_time,json=lastLaunchAt,proto3" json:"last_launch_time,omitempty"`
+	// Launch health: the registration's last refused launches and logins,
+	// newest first, at most 10.
+	RecentFailures []*LtiLaunchFailure `protobuf:"bytes,10,rep,name=recent_failures,json=recentFailures,proto3" json:"recent_failures,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *LtiRegistration) Reset() {
@@ -2615,6 +2621,20 @@ func (x *LtiRegistration) GetCreateTime() string {
 		return x.CreateTime
 	}
 	return ""
+}
+
+func (x *LtiRegistration) GetLastLaunchTime() *wrapperspb.StringValue {
+	if x != nil {
+		return x.LastLaunchTime
+	}
+	return nil
+}
+
+func (x *LtiRegistration) GetRecentFailures() []*LtiLaunchFailure {
+	if x != nil {
+		return x.RecentFailures
+	}
+	return nil
 }
 
 type CreateLtiRegistrationLinkRequest struct {
@@ -5012,15 +5032,21 @@ func (x *Event) GetEventId() string {
 }
 
 // EventActor is who made a change: a key pair (type keyPair, with its
-// workspace and app key) or the service itself (type system: the bootstrap
-// from configuration, expiries, what webhook delivery decides).
+// workspace and app key), an administrator in the portal (type portal, with
+// the workspace and the link that started the session) or the service
+// itself (type system: the bootstrap from configuration, expiries, what
+// webhook delivery decides).
 type EventActor struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Type  string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	// The key pair's workspace; empty for the system.
+	// The key pair's workspace, or the portal session's; empty for the system.
 	WorkspaceId string `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
-	// The key pair's app key (never its secret); empty for the system.
-	AppKey        string `protobuf:"bytes,3,opt,name=app_key,json=appKey,proto3" json:"app_key,omitempty"`
+	// The key pair's app key (never its secret); empty for the system and
+	// the portal.
+	AppKey string `protobuf:"bytes,3,opt,name=app_key,json=appKey,proto3" json:"app_key,omitempty"`
+	// The portal link whose session made the change (type portal); absent
+	// for every other type.
+	LinkId        *string `protobuf:"bytes,4,opt,name=link_id,json=linkId,proto3,oneof" json:"link_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5076,11 +5102,19 @@ func (x *EventActor) GetAppKey() string {
 	return ""
 }
 
+func (x *EventActor) GetLinkId() string {
+	if x != nil && x.LinkId != nil {
+		return *x.LinkId
+	}
+	return ""
+}
+
 // EventTarget is what an event is about: a workspace (its id), a user (the
 // e-mail address whose SDK sessions were revoked), a key pair (its app key),
 // an LTI 1.3 registration (its id), an LTI Dynamic Registration link (its
-// id, never the link itself), a score for an LTI launch (its id) or a
-// webhook (its id).
+// id, never the link itself), a score for an LTI launch (its id), a
+// webhook (its id) or a link to the administrator's portal (its id, never
+// the link itself).
 type EventTarget struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -6517,6 +6551,477 @@ func (x *LtiToolKeys) GetJwks() string {
 	return ""
 }
 
+type CreatePortalLinkRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace (the path's id over REST). A REST body may repeat it; any
+	// other value is refused: "the identifier cannot be modified".
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Where the portal's way back leads: an absolute https URL (http only on
+	// a loopback host), at most 2000 characters. Optional.
+	ReturnUrl     *string `protobuf:"bytes,2,opt,name=return_url,json=returnUrl,proto3,oneof" json:"return_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePortalLinkRequest) Reset() {
+	*x = CreatePortalLinkRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[95]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePortalLinkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePortalLinkRequest) ProtoMessage() {}
+
+func (x *CreatePortalLinkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[95]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePortalLinkRequest.ProtoReflect.Descriptor instead.
+func (*CreatePortalLinkRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{95}
+}
+
+func (x *CreatePortalLinkRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CreatePortalLinkRequest) GetReturnUrl() string {
+	if x != nil && x.ReturnUrl != nil {
+		return *x.ReturnUrl
+	}
+	return ""
+}
+
+// A link to the administrator's portal.
+type PortalLink struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The link's id: what its events and the actor of its session's changes
+	// name, and what RevokePortalLink takes. Not a secret.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The link to send to the administrator:
+	// {PUBLIC_BASE_URL}/portal/open/{secret}. A secret until it is used or
+	// expires.
+	Url string `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
+	// When the link stops working, 5 minutes after it was made: RFC 3339,
+	// UTC, milliseconds.
+	ExpireTime    string `protobuf:"bytes,3,opt,name=expire_time,json=expiresAt,proto3" json:"expire_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortalLink) Reset() {
+	*x = PortalLink{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[96]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortalLink) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortalLink) ProtoMessage() {}
+
+func (x *PortalLink) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[96]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortalLink.ProtoReflect.Descriptor instead.
+func (*PortalLink) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{96}
+}
+
+func (x *PortalLink) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *PortalLink) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *PortalLink) GetExpireTime() string {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return ""
+}
+
+type RevokePortalLinkRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The link, as CreatePortalLink answered it.
+	LinkId        string `protobuf:"bytes,2,opt,name=link_id,json=linkId,proto3" json:"link_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokePortalLinkRequest) Reset() {
+	*x = RevokePortalLinkRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[97]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokePortalLinkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokePortalLinkRequest) ProtoMessage() {}
+
+func (x *RevokePortalLinkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[97]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokePortalLinkRequest.ProtoReflect.Descriptor instead.
+func (*RevokePortalLinkRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{97}
+}
+
+func (x *RevokePortalLinkRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RevokePortalLinkRequest) GetLinkId() string {
+	if x != nil {
+		return x.LinkId
+	}
+	return ""
+}
+
+// A revoked portal link.
+type PortalLinkRevocation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Whether the link had been opened: the session it started is over.
+	Opened bool `protobuf:"varint,2,opt,name=opened,proto3" json:"opened,omitempty"`
+	// When it was revoked: RFC 3339, UTC, milliseconds.
+	RevokeTime    string `protobuf:"bytes,3,opt,name=revoke_time,json=revokedAt,proto3" json:"revoke_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortalLinkRevocation) Reset() {
+	*x = PortalLinkRevocation{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[98]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortalLinkRevocation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortalLinkRevocation) ProtoMessage() {}
+
+func (x *PortalLinkRevocation) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[98]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortalLinkRevocation.ProtoReflect.Descriptor instead.
+func (*PortalLinkRevocation) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{98}
+}
+
+func (x *PortalLinkRevocation) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *PortalLinkRevocation) GetOpened() bool {
+	if x != nil {
+		return x.Opened
+	}
+	return false
+}
+
+func (x *PortalLinkRevocation) GetRevokeTime() string {
+	if x != nil {
+		return x.RevokeTime
+	}
+	return ""
+}
+
+type OpenPortalLinkRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The link's secret, the last segment of its URL's path.
+	Secret        string `protobuf:"bytes,1,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenPortalLinkRequest) Reset() {
+	*x = OpenPortalLinkRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[99]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenPortalLinkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenPortalLinkRequest) ProtoMessage() {}
+
+func (x *OpenPortalLinkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[99]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenPortalLinkRequest.ProtoReflect.Descriptor instead.
+func (*OpenPortalLinkRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{99}
+}
+
+func (x *OpenPortalLinkRequest) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+type GetPortalSessionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPortalSessionRequest) Reset() {
+	*x = GetPortalSessionRequest{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[100]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPortalSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPortalSessionRequest) ProtoMessage() {}
+
+func (x *GetPortalSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[100]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPortalSessionRequest.ProtoReflect.Descriptor instead.
+func (*GetPortalSessionRequest) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{100}
+}
+
+// A portal session: what the link that started it grants.
+type PortalSession struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session's token, the credential the gateway keeps in the portal's
+	// cookie and presents as `portal-session` metadata. Only OpenPortalLink
+	// answers it; empty elsewhere.
+	Token string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	// The one workspace the session may see and change.
+	WorkspaceId string `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	// The link that started it (the actor's link id in the audit trail).
+	LinkId string `protobuf:"bytes,3,opt,name=link_id,json=linkId,proto3" json:"link_id,omitempty"`
+	// When the session ends, an hour after the link was opened: RFC 3339,
+	// UTC, milliseconds.
+	ExpireTime string `protobuf:"bytes,4,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	// The link's returnUrl; empty when it had none.
+	ReturnUrl     string `protobuf:"bytes,5,opt,name=return_url,json=returnUrl,proto3" json:"return_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PortalSession) Reset() {
+	*x = PortalSession{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[101]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PortalSession) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PortalSession) ProtoMessage() {}
+
+func (x *PortalSession) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[101]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PortalSession.ProtoReflect.Descriptor instead.
+func (*PortalSession) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{101}
+}
+
+func (x *PortalSession) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *PortalSession) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *PortalSession) GetLinkId() string {
+	if x != nil {
+		return x.LinkId
+	}
+	return ""
+}
+
+func (x *PortalSession) GetExpireTime() string {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return ""
+}
+
+func (x *PortalSession) GetReturnUrl() string {
+	if x != nil {
+		return x.ReturnUrl
+	}
+	return ""
+}
+
+// A refused LTI 1.3 launch (or login) of a registration, as its health shows it.
+type LtiLaunchFailure struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// When it was refused: RFC 3339, UTC, milliseconds.
+	OccurTime string `protobuf:"bytes,1,opt,name=occur_time,json=at,proto3" json:"occur_time,omitempty"`
+	// Why, in words an administrator can act on.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The request's id (X-Request-Id), to find it in the logs.
+	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LtiLaunchFailure) Reset() {
+	*x = LtiLaunchFailure{}
+	mi := &file_workspace_v1_workspace_proto_msgTypes[102]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LtiLaunchFailure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LtiLaunchFailure) ProtoMessage() {}
+
+func (x *LtiLaunchFailure) ProtoReflect() protoreflect.Message {
+	mi := &file_workspace_v1_workspace_proto_msgTypes[102]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LtiLaunchFailure.ProtoReflect.Descriptor instead.
+func (*LtiLaunchFailure) Descriptor() ([]byte, []int) {
+	return file_workspace_v1_workspace_proto_rawDescGZIP(), []int{102}
+}
+
+func (x *LtiLaunchFailure) GetOccurTime() string {
+	if x != nil {
+		return x.OccurTime
+	}
+	return ""
+}
+
+func (x *LtiLaunchFailure) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *LtiLaunchFailure) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
 var File_workspace_v1_workspace_proto protoreflect.FileDescriptor
 
 const file_workspace_v1_workspace_proto_rawDesc = "" +
@@ -6713,7 +7218,7 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x1aRemoveLtiDeploymentRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12'\n" +
 	"\x0fregistration_id\x18\x02 \x01(\tR\x0eregistrationId\x12#\n" +
-	"\rdeployment_id\x18\x03 \x01(\tR\fdeploymentId\"\xe0\x02\n" +
+	"\rdeployment_id\x18\x03 \x01(\tR\fdeploymentId\"\x80\x04\n" +
 	"\x0fLtiRegistration\x12\x1a\n" +
 	"\x02id\x18\x01 \x01(\tB\n" +
 	"\xb2\xe1\x18\x06\x1a\x04uuidR\x02id\x12\x16\n" +
@@ -6723,7 +7228,10 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x0eauth_login_url\x18\x05 \x01(\tB\t\xb2\xe1\x18\x05\x1a\x03uriR\fauthLoginUrl\x12$\n" +
 	"\bjwks_url\x18\x06 \x01(\tB\t\xb2\xe1\x18\x05\x1a\x03uriR\ajwksUrl\x12M\n" +
 	"\x0eauth_token_url\x18\a \x01(\v2\x1c.google.protobuf.StringValueB\t\xb2\xe1\x18\x05\x1a\x03uriR\fauthTokenUrl\x12/\n" +
-	"\vcreate_time\x18\b \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tcreatedAt\"2\n" +
+	"\vcreate_time\x18\b \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\tcreatedAt\x12U\n" +
+	"\x10last_launch_time\x18\t \x01(\v2\x1c.google.protobuf.StringValueB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\flastLaunchAt\x12G\n" +
+	"\x0frecent_failures\x18\n" +
+	" \x03(\v2\x1e.workspace.v1.LtiLaunchFailureR\x0erecentFailures\"2\n" +
 	" CreateLtiRegistrationLinkRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"c\n" +
 	"\x13LtiRegistrationLink\x12\x1b\n" +
@@ -6740,11 +7248,11 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x13ListWebhooksRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"I\n" +
 	"\x14ListWebhooksResponse\x121\n" +
-	"\bwebhooks\x18\x01 \x03(\v2\x15.workspace.v1.WebhookR\bwebhooks\"\xbc\b\n" +
+	"\bwebhooks\x18\x01 \x03(\v2\x15.workspace.v1.WebhookR\bwebhooks\"\xf7\b\n" +
 	"\x14CreateWebhookRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\xee\x02\n" +
-	"\x03url\x18\x02 \x01(\tB\xdb\x02\xb2\xe1\x18\xd6\x02\b\x01\x1a\x03uri\"\xa0\x02^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\\])(:[1-9][0-9]{0,4})?([/?][!-\"$-~]*)?$0\x80\x10Z'\"https://hooks.example.com/liveproctor\"R\x03url\x12\xd5\x04\n" +
-	"\vevent_types\x18\x03 \x03(\tB\xb3\x04\xb2\xe1\x18\xae\x048\x19R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x12ltiScore.deliveredR\x0fltiScore.failedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedh\x01R\n" +
+	"\x03url\x18\x02 \x01(\tB\xdb\x02\xb2\xe1\x18\xd6\x02\b\x01\x1a\x03uri\"\xa0\x02^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\\])(:[1-9][0-9]{0,4})?([/?][!-\"$-~]*)?$0\x80\x10Z'\"https://hooks.example.com/liveproctor\"R\x03url\x12\x90\x05\n" +
+	"\vevent_types\x18\x03 \x03(\tB\xee\x04\xb2\xe1\x18\xe9\x048\x1cR\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x12ltiScore.deliveredR\x0fltiScore.failedR\x12portalLink.createdR\x11portalLink.openedR\x12portalLink.revokedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedh\x01R\n" +
 	"eventTypes\x12K\n" +
 	"\vdescription\x18\x04 \x01(\tB)\xb2\xe1\x18%\" ^[^\\u0000-\\u001F\\u007F-\\u009F]*$0\x80\x02R\vdescription\"\xf2\x02\n" +
 	"\x15CreateWebhookResponse\x12\x1a\n" +
@@ -6773,13 +7281,13 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x11GetWebhookRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
-	"webhook_id\x18\x02 \x01(\tR\twebhookId\"\xc2\t\n" +
+	"webhook_id\x18\x02 \x01(\tR\twebhookId\"\xfd\t\n" +
 	"\x14UpdateWebhookRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
 	"webhook_id\x18\x02 \x01(\tR\twebhookId\x12\xc8\x02\n" +
-	"\x03url\x18\x03 \x01(\tB\xb0\x02\xb2\xe1\x18\xab\x02\x1a\x03uri\"\xa0\x02^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\\])(:[1-9][0-9]{0,4})?([/?][!-\"$-~]*)?$0\x80\x10H\x00R\x03url\x88\x01\x01\x12\xd5\x04\n" +
-	"\vevent_types\x18\x04 \x03(\tB\xb3\x04\xb2\xe1\x18\xae\x048\x19R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x12ltiScore.deliveredR\x0fltiScore.failedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedh\x01R\n" +
+	"\x03url\x18\x03 \x01(\tB\xb0\x02\xb2\xe1\x18\xab\x02\x1a\x03uri\"\xa0\x02^https?://(([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?|((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|\\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(%25[0-9A-Za-z._~-]+)?\\])(:[1-9][0-9]{0,4})?([/?][!-\"$-~]*)?$0\x80\x10H\x00R\x03url\x88\x01\x01\x12\x90\x05\n" +
+	"\vevent_types\x18\x04 \x03(\tB\xee\x04\xb2\xe1\x18\xe9\x048\x1cR\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x12ltiScore.deliveredR\x0fltiScore.failedR\x12portalLink.createdR\x11portalLink.openedR\x12portalLink.revokedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedh\x01R\n" +
 	"eventTypes\x12P\n" +
 	"\vdescription\x18\x05 \x01(\tB)\xb2\xe1\x18%\" ^[^\\u0000-\\u001F\\u007F-\\u009F]*$0\x80\x02H\x01R\vdescription\x88\x01\x01\x12\x1d\n" +
 	"\aenabled\x18\x06 \x01(\bH\x02R\aenabled\x88\x01\x01\x12C\n" +
@@ -6892,22 +7400,22 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\x04etag\x18\x02 \x01(\tB\x06\xb2\xe1\x18\x02\x10\x01R\x04etag\"*\n" +
 	"\x18UndeleteWorkspaceRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x81\x06\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xbc\x06\n" +
 	"\x1aListWorkspaceEventsRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12+\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xb2\xe1\x18\x05@\x01H\xe8\aH\x00R\bpageSize\x88\x01\x01\x12&\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tB\a\xb2\xe1\x18\x030\x80\x02R\tpageToken\x12\xc6\x04\n" +
-	"\x04type\x18\x04 \x03(\tB\xb1\x04\xb2\xe1\x18\xac\x048\x19R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x12ltiScore.deliveredR\x0fltiScore.failedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedR\x04type\x12'\n" +
+	"page_token\x18\x03 \x01(\tB\a\xb2\xe1\x18\x030\x80\x02R\tpageToken\x12\x81\x05\n" +
+	"\x04type\x18\x04 \x03(\tB\xec\x04\xb2\xe1\x18\xe7\x048\x1cR\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x12ltiScore.deliveredR\x0fltiScore.failedR\x12portalLink.createdR\x11portalLink.openedR\x12portalLink.revokedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedR\x04type\x12'\n" +
 	"\x0finclude_managed\x18\x05 \x01(\bR\x0eincludeManagedB\f\n" +
 	"\n" +
 	"_page_size\"r\n" +
 	"\x1bListWorkspaceEventsResponse\x12+\n" +
 	"\x06events\x18\x01 \x03(\v2\x13.workspace.v1.EventR\x06events\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xea\a\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa5\b\n" +
 	"\x05Event\x12$\n" +
-	"\x02id\x18\x01 \x01(\tB\x14\xb2\xe1\x18\x10\"\x0e^[0-9a-f]{28}$R\x02id\x12\xd2\x04\n" +
-	"\x04type\x18\x02 \x01(\tB\xbd\x04\xb2\xe1\x18\xb8\x04R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x12ltiScore.deliveredR\x0fltiScore.failedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedR\fwebhook.testR\x04type\x12/\n" +
+	"\x02id\x18\x01 \x01(\tB\x14\xb2\xe1\x18\x10\"\x0e^[0-9a-f]{28}$R\x02id\x12\x8d\x05\n" +
+	"\x04type\x18\x02 \x01(\tB\xf8\x04\xb2\xe1\x18\xf3\x04R\x11workspace.createdR\x11workspace.updatedR\x11workspace.deletedR\x13workspace.undeletedR\x16workspace.bootstrappedR\x1cworkspace.sdkSessionsRevokedR\x17user.sdkSessionsRevokedR\x0fkeyPair.createdR\x0fkeyPair.rotatedR\x0fkeyPair.revokedR\x0fkeyPair.expiredR\x17ltiRegistration.createdR\x17ltiRegistration.deletedR\x1fltiRegistration.deploymentAddedR!ltiRegistration.deploymentRemovedR\x1bltiRegistrationLink.createdR\x18ltiRegistrationLink.usedR\x12ltiScore.deliveredR\x0fltiScore.failedR\x12portalLink.createdR\x11portalLink.openedR\x12portalLink.revokedR\x0fwebhook.createdR\x0fwebhook.updatedR\x0fwebhook.deletedR\x15webhook.secretRotatedR\x10webhook.disabledR\x19webhook.attemptsExhaustedR\fwebhook.testR\x04type\x12/\n" +
 	"\n" +
 	"occur_time\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\n" +
 	"occurredAt\x12!\n" +
@@ -6921,14 +7429,19 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\bevent_id\x18\n" +
 	" \x01(\tB\x14\xb2\xe1\x18\x10\"\x0e^[0-9a-f]{28}$H\x01R\aeventId\x88\x01\x01B\t\n" +
 	"\a_reasonB\v\n" +
-	"\t_event_id\"s\n" +
+	"\t_event_id\"\xb1\x01\n" +
 	"\n" +
-	"EventActor\x12)\n" +
-	"\x04type\x18\x01 \x01(\tB\x15\xb2\xe1\x18\x11R\akeyPairR\x06systemR\x04type\x12!\n" +
+	"EventActor\x121\n" +
+	"\x04type\x18\x01 \x01(\tB\x1d\xb2\xe1\x18\x19R\akeyPairR\x06systemR\x06portalR\x04type\x12!\n" +
 	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x17\n" +
-	"\aapp_key\x18\x03 \x01(\tR\x06appKey\"\x8a\x01\n" +
-	"\vEventTarget\x12k\n" +
-	"\x04type\x18\x01 \x01(\tBW\xb2\xe1\x18SR\tworkspaceR\x04userR\akeyPairR\x0fltiRegistrationR\x13ltiRegistrationLinkR\bltiScoreR\awebhookR\x04type\x12\x0e\n" +
+	"\aapp_key\x18\x03 \x01(\tR\x06appKey\x12(\n" +
+	"\alink_id\x18\x04 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidH\x00R\x06linkId\x88\x01\x01B\n" +
+	"\n" +
+	"\b_link_id\"\x96\x01\n" +
+	"\vEventTarget\x12w\n" +
+	"\x04type\x18\x01 \x01(\tBc\xb2\xe1\x18_R\tworkspaceR\x04userR\akeyPairR\x0fltiRegistrationR\x13ltiRegistrationLinkR\bltiScoreR\awebhookR\n" +
+	"portalLinkR\x04type\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"{\n" +
 	"\x1eRecordSessionRevocationRequest\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x12\n" +
@@ -7031,7 +7544,44 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x03jwt\x18\x02 \x01(\tR\x03jwt\"\x17\n" +
 	"\x15GetLtiToolKeysRequest\"!\n" +
 	"\vLtiToolKeys\x12\x12\n" +
-	"\x04jwks\x18\x01 \x01(\tR\x04jwks2\xe9\x96\x01\n" +
+	"\x04jwks\x18\x01 \x01(\tR\x04jwks\"j\n" +
+	"\x17CreatePortalLinkRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x120\n" +
+	"\n" +
+	"return_url\x18\x02 \x01(\tB\f\xb2\xe1\x18\b\x1a\x03uri0\xd0\x0fH\x00R\treturnUrl\x88\x01\x01B\r\n" +
+	"\v_return_url\"v\n" +
+	"\n" +
+	"PortalLink\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\x02id\x12\x1b\n" +
+	"\x03url\x18\x02 \x01(\tB\t\xb2\xe1\x18\x05\x1a\x03uriR\x03url\x12/\n" +
+	"\vexpire_time\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\texpiresAt\"N\n" +
+	"\x17RevokePortalLinkRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12#\n" +
+	"\alink_id\x18\x02 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\x06linkId\"{\n" +
+	"\x14PortalLinkRevocation\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\tB\n" +
+	"\xb2\xe1\x18\x06\x1a\x04uuidR\x02id\x12\x16\n" +
+	"\x06opened\x18\x02 \x01(\bR\x06opened\x12/\n" +
+	"\vrevoke_time\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\trevokedAt\"/\n" +
+	"\x15OpenPortalLinkRequest\x12\x16\n" +
+	"\x06secret\x18\x01 \x01(\tR\x06secret\"\x19\n" +
+	"\x17GetPortalSessionRequest\"\xa1\x01\n" +
+	"\rPortalSession\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12!\n" +
+	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x17\n" +
+	"\alink_id\x18\x03 \x01(\tR\x06linkId\x12\x1f\n" +
+	"\vexpire_time\x18\x04 \x01(\tR\n" +
+	"expireTime\x12\x1d\n" +
+	"\n" +
+	"return_url\x18\x05 \x01(\tR\treturnUrl\"r\n" +
+	"\x10LtiLaunchFailure\x12'\n" +
+	"\n" +
+	"occur_time\x18\x01 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\x02at\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId2\xa1\xa6\x01\n" +
 	"\x10WorkspaceService\x12\x86\x03\n" +
 	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\xa8\x02\xb2\xe1\x18\xa0\x02*\n" +
 	"Workspaces2\x0fList workspaces:\x80\x02The caller's workspace and every workspace it manages, active only, ordered by name (case-insensitive) then id. Pass `nextPageToken` back as `pageToken`, with the same filter, until it is empty. `POST` takes the filter as a body, `GET` as query parameters.\x90\x02\x01\x12\xdd\x01\n" +
@@ -7083,7 +7633,11 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x0fStartLti13Login\x12$.workspace.v1.StartLti13LoginRequest\x1a .workspace.v1.Lti13LoginRedirect\x12V\n" +
 	"\x11VerifyLti13Launch\x12&.workspace.v1.VerifyLti13LaunchRequest\x1a\x19.workspace.v1.Lti13Launch\x12U\n" +
 	"\x0eGetLtiToolKeys\x12#.workspace.v1.GetLtiToolKeysRequest\x1a\x19.workspace.v1.LtiToolKeys\"\x03\x90\x02\x01\x12w\n" +
-	"\x1cCreateLtiDeepLinkingResponse\x121.workspace.v1.CreateLtiDeepLinkingResponseRequest\x1a$.workspace.v1.LtiDeepLinkingResponseBDZBgithub.com/liveproctor/workspaces/pkg/gen/workspace/v1;workspacev1b\x06proto3"
+	"\x1cCreateLtiDeepLinkingResponse\x121.workspace.v1.CreateLtiDeepLinkingResponseRequest\x1a$.workspace.v1.LtiDeepLinkingResponse\x12\xf6\t\n" +
+	"\x10CreatePortalLink\x12%.workspace.v1.CreatePortalLinkRequest\x1a\x18.workspace.v1.PortalLink\"\xa0\t\xb2\xe1\x18\x9b\t\x12\tNOT_FOUND*\x16Administrator's portal2)Make a link to the administrator's portal:\xc7\bAnswers 201 with a link the vendor's back end sends to the workspace's administrator (the school's or district's IT person): opening `url` in a browser starts a portal session for this workspace only, where the administrator sets up LTI (the values an LMS asks for, the registrations and their launch health, the LTI 1.1 credentials), manages the key pairs and reads the audit trail, on pages the service serves under `/portal/`. The link works once, until `expiresAt`, 5 minutes after it was made, and is a secret until then; the session it starts lasts one hour, or until `DELETE …/portal-links/{linkId}` or the workspace's deletion ends it. `returnUrl` (optional) is where the portal's way back leads: an absolute https URL (http only on a loopback host), at most 2000 characters. Making, opening and revoking a link are in the workspace's audit trail, and every change made in the portal is there with the actor `portal` and the link's id. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.@\xc9\x01\x12\x8b\x04\n" +
+	"\x10RevokePortalLink\x12%.workspace.v1.RevokePortalLinkRequest\x1a\".workspace.v1.PortalLinkRevocation\"\xab\x03\xb2\xe1\x18\xa3\x03\x12\tNOT_FOUND*\x16Administrator's portal2(Revoke a portal link and end its session:\xd3\x02An unused link can no longer be opened; the session an opened link started ends at once (the administrator's next page asks for a new link). Revoking a link revoked already answers the same again, while the service remembers the link (its session's hour). An unknown link id, one of another workspace, or one whose session is over, is 404.\x90\x02\x02\x12R\n" +
+	"\x0eOpenPortalLink\x12#.workspace.v1.OpenPortalLinkRequest\x1a\x1b.workspace.v1.PortalSession\x12[\n" +
+	"\x10GetPortalSession\x12%.workspace.v1.GetPortalSessionRequest\x1a\x1b.workspace.v1.PortalSession\"\x03\x90\x02\x01BDZBgithub.com/liveproctor/workspaces/pkg/gen/workspace/v1;workspacev1b\x06proto3"
 
 var (
 	file_workspace_v1_workspace_proto_rawDescOnce sync.Once
@@ -7097,7 +7651,7 @@ func file_workspace_v1_workspace_proto_rawDescGZIP() []byte {
 	return file_workspace_v1_workspace_proto_rawDescData
 }
 
-var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 95)
+var file_workspace_v1_workspace_proto_msgTypes = make([]protoimpl.MessageInfo, 103)
 var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*Workspace)(nil),                           // 0: workspace.v1.Workspace
 	(*RateLimit)(nil),                           // 1: workspace.v1.RateLimit
@@ -7194,149 +7748,167 @@ var file_workspace_v1_workspace_proto_goTypes = []any{
 	(*LtiDeepLinkingResponse)(nil),              // 92: workspace.v1.LtiDeepLinkingResponse
 	(*GetLtiToolKeysRequest)(nil),               // 93: workspace.v1.GetLtiToolKeysRequest
 	(*LtiToolKeys)(nil),                         // 94: workspace.v1.LtiToolKeys
-	(*wrapperspb.StringValue)(nil),              // 95: google.protobuf.StringValue
-	(*durationpb.Duration)(nil),                 // 96: google.protobuf.Duration
-	(*fieldmaskpb.FieldMask)(nil),               // 97: google.protobuf.FieldMask
+	(*CreatePortalLinkRequest)(nil),             // 95: workspace.v1.CreatePortalLinkRequest
+	(*PortalLink)(nil),                          // 96: workspace.v1.PortalLink
+	(*RevokePortalLinkRequest)(nil),             // 97: workspace.v1.RevokePortalLinkRequest
+	(*PortalLinkRevocation)(nil),                // 98: workspace.v1.PortalLinkRevocation
+	(*OpenPortalLinkRequest)(nil),               // 99: workspace.v1.OpenPortalLinkRequest
+	(*GetPortalSessionRequest)(nil),             // 100: workspace.v1.GetPortalSessionRequest
+	(*PortalSession)(nil),                       // 101: workspace.v1.PortalSession
+	(*LtiLaunchFailure)(nil),                    // 102: workspace.v1.LtiLaunchFailure
+	(*wrapperspb.StringValue)(nil),              // 103: google.protobuf.StringValue
+	(*durationpb.Duration)(nil),                 // 104: google.protobuf.Duration
+	(*fieldmaskpb.FieldMask)(nil),               // 105: google.protobuf.FieldMask
 }
 var file_workspace_v1_workspace_proto_depIdxs = []int32{
-	95, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
-	2,  // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
-	3,  // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
-	5,  // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
-	1,  // 4: workspace.v1.Workspace.rate_limit:type_name -> workspace.v1.RateLimit
-	4,  // 5: workspace.v1.Product.bank:type_name -> workspace.v1.Bank
-	5,  // 6: workspace.v1.KeyPair.tags:type_name -> workspace.v1.Tag
-	95, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
-	95, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
-	8,  // 9: workspace.v1.ListWorkspacesRequest.filter:type_name -> workspace.v1.ListWorkspacesFilter
-	9,  // 10: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
-	0,  // 11: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
-	6,  // 12: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
-	15, // 13: workspace.v1.CreateWorkspaceKeyRequest.tags:type_name -> workspace.v1.TagInput
-	96, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
-	6,  // 15: workspace.v1.RotateWorkspaceKeyResponse.previous:type_name -> workspace.v1.KeyPair
-	6,  // 16: workspace.v1.RotateWorkspaceKeyResponse.successor:type_name -> workspace.v1.KeyPair
-	37, // 17: workspace.v1.ListLtiRegistrationsResponse.registrations:type_name -> workspace.v1.LtiRegistration
-	25, // 18: workspace.v1.LtiLaunchRecord.ags:type_name -> workspace.v1.LtiLaunchRecordAgs
-	26, // 19: workspace.v1.LtiLaunchRecord.nrps:type_name -> workspace.v1.LtiLaunchRecordNrps
-	33, // 20: workspace.v1.ListLtiLaunchMembersResponse.members:type_name -> workspace.v1.LtiMember
-	95, // 21: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
-	37, // 22: workspace.v1.LtiPlatformRegistration.registration:type_name -> workspace.v1.LtiRegistration
-	46, // 23: workspace.v1.ListWebhooksResponse.webhooks:type_name -> workspace.v1.Webhook
-	97, // 24: workspace.v1.UpdateWebhookRequest.update_mask:type_name -> google.protobuf.FieldMask
-	96, // 25: workspace.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
-	54, // 26: workspace.v1.ListWebhookAttemptsResponse.attempts:type_name -> workspace.v1.WebhookAttempt
-	95, // 27: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
-	2,  // 28: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
-	3,  // 29: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	1,  // 30: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	63, // 31: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
-	64, // 32: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
-	65, // 33: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
-	66, // 34: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
-	95, // 35: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
-	2,  // 36: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
-	3,  // 37: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
-	97, // 38: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 39: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
-	72, // 40: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
-	73, // 41: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
-	74, // 42: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
-	1,  // 43: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
-	5,  // 44: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
-	84, // 45: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
-	84, // 46: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	84, // 47: workspace.v1.Lti13Launch.custom_parameters:type_name -> workspace.v1.LtiParameter
-	90, // 48: workspace.v1.Lti13Launch.deep_linking:type_name -> workspace.v1.Lti13DeepLinking
-	7,  // 49: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
-	11, // 50: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
-	12, // 51: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
-	14, // 52: workspace.v1.WorkspaceService.CreateWorkspaceKey:input_type -> workspace.v1.CreateWorkspaceKeyRequest
-	16, // 53: workspace.v1.WorkspaceService.RotateWorkspaceKey:input_type -> workspace.v1.RotateWorkspaceKeyRequest
-	18, // 54: workspace.v1.WorkspaceService.RevokeWorkspaceKey:input_type -> workspace.v1.RevokeWorkspaceKeyRequest
-	61, // 55: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
-	67, // 56: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
-	68, // 57: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
-	69, // 58: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
-	70, // 59: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
-	19, // 60: workspace.v1.WorkspaceService.ListLtiRegistrations:input_type -> workspace.v1.ListLtiRegistrationsRequest
-	21, // 61: workspace.v1.WorkspaceService.CreateLtiRegistration:input_type -> workspace.v1.CreateLtiRegistrationRequest
-	38, // 62: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:input_type -> workspace.v1.CreateLtiRegistrationLinkRequest
-	40, // 63: workspace.v1.WorkspaceService.RegisterLtiPlatform:input_type -> workspace.v1.RegisterLtiPlatformRequest
-	22, // 64: workspace.v1.WorkspaceService.GetLtiRegistration:input_type -> workspace.v1.GetLtiRegistrationRequest
-	34, // 65: workspace.v1.WorkspaceService.DeleteLtiRegistration:input_type -> workspace.v1.DeleteLtiRegistrationRequest
-	35, // 66: workspace.v1.WorkspaceService.AddLtiDeployment:input_type -> workspace.v1.AddLtiDeploymentRequest
-	36, // 67: workspace.v1.WorkspaceService.RemoveLtiDeployment:input_type -> workspace.v1.RemoveLtiDeploymentRequest
-	23, // 68: workspace.v1.WorkspaceService.GetLtiLaunch:input_type -> workspace.v1.GetLtiLaunchRequest
-	27, // 69: workspace.v1.WorkspaceService.ListLtiLaunchMembers:input_type -> workspace.v1.ListLtiLaunchMembersRequest
-	29, // 70: workspace.v1.WorkspaceService.SubmitLtiScore:input_type -> workspace.v1.SubmitLtiScoreRequest
-	31, // 71: workspace.v1.WorkspaceService.GetLtiScore:input_type -> workspace.v1.GetLtiScoreRequest
-	42, // 72: workspace.v1.WorkspaceService.ListWebhooks:input_type -> workspace.v1.ListWebhooksRequest
-	44, // 73: workspace.v1.WorkspaceService.CreateWebhook:input_type -> workspace.v1.CreateWebhookRequest
-	47, // 74: workspace.v1.WorkspaceService.GetWebhook:input_type -> workspace.v1.GetWebhookRequest
-	48, // 75: workspace.v1.WorkspaceService.UpdateWebhook:input_type -> workspace.v1.UpdateWebhookRequest
-	49, // 76: workspace.v1.WorkspaceService.DeleteWebhook:input_type -> workspace.v1.DeleteWebhookRequest
-	50, // 77: workspace.v1.WorkspaceService.RotateWebhookSecret:input_type -> workspace.v1.RotateWebhookSecretRequest
-	52, // 78: workspace.v1.WorkspaceService.ListWebhookAttempts:input_type -> workspace.v1.ListWebhookAttemptsRequest
-	55, // 79: workspace.v1.WorkspaceService.ResendWebhookEvent:input_type -> workspace.v1.ResendWebhookEventRequest
-	57, // 80: workspace.v1.WorkspaceService.RecoverWebhookEvents:input_type -> workspace.v1.RecoverWebhookEventsRequest
-	59, // 81: workspace.v1.WorkspaceService.TestWebhook:input_type -> workspace.v1.TestWebhookRequest
-	75, // 82: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
-	79, // 83: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
-	77, // 84: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
-	81, // 85: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
-	83, // 86: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
-	86, // 87: workspace.v1.WorkspaceService.StartLti13Login:input_type -> workspace.v1.StartLti13LoginRequest
-	88, // 88: workspace.v1.WorkspaceService.VerifyLti13Launch:input_type -> workspace.v1.VerifyLti13LaunchRequest
-	93, // 89: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
-	91, // 90: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:input_type -> workspace.v1.CreateLtiDeepLinkingResponseRequest
-	10, // 91: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
-	0,  // 92: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
-	13, // 93: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
-	6,  // 94: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
-	17, // 95: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
-	6,  // 96: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
-	62, // 97: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
-	0,  // 98: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 99: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
-	0,  // 100: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
-	71, // 101: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
-	20, // 102: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
-	37, // 103: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	39, // 104: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:output_type -> workspace.v1.LtiRegistrationLink
-	41, // 105: workspace.v1.WorkspaceService.RegisterLtiPlatform:output_type -> workspace.v1.LtiPlatformRegistration
-	37, // 106: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	37, // 107: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
-	37, // 108: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	37, // 109: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
-	24, // 110: workspace.v1.WorkspaceService.GetLtiLaunch:output_type -> workspace.v1.LtiLaunchRecord
-	28, // 111: workspace.v1.WorkspaceService.ListLtiLaunchMembers:output_type -> workspace.v1.ListLtiLaunchMembersResponse
-	30, // 112: workspace.v1.WorkspaceService.SubmitLtiScore:output_type -> workspace.v1.LtiScoreReceipt
-	32, // 113: workspace.v1.WorkspaceService.GetLtiScore:output_type -> workspace.v1.LtiScore
-	43, // 114: workspace.v1.WorkspaceService.ListWebhooks:output_type -> workspace.v1.ListWebhooksResponse
-	45, // 115: workspace.v1.WorkspaceService.CreateWebhook:output_type -> workspace.v1.CreateWebhookResponse
-	46, // 116: workspace.v1.WorkspaceService.GetWebhook:output_type -> workspace.v1.Webhook
-	46, // 117: workspace.v1.WorkspaceService.UpdateWebhook:output_type -> workspace.v1.Webhook
-	46, // 118: workspace.v1.WorkspaceService.DeleteWebhook:output_type -> workspace.v1.Webhook
-	51, // 119: workspace.v1.WorkspaceService.RotateWebhookSecret:output_type -> workspace.v1.RotateWebhookSecretResponse
-	53, // 120: workspace.v1.WorkspaceService.ListWebhookAttempts:output_type -> workspace.v1.ListWebhookAttemptsResponse
-	56, // 121: workspace.v1.WorkspaceService.ResendWebhookEvent:output_type -> workspace.v1.ResendWebhookEventResponse
-	58, // 122: workspace.v1.WorkspaceService.RecoverWebhookEvents:output_type -> workspace.v1.RecoverWebhookEventsResponse
-	60, // 123: workspace.v1.WorkspaceService.TestWebhook:output_type -> workspace.v1.TestWebhookResponse
-	76, // 124: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
-	80, // 125: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
-	78, // 126: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
-	82, // 127: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
-	85, // 128: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
-	87, // 129: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
-	89, // 130: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
-	94, // 131: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
-	92, // 132: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:output_type -> workspace.v1.LtiDeepLinkingResponse
-	91, // [91:133] is the sub-list for method output_type
-	49, // [49:91] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	103, // 0: workspace.v1.Workspace.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,   // 1: workspace.v1.Workspace.address:type_name -> workspace.v1.Address
+	3,   // 2: workspace.v1.Workspace.products:type_name -> workspace.v1.Product
+	5,   // 3: workspace.v1.Workspace.tags:type_name -> workspace.v1.Tag
+	1,   // 4: workspace.v1.Workspace.rate_limit:type_name -> workspace.v1.RateLimit
+	4,   // 5: workspace.v1.Product.bank:type_name -> workspace.v1.Bank
+	5,   // 6: workspace.v1.KeyPair.tags:type_name -> workspace.v1.Tag
+	103, // 7: workspace.v1.KeyPair.expire_time:type_name -> google.protobuf.StringValue
+	103, // 8: workspace.v1.KeyPair.last_use_time:type_name -> google.protobuf.StringValue
+	8,   // 9: workspace.v1.ListWorkspacesRequest.filter:type_name -> workspace.v1.ListWorkspacesFilter
+	9,   // 10: workspace.v1.ListWorkspacesFilter.address_state:type_name -> workspace.v1.StateFilter
+	0,   // 11: workspace.v1.ListWorkspacesResponse.workspaces:type_name -> workspace.v1.Workspace
+	6,   // 12: workspace.v1.ListWorkspaceKeysResponse.keys:type_name -> workspace.v1.KeyPair
+	15,  // 13: workspace.v1.CreateWorkspaceKeyRequest.tags:type_name -> workspace.v1.TagInput
+	104, // 14: workspace.v1.RotateWorkspaceKeyRequest.expire_after:type_name -> google.protobuf.Duration
+	6,   // 15: workspace.v1.RotateWorkspaceKeyResponse.previous:type_name -> workspace.v1.KeyPair
+	6,   // 16: workspace.v1.RotateWorkspaceKeyResponse.successor:type_name -> workspace.v1.KeyPair
+	37,  // 17: workspace.v1.ListLtiRegistrationsResponse.registrations:type_name -> workspace.v1.LtiRegistration
+	25,  // 18: workspace.v1.LtiLaunchRecord.ags:type_name -> workspace.v1.LtiLaunchRecordAgs
+	26,  // 19: workspace.v1.LtiLaunchRecord.nrps:type_name -> workspace.v1.LtiLaunchRecordNrps
+	33,  // 20: workspace.v1.ListLtiLaunchMembersResponse.members:type_name -> workspace.v1.LtiMember
+	103, // 21: workspace.v1.LtiRegistration.auth_token_url:type_name -> google.protobuf.StringValue
+	103, // 22: workspace.v1.LtiRegistration.last_launch_time:type_name -> google.protobuf.StringValue
+	102, // 23: workspace.v1.LtiRegistration.recent_failures:type_name -> workspace.v1.LtiLaunchFailure
+	37,  // 24: workspace.v1.LtiPlatformRegistration.registration:type_name -> workspace.v1.LtiRegistration
+	46,  // 25: workspace.v1.ListWebhooksResponse.webhooks:type_name -> workspace.v1.Webhook
+	105, // 26: workspace.v1.UpdateWebhookRequest.update_mask:type_name -> google.protobuf.FieldMask
+	104, // 27: workspace.v1.RotateWebhookSecretRequest.overlap:type_name -> google.protobuf.Duration
+	54,  // 28: workspace.v1.ListWebhookAttemptsResponse.attempts:type_name -> workspace.v1.WebhookAttempt
+	103, // 29: workspace.v1.CreateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,   // 30: workspace.v1.CreateWorkspaceRequest.address:type_name -> workspace.v1.Address
+	3,   // 31: workspace.v1.CreateWorkspaceRequest.products:type_name -> workspace.v1.Product
+	1,   // 32: workspace.v1.CreateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
+	63,  // 33: workspace.v1.CreateWorkspaceResponse.registration_codes:type_name -> workspace.v1.RegistrationCode
+	64,  // 34: workspace.v1.CreateWorkspaceResponse.app_keys:type_name -> workspace.v1.AppKeys
+	65,  // 35: workspace.v1.AppKeys.lti:type_name -> workspace.v1.LtiKeys
+	66,  // 36: workspace.v1.AppKeys.server:type_name -> workspace.v1.ServerKeys
+	103, // 37: workspace.v1.UpdateWorkspaceRequest.parent_workspace_id:type_name -> google.protobuf.StringValue
+	2,   // 38: workspace.v1.UpdateWorkspaceRequest.address:type_name -> workspace.v1.Address
+	3,   // 39: workspace.v1.UpdateWorkspaceRequest.products:type_name -> workspace.v1.Product
+	105, // 40: workspace.v1.UpdateWorkspaceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	1,   // 41: workspace.v1.UpdateWorkspaceRequest.rate_limit:type_name -> workspace.v1.RateLimit
+	72,  // 42: workspace.v1.ListWorkspaceEventsResponse.events:type_name -> workspace.v1.Event
+	73,  // 43: workspace.v1.Event.actor:type_name -> workspace.v1.EventActor
+	74,  // 44: workspace.v1.Event.target:type_name -> workspace.v1.EventTarget
+	1,   // 45: workspace.v1.WorkspaceStatus.caller_rate_limit:type_name -> workspace.v1.RateLimit
+	5,   // 46: workspace.v1.AuthenticateResponse.tags:type_name -> workspace.v1.Tag
+	84,  // 47: workspace.v1.VerifyLtiLaunchRequest.parameters:type_name -> workspace.v1.LtiParameter
+	84,  // 48: workspace.v1.LtiLaunch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	84,  // 49: workspace.v1.Lti13Launch.custom_parameters:type_name -> workspace.v1.LtiParameter
+	90,  // 50: workspace.v1.Lti13Launch.deep_linking:type_name -> workspace.v1.Lti13DeepLinking
+	7,   // 51: workspace.v1.WorkspaceService.ListWorkspaces:input_type -> workspace.v1.ListWorkspacesRequest
+	11,  // 52: workspace.v1.WorkspaceService.GetWorkspace:input_type -> workspace.v1.GetWorkspaceRequest
+	12,  // 53: workspace.v1.WorkspaceService.ListWorkspaceKeys:input_type -> workspace.v1.ListWorkspaceKeysRequest
+	14,  // 54: workspace.v1.WorkspaceService.CreateWorkspaceKey:input_type -> workspace.v1.CreateWorkspaceKeyRequest
+	16,  // 55: workspace.v1.WorkspaceService.RotateWorkspaceKey:input_type -> workspace.v1.RotateWorkspaceKeyRequest
+	18,  // 56: workspace.v1.WorkspaceService.RevokeWorkspaceKey:input_type -> workspace.v1.RevokeWorkspaceKeyRequest
+	61,  // 57: workspace.v1.WorkspaceService.CreateWorkspace:input_type -> workspace.v1.CreateWorkspaceRequest
+	67,  // 58: workspace.v1.WorkspaceService.UpdateWorkspace:input_type -> workspace.v1.UpdateWorkspaceRequest
+	68,  // 59: workspace.v1.WorkspaceService.DeleteWorkspace:input_type -> workspace.v1.DeleteWorkspaceRequest
+	69,  // 60: workspace.v1.WorkspaceService.UndeleteWorkspace:input_type -> workspace.v1.UndeleteWorkspaceRequest
+	70,  // 61: workspace.v1.WorkspaceService.ListWorkspaceEvents:input_type -> workspace.v1.ListWorkspaceEventsRequest
+	19,  // 62: workspace.v1.WorkspaceService.ListLtiRegistrations:input_type -> workspace.v1.ListLtiRegistrationsRequest
+	21,  // 63: workspace.v1.WorkspaceService.CreateLtiRegistration:input_type -> workspace.v1.CreateLtiRegistrationRequest
+	38,  // 64: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:input_type -> workspace.v1.CreateLtiRegistrationLinkRequest
+	40,  // 65: workspace.v1.WorkspaceService.RegisterLtiPlatform:input_type -> workspace.v1.RegisterLtiPlatformRequest
+	22,  // 66: workspace.v1.WorkspaceService.GetLtiRegistration:input_type -> workspace.v1.GetLtiRegistrationRequest
+	34,  // 67: workspace.v1.WorkspaceService.DeleteLtiRegistration:input_type -> workspace.v1.DeleteLtiRegistrationRequest
+	35,  // 68: workspace.v1.WorkspaceService.AddLtiDeployment:input_type -> workspace.v1.AddLtiDeploymentRequest
+	36,  // 69: workspace.v1.WorkspaceService.RemoveLtiDeployment:input_type -> workspace.v1.RemoveLtiDeploymentRequest
+	23,  // 70: workspace.v1.WorkspaceService.GetLtiLaunch:input_type -> workspace.v1.GetLtiLaunchRequest
+	27,  // 71: workspace.v1.WorkspaceService.ListLtiLaunchMembers:input_type -> workspace.v1.ListLtiLaunchMembersRequest
+	29,  // 72: workspace.v1.WorkspaceService.SubmitLtiScore:input_type -> workspace.v1.SubmitLtiScoreRequest
+	31,  // 73: workspace.v1.WorkspaceService.GetLtiScore:input_type -> workspace.v1.GetLtiScoreRequest
+	42,  // 74: workspace.v1.WorkspaceService.ListWebhooks:input_type -> workspace.v1.ListWebhooksRequest
+	44,  // 75: workspace.v1.WorkspaceService.CreateWebhook:input_type -> workspace.v1.CreateWebhookRequest
+	47,  // 76: workspace.v1.WorkspaceService.GetWebhook:input_type -> workspace.v1.GetWebhookRequest
+	48,  // 77: workspace.v1.WorkspaceService.UpdateWebhook:input_type -> workspace.v1.UpdateWebhookRequest
+	49,  // 78: workspace.v1.WorkspaceService.DeleteWebhook:input_type -> workspace.v1.DeleteWebhookRequest
+	50,  // 79: workspace.v1.WorkspaceService.RotateWebhookSecret:input_type -> workspace.v1.RotateWebhookSecretRequest
+	52,  // 80: workspace.v1.WorkspaceService.ListWebhookAttempts:input_type -> workspace.v1.ListWebhookAttemptsRequest
+	55,  // 81: workspace.v1.WorkspaceService.ResendWebhookEvent:input_type -> workspace.v1.ResendWebhookEventRequest
+	57,  // 82: workspace.v1.WorkspaceService.RecoverWebhookEvents:input_type -> workspace.v1.RecoverWebhookEventsRequest
+	59,  // 83: workspace.v1.WorkspaceService.TestWebhook:input_type -> workspace.v1.TestWebhookRequest
+	75,  // 84: workspace.v1.WorkspaceService.RecordSessionRevocation:input_type -> workspace.v1.RecordSessionRevocationRequest
+	79,  // 85: workspace.v1.WorkspaceService.Authenticate:input_type -> workspace.v1.AuthenticateRequest
+	77,  // 86: workspace.v1.WorkspaceService.GetWorkspaceStatus:input_type -> workspace.v1.GetWorkspaceStatusRequest
+	81,  // 87: workspace.v1.WorkspaceService.GetLtiConfiguration:input_type -> workspace.v1.GetLtiConfigurationRequest
+	83,  // 88: workspace.v1.WorkspaceService.VerifyLtiLaunch:input_type -> workspace.v1.VerifyLtiLaunchRequest
+	86,  // 89: workspace.v1.WorkspaceService.StartLti13Login:input_type -> workspace.v1.StartLti13LoginRequest
+	88,  // 90: workspace.v1.WorkspaceService.VerifyLti13Launch:input_type -> workspace.v1.VerifyLti13LaunchRequest
+	93,  // 91: workspace.v1.WorkspaceService.GetLtiToolKeys:input_type -> workspace.v1.GetLtiToolKeysRequest
+	91,  // 92: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:input_type -> workspace.v1.CreateLtiDeepLinkingResponseRequest
+	95,  // 93: workspace.v1.WorkspaceService.CreatePortalLink:input_type -> workspace.v1.CreatePortalLinkRequest
+	97,  // 94: workspace.v1.WorkspaceService.RevokePortalLink:input_type -> workspace.v1.RevokePortalLinkRequest
+	99,  // 95: workspace.v1.WorkspaceService.OpenPortalLink:input_type -> workspace.v1.OpenPortalLinkRequest
+	100, // 96: workspace.v1.WorkspaceService.GetPortalSession:input_type -> workspace.v1.GetPortalSessionRequest
+	10,  // 97: workspace.v1.WorkspaceService.ListWorkspaces:output_type -> workspace.v1.ListWorkspacesResponse
+	0,   // 98: workspace.v1.WorkspaceService.GetWorkspace:output_type -> workspace.v1.Workspace
+	13,  // 99: workspace.v1.WorkspaceService.ListWorkspaceKeys:output_type -> workspace.v1.ListWorkspaceKeysResponse
+	6,   // 100: workspace.v1.WorkspaceService.CreateWorkspaceKey:output_type -> workspace.v1.KeyPair
+	17,  // 101: workspace.v1.WorkspaceService.RotateWorkspaceKey:output_type -> workspace.v1.RotateWorkspaceKeyResponse
+	6,   // 102: workspace.v1.WorkspaceService.RevokeWorkspaceKey:output_type -> workspace.v1.KeyPair
+	62,  // 103: workspace.v1.WorkspaceService.CreateWorkspace:output_type -> workspace.v1.CreateWorkspaceResponse
+	0,   // 104: workspace.v1.WorkspaceService.UpdateWorkspace:output_type -> workspace.v1.Workspace
+	0,   // 105: workspace.v1.WorkspaceService.DeleteWorkspace:output_type -> workspace.v1.Workspace
+	0,   // 106: workspace.v1.WorkspaceService.UndeleteWorkspace:output_type -> workspace.v1.Workspace
+	71,  // 107: workspace.v1.WorkspaceService.ListWorkspaceEvents:output_type -> workspace.v1.ListWorkspaceEventsResponse
+	20,  // 108: workspace.v1.WorkspaceService.ListLtiRegistrations:output_type -> workspace.v1.ListLtiRegistrationsResponse
+	37,  // 109: workspace.v1.WorkspaceService.CreateLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	39,  // 110: workspace.v1.WorkspaceService.CreateLtiRegistrationLink:output_type -> workspace.v1.LtiRegistrationLink
+	41,  // 111: workspace.v1.WorkspaceService.RegisterLtiPlatform:output_type -> workspace.v1.LtiPlatformRegistration
+	37,  // 112: workspace.v1.WorkspaceService.GetLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	37,  // 113: workspace.v1.WorkspaceService.DeleteLtiRegistration:output_type -> workspace.v1.LtiRegistration
+	37,  // 114: workspace.v1.WorkspaceService.AddLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	37,  // 115: workspace.v1.WorkspaceService.RemoveLtiDeployment:output_type -> workspace.v1.LtiRegistration
+	24,  // 116: workspace.v1.WorkspaceService.GetLtiLaunch:output_type -> workspace.v1.LtiLaunchRecord
+	28,  // 117: workspace.v1.WorkspaceService.ListLtiLaunchMembers:output_type -> workspace.v1.ListLtiLaunchMembersResponse
+	30,  // 118: workspace.v1.WorkspaceService.SubmitLtiScore:output_type -> workspace.v1.LtiScoreReceipt
+	32,  // 119: workspace.v1.WorkspaceService.GetLtiScore:output_type -> workspace.v1.LtiScore
+	43,  // 120: workspace.v1.WorkspaceService.ListWebhooks:output_type -> workspace.v1.ListWebhooksResponse
+	45,  // 121: workspace.v1.WorkspaceService.CreateWebhook:output_type -> workspace.v1.CreateWebhookResponse
+	46,  // 122: workspace.v1.WorkspaceService.GetWebhook:output_type -> workspace.v1.Webhook
+	46,  // 123: workspace.v1.WorkspaceService.UpdateWebhook:output_type -> workspace.v1.Webhook
+	46,  // 124: workspace.v1.WorkspaceService.DeleteWebhook:output_type -> workspace.v1.Webhook
+	51,  // 125: workspace.v1.WorkspaceService.RotateWebhookSecret:output_type -> workspace.v1.RotateWebhookSecretResponse
+	53,  // 126: workspace.v1.WorkspaceService.ListWebhookAttempts:output_type -> workspace.v1.ListWebhookAttemptsResponse
+	56,  // 127: workspace.v1.WorkspaceService.ResendWebhookEvent:output_type -> workspace.v1.ResendWebhookEventResponse
+	58,  // 128: workspace.v1.WorkspaceService.RecoverWebhookEvents:output_type -> workspace.v1.RecoverWebhookEventsResponse
+	60,  // 129: workspace.v1.WorkspaceService.TestWebhook:output_type -> workspace.v1.TestWebhookResponse
+	76,  // 130: workspace.v1.WorkspaceService.RecordSessionRevocation:output_type -> workspace.v1.RecordSessionRevocationResponse
+	80,  // 131: workspace.v1.WorkspaceService.Authenticate:output_type -> workspace.v1.AuthenticateResponse
+	78,  // 132: workspace.v1.WorkspaceService.GetWorkspaceStatus:output_type -> workspace.v1.WorkspaceStatus
+	82,  // 133: workspace.v1.WorkspaceService.GetLtiConfiguration:output_type -> workspace.v1.LtiConfiguration
+	85,  // 134: workspace.v1.WorkspaceService.VerifyLtiLaunch:output_type -> workspace.v1.LtiLaunch
+	87,  // 135: workspace.v1.WorkspaceService.StartLti13Login:output_type -> workspace.v1.Lti13LoginRedirect
+	89,  // 136: workspace.v1.WorkspaceService.VerifyLti13Launch:output_type -> workspace.v1.Lti13Launch
+	94,  // 137: workspace.v1.WorkspaceService.GetLtiToolKeys:output_type -> workspace.v1.LtiToolKeys
+	92,  // 138: workspace.v1.WorkspaceService.CreateLtiDeepLinkingResponse:output_type -> workspace.v1.LtiDeepLinkingResponse
+	96,  // 139: workspace.v1.WorkspaceService.CreatePortalLink:output_type -> workspace.v1.PortalLink
+	98,  // 140: workspace.v1.WorkspaceService.RevokePortalLink:output_type -> workspace.v1.PortalLinkRevocation
+	101, // 141: workspace.v1.WorkspaceService.OpenPortalLink:output_type -> workspace.v1.PortalSession
+	101, // 142: workspace.v1.WorkspaceService.GetPortalSession:output_type -> workspace.v1.PortalSession
+	97,  // [97:143] is the sub-list for method output_type
+	51,  // [51:97] is the sub-list for method input_type
+	51,  // [51:51] is the sub-list for extension type_name
+	51,  // [51:51] is the sub-list for extension extendee
+	0,   // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_workspace_v1_workspace_proto_init() }
@@ -7354,14 +7926,16 @@ func file_workspace_v1_workspace_proto_init() {
 	file_workspace_v1_workspace_proto_msgTypes[67].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[70].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[72].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[73].OneofWrappers = []any{}
 	file_workspace_v1_workspace_proto_msgTypes[91].OneofWrappers = []any{}
+	file_workspace_v1_workspace_proto_msgTypes[95].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_workspace_v1_workspace_proto_rawDesc), len(file_workspace_v1_workspace_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   95,
+			NumMessages:   103,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -61,6 +61,10 @@ const (
 	WorkspaceService_VerifyLti13Launch_FullMethodName            = "/workspace.v1.WorkspaceService/VerifyLti13Launch"
 	WorkspaceService_GetLtiToolKeys_FullMethodName               = "/workspace.v1.WorkspaceService/GetLtiToolKeys"
 	WorkspaceService_CreateLtiDeepLinkingResponse_FullMethodName = "/workspace.v1.WorkspaceService/CreateLtiDeepLinkingResponse"
+	WorkspaceService_CreatePortalLink_FullMethodName             = "/workspace.v1.WorkspaceService/CreatePortalLink"
+	WorkspaceService_RevokePortalLink_FullMethodName             = "/workspace.v1.WorkspaceService/RevokePortalLink"
+	WorkspaceService_OpenPortalLink_FullMethodName               = "/workspace.v1.WorkspaceService/OpenPortalLink"
+	WorkspaceService_GetPortalSession_FullMethodName             = "/workspace.v1.WorkspaceService/GetPortalSession"
 )
 
 // WorkspaceServiceClient is the client API for WorkspaceService service.
@@ -251,6 +255,24 @@ type WorkspaceServiceClient interface {
 	// unknown, used or expired id, or a registration removed since) or
 	// UNAVAILABLE.
 	CreateLtiDeepLinkingResponse(ctx context.Context, in *CreateLtiDeepLinkingResponseRequest, opts ...grpc.CallOption) (*LtiDeepLinkingResponse, error)
+	// CreatePortalLink makes a link to the administrator's portal for a
+	// workspace: single-use, valid 5 minutes, that starts a portal session of
+	// one hour for that workspace only.
+	CreatePortalLink(ctx context.Context, in *CreatePortalLinkRequest, opts ...grpc.CallOption) (*PortalLink, error)
+	// RevokePortalLink ends a portal link: an unused link can no longer be
+	// opened, and the session an opened one started ends at once.
+	RevokePortalLink(ctx context.Context, in *RevokePortalLinkRequest, opts ...grpc.CallOption) (*PortalLinkRevocation, error)
+	// OpenPortalLink spends a portal link and starts the session it grants. It
+	// takes no credentials: the link's secret is the credential, used once.
+	// The gateway calls it when the administrator's browser opens the link.
+	// Refusals are UNAUTHENTICATED (an unknown, used, revoked or expired link,
+	// or its workspace deleted) or UNAVAILABLE.
+	OpenPortalLink(ctx context.Context, in *OpenPortalLinkRequest, opts ...grpc.CallOption) (*PortalSession, error)
+	// GetPortalSession answers the portal session presented in the call's
+	// `portal-session` metadata (the session token OpenPortalLink answered):
+	// its workspace, link and end. An unknown, ended or expired session, or one
+	// whose workspace was deleted since, is UNAUTHENTICATED.
+	GetPortalSession(ctx context.Context, in *GetPortalSessionRequest, opts ...grpc.CallOption) (*PortalSession, error)
 }
 
 type workspaceServiceClient struct {
@@ -681,6 +703,46 @@ func (c *workspaceServiceClient) CreateLtiDeepLinkingResponse(ctx context.Contex
 	return out, nil
 }
 
+func (c *workspaceServiceClient) CreatePortalLink(ctx context.Context, in *CreatePortalLinkRequest, opts ...grpc.CallOption) (*PortalLink, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PortalLink)
+	err := c.cc.Invoke(ctx, WorkspaceService_CreatePortalLink_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) RevokePortalLink(ctx context.Context, in *RevokePortalLinkRequest, opts ...grpc.CallOption) (*PortalLinkRevocation, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PortalLinkRevocation)
+	err := c.cc.Invoke(ctx, WorkspaceService_RevokePortalLink_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) OpenPortalLink(ctx context.Context, in *OpenPortalLinkRequest, opts ...grpc.CallOption) (*PortalSession, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PortalSession)
+	err := c.cc.Invoke(ctx, WorkspaceService_OpenPortalLink_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workspaceServiceClient) GetPortalSession(ctx context.Context, in *GetPortalSessionRequest, opts ...grpc.CallOption) (*PortalSession, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PortalSession)
+	err := c.cc.Invoke(ctx, WorkspaceService_GetPortalSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkspaceServiceServer is the server API for WorkspaceService service.
 // All implementations must embed UnimplementedWorkspaceServiceServer
 // for forward compatibility.
@@ -869,6 +931,24 @@ type WorkspaceServiceServer interface {
 	// unknown, used or expired id, or a registration removed since) or
 	// UNAVAILABLE.
 	CreateLtiDeepLinkingResponse(context.Context, *CreateLtiDeepLinkingResponseRequest) (*LtiDeepLinkingResponse, error)
+	// CreatePortalLink makes a link to the administrator's portal for a
+	// workspace: single-use, valid 5 minutes, that starts a portal session of
+	// one hour for that workspace only.
+	CreatePortalLink(context.Context, *CreatePortalLinkRequest) (*PortalLink, error)
+	// RevokePortalLink ends a portal link: an unused link can no longer be
+	// opened, and the session an opened one started ends at once.
+	RevokePortalLink(context.Context, *RevokePortalLinkRequest) (*PortalLinkRevocation, error)
+	// OpenPortalLink spends a portal link and starts the session it grants. It
+	// takes no credentials: the link's secret is the credential, used once.
+	// The gateway calls it when the administrator's browser opens the link.
+	// Refusals are UNAUTHENTICATED (an unknown, used, revoked or expired link,
+	// or its workspace deleted) or UNAVAILABLE.
+	OpenPortalLink(context.Context, *OpenPortalLinkRequest) (*PortalSession, error)
+	// GetPortalSession answers the portal session presented in the call's
+	// `portal-session` metadata (the session token OpenPortalLink answered):
+	// its workspace, link and end. An unknown, ended or expired session, or one
+	// whose workspace was deleted since, is UNAUTHENTICATED.
+	GetPortalSession(context.Context, *GetPortalSessionRequest) (*PortalSession, error)
 	mustEmbedUnimplementedWorkspaceServiceServer()
 }
 
@@ -1004,6 +1084,18 @@ func (UnimplementedWorkspaceServiceServer) GetLtiToolKeys(context.Context, *GetL
 }
 func (UnimplementedWorkspaceServiceServer) CreateLtiDeepLinkingResponse(context.Context, *CreateLtiDeepLinkingResponseRequest) (*LtiDeepLinkingResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateLtiDeepLinkingResponse not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) CreatePortalLink(context.Context, *CreatePortalLinkRequest) (*PortalLink, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreatePortalLink not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) RevokePortalLink(context.Context, *RevokePortalLinkRequest) (*PortalLinkRevocation, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokePortalLink not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) OpenPortalLink(context.Context, *OpenPortalLinkRequest) (*PortalSession, error) {
+	return nil, status.Error(codes.Unimplemented, "method OpenPortalLink not implemented")
+}
+func (UnimplementedWorkspaceServiceServer) GetPortalSession(context.Context, *GetPortalSessionRequest) (*PortalSession, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPortalSession not implemented")
 }
 func (UnimplementedWorkspaceServiceServer) mustEmbedUnimplementedWorkspaceServiceServer() {}
 func (UnimplementedWorkspaceServiceServer) testEmbeddedByValue()                          {}
@@ -1782,6 +1874,78 @@ func _WorkspaceService_CreateLtiDeepLinkingResponse_Handler(srv interface{}, ctx
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkspaceService_CreatePortalLink_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreatePortalLinkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).CreatePortalLink(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_CreatePortalLink_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).CreatePortalLink(ctx, req.(*CreatePortalLinkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_RevokePortalLink_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokePortalLinkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).RevokePortalLink(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_RevokePortalLink_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).RevokePortalLink(ctx, req.(*RevokePortalLinkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_OpenPortalLink_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OpenPortalLinkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).OpenPortalLink(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_OpenPortalLink_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).OpenPortalLink(ctx, req.(*OpenPortalLinkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkspaceService_GetPortalSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPortalSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkspaceServiceServer).GetPortalSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkspaceService_GetPortalSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkspaceServiceServer).GetPortalSession(ctx, req.(*GetPortalSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WorkspaceService_ServiceDesc is the grpc.ServiceDesc for WorkspaceService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1956,6 +2120,22 @@ var WorkspaceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateLtiDeepLinkingResponse",
 			Handler:    _WorkspaceService_CreateLtiDeepLinkingResponse_Handler,
+		},
+		{
+			MethodName: "CreatePortalLink",
+			Handler:    _WorkspaceService_CreatePortalLink_Handler,
+		},
+		{
+			MethodName: "RevokePortalLink",
+			Handler:    _WorkspaceService_RevokePortalLink_Handler,
+		},
+		{
+			MethodName: "OpenPortalLink",
+			Handler:    _WorkspaceService_OpenPortalLink_Handler,
+		},
+		{
+			MethodName: "GetPortalSession",
+			Handler:    _WorkspaceService_GetPortalSession_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

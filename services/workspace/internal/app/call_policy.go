@@ -112,6 +112,13 @@ var operations = map[string]rule{
 	"RecoverWebhookEvents": {},
 	"TestWebhook":          {},
 
+	// Links to the administrator's portal are made and revoked like
+	// registration links.
+	"CreatePortalLink": {},
+	"RevokePortalLink": {},
+	// The portal's session answers for itself.
+	"GetPortalSession": {},
+
 	// The other services call these to check a caller on behalf of a
 	// request they count themselves; limiting them again would count one
 	// request twice (and every session check against the auth service's
@@ -147,6 +154,9 @@ var operations = map[string]rule{
 	// A platform sends the administrator's browser with a registration
 	// link: the link (single-use, unguessable) is the credential.
 	"RegisterLtiPlatform": {public: true, anonymous: true},
+	// The vendor sends the administrator's browser with a portal link: the
+	// link (single-use, unguessable) is the credential.
+	"OpenPortalLink": {public: true, anonymous: true},
 }
 
 // Credentials are the key pair a call presents; zero when it presents none.

@@ -128,7 +128,7 @@ func TestAdmitLimitsExactlyTheAnonymousOperations(t *testing.T) {
 	root := app.Credentials{AppKey: rootKey, AppSecret: rootSecret}
 	anonymous := []string{
 		"GetLtiConfiguration", "StartLti13Login", "GetLtiToolKeys", "CreateLtiDeepLinkingResponse",
-		"RegisterLtiPlatform", "VerifyLtiLaunch", "VerifyLti13Launch",
+		"RegisterLtiPlatform", "VerifyLtiLaunch", "VerifyLti13Launch", "OpenPortalLink",
 	}
 	var limited []string
 	for _, m := range workspacev1.WorkspaceService_ServiceDesc.Methods {

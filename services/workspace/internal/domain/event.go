@@ -47,6 +47,11 @@ const (
 	// with its Reason).
 	EventLTIScoreDelivered EventType = "ltiScore.delivered"
 	EventLTIScoreFailed    EventType = "ltiScore.failed"
+	// A link to the administrator's portal was made, opened (its session
+	// started), or revoked (its session, if any, ended).
+	EventPortalLinkCreated EventType = "portalLink.created"
+	EventPortalLinkOpened  EventType = "portalLink.opened"
+	EventPortalLinkRevoked EventType = "portalLink.revoked"
 	// The webhook endpoints' changes: an update's changedFields names what
 	// it changed; a rotation's the secret's overlap, in none. Delivery
 	// records EventWebhookDisabled (with its Reason) when it turns an
@@ -71,6 +76,7 @@ var EventTypes = []EventType{
 	EventKeyPairCreated, EventKeyPairRotated, EventKeyPairRevoked, EventKeyPairExpired,
 	EventLTIRegistrationCreated, EventLTIRegistrationDeleted, EventLTIDeploymentAdded, EventLTIDeploymentRemoved,
 	EventLTIRegistrationLinkCreated, EventLTIRegistrationLinkUsed, EventLTIScoreDelivered, EventLTIScoreFailed,
+	EventPortalLinkCreated, EventPortalLinkOpened, EventPortalLinkRevoked,
 	EventWebhookCreated, EventWebhookUpdated, EventWebhookDeleted, EventWebhookSecretRotated,
 	EventWebhookDisabled, EventWebhookAttemptsExhausted,
 }
@@ -89,6 +95,9 @@ const (
 	TargetLTIScore = "ltiScore"
 	// TargetWebhook: a webhook endpoint, by its id.
 	TargetWebhook = "webhook"
+	// TargetPortalLink: a link to the administrator's portal, by its id
+	// (never the link's secret).
+	TargetPortalLink = "portalLink"
 )
 
 // Actor is who made a change: a key pair of a workspace, or the service
