@@ -70,7 +70,7 @@ FUZZ_TARGETS := \
 	./pkg/basicauth:FuzzHeaderRoundTrip \
 	./pkg/oauth1:FuzzBaseString \
 	./pkg/jose:FuzzVerify \
-	./pkg/webhook:FuzzParseRetryAfter \
+	./pkg/outbound:FuzzParseRetryAfter \
 	./services/auth/internal/domain:FuzzTokenValid \
 	./services/auth/internal/domain:FuzzCheckLogin \
 	./services/auth/internal/app:FuzzBearer \

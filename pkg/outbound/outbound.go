@@ -16,6 +16,9 @@
 // Tests run platforms and receivers on loopback over http: the hosts they
 // use are named, as host:port, in Policy.InsecureHosts
 // (LTI_ALLOW_INSECURE_HOSTS, WEBHOOK_ALLOW_INSECURE_HOSTS).
+//
+// The wait an answer asks for with Retry-After is read here too
+// (ParseRetryAfter), once for every caller that honours one.
 package outbound
 
 import (

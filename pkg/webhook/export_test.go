@@ -2,7 +2,6 @@ package webhook
 
 // The answer's readers, for the tests.
 var (
-	Classify        = classify
-	ParseRetryAfter = parseRetryAfter
-	Excerpt         = excerpt
+	Classify = classify
+	Excerpt  = excerpt
 )

@@ -3,8 +3,6 @@ package webhook
 import (
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -96,23 +94,4 @@ var retryAfterStatuses = map[int]bool{
 	http.StatusBadGateway:         true,
 	http.StatusServiceUnavailable: true,
 	http.StatusGatewayTimeout:     true,
-}
-
-// parseRetryAfter reads a Retry-After header's value, delay-seconds or an
-// HTTP-date (RFC 9110, section 10.2.3), as a wait from now within
-// [0, MaxRetryAfter]; false when it is neither.
-func parseRetryAfter(value string, now time.Time) (time.Duration, bool) {
-	value = strings.TrimSpace(value)
-	if value != "" && strings.Trim(value, "0123456789") == "" {
-		seconds, err := strconv.ParseInt(value, 10, 64)
-		if err != nil || seconds > int64(MaxRetryAfter/time.Second) { // only overflow fails here
-			return MaxRetryAfter, true
-		}
-		return time.Duration(seconds) * time.Second, true
-	}
-	at, err := http.ParseTime(value)
-	if err != nil {
-		return 0, false
-	}
-	return min(max(at.Sub(now), 0), MaxRetryAfter), true
 }

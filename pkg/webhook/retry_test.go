@@ -80,49 +80,6 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	for _, c := range []struct {
-		value string
-		wait  time.Duration
-		ok    bool
-	}{
-		{"0", 0, true},
-		{"30", 30 * time.Second, true},
-		{" 30 ", 30 * time.Second, true},
-		{"36000", 10 * time.Hour, true},
-		{"36001", webhook.MaxRetryAfter, true},
-		{"99999999999999999999999", webhook.MaxRetryAfter, true},
-		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
-		{"Sat, 28 Nov 2026 11:00:00 GMT", 0, true}, // in the past: now
-		{"Mon, 28 Nov 2033 12:00:00 GMT", webhook.MaxRetryAfter, true},
-		{"Saturday, 28-Nov-26 12:01:00 GMT", time.Minute, true}, // RFC 850, obsolete but allowed
-		{"", 0, false},
-		{"-5", 0, false},
-		{"1.5", 0, false},
-		{"tomorrow", 0, false},
-	} {
-		wait, ok := webhook.ParseRetryAfter(c.value, now)
-		if wait != c.wait || ok != c.ok {
-			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", c.value, wait, ok, c.wait, c.ok)
-		}
-	}
-}
-
-// Whatever a receiver sends, the wait it asks for is within bounds.
-func FuzzParseRetryAfter(f *testing.F) {
-	for _, seed := range []string{"0", "120", "99999999999999999999", "Sat, 28 Nov 2026 12:00:00 GMT", "", "-1", "\xff"} {
-		f.Add(seed)
-	}
-	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, value string) {
-		wait, ok := webhook.ParseRetryAfter(value, now)
-		if wait < 0 || wait > webhook.MaxRetryAfter || (!ok && wait != 0) {
-			t.Fatalf("ParseRetryAfter(%q) = %v, %v", value, wait, ok)
-		}
-	})
-}
-
 func TestNextAttempt(t *testing.T) {
 	mid := fixed(0.5)
 	for _, c := range []struct {

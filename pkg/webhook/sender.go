@@ -132,7 +132,7 @@ func classify(status int, header http.Header, now time.Time) (Verdict, time.Dura
 	case status == http.StatusGone:
 		return Gone, 0
 	case retryAfterStatuses[status]:
-		wait, _ := parseRetryAfter(header.Get("Retry-After"), now)
+		wait, _ := outbound.ParseRetryAfter(header.Get("Retry-After"), now, MaxRetryAfter)
 		return Failed, wait
 	default:
 		return Failed, 0

@@ -20,7 +20,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -173,9 +172,11 @@ func (c *Client) call(ctx context.Context, service, method, target, accessToken,
 	case resp.Status == http.StatusUnauthorized:
 		return resp, ltiapp.ErrTokenRefused
 	case resp.Status == http.StatusTooManyRequests || resp.Status >= 500:
+		// Without a Retry-After the delivery's schedule says when.
+		wait, _ := outbound.ParseRetryAfter(resp.Header.Get("Retry-After"), c.now(), maxRetryAfter)
 		return resp, &fault.Error{Kind: fault.Unavailable,
 			Message:    fmt.Sprintf("The platform's %s service answered HTTP %d.", service, resp.Status),
-			RetryAfter: c.retryAfter(resp.Header.Get("Retry-After"))}
+			RetryAfter: wait}
 	}
 	return resp, nil
 }
@@ -211,21 +212,4 @@ func (c *Client) refusal(service string, resp outbound.Response) error {
 		return fault.New(fault.BadGateway, "The platform's %s service answered HTTP %d.", service, resp.Status)
 	}
 	return fault.New(fault.BadGateway, "The platform's %s service answered HTTP %d: %s", service, resp.Status, clip.Runes(strings.Join(said, ": "), 300))
-}
-
-// retryAfter reads a Retry-After value, seconds or an HTTP date, within
-// 0..maxRetryAfter; zero when absent or unreadable (the schedule's wait
-// then).
-func (c *Client) retryAfter(v string) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return time.Duration(min(max(s, 0), int64(maxRetryAfter/time.Second))) * time.Second
-	}
-	if at, err := http.ParseTime(v); err == nil {
-		return min(max(at.Sub(c.now()), 0), maxRetryAfter)
-	}
-	return 0
 }

@@ -18,7 +18,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -183,17 +182,12 @@ func nonEmpty(s ...string) []string {
 	return out
 }
 
-// retryAfter reads a Retry-After value, seconds or an HTTP date, within
-// 1s..maxRetryAfter; defaultRetryAfter when absent or unreadable.
+// retryAfter is the wait a platform's Retry-After value v asks for, at
+// least a second; defaultRetryAfter when it says none.
 func (c *Client) retryAfter(v string) time.Duration {
-	d := defaultRetryAfter
-	if v == "" {
-		return d
+	wait, ok := outbound.ParseRetryAfter(v, c.now(), maxRetryAfter)
+	if !ok {
+		return defaultRetryAfter
 	}
-	if s, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-		d = time.Duration(min(max(s, 0), int64(maxRetryAfter/time.Second))) * time.Second
-	} else if at, err := http.ParseTime(v); err == nil {
-		d = at.Sub(c.now())
-	}
-	return min(max(d, time.Second), maxRetryAfter)
+	return max(wait, time.Second)
 }

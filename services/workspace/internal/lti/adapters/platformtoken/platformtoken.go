@@ -18,7 +18,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -86,9 +85,10 @@ func (c *Client) Grant(ctx context.Context, tokenURL, assertion, scope string) (
 		// The error of a failed call names the URL, never the body sent.
 		return ltiapp.GrantedToken{}, fault.Wrap(fault.BadGateway, err, "The platform's token endpoint could not be reached.")
 	case resp.Status == http.StatusTooManyRequests || resp.Status >= 500:
+		wait, _ := outbound.ParseRetryAfter(resp.Header.Get("Retry-After"), c.now(), maxRetryAfter)
 		return ltiapp.GrantedToken{}, &fault.Error{Kind: fault.Unavailable,
 			Message:    fmt.Sprintf("The platform's token endpoint answered HTTP %d; retry later.", resp.Status),
-			RetryAfter: c.retryAfter(resp.Header.Get("Retry-After"))}
+			RetryAfter: wait}
 	case resp.Status != http.StatusOK:
 		return ltiapp.GrantedToken{}, refusal(resp)
 	}
@@ -145,21 +145,6 @@ func refusal(resp outbound.Response) error {
 		msg += ": " + clip.Runes(e.Description, 200)
 	}
 	return fault.New(fault.BadGateway, "%s", msg)
-}
-
-// retryAfter reads a Retry-After value, seconds or an HTTP date, within
-// 0..maxRetryAfter; zero when absent or unreadable.
-func (c *Client) retryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if s, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-		d = time.Duration(min(max(s, 0), int64(maxRetryAfter/time.Second))) * time.Second
-	} else if at, err := http.ParseTime(v); err == nil {
-		d = at.Sub(c.now())
-	}
-	return min(max(d, 0), maxRetryAfter)
 }
 
 // refusedURL is the outbound rule's refusal err of the registration's
