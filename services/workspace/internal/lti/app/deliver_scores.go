@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"sync"
 	"time"
 
+	"github.com/liveproctor/workspaces/pkg/claimloop"
 	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/webhook"
@@ -110,44 +110,17 @@ func NewScoreDelivery(ws Workspaces, scores ScoreStore, lineItems LineItemClaims
 // and looks every Poll when none is. Attempts in flight when ctx ends are
 // abandoned; their leases expire and another turn makes them again.
 func (d *ScoreDelivery) Run(ctx context.Context) {
-	var inFlight sync.WaitGroup
-	defer inFlight.Wait()
-	slots := make(chan struct{}, d.s.Workers)
-	tick := time.NewTicker(d.s.Poll)
-	defer tick.Stop()
-	for {
-		d.claimDue(ctx, &inFlight, slots)
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+	claimloop.Run(ctx, d.s.Workers, d.s.Poll, d.claim, d.deliver)
 }
 
-// claimDue claims queues while some are due, each delivered by a worker of
-// its own once one of slots is free.
-func (d *ScoreDelivery) claimDue(ctx context.Context, inFlight *sync.WaitGroup, slots chan struct{}) {
-	for {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		now := d.s.Now()
-		q, ok, err := d.scores.Claim(ctx, d.replica, now, now.Add(d.s.Lease))
-		if err != nil || !ok {
-			<-slots
-			if err != nil && ctx.Err() == nil {
-				d.s.Logger.Warn("LTI score queues could not be claimed; the delivery tries again", "error", err.Error(), "retry_in", d.s.Poll)
-			}
-			return
-		}
-		inFlight.Go(func() {
-			defer func() { <-slots }()
-			d.deliver(ctx, q)
-		})
+// claim claims a due queue; false when none is, or when the store failed.
+func (d *ScoreDelivery) claim(ctx context.Context) (ScoreQueue, bool) {
+	now := d.s.Now()
+	q, ok, err := d.scores.Claim(ctx, d.replica, now, now.Add(d.s.Lease))
+	if err != nil && ctx.Err() == nil {
+		d.s.Logger.Warn("LTI score queues could not be claimed; the delivery tries again", "error", err.Error(), "retry_in", d.s.Poll)
 	}
+	return q, ok && err == nil
 }
 
 // deliver makes q's next attempt within its lease, which began as it was

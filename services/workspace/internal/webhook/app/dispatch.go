@@ -8,9 +8,9 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"sync"
 	"time"
 
+	"github.com/liveproctor/workspaces/pkg/claimloop"
 	"github.com/liveproctor/workspaces/pkg/outbound"
 	"github.com/liveproctor/workspaces/pkg/webhook"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
@@ -124,50 +124,17 @@ func NewDispatcher(cursors Cursors, endpoints EndpointSource, events EventSource
 // ctx ends: it claims again at once while cursors are due, and looks every
 // Poll when none is. Then the attempts in flight get StopGrace to finish.
 func (d *Dispatcher) Run(ctx context.Context) {
-	work, abandon := context.WithCancel(context.WithoutCancel(ctx))
-	var inFlight sync.WaitGroup
-	defer func() {
-		stop := time.AfterFunc(d.s.StopGrace, abandon)
-		inFlight.Wait()
-		stop.Stop()
-		abandon()
-	}()
-	slots := make(chan struct{}, d.s.Workers)
-	tick := time.NewTicker(d.s.Poll)
-	defer tick.Stop()
-	for {
-		d.claimDue(ctx, work, &inFlight, slots)
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+	claimloop.Run(ctx, d.s.Workers, d.s.Poll, d.claim, d.deliver, claimloop.StopGrace(d.s.StopGrace))
 }
 
-// claimDue claims cursors while some are due, each delivered on work by a
-// worker of its own once one of slots is free.
-func (d *Dispatcher) claimDue(ctx, work context.Context, inFlight *sync.WaitGroup, slots chan struct{}) {
-	for {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		now := d.s.Now()
-		c, ok, err := d.cursors.Claim(ctx, d.replica, now, now.Add(d.s.Lease))
-		if err != nil || !ok {
-			<-slots
-			if err != nil && ctx.Err() == nil {
-				d.s.Logger.Warn("webhook cursors could not be claimed; the dispatcher tries again", "error", err.Error(), "retry_in", d.s.Poll)
-			}
-			return
-		}
-		inFlight.Go(func() {
-			defer func() { <-slots }()
-			d.deliver(work, c)
-		})
+// claim claims a due cursor; false when none is, or when the store failed.
+func (d *Dispatcher) claim(ctx context.Context) (Cursor, bool) {
+	now := d.s.Now()
+	c, ok, err := d.cursors.Claim(ctx, d.replica, now, now.Add(d.s.Lease))
+	if err != nil && ctx.Err() == nil {
+		d.s.Logger.Warn("webhook cursors could not be claimed; the dispatcher tries again", "error", err.Error(), "retry_in", d.s.Poll)
 	}
+	return c, ok && err == nil
 }
 
 // deliver makes c's next attempt within its lease: past it, another
