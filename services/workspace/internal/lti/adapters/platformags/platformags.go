@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -26,6 +25,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/outbound"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformerror"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -181,35 +181,12 @@ func (c *Client) call(ctx context.Context, service, method, target, accessToken,
 	return resp, nil
 }
 
-// refusal is BadGateway naming the platform's message, clipped: a JSON
-// error's, or the body's text, or its status when it gave neither.
+// refusal is BadGateway naming the platform's message, clipped, or its
+// status when it gave none.
 func (c *Client) refusal(service string, resp outbound.Response) error {
-	var e struct {
-		Error       any    `json:"error"`
-		Message     string `json:"message"`
-		Description string `json:"error_description"`
-	}
-	var parts []string
-	if json.Unmarshal(resp.Body, &e) == nil {
-		switch v := e.Error.(type) {
-		case string:
-			parts = append(parts, v)
-		case map[string]any:
-			m, _ := v["message"].(string)
-			parts = append(parts, m)
-		}
-		parts = append(parts, e.Message, e.Description)
-	} else if media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); media == "text/plain" {
-		parts = append(parts, string(resp.Body))
-	}
-	var said []string
-	for _, p := range parts {
-		if p = strings.TrimSpace(p); p != "" {
-			said = append(said, p)
-		}
-	}
-	if len(said) == 0 {
+	msg := platformerror.Message(resp)
+	if msg == "" {
 		return fault.New(fault.BadGateway, "The platform's %s service answered HTTP %d.", service, resp.Status)
 	}
-	return fault.New(fault.BadGateway, "The platform's %s service answered HTTP %d: %s", service, resp.Status, clip.Runes(strings.Join(said, ": "), 300))
+	return fault.New(fault.BadGateway, "The platform's %s service answered HTTP %d: %s", service, resp.Status, clip.Runes(msg, 300))
 }

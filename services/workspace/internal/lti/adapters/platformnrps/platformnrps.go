@@ -18,12 +18,12 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/outbound"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/platformerror"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 )
 
@@ -146,40 +146,14 @@ func readPage(resp outbound.Response, pageURL *url.URL) (ltiapp.MembersPage, err
 	return page, nil
 }
 
-// refusal is BadGateway naming the platform's message, clipped: a JSON
-// error's, or the body's text, or its status when it gave neither.
+// refusal is BadGateway naming the platform's message, clipped, or its
+// status when it gave none.
 func refusal(resp outbound.Response) error {
-	var e struct {
-		Error       any    `json:"error"`
-		Message     string `json:"message"`
-		Description string `json:"error_description"`
-	}
-	msg := ""
-	if json.Unmarshal(resp.Body, &e) == nil {
-		switch v := e.Error.(type) {
-		case string:
-			msg = v
-		case map[string]any:
-			msg, _ = v["message"].(string)
-		}
-		msg = strings.TrimSpace(strings.Join(nonEmpty(msg, e.Message, e.Description), ": "))
-	} else if media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); media == "text/plain" {
-		msg = strings.TrimSpace(string(resp.Body))
-	}
+	msg := platformerror.Message(resp)
 	if msg == "" {
 		return fault.New(fault.BadGateway, "The platform's memberships service answered HTTP %d.", resp.Status)
 	}
 	return fault.New(fault.BadGateway, "The platform's memberships service answered HTTP %d: %s", resp.Status, clip.Runes(msg, 200))
-}
-
-func nonEmpty(s ...string) []string {
-	var out []string
-	for _, v := range s {
-		if v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // retryAfter is the wait a platform's Retry-After value v asks for, at
