@@ -62,7 +62,7 @@ func Run[T any](ctx context.Context, workers int, poll time.Duration,
 	} else {
 		defer inFlight.Wait()
 	}
-	slots := make(chan struct{}, workers)
+	slots := make(chan struct{}, max(workers, 1))
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
 	for {
