@@ -423,6 +423,48 @@ func (p *Page) Instances(ctx context.Context, prototype, fn string, out any) err
 	return json.Unmarshal(raw, out)
 }
 
+// Navigate loads url in the tab and waits for its load event.
+func (p *Page) Navigate(ctx context.Context, url string) error {
+	return p.do(ctx, chromedp.Navigate(url))
+}
+
+// Location returns the URL the tab shows now.
+func (p *Page) Location(ctx context.Context) (string, error) {
+	return run(ctx, p, chromedp.Location())
+}
+
+// Fill replaces the value of the first form field matching the CSS
+// selector, waiting for it to be visible, by typing value as a user would.
+func (p *Page) Fill(ctx context.Context, selector, value string) error {
+	sel, err := json.Marshal(selector)
+	if err != nil {
+		return err
+	}
+	if err := p.do(ctx, chromedp.WaitVisible(chromedp.CSS(selector))); err != nil {
+		return err
+	}
+	if _, err := run(ctx, p, chromedp.Evaluate[bool]("document.querySelector("+string(sel)+").value = '', true")); err != nil {
+		return err
+	}
+	return p.do(ctx, chromedp.SendKeys(chromedp.CSS(selector), value))
+}
+
+// Viewport sets the size of the tab's window in CSS pixels; mobile
+// emulates a phone (its touch, its viewport meta tag honoured).
+func (p *Page) Viewport(ctx context.Context, width, height int64, mobile bool) error {
+	var opts []chromedp.EmulateViewportOption
+	if mobile {
+		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait)
+	}
+	return p.do(ctx, chromedp.EmulateViewport(width, height, opts...))
+}
+
+// Screenshot returns a PNG of the whole page as the window's width lays
+// it out, from its top to its end.
+func (p *Page) Screenshot(ctx context.Context) ([]byte, error) {
+	return run(ctx, p, chromedp.FullScreenshot(100))
+}
+
 // Close closes the tab.
 func (p *Page) Close() {
 	p.cancel()

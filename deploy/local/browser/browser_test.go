@@ -387,3 +387,63 @@ func TestEnsureInstalled(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The helpers a form-driving test uses: typing into a field, a form's
+// submission followed to its next page, the window's size, a screenshot.
+func TestFormsViewportAndScreenshot(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.Method == http.MethodPost {
+			_ = r.ParseForm()
+			_, _ = fmt.Fprintf(w, `<!doctype html><meta name="viewport" content="width=device-width"><p id="got">%s</p>`,
+				strings.ReplaceAll(r.PostForm.Get("name"), "<", "&lt;"))
+			return
+		}
+		_, _ = fmt.Fprint(w, `<!doctype html><meta name="viewport" content="width=device-width">`+
+			`<form method="post" action="/sent"><label>Name <input id="name" name="name" value="old"></label>`+
+			`<button id="send">Send</button></form>`)
+	}))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b, err := browser.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close() }()
+	p, err := b.Open(ctx, "about:blank")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Viewport(ctx, 390, 844, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Navigate(ctx, srv.URL+"/form"); err != nil {
+		t.Fatal(err)
+	}
+	var width int
+	if err := p.Evaluate(ctx, "window.innerWidth", &width); err != nil || width != 390 {
+		t.Fatalf("innerWidth = %d, %v; want 390", width, err)
+	}
+	if err := p.Fill(ctx, "#name", "Ada <Lovelace>"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Click(ctx, "#send"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Text(ctx, "#got")
+	if err != nil || got != "Ada <Lovelace>" {
+		t.Fatalf("posted name = %q, %v; want the typed value alone", got, err)
+	}
+	if loc, err := p.Location(ctx); err != nil || loc != srv.URL+"/sent" {
+		t.Errorf("location = %q, %v; want %s/sent", loc, err, srv.URL)
+	}
+	png, err := p.Screenshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(png), "\x89PNG\r\n\x1a\n") {
+		t.Errorf("screenshot starts %q, want a PNG", png[:min(8, len(png))])
+	}
+}
