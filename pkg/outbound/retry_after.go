@@ -29,3 +29,16 @@ func ParseRetryAfter(value string, now time.Time, most time.Duration) (time.Dura
 	}
 	return min(max(at.Sub(now), 0), most), true
 }
+
+// SuggestedWait is the wait to pass on to one's own callers when another
+// party's server throttles or fails during their call: its Retry-After
+// value (at most most, at least a second), or fallback when it says none.
+// Passed on as a fault's RetryAfter, a wait also keeps gRPC clients from
+// asking the failing server again at once (pkg/grpcmw).
+func SuggestedWait(value string, now time.Time, most, fallback time.Duration) time.Duration {
+	wait, ok := ParseRetryAfter(value, now, most)
+	if !ok {
+		return fallback
+	}
+	return max(wait, time.Second)
+}

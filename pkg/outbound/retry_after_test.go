@@ -56,3 +56,22 @@ func FuzzParseRetryAfter(f *testing.F) {
 		}
 	})
 }
+
+func TestSuggestedWait(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+	}{
+		{"", 5 * time.Second},     // none: the fallback
+		{"soon", 5 * time.Second}, // unreadable: the fallback
+		{"0", time.Second},        // at once: still a second
+		{"30", 30 * time.Second},  // as asked
+		{"86400", time.Hour},      // at most most
+		{now.Add(-time.Minute).Format(http.TimeFormat), time.Second}, // a date gone by
+	} {
+		if got := outbound.SuggestedWait(tc.value, now, time.Hour, 5*time.Second); got != tc.want {
+			t.Errorf("SuggestedWait(%q) = %v, want %v", tc.value, got, tc.want)
+		}
+	}
+}

@@ -38,8 +38,7 @@ const MaxNextURL = 2048
 const maxRetryAfter = time.Hour
 
 // defaultRetryAfter is the wait suggested when a platform throttling or
-// down says none: a suggested wait also keeps gRPC clients from asking a
-// failing platform again at once (pkg/grpcmw).
+// down says none (outbound.SuggestedWait).
 const defaultRetryAfter = 5 * time.Second
 
 // MediaType is a membership container's (NRPS 2.0 §2.2).
@@ -89,7 +88,7 @@ func (c *Client) Members(ctx context.Context, pageURL, accessToken string) (ltia
 	case resp.Status == http.StatusTooManyRequests || resp.Status >= 500:
 		return ltiapp.MembersPage{}, &fault.Error{Kind: fault.Unavailable,
 			Message:    fmt.Sprintf("The platform's memberships service answered HTTP %d; retry later.", resp.Status),
-			RetryAfter: c.retryAfter(resp.Header.Get("Retry-After"))}
+			RetryAfter: outbound.SuggestedWait(resp.Header.Get("Retry-After"), c.now(), maxRetryAfter, defaultRetryAfter)}
 	case resp.Status != http.StatusOK:
 		return ltiapp.MembersPage{}, refusal(resp)
 	}
@@ -154,14 +153,4 @@ func refusal(resp outbound.Response) error {
 		return fault.New(fault.BadGateway, "The platform's memberships service answered HTTP %d.", resp.Status)
 	}
 	return fault.New(fault.BadGateway, "The platform's memberships service answered HTTP %d: %s", resp.Status, clip.Runes(msg, 200))
-}
-
-// retryAfter is the wait a platform's Retry-After value v asks for, at
-// least a second; defaultRetryAfter when it says none.
-func (c *Client) retryAfter(v string) time.Duration {
-	wait, ok := outbound.ParseRetryAfter(v, c.now(), maxRetryAfter)
-	if !ok {
-		return defaultRetryAfter
-	}
-	return max(wait, time.Second)
 }

@@ -34,6 +34,11 @@ const MaxBody = 16 << 10
 // maxRetryAfter bounds the wait a platform's Retry-After asks for.
 const maxRetryAfter = time.Hour
 
+// defaultRetryAfter is the wait suggested when a platform throttling or
+// down says none (outbound.SuggestedWait): without one, the gateway's
+// gRPC client would ask again at once, and the platform with it.
+const defaultRetryAfter = 5 * time.Second
+
 // maxExpiresIn bounds the expires_in read, in seconds, so that it converts
 // to a duration; the application believes much less (a day).
 const maxExpiresIn = 365 * 24 * 3600
@@ -85,10 +90,9 @@ func (c *Client) Grant(ctx context.Context, tokenURL, assertion, scope string) (
 		// The error of a failed call names the URL, never the body sent.
 		return ltiapp.GrantedToken{}, fault.Wrap(fault.BadGateway, err, "The platform's token endpoint could not be reached.")
 	case resp.Status == http.StatusTooManyRequests || resp.Status >= 500:
-		wait, _ := outbound.ParseRetryAfter(resp.Header.Get("Retry-After"), c.now(), maxRetryAfter)
 		return ltiapp.GrantedToken{}, &fault.Error{Kind: fault.Unavailable,
 			Message:    fmt.Sprintf("The platform's token endpoint answered HTTP %d; retry later.", resp.Status),
-			RetryAfter: wait}
+			RetryAfter: outbound.SuggestedWait(resp.Header.Get("Retry-After"), c.now(), maxRetryAfter, defaultRetryAfter)}
 	case resp.Status != http.StatusOK:
 		return ltiapp.GrantedToken{}, refusal(resp)
 	}

@@ -421,6 +421,9 @@ func TestErrors(t *testing.T) {
 		{"no oauth error", 403, `<html>no</html>`, nil, fault.BadGateway, "answered HTTP 403", 0},
 		{"throttled", 429, ``, []string{"Retry-After", "7"}, fault.Unavailable, "HTTP 429", 7 * time.Second},
 		{"down until a date", 503, ``, []string{"Retry-After", date}, fault.Unavailable, "HTTP 503", 60 * time.Second},
+		// A wait is suggested even when the platform says none, so that no
+		// gRPC client asks again at once.
+		{"down, no word on when", 502, ``, nil, fault.Unavailable, "HTTP 502", time.Second},
 		{"not bearer", 200, `{"access_token":"secret-token-1","token_type":"mac","expires_in":60}`,
 			[]string{"Content-Type", "application/json"}, fault.BadGateway, `"mac", not Bearer`, 0},
 		{"no token", 200, `{"token_type":"Bearer"}`, []string{"Content-Type", "application/json"}, fault.BadGateway, "no access_token", 0},
