@@ -68,7 +68,10 @@ func New(service Workspaces, md Metadata, logger *slog.Logger) http.Handler {
 	handle := func(pattern string, h http.HandlerFunc) {
 		// The route, not the path, labels the metrics and the trace: a
 		// path holds ids, and the link's secret.
-		_, route, _ := strings.Cut(pattern, " ")
+		route := pattern
+		if _, path, ok := strings.Cut(pattern, " "); ok {
+			route = strings.TrimSuffix(path, "{$}")
+		}
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			reqstate.From(r.Context()).Route = route
 			telemetry.NameHTTPSpan(r.Context(), r.Method, route)

@@ -103,6 +103,15 @@ func (f *fakeWorkspaces) ListWorkspaces(ctx context.Context, req *workspacev1.Li
 	return &workspacev1.ListWorkspacesResponse{}, nil
 }
 
+// OpenPortalLink opens every link with the token "portal-token", for an
+// hour.
+func (f *fakeWorkspaces) OpenPortalLink(ctx context.Context, _ *workspacev1.OpenPortalLinkRequest) (*workspacev1.PortalSession, error) {
+	if err := f.answer(ctx); err != nil {
+		return nil, err
+	}
+	return &workspacev1.PortalSession{Token: "portal-token", WorkspaceId: "w1", ExpireTime: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}, nil
+}
+
 // got returns the last get request received, and forgets it.
 func (f *fakeWorkspaces) got() *workspacev1.GetWorkspaceRequest {
 	f.mu.Lock()

@@ -43,14 +43,20 @@ func TestPanicBecomesInternalError(t *testing.T) {
 	}
 }
 
-// A registration link's secret never reaches the access log.
-func TestAccessLogLeavesOutRegistrationLinks(t *testing.T) {
-	var logs strings.Builder
-	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	h := reqstate.WithID(accessLog(logger, nil, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+// A registration link's or a portal link's secret never reaches the
+// access log.
+func TestAccessLogLeavesOutLinks(t *testing.T) {
 	const secret = "p3FqZ2l0aGVyZS1pcy1ub3QtYS1yZWFsLXNlY3JldC0w"
-	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/lti/v1p3/register/"+secret+"?registration_token=t", nil))
-	if strings.Contains(logs.String(), secret) || strings.Contains(logs.String(), "registration_token") || !strings.Contains(logs.String(), "/lti/v1p3/register/…") {
-		t.Fatalf("logs: %s", logs.String())
+	for target, logged := range map[string]string{
+		"/lti/v1p3/register/" + secret + "?registration_token=t": "/lti/v1p3/register/…",
+		"/portal/open/" + secret:                                 "/portal/open/…",
+	} {
+		var logs strings.Builder
+		logger := slog.New(slog.NewTextHandler(&logs, nil))
+		h := reqstate.WithID(accessLog(logger, nil, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, target, nil))
+		if strings.Contains(logs.String(), secret) || strings.Contains(logs.String(), "registration_token") || !strings.Contains(logs.String(), "path="+logged) {
+			t.Fatalf("logs: %s", logs.String())
+		}
 	}
 }

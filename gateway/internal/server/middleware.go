@@ -10,6 +10,7 @@ import (
 
 	"github.com/liveproctor/workspaces/gateway/internal/httperr"
 	"github.com/liveproctor/workspaces/gateway/internal/lti"
+	"github.com/liveproctor/workspaces/gateway/internal/portal"
 	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/telemetry"
@@ -107,11 +108,13 @@ func withTimeout(timeout time.Duration, next http.Handler) http.Handler {
 	})
 }
 
-// loggedPath is path as logs may show it: a registration link's secret (its
-// last segment) is left out.
+// loggedPath is path as logs may show it: the secret of a registration
+// link or a portal link (its last segment) is left out.
 func loggedPath(path string) string {
-	if strings.HasPrefix(path, lti.RegisterPathPrefix) {
-		return lti.RegisterPathPrefix + "…"
+	for _, prefix := range []string{lti.RegisterPathPrefix, portal.OpenPathPrefix} {
+		if strings.HasPrefix(path, prefix) {
+			return prefix + "…"
+		}
 	}
 	return path
 }

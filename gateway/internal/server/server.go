@@ -1,9 +1,10 @@
 // Package server is the gateway's HTTP server: grpc-gateway routes that
 // translate the documented JSON/REST API into calls on the workspace and
-// auth services, beside the LTI pages, health checks and the SDK's files,
-// wrapped in request ids, body limits, timeouts, panic recovery and access
-// logs. The checks of the REST contract (restcheck), the error answers
-// (httperr) and the LTI pages (lti) are wired in here.
+// auth services, beside the LTI pages, the administrator's portal, health
+// checks and the SDK's files, wrapped in request ids, body limits,
+// timeouts, panic recovery and access logs. The checks of the REST
+// contract (restcheck), the error answers (httperr), the LTI pages (lti)
+// and the portal's (portal) are wired in here.
 package server
 
 import (
@@ -20,6 +21,7 @@ import (
 
 	"github.com/liveproctor/workspaces/gateway/internal/config"
 	"github.com/liveproctor/workspaces/gateway/internal/lti"
+	"github.com/liveproctor/workspaces/gateway/internal/portal"
 	"github.com/liveproctor/workspaces/gateway/internal/reqstate"
 	authv1 "github.com/liveproctor/workspaces/pkg/gen/auth/v1"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
@@ -76,8 +78,9 @@ func build(cfg config.Config, logger *slog.Logger, genericLogin bool) (*Server, 
 	if err != nil {
 		return nil, errors.Join(err, s.closeBackends())
 	}
+	pages := portal.New(workspacev1.NewWorkspaceServiceClient(workspaceConn), requestMetadata(cfg.Proxies), logger)
 
-	var h http.Handler = mux
+	var h http.Handler = withPortal(pages, mux)
 	h = withCORS(newCORSPolicy(cfg.CORSAllowedOrigins), h)
 	h = withTimeout(cfg.RequestTimeout, h)
 	h = limitBody(cfg.MaxBodyBytes, h)
@@ -88,7 +91,7 @@ func build(cfg config.Config, logger *slog.Logger, genericLogin bool) (*Server, 
 	h = reqstate.WithID(h)
 	// Outermost, so a span covers everything and carries the caller's
 	// trace context (traceparent) on to the services.
-	h = telemetry.HTTPHandler(h, "gateway", lti.RegisterPathPrefix)
+	h = telemetry.HTTPHandler(h, "gateway", lti.RegisterPathPrefix, portal.OpenPathPrefix)
 	s.handler = h
 
 	s.http = &http.Server{
@@ -100,6 +103,19 @@ func build(cfg config.Config, logger *slog.Logger, genericLogin bool) (*Server, 
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	return s, nil
+}
+
+// withPortal hands the administrator's portal its pages, before the mux:
+// they are a site of their own (HTML answers, its own refusal pages, form
+// posts), which the REST routes' checks and error answers do not fit.
+func withPortal(pages, mux http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if portal.Owns(r.URL.Path) {
+			pages.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // dial returns a lazy client connection to the replicas of a backend
