@@ -167,6 +167,8 @@ func (f *fakeWorkspaces) GetLtiConfiguration(ctx context.Context, req *workspace
 	return &workspacev1.LtiConfiguration{
 		WorkspaceId: req.GetWorkspaceId(), Title: "LiveProctor (Springfield District)", LaunchUrl: base + "/lti/v1/launch", Domain: "lti.example.com",
 		Lti13LoginUrl: base + "/lti/v1p3/login", Lti13LaunchUrl: base + "/lti/v1p3/launch", Lti13JwksUrl: base + "/lti/v1p3/jwks.json",
+		Lti11ConfigurationUrl:  base + "/lti/v1/workspaces/" + req.GetWorkspaceId() + "/config.xml",
+		CanvasConfigurationUrl: base + "/lti/v1p3/workspaces/" + req.GetWorkspaceId() + "/canvas.json",
 	}, nil
 }
 

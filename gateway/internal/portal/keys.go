@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/liveproctor/workspaces/gateway/internal/httperr"
-	"github.com/liveproctor/workspaces/gateway/internal/lti"
 	"github.com/liveproctor/workspaces/pkg/fault"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 )
@@ -101,7 +100,7 @@ func (p *portal) lti11(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	v := lti11View{}
-	if config := routeURL(c, lti.ConfigPath, s.id()); config != "" {
+	if config := c.GetLti11ConfigurationUrl(); config != "" {
 		v.Fields = append(v.Fields, field{ID: "config-url", Label: "Configuration URL", Value: config,
 			Help: "The tool's configuration (XML): Canvas's By URL, or any LMS that imports a cartridge."})
 	}

@@ -2,10 +2,7 @@ package portal
 
 import (
 	"net/http"
-	"net/url"
-	"strings"
 
-	"github.com/liveproctor/workspaces/gateway/internal/lti"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 )
 
@@ -52,7 +49,7 @@ func (p *portal) showLTI13(w http.ResponseWriter, r *http.Request, s *session, l
 		p.fail(w, r, s, err, "")
 		return
 	}
-	canvas := routeURL(c, lti.CanvasConfigPath, s.id())
+	canvas := c.GetCanvasConfigurationUrl()
 	v := lti13View{CanvasJSON: canvas, Fields: []field{
 		{ID: "login-url", Label: "Login URL", Value: c.GetLti13LoginUrl(),
 			Help: "Also called the OpenID Connect (OIDC) login initiation URL, or Initiate login URL."},
@@ -76,16 +73,4 @@ func (p *portal) showLTI13(w http.ResponseWriter, r *http.Request, s *session, l
 			Help: "For Canvas's developer key, method Enter URL: every value above in one document."})
 	}
 	p.render(w, r, http.StatusOK, "lti13", newView(r, s, "LTI 1.3 set-up", "lti13", v))
-}
-
-// routeURL is the public URL of the gateway's route pattern for the
-// workspace: the workspace service builds the URLs an LMS is given on the
-// public base URL (PUBLIC_BASE_URL), and its LTI 1.1 launch URL is that
-// base followed by the launch's route. "" when it is not.
-func routeURL(c *workspacev1.LtiConfiguration, pattern, workspaceID string) string {
-	base, ok := strings.CutSuffix(c.GetLaunchUrl(), lti.LaunchPath)
-	if !ok {
-		return ""
-	}
-	return base + strings.Replace(pattern, "{id}", url.PathEscape(workspaceID), 1)
 }

@@ -5555,8 +5555,12 @@ type LtiConfiguration struct {
 	Lti13LoginUrl  string `protobuf:"bytes,6,opt,name=lti13_login_url,json=lti13LoginUrl,proto3" json:"lti13_login_url,omitempty"`
 	Lti13LaunchUrl string `protobuf:"bytes,7,opt,name=lti13_launch_url,json=lti13LaunchUrl,proto3" json:"lti13_launch_url,omitempty"`
 	Lti13JwksUrl   string `protobuf:"bytes,8,opt,name=lti13_jwks_url,json=lti13JwksUrl,proto3" json:"lti13_jwks_url,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The workspace's own pages for an LMS administrator: the LTI 1.1
+	// configuration XML's URL and the Canvas LTI 1.3 developer-key JSON's.
+	Lti11ConfigurationUrl  string `protobuf:"bytes,9,opt,name=lti11_configuration_url,json=lti11ConfigurationUrl,proto3" json:"lti11_configuration_url,omitempty"`
+	CanvasConfigurationUrl string `protobuf:"bytes,10,opt,name=canvas_configuration_url,json=canvasConfigurationUrl,proto3" json:"canvas_configuration_url,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *LtiConfiguration) Reset() {
@@ -5641,6 +5645,20 @@ func (x *LtiConfiguration) GetLti13LaunchUrl() string {
 func (x *LtiConfiguration) GetLti13JwksUrl() string {
 	if x != nil {
 		return x.Lti13JwksUrl
+	}
+	return ""
+}
+
+func (x *LtiConfiguration) GetLti11ConfigurationUrl() string {
+	if x != nil {
+		return x.Lti11ConfigurationUrl
+	}
+	return ""
+}
+
+func (x *LtiConfiguration) GetCanvasConfigurationUrl() string {
+	if x != nil {
+		return x.CanvasConfigurationUrl
 	}
 	return ""
 }
@@ -7462,7 +7480,7 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\aapp_key\x18\x02 \x01(\tR\x06appKey\x12%\n" +
 	"\x04tags\x18\x03 \x03(\v2\x11.workspace.v1.TagR\x04tags\"?\n" +
 	"\x1aGetLtiConfigurationRequest\x12!\n" +
-	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\"\x9c\x02\n" +
+	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\"\x8e\x03\n" +
 	"\x10LtiConfiguration\x12!\n" +
 	"\fworkspace_id\x18\x01 \x01(\tR\vworkspaceId\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -7472,7 +7490,10 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x06domain\x18\x05 \x01(\tR\x06domain\x12&\n" +
 	"\x0flti13_login_url\x18\x06 \x01(\tR\rlti13LoginUrl\x12(\n" +
 	"\x10lti13_launch_url\x18\a \x01(\tR\x0elti13LaunchUrl\x12$\n" +
-	"\x0elti13_jwks_url\x18\b \x01(\tR\flti13JwksUrl\"l\n" +
+	"\x0elti13_jwks_url\x18\b \x01(\tR\flti13JwksUrl\x126\n" +
+	"\x17lti11_configuration_url\x18\t \x01(\tR\x15lti11ConfigurationUrl\x128\n" +
+	"\x18canvas_configuration_url\x18\n" +
+	" \x01(\tR\x16canvasConfigurationUrl\"l\n" +
 	"\x16VerifyLtiLaunchRequest\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12:\n" +
 	"\n" +

@@ -29,6 +29,9 @@ type Configuration struct {
 	// LTI 1.3's URLs, the same for every workspace, for the Canvas
 	// developer-key JSON.
 	LTI13LoginURL, LTI13LaunchURL, LTI13JWKSURL string
+	// The workspace's pages for an LMS administrator: the LTI 1.1
+	// configuration XML and the Canvas developer-key JSON.
+	LTI11ConfigURL, CanvasJSONURL string
 }
 
 // Configuration returns the LTI configuration of an active workspace. It
@@ -61,5 +64,7 @@ func (r *Registrations) Configuration(ctx context.Context, id string) (Configura
 		LTI13LoginURL:  urls.LTI13Login(),
 		LTI13LaunchURL: urls.LTI13Launch(),
 		LTI13JWKSURL:   urls.LTI13JWKS(),
+		LTI11ConfigURL: urls.LTI11Configuration(w.ID()),
+		CanvasJSONURL:  urls.CanvasConfiguration(w.ID()),
 	}, nil
 }

@@ -35,6 +35,12 @@ func (u ToolURLs) LTI11Configuration(workspaceID string) string {
 	return u.base + "/lti/v1/workspaces/" + url.PathEscape(workspaceID) + "/config.xml"
 }
 
+// CanvasConfiguration is where a Canvas administrator's developer key reads
+// a workspace's LTI 1.3 configuration JSON.
+func (u ToolURLs) CanvasConfiguration(workspaceID string) string {
+	return u.base + "/lti/v1p3/workspaces/" + url.PathEscape(workspaceID) + "/canvas.json"
+}
+
 // LTI13Launch is the LTI 1.3 launch URL: the redirect URI registered with
 // platforms and the target link of every launch.
 func (u ToolURLs) LTI13Launch() string { return u.base + "/lti/v1p3/launch" }

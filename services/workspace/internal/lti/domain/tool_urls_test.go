@@ -1,6 +1,9 @@
 package domain
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestLTIURLsShareOneBase(t *testing.T) {
 	for _, tc := range []struct {
@@ -17,6 +20,9 @@ func TestLTIURLsShareOneBase(t *testing.T) {
 		urls := NewToolURLs(tc.base)
 		if got := urls.LTI11Configuration(tc.id); got != tc.config {
 			t.Errorf("%s: configuration URL %q, want %q", tc.base, got, tc.config)
+		}
+		if got, want := urls.CanvasConfiguration(tc.id), strings.Replace(tc.config, "/lti/v1/", "/lti/v1p3/", 1); got != strings.TrimSuffix(want, "config.xml")+"canvas.json" {
+			t.Errorf("%s: Canvas JSON URL %q", tc.base, got)
 		}
 		if got := urls.LTI11Launch(); got != tc.launch {
 			t.Errorf("%s: launch URL %q, want %q", tc.base, got, tc.launch)

@@ -15,13 +15,15 @@ func (s *Server) GetLtiConfiguration(ctx context.Context, req *workspacev1.GetLt
 		return nil, grpccall.Error(err)
 	}
 	return &workspacev1.LtiConfiguration{
-		WorkspaceId:    c.WorkspaceID,
-		Title:          c.Title,
-		Description:    c.Description,
-		LaunchUrl:      c.LaunchURL,
-		Domain:         c.Domain,
-		Lti13LoginUrl:  c.LTI13LoginURL,
-		Lti13LaunchUrl: c.LTI13LaunchURL,
-		Lti13JwksUrl:   c.LTI13JWKSURL,
+		WorkspaceId:            c.WorkspaceID,
+		Title:                  c.Title,
+		Description:            c.Description,
+		LaunchUrl:              c.LaunchURL,
+		Domain:                 c.Domain,
+		Lti13LoginUrl:          c.LTI13LoginURL,
+		Lti13LaunchUrl:         c.LTI13LaunchURL,
+		Lti13JwksUrl:           c.LTI13JWKSURL,
+		Lti11ConfigurationUrl:  c.LTI11ConfigURL,
+		CanvasConfigurationUrl: c.CanvasJSONURL,
 	}, nil
 }
