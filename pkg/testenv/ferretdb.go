@@ -35,8 +35,9 @@ type FerretDBOptions struct {
 // StartFerretDB starts FerretDB, a MongoDB wire-protocol server on SQLite,
 // as a child process, and returns once it answers a ping. Its URI is a
 // mongodb:// connection string for the real driver. The command puts a
-// front before FerretDB that makes its conditional updates atomic and
-// gives it TTL indexes (see cmd/ferretdb).
+// front before FerretDB that makes its conditional updates atomic, gives
+// it TTL indexes and applies $push's $position and $slice (see
+// cmd/ferretdb).
 func StartFerretDB(ctx context.Context, opts FerretDBOptions) (*Server, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("testenv: FerretDBOptions.Dir is required")

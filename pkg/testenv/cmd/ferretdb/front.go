@@ -24,7 +24,8 @@ import (
 // client or replica sends it. Reads pass without the lock.
 //
 // It also makes up for FerretDB's refusal of TTL indexes (ttl_indexes.go,
-// ttl_commands.go, ttl_monitor.go).
+// ttl_commands.go, ttl_monitor.go) and for the $push modifiers it ignores
+// (push_modifiers.go).
 type front struct {
 	backend string // FerretDB's Unix socket
 	// writes is taken by every write command and every TTL removal.
@@ -170,6 +171,11 @@ func (f *front) exchange(s *session, req message) error {
 		// state these keep beside FerretDB's.
 		defer f.writes.Unlock()
 		return f.ddl(s, req, msg, cmd)
+	case "update":
+		if statements, ok := pushModified(msg); ok {
+			defer f.writes.Unlock()
+			return f.updateEach(s, req, msg, statements)
+		}
 	}
 	// The lock is released once FerretDB has answered, not once the client
 	// has read the answer: a client slow to read holds up no other write.
