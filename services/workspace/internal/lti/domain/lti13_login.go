@@ -54,6 +54,11 @@ var (
 	// registration does not list.
 	ErrLTI13LoginDeployment = fault.New(fault.Unauthenticated,
 		"the login's lti_deployment_id is not one of the registration's deployment ids: add it to the registration")
+	// ErrLTI13LoginTarget: the login's target_link_uri is not the tool's
+	// launch URL (the refusal names it): the LMS's tool is set up with
+	// another. Every other parameter passed its checks, so the refusal
+	// can be told to the registration the login names.
+	ErrLTI13LoginTarget = fault.New(fault.Invalid, "the login initiation's target_link_uri is not this tool's launch URL")
 	// ErrLTI13LoginAmbiguous: the login sent no client_id, and several
 	// registrations can own it: several of its issuer's hold the
 	// deployment it names, or, when it names none, the issuer has
@@ -100,8 +105,8 @@ func CheckLTI13LoginInitiation(in LTI13LoginInitiation, launchURL string) error 
 			"the login initiation's lti_storage_target must be a frame's name: 1 to %d of A-Z a-z 0-9 _ - .", MaxLTI13StorageTarget)
 	}
 	if in.TargetLinkURI != launchURL {
-		return fault.New(fault.Invalid,
-			"the login initiation's target_link_uri must be this tool's launch URL, %s: set it as the tool's target link URI in the LMS", launchURL)
+		return fault.Wrap(fault.Invalid, ErrLTI13LoginTarget, fmt.Sprintf(
+			"the login initiation's target_link_uri must be this tool's launch URL, %s: set it as the tool's target link URI in the LMS", launchURL))
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 	"testing"
@@ -71,6 +72,20 @@ func TestCheckLTI13LoginInitiation(t *testing.T) {
 				t.Fatalf("got %v, want an Invalid error with %q", err, c.want)
 			}
 		})
+	}
+}
+
+// A wrong target_link_uri is told apart from the other refusals, which
+// come first: the login names its registration, which is told of it.
+func TestAnotherTargetLinkIsToldApart(t *testing.T) {
+	in := loginInitiation()
+	in.TargetLinkURI = toolLaunchURL + "/"
+	if err := ltidomain.CheckLTI13LoginInitiation(in, toolLaunchURL); !errors.Is(err, ltidomain.ErrLTI13LoginTarget) {
+		t.Fatalf("another target link: %v", err)
+	}
+	in.LoginHint = ""
+	if err := ltidomain.CheckLTI13LoginInitiation(in, toolLaunchURL); errors.Is(err, ltidomain.ErrLTI13LoginTarget) {
+		t.Fatalf("no login_hint and another target link: %v", err)
 	}
 }
 
