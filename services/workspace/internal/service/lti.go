@@ -61,10 +61,12 @@ func (s *Service) newScoreStore(storeBreaker *breaker.Breaker) *scorestore.Store
 // deep links and registration links another one made, and all share one
 // access token per platform and scope set (while Redis is
 // unreachable they are refused, UNAVAILABLE); in this replica's memory
-// otherwise. Failed launches count against limits. It also builds the
-// delivery of scores to the platforms' gradebooks, which runLoops runs.
+// otherwise. Failed launches count against limits; launches and refusals
+// are recorded in the registrations' launch health (health, in MongoDB).
+// It also builds the delivery of scores to the platforms' gradebooks,
+// which runLoops runs.
 func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Repository, launches ltiapp.LTI13LaunchStore, scores *scorestore.Store,
-	box *secretbox.Box, urls ltidomain.ToolURLs, limits *ratelimit.Guard) (ltigrpcport.UseCases, *ltiapp.ScoreDelivery) {
+	health ltiapp.LaunchHealthStore, box *secretbox.Box, urls ltidomain.ToolURLs, limits *ratelimit.Guard) (ltigrpcport.UseCases, *ltiapp.ScoreDelivery) {
 	settings := ltiapp.Settings{URLs: urls, Policy: s.cfg.LTIURLs, Logger: s.logger}
 	var (
 		nonces    ltiapp.NonceStore
@@ -97,10 +99,10 @@ func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Reposito
 	delivery := ltiapp.NewScoreDelivery(workspaces, scores, scores.LineItems(), platformTokens, gradebook, replicaName(),
 		ltiapp.ScoreDeliverySettings{Lease: s.cfg.LTIScoreLease, Retry: s.cfg.LTIScoreRetrySchedule.Backoff, Logger: s.logger})
 	return ltigrpcport.UseCases{
-		Registrations:       ltiapp.NewRegistrations(workspaces, settings),
+		Registrations:       ltiapp.NewRegistrations(workspaces, health, settings),
 		LTI11Launches:       ltiapp.NewLTI11Launches(workspaces, nonces, limits, settings),
-		LTI13Logins:         ltiapp.NewLTI13Logins(workspaces, logins, settings),
-		LTI13Launches:       ltiapp.NewLTI13Launches(workspaces, logins, platformKeys, deepLinks, launches, limits, settings),
+		LTI13Logins:         ltiapp.NewLTI13Logins(workspaces, logins, health, settings),
+		LTI13Launches:       ltiapp.NewLTI13Launches(workspaces, logins, platformKeys, deepLinks, launches, limits, health, settings),
 		Launches:            ltiapp.NewLaunches(workspaces, launches),
 		Roster:              ltiapp.NewRoster(workspaces, launches, platformTokens, memberships, box),
 		Grades:              ltiapp.NewGrades(workspaces, launches, scores, time.Now),

@@ -33,6 +33,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongostore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/launchhealth"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/launchstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/scorestore"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
@@ -120,13 +121,14 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	deliveries := s.newDeliveries(storeBreaker)
 	launches := s.newLaunchStore(storeBreaker)
 	scores := s.newScoreStore(storeBreaker)
+	health := launchhealth.New(s.mongo.Database(s.cfg.MongoDatabase), launchhealth.WithBreaker(storeBreaker))
 	// Every URL handed to an LMS is below PUBLIC_BASE_URL.
 	urls := ltidomain.NewToolURLs(s.cfg.LTIBaseURL)
 	application, limits, err := s.newApp(repo, box, urls, metrics, deliveries)
 	if err != nil {
 		return err
 	}
-	lti, scoreDelivery := s.newLTI(app.NewLTIPort(application), repo, launches, scores, box, urls, limits)
+	lti, scoreDelivery := s.newLTI(app.NewLTIPort(application), repo, launches, scores, health, box, urls, limits)
 	events := app.NewWebhookEvents(application)
 	webhooks := s.newWebhooks(app.NewWebhookPort(application), box, deliveries, events)
 	if err := s.prepareStore(ctx, out, repo, deliveries, launches, scores, application, lti.ToolKeys); err != nil {

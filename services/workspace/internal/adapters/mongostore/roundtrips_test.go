@@ -8,6 +8,7 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn/indexcheck"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/launchhealth"
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -23,7 +24,7 @@ func TestRoundTripsPerOperation(t *testing.T) {
 	f := newEventsFixture(t, nil)
 	ctx := context.Background()
 	root := f.root
-	regs := ltiapp.NewRegistrations(app.NewLTIPort(f.app), ltiapp.Settings{})
+	regs := ltiapp.NewRegistrations(app.NewLTIPort(f.app), launchhealth.New(env.Client().Database(f.db)), ltiapp.Settings{})
 	measure := func(what string, want []indexcheck.Command, call func() error) {
 		t.Helper()
 		mark := commands.Mark(f.db)
@@ -110,8 +111,11 @@ func TestRoundTripsPerOperation(t *testing.T) {
 
 	// LTI 1.3 registrations: the pair is reserved like an app key, then
 	// listed by the conditional write; a delete releases it after its
-	// write. Deployments change the workspace only.
-	var reg ltidomain.Registration
+	// write. Deployments change the workspace only. Every answer but a
+	// create's renders the registrations' launch health, read in one query
+	// (before the write of a change, and its record removed after a
+	// delete's).
+	var reg ltiapp.RegistrationView
 	measure("create an LTI registration", with([]indexcheck.Command{"find workspaces", "insert lti_registrations", "update workspaces"}, publish), func() error {
 		var err error
 		reg, err = regs.Create(ctx, root, "b", ltidomain.NewRegistration{
@@ -120,7 +124,15 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		})
 		return err
 	})
-	measure("add a deployment id", with([]indexcheck.Command{"find workspaces", "update workspaces"}, publish), func() error {
+	measure("get an LTI registration", []indexcheck.Command{"find workspaces", "find lti_launch_health"}, func() error {
+		_, err := regs.Get(ctx, root, "b", reg.ID)
+		return err
+	})
+	measure("list LTI registrations", []indexcheck.Command{"find workspaces", "find lti_launch_health"}, func() error {
+		_, err := regs.List(ctx, root, "b")
+		return err
+	})
+	measure("add a deployment id", with([]indexcheck.Command{"find lti_launch_health", "find workspaces", "update workspaces"}, publish), func() error {
 		_, err := regs.AddDeployment(ctx, root, "b", reg.ID, "1:a")
 		return err
 	})
@@ -132,7 +144,8 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		_, err := f.repo.WorkspacesWithLTIIssuer(ctx, reg.Issuer, "1:a", 2)
 		return err
 	})
-	measure("delete an LTI registration", with([]indexcheck.Command{"find workspaces", "update workspaces"}, publish, []indexcheck.Command{"delete lti_registrations"}), func() error {
+	measure("delete an LTI registration", with([]indexcheck.Command{"find lti_launch_health", "find workspaces", "update workspaces"}, publish,
+		[]indexcheck.Command{"delete lti_registrations", "delete lti_launch_health"}), func() error {
 		_, err := regs.Delete(ctx, root, "b", reg.ID)
 		return err
 	})

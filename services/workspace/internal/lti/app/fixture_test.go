@@ -36,6 +36,7 @@ type deps struct {
 	keys      ltiapp.PlatformKeys
 	deepLinks ltiapp.LTI13DeepLinkStore
 	records   ltiapp.LTI13LaunchStore
+	health    ltiapp.LaunchHealthStore
 	links     ltiapp.RegistrationLinkStore
 	registrar ltiapp.PlatformRegistrar
 	toolKeys  ltidomain.ToolKeyStore
@@ -86,6 +87,9 @@ func newFixture(t testing.TB, d deps) *fixture {
 	if d.records == nil {
 		d.records = &memoryLaunches{}
 	}
+	if d.health == nil {
+		d.health = &memoryHealth{}
+	}
 	if d.links == nil {
 		d.links = ltistate.NewMemoryRegistrationLinks(10, d.now)
 	}
@@ -121,10 +125,10 @@ func newFixture(t testing.TB, d deps) *fixture {
 	toolKeys := ltiapp.NewToolKeys(d.toolKeys, box, ltidomain.DefaultToolKeyRotation, d.now)
 	return &fixture{
 		t: t, app: a, root: root,
-		regs:        ltiapp.NewRegistrations(ws, s),
+		regs:        ltiapp.NewRegistrations(ws, d.health, s),
 		launches11:  ltiapp.NewLTI11Launches(ws, d.nonces, d.limits, s),
-		logins13:    ltiapp.NewLTI13Logins(ws, d.logins, s),
-		launches13:  ltiapp.NewLTI13Launches(ws, d.logins, d.keys, d.deepLinks, d.records, d.limits, s),
+		logins13:    ltiapp.NewLTI13Logins(ws, d.logins, d.health, s),
+		launches13:  ltiapp.NewLTI13Launches(ws, d.logins, d.keys, d.deepLinks, d.records, d.limits, d.health, s),
 		launches:    ltiapp.NewLaunches(ws, d.records),
 		deepLinking: ltiapp.NewDeepLinking(ws, d.deepLinks, toolKeys, s),
 		dynamic:     ltiapp.NewDynamicRegistration(ws, d.links, d.registrar, s),
@@ -195,4 +199,95 @@ func (m *memoryLaunches) count() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.byID)
+}
+
+// memoryHealth is ltiapp.LaunchHealthStore in memory, by the domain's
+// rules (as the MongoDB adapter's writes are); or down, failing every
+// call.
+type memoryHealth struct {
+	mu     sync.Mutex
+	byID   map[string]memoryHealthRecord
+	writes int
+	down   bool
+}
+
+type memoryHealthRecord struct {
+	workspaceID string
+	health      ltidomain.LaunchHealth
+}
+
+var errHealthDown = fault.New(fault.Unavailable, "the workspace store is unavailable; retry shortly")
+
+func (m *memoryHealth) change(workspaceID, registrationID string, apply func(ltidomain.LaunchHealth) ltidomain.LaunchHealth) {
+	if m.byID == nil {
+		m.byID = map[string]memoryHealthRecord{}
+	}
+	r := m.byID[registrationID]
+	r.workspaceID, r.health = workspaceID, apply(r.health)
+	m.byID[registrationID] = r
+}
+
+func (m *memoryHealth) Accepted(_ context.Context, workspaceID, registrationID string, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.writes++
+	if m.down {
+		return errHealthDown
+	}
+	m.change(workspaceID, registrationID, func(h ltidomain.LaunchHealth) ltidomain.LaunchHealth { return h.Accepted(at) })
+	return nil
+}
+
+func (m *memoryHealth) Refused(_ context.Context, workspaceID string, registrationIDs []string, f ltidomain.LaunchFailure) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.writes++
+	if m.down {
+		return errHealthDown
+	}
+	for _, id := range registrationIDs {
+		m.change(workspaceID, id, func(h ltidomain.LaunchHealth) ltidomain.LaunchHealth { return h.Refused(f) })
+	}
+	return nil
+}
+
+func (m *memoryHealth) Health(_ context.Context, workspaceID string, registrationIDs []string) (map[string]ltidomain.LaunchHealth, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.down {
+		return nil, errHealthDown
+	}
+	out := map[string]ltidomain.LaunchHealth{}
+	for _, id := range registrationIDs {
+		if r, ok := m.byID[id]; ok && r.workspaceID == workspaceID {
+			out[id] = r.health
+		}
+	}
+	return out, nil
+}
+
+func (m *memoryHealth) Forget(_ context.Context, workspaceID, registrationID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.down {
+		return errHealthDown
+	}
+	if r, ok := m.byID[registrationID]; ok && r.workspaceID == workspaceID {
+		delete(m.byID, registrationID)
+	}
+	return nil
+}
+
+// of is the health recorded of registrationID, whichever workspace's.
+func (m *memoryHealth) of(registrationID string) ltidomain.LaunchHealth {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.byID[registrationID].health
+}
+
+// setDown makes every call fail, or succeed again.
+func (m *memoryHealth) setDown(down bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.down = down
 }

@@ -14,13 +14,38 @@ import (
 
 // Registrations are the use cases of a workspace's LTI 1.3 registrations
 // (list, get, create, delete, their deployments) and of its LTI
-// configuration: all they need is the workspace side.
-type Registrations struct{ registrationWriter }
+// configuration: they need the workspace side, and the registrations'
+// launch health, which every answer renders.
+type Registrations struct {
+	registrationWriter
+	health LaunchHealthStore
+}
 
-// NewRegistrations returns the registrations' use cases over ws.
-func NewRegistrations(ws Workspaces, s Settings) *Registrations {
-	notNil(ws)
-	return &Registrations{registrationWriter{ws: ws, s: s.withDefaults()}}
+// NewRegistrations returns the registrations' use cases over ws and the
+// launch health in health.
+func NewRegistrations(ws Workspaces, health LaunchHealthStore, s Settings) *Registrations {
+	notNil(ws, health)
+	return &Registrations{registrationWriter: registrationWriter{ws: ws, s: s.withDefaults()}, health: health}
+}
+
+// healthOf is the launch health of workspaceID's registrationID.
+func (r *Registrations) healthOf(ctx context.Context, workspaceID, registrationID string) (ltidomain.LaunchHealth, error) {
+	health, err := r.health.Health(ctx, workspaceID, []string{registrationID})
+	if err != nil {
+		return ltidomain.LaunchHealth{}, err
+	}
+	return health[registrationID], nil
+}
+
+// forgetHealth removes a deleted registration's launch health. A failure
+// is logged, not answered: the record is then left behind, where nothing
+// reads it, since a registration's id is never used again.
+func (r *Registrations) forgetHealth(ctx context.Context, workspaceID, registrationID string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := r.health.Forget(ctx, workspaceID, registrationID); err != nil {
+		r.s.Logger.Warn("a deleted LTI registration's launch health was left behind", "registration", registrationID, "error", err.Error())
+	}
 }
 
 // reservationGrace is how old a reservation of an (issuer, client id)

@@ -41,6 +41,7 @@ func (r *recordingLogins) Put(ctx context.Context, state string, l ltiapp.LTI13L
 type loginFixture struct {
 	*fixture
 	logins *recordingLogins
+	health *memoryHealth
 	self   domain.Caller
 	reg    ltidomain.Registration
 }
@@ -48,13 +49,14 @@ type loginFixture struct {
 func newLoginFixture(t *testing.T) *loginFixture {
 	t.Helper()
 	logins := &recordingLogins{MemoryLogins: ltistate.NewMemoryLogins(100, nil)}
-	f := newFixture(t, deps{logins: logins})
+	health := &memoryHealth{}
+	f := newFixture(t, deps{logins: logins, health: health})
 	_, self := f.create(f.root, app.CreateInput{ID: "w"})
 	reg, err := f.regs.Create(context.Background(), self, "w", canvas("100", "1:a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &loginFixture{fixture: f, logins: logins, self: self, reg: reg}
+	return &loginFixture{fixture: f, logins: logins, health: health, self: self, reg: reg.Registration}
 }
 
 func canvasLogin() ltidomain.LTI13LoginInitiation {
@@ -70,7 +72,7 @@ func canvasLogin() ltidomain.LTI13LoginInitiation {
 func TestStartLTI13LoginRedirectsWithAStoredState(t *testing.T) {
 	f := newLoginFixture(t)
 	ctx := context.Background()
-	got, err := f.logins13.Start(ctx, canvasLogin())
+	got, err := f.logins13.Start(ctx, "req-login", canvasLogin())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestStartLTI13LoginRedirectsWithAStoredState(t *testing.T) {
 	}
 
 	// Another login of the same user: another state and nonce.
-	again, err := f.logins13.Start(ctx, canvasLogin())
+	again, err := f.logins13.Start(ctx, "req-login", canvasLogin())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func TestStartLTI13LoginWithPlatformStorage(t *testing.T) {
 	ctx := context.Background()
 	in := canvasLogin()
 	in.StorageTarget = "post_message_forwarding"
-	got, err := f.logins13.Start(ctx, in)
+	got, err := f.logins13.Start(ctx, "req-login", in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +144,7 @@ func TestStartLTI13LoginWithPlatformStorage(t *testing.T) {
 	}
 
 	// Without it, the state is a bare secret and the login a cookie's.
-	plain, err := f.logins13.Start(ctx, canvasLogin())
+	plain, err := f.logins13.Start(ctx, "req-login", canvasLogin())
 	if err != nil || strings.Contains(plain.State, ".") || plain.StorageTarget != "" || plain.PlatformOrigin != "" {
 		t.Fatalf("a login without storage: %+v, %v", plain, err)
 	}
@@ -153,7 +155,7 @@ func TestStartLTI13LoginWithPlatformStorage(t *testing.T) {
 	// A target that is no frame's name is refused, and stores nothing.
 	in.StorageTarget = "<x>"
 	stored := len(f.logins.ttls)
-	if _, err := f.logins13.Start(ctx, in); fault.KindOf(err) != fault.Invalid || len(f.logins.ttls) != stored {
+	if _, err := f.logins13.Start(ctx, "req-login", in); fault.KindOf(err) != fault.Invalid || len(f.logins.ttls) != stored {
 		t.Fatalf("a target %q: %v", in.StorageTarget, err)
 	}
 }
@@ -165,7 +167,7 @@ func TestStartLTI13LoginWithoutOptionalParameters(t *testing.T) {
 	f := newLoginFixture(t)
 	in := canvasLogin()
 	in.ClientID, in.DeploymentID, in.LTIMessageHint = "", "", ""
-	got, err := f.logins13.Start(context.Background(), in)
+	got, err := f.logins13.Start(context.Background(), "req-login", in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +191,7 @@ func TestStartLTI13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
 	in.ClientID = ""
 	wantOwner := func(what string) {
 		t.Helper()
-		got, err := f.logins13.Start(ctx, in)
+		got, err := f.logins13.Start(ctx, "req-login", in)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -209,17 +211,17 @@ func TestStartLTI13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
 	// That workspace's own deployment finds its registration.
 	theirs := in
 	theirs.DeploymentID = "2:b"
-	if got, err := f.logins13.Start(ctx, theirs); err != nil || !strings.Contains(got.URL, "client_id=made-up") {
+	if got, err := f.logins13.Start(ctx, "req-login", theirs); err != nil || !strings.Contains(got.URL, "client_id=made-up") {
 		t.Fatalf("the other workspace's deployment: %+v, %v", got, err)
 	}
 	unknown := in
 	unknown.DeploymentID = "3:c"
-	if _, err := f.logins13.Start(ctx, unknown); !errors.Is(err, ltidomain.ErrLTI13LoginRegistration) {
+	if _, err := f.logins13.Start(ctx, "req-login", unknown); !errors.Is(err, ltidomain.ErrLTI13LoginRegistration) {
 		t.Fatalf("a deployment no registration holds: %v, want %v", err, ltidomain.ErrLTI13LoginRegistration)
 	}
 	neither := in
 	neither.DeploymentID = ""
-	if _, err := f.logins13.Start(ctx, neither); !errors.Is(err, ltidomain.ErrLTI13LoginAmbiguous) {
+	if _, err := f.logins13.Start(ctx, "req-login", neither); !errors.Is(err, ltidomain.ErrLTI13LoginAmbiguous) {
 		t.Fatalf("neither client_id nor deployment, two registrations: %v, want %v", err, ltidomain.ErrLTI13LoginAmbiguous)
 	}
 
@@ -229,7 +231,7 @@ func TestStartLTI13LoginWithoutClientIDIgnoresOtherTenants(t *testing.T) {
 	if _, err := f.regs.Create(ctx, third, "y", canvas("copy", "1:a")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.logins13.Start(ctx, in); !errors.Is(err, ltidomain.ErrLTI13LoginAmbiguous) {
+	if _, err := f.logins13.Start(ctx, "req-login", in); !errors.Is(err, ltidomain.ErrLTI13LoginAmbiguous) {
 		t.Fatalf("two registrations holding the deployment: %v, want %v", err, ltidomain.ErrLTI13LoginAmbiguous)
 	}
 	if _, err := f.app.DeleteWorkspace(ctx, f.root, "y", app.Precondition{}); err != nil {
@@ -279,7 +281,7 @@ func TestStartLTI13LoginRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := f.logins13.Start(ctx, c.in)
+			_, err := f.logins13.Start(ctx, "req-login", c.in)
 			if c.want != nil && !errors.Is(err, c.want) {
 				t.Fatalf("error %v, want %v", err, c.want)
 			}
@@ -295,7 +297,7 @@ func TestStartLTI13LoginRefusals(t *testing.T) {
 	in := change(func(in *ltidomain.LTI13LoginInitiation) {
 		in.Issuer, in.ClientID, in.DeploymentID = loginMoodleIssuer, "m2", ""
 	})
-	if _, err := f.logins13.Start(ctx, in); err != nil {
+	if _, err := f.logins13.Start(ctx, "req-login", in); err != nil {
 		t.Fatalf("with client_id m2: %v", err)
 	}
 	if len(f.logins.ttls) != 1 {
@@ -306,7 +308,7 @@ func TestStartLTI13LoginRefusals(t *testing.T) {
 	if _, err := f.app.DeleteWorkspace(ctx, f.root, "w", app.Precondition{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.logins13.Start(ctx, canvasLogin()); !errors.Is(err, ltidomain.ErrLTI13LoginRegistration) {
+	if _, err := f.logins13.Start(ctx, "req-login", canvasLogin()); !errors.Is(err, ltidomain.ErrLTI13LoginRegistration) {
 		t.Fatalf("a deleted workspace: %v", err)
 	}
 }

@@ -67,7 +67,8 @@ const lti13FailureKey = "lti13"
 // LTI13Launches verifies LTI 1.3 launches: it needs the workspaces holding
 // registrations, the logins the launches finish, the platforms' keys, the
 // store a deep-linking launch keeps its request in, the one a
-// resource-link launch is remembered in, and the failure limits.
+// resource-link launch is remembered in, the failure limits, and the
+// registrations' launch health.
 type LTI13Launches struct {
 	ws        Workspaces
 	logins    LTI13LoginStore
@@ -75,14 +76,17 @@ type LTI13Launches struct {
 	deepLinks LTI13DeepLinkStore
 	records   LTI13LaunchStore
 	limits    FailureLimits
+	health    launchHealth
 	s         Settings
 }
 
 // NewLTI13Launches returns the LTI 1.3 launch's use case.
 func NewLTI13Launches(ws Workspaces, logins LTI13LoginStore, keys PlatformKeys, deepLinks LTI13DeepLinkStore, records LTI13LaunchStore,
-	limits FailureLimits, s Settings) *LTI13Launches {
-	notNil(ws, logins, keys, deepLinks, records, limits)
-	return &LTI13Launches{ws: ws, logins: logins, keys: keys, deepLinks: deepLinks, records: records, limits: limits, s: s.withDefaults()}
+	limits FailureLimits, health LaunchHealthStore, s Settings) *LTI13Launches {
+	notNil(ws, logins, keys, deepLinks, records, limits, health)
+	s = s.withDefaults()
+	return &LTI13Launches{ws: ws, logins: logins, keys: keys, deepLinks: deepLinks, records: records, limits: limits,
+		health: launchHealth{store: health, s: s}, s: s}
 }
 
 // errLTI13NotRecorded refuses a launch whose record could not be kept: it
@@ -105,6 +109,10 @@ const errLTI13NotRecorded = "the launch could not be recorded for grading (the t
 // Refusals that are authentication failures (401) are counted against the
 // client's address and the token's issuer and client (lti13FailureKey when
 // unreadable); past the limit the address is refused before anything else.
+//
+// An accepted launch is recorded in its registration's launch health; so is
+// a refusal once the state names a login, on the login's registration
+// (launchBlame).
 func (l *LTI13Launches) Verify(ctx context.Context, caller domain.Caller, idToken, state string, browser LTI13BrowserProof) (ltidomain.LTI13Launch, error) {
 	if !l.ws.IsRoot(caller) {
 		return ltidomain.LTI13Launch{}, errLaunchCaller
@@ -116,26 +124,60 @@ func (l *LTI13Launches) Verify(ctx context.Context, caller domain.Caller, idToke
 	if err := l.limits.CheckFailures(ctx, key); err != nil {
 		return ltidomain.LTI13Launch{}, err
 	}
-	launch, err := l.verify(ctx, idToken, state, browser)
+	launch, login, err := l.verify(ctx, idToken, state, browser)
 	if fault.KindOf(err) == fault.Unauthenticated {
 		l.limits.Failed(ctx, key)
 	}
-	return launch, err
+	if err != nil {
+		l.health.refused(ctx, err, caller.RequestID, l.launchBlame(login, state, err))
+		return ltidomain.LTI13Launch{}, err
+	}
+	l.health.accepted(ctx, launch.WorkspaceID, launch.RegistrationID)
+	return launch, nil
 }
 
-func (l *LTI13Launches) verify(ctx context.Context, idToken, state string, browser LTI13BrowserProof) (ltidomain.LTI13Launch, error) {
+// launchBlame finds the registration a refused launch is recorded on: its
+// login's, once the state named one (login), or, when the state was not
+// the browser's, the login the posted state names, if any. Anything posted
+// without a state that names a login is nobody's.
+func (l *LTI13Launches) launchBlame(login LTI13Login, state string, err error) func(context.Context) (blame, error) {
+	return func(ctx context.Context) (blame, error) {
+		if login.RegistrationID == "" && errors.Is(err, errLTI13State) {
+			var ok bool
+			var getErr error
+			if login, ok, getErr = l.logins.Get(ctx, state); getErr != nil || !ok {
+				return blame{}, getErr
+			}
+		}
+		if login.RegistrationID == "" {
+			return blame{}, nil
+		}
+		return blame{workspaceID: login.WorkspaceID, registrationIDs: []string{login.RegistrationID}}, nil
+	}
+}
+
+// verify checks the launch; login is the login its state named once read,
+// even when the launch is refused after.
+func (l *LTI13Launches) verify(ctx context.Context, idToken, state string, browser LTI13BrowserProof) (ltidomain.LTI13Launch, LTI13Login, error) {
 	switch {
 	case idToken == "":
-		return ltidomain.LTI13Launch{}, errLTI13NoToken
+		return ltidomain.LTI13Launch{}, LTI13Login{}, errLTI13NoToken
 	case state == "":
-		return ltidomain.LTI13Launch{}, errLTI13NoState
+		return ltidomain.LTI13Launch{}, LTI13Login{}, errLTI13NoState
 	case subtle.ConstantTimeCompare([]byte(state), []byte(browser.State)) != 1:
-		return ltidomain.LTI13Launch{}, errLTI13State
+		return ltidomain.LTI13Launch{}, LTI13Login{}, errLTI13State
 	}
 	login, err := l.takeProvenLogin(ctx, state, browser)
 	if err != nil {
-		return ltidomain.LTI13Launch{}, err
+		return ltidomain.LTI13Launch{}, login, err
 	}
+	launch, err := l.verifyToken(ctx, idToken, login)
+	return launch, login, err
+}
+
+// verifyToken checks the id_token of a launch that finishes login, and
+// keeps what an accepted launch leaves behind.
+func (l *LTI13Launches) verifyToken(ctx context.Context, idToken string, login LTI13Login) (ltidomain.LTI13Launch, error) {
 	header, err := jose.ParseHeader(idToken)
 	if err != nil {
 		return ltidomain.LTI13Launch{}, tokenError(err)
@@ -179,7 +221,7 @@ func (l *LTI13Launches) verify(ctx context.Context, idToken, state string, brows
 // learns it may post it with a proof of their own, and that refusal must
 // leave the login to the browser it belongs to, so the login is read, the
 // proof checked, and only then the login taken, by one of the launches
-// racing for it.
+// racing for it. A refused proof answers the login read with the refusal.
 func (l *LTI13Launches) takeProvenLogin(ctx context.Context, state string, browser LTI13BrowserProof) (LTI13Login, error) {
 	login, ok, err := l.logins.Get(ctx, state)
 	if err != nil {
@@ -189,16 +231,16 @@ func (l *LTI13Launches) takeProvenLogin(ctx context.Context, state string, brows
 		return LTI13Login{}, errLTI13StateUnused
 	}
 	if err := checkBrowserProof(login, browser); err != nil {
-		return LTI13Login{}, err
+		return login, err
 	}
-	login, ok, err = l.logins.Take(ctx, state)
+	taken, ok, err := l.logins.Take(ctx, state)
 	if err != nil {
-		return LTI13Login{}, err
+		return login, err
 	}
 	if !ok {
 		return LTI13Login{}, errLTI13StateUnused
 	}
-	return login, nil
+	return taken, nil
 }
 
 // Refusals of a browser's proof that are not a wrong state: the login was

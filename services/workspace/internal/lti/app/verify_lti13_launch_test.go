@@ -50,6 +50,7 @@ type lti13Fixture struct {
 	guard   *recordingGuard
 	logins  *ltistate.MemoryLogins
 	records *memoryLaunches
+	health  *memoryHealth
 	keys    *launchKeys
 	signer  *rsa.PrivateKey
 	self    domain.Caller          // the workspace school's own key pair
@@ -67,21 +68,23 @@ func newLTI13Fixture(t *testing.T) *lti13Fixture {
 	lf := &lti13Fixture{
 		clock: clock, guard: &recordingGuard{}, logins: ltistate.NewMemoryLogins(100, clock.Now),
 		keys: &launchKeys{keys: map[string]*rsa.PublicKey{"k1": &signer.PublicKey}}, signer: signer, records: &memoryLaunches{},
+		health: &memoryHealth{},
 	}
-	lf.fixture = newFixture(t, deps{now: lf.clock.Now, limits: lf.guard, logins: lf.logins, keys: lf.keys, records: lf.records})
+	lf.fixture = newFixture(t, deps{now: lf.clock.Now, limits: lf.guard, logins: lf.logins, keys: lf.keys, records: lf.records, health: lf.health})
 	created, self := lf.create(lf.root, app.CreateInput{ID: "school"})
 	lf.self, lf.lti = self, created.LTI
 	for _, r := range []struct {
 		dst    *ltidomain.Registration
 		client string
 	}{{&lf.reg, "client-1"}, {&lf.other, "client-2"}} {
-		*r.dst, err = lf.regs.Create(context.Background(), self, "school", ltidomain.NewRegistration{
+		created, err := lf.regs.Create(context.Background(), self, "school", ltidomain.NewRegistration{
 			Issuer: platformIssuer, ClientID: r.client, DeploymentIDs: []string{"dep-1"},
 			AuthLoginURL: platformIssuer + "/auth", JWKSURL: platformIssuer + "/jwks",
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
+		*r.dst = created.Registration
 	}
 	return lf
 }
@@ -118,8 +121,12 @@ func (lf *lti13Fixture) sign(claims map[string]any, kid string) string {
 	return token
 }
 
+// launch verifies a launch as the auth service does, in the request
+// "req-launch".
 func (lf *lti13Fixture) launch(token, state, browserState string) (ltidomain.LTI13Launch, error) {
-	return lf.launches13.Verify(context.Background(), lf.root, token, state, ltiapp.LTI13BrowserProof{State: browserState})
+	caller := lf.root
+	caller.RequestID = "req-launch"
+	return lf.launches13.Verify(context.Background(), caller, token, state, ltiapp.LTI13BrowserProof{State: browserState})
 }
 
 func TestLTI13LaunchIsAccepted(t *testing.T) {
@@ -135,6 +142,9 @@ func TestLTI13LaunchIsAccepted(t *testing.T) {
 	}
 	if len(lf.guard.failed) != 0 {
 		t.Fatalf("an accepted launch counted failures: %q", lf.guard.failed)
+	}
+	if h := lf.health.of(lf.reg.ID); !h.LastLaunchAt.Equal(lf.clock.Now()) || len(h.Failures) != 0 {
+		t.Fatalf("the registration's launch health after an accepted launch: %+v", h)
 	}
 
 	// A deep-linking launch names no exam: the teacher picks one.
@@ -299,6 +309,21 @@ func TestLTI13LaunchRefusals(t *testing.T) {
 				t.Fatalf("counted %q, want no failure", lf.guard.failed)
 			case tc.counted != "" && (len(lf.guard.failed) != 1 || !strings.HasSuffix(lf.guard.failed[0], tc.counted)):
 				t.Fatalf("counted %q, want one failure of %s", lf.guard.failed, tc.counted)
+			}
+			// The login's registration is told, in the words of the
+			// refusal page, with the request's id; a state that names no
+			// login is nobody's.
+			failures := lf.health.of(lf.reg.ID).Failures
+			shown, _ := fault.As(err)
+			nobodys := tc.name == "a state no login issued"
+			switch {
+			case len(lf.health.of(lf.other.ID).Failures) != 0:
+				t.Fatal("recorded on another registration")
+			case nobodys && len(failures) != 0:
+				t.Fatalf("recorded %+v, want nothing", failures)
+			case !nobodys && (len(failures) != 1 || failures[0].Reason != shown.Message || failures[0].RequestID != "req-launch" ||
+				!failures[0].At.Equal(lf.clock.Now())):
+				t.Fatalf("recorded %+v, want %q in req-launch", failures, shown.Message)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 )
@@ -13,7 +14,7 @@ import (
 // through the gateway, and the app's policy (app.Admit) asks no
 // credentials of it.
 func (s *Server) StartLti13Login(ctx context.Context, req *workspacev1.StartLti13LoginRequest) (*workspacev1.Lti13LoginRedirect, error) {
-	r, err := s.uc.LTI13Logins.Start(ctx, ltidomain.LTI13LoginInitiation{
+	r, err := s.uc.LTI13Logins.Start(ctx, grpcmw.RequestID(ctx), ltidomain.LTI13LoginInitiation{
 		Issuer:         req.GetIssuer(),
 		LoginHint:      req.GetLoginHint(),
 		TargetLinkURI:  req.GetTargetLinkUri(),

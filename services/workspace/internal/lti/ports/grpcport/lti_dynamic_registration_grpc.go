@@ -29,6 +29,6 @@ func (s *Server) RegisterLtiPlatform(ctx context.Context, req *workspacev1.Regis
 		return nil, grpccall.Error(err)
 	}
 	return &workspacev1.LtiPlatformRegistration{
-		WorkspaceId: r.WorkspaceID, Registration: ltiRegistrationToProto(r.Registration), PlatformName: r.Product,
+		WorkspaceId: r.WorkspaceID, Registration: ltiRegistrationToProto(ltiapp.RegistrationView{Registration: r.Registration}), PlatformName: r.Product,
 	}, nil
 }

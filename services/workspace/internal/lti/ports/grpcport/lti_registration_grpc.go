@@ -7,6 +7,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/apitime"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 )
@@ -51,28 +52,35 @@ func (s *Server) RemoveLtiDeployment(ctx context.Context, req *workspacev1.Remov
 }
 
 // ltiAnswer is a use case's registration, or its error, as the API answers.
-func ltiAnswer(r ltidomain.Registration, err error) (*workspacev1.LtiRegistration, error) {
+func ltiAnswer(r ltiapp.RegistrationView, err error) (*workspacev1.LtiRegistration, error) {
 	if err != nil {
 		return nil, grpccall.Error(err)
 	}
 	return ltiRegistrationToProto(r), nil
 }
 
-func ltiRegistrationToProto(r ltidomain.Registration) *workspacev1.LtiRegistration {
+func ltiRegistrationToProto(r ltiapp.RegistrationView) *workspacev1.LtiRegistration {
 	out := &workspacev1.LtiRegistration{
-		Id:            r.ID,
-		Issuer:        r.Issuer,
-		ClientId:      r.ClientID,
-		DeploymentIds: r.DeploymentIDs,
-		AuthLoginUrl:  r.AuthLoginURL,
-		JwksUrl:       r.JWKSURL,
-		CreateTime:    apitime.Format(r.CreatedAt),
+		Id:             r.ID,
+		Issuer:         r.Issuer,
+		ClientId:       r.ClientID,
+		DeploymentIds:  r.DeploymentIDs,
+		AuthLoginUrl:   r.AuthLoginURL,
+		JwksUrl:        r.JWKSURL,
+		CreateTime:     apitime.Format(r.CreatedAt),
+		RecentFailures: make([]*workspacev1.LtiLaunchFailure, len(r.Health.Failures)),
 	}
 	if out.DeploymentIds == nil {
 		out.DeploymentIds = []string{}
 	}
 	if r.AuthTokenURL != "" {
 		out.AuthTokenUrl = wrapperspb.String(r.AuthTokenURL)
+	}
+	if !r.Health.LastLaunchAt.IsZero() {
+		out.LastLaunchTime = wrapperspb.String(apitime.Format(r.Health.LastLaunchAt))
+	}
+	for i, f := range r.Health.Failures {
+		out.RecentFailures[i] = &workspacev1.LtiLaunchFailure{OccurTime: apitime.Format(f.At), Reason: f.Reason, RequestId: f.RequestID}
 	}
 	return out
 }
