@@ -19,6 +19,18 @@ type ltiRegistration struct {
 	JWKSURL       string   `json:"jwksUrl"`
 	AuthTokenURL  *string  `json:"authTokenUrl"`
 	CreatedAt     string   `json:"createdAt"`
+	// Launch health: null until a launch is accepted; the refusals, newest
+	// first.
+	LastLaunchAt   *string            `json:"lastLaunchAt"`
+	RecentFailures []ltiLaunchFailure `json:"recentFailures"`
+}
+
+// ltiLaunchFailure is a refused launch or login as a registration's
+// launch health shows it.
+type ltiLaunchFailure struct {
+	At        string `json:"at"`
+	Reason    string `json:"reason"`
+	RequestID string `json:"requestId"`
 }
 
 const canvasIssuer = "https://canvas.instructure.com"
