@@ -71,7 +71,8 @@ func (h launchHealth) refused(ctx context.Context, err error, requestID string, 
 	defer cancel()
 	b, err := whom(ctx)
 	if err != nil {
-		h.s.Logger.Warn("the registrations a refused LTI 1.3 login could be recorded on were not found", "request_id", requestID, "error", err.Error())
+		h.s.Logger.Warn("a refused LTI 1.3 login or launch was not recorded: its registrations could not be found",
+			"request_id", requestID, "error", err.Error())
 		return
 	}
 	if len(b.registrationIDs) == 0 {
@@ -82,7 +83,7 @@ func (h launchHealth) refused(ctx context.Context, err error, requestID string, 
 	}
 	f := ltidomain.NewLaunchFailure(h.s.timestamp(), reason, requestID)
 	if err := h.store.Refused(ctx, b.workspaceID, b.registrationIDs, f); err != nil {
-		h.s.Logger.Warn("a refused LTI 1.3 launch was not recorded in its registrations' health",
+		h.s.Logger.Warn("a refused LTI 1.3 login or launch was not recorded in its registrations' health",
 			"workspace", b.workspaceID, "registrations", b.registrationIDs, "request_id", requestID, "error", err.Error())
 	}
 }
