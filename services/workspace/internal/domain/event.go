@@ -100,12 +100,15 @@ const (
 	TargetPortalLink = "portalLink"
 )
 
-// Actor is who made a change: a key pair of a workspace, or the service
-// itself (System: the bootstrap from configuration, expiries).
+// Actor is who made a change: a key pair of a workspace, an administrator
+// in the portal (PortalLinkID: the link that started the session, with
+// its workspace), or the service itself (System: the bootstrap from
+// configuration, expiries).
 type Actor struct {
-	System      bool
-	WorkspaceID string
-	AppKey      string
+	System       bool
+	WorkspaceID  string
+	AppKey       string
+	PortalLinkID string
 }
 
 // SystemActor is the service acting on its own.
@@ -123,8 +126,10 @@ type Target struct {
 // A change to a workspace records its events in the workspace itself (its
 // outbox), stored by the same single-document write as the change; they are
 // then published to the audit trail. Key is the change's deterministic key,
-// <workspaceId>/<revision>/<n>, which makes publishing twice harmless; ID is
-// the public, time-ordered id, assigned when the event is published.
+// <workspaceId>/<revision>/<n>, which makes publishing twice harmless; an
+// event that rides on no workspace write has none, unless recording it
+// again must be harmless too (<workspaceId>/portalLink/<linkId>/<type>). ID
+// is the public, time-ordered id, assigned when the event is published.
 type Event struct {
 	ID          string
 	Key         string

@@ -385,6 +385,9 @@ type actorDoc struct {
 	System      bool   `bson:"system"`
 	WorkspaceID string `bson:"workspaceId"`
 	AppKey      string `bson:"appKey"`
+	// PortalLinkID is an administrator's in the portal; absent for every
+	// other actor.
+	PortalLinkID string `bson:"portalLinkId,omitempty"`
 }
 
 type targetDoc struct {

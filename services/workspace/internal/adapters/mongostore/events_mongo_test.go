@@ -239,6 +239,50 @@ func TestEventsKeepAReasonAndAnEventID(t *testing.T) {
 	}
 }
 
+// A change made in the administrator's portal keeps its actor (the link
+// with its workspace), in the outbox and in the trail, and so does an
+// event that rides on no write; such an event, recorded again under its
+// own key (a repeated revocation), is stored once.
+func TestEventsKeepThePortalActor(t *testing.T) {
+	f := newEventsFixture(t, nil)
+	ctx := context.Background()
+	if err := f.create("a"); err != nil {
+		t.Fatal(err)
+	}
+	w, err := f.repo.Get(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := f.clock.Now()
+	portal := domain.Actor{WorkspaceID: "a", PortalLinkID: "0f8e2c1a-3b4d-4e5f-8a9b-0c1d2e3f4a5b"}
+	w.RecordChange(domain.EventKeyPairRotated, domain.Target{Type: domain.TargetKeyPair, ID: "k"}, now, nil)
+	w.Attribute(portal, "req-portal")
+	if _, err := f.repo.Update(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	revoked := domain.NewEvent(domain.EventPortalLinkRevoked, w, portal,
+		domain.Target{Type: domain.TargetPortalLink, ID: portal.PortalLinkID}, "req-sign-out", now)
+	revoked.Key = "a/portalLink/" + portal.PortalLinkID + "/portalLink.revoked"
+	ids := new(domain.EventIDSource)
+	for range 2 {
+		if err := f.repo.AppendEvent(ctx, revoked, func() string { return ids.Next(f.clock.Now()) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.clock.Advance(pastSettle)
+	if err := f.app.RelayOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(pastSettle)
+	got := f.list(app.EventsInput{WorkspaceID: "a", Types: []string{"keyPair.rotated", "portalLink.revoked"}}).Events
+	wantTypes(t, "the portal's events", got, "portalLink.revoked", "keyPair.rotated")
+	for _, e := range got {
+		if e.Actor != portal {
+			t.Errorf("%s: actor %+v, want %+v", e.Type, e.Actor, portal)
+		}
+	}
+}
+
 // The settle window keeps a cursor from passing an event still landing: an
 // event stamped earlier than one already stored, but inserted after it, is
 // listed before it, because neither is listed until both are settled.

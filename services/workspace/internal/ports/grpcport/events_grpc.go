@@ -53,16 +53,12 @@ func EncodeEvent(e domain.Event) ([]byte, error) {
 }
 
 func eventToProto(e domain.Event) *workspacev1.Event {
-	actor := &workspacev1.EventActor{Type: "keyPair", WorkspaceId: e.Actor.WorkspaceID, AppKey: e.Actor.AppKey}
-	if e.Actor.System {
-		actor = &workspacev1.EventActor{Type: "system"}
-	}
 	out := &workspacev1.Event{
 		Id:            e.ID,
 		Type:          string(e.Type),
 		OccurTime:     apitime.Format(e.OccurredAt),
 		WorkspaceId:   e.WorkspaceID,
-		Actor:         actor,
+		Actor:         actorToProto(e.Actor),
 		Target:        &workspacev1.EventTarget{Type: e.Target.Type, Id: e.Target.ID},
 		RequestId:     e.RequestID,
 		ChangedFields: e.ChangedFields,
@@ -75,4 +71,17 @@ func eventToProto(e domain.Event) *workspacev1.Event {
 		out.EventId = &e.EventID
 	}
 	return out
+}
+
+// actorToProto names who made a change: the system, an administrator in
+// the portal (the workspace and the link that started the session), or a
+// key pair.
+func actorToProto(a domain.Actor) *workspacev1.EventActor {
+	switch {
+	case a.System:
+		return &workspacev1.EventActor{Type: "system"}
+	case a.PortalLinkID != "":
+		return &workspacev1.EventActor{Type: "portal", WorkspaceId: a.WorkspaceID, LinkId: &a.PortalLinkID}
+	}
+	return &workspacev1.EventActor{Type: "keyPair", WorkspaceId: a.WorkspaceID, AppKey: a.AppKey}
 }

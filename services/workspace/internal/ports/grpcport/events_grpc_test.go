@@ -82,3 +82,35 @@ func TestDocumentedEventTypesAreTheDomains(t *testing.T) {
 		t.Errorf("Event.type: %v, want %v", got, want)
 	}
 }
+
+// An event names its actor by type: a key pair with its workspace and app
+// key, the portal with its workspace and link, the system with neither;
+// linkId only for the portal.
+func TestEventActors(t *testing.T) {
+	for _, tc := range []struct {
+		actor domain.Actor
+		want  string
+	}{
+		{domain.Actor{WorkspaceID: "root", AppKey: "k"}, `{"type":"keyPair","workspaceId":"root","appKey":"k"}`},
+		{domain.Actor{WorkspaceID: "school", PortalLinkID: "0f8e2c1a-3b4d-4e5f-8a9b-0c1d2e3f4a5b"},
+			`{"type":"portal","workspaceId":"school","appKey":"","linkId":"0f8e2c1a-3b4d-4e5f-8a9b-0c1d2e3f4a5b"}`},
+		{domain.SystemActor, `{"type":"system","workspaceId":"","appKey":""}`},
+	} {
+		body, err := EncodeEvent(domain.Event{Type: domain.EventKeyPairRotated, Actor: tc.actor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var event struct {
+			Actor json.RawMessage `json:"actor"`
+		}
+		if err := json.Unmarshal(body, &event); err != nil {
+			t.Fatal(err)
+		}
+		var got, want any
+		_ = json.Unmarshal(event.Actor, &got)
+		_ = json.Unmarshal([]byte(tc.want), &want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("actor %+v renders %s, want %s", tc.actor, event.Actor, tc.want)
+		}
+	}
+}

@@ -30,26 +30,28 @@ const errLinksUnavailable = "LTI registration links cannot be made or used right
 // linkRecord is a link as stored: JSON, so that a reader of Redis sees
 // what it is.
 type linkRecord struct {
-	ID                 string    `json:"id"`
-	WorkspaceID        string    `json:"workspaceId"`
-	CreatorSystem      bool      `json:"creatorSystem,omitempty"`
-	CreatorWorkspaceID string    `json:"creatorWorkspaceId"`
-	CreatorAppKey      string    `json:"creatorAppKey"`
-	CreatedAt          time.Time `json:"createdAt"`
-	ExpiresAt          time.Time `json:"expiresAt"`
+	ID                  string    `json:"id"`
+	WorkspaceID         string    `json:"workspaceId"`
+	CreatorSystem       bool      `json:"creatorSystem,omitempty"`
+	CreatorWorkspaceID  string    `json:"creatorWorkspaceId"`
+	CreatorAppKey       string    `json:"creatorAppKey"`
+	CreatorPortalLinkID string    `json:"creatorPortalLinkId,omitempty"` // made in the administrator's portal
+	CreatedAt           time.Time `json:"createdAt"`
+	ExpiresAt           time.Time `json:"expiresAt"`
 }
 
 func toLinkRecord(l ltiapp.RegistrationLink) linkRecord {
 	return linkRecord{
 		ID: l.ID, WorkspaceID: l.WorkspaceID, CreatorSystem: l.Creator.System, CreatorWorkspaceID: l.Creator.WorkspaceID,
-		CreatorAppKey: l.Creator.AppKey, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt,
+		CreatorAppKey: l.Creator.AppKey, CreatorPortalLinkID: l.Creator.PortalLinkID, CreatedAt: l.CreatedAt, ExpiresAt: l.ExpiresAt,
 	}
 }
 
 func (r linkRecord) link() ltiapp.RegistrationLink {
 	return ltiapp.RegistrationLink{
 		ID: r.ID, WorkspaceID: r.WorkspaceID,
-		Creator:   domain.Actor{System: r.CreatorSystem, WorkspaceID: r.CreatorWorkspaceID, AppKey: r.CreatorAppKey},
+		Creator: domain.Actor{System: r.CreatorSystem, WorkspaceID: r.CreatorWorkspaceID, AppKey: r.CreatorAppKey,
+			PortalLinkID: r.CreatorPortalLinkID},
 		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
 	}
 }

@@ -48,4 +48,15 @@ func TestRedisRegistrationLinks(t *testing.T) {
 	if got, ok, err := s.Take(ctx, secret); err != nil || !ok || got != registrationLink {
 		t.Fatalf("Take = %+v, %v, %v; want %+v", got, ok, err, registrationLink)
 	}
+
+	// A link made in the administrator's portal keeps its creator: the
+	// registration it makes names the portal session as its actor.
+	inPortal := registrationLink
+	inPortal.Creator = domain.Actor{WorkspaceID: "district-7", PortalLinkID: "0f8e2c1a-3b4d-4e5f-8a9b-0c1d2e3f4a5b"}
+	if err := s.Put(ctx, secret, inPortal, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.Take(ctx, secret); err != nil || !ok || got != inPortal {
+		t.Fatalf("Take = %+v, %v, %v; want %+v", got, ok, err, inPortal)
+	}
 }
