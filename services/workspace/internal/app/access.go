@@ -46,14 +46,25 @@ func (a *App) visible(ctx context.Context, caller domain.Caller, id string) (*do
 	return w, nil
 }
 
-// seenBy reports whether caller may see w: it is active, and the caller's
-// own or one it manages.
+// seenBy reports whether caller may see w: it is active, and within the
+// caller's reach.
 func seenBy(w *domain.Workspace, caller domain.Caller) bool {
-	return !w.Deleted() && w.VisibleTo(caller.WorkspaceID)
+	return !w.Deleted() && reaches(w, caller)
+}
+
+// reaches reports whether w is within caller's reach, deleted or not: a key
+// pair's own workspace and those it manages; an administrator in the
+// portal's own workspace only.
+func reaches(w *domain.Workspace, caller domain.Caller) bool {
+	if caller.InPortal() {
+		return w.ID() == caller.WorkspaceID
+	}
+	return w.VisibleTo(caller.WorkspaceID)
 }
 
 // managed returns workspace id, deleted or not, if the caller manages it.
 // The caller's own workspace is 403, anything else it may not see is 404.
+// An administrator in the portal manages none.
 func (a *App) managed(ctx context.Context, caller domain.Caller, id string) (*domain.Workspace, error) {
 	if id == caller.WorkspaceID {
 		return nil, errSelfChange
@@ -62,7 +73,7 @@ func (a *App) managed(ctx context.Context, caller domain.Caller, id string) (*do
 	if err != nil {
 		return nil, err
 	}
-	if !w.ManagedBy(caller.WorkspaceID) {
+	if caller.InPortal() || !w.ManagedBy(caller.WorkspaceID) {
 		return nil, notFound(id)
 	}
 	return w, nil

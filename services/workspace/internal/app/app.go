@@ -86,7 +86,8 @@ type App struct {
 	// LTIPort, verify LTI launches).
 	rootID atomic.Pointer[string]
 
-	limits Limits // what Admit counts calls against
+	limits Limits         // what Admit counts calls against
+	portal PortalSessions // the portal sessions Admit admits
 
 	events        EventLog // nil: events stay in the outboxes
 	eventSettings EventSettings
@@ -120,7 +121,7 @@ func New(repo domain.Repository, secrets SecretBox, settings Settings, opts ...O
 		settings.CredentialCacheSize = 10000
 	}
 	a := &App{repo: repo, secrets: secrets, settings: settings, now: time.Now, logger: slog.Default(), limits: noLimits{},
-		changes: noChanges{}}
+		portal: noPortalSessions{}, changes: noChanges{}}
 	for _, opt := range opts {
 		opt(a)
 	}
@@ -128,6 +129,13 @@ func New(repo domain.Repository, secrets SecretBox, settings Settings, opts ...O
 		ttlcache.LoaderOptions{LoadTimeout: credentialLoadTimeout})
 	a.uses = newKeyUses(settings.CredentialCacheSize, a.now)
 	return a
+}
+
+// isRoot reports whether caller is a key pair of the root workspace, known
+// once Bootstrap has run (an administrator in the root's portal is not).
+func (a *App) isRoot(caller domain.Caller) bool {
+	root := a.rootID.Load()
+	return root != nil && caller.WorkspaceID == *root && !caller.InPortal()
 }
 
 // timestamp is the current time as stored and shown: UTC, milliseconds.

@@ -2,10 +2,13 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
+	portaldomain "github.com/liveproctor/workspaces/services/workspace/internal/portal/domain"
 )
 
 // This file is the service's one policy for who may call what and how
@@ -52,8 +55,41 @@ func ownLimit(own *domain.RateLimit) ratelimit.Limit {
 	return ratelimit.Limit{Rate: own.PerSecond, Burst: own.Burst}
 }
 
+// PortalSessions finds the portal link whose session a token names, for
+// the policy: the portal context's session check (portalapp.Sessions). An
+// unknown, revoked or ended session is portaldomain.ErrSessionOver.
+type PortalSessions interface {
+	Check(ctx context.Context, token string) (portaldomain.Link, error)
+}
+
+// WithPortalSessions admits the administrator's portal sessions (the
+// portal-session metadata) to the operations that take them; without it
+// every session is refused as over.
+func WithPortalSessions(s PortalSessions) Option { return func(a *App) { a.portal = s } }
+
+// noPortalSessions knows no session.
+type noPortalSessions struct{}
+
+func (noPortalSessions) Check(context.Context, string) (portaldomain.Link, error) {
+	return portaldomain.Link{}, portaldomain.ErrSessionOver
+}
+
+// portalAccess says whether an administrator's portal session may call an
+// operation.
+type portalAccess uint8
+
+const (
+	// noPortal: key pairs only (the zero value).
+	noPortal portalAccess = iota
+	// portalToo: a portal session may call it, for its own workspace.
+	portalToo
+	// portalOnly: only a portal session may call it.
+	portalOnly
+)
+
 // rule is what an operation asks of its callers. The zero rule is the
-// strictest: credentials, the REST-access tag and the rate limit.
+// strictest: credentials (a key pair), the REST-access tag and the rate
+// limit.
 type rule struct {
 	// public: no credentials are asked for, and any sent are not looked
 	// at, so they are neither counted as failures nor rate limited, and
@@ -67,31 +103,39 @@ type rule struct {
 	// admit (a browser or a platform): it counts against its address's
 	// limit and the total of all addresses, before anything else is done.
 	anonymous bool
+	// portal: whether an administrator's portal session may call it, which
+	// the portal's pages do for their workspace.
+	portal portalAccess
 }
 
 // operations are the service's operations (its gRPC methods' names) and
 // each one's rule; an operation missing here gets the zero rule.
+//
+// The administrator's portal (a portal session) reads its workspace, its
+// key pairs (rotated and revoked there) and its audit trail, and sets up
+// LTI 1.3: the registrations, made by hand or through a registration link,
+// and their deployments.
 var operations = map[string]rule{
 	"ListWorkspaces":      {},
-	"GetWorkspace":        {},
+	"GetWorkspace":        {portal: portalToo},
 	"CreateWorkspace":     {},
 	"UpdateWorkspace":     {},
 	"DeleteWorkspace":     {},
 	"UndeleteWorkspace":   {},
-	"ListWorkspaceKeys":   {},
+	"ListWorkspaceKeys":   {portal: portalToo},
 	"CreateWorkspaceKey":  {},
-	"RotateWorkspaceKey":  {},
-	"RevokeWorkspaceKey":  {},
-	"ListWorkspaceEvents": {},
+	"RotateWorkspaceKey":  {portal: portalToo},
+	"RevokeWorkspaceKey":  {portal: portalToo},
+	"ListWorkspaceEvents": {portal: portalToo},
 
-	"ListLtiRegistrations":  {},
-	"CreateLtiRegistration": {},
-	"GetLtiRegistration":    {},
-	"DeleteLtiRegistration": {},
-	"AddLtiDeployment":      {},
-	"RemoveLtiDeployment":   {},
+	"ListLtiRegistrations":  {portal: portalToo},
+	"CreateLtiRegistration": {portal: portalToo},
+	"GetLtiRegistration":    {portal: portalToo},
+	"DeleteLtiRegistration": {portal: portalToo},
+	"AddLtiDeployment":      {portal: portalToo},
+	"RemoveLtiDeployment":   {portal: portalToo},
 	// A registration link is made like a registration.
-	"CreateLtiRegistrationLink": {},
+	"CreateLtiRegistrationLink": {portal: portalToo},
 	// A launch is read like a registration.
 	"GetLtiLaunch": {},
 	// So is its roster, which the platform answers.
@@ -113,11 +157,12 @@ var operations = map[string]rule{
 	"TestWebhook":          {},
 
 	// Links to the administrator's portal are made and revoked like
-	// registration links.
+	// registration links; in the portal, revoking the session's own link
+	// is signing out.
 	"CreatePortalLink": {},
-	"RevokePortalLink": {},
+	"RevokePortalLink": {portal: portalToo},
 	// The portal's session answers for itself.
-	"GetPortalSession": {},
+	"GetPortalSession": {portal: portalOnly},
 
 	// The other services call these to check a caller on behalf of a
 	// request they count themselves; limiting them again would count one
@@ -159,18 +204,37 @@ var operations = map[string]rule{
 	"OpenPortalLink": {public: true, anonymous: true},
 }
 
-// Credentials are the key pair a call presents; zero when it presents none.
+// Credentials are what a call presents: a key pair, or the token of an
+// administrator's portal session; zero when it presents none.
 type Credentials struct {
 	AppKey    string
 	AppSecret string
+	// PortalSession is the portal-session metadata: the token of a portal
+	// session, which the gateway's portal pages send (never a REST
+	// client's: the gateway forwards no such header).
+	PortalSession string
 }
 
 var (
 	errNoCredentials = fault.New(fault.Unauthenticated,
 		"missing credentials: send Authorization: Basic base64(appKey:appSecret)")
+	errNoPortalSession = fault.New(fault.Unauthenticated,
+		"missing credentials: send the portal session's token as portal-session metadata")
 	errNoAPIAccess = fault.New(fault.PermissionDenied,
 		"this key pair may not call the API: it lacks the allow-rest-api-access tag (LTI key pairs are for LTI launches)")
+	// A call presents one credential, as RFC 6750 asks of bearer tokens
+	// (more than one method is invalid_request, 400).
+	errTwoCredentials = fault.New(fault.Invalid,
+		"send either Basic credentials or a portal session, not both")
 )
+
+// portalFailures is what a failed portal session counts against, beside
+// the client address's failures at all: sessions name no app key.
+const portalFailures = "portal-session"
+
+// portalLimitKey is what a portal session's calls count against: a key of
+// the session's own, under its workspace's limit, like a key pair's.
+func portalLimitKey(linkID string) string { return "portal:" + linkID }
 
 // Admit puts a call of operation through the policy and returns the caller
 // the use case then acts for. In order: an anonymous operation counts
@@ -180,7 +244,8 @@ var (
 // a key pair without the REST-access tag is refused unless the operation
 // takes any key pair; then the key pair's rate limit applies, its
 // workspace's own or the default, unless the operation is unlimited. A
-// public operation skips all of it and has no caller.
+// portal session goes through the same steps (admitPortal). A public
+// operation skips all of it and has no caller.
 func (a *App) Admit(ctx context.Context, operation string, creds Credentials) (domain.Caller, error) {
 	r := operations[operation]
 	if r.anonymous {
@@ -190,6 +255,15 @@ func (a *App) Admit(ctx context.Context, operation string, creds Credentials) (d
 	}
 	if r.public {
 		return domain.Caller{}, nil
+	}
+	if creds.PortalSession != "" {
+		if creds.AppKey != "" {
+			return domain.Caller{}, errTwoCredentials
+		}
+		return a.admitPortal(ctx, operation, r, creds.PortalSession)
+	}
+	if creds.AppKey == "" && r.portal == portalOnly {
+		return domain.Caller{}, errNoPortalSession
 	}
 	if creds.AppKey == "" {
 		return domain.Caller{}, errNoCredentials
@@ -207,10 +281,67 @@ func (a *App) Admit(ctx context.Context, operation string, creds Credentials) (d
 	if !caller.RESTAccess && !r.anyKeyPair {
 		return domain.Caller{}, errNoAPIAccess
 	}
+	if r.portal == portalOnly {
+		return domain.Caller{}, fault.New(fault.PermissionDenied, "only a portal session may call %s", operation)
+	}
 	if !r.unlimited {
 		if err := a.limits.LimitKeyPair(ctx, creds.AppKey, ownLimit(caller.RateLimit)); err != nil {
 			return domain.Caller{}, err
 		}
+	}
+	return caller, nil
+}
+
+// admitPortal puts a call presenting a portal session token through the
+// policy's steps: the address's failures; the session (portalCaller), a
+// failure counted against the address; whether the operation takes a
+// session; the rate, under a key of the session's own and its workspace's
+// limit, unless the operation is unlimited.
+func (a *App) admitPortal(ctx context.Context, operation string, r rule, token string) (domain.Caller, error) {
+	if err := a.limits.CheckFailures(ctx, portalFailures); err != nil {
+		return domain.Caller{}, err
+	}
+	caller, err := a.portalCaller(ctx, token)
+	if fault.KindOf(err) == fault.Unauthenticated {
+		a.limits.Failed(ctx, portalFailures)
+	}
+	if err != nil {
+		return domain.Caller{}, err
+	}
+	if r.portal == noPortal {
+		return domain.Caller{}, fault.New(fault.PermissionDenied,
+			"a portal session may not call %s: it reads and sets up its own workspace only", operation)
+	}
+	if !r.unlimited {
+		if err := a.limits.LimitKeyPair(ctx, portalLimitKey(caller.PortalLinkID), ownLimit(caller.RateLimit)); err != nil {
+			return domain.Caller{}, err
+		}
+	}
+	return caller, nil
+}
+
+// portalCaller is the caller a portal session's token stands for: the
+// portal's check finds the link that admits it, and the link must still
+// stand for its workspace (active, and neither deleted nor undeleted since
+// the link was made), whose own rate limit it takes. Nothing of it is
+// cached: a revocation or a delete ends the session at its next call.
+func (a *App) portalCaller(ctx context.Context, token string) (domain.Caller, error) {
+	link, err := a.portal.Check(ctx, token)
+	if err != nil {
+		return domain.Caller{}, err
+	}
+	w, err := a.repo.Get(ctx, link.WorkspaceID)
+	switch {
+	case errors.Is(err, domain.ErrNotFound):
+		return domain.Caller{}, portaldomain.ErrSessionOver
+	case err != nil:
+		return domain.Caller{}, fmt.Errorf("get the portal session's workspace: %w", err)
+	case !link.Current(!w.Deleted(), w.TokenCutoff()):
+		return domain.Caller{}, portaldomain.ErrSessionOver
+	}
+	caller := domain.Caller{WorkspaceID: w.ID(), PortalLinkID: link.ID, RESTAccess: true}
+	if own, ok := w.RateLimit(); ok {
+		caller.RateLimit = &own
 	}
 	return caller, nil
 }

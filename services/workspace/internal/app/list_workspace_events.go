@@ -32,20 +32,23 @@ type EventsResult struct {
 	NextPageToken string
 }
 
-// ListWorkspaceEvents returns a page of the audit trail of a workspace the
-// caller may see (deleted or not: its managers may read how it was
-// deleted); any other id is not found. Only events older than the settle
+// ListWorkspaceEvents returns a page of the audit trail of a workspace
+// within the caller's reach (deleted or not: its managers may read how it
+// was deleted); any other id is not found. Only events older than the settle
 // window are returned, so a cursor never passes an event still landing.
 func (a *App) ListWorkspaceEvents(ctx context.Context, caller domain.Caller, in EventsInput) (EventsResult, error) {
 	types, size, err := domain.CheckEventQuery(in.Types, in.PageSize)
 	if err != nil {
 		return EventsResult{}, err
 	}
+	if in.IncludeManaged && caller.InPortal() {
+		return EventsResult{}, errPortalManagedEvents
+	}
 	w, err := a.load(ctx, in.WorkspaceID)
 	if err != nil {
 		return EventsResult{}, err
 	}
-	if !w.VisibleTo(caller.WorkspaceID) {
+	if !reaches(w, caller) {
 		return EventsResult{}, notFound(in.WorkspaceID)
 	}
 	q := domain.EventQuery{WorkspaceID: w.ID(), IncludeManaged: in.IncludeManaged, Types: types, Limit: size}
@@ -68,6 +71,11 @@ func (a *App) ListWorkspaceEvents(ctx context.Context, caller domain.Caller, in 
 	}
 	return res, nil
 }
+
+// errPortalManagedEvents: the portal shows its own workspace's audit trail,
+// not those of the workspaces it manages.
+var errPortalManagedEvents = fault.New(fault.PermissionDenied,
+	"includeManaged: a portal session reads its own workspace's events only")
 
 // eventPageToken is a position in an event list (the last id seen; empty:
 // the start) and the list it belongs to.

@@ -56,12 +56,9 @@ func (p LTIPort) OpenSecret(k domain.KeyPair) (string, error) {
 	return p.a.secrets.Open(k.AppKey, k.SealedSecret)
 }
 
-// IsRoot reports whether caller is the root workspace, known once
-// Bootstrap has run.
-func (p LTIPort) IsRoot(caller domain.Caller) bool {
-	root := p.a.rootID.Load()
-	return root != nil && caller.WorkspaceID == *root
-}
+// IsRoot reports whether caller is a key pair of the root workspace, known
+// once Bootstrap has run.
+func (p LTIPort) IsRoot(caller domain.Caller) bool { return p.a.isRoot(caller) }
 
 // ByLTIPair finds the workspace of the registration of (issuer, clientID).
 func (p LTIPort) ByLTIPair(ctx context.Context, issuer, clientID string) (*domain.Workspace, error) {

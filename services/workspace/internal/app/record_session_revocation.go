@@ -30,7 +30,7 @@ var errRecordNeedsActor = fault.InvalidField("actorAppKey", "is required")
 // the audit trail; if that fails the answer is Unavailable and the auth
 // service answers its caller so (a revocation is safe to repeat).
 func (a *App) RecordSessionRevocation(ctx context.Context, caller domain.Caller, in SessionRevocation) error {
-	if root := a.rootID.Load(); root == nil || caller.WorkspaceID != *root {
+	if !a.isRoot(caller) {
 		return errRecordCaller
 	}
 	if in.ActorAppKey == "" {

@@ -5,8 +5,10 @@ import (
 	"strings"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/liveproctor/workspaces/pkg/basicauth"
+	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
@@ -21,10 +23,17 @@ type Policy interface {
 
 var _ Policy = (*app.App)(nil)
 
-// AuthInterceptor hands each call's Basic credentials and its method's name,
-// the operation, to the policy, and puts the caller it admits in the
-// context. Health checks and reflection are the transport's, not
-// operations, and skip it.
+// portalSessionHeader is the metadata a portal session's token travels in:
+// not authorization, which grpc-gateway forwards from any REST client, so
+// that a session never becomes a REST credential.
+const portalSessionHeader = "portal-session"
+
+var errManyPortalSessions = fault.New(fault.Invalid, "send one portal-session, not several")
+
+// AuthInterceptor hands each call's credentials (Basic, or a portal
+// session's token) and its method's name, the operation, to the policy, and
+// puts the caller it admits in the context. Health checks and reflection
+// are the transport's, not operations, and skip it.
 func AuthInterceptor(policy Policy) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		if grpcmw.Quiet(info.FullMethod) {
@@ -33,6 +42,13 @@ func AuthInterceptor(policy Policy) grpc.UnaryServerInterceptor {
 		var creds app.Credentials
 		if appKey, appSecret, ok := basicauth.FromIncoming(ctx); ok {
 			creds = app.Credentials{AppKey: appKey, AppSecret: appSecret}
+		}
+		switch sessions := metadata.ValueFromIncomingContext(ctx, portalSessionHeader); len(sessions) {
+		case 0:
+		case 1:
+			creds.PortalSession = sessions[0]
+		default:
+			return nil, errManyPortalSessions
 		}
 		caller, err := policy.Admit(ctx, operationOf(info.FullMethod), creds)
 		if err != nil {
