@@ -39,6 +39,8 @@ import (
 	ltiapp "github.com/liveproctor/workspaces/services/workspace/internal/lti/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 	ltigrpcport "github.com/liveproctor/workspaces/services/workspace/internal/lti/ports/grpcport"
+	portalapp "github.com/liveproctor/workspaces/services/workspace/internal/portal/app"
+	portalgrpcport "github.com/liveproctor/workspaces/services/workspace/internal/portal/ports/grpcport"
 	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpcport"
 	"github.com/liveproctor/workspaces/services/workspace/internal/webhook/adapters/deliverystore"
 	webhookapp "github.com/liveproctor/workspaces/services/workspace/internal/webhook/app"
@@ -124,17 +126,18 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 	health := launchhealth.New(s.mongo.Database(s.cfg.MongoDatabase), launchhealth.WithBreaker(storeBreaker))
 	// Every URL handed to an LMS is below PUBLIC_BASE_URL.
 	urls := ltidomain.NewToolURLs(s.cfg.LTIBaseURL)
-	application, limits, err := s.newApp(repo, box, urls, metrics, deliveries)
+	application, limits, portalStore, err := s.newApp(repo, box, urls, metrics, deliveries)
 	if err != nil {
 		return err
 	}
 	lti, scoreDelivery := s.newLTI(app.NewLTIPort(application), repo, launches, scores, health, box, urls, limits)
 	events := app.NewWebhookEvents(application)
 	webhooks := s.newWebhooks(app.NewWebhookPort(application), box, deliveries, events)
+	portal := s.newPortal(app.NewPortalPort(application), portalStore)
 	if err := s.prepareStore(ctx, out, repo, deliveries, launches, scores, application, lti.ToolKeys); err != nil {
 		return err
 	}
-	if err := s.listen(application, lti, webhooks, metrics); err != nil {
+	if err := s.listen(application, lti, webhooks, portal, metrics); err != nil {
 		return err
 	}
 	dispatcher := s.newDispatcher(deliveries, events, webhooks, grpcport.EncodeEvent)
@@ -147,32 +150,37 @@ func (s *Service) start(ctx context.Context, out io.Writer, metrics *telemetry.M
 // newApp builds the application over repo and the secret box, with the
 // tool's URLs its create results give, and with what it tells and shares:
 // the auth service (revocations), Redis (limits, the cache bus), the
-// webhooks' deliveries (woken on every publish). It returns the limits
-// too, which LTI launches count their failures with.
+// webhooks' deliveries (woken on every publish), the portal's store (the
+// sessions its policy admits). It returns the limits too, which LTI
+// launches count their failures with, and the portal's store, which the
+// portal's use cases keep their links in.
 func (s *Service) newApp(repo *mongostore.Repository, box *secretbox.Box, urls ltidomain.ToolURLs, metrics *telemetry.Metrics,
-	deliveries app.DeliveryWaker) (*app.App, *ratelimit.Guard, error) {
+	deliveries app.DeliveryWaker) (*app.App, *ratelimit.Guard, portalapp.Store, error) {
 	opts, err := s.revokers(metrics)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(s.cfg.Redis.Addrs) == 0 {
-		s.logger.Warn("REDIS_ADDR is not set: each replica counts rate limits and failed authentications, and remembers LTI launch nonces, on its own; " +
-			"other replicas, and the auth service, hear of no revoked key pair, deleted workspace or new rate limit, and drop what they cached within their caches' TTLs")
+		s.logger.Warn("REDIS_ADDR is not set: each replica counts rate limits and failed authentications, and remembers LTI launch nonces " +
+			"and portal links, on its own; other replicas, and the auth service, hear of no revoked key pair, deleted workspace or new rate limit, " +
+			"and drop what they cached within their caches' TTLs")
 	} else if s.redis, err = redisconn.Open(s.cfg.Redis, metrics); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if s.redis != nil {
 		// Changes reach every replica of both services on the cache bus.
 		opts = append(opts, app.WithChangeNotifier(changebus.NewNotifier(s.redis, s.logger)))
 	}
 	guard := ratelimit.NewGuard(s.redis, s.cfg.Limits, s.logger)
-	opts = append(opts, app.WithLimits(guard), app.WithEventLog(repo, s.cfg.Events), app.WithDeliveryWaker(deliveries), app.WithLogger(s.logger))
+	portalStore := s.newPortalStore()
+	opts = append(opts, app.WithLimits(guard), app.WithEventLog(repo, s.cfg.Events), app.WithDeliveryWaker(deliveries), app.WithLogger(s.logger),
+		app.WithPortalSessions(portalapp.NewSessions(portalStore, s.portalSettings())))
 	application := app.New(repo, box, app.Settings{
 		LTIToolURLs:         urls,
 		CredentialCacheTTL:  s.cfg.CredentialCacheTTL,
 		CredentialCacheSize: s.cfg.CredentialCacheSize,
 	}, opts...)
-	return application, guard, nil
+	return application, guard, portalStore, nil
 }
 
 // revokers connects to the auth service, which the application asks to
@@ -238,7 +246,8 @@ func (s *Service) prepareStore(ctx context.Context, out io.Writer, repo *mongost
 // listen opens the gRPC and metrics listeners and builds the gRPC server:
 // metrics, errors, the trusted proxies, then the app's policy
 // (authentication and limits).
-func (s *Service) listen(application *app.App, lti ltigrpcport.UseCases, webhooks *webhookapp.Endpoints, metrics *telemetry.Metrics) error {
+func (s *Service) listen(application *app.App, lti ltigrpcport.UseCases, webhooks *webhookapp.Endpoints, portal *portalapp.Portal,
+	metrics *telemetry.Metrics) error {
 	var err error
 	s.lis, err = net.Listen("tcp", s.cfg.GRPCAddr)
 	if err != nil {
@@ -254,7 +263,8 @@ func (s *Service) listen(application *app.App, lti ltigrpcport.UseCases, webhook
 		s.cfg.Limits.Proxies.UnaryServerInterceptor(),
 		grpcport.AuthInterceptor(application),
 	))...)
-	workspacev1.RegisterWorkspaceServiceServer(s.grpc, grpcport.NewServer(application, ltigrpcport.NewServer(lti), webhookgrpcport.NewServer(webhooks)))
+	workspacev1.RegisterWorkspaceServiceServer(s.grpc, grpcport.NewServer(application, ltigrpcport.NewServer(lti),
+		webhookgrpcport.NewServer(webhooks), portalgrpcport.NewServer(portal)))
 	s.health = health.NewServer()
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	reflection.Register(s.grpc)

@@ -17,7 +17,8 @@ import (
 
 // rootServer is a server over an application in memory whose root
 // workspace holds the product pub/math, and a context calling as the root
-// (without the LTI and webhook ports, whose methods these tests do not call).
+// (without the LTI, webhook and portal ports, whose methods these tests do
+// not call).
 func rootServer(t *testing.T) (context.Context, *Server) {
 	t.Helper()
 	box, err := secretbox.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
@@ -34,7 +35,7 @@ func rootServer(t *testing.T) (context.Context, *Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return grpccall.WithCaller(ctx, root), NewServer(a, nil, nil)
+	return grpccall.WithCaller(ctx, root), NewServer(a, nil, nil, nil)
 }
 
 // Errors the application makes name fields the same way.

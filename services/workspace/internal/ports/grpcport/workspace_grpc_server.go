@@ -13,27 +13,29 @@ import (
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltigrpcport "github.com/liveproctor/workspaces/services/workspace/internal/lti/ports/grpcport"
+	portalgrpcport "github.com/liveproctor/workspaces/services/workspace/internal/portal/ports/grpcport"
 	"github.com/liveproctor/workspaces/services/workspace/internal/ports/grpccall"
 	webhookgrpcport "github.com/liveproctor/workspaces/services/workspace/internal/webhook/ports/grpcport"
 )
 
 // Server implements workspacev1.WorkspaceServiceServer: the workspace
-// application's methods here, the LTI and webhook contexts' through their
-// own ports. One gRPC service, so one registration, one set of
-// interceptors and one policy (app.Admit) for all.
+// application's methods here, the LTI, webhook and portal contexts'
+// through their own ports. One gRPC service, so one registration, one set
+// of interceptors and one policy (app.Admit) for all.
 type Server struct {
 	workspacev1.UnimplementedWorkspaceServiceServer
 	app      *app.App
 	lti      *ltigrpcport.Server
 	webhooks *webhookgrpcport.Server
+	portal   *portalgrpcport.Server
 }
 
 var _ workspacev1.WorkspaceServiceServer = (*Server)(nil)
 
 // NewServer returns the gRPC server of the workspace application and the
-// LTI and webhook contexts' ports.
-func NewServer(a *app.App, lti *ltigrpcport.Server, webhooks *webhookgrpcport.Server) *Server {
-	return &Server{app: a, lti: lti, webhooks: webhooks}
+// LTI, webhook and portal contexts' ports.
+func NewServer(a *app.App, lti *ltigrpcport.Server, webhooks *webhookgrpcport.Server, portal *portalgrpcport.Server) *Server {
+	return &Server{app: a, lti: lti, webhooks: webhooks, portal: portal}
 }
 
 func (s *Server) ListWorkspaces(ctx context.Context, req *workspacev1.ListWorkspacesRequest) (*workspacev1.ListWorkspacesResponse, error) {
