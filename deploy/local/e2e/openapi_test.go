@@ -363,6 +363,9 @@ var proseRules = []struct{ field, description string }{
 	{"openid_configuration", "The platform's OpenID configuration cannot be used to register the tool"},
 	// A score's maximum, which JSON Schema's minimum cannot hold above 0.
 	{"scoreMaximum", "must be a number over 0"},
+	// A portal link's way back: https (http on a loopback host only),
+	// without a user name or password, which format uri does not say.
+	{"returnUrl", "must be an absolute https URL"},
 }
 
 // proseRule returns the rule of proseRules that a 400's body names, or "".

@@ -6575,7 +6575,8 @@ type CreatePortalLinkRequest struct {
 	// other value is refused: "the identifier cannot be modified".
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Where the portal's way back leads: an absolute https URL (http only on
-	// a loopback host), at most 2000 characters. Optional.
+	// a loopback host), without a user name or password, at most 2000
+	// characters. Optional.
 	ReturnUrl     *string `protobuf:"bytes,2,opt,name=return_url,json=returnUrl,proto3,oneof" json:"return_url,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -7602,7 +7603,7 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"occur_time\x18\x01 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\x02at\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x03 \x01(\tR\trequestId2\xa1\xa6\x01\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId2¦\x01\n" +
 	"\x10WorkspaceService\x12\x86\x03\n" +
 	"\x0eListWorkspaces\x12#.workspace.v1.ListWorkspacesRequest\x1a$.workspace.v1.ListWorkspacesResponse\"\xa8\x02\xb2\xe1\x18\xa0\x02*\n" +
 	"Workspaces2\x0fList workspaces:\x80\x02The caller's workspace and every workspace it manages, active only, ordered by name (case-insensitive) then id. Pass `nextPageToken` back as `pageToken`, with the same filter, until it is empty. `POST` takes the filter as a body, `GET` as query parameters.\x90\x02\x01\x12\xdd\x01\n" +
@@ -7654,8 +7655,9 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\x0fStartLti13Login\x12$.workspace.v1.StartLti13LoginRequest\x1a .workspace.v1.Lti13LoginRedirect\x12V\n" +
 	"\x11VerifyLti13Launch\x12&.workspace.v1.VerifyLti13LaunchRequest\x1a\x19.workspace.v1.Lti13Launch\x12U\n" +
 	"\x0eGetLtiToolKeys\x12#.workspace.v1.GetLtiToolKeysRequest\x1a\x19.workspace.v1.LtiToolKeys\"\x03\x90\x02\x01\x12w\n" +
-	"\x1cCreateLtiDeepLinkingResponse\x121.workspace.v1.CreateLtiDeepLinkingResponseRequest\x1a$.workspace.v1.LtiDeepLinkingResponse\x12\xf6\t\n" +
-	"\x10CreatePortalLink\x12%.workspace.v1.CreatePortalLinkRequest\x1a\x18.workspace.v1.PortalLink\"\xa0\t\xb2\xe1\x18\x9b\t\x12\tNOT_FOUND*\x16Administrator's portal2)Make a link to the administrator's portal:\xc7\bAnswers 201 with a link the vendor's back end sends to the workspace's administrator (the school's or district's IT person): opening `url` in a browser starts a portal session for this workspace only, where the administrator sets up LTI (the values an LMS asks for, the registrations and their launch health, the LTI 1.1 credentials), manages the key pairs and reads the audit trail, on pages the service serves under `/portal/`. The link works once, until `expiresAt`, 5 minutes after it was made, and is a secret until then; the session it starts lasts one hour, or until `DELETE …/portal-links/{linkId}` or the workspace's deletion ends it. `returnUrl` (optional) is where the portal's way back leads: an absolute https URL (http only on a loopback host), at most 2000 characters. Making, opening and revoking a link are in the workspace's audit trail, and every change made in the portal is there with the actor `portal` and the link's id. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.@\xc9\x01\x12\x8b\x04\n" +
+	"\x1cCreateLtiDeepLinkingResponse\x121.workspace.v1.CreateLtiDeepLinkingResponseRequest\x1a$.workspace.v1.LtiDeepLinkingResponse\x12\x97\n" +
+	"\n" +
+	"\x10CreatePortalLink\x12%.workspace.v1.CreatePortalLinkRequest\x1a\x18.workspace.v1.PortalLink\"\xc1\t\xb2\xe1\x18\xbc\t\x12\tNOT_FOUND*\x16Administrator's portal2)Make a link to the administrator's portal:\xe8\bAnswers 201 with a link the vendor's back end sends to the workspace's administrator (the school's or district's IT person): opening `url` in a browser starts a portal session for this workspace only, where the administrator sets up LTI (the values an LMS asks for, the registrations and their launch health, the LTI 1.1 credentials), manages the key pairs and reads the audit trail, on pages the service serves under `/portal/`. The link works once, until `expiresAt`, 5 minutes after it was made, and is a secret until then; the session it starts lasts one hour, or until `DELETE …/portal-links/{linkId}` or the workspace's deletion ends it. `returnUrl` (optional) is where the portal's way back leads: an absolute https URL (http only on a loopback host), without a user name or password, at most 2000 characters. Making, opening and revoking a link are in the workspace's audit trail, and every change made in the portal is there with the actor `portal` and the link's id. The workspace itself and the workspaces that manage it may make one, with a server key pair; any other workspace id, and a deleted workspace, is 404.@\xc9\x01\x12\x8b\x04\n" +
 	"\x10RevokePortalLink\x12%.workspace.v1.RevokePortalLinkRequest\x1a\".workspace.v1.PortalLinkRevocation\"\xab\x03\xb2\xe1\x18\xa3\x03\x12\tNOT_FOUND*\x16Administrator's portal2(Revoke a portal link and end its session:\xd3\x02An unused link can no longer be opened; the session an opened link started ends at once (the administrator's next page asks for a new link). Revoking a link revoked already answers the same again, while the service remembers the link (its session's hour). An unknown link id, one of another workspace, or one whose session is over, is 404.\x90\x02\x02\x12R\n" +
 	"\x0eOpenPortalLink\x12#.workspace.v1.OpenPortalLinkRequest\x1a\x1b.workspace.v1.PortalSession\x12[\n" +
 	"\x10GetPortalSession\x12%.workspace.v1.GetPortalSessionRequest\x1a\x1b.workspace.v1.PortalSession\"\x03\x90\x02\x01BDZBgithub.com/liveproctor/workspaces/pkg/gen/workspace/v1;workspacev1b\x06proto3"

@@ -16,36 +16,32 @@ const MaxReturnURLLength = 2000
 // CheckReturnURL checks a link's returnUrl, the portal's way back to the
 // vendor's site, which the portal's pages offer as a link: empty, or an
 // absolute https URL (http only on a loopback host: localhost,
-// 127.0.0.0/8, ::1, for a vendor's own machine), without credentials in
-// it, of at most MaxReturnURLLength characters.
+// 127.0.0.0/8, ::1, for a vendor's own machine), without a user name or
+// password, of at most MaxReturnURLLength characters.
 func CheckReturnURL(raw string) error {
-	if raw == "" {
+	switch {
+	case raw == "":
 		return nil
-	}
-	if why := returnURLProblem(raw); why != "" {
-		return fault.InvalidField("returnUrl", why)
+	case utf8.RuneCountInString(raw) > MaxReturnURLLength:
+		return fault.InvalidField("returnUrl", fmt.Sprintf("must be at most %d characters", MaxReturnURLLength))
+	case !returnURL(raw):
+		return errReturnURL
 	}
 	return nil
 }
 
-func returnURLProblem(raw string) string {
-	if utf8.RuneCountInString(raw) > MaxReturnURLLength {
-		return fmt.Sprintf("must be at most %d characters", MaxReturnURLLength)
-	}
+// errReturnURL states the rule as the document does.
+var errReturnURL = fault.InvalidField("returnUrl",
+	"must be an absolute https URL (http only on a loopback host: localhost, 127.0.0.0/8, ::1), without a user name or password")
+
+// returnURL reports whether raw is an absolute https URL, or http on a
+// loopback host, without userinfo.
+func returnURL(raw string) bool {
 	u, err := url.Parse(raw)
-	switch {
-	case err != nil || !u.IsAbs() || u.Opaque != "" || u.Host == "" || u.Hostname() == "":
-		return "must be an absolute URL, such as https://vendor.example/settings"
-	case u.User != nil:
-		return "must not carry a user name or password"
-	case u.Scheme == "https":
-		return ""
-	case u.Scheme == "http" && loopback(u.Hostname()):
-		return ""
-	case u.Scheme == "http":
-		return "must be https (http only on a loopback host: localhost, 127.0.0.1, ::1)"
+	if err != nil || u.Opaque != "" || u.User != nil || u.Hostname() == "" {
+		return false
 	}
-	return "must be an https URL"
+	return u.Scheme == "https" || u.Scheme == "http" && loopback(u.Hostname())
 }
 
 // loopback reports whether host names this machine: localhost, or an
