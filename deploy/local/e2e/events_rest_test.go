@@ -20,6 +20,7 @@ type event struct {
 		Type        string `json:"type"`
 		WorkspaceID string `json:"workspaceId"`
 		AppKey      string `json:"appKey"`
+		LinkID      string `json:"linkId"` // the portal's
 	} `json:"actor"`
 	Target struct {
 		Type string `json:"type"`

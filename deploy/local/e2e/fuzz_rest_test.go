@@ -64,9 +64,11 @@ func TestRequestsDrawnFromTheDocument(t *testing.T) {
 	w := root.create(unique(t, "fuzz"), nil)
 	reg := root.register(w.WorkspaceID, canvasRegistration(clientID(t, "fuzz"), "1"))
 	hook := root.addWebhook(w.WorkspaceID, map[string]any{"url": "https://hooks.example.com/fuzz"})
+	link := root.newPortalLink(w.WorkspaceID, nil)
 	params := map[string]string{"id": w.WorkspaceID, "appKey": w.AppKeys.Server.ConsumerKey, "registrationId": reg.ID, "deploymentId": "1",
 		"launchId":  unknownLaunchID,
-		"webhookId": hook.ID}
+		"webhookId": hook.ID,
+		"linkId":    link.ID}
 	statuses := map[int]int{}
 	for i, r := range requests {
 		path := r.Path

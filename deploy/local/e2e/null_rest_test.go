@@ -59,7 +59,9 @@ func TestNullIsRefusedWhereTheDocumentDoesNotAllowIt(t *testing.T) {
 	appKey := created.AppKeys.Server.ConsumerKey
 	reg := root.register(id, canvasRegistration(clientID(t, "nulls")))
 	hook := root.addWebhook(id, map[string]any{"url": "https://hooks.example.com/nulls"})
-	params := map[string]string{"id": id, "appKey": appKey, "registrationId": reg.ID, "webhookId": hook.ID, "launchId": unknownLaunchID}
+	link := root.newPortalLink(id, nil)
+	params := map[string]string{"id": id, "appKey": appKey, "registrationId": reg.ID, "webhookId": hook.ID, "launchId": unknownLaunchID,
+		"linkId": link.ID}
 
 	ran := 0
 	for path, item := range apiDoc.doc.Paths.Map() {
