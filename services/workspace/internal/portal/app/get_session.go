@@ -12,7 +12,7 @@ var errNotInPortal = fault.New(fault.PermissionDenied, "only a portal session ha
 
 // Session returns the link whose session the caller, an administrator in
 // the portal the policy admitted, presents: its workspace, its end, its
-// way back.
+// way back. A session revoked since the policy admitted the call is over.
 func (p *Portal) Session(ctx context.Context, caller domain.Caller) (portaldomain.Link, error) {
 	if !caller.InPortal() {
 		return portaldomain.Link{}, errNotInPortal
@@ -20,6 +20,9 @@ func (p *Portal) Session(ctx context.Context, caller domain.Caller) (portaldomai
 	l, ok, err := p.store.Link(ctx, caller.PortalLinkID)
 	if err != nil || !ok {
 		return portaldomain.Link{}, sessionError(err)
+	}
+	if l.Revoked() || !p.s.Now().Before(l.SessionEnd()) {
+		return portaldomain.Link{}, portaldomain.ErrSessionOver
 	}
 	return l, nil
 }

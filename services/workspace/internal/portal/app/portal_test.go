@@ -336,4 +336,11 @@ func TestSession(t *testing.T) {
 	if _, err := f.portal.Session(ctx, f.root); fault.KindOf(err) != fault.PermissionDenied {
 		t.Errorf("Session of a key pair: %v, want PermissionDenied", err)
 	}
+	// Revoked after the policy admitted the call: over.
+	if _, err := f.portal.RevokeLink(ctx, f.root, "school", opened.Link.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.portal.Session(ctx, caller); !errors.Is(err, portaldomain.ErrSessionOver) {
+		t.Errorf("Session once revoked: %v, want ErrSessionOver", err)
+	}
 }
