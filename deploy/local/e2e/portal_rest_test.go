@@ -216,10 +216,12 @@ func TestPortalSessionOverGRPC(t *testing.T) {
 	_, err = ws.GetWorkspace(inPortal(strings.Repeat("A", 43)), &workspacev1.GetWorkspaceRequest{Id: d.WorkspaceID})
 	wantCode(t, "an unknown session", err, codes.Unauthenticated)
 
-	// The gateway forwards no portal-session header: REST does not know
-	// the session.
-	anonymous(t).do(http.MethodGet, "/api/workspace/"+d.WorkspaceID, nil, "portal-session", session.GetToken()).
-		wantError(http.StatusUnauthorized, "UNAUTHENTICATED", "")
+	// The gateway forwards no portal-session header, nor grpc-gateway's
+	// metadata prefix: REST does not know the session.
+	for _, header := range []string{"Portal-Session", "Grpc-Metadata-Portal-Session"} {
+		anonymous(t).do(http.MethodGet, "/api/workspace/"+d.WorkspaceID, nil, header, session.GetToken()).
+			wantError(http.StatusUnauthorized, "UNAUTHENTICATED", "")
+	}
 
 	r := root.revokePortalLink(d.WorkspaceID, l.ID)
 	if !r.Opened {
