@@ -70,6 +70,8 @@ func TestEveryRouteWithItsSecurity(t *testing.T) {
 		{"POST", "/api/workspace/{id}/webhooks/{webhookId}:resend", "basic"},
 		{"POST", "/api/workspace/{id}/webhooks/{webhookId}:recover", "basic"},
 		{"POST", "/api/workspace/{id}/webhooks/{webhookId}:test", "basic"},
+		{"POST", "/api/workspace/{id}/portal-links", "basic"},
+		{"DELETE", "/api/workspace/{id}/portal-links/{linkId}", "basic"},
 		{"POST", "/api/workspace", "basic"},
 		{"PUT", "/api/workspace/{id}", "basic"},
 		{"DELETE", "/api/workspace/{id}", "basic"},
