@@ -4751,7 +4751,7 @@ type ClientInterface interface {
 
 	// ListWorkspaceKeys List a workspace's key pairs
 	//
-	// Every key pair of the workspace, secrets included: the server pair (REST access), the LTI pair, and those created or rotated since. A rotated pair shows its `expiresAt` until the sweeper removes it (within a minute or so of expiry); `lastUsedAt` is recorded at most once per pair per 15 minutes per replica.
+	// Every key pair of the workspace, secrets included (but for the administrator's portal, whose pages never show a secret again): the server pair (REST access), the LTI pair, and those created or rotated since. A rotated pair shows its `expiresAt` until the sweeper removes it (within a minute or so of expiry); `lastUsedAt` is recorded at most once per pair per 15 minutes per replica.
 	//
 	// Corresponds with GET /api/workspace/{id}/keys (the `ListWorkspaceKeys` operationId).
 	ListWorkspaceKeys(ctx context.Context, id string, params *ListWorkspaceKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5472,7 +5472,7 @@ func (c *Client) ListWorkspaceEvents(ctx context.Context, id string, params *Lis
 
 // ListWorkspaceKeys List a workspace's key pairs
 //
-// Every key pair of the workspace, secrets included: the server pair (REST access), the LTI pair, and those created or rotated since. A rotated pair shows its `expiresAt` until the sweeper removes it (within a minute or so of expiry); `lastUsedAt` is recorded at most once per pair per 15 minutes per replica.
+// Every key pair of the workspace, secrets included (but for the administrator's portal, whose pages never show a secret again): the server pair (REST access), the LTI pair, and those created or rotated since. A rotated pair shows its `expiresAt` until the sweeper removes it (within a minute or so of expiry); `lastUsedAt` is recorded at most once per pair per 15 minutes per replica.
 //
 // Corresponds with GET /api/workspace/{id}/keys (the `ListWorkspaceKeys` operationId).
 func (c *Client) ListWorkspaceKeys(ctx context.Context, id string, params *ListWorkspaceKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9906,7 +9906,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListWorkspaceKeysWithResponse List a workspace's key pairs
 	//
-	// Every key pair of the workspace, secrets included: the server pair (REST access), the LTI pair, and those created or rotated since. A rotated pair shows its `expiresAt` until the sweeper removes it (within a minute or so of expiry); `lastUsedAt` is recorded at most once per pair per 15 minutes per replica.
+	// Every key pair of the workspace, secrets included (but for the administrator's portal, whose pages never show a secret again): the server pair (REST access), the LTI pair, and those created or rotated since. A rotated pair shows its `expiresAt` until the sweeper removes it (within a minute or so of expiry); `lastUsedAt` is recorded at most once per pair per 15 minutes per replica.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19883,7 +19883,7 @@ func (c *ClientWithResponses) ListWorkspaceEventsWithResponse(ctx context.Contex
 
 // ListWorkspaceKeysWithResponse List a workspace's key pairs
 //
-// Every key pair of the workspace, secrets included: the server pair (REST access), the LTI pair, and those created or rotated since. A rotated pair shows its `expiresAt` until the sweeper removes it (within a minute or so of expiry); `lastUsedAt` is recorded at most once per pair per 15 minutes per replica.
+// Every key pair of the workspace, secrets included (but for the administrator's portal, whose pages never show a secret again): the server pair (REST access), the LTI pair, and those created or rotated since. A rotated pair shows its `expiresAt` until the sweeper removes it (within a minute or so of expiry); `lastUsedAt` is recorded at most once per pair per 15 minutes per replica.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -176,8 +176,17 @@ func TestPortalCallerReachesItsOwnWorkspaceOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.app.RotateWorkspaceKey(ctx, caller, "school", keys[0].AppKey, nil); err != nil {
+	for _, k := range keys {
+		if k.AppSecret != "" {
+			t.Errorf("the portal's list shows the secret of %s", k.AppKey)
+		}
+	}
+	rotated, err := f.app.RotateWorkspaceKey(ctx, caller, "school", keys[0].AppKey, nil)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if rotated.Successor.AppSecret == "" {
+		t.Error("a rotation in the portal does not show its new secret")
 	}
 	rotations, err := f.repo.ListEvents(ctx, domain.EventQuery{WorkspaceID: "school", Types: []domain.EventType{domain.EventKeyPairRotated}, Limit: 10})
 	if err != nil {

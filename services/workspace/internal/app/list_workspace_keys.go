@@ -23,7 +23,9 @@ type KeyPairView struct {
 }
 
 // ListWorkspaceKeys returns the key pairs of a workspace the caller may see,
-// with when each was last used.
+// with when each was last used. A portal session's list has no secrets: its
+// pages never show one again, and a session's cookie is a browser's, easier
+// to lose than a server's key pair.
 func (a *App) ListWorkspaceKeys(ctx context.Context, caller domain.Caller, id string) ([]KeyPairView, error) {
 	w, err := a.visible(ctx, caller, id)
 	if err != nil {
@@ -45,6 +47,9 @@ func (a *App) ListWorkspaceKeys(ctx context.Context, caller domain.Caller, id st
 			return nil, err
 		}
 		v.LastUsedAt = used[k.AppKey]
+		if caller.InPortal() {
+			v.AppSecret = ""
+		}
 		views = append(views, v)
 	}
 	return views, nil
