@@ -58,14 +58,9 @@ type Config struct {
 	// LTILaunchGrace is how long a launch's record is kept after its
 	// session's 8 hours, for late grading (LTI_LAUNCH_GRACE, 30 days).
 	LTILaunchGrace time.Duration
-	// LTIScoreLease is how long a replica holds a user's queue of scores
-	// for one attempt (LTI_SCORE_LEASE, 1 minute): a replica that dies
-	// mid-attempt leaves the queue to another after it.
-	LTIScoreLease time.Duration
-	// LTIScoreRetrySchedule is the wait after each attempt of a score the
-	// platform refused for now (LTI_SCORE_RETRY_SCHEDULE, the webhooks'
-	// default schedule).
-	LTIScoreRetrySchedule webhook.Schedule
+	// LTIScores tune the delivery of LTI scores to the platforms'
+	// gradebooks.
+	LTIScores LTIScoreSettings
 
 	// AuthServiceAddr is told about deleted workspaces (AUTH_SERVICE_ADDR);
 	// empty: nobody is told, and the auth service's own status check is
@@ -136,6 +131,18 @@ type WebhookSettings struct {
 	RetrySchedule webhook.Schedule
 }
 
+// LTIScoreSettings tune the delivery of LTI scores.
+type LTIScoreSettings struct {
+	// Lease is how long a replica holds a user's queue of scores for one
+	// attempt (LTI_SCORE_LEASE): a replica that dies mid-attempt leaves
+	// the queue to another after it.
+	Lease time.Duration
+	// RetrySchedule is the wait after each attempt of a score the
+	// platform refused for now (LTI_SCORE_RETRY_SCHEDULE, the webhooks'
+	// default schedule).
+	RetrySchedule webhook.Schedule
+}
+
 // TelemetrySettings is what lifecycle.Main sets the process up with.
 func (c Config) TelemetrySettings() telemetry.Settings { return c.Telemetry }
 
@@ -184,13 +191,7 @@ func ConfigFromEnv(r *envconfig.Reader) (Config, error) {
 	cfg.LTI13PendingLoginsMax = r.Int("LTI13_PENDING_LOGINS_MAX", 50_000, 1, 10_000_000)
 	cfg.LTIToolKeys, cfg.LTIToolKeyCheck = readToolKeySchedule(r)
 	cfg.LTILaunchGrace = r.Duration("LTI_LAUNCH_GRACE", 720*time.Hour)
-	cfg.LTIScoreLease = r.Duration("LTI_SCORE_LEASE", time.Minute)
-	if cfg.LTIScoreLease < 2*time.Second || cfg.LTIScoreLease > 10*time.Minute {
-		// An attempt may take a token, a line item's finding and making,
-		// and the score: up to 40 s against a slow platform.
-		r.Invalid("LTI_SCORE_LEASE", "must be between 2s and 10m (1m: an attempt may take up to 40s)")
-	}
-	cfg.LTIScoreRetrySchedule = readRetrySchedule(r, "LTI_SCORE_RETRY_SCHEDULE")
+	cfg.LTIScores = readLTIScoreSettings(r)
 	cfg.WebhookURLs, cfg.Webhooks = readWebhookSettings(r)
 	cfg.Bootstrap.AppKey, cfg.Bootstrap.AppSecret, _ = r.Pair("BOOTSTRAP_APP_KEY", "BOOTSTRAP_APP_SECRET")
 	var given bool
@@ -268,6 +269,20 @@ func readWebhookSettings(r *envconfig.Reader) (outbound.Policy, WebhookSettings)
 		r.Invalid("WEBHOOK_ATTEMPT_RETENTION", "must be at least 1h")
 	}
 	return policy, s
+}
+
+// readLTIScoreSettings reads the tuning of the LTI scores' delivery.
+func readLTIScoreSettings(r *envconfig.Reader) LTIScoreSettings {
+	s := LTIScoreSettings{
+		Lease:         r.Duration("LTI_SCORE_LEASE", time.Minute),
+		RetrySchedule: readRetrySchedule(r, "LTI_SCORE_RETRY_SCHEDULE"),
+	}
+	if s.Lease < 2*time.Second || s.Lease > 10*time.Minute {
+		// An attempt may take a token, a line item's finding and making,
+		// and the score: up to 40 s against a slow platform.
+		r.Invalid("LTI_SCORE_LEASE", "must be between 2s and 10m (1m: an attempt may take up to 40s)")
+	}
+	return s
 }
 
 // readRetrySchedule reads a retry schedule (WEBHOOK_RETRY_SCHEDULE,

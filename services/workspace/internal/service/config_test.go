@@ -210,14 +210,14 @@ func TestConfigScoreDelivery(t *testing.T) {
 		"KEY_HMAC_KEY":       "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=",
 	}
 	cfg, err := service.ConfigFromEnv(envconfig.FromMap(base))
-	if err != nil || cfg.LTIScoreLease != time.Minute || !slices.Equal(cfg.LTIScoreRetrySchedule, webhook.DefaultSchedule) {
-		t.Fatalf("defaults: %s, %v, %v", cfg.LTIScoreLease, cfg.LTIScoreRetrySchedule, err)
+	if err != nil || cfg.LTIScores.Lease != time.Minute || !slices.Equal(cfg.LTIScores.RetrySchedule, webhook.DefaultSchedule) {
+		t.Fatalf("defaults: %s, %v, %v", cfg.LTIScores.Lease, cfg.LTIScores.RetrySchedule, err)
 	}
 	env := maps.Clone(base)
 	env["LTI_SCORE_LEASE"], env["LTI_SCORE_RETRY_SCHEDULE"] = "5s", "1s,1s"
-	if cfg, err = service.ConfigFromEnv(envconfig.FromMap(env)); err != nil || cfg.LTIScoreLease != 5*time.Second ||
-		!slices.Equal(cfg.LTIScoreRetrySchedule, webhook.Schedule{time.Second, time.Second}) {
-		t.Fatalf("set: %s, %v, %v", cfg.LTIScoreLease, cfg.LTIScoreRetrySchedule, err)
+	if cfg, err = service.ConfigFromEnv(envconfig.FromMap(env)); err != nil || cfg.LTIScores.Lease != 5*time.Second ||
+		!slices.Equal(cfg.LTIScores.RetrySchedule, webhook.Schedule{time.Second, time.Second}) {
+		t.Fatalf("set: %s, %v, %v", cfg.LTIScores.Lease, cfg.LTIScores.RetrySchedule, err)
 	}
 	for name, value := range map[string]string{"LTI_SCORE_LEASE": "1s", "LTI_SCORE_RETRY_SCHEDULE": "0s"} {
 		env := maps.Clone(base)

@@ -97,7 +97,7 @@ func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Reposito
 	memberships := platformnrps.New(outbound.NewClient(s.cfg.LTIURLs, platformServiceTimeout), nil)
 	gradebook := platformags.New(outbound.NewClient(s.cfg.LTIURLs, platformServiceTimeout), nil)
 	delivery := ltiapp.NewScoreDelivery(workspaces, scores, scores.LineItems(), platformTokens, gradebook, replicaName(),
-		ltiapp.ScoreDeliverySettings{Lease: s.cfg.LTIScoreLease, Retry: s.cfg.LTIScoreRetrySchedule.Backoff, Logger: s.logger})
+		ltiapp.ScoreDeliverySettings{Lease: s.cfg.LTIScores.Lease, Retry: s.cfg.LTIScores.RetrySchedule.Backoff, Logger: s.logger})
 	return ltigrpcport.UseCases{
 		Registrations:       ltiapp.NewRegistrations(workspaces, health, settings),
 		LTI11Launches:       ltiapp.NewLTI11Launches(workspaces, nonces, limits, settings),
