@@ -131,12 +131,26 @@ type WebhookSettings struct {
 	RetrySchedule webhook.Schedule
 }
 
-// LTIScoreSettings tune the delivery of LTI scores.
+// LTIScoreSettings tune the delivery of LTI scores and how long they are
+// kept.
 type LTIScoreSettings struct {
+	// Workers bounds the queues a replica delivers at once
+	// (LTI_SCORE_WORKERS).
+	Workers int
 	// Lease is how long a replica holds a user's queue of scores for one
 	// attempt (LTI_SCORE_LEASE): a replica that dies mid-attempt leaves
 	// the queue to another after it.
 	Lease time.Duration
+	// Poll is how often a replica looks for due queues while it finds
+	// none (LTI_SCORE_POLL).
+	Poll time.Duration
+	// GiveUpAfter is how long after its making a score still undelivered
+	// fails (LTI_SCORE_GIVE_UP_AFTER).
+	GiveUpAfter time.Duration
+	// Retention is how long scores, idle queues and the line items found
+	// for resource links are kept (LTI_SCORE_RETENTION): their TTL
+	// indexes'.
+	Retention time.Duration
 	// RetrySchedule is the wait after each attempt of a score the
 	// platform refused for now (LTI_SCORE_RETRY_SCHEDULE, the webhooks'
 	// default schedule).
@@ -271,16 +285,39 @@ func readWebhookSettings(r *envconfig.Reader) (outbound.Policy, WebhookSettings)
 	return policy, s
 }
 
-// readLTIScoreSettings reads the tuning of the LTI scores' delivery.
+// scoreRetentionMargin is how much longer than the give-up window scores
+// are kept at least: past the window a score fails at its queue's next
+// turn, which comes up to a retry's longest wait later (a Retry-After, at
+// most webhook.MaxRetryAfter, or the schedule's longest step, with its
+// 10% jitter) and a lease; removed sooner, it would vanish instead,
+// neither failed nor in the audit trail.
+const scoreRetentionMargin = 12 * time.Hour
+
+// readLTIScoreSettings reads the tuning of the LTI scores' delivery and
+// their retention.
 func readLTIScoreSettings(r *envconfig.Reader) LTIScoreSettings {
 	s := LTIScoreSettings{
+		Workers:       r.Int("LTI_SCORE_WORKERS", 4, 1, 64),
 		Lease:         r.Duration("LTI_SCORE_LEASE", time.Minute),
+		Poll:          r.Duration("LTI_SCORE_POLL", time.Second),
+		GiveUpAfter:   r.Duration("LTI_SCORE_GIVE_UP_AFTER", 7*24*time.Hour),
+		Retention:     r.Duration("LTI_SCORE_RETENTION", 30*24*time.Hour),
 		RetrySchedule: readRetrySchedule(r, "LTI_SCORE_RETRY_SCHEDULE"),
 	}
 	if s.Lease < 2*time.Second || s.Lease > 10*time.Minute {
 		// An attempt may take a token, a line item's finding and making,
 		// and the score: up to 40 s against a slow platform.
 		r.Invalid("LTI_SCORE_LEASE", "must be between 2s and 10m (1m: an attempt may take up to 40s)")
+	}
+	if s.Poll < 100*time.Millisecond || s.Poll > time.Minute {
+		r.Invalid("LTI_SCORE_POLL", "must be between 100ms and 1m")
+	}
+	if s.GiveUpAfter <= s.Lease {
+		r.Invalid("LTI_SCORE_GIVE_UP_AFTER", "must be longer than LTI_SCORE_LEASE (%s)", s.Lease)
+	}
+	if s.Retention < s.GiveUpAfter+scoreRetentionMargin {
+		r.Invalid("LTI_SCORE_RETENTION", "must be at least LTI_SCORE_GIVE_UP_AFTER (%s) plus %s, so that a score still pending then is failed, and its failure kept, before it is removed",
+			s.GiveUpAfter, scoreRetentionMargin)
 	}
 	return s
 }

@@ -201,8 +201,10 @@ func TestConfigLaunchGrace(t *testing.T) {
 	}
 }
 
-// The delivery of LTI scores: a one-minute lease and the webhooks' default
-// schedule unless told otherwise, each held to its bounds.
+// The delivery of LTI scores: 4 workers, a one-minute lease, a poll every
+// second, given up after 7 days, kept 30, on the webhooks' default
+// schedule unless told otherwise; each held to its bounds, the give-up
+// window past the lease and the retention past the window.
 func TestConfigScoreDelivery(t *testing.T) {
 	base := map[string]string{
 		"MONGODB_URI":        "mongodb://127.0.0.1:27017",
@@ -210,20 +212,49 @@ func TestConfigScoreDelivery(t *testing.T) {
 		"KEY_HMAC_KEY":       "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=",
 	}
 	cfg, err := service.ConfigFromEnv(envconfig.FromMap(base))
-	if err != nil || cfg.LTIScores.Lease != time.Minute || !slices.Equal(cfg.LTIScores.RetrySchedule, webhook.DefaultSchedule) {
-		t.Fatalf("defaults: %s, %v, %v", cfg.LTIScores.Lease, cfg.LTIScores.RetrySchedule, err)
+	want := service.LTIScoreSettings{Workers: 4, Lease: time.Minute, Poll: time.Second, GiveUpAfter: 168 * time.Hour,
+		Retention: 720 * time.Hour, RetrySchedule: webhook.DefaultSchedule}
+	if err != nil || !reflect.DeepEqual(cfg.LTIScores, want) {
+		t.Fatalf("defaults: %+v, %v; want %+v", cfg.LTIScores, err, want)
 	}
 	env := maps.Clone(base)
-	env["LTI_SCORE_LEASE"], env["LTI_SCORE_RETRY_SCHEDULE"] = "5s", "1s,1s"
-	if cfg, err = service.ConfigFromEnv(envconfig.FromMap(env)); err != nil || cfg.LTIScores.Lease != 5*time.Second ||
-		!slices.Equal(cfg.LTIScores.RetrySchedule, webhook.Schedule{time.Second, time.Second}) {
-		t.Fatalf("set: %s, %v, %v", cfg.LTIScores.Lease, cfg.LTIScores.RetrySchedule, err)
+	maps.Copy(env, map[string]string{
+		"LTI_SCORE_WORKERS": "64", "LTI_SCORE_LEASE": "5s", "LTI_SCORE_POLL": "100ms", "LTI_SCORE_GIVE_UP_AFTER": "6s",
+		"LTI_SCORE_RETENTION": "12h0m6s", "LTI_SCORE_RETRY_SCHEDULE": "1s,1s",
+	})
+	want = service.LTIScoreSettings{Workers: 64, Lease: 5 * time.Second, Poll: 100 * time.Millisecond, GiveUpAfter: 6 * time.Second,
+		Retention: 12*time.Hour + 6*time.Second, RetrySchedule: webhook.Schedule{time.Second, time.Second}}
+	if cfg, err = service.ConfigFromEnv(envconfig.FromMap(env)); err != nil || !reflect.DeepEqual(cfg.LTIScores, want) {
+		t.Fatalf("set: %+v, %v; want %+v", cfg.LTIScores, err, want)
 	}
-	for name, value := range map[string]string{"LTI_SCORE_LEASE": "1s", "LTI_SCORE_RETRY_SCHEDULE": "0s"} {
+	for _, tc := range []struct {
+		env  map[string]string
+		name string // the variable the error names
+	}{
+		{map[string]string{"LTI_SCORE_WORKERS": "0"}, "LTI_SCORE_WORKERS"},
+		{map[string]string{"LTI_SCORE_WORKERS": "65"}, "LTI_SCORE_WORKERS"},
+		{map[string]string{"LTI_SCORE_WORKERS": "four"}, "LTI_SCORE_WORKERS"},
+		{map[string]string{"LTI_SCORE_LEASE": "1s"}, "LTI_SCORE_LEASE"},
+		{map[string]string{"LTI_SCORE_POLL": "50ms"}, "LTI_SCORE_POLL"},
+		{map[string]string{"LTI_SCORE_POLL": "2m"}, "LTI_SCORE_POLL"},
+		{map[string]string{"LTI_SCORE_GIVE_UP_AFTER": "7d"}, "LTI_SCORE_GIVE_UP_AFTER"},
+		{map[string]string{"LTI_SCORE_GIVE_UP_AFTER": "1m"}, "LTI_SCORE_GIVE_UP_AFTER"},
+		{map[string]string{"LTI_SCORE_LEASE": "5m", "LTI_SCORE_GIVE_UP_AFTER": "4m"}, "LTI_SCORE_GIVE_UP_AFTER"},
+		{map[string]string{"LTI_SCORE_RETENTION": "0s"}, "LTI_SCORE_RETENTION"},
+		{map[string]string{"LTI_SCORE_RETENTION": "168h"}, "LTI_SCORE_RETENTION"},
+		{map[string]string{"LTI_SCORE_RETENTION": "179h"}, "LTI_SCORE_RETENTION"},
+		{map[string]string{"LTI_SCORE_GIVE_UP_AFTER": "720h"}, "LTI_SCORE_RETENTION"},
+		{map[string]string{"LTI_SCORE_RETRY_SCHEDULE": "0s"}, "LTI_SCORE_RETRY_SCHEDULE"},
+	} {
 		env := maps.Clone(base)
-		env[name] = value
-		if _, err := service.ConfigFromEnv(envconfig.FromMap(env)); err == nil || !strings.Contains(err.Error(), name) {
-			t.Errorf("%s=%s: %v, want an error naming it", name, value, err)
+		maps.Copy(env, tc.env)
+		if _, err := service.ConfigFromEnv(envconfig.FromMap(env)); err == nil || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("%v: %v, want an error naming %s", tc.env, err, tc.name)
 		}
+	}
+	env = maps.Clone(base)
+	env["LTI_SCORE_RETENTION"] = "180h" // the window's 168 hours and 12
+	if _, err := service.ConfigFromEnv(envconfig.FromMap(env)); err != nil {
+		t.Fatalf("the shortest retention the default window allows: %v", err)
 	}
 }

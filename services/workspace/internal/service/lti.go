@@ -45,14 +45,11 @@ func (s *Service) newLaunchStore(storeBreaker *breaker.Breaker) *launchstore.Sto
 		launchstore.WithBreaker(storeBreaker))
 }
 
-// scoreRetention is how long a score and its status are kept: well past
-// its delivery's window (ltiapp.ScoreDeliverySettings.Window, 7 days).
-const scoreRetention = 30 * 24 * time.Hour
-
 // newScoreStore is the scores sent to platforms' gradebooks, on the
-// workspace store's database and through its breaker.
+// workspace store's database and through its breaker, kept
+// LTI_SCORE_RETENTION.
 func (s *Service) newScoreStore(storeBreaker *breaker.Breaker) *scorestore.Store {
-	return scorestore.New(s.mongo.Database(s.cfg.MongoDatabase), scoreRetention, scorestore.WithBreaker(storeBreaker))
+	return scorestore.New(s.mongo.Database(s.cfg.MongoDatabase), s.cfg.LTIScores.Retention, scorestore.WithBreaker(storeBreaker))
 }
 
 // newLTI builds the LTI context's use cases over the workspace side
@@ -96,8 +93,12 @@ func (s *Service) newLTI(workspaces ltiapp.Workspaces, repo *mongostore.Reposito
 		tokens, toolKeys, 0, settings)
 	memberships := platformnrps.New(outbound.NewClient(s.cfg.LTIURLs, platformServiceTimeout), nil)
 	gradebook := platformags.New(outbound.NewClient(s.cfg.LTIURLs, platformServiceTimeout), nil)
+	sc := s.cfg.LTIScores
 	delivery := ltiapp.NewScoreDelivery(workspaces, scores, scores.LineItems(), platformTokens, gradebook, replicaName(),
-		ltiapp.ScoreDeliverySettings{Lease: s.cfg.LTIScores.Lease, Retry: s.cfg.LTIScores.RetrySchedule.Backoff, Logger: s.logger})
+		ltiapp.ScoreDeliverySettings{
+			Workers: sc.Workers, Lease: sc.Lease, Poll: sc.Poll, Window: sc.GiveUpAfter, Retry: sc.RetrySchedule.Backoff,
+			Logger: s.logger,
+		})
 	return ltigrpcport.UseCases{
 		Registrations:       ltiapp.NewRegistrations(workspaces, health, settings),
 		LTI11Launches:       ltiapp.NewLTI11Launches(workspaces, nonces, limits, settings),

@@ -25,6 +25,7 @@ import (
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/ratelimit"
 	"github.com/liveproctor/workspaces/pkg/testenv"
+	"github.com/liveproctor/workspaces/pkg/webhook"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/mongoconn/indexcheck"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
@@ -57,6 +58,10 @@ func config(t *testing.T, uri string) service.Config {
 		CredentialCacheSize: 100,
 		LTIToolKeys:         ltidomain.DefaultToolKeyRotation,
 		LTIToolKeyCheck:     time.Hour,
+		LTIScores: service.LTIScoreSettings{
+			Workers: 4, Lease: time.Minute, Poll: time.Second, GiveUpAfter: 168 * time.Hour, Retention: 720 * time.Hour,
+			RetrySchedule: webhook.DefaultSchedule,
+		},
 	}
 }
 
@@ -302,4 +307,22 @@ func TestStartPreparesTheWebhookDeliveries(t *testing.T) {
 		}
 	}
 	indexcheck.WantTTL(t, db.Collection("webhook_attempts"), "expiry", 48*60*60)
+}
+
+// A start keeps the LTI scores, their idle queues and the line items found
+// for LTI_SCORE_RETENTION: their TTL indexes'.
+func TestStartPreparesTheScoreStore(t *testing.T) {
+	f := startStore(t)
+	cfg := config(t, f.URI())
+	cfg.LTIScores.Retention = 200 * time.Hour
+	startService(t, cfg, io.Discard)
+	c, err := mongo.Connect(options.Client().ApplyURI(f.URI()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect(context.Background())
+	db := c.Database(cfg.MongoDatabase)
+	for _, collection := range []string{"lti_scores", "lti_score_queues", "lti_line_items"} {
+		indexcheck.WantTTL(t, db.Collection(collection), "expiry", 200*60*60)
+	}
 }

@@ -19,19 +19,23 @@ import (
 // ScoreDeliverySettings tune a ScoreDelivery; zero fields take the
 // defaults.
 type ScoreDeliverySettings struct {
-	// Workers bounds the queues this replica delivers at once (4).
+	// Workers bounds the queues this replica delivers at once
+	// (LTI_SCORE_WORKERS, 4).
 	Workers int
 	// Lease is how long a claim holds a queue (LTI_SCORE_LEASE, 1 min):
 	// longer than an attempt may take (a token, the line item and the
 	// score, each within the outbound client's timeout: up to 40 s) with
 	// the store's writes around it.
 	Lease time.Duration
-	// Poll is how often Run looks for due queues while it finds none (1 s).
+	// Poll is how often Run looks for due queues while it finds none
+	// (LTI_SCORE_POLL, 1 s).
 	Poll time.Duration
-	// Window is how long a score may wait for its delivery (7 days): one
-	// older fails at its next turn, so that a platform down for days does
-	// not hold a queue's later scores for weeks, and every score is
-	// settled well within the store's retention.
+	// Window is how long a score may wait for its delivery
+	// (LTI_SCORE_GIVE_UP_AFTER, 7 days): one older fails at its next
+	// turn, so that a platform down for days does not hold a queue's
+	// later scores for weeks, and every score is settled within the
+	// store's retention (LTI_SCORE_RETENTION, held longer by more than a
+	// turn's longest wait).
 	Window time.Duration
 	// Retry is the wait after a failed attempt, or false when it was the
 	// last: webhook.DefaultSchedule's Backoff (8 attempts over about a
