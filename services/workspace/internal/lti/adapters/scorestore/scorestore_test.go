@@ -118,6 +118,25 @@ func TestAddGet(t *testing.T) {
 	}
 }
 
+// A start with another retention (LTI_SCORE_RETENTION) moves the TTL of
+// every collection's expiry index; the scores kept stay.
+func TestRetentionMovesAtStart(t *testing.T) {
+	s, db := newStore(t)
+	ctx := context.Background()
+	add(t, s, score("s1", "q1", time.Now())) // young, whatever the TTL monitor's clock
+	for _, r := range []time.Duration{200 * time.Hour, retention} {
+		if err := scorestore.New(db, r).Prepare(ctx); err != nil {
+			t.Fatalf("a start with a retention of %s: %v", r, err)
+		}
+		for _, c := range []string{scorestore.ScoresCollection, scorestore.QueuesCollection, scorestore.LineItemsCollection} {
+			indexcheck.WantTTL(t, db.Collection(c), "expiry", int32(r/time.Second))
+		}
+	}
+	if _, ok, err := s.Score(ctx, "s1"); err != nil || !ok {
+		t.Fatalf("the score after the retention moved: %v, %v", ok, err)
+	}
+}
+
 // Scores leave a queue one at a time, in the order they came; a leased
 // queue is no one else's, and a lost lease settles nothing.
 func TestQueueOrder(t *testing.T) {
