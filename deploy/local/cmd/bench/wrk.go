@@ -58,9 +58,8 @@ func runWrk(ctx context.Context, tmp string, l wrkLoad, conns int, d time.Durati
 	if err := os.WriteFile(script, []byte(wrkScript(l, u.RequestURI(), out)), 0o600); err != nil {
 		return nil, 0, fmt.Errorf("write the wrk script: %w", err)
 	}
-	seconds := max(int(d.Round(time.Second)/time.Second), 1)
 	cmd := exec.CommandContext(ctx, "wrk", "-t", strconv.Itoa(wrkThreads), "-c", strconv.Itoa(conns),
-		"-d", strconv.Itoa(seconds)+"s", "--timeout", strconv.Itoa(int(wrkTimeout/time.Second))+"s",
+		"-d", strconv.Itoa(int(wrkDuration(d)/time.Second))+"s", "--timeout", strconv.Itoa(int(wrkTimeout/time.Second))+"s",
 		"--latency", "-s", script, u.Scheme+"://"+u.Host)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -73,6 +72,12 @@ func runWrk(ctx context.Context, tmp string, l wrkLoad, conns int, d time.Durati
 		return nil, 0, err
 	}
 	return res, used, nil
+}
+
+// wrkDuration is how long wrk runs when asked to run for d: whole
+// seconds, at least one.
+func wrkDuration(d time.Duration) time.Duration {
+	return max(d.Round(time.Second), time.Second)
 }
 
 // wrkScript is the Lua script of one load: the requests are formatted once,
