@@ -59,6 +59,9 @@ type report struct {
 	LTIFlood *ltiFlood
 	// Webhooks is webhook delivery (webhooks.go).
 	Webhooks *webhookBench
+	// Portal is the administrator's portal's page against its REST route
+	// (portal.go).
+	Portal *portalBench
 }
 
 type processMemory struct {
@@ -195,6 +198,7 @@ func (r *report) Markdown() string {
 	r.writeRedis(w)
 	r.writeThroughput(w)
 	r.writeHop(w)
+	r.writePortal(w)
 	r.writeStore(w)
 	r.writeMemory(w)
 	if len(r.Lists) > 0 || len(r.Store) > 0 {
@@ -365,6 +369,43 @@ func (r *report) writeHop(w writer) {
 	w("\nbenchproxy (`deploy/local/cmd/benchproxy`) is the least an HTTP front of the workspace service can do: one handler that makes the same gRPC call and writes the answer as JSON, without routing table, middleware or logs. What it adds to the direct call is what any HTTP hop costs on this machine; what the gateway adds beyond it is grpc-gateway's and the gateway's own work.\n\n")
 }
 
+// writePortal shows the portal's registrations page beside the REST route
+// listing the same registrations: each side's throughput, latency, errors
+// and CPU per request, rounds pooled and one by one, and the page's cost
+// over the route's.
+func (r *report) writePortal(w writer) {
+	b := r.Portal
+	if b == nil || len(b.Page) == 0 {
+		return
+	}
+	c := r.Config
+	w("## The administrator's portal: a page against its REST route\n\n")
+	w("`GET /portal/registrations` with a portal session's cookie (the gateway asks the workspace service for the session, the workspace and its LTI 1.3 registrations, three gRPC calls each admitted by the session, and renders the page) against `GET /api/workspace/{id}/lti/registrations` with the workspace's server key pair (one call, the same registrations as JSON): %d registrations, %d deployments in all. wrk at %d connections, rounds of %s alternating (A B A B…: the REST route, the page) after a warm-up of each. Errors are answers of 400 or more (neither route answers a GET with a redirect) and socket errors; the scenario fails on any, and names a session that has ended (401).\n\n",
+		b.Registrations, b.Deployments, c.Conns, c.Round)
+	w("| side | requests | req/s | p50 | p90 | p99 | max | errors | **servers, µs per request** | %s | load avg |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|%s--:|\n",
+		strings.Join(portalProcesses, " | "), strings.Repeat("--:|", len(portalProcesses)))
+	row := func(name string, m measurement) {
+		cells := make([]string, len(portalProcesses))
+		for i, n := range portalProcesses {
+			cells[i] = fmt.Sprintf("%.0f", processCPUPerCall(m, n))
+		}
+		w("| %s | %d | %.0f | %s | %s | %s | %s | %d | **%.0f** | %s | %.2f |\n", name, m.Requests, m.RPS(),
+			ms(m.Percentile(50)), ms(m.Percentile(90)), ms(m.Percentile(99)), ms(m.Percentile(100)), m.Errors,
+			serverCPU(m), strings.Join(cells, " | "), m.Load)
+	}
+	row(fmt.Sprintf("the page, %d rounds", len(b.Page)), pool(b.Page))
+	row(fmt.Sprintf("the REST route, %d rounds", len(b.REST)), pool(b.REST))
+	for i := range b.Page {
+		if i < len(b.REST) {
+			row(fmt.Sprintf("  round %d: REST route", i+1), b.REST[i])
+		}
+		row(fmt.Sprintf("  round %d: page", i+1), b.Page[i])
+	}
+	w("\nThe page costs the servers **%.2f×** the REST route's CPU per request (gateway %.2f×, workspace %.2f×, redis-server %.2f×, ferretdb %.2f×), at %.2f× its throughput. **servers** adds up every process but the load generators (wrk, bench); the CPU clock ticks at 10 ms.\n\n",
+		b.CPUFactor(""), b.CPUFactor("gateway"), b.CPUFactor("workspace"), b.CPUFactor("redis-server"), b.CPUFactor("ferretdb"),
+		rpsRatio(b.Page, b.REST))
+}
+
 // writeStore shows the store-scale scenario: each operation's p50 and p99
 // at each step, and for each the largest step at which its p50 met its
 // threshold.
@@ -374,7 +415,7 @@ func (r *report) writeStore(w writer) {
 	}
 	c := r.Config
 	w("## The store at scale (the embedded stand-in)\n\n")
-	w("One caller through the gateway, at each number of workspaces: a filtered list (`POST /api/workspaces`, `%s`) and one with a state filter (`%s`, one workspace in %d matches), an update (`PUT /api/workspace/{id}` with a new name, of a workspace anywhere in the store, a different one each call, spread evenly over it) and a create (`POST /api/workspace`, a new id each call); %d calls of each, or as many as one round (%s) holds, after one uncounted call. The store grows through the REST create route up to %d workspaces (%d workers), then by copies of a created workspace written straight into it; each step's creates stay in it. Workspaces: the bench's, as each step began (the store also holds the root). Cells: p50 / p99 in ms (calls), ✓ when the p50 is within its threshold.\n\n",
+	w("One caller through the gateway, at each number of workspaces: a filtered list (`POST /api/workspaces`, `%s`) and one with a state filter (`%s`, one workspace in %d matches), an update (`PUT /api/workspace/{id}` with a new name, of a workspace anywhere in the store, a different one each call, spread evenly over it) and a create (`POST /api/workspace`, a new id each call); %d calls of each, or as many as one round (%s) holds, after one uncounted call. The store grows through the REST create route up to %d workspaces (%d workers), then by copies of a created workspace written straight into it; each step's creates stay in it. Workspaces: the bench's, as each step began (the store also holds the root, and the portal scenario's workspace when it ran). Cells: p50 / p99 in ms (calls), ✓ when the p50 is within its threshold.\n\n",
 		listBody, stateListBody, stateEvery, c.StoreCalls, c.Round, restSeedLimit, c.SeedWorkers)
 	w("| workspaces | list p50 / p99 | state list p50 / p99 | update p50 / p99 | create p50 / p99 | grown by | load avg | time (UTC) |\n|--:|--:|--:|--:|--:|---|--:|---|\n")
 	for i := range r.Store {
@@ -478,6 +519,9 @@ func (r *report) writeCPU(w writer) {
 	}
 	if len(r.FrontGateway) > 0 {
 		runs = append(runs, pool(r.FrontGateway), pool(r.FrontProxy))
+	}
+	if p := r.Portal; p != nil && len(p.Page) > 0 {
+		runs = append(runs, pool(p.REST), pool(p.Page))
 	}
 	if len(runs) == 0 {
 		return

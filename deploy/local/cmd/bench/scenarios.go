@@ -21,6 +21,7 @@ var scenarios = []struct {
 	{"login", "login: reference, floor and stack, alternating", measureLogin},
 	{"makerun", "login: the floor and a stack started as make run starts it, alternating", measureMakeRun},
 	{"hop", "GetWorkspace: REST through the gateway and direct gRPC", measureHop},
+	{"portal", "the administrator's portal: a page against the REST route it shows", measurePortal},
 	{"introspect", "token introspection over gRPC", measureIntrospection},
 	{"replicas", "login: spread over two auth replicas, and a third added under load", measureReplicas},
 	// The store-scale scenario comes first: it starts from few workspaces,
