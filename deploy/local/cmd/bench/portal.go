@@ -182,17 +182,26 @@ func openPortal(ctx context.Context, client *http.Client, gateway string, server
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, gateway+u.EscapedPath(), nil)
 	if err != nil {
-		return portalSession{}, fmt.Errorf("open the portal link: %w", err)
+		return portalSession{}, fmt.Errorf("open the portal link: %w", withoutURL(err))
 	}
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	resp, err := noRedirects(client).Do(req)
 	if err != nil {
-		// The error names the URL, whose path is the link's secret.
-		return portalSession{}, errors.New("open the portal link: the gateway did not answer")
+		return portalSession{}, fmt.Errorf("open the portal link: %w", withoutURL(err))
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return sessionFromOpening(resp, time.Now())
+}
+
+// withoutURL is err without the URL a *url.Error quotes: a portal link's
+// path is its secret.
+func withoutURL(err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return uerr.Err
+	}
+	return err
 }
 
 // sessionFromOpening reads the session a link's opening started from the

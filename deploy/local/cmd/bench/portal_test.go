@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -162,5 +163,20 @@ func TestReportShowsThePortal(t *testing.T) {
 	}
 	if strings.Index(md, "|   round 1: REST route") > strings.Index(md, "|   round 1: page") {
 		t.Error("the rounds are not in the order they ran (the REST route first)")
+	}
+}
+
+// TestWithoutURLKeepsTheCauseOnly checks that an error about a portal
+// link's request keeps its cause and drops the URL, whose path is the
+// link's secret.
+func TestWithoutURLKeepsTheCauseOnly(t *testing.T) {
+	const secret = "Zq3vS2l0ZXNlY3JldHRva2VuMDEyMzQ1Njc4OWFiY2Q"
+	cause := errors.New("connection refused")
+	err := withoutURL(&url.Error{Op: "Post", URL: "http://127.0.0.1:1/portal/open/" + secret, Err: cause})
+	if !errors.Is(err, cause) || strings.Contains(err.Error(), secret) {
+		t.Errorf("got %v, want the cause without the URL", err)
+	}
+	if other := errors.New("other"); withoutURL(other) != other {
+		t.Error("an error without a URL is changed")
 	}
 }
