@@ -142,7 +142,9 @@ func (f *fakeWorkspaces) GetPortalSession(ctx context.Context, req *workspacev1.
 	if err := f.record(ctx, "GetPortalSession", req, true); err != nil {
 		return nil, err
 	}
-	return session(), nil
+	s := session()
+	s.WorkspaceName = "Springfield District"
+	return s, nil
 }
 
 func (f *fakeWorkspaces) RevokePortalLink(ctx context.Context, req *workspacev1.RevokePortalLinkRequest) (*workspacev1.PortalLinkRevocation, error) {
@@ -150,13 +152,6 @@ func (f *fakeWorkspaces) RevokePortalLink(ctx context.Context, req *workspacev1.
 		return nil, err
 	}
 	return &workspacev1.PortalLinkRevocation{Id: req.GetLinkId(), Opened: true, RevokeTime: "2026-11-26T10:30:00.000Z"}, nil
-}
-
-func (f *fakeWorkspaces) GetWorkspace(ctx context.Context, req *workspacev1.GetWorkspaceRequest) (*workspacev1.Workspace, error) {
-	if err := f.record(ctx, "GetWorkspace", req, true); err != nil {
-		return nil, err
-	}
-	return &workspacev1.Workspace{Id: req.GetId(), WorkspaceId: req.GetId(), Name: "Springfield District"}, nil
 }
 
 func (f *fakeWorkspaces) GetLtiConfiguration(ctx context.Context, req *workspacev1.GetLtiConfigurationRequest) (*workspacev1.LtiConfiguration, error) {

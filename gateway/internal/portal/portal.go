@@ -35,7 +35,6 @@ type Workspaces interface {
 	OpenPortalLink(ctx context.Context, in *workspacev1.OpenPortalLinkRequest, opts ...grpc.CallOption) (*workspacev1.PortalSession, error)
 	GetPortalSession(ctx context.Context, in *workspacev1.GetPortalSessionRequest, opts ...grpc.CallOption) (*workspacev1.PortalSession, error)
 	RevokePortalLink(ctx context.Context, in *workspacev1.RevokePortalLinkRequest, opts ...grpc.CallOption) (*workspacev1.PortalLinkRevocation, error)
-	GetWorkspace(ctx context.Context, in *workspacev1.GetWorkspaceRequest, opts ...grpc.CallOption) (*workspacev1.Workspace, error)
 	GetLtiConfiguration(ctx context.Context, in *workspacev1.GetLtiConfigurationRequest, opts ...grpc.CallOption) (*workspacev1.LtiConfiguration, error)
 	CreateLtiRegistrationLink(ctx context.Context, in *workspacev1.CreateLtiRegistrationLinkRequest, opts ...grpc.CallOption) (*workspacev1.LtiRegistrationLink, error)
 	ListLtiRegistrations(ctx context.Context, in *workspacev1.ListLtiRegistrationsRequest, opts ...grpc.CallOption) (*workspacev1.ListLtiRegistrationsResponse, error)

@@ -70,7 +70,7 @@ func newView(r *http.Request, s *session, title, section string, page any) view 
 	v := view{Title: title, Section: section, RequestID: reqstate.ID(r.Context()), Page: page}
 	if s != nil {
 		v.Session = &sessionView{
-			WorkspaceName: s.workspace.GetName(), WorkspaceID: s.id(), Ends: s.info.GetExpireTime(),
+			WorkspaceName: s.info.GetWorkspaceName(), WorkspaceID: s.id(), Ends: s.info.GetExpireTime(),
 			ReturnURL: s.info.GetReturnUrl(), CSRF: s.csrf,
 		}
 	}

@@ -38,11 +38,10 @@ const maxTokenLen = 256
 const csrfField = "csrf"
 
 // session is the portal session a request presents, as the workspace
-// service answered it, with the workspace it may see.
+// service answered it (with the name of the workspace it may see).
 type session struct {
-	info      *workspacev1.PortalSession
-	workspace *workspacev1.Workspace
-	csrf      string
+	info *workspacev1.PortalSession
+	csrf string
 }
 
 // id is the session's workspace.
@@ -145,8 +144,7 @@ func (p *portal) action(h func(http.ResponseWriter, *http.Request, *session)) ht
 	}
 }
 
-// serve asks the workspace service for the session and its workspace, then
-// hands them to h.
+// serve asks the workspace service for the session, then hands it to h.
 func (p *portal) serve(w http.ResponseWriter, r *http.Request, token string, h func(http.ResponseWriter, *http.Request, *session)) {
 	r = p.sessionCalls(r, token)
 	info, err := p.service.GetPortalSession(r.Context(), &workspacev1.GetPortalSessionRequest{})
@@ -154,12 +152,7 @@ func (p *portal) serve(w http.ResponseWriter, r *http.Request, token string, h f
 		p.fail(w, r, nil, err, "")
 		return
 	}
-	ws, err := p.service.GetWorkspace(r.Context(), &workspacev1.GetWorkspaceRequest{Id: info.GetWorkspaceId()})
-	if err != nil {
-		p.fail(w, r, nil, err, "")
-		return
-	}
-	h(w, r, &session{info: info, workspace: ws, csrf: csrfToken(token)})
+	h(w, r, &session{info: info, csrf: csrfToken(token)})
 }
 
 // readForm reads a post's form, or answers why it cannot: a body over the

@@ -6907,7 +6907,11 @@ type PortalSession struct {
 	// UTC, milliseconds.
 	ExpireTime string `protobuf:"bytes,4,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
 	// The link's returnUrl; empty when it had none.
-	ReturnUrl     string `protobuf:"bytes,5,opt,name=return_url,json=returnUrl,proto3" json:"return_url,omitempty"`
+	ReturnUrl string `protobuf:"bytes,5,opt,name=return_url,json=returnUrl,proto3" json:"return_url,omitempty"`
+	// The workspace's name, for the pages' heading: GetPortalSession answers
+	// it, so that a page needs no call of its own for it; empty in
+	// OpenPortalLink's answer.
+	WorkspaceName string `protobuf:"bytes,6,opt,name=workspace_name,json=workspaceName,proto3" json:"workspace_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6973,6 +6977,13 @@ func (x *PortalSession) GetExpireTime() string {
 func (x *PortalSession) GetReturnUrl() string {
 	if x != nil {
 		return x.ReturnUrl
+	}
+	return ""
+}
+
+func (x *PortalSession) GetWorkspaceName() string {
+	if x != nil {
+		return x.WorkspaceName
 	}
 	return ""
 }
@@ -7589,7 +7600,7 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\vrevoke_time\x18\x03 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\trevokedAt\"/\n" +
 	"\x15OpenPortalLinkRequest\x12\x16\n" +
 	"\x06secret\x18\x01 \x01(\tR\x06secret\"\x19\n" +
-	"\x17GetPortalSessionRequest\"\xa1\x01\n" +
+	"\x17GetPortalSessionRequest\"\xc8\x01\n" +
 	"\rPortalSession\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12!\n" +
 	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x17\n" +
@@ -7597,7 +7608,8 @@ const file_workspace_v1_workspace_proto_rawDesc = "" +
 	"\vexpire_time\x18\x04 \x01(\tR\n" +
 	"expireTime\x12\x1d\n" +
 	"\n" +
-	"return_url\x18\x05 \x01(\tR\treturnUrl\"r\n" +
+	"return_url\x18\x05 \x01(\tR\treturnUrl\x12%\n" +
+	"\x0eworkspace_name\x18\x06 \x01(\tR\rworkspaceName\"r\n" +
 	"\x10LtiLaunchFailure\x12'\n" +
 	"\n" +
 	"occur_time\x18\x01 \x01(\tB\x0f\xb2\xe1\x18\v\x1a\tdate-timeR\x02at\x12\x16\n" +

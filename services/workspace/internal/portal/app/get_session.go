@@ -10,19 +10,31 @@ import (
 
 var errNotInPortal = fault.New(fault.PermissionDenied, "only a portal session has a portal session to read")
 
+// SessionView is a session as its pages show it: the link that started it,
+// and its workspace's name.
+type SessionView struct {
+	Link          portaldomain.Link
+	WorkspaceName string
+}
+
 // Session returns the link whose session the caller, an administrator in
-// the portal the policy admitted, presents: its workspace, its end, its
-// way back. A session revoked since the policy admitted the call is over.
-func (p *Portal) Session(ctx context.Context, caller domain.Caller) (portaldomain.Link, error) {
+// the portal the policy admitted, presents (its workspace, its end, its
+// way back), with the workspace's name. A session revoked since the policy
+// admitted the call is over; a workspace deleted since is not found.
+func (p *Portal) Session(ctx context.Context, caller domain.Caller) (SessionView, error) {
 	if !caller.InPortal() {
-		return portaldomain.Link{}, errNotInPortal
+		return SessionView{}, errNotInPortal
 	}
 	l, ok, err := p.store.Link(ctx, caller.PortalLinkID)
 	if err != nil || !ok {
-		return portaldomain.Link{}, sessionError(err)
+		return SessionView{}, sessionError(err)
 	}
 	if l.Revoked() || !p.s.Now().Before(l.SessionEnd()) {
-		return portaldomain.Link{}, portaldomain.ErrSessionOver
+		return SessionView{}, portaldomain.ErrSessionOver
 	}
-	return l, nil
+	w, err := p.ws.Managed(ctx, caller, l.WorkspaceID)
+	if err != nil {
+		return SessionView{}, err
+	}
+	return SessionView{Link: l, WorkspaceName: w.Name()}, nil
 }

@@ -328,10 +328,11 @@ func TestSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := f.portal.Session(ctx, caller)
+	v, err := f.portal.Session(ctx, caller)
+	l := v.Link
 	if err != nil || l.ID != opened.Link.ID || l.WorkspaceID != "school" || !l.SessionEnd().Equal(opened.Link.SessionEnd()) ||
-		l.ReturnURL != "https://vendor.example/back" {
-		t.Fatalf("Session = %+v, %v", l, err)
+		l.ReturnURL != "https://vendor.example/back" || v.WorkspaceName == "" {
+		t.Fatalf("Session = %+v, %v", v, err)
 	}
 	if _, err := f.portal.Session(ctx, f.root); fault.KindOf(err) != fault.PermissionDenied {
 		t.Errorf("Session of a key pair: %v, want PermissionDenied", err)

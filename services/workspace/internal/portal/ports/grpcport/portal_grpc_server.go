@@ -50,11 +50,13 @@ func (s *Server) OpenPortalLink(ctx context.Context, req *workspacev1.OpenPortal
 }
 
 func (s *Server) GetPortalSession(ctx context.Context, _ *workspacev1.GetPortalSessionRequest) (*workspacev1.PortalSession, error) {
-	l, err := s.portal.Session(ctx, grpccall.Caller(ctx))
+	v, err := s.portal.Session(ctx, grpccall.Caller(ctx))
 	if err != nil {
 		return nil, grpccall.Error(err)
 	}
-	return sessionToProto(l), nil
+	session := sessionToProto(v.Link)
+	session.WorkspaceName = v.WorkspaceName
+	return session, nil
 }
 
 // sessionToProto is the session l started, without its token.
