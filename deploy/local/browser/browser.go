@@ -21,6 +21,8 @@ import (
 	"sync"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -192,6 +194,21 @@ func (b *Browser) Tab(ctx context.Context, urlPrefix string) (*Page, error) {
 	return attach(ctx, b.ctx, "page", urlPrefix)
 }
 
+// AllowClipboardRead lets the pages of origin read the clipboard, as a user
+// who granted them the permission: a test reads back what a copy button
+// wrote. Writing needs no permission, only a user's click.
+func (b *Browser) AllowClipboardRead(ctx context.Context, origin string) error {
+	c, cancel := context.WithCancel(b.ctx)
+	stop := context.AfterFunc(ctx, cancel)
+	defer func() { stop(); cancel() }()
+	_, err := chromedp.CallBrowser(c, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+		Permission: &cdpbrowser.PermissionDescriptor{Name: "clipboard-read"},
+		Setting:    cdpbrowser.PermissionSettingGranted,
+		Origin:     origin,
+	})
+	return wrap(ctx, err)
+}
+
 // attach waits until parent's browser has a target of the type whose URL
 // starts with urlPrefix, and attaches a Page to it.
 func attach(ctx, parent context.Context, kind, urlPrefix string) (*Page, error) {
@@ -258,7 +275,7 @@ type Page struct {
 }
 
 // Open opens url in a new tab and waits for its load event. The tab records
-// console messages and uncaught exceptions (see Log).
+// console messages, the browser's log and uncaught exceptions (see Log).
 func (b *Browser) Open(ctx context.Context, url string) (*Page, error) {
 	tctx, cancel := chromedp.NewContext(b.ctx)
 	p := &Page{ctx: tctx, cancel: cancel}
@@ -283,8 +300,8 @@ func (p *Page) Frame(ctx context.Context, urlPrefix string) (*Page, error) {
 	return attach(ctx, p.ctx, "iframe", urlPrefix)
 }
 
-// record keeps console output and exceptions; it runs in chromedp's event
-// loop, so it only appends.
+// record keeps console output, the browser's log entries and exceptions;
+// it runs in chromedp's event loop, so it only appends.
 func (p *Page) record(ev any) {
 	var line string
 	switch ev := ev.(type) {
@@ -301,6 +318,10 @@ func (p *Page) record(ev any) {
 			}
 		}
 		line = "console." + string(ev.Type) + ": " + strings.Join(parts, " ")
+	case *log.EventEntryAdded:
+		// The browser's own messages: a Content-Security-Policy
+		// violation (source "security"), a resource that failed.
+		line = "log." + string(ev.Entry.Level) + " " + string(ev.Entry.Source) + ": " + ev.Entry.Text
 	case *runtime.EventExceptionThrown:
 		d := ev.ExceptionDetails
 		line = "exception: " + d.Text
@@ -315,8 +336,9 @@ func (p *Page) record(ev any) {
 	p.mu.Unlock()
 }
 
-// Log returns the console messages and uncaught exceptions seen so far, one
-// per line, for test failure messages.
+// Log returns the console messages, the browser's log entries (such as
+// Content-Security-Policy violations, as "log.error security: …") and
+// uncaught exceptions seen so far, one per line.
 func (p *Page) Log() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -447,3 +447,62 @@ func TestFormsViewportAndScreenshot(t *testing.T) {
 		t.Errorf("screenshot starts %q, want a PNG", png[:min(8, len(png))])
 	}
 }
+
+// A page's log holds the violations of its Content-Security-Policy, as
+// the browser reports them; a copy button's value can be read back from
+// the clipboard once the page's origin may read it.
+func TestLogAndClipboard(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'")
+		if r.URL.Path == "/copy.js" {
+			w.Header().Set("Content-Type", "application/javascript")
+			_, _ = fmt.Fprint(w, `document.getElementById("copy").addEventListener("click", function () {
+  navigator.clipboard.writeText("copied value").then(function () { document.getElementById("done").textContent = "yes"; });
+});`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = fmt.Fprint(w, `<!doctype html><button id="copy">Copy</button><p id="done"></p>`+
+			`<script>window.inline = true</script><script src="/copy.js"></script>`)
+	}))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b, err := browser.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close() }()
+	if err := b.AllowClipboardRead(ctx, srv.URL); err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.Open(ctx, srv.URL+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran bool
+	if err := p.Evaluate(ctx, "window.inline === true", &ran); err != nil || ran {
+		t.Fatalf("the inline script ran (%v) despite the policy", err)
+	}
+	if log := strings.Join(p.Log(), "\n"); !strings.Contains(log, "log.error security: ") || !strings.Contains(log, "Content Security Policy") {
+		t.Errorf("the log does not report the blocked inline script:\n%s", log)
+	}
+	if err := p.Click(ctx, "#copy"); err != nil {
+		t.Fatal(err)
+	}
+	// The page says when the clipboard took the value.
+	const copied = `new Promise((resolve) => {
+  const done = document.getElementById("done");
+  if (done.textContent) { resolve(done.textContent); }
+  new MutationObserver(() => resolve(done.textContent)).observe(done, { childList: true });
+})`
+	var done string
+	if err := p.Evaluate(ctx, copied, &done); err != nil || done != "yes" {
+		t.Fatalf("the copy did not finish: %q, %v\n%s", done, err, strings.Join(p.Log(), "\n"))
+	}
+	var clip string
+	if err := p.Evaluate(ctx, "navigator.clipboard.readText()", &clip); err != nil || clip != "copied value" {
+		t.Errorf("the clipboard holds %q (%v), want the copied value", clip, err)
+	}
+}
