@@ -2,7 +2,7 @@
 // browser (with host names mapped, a test certificate trusted, and cookie
 // settings: Options), open pages, find the frames and tabs they open, wait
 // for elements, click them, read their text and attributes and evaluate
-// JavaScript.
+// JavaScript, read the cookies a page holds.
 //
 // It speaks the Chrome DevTools Protocol through chromedp, over a pipe to a
 // Chromium process it starts itself (/usr/bin/chromium, Debian's package),
@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,7 @@ import (
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -485,6 +487,34 @@ func (p *Page) Viewport(ctx context.Context, width, height int64, mobile bool) e
 // it out, from its top to its end.
 func (p *Page) Screenshot(ctx context.Context) ([]byte, error) {
 	return run(ctx, p, chromedp.FullScreenshot(100))
+}
+
+// Cookies returns the cookies the browser holds for target (a URL), as it
+// would send them there: HttpOnly ones too, which the page's scripts
+// cannot read, with their attributes.
+func (p *Page) Cookies(ctx context.Context, target string) ([]*http.Cookie, error) {
+	c, done := p.scoped(ctx)
+	defer done()
+	got, err := chromedp.Call(c, network.GetCookies, network.GetCookiesParams{URLs: []string{target}})
+	if err != nil {
+		return nil, wrap(ctx, err)
+	}
+	sameSite := map[network.CookieSameSite]http.SameSite{
+		network.CookieSameSiteLax: http.SameSiteLaxMode, network.CookieSameSiteStrict: http.SameSiteStrictMode,
+		network.CookieSameSiteNone: http.SameSiteNoneMode,
+	}
+	cookies := make([]*http.Cookie, 0, len(got.Cookies))
+	for _, k := range got.Cookies {
+		h := &http.Cookie{
+			Name: k.Name, Value: k.Value, Domain: k.Domain, Path: k.Path,
+			HttpOnly: k.HTTPOnly, Secure: k.Secure, SameSite: sameSite[k.SameSite],
+		}
+		if !k.Session {
+			h.Expires = time.Unix(0, int64(k.Expires*float64(time.Second)))
+		}
+		cookies = append(cookies, h)
+	}
+	return cookies, nil
 }
 
 // Close closes the tab.

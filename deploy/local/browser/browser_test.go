@@ -506,3 +506,38 @@ func TestLogAndClipboard(t *testing.T) {
 		t.Errorf("the clipboard holds %q (%v), want the copied value", clip, err)
 	}
 }
+
+// The browser's cookies for a URL, HttpOnly ones included, with their
+// attributes; a cookie of another path is not among them.
+func TestCookies(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "kept", Value: "v1", Path: "/app", MaxAge: 3600, HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
+		http.SetCookie(w, &http.Cookie{Name: "elsewhere", Value: "v2", Path: "/other"})
+		_, _ = fmt.Fprint(w, `<!doctype html><p>set</p>`)
+	}))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b, err := browser.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close() }()
+	p, err := b.Open(ctx, srv.URL+"/app/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookies, err := p.Cookies(ctx, srv.URL+"/app/page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cookies) != 1 {
+		t.Fatalf("cookies %v, want the one of /app", cookies)
+	}
+	c := cookies[0]
+	if c.Name != "kept" || c.Value != "v1" || c.Path != "/app" || !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteLaxMode ||
+		time.Until(c.Expires) < 59*time.Minute || time.Until(c.Expires) > time.Hour {
+		t.Errorf("cookie %+v, want kept=v1 with its attributes and an hour to live", c)
+	}
+}
