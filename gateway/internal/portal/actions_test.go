@@ -230,10 +230,17 @@ func TestARefusedActionSaysWhy(t *testing.T) {
 			t.Errorf("the form lacks %s:\n%s", want, got.body)
 		}
 	}
-	if got.StatusCode != http.StatusBadRequest {
-		t.Errorf("%d", got.StatusCode)
+	if got.StatusCode != http.StatusBadRequest || strings.Contains(got.body, "jwksUrl") {
+		t.Errorf("%d, the API's name of the field shown:\n%s", got.StatusCode, got.body)
 	}
 	checkPage(t, "refused form", got.body)
+
+	// A refusal that blames no field says why in the service's words.
+	e.fake.fail("CreateLtiRegistration", grpcfault.Status(fault.New(fault.Conflict, "the issuer and client id are registered already")))
+	got = e.post(t, "/portal/registrations", url.Values{"issuer": {"https://lms.example.edu"}, "client_id": {"c1"}})
+	if got.StatusCode != http.StatusConflict || !strings.Contains(got.body, "registered already") || !strings.Contains(got.body, `value="c1"`) {
+		t.Errorf("a conflict: %d\n%s", got.StatusCode, got.body)
+	}
 
 	e.fake.fail("DeleteLtiRegistration", grpcfault.Status(fault.New(fault.Unauthenticated, "the portal session has ended")))
 	if got := e.post(t, "/portal/registrations/"+regID+"/delete", nil); got.StatusCode != http.StatusUnauthorized || !strings.Contains(got.body, "Your portal session has ended") {

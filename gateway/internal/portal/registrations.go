@@ -106,11 +106,19 @@ func (p *portal) createRegistration(w http.ResponseWriter, r *http.Request, s *s
 		}
 		a, _ := p.answer(r, err)
 		form.Refused, form.Problems = a.Message, problems(a.Details)
+		if len(form.Problems) > 0 {
+			// The service's message names its fields by the API's
+			// names; the list names them as the form does.
+			form.Refused = msgFixFields
+		}
 		p.render(w, r, a.Status, "registration_new", newView(r, s, "Register a platform by hand", "registrations", form))
 		return
 	}
 	seeOther(w, r, registrationPath(reg.GetId()), "registration-created")
 }
+
+// msgFixFields heads the list of the fields the service blamed.
+const msgFixFields = "The platform was not registered: correct these fields and send the form again."
 
 // formRefusals are the refusals of a registration that the form, filled
 // in again, can fix: a value, a pair registered already, a bound reached.
