@@ -136,6 +136,12 @@ define fuzz
 	echo "fuzzed $$ran targets in $$((SECONDS - start))s"
 endef
 
+# The README's screenshots of the administrator's portal (docs/portal-*.png)
+# are what its Chromium test sees on its tour; this writes them there.
+.PHONY: portal-screenshots
+portal-screenshots: test-deps ## refresh docs/portal-*.png: the portal's Chromium tour, its screenshots written to docs/
+	PORTAL_SCREENSHOTS=docs go test $(GO_TEST_FLAGS) -run '^TestPortalInChromium$$/^tour$$' ./deploy/local/e2e/
+
 .PHONY: bench
 bench: build run-deps bench-deps ## Go micro-benchmarks, then the load benchmark (bench/latest.md; BENCH_FLAGS=-large for 100k)
 	go test -run '^$$' -bench . -benchmem ./pkg/... ./services/workspace/... ./services/auth/... ./gateway/... ./deploy/local/docvalidation/...
