@@ -2664,7 +2664,7 @@ type KeyPair struct {
 	// ExpiresAt When the pair stops authenticating (RFC 3339, UTC, milliseconds); null while it does not expire. Set by a rotation.
 	ExpiresAt nullable.Nullable[time.Time] `json:"expiresAt"`
 
-	// LastUsedAt When the pair was last used, recorded at most once per pair per 15 minutes per replica; null if never recorded.
+	// LastUsedAt When the pair was last used (an authentication with it; for the LTI pair, an accepted LTI 1.1 launch), recorded at most once per pair per 15 minutes per replica; null if never recorded.
 	LastUsedAt nullable.Nullable[time.Time] `json:"lastUsedAt"`
 
 	// Name What the workspace calls the pair; a rotation's successor keeps it. The pairs a workspace was created with are named by their role: server, lti (and bootstrap for the root's configured pair).

@@ -506,7 +506,8 @@ type KeyPair struct {
 	// When the pair stops authenticating (RFC 3339, UTC, milliseconds); null
 	// while it does not expire. Set by a rotation.
 	ExpireTime *wrapperspb.StringValue `protobuf:"bytes,7,opt,name=expire_time,json=expiresAt,proto3" json:"expire_time,omitempty"`
-	// When the pair was last used, recorded at most once per pair per 15
+	// When the pair was last used (an authentication with it; for the LTI
+	// pair, an accepted LTI 1.1 launch), recorded at most once per pair per 15
 	// minutes per replica; null if never recorded.
 	LastUseTime   *wrapperspb.StringValue `protobuf:"bytes,8,opt,name=last_use_time,json=lastUsedAt,proto3" json:"last_use_time,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -56,6 +56,10 @@ func (p LTIPort) OpenSecret(k domain.KeyPair) (string, error) {
 	return p.a.secrets.Open(k.AppKey, k.SealedSecret)
 }
 
+// KeyUsed notes a use of the key pair appKey, written in the background as
+// an authentication's is.
+func (p LTIPort) KeyUsed(appKey string) { p.a.uses.note(appKey, p.a.now()) }
+
 // IsRoot reports whether caller is a key pair of the root workspace, known
 // once Bootstrap has run.
 func (p LTIPort) IsRoot(caller domain.Caller) bool { return p.a.isRoot(caller) }

@@ -59,6 +59,9 @@ type Workspaces interface {
 	ByConsumerKey(ctx context.Context, appKey string) (*domain.Workspace, error)
 	// OpenSecret opens the shared secret of k, a key pair of a workspace.
 	OpenSecret(k domain.KeyPair) (string, error)
+	// KeyUsed notes a use of the key pair appKey (its lastUsedAt), as an
+	// authentication with it does; it never blocks.
+	KeyUsed(appKey string)
 	// IsRoot reports whether caller calls with a key pair of the root
 	// workspace, the only ones that may verify launches.
 	IsRoot(caller domain.Caller) bool

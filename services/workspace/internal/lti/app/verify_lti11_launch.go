@@ -135,5 +135,8 @@ func (l *LTI11Launches) verify(ctx context.Context, signed ltidomain.SignedLaunc
 	if !fresh {
 		return ltidomain.Launch{}, ltidomain.ErrLaunchReplayed
 	}
+	// The LTI pair authenticates no API call: its launches are its uses,
+	// which tell an administrator whether an LMS still launches over 1.1.
+	l.ws.KeyUsed(key.AppKey)
 	return launch, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	"github.com/liveproctor/workspaces/pkg/oauth1"
+	"github.com/liveproctor/workspaces/pkg/testenv"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app/apptest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/lti/adapters/ltistate"
@@ -144,6 +145,32 @@ func TestVerifyLTILaunchAccepts(t *testing.T) {
 	if len(lf.guard.failed) != 0 {
 		t.Fatalf("failures counted for good launches: %q", lf.guard.failed)
 	}
+}
+
+// An accepted launch is a use of the LTI pair, which authenticates no API
+// call: its lastUsedAt tells whether an LMS still launches over 1.1.
+func TestVerifyLTILaunchIsAUseOfThePair(t *testing.T) {
+	lf := newLaunchFixture(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); lf.app.RunBackground(ctx, time.Hour) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	if _, err := lf.verify(sign(t, lf.params(lf.lti.ConsumerKey, nil), lf.lti.SharedSecret)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 5*time.Second, func() error {
+		keys, err := lf.app.ListWorkspaceKeys(context.Background(), lf.root, "school")
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if k.AppKey == lf.lti.ConsumerKey && !k.LastUsedAt.IsZero() {
+				return nil
+			}
+		}
+		return errors.New("the LTI pair's use is not recorded yet")
+	}, "the launch is recorded as the LTI pair's use")
 }
 
 // Without a usable e-mail address the user is derived from user_id and the
