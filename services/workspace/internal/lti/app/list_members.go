@@ -218,6 +218,9 @@ func (r *Roster) Members(ctx context.Context, caller domain.Caller, id, launchID
 // firstMembersURL is the memberships URL with the role filter and the
 // limit (NRPS 2.0 §2.4, §2.5) appended, its own query kept byte for byte.
 func firstMembersURL(base, role string, size int) string {
+	// A fragment is never sent: the query goes before it, or a platform
+	// writing one would get neither the limit nor the role.
+	base, _, _ = strings.Cut(base, "#")
 	extra := url.Values{"limit": {strconv.Itoa(size)}}
 	if role != "" {
 		extra.Set("role", role)
