@@ -67,6 +67,10 @@ type Store interface {
 	// SessionLink returns the id of the link token finds; ok is false
 	// when it finds none (never given, or past the session's end).
 	SessionLink(ctx context.Context, token string) (id string, ok bool, err error)
+	// CountMade counts one more link made by the workspace in the window
+	// starting at window (portaldomain.Window), and returns how many that
+	// window has counted, this one included.
+	CountMade(ctx context.Context, workspaceID string, window time.Time) (int64, error)
 }
 
 // Settings are what the portal's use cases are configured with.

@@ -29,6 +29,13 @@ func (p *Portal) CreateLink(ctx context.Context, caller domain.Caller, id, retur
 		return NewLink{}, err
 	}
 	now := p.s.timestamp()
+	made, err := p.store.CountMade(ctx, w.ID(), portaldomain.Window(now))
+	if err != nil {
+		return NewLink{}, err
+	}
+	if made > portaldomain.LinksPerWindow {
+		return NewLink{}, portaldomain.ErrTooManyLinks(now)
+	}
 	l, err := portaldomain.NewLink(ident.NewUUID(), w.ID(), returnURL, w.TokenCutoff(), now)
 	if err != nil {
 		return NewLink{}, err

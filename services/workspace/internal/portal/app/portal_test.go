@@ -60,6 +60,39 @@ func TestCreateLink(t *testing.T) {
 	}
 }
 
+// A workspace makes at most 50 links in a 5-minute window; the next is
+// refused until the window ends, whoever asks, and another workspace's
+// links are counted apart.
+func TestCreateLinkBoundedPerWorkspace(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.clock.Advance(time.Minute) // a minute into the fixture's window
+	for i := range portaldomain.LinksPerWindow {
+		caller := f.root
+		if i%2 == 1 {
+			caller = f.school
+		}
+		if _, err := f.portal.CreateLink(ctx, caller, "school", ""); err != nil {
+			t.Fatalf("link %d: %v", i+1, err)
+		}
+	}
+	_, err := f.portal.CreateLink(ctx, f.root, "school", "")
+	e, ok := fault.As(err)
+	if !ok || e.Kind != fault.Throttled || e.RetryAfter != 4*time.Minute {
+		t.Fatalf("link 51: %v, want Throttled until the window ends, in 4 minutes", err)
+	}
+	if _, err := f.portal.CreateLink(ctx, f.root, "root", ""); err != nil {
+		t.Fatalf("another workspace's link: %v", err)
+	}
+	f.clock.Advance(4 * time.Minute)
+	if _, err := f.portal.CreateLink(ctx, f.root, "school", ""); err != nil {
+		t.Fatalf("a link in the next window: %v", err)
+	}
+	if n := len(f.linkEvents("school")); n != portaldomain.LinksPerWindow+1 {
+		t.Errorf("%d portalLink.created events, want one per link made", n)
+	}
+}
+
 // A link whose making cannot be recorded is withdrawn: the answer is
 // Unavailable, with no link.
 func TestCreateLinkWithdrawnWhenItsEventIsNotRecorded(t *testing.T) {

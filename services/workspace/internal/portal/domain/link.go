@@ -14,6 +14,28 @@ const (
 	SessionTTL = time.Hour
 )
 
+// The links one workspace may make: LinksPerWindow in each LinkWindow. A
+// person asks for a link at a time; a client caught in a loop fills
+// neither the store (a link is kept for its session's hour) nor an
+// administrator's inbox. A workspace thus has at most
+// LinksPerWindow × (LinkTTL + SessionTTL) / LinkWindow links kept at once.
+const (
+	LinkWindow     = 5 * time.Minute
+	LinksPerWindow = 50
+)
+
+// Window is the start of the LinkWindow now falls in, the same on every
+// replica.
+func Window(now time.Time) time.Time { return now.UTC().Truncate(LinkWindow) }
+
+// ErrTooManyLinks refuses a link past LinksPerWindow, until when the
+// window ends.
+func ErrTooManyLinks(now time.Time) error {
+	return &fault.Error{Kind: fault.Throttled,
+		Message:    "this workspace has made 50 portal links in the last 5 minutes: make the next one when a link is needed, once the window ends",
+		RetryAfter: Window(now).Add(LinkWindow).Sub(now)}
+}
+
 // Errors of the link rules.
 var (
 	// ErrLinkUnusable: the link cannot be opened (never made, opened

@@ -20,6 +20,7 @@ type MemoryStore struct {
 	mu    sync.Mutex
 	links map[string]kept[portaldomain.Link] // by linkKey
 	ways  map[string]kept[string]            // a link's id, by openKey or sessionKey
+	made  map[string]kept[int64]             // links made in a window, by madeKey
 }
 
 // kept is a value and when it expires.
@@ -36,7 +37,8 @@ func NewMemoryStore(max int, now func() time.Time) *MemoryStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryStore{now: now, max: max, links: map[string]kept[portaldomain.Link]{}, ways: map[string]kept[string]{}}
+	return &MemoryStore{now: now, max: max, links: map[string]kept[portaldomain.Link]{}, ways: map[string]kept[string]{},
+		made: map[string]kept[int64]{}}
 }
 
 var errFull = fault.New(fault.Unavailable, "too many portal links at once: make one again in a few minutes")
@@ -71,6 +73,26 @@ func (s *MemoryStore) forgetExpired(now time.Time) {
 			delete(s.ways, k)
 		}
 	}
+	for k, v := range s.made {
+		if !now.Before(v.until) {
+			delete(s.made, k)
+		}
+	}
+}
+
+// CountMade increments the window's count.
+func (s *MemoryStore) CountMade(_ context.Context, workspaceID string, window time.Time) (int64, error) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := madeKey(workspaceID, window)
+	c := s.made[key]
+	if !now.Before(c.until) {
+		c = kept[int64]{until: window.Add(madeKeyLife)}
+	}
+	c.value++
+	s.made[key] = c
+	return c.value, nil
 }
 
 // Spend takes the link's id secret leads to.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,7 +24,9 @@ import (
 //     link expires, taken by GETDEL, so of two openings of one link (on
 //     any replica) one gets it;
 //   - portal:session:<SHA-256 of a session's token>: the link's id, until
-//     the session's end.
+//     the session's end;
+//   - portal:made:<workspace id>:<window's Unix time>: how many links the
+//     workspace made in that window, until a minute past its end.
 //
 // No command names two keys, so it works on a Cluster without hash tags.
 // The link is what says whether a session stands (it holds the session's
@@ -43,6 +46,29 @@ const unavailable = "the administrator's portal cannot reach its store right now
 func linkKey(id string) string       { return "portal:link:" + id }
 func openKey(secret string) string   { return "portal:open:" + portaldomain.Digest(secret) }
 func sessionKey(token string) string { return "portal:session:" + portaldomain.Digest(token) }
+func madeKey(workspaceID string, window time.Time) string {
+	return "portal:made:" + workspaceID + ":" + strconv.FormatInt(window.Unix(), 10)
+}
+
+// madeKeyLife is how long a window's count outlives the window: past it,
+// no replica's clock still counts in that window.
+const madeKeyLife = portaldomain.LinkWindow + time.Minute
+
+// CountMade increments the window's count (INCR, and its expiry set in the
+// same transaction).
+func (s *RedisStore) CountMade(ctx context.Context, workspaceID string, window time.Time) (int64, error) {
+	key := madeKey(workspaceID, window)
+	var n *redis.IntCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		n = p.Incr(ctx, key)
+		p.ExpireAt(ctx, key, window.Add(madeKeyLife))
+		return nil
+	})
+	if err != nil {
+		return 0, redisconn.Outage("count the portal links made", err, unavailable)
+	}
+	return n.Val(), nil
+}
 
 // Add stores l, and the way to it by secret.
 func (s *RedisStore) Add(ctx context.Context, l portaldomain.Link, secret string) error {

@@ -138,6 +138,29 @@ func storeContract(t *testing.T, s portalapp.Store) {
 	if _, ok, err := s.SessionLink(ctx, portaldomain.NewSecret()); ok || err != nil {
 		t.Fatalf("SessionLink of an unknown token = %v, %v", ok, err)
 	}
+
+	// Links made are counted per workspace and window, concurrent counts
+	// none lost.
+	window := portaldomain.Window(now)
+	ws := "school-" + ident.NewUUID()
+	var counting sync.WaitGroup
+	for range 20 {
+		counting.Go(func() {
+			if _, err := s.CountMade(ctx, ws, window); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	counting.Wait()
+	if n, err := s.CountMade(ctx, ws, window); err != nil || n != 21 {
+		t.Fatalf("CountMade after 20 = %d, %v; want 21", n, err)
+	}
+	if n, err := s.CountMade(ctx, ws, window.Add(portaldomain.LinkWindow)); err != nil || n != 1 {
+		t.Fatalf("CountMade in the next window = %d, %v; want 1", n, err)
+	}
+	if n, err := s.CountMade(ctx, "other-"+ws, window); err != nil || n != 1 {
+		t.Fatalf("CountMade of another workspace = %d, %v; want 1", n, err)
+	}
 }
 
 func TestMemoryStore(t *testing.T) {
@@ -271,10 +294,12 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 	secret := portaldomain.NewSecret()
 	_, _, spendErr := s.Spend(ctx, secret)
 	_, _, sessionErr := s.SessionLink(ctx, secret)
+	_, countErr := s.CountMade(ctx, "school", portaldomain.Window(time.Now()))
 	for name, err := range map[string]error{
 		"Add":         s.Add(ctx, newLink(t, time.Now()), secret),
 		"Spend":       spendErr,
 		"SessionLink": sessionErr,
+		"CountMade":   countErr,
 	} {
 		e, ok := fault.As(err)
 		if !ok || e.Kind != fault.Unavailable || strings.Contains(e.Message, secret) {
