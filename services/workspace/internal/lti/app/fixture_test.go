@@ -291,3 +291,10 @@ func (m *memoryHealth) setDown(down bool) {
 	defer m.mu.Unlock()
 	m.down = down
 }
+
+// writeCount is how many writes the store took.
+func (m *memoryHealth) writeCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.writes
+}

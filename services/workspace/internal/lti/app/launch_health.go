@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ttlcache"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
 
@@ -41,15 +42,38 @@ type RegistrationView struct {
 // is logged, never answered.
 const launchHealthWrite = time.Second
 
+// recentLaunchesSize bounds the registrations a replica remembers having
+// recorded a launch of within ltidomain.LastLaunchGranularity; past it,
+// the oldest is forgotten and only costs a write more.
+const recentLaunchesSize = 10_000
+
 // launchHealth records how a registration's launches fare, for the
 // logins' and launches' use cases, which never fail over it.
 type launchHealth struct {
 	store LaunchHealthStore
 	s     Settings
+	// recent holds the registrations whose accepted launch this replica
+	// recorded within ltidomain.LastLaunchGranularity (nil: the logins',
+	// which record none).
+	recent *ttlcache.Cache[string, struct{}]
 }
 
-// accepted records an accepted launch of the registration.
+// newLaunchHealth returns the recording of the launches' use case.
+func newLaunchHealth(store LaunchHealthStore, s Settings) launchHealth {
+	return launchHealth{store: store, s: s,
+		recent: ttlcache.New[string, struct{}](recentLaunchesSize, ltidomain.LastLaunchGranularity, s.Now)}
+}
+
+// accepted records an accepted launch of the registration, unless this
+// replica recorded one within ltidomain.LastLaunchGranularity. The
+// registration is marked before the write, so the launches of a class
+// arriving together cost it one write, not one each; a write that fails
+// is logged, and the next is a granularity later.
 func (h launchHealth) accepted(ctx context.Context, workspaceID, registrationID string) {
+	if _, ok := h.recent.Get(registrationID); ok {
+		return
+	}
+	h.recent.Set(registrationID, struct{}{})
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), launchHealthWrite)
 	defer cancel()
 	if err := h.store.Accepted(ctx, workspaceID, registrationID, h.s.timestamp()); err != nil {

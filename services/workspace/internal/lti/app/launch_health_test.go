@@ -213,3 +213,28 @@ func TestRefusedLoginsAreRecorded(t *testing.T) {
 		t.Fatalf("recorded %q", first)
 	}
 }
+
+// A replica records a registration's accepted launches at most once per
+// ltidomain.LastLaunchGranularity: a class launching at once costs its
+// record one write.
+func TestAcceptedLaunchesRecordedCoarsely(t *testing.T) {
+	lf := newLTI13Fixture(t)
+	for i, s := range []string{"s1", "s2", "s3"} {
+		lf.login(s, lf.reg)
+		if _, err := lf.launch(lf.sign(lf.claims(s), "k1"), s, s); err != nil {
+			t.Fatalf("launch %d: %v", i+1, err)
+		}
+	}
+	first := lf.clock.Now()
+	if n := lf.health.writeCount(); n != 1 {
+		t.Fatalf("%d writes for three launches within a minute, want 1", n)
+	}
+	lf.clock.Add(ltidomain.LastLaunchGranularity)
+	lf.login("s4", lf.reg)
+	if _, err := lf.launch(lf.sign(lf.claims("s4"), "k1"), "s4", "s4"); err != nil {
+		t.Fatal(err)
+	}
+	if h := lf.health.of(lf.reg.ID); lf.health.writeCount() != 2 || !h.LastLaunchAt.Equal(first.Add(ltidomain.LastLaunchGranularity)) {
+		t.Fatalf("after a minute: %d writes, lastLaunchAt %v; want 2 and the latest launch", lf.health.writeCount(), h.LastLaunchAt)
+	}
+}

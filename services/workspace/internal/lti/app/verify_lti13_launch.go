@@ -86,7 +86,7 @@ func NewLTI13Launches(ws Workspaces, logins LTI13LoginStore, keys PlatformKeys, 
 	notNil(ws, logins, keys, deepLinks, records, limits, health)
 	s = s.withDefaults()
 	return &LTI13Launches{ws: ws, logins: logins, keys: keys, deepLinks: deepLinks, records: records, limits: limits,
-		health: launchHealth{store: health, s: s}, s: s}
+		health: newLaunchHealth(health, s), s: s}
 }
 
 // errLTI13NotRecorded refuses a launch whose record could not be kept: it

@@ -25,6 +25,11 @@ const (
 	// MaxFailureRequestID bounds the request id kept (the gateway's ids
 	// are shorter; the gRPC metadata allows 128 bytes).
 	MaxFailureRequestID = 128
+	// LastLaunchGranularity is how often, at most, a replica records a
+	// registration's accepted launch: a class launching at once is one
+	// write, not one per student to the same record, and lastLaunchAt is
+	// exact to it.
+	LastLaunchGranularity = time.Minute
 )
 
 // LaunchFailure is one refused launch or login of a registration.
