@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,6 +142,32 @@ func TestPortalLinksAreMadeForTheWorkspaceAndItsManagers(t *testing.T) {
 	// A deleted workspace is gone for links too.
 	root.delete("/api/workspace/" + d.WorkspaceID).ok(nil)
 	root.post(portalLinksPath(d.WorkspaceID), nil).wantError(http.StatusNotFound, "NOT_FOUND", "")
+}
+
+// A workspace makes at most 50 links in a 5-minute window, whoever asks:
+// the next is 429 with Retry-After until the window ends, as the document
+// says; another workspace's links are counted apart.
+func TestPortalLinksAreBoundedPerWorkspace(t *testing.T) {
+	root := asRoot(t)
+	d := root.create(unique(t, "district"), nil)
+	other := root.create(unique(t, "other"), nil)
+	made := 0
+	// At most two windows' worth: the test may start at a window's end.
+	for made <= 100 {
+		r := root.post(portalLinksPath(d.WorkspaceID), nil)
+		if r.status == http.StatusCreated {
+			made++
+			continue
+		}
+		r.wantError(http.StatusTooManyRequests, "RESOURCE_EXHAUSTED", "")
+		wait, err := strconv.Atoi(r.header.Get("Retry-After"))
+		if err != nil || wait < 1 || wait > 300 {
+			t.Fatalf("Retry-After %q: want the seconds left in the 5-minute window", r.header.Get("Retry-After"))
+		}
+		root.newPortalLink(other.WorkspaceID, nil)
+		return
+	}
+	t.Fatalf("%d links made without a refusal", made)
 }
 
 // Revoking a link answers 200 with whether it had been opened, and the
