@@ -5,12 +5,10 @@
 package sdk
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"net/http"
-	"time"
+
+	"github.com/liveproctor/workspaces/gateway/internal/asset"
 )
 
 // The paths this package serves.
@@ -35,13 +33,6 @@ var static embed.FS
 const demoCSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src *; " +
 	"img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// asset is one embedded file with the headers it is served with.
-type asset struct {
-	name   string
-	body   []byte
-	header http.Header
-}
-
 // Paths lists the paths Handler serves, for a router that registers routes
 // one by one. Each answers GET and HEAD.
 func Paths() []string { return []string{ScriptPath, DemoPath, DemoScriptPath, LaunchScriptPath} }
@@ -50,7 +41,7 @@ func Paths() []string { return []string{ScriptPath, DemoPath, DemoScriptPath, La
 // with an ETag, conditional requests and caching headers. Other paths get
 // 404 and other methods 405; a gateway normally routes only Paths here.
 func Handler() http.Handler {
-	assets := map[string]asset{
+	assets := map[string]asset.File{
 		ScriptPath: load("static/sdk.js", http.Header{
 			"Content-Type":  {"application/javascript; charset=utf-8"},
 			"Cache-Control": {"public, max-age=300"},
@@ -86,23 +77,9 @@ func Handler() http.Handler {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		h := w.Header()
-		for k, vs := range a.header {
-			h[k] = vs
-		}
-		// ServeContent answers HEAD, If-None-Match (304) and ranges.
-		http.ServeContent(w, r, a.name, time.Time{}, bytes.NewReader(a.body))
+		a.Serve(w, r)
 	})
 }
 
-// load reads an embedded file and adds the headers every asset has.
-func load(name string, header http.Header) asset {
-	body, err := static.ReadFile(name)
-	if err != nil {
-		panic("sdk: missing embedded file " + name) // a build mistake, caught by the tests
-	}
-	sum := sha256.Sum256(body)
-	header.Set("ETag", `"`+hex.EncodeToString(sum[:16])+`"`)
-	header.Set("X-Content-Type-Options", "nosniff")
-	return asset{name: name, body: body, header: header}
-}
+// load reads one of the package's embedded files.
+func load(name string, header http.Header) asset.File { return asset.Load(static, name, header) }
