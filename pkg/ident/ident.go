@@ -1,9 +1,12 @@
 // Package ident holds the identifiers every component agrees on: the shape
-// of a workspace id, and the random UUIDs app keys and secrets are made of.
+// of a workspace id, the random UUIDs app keys and secrets are made of, and
+// the bearer secrets (NewSecret) that LTI flows' states, links and portal
+// sessions are.
 package ident
 
 import (
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 )
 
@@ -46,4 +49,27 @@ func NewUUID() string {
 	out[23] = '-'
 	hex.Encode(out[24:], b[10:])
 	return string(out[:])
+}
+
+// SecretBytes is the size of a bearer secret: 256 random bits.
+const SecretBytes = 32
+
+// NewSecret returns a new bearer secret (an LTI login's state and nonce, a
+// link's secret, a session's token): SecretBytes random bytes in base64url
+// without padding, 43 characters that sit in a URL's path, a form or a
+// cookie as they are.
+func NewSecret() string {
+	var b [SecretBytes]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail (it panics instead)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// IsSecret reports whether s has the shape NewSecret makes, so that
+// nothing else reaches a store.
+func IsSecret(s string) bool {
+	if len(s) != base64.RawURLEncoding.EncodedLen(SecretBytes) {
+		return false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil && len(b) == SecretBytes
 }

@@ -28,3 +28,15 @@ func TestNewUUID(t *testing.T) {
 		t.Fatalf("%q %q", a, b)
 	}
 }
+
+func TestSecrets(t *testing.T) {
+	a, b := ident.NewSecret(), ident.NewSecret()
+	if a == b || !ident.IsSecret(a) || len(a) != 43 || strings.ContainsAny(a, "+/=") {
+		t.Fatalf("secrets %q, %q", a, b)
+	}
+	for _, s := range []string{"", a[:42], a + "A", strings.Replace(a, a[:1], "+", 1), "../../" + a[6:]} {
+		if ident.IsSecret(s) {
+			t.Errorf("IsSecret(%q) = true", s)
+		}
+	}
+}

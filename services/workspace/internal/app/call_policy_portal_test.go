@@ -9,13 +9,13 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/fault"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
+	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app/apptest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	"github.com/liveproctor/workspaces/services/workspace/internal/portal/adapters/portalstate"
 	portalapp "github.com/liveproctor/workspaces/services/workspace/internal/portal/app"
-	portaldomain "github.com/liveproctor/workspaces/services/workspace/internal/portal/domain"
 )
 
 // portalFixture is the fixture with its audit trail and portal sessions
@@ -104,7 +104,7 @@ func TestAdmitPortalSessions(t *testing.T) {
 			wantSteps: []string{"check portal-session", fmt.Sprintf("limit portal:%s 5/7", linkID)}},
 		{name: "not the portal's", op: "ListWorkspaces", creds: app.Credentials{PortalSession: token},
 			wantKind: fault.PermissionDenied, wantSteps: []string{"check portal-session"}},
-		{name: "unknown session, counted", op: "GetWorkspace", creds: app.Credentials{PortalSession: portaldomain.NewSecret()},
+		{name: "unknown session, counted", op: "GetWorkspace", creds: app.Credentials{PortalSession: ident.NewSecret()},
 			wantKind: fault.Unauthenticated, wantSteps: []string{"check portal-session", "failed portal-session"}},
 		{name: "address refused before the session", op: "GetWorkspace", creds: app.Credentials{PortalSession: token}, refuse: true,
 			wantKind: fault.Throttled, wantSteps: []string{"check portal-session"}},

@@ -13,8 +13,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -138,23 +136,4 @@ func registrationError(err error, registrationID, deploymentID string) error {
 		return fault.New(fault.NotFound, "deployment id %q not found in LTI registration %q", clip.Runes(deploymentID, 64), clip.Runes(registrationID, 64))
 	}
 	return err
-}
-
-// lti13SecretBytes is the size of a state, a nonce, a deep link's id and
-// a registration link's secret: 256 random bits each, written in
-// base64url (43 characters).
-const lti13SecretBytes = 32
-
-// newLTI13Secret returns 32 random bytes in base64url without padding.
-func newLTI13Secret() string {
-	var b [lti13SecretBytes]byte
-	_, _ = rand.Read(b[:]) // it never fails (Go 1.24 and later)
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-// isLTI13Secret reports whether s has the shape of the secrets
-// newLTI13Secret makes, so that nothing else reaches a store.
-func isLTI13Secret(s string) bool {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	return err == nil && len(b) == lti13SecretBytes
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -102,7 +103,7 @@ func (d *DeepLinking) signReply(ctx context.Context, link LTI13DeepLink, exam st
 	reply := ltidomain.DeepLinkingReply{
 		ClientID: link.ClientID, PlatformIssuer: link.PlatformIssuer, DeploymentID: link.DeploymentID,
 		Data: link.Data, LaunchURL: d.s.URLs.LTI13Launch(), ExamConfigID: exam,
-		LineItem: link.LineItem, ScoreMaximum: scoreMaximum, Nonce: newLTI13Secret(), Now: d.s.Now(),
+		LineItem: link.LineItem, ScoreMaximum: scoreMaximum, Nonce: ident.NewSecret(), Now: d.s.Now(),
 	}
 	jwt, err := d.tool.Sign(ctx, reply.Claims())
 	if errors.Is(err, ltidomain.ErrNoToolKey) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -29,7 +30,7 @@ func (l *Launches) Get(ctx context.Context, caller domain.Caller, id, launchID s
 		return LTI13LaunchRecord{}, err
 	}
 	notFound := fault.New(fault.NotFound, "LTI launch %q not found", clip.Runes(launchID, 64))
-	if !isLTI13Secret(launchID) {
+	if !ident.IsSecret(launchID) {
 		return LTI13LaunchRecord{}, notFound
 	}
 	r, ok, err := l.records.Get(ctx, id, launchID)

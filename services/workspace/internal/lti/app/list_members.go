@@ -12,6 +12,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 )
 
@@ -127,7 +128,7 @@ func (r *Roster) Members(ctx context.Context, caller domain.Caller, id, launchID
 		return nil, "", err
 	}
 	notFound := fault.New(fault.NotFound, "LTI launch %q not found", clip.Runes(launchID, 64))
-	if !isLTI13Secret(launchID) {
+	if !ident.IsSecret(launchID) {
 		return nil, "", notFound
 	}
 	launch, ok, err := r.records.Get(ctx, id, launchID)

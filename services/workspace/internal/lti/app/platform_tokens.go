@@ -12,6 +12,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/pkg/ttlcache"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -187,7 +188,7 @@ func (p *PlatformTokens) Invalidate(ctx context.Context, r ltidomain.Registratio
 // lock, it serves the token still good, or waits for the new one (up to
 // the lock's life: a holder that died lets go when its lock expires).
 func (p *PlatformTokens) obtain(ctx context.Context, r ltidomain.Registration, set []string, key string) (PlatformToken, error) {
-	owner := newLTI13Secret()
+	owner := ident.NewSecret()
 	tick := time.NewTicker(tokenPoll)
 	defer tick.Stop()
 	for {
@@ -233,7 +234,7 @@ func (p *PlatformTokens) fetch(ctx context.Context, r ltidomain.Registration, se
 	sent := p.settings.Now() // the token's life counts from before it was asked for
 	assertion, err := p.signer.Sign(ctx, clientAssertion{
 		Issuer: r.ClientID, Subject: r.ClientID, Audience: r.AuthTokenURL,
-		IssuedAt: sent.Unix(), Expires: sent.Add(assertionLife).Unix(), ID: newLTI13Secret(),
+		IssuedAt: sent.Unix(), Expires: sent.Add(assertionLife).Unix(), ID: ident.NewSecret(),
 	})
 	if err == nil {
 		var g GrantedToken

@@ -85,7 +85,7 @@ func (d *DynamicRegistration) CreateLink(ctx context.Context, caller domain.Call
 		return RegistrationLinkAnswer{}, err
 	}
 	now := d.s.timestamp()
-	secret := newLTI13Secret()
+	secret := ident.NewSecret()
 	link := RegistrationLink{
 		ID: ident.NewUUID(), WorkspaceID: w.ID(), Creator: caller.Actor(), CreatedAt: now, ExpiresAt: now.Add(RegistrationLinkTTL),
 	}
@@ -109,7 +109,7 @@ var errLinkUnusable = fault.New(fault.Unauthenticated,
 
 // takeLink takes the link stored under secret, or answers why it cannot.
 func (d *DynamicRegistration) takeLink(ctx context.Context, secret string) (RegistrationLink, error) {
-	if !isLTI13Secret(secret) {
+	if !ident.IsSecret(secret) {
 		return RegistrationLink{}, errLinkUnusable
 	}
 	link, ok, err := d.links.Take(ctx, secret)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/pkg/ltistorage"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
@@ -105,7 +106,7 @@ func (l *LTI13Logins) Start(ctx context.Context, requestID string, in ltidomain.
 // builds its authentication request. A login with platform storage gets a
 // state that names the storage (ltistorage.State).
 func newLTI13LoginRedirect(in ltidomain.LTI13LoginInitiation, reg ltidomain.Registration, redirectURI string) (LTI13LoginRedirect, error) {
-	out := LTI13LoginRedirect{State: newLTI13Secret(), Nonce: newLTI13Secret(), StateTTL: LTI13StateTTL}
+	out := LTI13LoginRedirect{State: ident.NewSecret(), Nonce: ident.NewSecret(), StateTTL: LTI13StateTTL}
 	if in.StorageTarget != "" {
 		origin, err := ltidomain.PlatformOrigin(reg.AuthLoginURL)
 		if err != nil {

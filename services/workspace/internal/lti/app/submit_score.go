@@ -9,6 +9,7 @@ import (
 
 	"github.com/liveproctor/workspaces/pkg/clip"
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
 )
@@ -43,7 +44,7 @@ func (g *Grades) Submit(ctx context.Context, caller domain.Caller, id, launchID 
 		return ScoreRecord{}, err
 	}
 	notFound := fault.New(fault.NotFound, "LTI launch %q not found", clip.Runes(launchID, 64))
-	if !isLTI13Secret(launchID) {
+	if !ident.IsSecret(launchID) {
 		return ScoreRecord{}, notFound
 	}
 	launch, ok, err := g.records.Get(ctx, id, launchID)
@@ -60,7 +61,7 @@ func (g *Grades) Submit(ctx context.Context, caller domain.Caller, id, launchID 
 	}
 	now := g.now().UTC().Truncate(time.Millisecond)
 	r := ScoreRecord{
-		ID: newLTI13Secret(), WorkspaceID: id, LaunchID: launchID, Queue: scoreQueue(launch),
+		ID: ident.NewSecret(), WorkspaceID: id, LaunchID: launchID, Queue: scoreQueue(launch),
 		RegistrationID: launch.RegistrationID, UserID: launch.Subject, ContextID: launch.ContextID,
 		ResourceLinkID: launch.ResourceLinkID, ResourceID: launch.ExamConfigID,
 		LineItem: ags.LineItem, LineItems: ags.LineItems, Scopes: slices.Clone(ags.Scopes),
@@ -80,7 +81,7 @@ func (g *Grades) Get(ctx context.Context, caller domain.Caller, id, scoreID stri
 		return ScoreRecord{}, err
 	}
 	notFound := fault.New(fault.NotFound, "LTI score %q not found", clip.Runes(scoreID, 64))
-	if !isLTI13Secret(scoreID) {
+	if !ident.IsSecret(scoreID) {
 		return ScoreRecord{}, notFound
 	}
 	r, ok, err := g.scores.Get(ctx, id, scoreID)

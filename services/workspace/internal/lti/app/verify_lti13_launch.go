@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/pkg/jose"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	ltidomain "github.com/liveproctor/workspaces/services/workspace/internal/lti/domain"
@@ -273,7 +274,7 @@ func checkBrowserProof(login LTI13Login, browser LTI13BrowserProof) error {
 // new launch id, which it answers.
 func (l *LTI13Launches) remember(ctx context.Context, launch ltidomain.LTI13Launch, examConfigID string) (string, error) {
 	r := LTI13LaunchRecord{
-		ID: newLTI13Secret(), WorkspaceID: launch.WorkspaceID, RegistrationID: launch.RegistrationID, DeploymentID: launch.DeploymentID,
+		ID: ident.NewSecret(), WorkspaceID: launch.WorkspaceID, RegistrationID: launch.RegistrationID, DeploymentID: launch.DeploymentID,
 		ContextID: launch.ContextID, ResourceLinkID: launch.ResourceLinkID, Subject: launch.Subject, Email: launch.Email,
 		Roles: launch.Roles, Services: launch.Services, ExamConfigID: examConfigID, LaunchedAt: l.s.timestamp(),
 	}
@@ -287,7 +288,7 @@ func (l *LTI13Launches) remember(ctx context.Context, launch ltidomain.LTI13Laun
 // keepDeepLink keeps a deep-linking request for its reply under a new id
 // (LTI13DeepLinkTTL), and sets launch.DeepLinking.ID.
 func (l *LTI13Launches) keepDeepLink(ctx context.Context, launch *ltidomain.LTI13Launch, reg ltidomain.Registration) error {
-	id := newLTI13Secret()
+	id := ident.NewSecret()
 	link := LTI13DeepLink{
 		WorkspaceID: launch.WorkspaceID, RegistrationID: reg.ID, ClientID: reg.ClientID, PlatformIssuer: reg.Issuer,
 		DeploymentID: launch.DeploymentID, ReturnURL: launch.DeepLinking.ReturnURL, Data: launch.DeepLinking.Data,

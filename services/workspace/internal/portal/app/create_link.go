@@ -40,7 +40,7 @@ func (p *Portal) CreateLink(ctx context.Context, caller domain.Caller, id, retur
 	if err != nil {
 		return NewLink{}, err
 	}
-	secret := portaldomain.NewSecret()
+	secret := ident.NewSecret()
 	if err := p.store.Add(ctx, l, secret); err != nil {
 		return NewLink{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
 	portaldomain "github.com/liveproctor/workspaces/services/workspace/internal/portal/domain"
 )
@@ -26,7 +27,7 @@ type Opened struct {
 // and the call answered unavailable (the administrator asks for a new
 // link).
 func (p *Portal) OpenLink(ctx context.Context, secret, requestID string) (Opened, error) {
-	if !portaldomain.IsSecret(secret) {
+	if !ident.IsSecret(secret) {
 		return Opened{}, portaldomain.ErrLinkUnusable
 	}
 	id, ok, err := p.store.Spend(ctx, secret)
@@ -46,7 +47,7 @@ func (p *Portal) OpenLink(ctx context.Context, secret, requestID string) (Opened
 	case !l.Current(!w.Deleted(), w.TokenCutoff()):
 		return Opened{}, portaldomain.ErrLinkUnusable
 	}
-	token, now := portaldomain.NewSecret(), p.s.timestamp()
+	token, now := ident.NewSecret(), p.s.timestamp()
 	// The token finds the link first; the link's opening, next, is what
 	// makes the session good, so a revocation in between is never lost.
 	if err := p.store.StartSession(ctx, token, id, now.Add(portaldomain.SessionTTL)); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/liveproctor/workspaces/pkg/fault"
+	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app"
 	"github.com/liveproctor/workspaces/services/workspace/internal/app/apptest"
 	"github.com/liveproctor/workspaces/services/workspace/internal/domain"
@@ -23,7 +24,7 @@ func TestCreateLink(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	l, secret := f.link(f.root, "school")
-	if !portaldomain.IsLinkID(l.ID) || !portaldomain.IsSecret(secret) || !l.ExpiresAt.Equal(f.clock.Now().Add(5*time.Minute)) {
+	if !portaldomain.IsLinkID(l.ID) || !ident.IsSecret(secret) || !l.ExpiresAt.Equal(f.clock.Now().Add(5*time.Minute)) {
 		t.Fatalf("link %+v", l)
 	}
 	f.link(f.school, "school")
@@ -117,14 +118,14 @@ func TestOpenLinkOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := opened.Link
-	if !portaldomain.IsSecret(opened.Token) || opened.Token == secret || l.ID != made.ID || l.WorkspaceID != "school" ||
+	if !ident.IsSecret(opened.Token) || opened.Token == secret || l.ID != made.ID || l.WorkspaceID != "school" ||
 		l.ReturnURL != "https://vendor.example/back" || !l.SessionEnd().Equal(f.clock.Now().Add(time.Hour)) {
 		t.Fatalf("opened %+v", opened)
 	}
 	if _, err := f.portal.OpenLink(ctx, secret, ""); !errors.Is(err, portaldomain.ErrLinkUnusable) {
 		t.Errorf("a second opening: %v, want ErrLinkUnusable", err)
 	}
-	for _, bad := range []string{"", "not-a-secret", portaldomain.NewSecret()} {
+	for _, bad := range []string{"", "not-a-secret", ident.NewSecret()} {
 		if _, err := f.portal.OpenLink(ctx, bad, ""); !errors.Is(err, portaldomain.ErrLinkUnusable) {
 			t.Errorf("opening %q: %v, want ErrLinkUnusable", bad, err)
 		}
@@ -186,7 +187,7 @@ func TestSessionsCheck(t *testing.T) {
 	if err != nil || l.ID != opened.Link.ID {
 		t.Fatalf("Check = %+v, %v", l, err)
 	}
-	for _, bad := range []string{"", "x", portaldomain.NewSecret()} {
+	for _, bad := range []string{"", "x", ident.NewSecret()} {
 		if _, err := f.sessions.Check(ctx, bad); !errors.Is(err, portaldomain.ErrSessionOver) {
 			t.Errorf("Check(%q) = %v, want ErrSessionOver", bad, err)
 		}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	"github.com/liveproctor/workspaces/pkg/ident"
 	portaldomain "github.com/liveproctor/workspaces/services/workspace/internal/portal/domain"
 )
 
@@ -27,7 +28,7 @@ func NewSessions(store Store, s Settings) *Sessions {
 // Check returns the link whose session token is: opened, not revoked, its
 // session not over. Anything else is portaldomain.ErrSessionOver.
 func (s *Sessions) Check(ctx context.Context, token string) (portaldomain.Link, error) {
-	if !portaldomain.IsSecret(token) {
+	if !ident.IsSecret(token) {
 		return portaldomain.Link{}, portaldomain.ErrSessionOver
 	}
 	id, ok, err := s.store.SessionLink(ctx, token)

@@ -1,34 +1,10 @@
 package domain
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"strings"
 )
-
-// secretBytes is the size of a link's secret and of a session's token.
-const secretBytes = 32
-
-// NewSecret is a new bearer secret: a link's, or a session's token. 32
-// random bytes, base64url without padding, so that it sits in a URL's path
-// and in a cookie as it is.
-func NewSecret() string {
-	var b [secretBytes]byte
-	_, _ = rand.Read(b[:]) // it never fails (Go 1.24 and later)
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-// IsSecret reports whether s has the shape NewSecret makes, so that
-// nothing else reaches a store.
-func IsSecret(s string) bool {
-	if len(s) != base64.RawURLEncoding.EncodedLen(secretBytes) {
-		return false
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	return err == nil && len(b) == secretBytes
-}
 
 // Digest is what is kept of a secret: its SHA-256, in hex. A store holds
 // digests only, so that reading it yields no link and no session.

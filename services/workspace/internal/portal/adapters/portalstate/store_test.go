@@ -38,7 +38,7 @@ func newLink(t *testing.T, now time.Time) portaldomain.Link {
 func storeContract(t *testing.T, s portalapp.Store) {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	l, secret := newLink(t, now), portaldomain.NewSecret()
+	l, secret := newLink(t, now), ident.NewSecret()
 	if err := s.Add(ctx, l, secret); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func storeContract(t *testing.T, s portalapp.Store) {
 	if _, ok, err := s.Link(ctx, ident.NewUUID()); ok || err != nil {
 		t.Fatalf("Link of an unknown id = %v, %v", ok, err)
 	}
-	if _, ok, err := s.Spend(ctx, portaldomain.NewSecret()); ok || err != nil {
+	if _, ok, err := s.Spend(ctx, ident.NewSecret()); ok || err != nil {
 		t.Fatalf("Spend of an unknown secret = %v, %v", ok, err)
 	}
 	if id, ok, err := s.Spend(ctx, secret); err != nil || !ok || id != l.ID {
@@ -59,7 +59,7 @@ func storeContract(t *testing.T, s portalapp.Store) {
 	}
 
 	// Of twenty openings of one link at once, one gets it.
-	raced, racedSecret := newLink(t, now), portaldomain.NewSecret()
+	raced, racedSecret := newLink(t, now), ident.NewSecret()
 	if err := s.Add(ctx, raced, racedSecret); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func storeContract(t *testing.T, s portalapp.Store) {
 	var opened atomic.Int32
 	tokens := make([]string, 20)
 	for i := range tokens {
-		tokens[i] = portaldomain.NewSecret()
+		tokens[i] = ident.NewSecret()
 		wg.Go(func() {
 			_, ok, err := s.Update(ctx, raced.ID, func(l *portaldomain.Link) (bool, error) {
 				return true, l.Open(portaldomain.Digest(tokens[i]), now)
@@ -128,14 +128,14 @@ func storeContract(t *testing.T, s portalapp.Store) {
 	}
 
 	// A session's token leads to its link; no other token does.
-	token := portaldomain.NewSecret()
+	token := ident.NewSecret()
 	if err := s.StartSession(ctx, token, l.ID, now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if id, ok, err := s.SessionLink(ctx, token); err != nil || !ok || id != l.ID {
 		t.Fatalf("SessionLink = %q, %v, %v; want %q", id, ok, err, l.ID)
 	}
-	if _, ok, err := s.SessionLink(ctx, portaldomain.NewSecret()); ok || err != nil {
+	if _, ok, err := s.SessionLink(ctx, ident.NewSecret()); ok || err != nil {
 		t.Fatalf("SessionLink of an unknown token = %v, %v", ok, err)
 	}
 
@@ -174,9 +174,9 @@ func TestMemoryStoreExpiresAndBounds(t *testing.T) {
 	s := portalstate.NewMemoryStore(2, func() time.Time { return now })
 	ctx := context.Background()
 	a, b, c := newLink(t, now), newLink(t, now), newLink(t, now)
-	secretA, token := portaldomain.NewSecret(), portaldomain.NewSecret()
+	secretA, token := ident.NewSecret(), ident.NewSecret()
 	for _, l := range []portaldomain.Link{a, b} {
-		secret := portaldomain.NewSecret()
+		secret := ident.NewSecret()
 		if l == a {
 			secret = secretA
 		}
@@ -184,7 +184,7 @@ func TestMemoryStoreExpiresAndBounds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Add(ctx, c, portaldomain.NewSecret()); fault.KindOf(err) != fault.Unavailable {
+	if err := s.Add(ctx, c, ident.NewSecret()); fault.KindOf(err) != fault.Unavailable {
 		t.Fatalf("Add to a full store = %v, want Unavailable", err)
 	}
 	if err := s.StartSession(ctx, token, a.ID, now.Add(time.Hour)); err != nil {
@@ -204,7 +204,7 @@ func TestMemoryStoreExpiresAndBounds(t *testing.T) {
 	if _, ok, _ := s.SessionLink(ctx, token); ok {
 		t.Error("a session's token leads to its link past the session's end")
 	}
-	if err := s.Add(ctx, c, portaldomain.NewSecret()); err != nil {
+	if err := s.Add(ctx, c, ident.NewSecret()); err != nil {
 		t.Fatalf("Add once the others expired = %v", err)
 	}
 }
@@ -237,7 +237,7 @@ func TestRedisStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	l, secret, token := newLink(t, now), portaldomain.NewSecret(), portaldomain.NewSecret()
+	l, secret, token := newLink(t, now), ident.NewSecret(), ident.NewSecret()
 	if err := s.Add(ctx, l, secret); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestRedisDownIsUnavailable(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	secret := portaldomain.NewSecret()
+	secret := ident.NewSecret()
 	_, _, spendErr := s.Spend(ctx, secret)
 	_, _, sessionErr := s.SessionLink(ctx, secret)
 	_, countErr := s.CountMade(ctx, "school", portaldomain.Window(time.Now()))

@@ -23,6 +23,7 @@ import (
 	"github.com/liveproctor/workspaces/pkg/basicauth"
 	workspacev1 "github.com/liveproctor/workspaces/pkg/gen/workspace/v1"
 	"github.com/liveproctor/workspaces/pkg/grpcmw"
+	"github.com/liveproctor/workspaces/pkg/ident"
 	"github.com/liveproctor/workspaces/pkg/restrules"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/memstore"
 	"github.com/liveproctor/workspaces/services/workspace/internal/adapters/secretbox"
@@ -100,14 +101,14 @@ func TestPortalOverGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	secret, ok := strings.CutPrefix(link.GetUrl(), "https://proctor.test/portal/open/")
-	if !ok || !portaldomain.IsSecret(secret) || !portaldomain.IsLinkID(link.GetId()) || link.GetExpireTime() == "" {
+	if !ok || !ident.IsSecret(secret) || !portaldomain.IsLinkID(link.GetId()) || link.GetExpireTime() == "" {
 		t.Fatalf("link %v", link)
 	}
 	session, err := c.OpenPortalLink(ctx, &workspacev1.OpenPortalLinkRequest{Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !portaldomain.IsSecret(session.GetToken()) || session.GetWorkspaceId() != "root" || session.GetLinkId() != link.GetId() ||
+	if !ident.IsSecret(session.GetToken()) || session.GetWorkspaceId() != "root" || session.GetLinkId() != link.GetId() ||
 		session.GetReturnUrl() != "https://vendor.example/" {
 		t.Fatalf("session %v", session)
 	}
@@ -124,7 +125,7 @@ func TestPortalOverGRPC(t *testing.T) {
 	}
 	_, err = c.ListWorkspaces(portal, &workspacev1.ListWorkspacesRequest{})
 	wantCode(t, "ListWorkspaces in the portal", err, codes.PermissionDenied)
-	_, err = c.GetWorkspace(inPortal(ctx, portaldomain.NewSecret()), &workspacev1.GetWorkspaceRequest{Id: "root"})
+	_, err = c.GetWorkspace(inPortal(ctx, ident.NewSecret()), &workspacev1.GetWorkspaceRequest{Id: "root"})
 	wantCode(t, "an unknown session", err, codes.Unauthenticated)
 	_, err = c.GetWorkspace(inPortal(asRoot(ctx), session.GetToken()), &workspacev1.GetWorkspaceRequest{Id: "root"})
 	wantCode(t, "a key pair and a session", err, codes.InvalidArgument)
